@@ -1,0 +1,197 @@
+"""Where sessions are: the projects root, project folders, session files (§1.1–1.3).
+
+Project folders are named by Claude Code's lossy encoding of the launch directory; the folder
+name is never decoded. A project is named from the `cwd` its records carry.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from inspector.transcript.records import timestamp_key
+
+
+class InspectorError(Exception):
+    """An error to show the user as one line, without a traceback."""
+
+
+def config_dir(env: dict[str, str] | None = None) -> Path:
+    """`$CLAUDE_CONFIG_DIR`, else `~/.claude` (NFC-normalised, as Claude Code does)."""
+    env = os.environ if env is None else env
+    raw = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return Path(unicodedata.normalize("NFC", raw))
+
+
+def default_projects_root(env: dict[str, str] | None = None) -> Path:
+    return config_dir(env) / "projects"
+
+
+def samples_root() -> Path | None:
+    """The bundled sample sessions: inside the installed package, else the source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for cand in (here / "_samples", here.parent / "sample_sessions"):
+        if cand.is_dir():
+            return cand
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a path given by the user points at."""
+
+    kind: str  # "root", "project" or "file"
+    path: Path
+
+
+def is_session_file(p: Path) -> bool:
+    return p.suffix == ".jsonl" and not p.name.startswith("agent-")
+
+
+def resolve_target(path: str | os.PathLike[str]) -> Target:
+    """Classify a path: a projects root, one project folder, or one `.jsonl` transcript."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise InspectorError(f"no such file or directory: {p}")
+    if p.is_file():
+        if p.suffix != ".jsonl":
+            raise InspectorError(f"not a JSONL transcript (expected a .jsonl file): {p}")
+        if not os.access(p, os.R_OK):
+            raise InspectorError(f"cannot read {p}: permission denied")
+        return Target("file", p)
+    if not p.is_dir():
+        raise InspectorError(f"not a file or folder: {p}")
+    try:
+        if any(c.suffix == ".jsonl" and c.is_file() for c in p.iterdir()):
+            return Target("project", p)
+    except PermissionError:
+        raise InspectorError(f"cannot read {p}: permission denied") from None
+    return Target("root", p)
+
+
+def project_dirs(root: Path) -> list[Path]:
+    try:
+        return sorted(c for c in root.iterdir() if c.is_dir() and not c.is_symlink())
+    except OSError:
+        return []
+
+
+def project_files(project: Path) -> tuple[list[Path], list[Path]]:
+    """(session transcripts, flat `agent-*.jsonl` subagent transcripts) of a project folder."""
+    sessions, agents = [], []
+    try:
+        entries = sorted(project.iterdir())
+    except OSError:
+        return [], []
+    for c in entries:
+        if c.suffix != ".jsonl" or c.is_symlink() or not c.is_file():
+            continue
+        (agents if c.name.startswith("agent-") else sessions).append(c)
+    return sessions, agents
+
+
+def session_files(target: Target) -> list[tuple[Path, list[Path]]]:
+    """Every session transcript under a target, each with its project's flat agent files."""
+    if target.kind == "file":
+        return [(target.path, [])]
+    projects = [target.path] if target.kind == "project" else project_dirs(target.path)
+    out = []
+    for proj in projects:
+        sessions, agents = project_files(proj)
+        for s in sessions:
+            out.append((s, agents))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the cheap read: a head and a tail, never the whole file
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    """What a session browser shows at once, from the first and last 64 KB of the file."""
+
+    path: Path
+    size: int
+    mtime_ns: int
+    session_id: str
+    cwd: str | None = None
+    title: str | None = None
+    first_prompt: str | None = None
+    first_timestamp: str | None = None
+    last_timestamp: str | None = None
+    version: str | None = None
+
+
+def _lines(chunk: bytes, *, drop_first: bool, drop_last: bool) -> list[dict]:
+    parts = chunk.split(b"\n")
+    if drop_first and parts:
+        parts = parts[1:]
+    if drop_last and parts:
+        parts = parts[:-1]
+    out = []
+    for raw in parts:
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def quick_info(path: Path, window: int = 65536) -> SessionInfo:
+    """Read only the head and the tail of a transcript (like Claude Code's /resume picker)."""
+    st = path.stat()
+    with open(path, "rb") as f:
+        head = f.read(window)
+        if st.st_size > window:
+            f.seek(max(window, st.st_size - window))
+            tail = f.read(window)
+        else:
+            tail = b""
+    head_objs = _lines(head, drop_first=False, drop_last=st.st_size > window)
+    tail_objs = _lines(tail, drop_first=True, drop_last=False) if tail else []
+    info = SessionInfo(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, session_id=path.stem)
+    titles: dict[str, str] = {}
+    for obj in head_objs + tail_objs:
+        t = obj.get("type")
+        if isinstance(obj.get("sessionId"), str) and info.session_id == path.stem and obj.get("isSidechain") is not True:
+            info.session_id = obj["sessionId"]
+        if info.cwd is None and isinstance(obj.get("cwd"), str):
+            info.cwd = obj["cwd"]
+        if isinstance(obj.get("version"), str):
+            info.version = obj["version"]
+        ts = obj.get("timestamp")
+        if isinstance(ts, str) and timestamp_key(ts) is not None:
+            if info.first_timestamp is None:
+                info.first_timestamp = ts
+            info.last_timestamp = ts
+        for kind, key in (("custom-title", "customTitle"), ("ai-title", "aiTitle"), ("summary", "summary")):
+            if t == kind and isinstance(obj.get(key), str):
+                titles[kind] = obj[key]
+        if info.first_prompt is None and t == "user" and obj.get("isMeta") is not True:
+            msg = obj.get("message")
+            c = msg.get("content") if isinstance(msg, dict) else None
+            if isinstance(c, str) and c.strip() and not c.lstrip().startswith(("<", "Caveat:", "[Request")):
+                info.first_prompt = " ".join(c.split())[:100]
+    for kind in ("custom-title", "ai-title", "summary"):
+        if titles.get(kind, "").strip():
+            info.title = " ".join(titles[kind].split())[:100]
+            break
+    if info.title is None:
+        info.title = info.first_prompt
+    return info
+
+
+def project_name(cwds: list[str | None], folder: Path) -> str:
+    """A project's name: the cwd most of its sessions were started in, else the folder name."""
+    c = Counter(x for x in cwds if x)
+    return c.most_common(1)[0][0] if c else folder.name

@@ -1,0 +1,157 @@
+"""Index a transcript file line by line, and read record bodies back on demand.
+
+The file is streamed (never read whole into one string); each line is decoded once and reduced
+to a `Record`. Bodies are re-read with `os.pread` by byte offset when they are needed, so a
+200 MB transcript costs its index, not gigabytes of Python objects. A file that is still being
+written can be brought up to date with `Transcript.update()`, which reads only the new bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspector.transcript.records import LineError, Record, decode_line, index_record
+
+READ_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A line that was skipped (or repaired), with where it is and why."""
+
+    line: int
+    offset: int
+    reason: str
+    skipped: bool = True
+
+    def __str__(self) -> str:
+        what = "skipped" if self.skipped else "repaired"
+        return f"line {self.line} (byte {self.offset}): {self.reason} [{what}]"
+
+
+INCOMPLETE_TAIL = "incomplete last line (no newline: the file may still be being written)"
+
+
+class FileChanged(Exception):
+    """The file was truncated or replaced since it was indexed."""
+
+
+class Transcript:
+    """One JSONL transcript: its records' index, the problems found, and lazy bodies."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.records: list[Record] = []
+        self.problems: list[Problem] = []
+        self.metadata: dict[str, dict[str, Any]] = {}  # last value of each small metadata type
+        self.replacements: dict[str, str] = {}  # content-replacement: toolUseId -> text (§5.3)
+        self.agent_replacements: dict[str, dict[str, str]] = {}
+        self.scanned_to = 0  # bytes consumed (complete lines only)
+        self.size = 0
+        self.mtime_ns = 0
+        self._ino: int | None = None
+        self._next_line = 1
+        self._bodies: OrderedDict[int, dict[str, Any]] = OrderedDict()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "Transcript":
+        t = cls(path)
+        t.update()
+        return t
+
+    # -- scanning ---------------------------------------------------------------------------
+    def update(self) -> list[Record]:
+        """Index the bytes appended since the last call; return the new records.
+
+        Raises FileChanged if the file shrank or was replaced by another file: the caller
+        decides whether to reload from scratch (and tells the user).
+        """
+        st = os.stat(self.path)
+        if self._ino is not None and (st.st_ino != self._ino or st.st_size < self.scanned_to):
+            raise FileChanged(f"{self.path} was truncated or replaced while open")
+        self._ino = st.st_ino
+        self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
+        if self.problems and self.problems[-1].reason == INCOMPLETE_TAIL:
+            self.problems.pop()
+        new: list[Record] = []
+        if st.st_size == self.scanned_to:
+            return new
+        with open(self.path, "rb") as f:
+            f.seek(self.scanned_to)
+            offset = self.scanned_to
+            line_no = self._next_line
+            for raw in f:
+                n = len(raw)
+                complete = raw.endswith(b"\n")
+                body = raw[:-1] if complete else raw
+                if body.endswith(b"\r"):
+                    body = body[:-1]
+                if body.strip():
+                    try:
+                        obj, note = decode_line(body)
+                    except LineError as exc:
+                        if not complete:
+                            self.problems.append(Problem(line_no, offset, INCOMPLETE_TAIL))
+                            break  # re-read it next time: it may still be being written
+                        self.problems.append(Problem(line_no, offset, str(exc)))
+                    else:
+                        if note:
+                            self.problems.append(Problem(line_no, offset, note, skipped=False))
+                        rec = index_record(obj, line_no, offset, len(body))
+                        self._absorb(rec)
+                        new.append(rec)
+                offset += n
+                line_no += 1
+            self.scanned_to = offset
+            self._next_line = line_no
+        self.records.extend(new)
+        return new
+
+    def _absorb(self, rec: Record) -> None:
+        if rec.extra is None:
+            return
+        meta = rec.extra.get("meta")
+        if meta is not None:
+            self.metadata[rec.type] = meta
+        reps = rec.extra.get("replacements")
+        if reps:
+            aid = rec.agent_id
+            if aid:
+                self.agent_replacements.setdefault(aid, {}).update(reps)
+            else:
+                self.replacements.update(reps)
+
+    @property
+    def complete(self) -> bool:
+        """True when every byte of the file has been indexed."""
+        return self.scanned_to >= self.size
+
+    @property
+    def skipped(self) -> list[Problem]:
+        return [p for p in self.problems if p.skipped]
+
+    # -- bodies -----------------------------------------------------------------------------
+    def read_raw(self, rec: Record, limit: int | None = None) -> bytes:
+        """The raw bytes of a record's line (at most `limit` bytes)."""
+        n = rec.length if limit is None else min(rec.length, limit)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            return os.pread(fd, n, rec.offset)
+        finally:
+            os.close(fd)
+
+    def body(self, rec: Record) -> dict[str, Any]:
+        """The decoded JSON object of a record (small LRU cache)."""
+        cached = self._bodies.get(rec.offset)
+        if cached is not None:
+            self._bodies.move_to_end(rec.offset)
+            return cached
+        obj, _ = decode_line(self.read_raw(rec))
+        self._bodies[rec.offset] = obj
+        if len(self._bodies) > 64:
+            self._bodies.popitem(last=False)
+        return obj

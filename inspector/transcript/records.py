@@ -1,0 +1,475 @@
+"""What one JSONL line says, reduced to a compact index entry.
+
+A transcript line is decoded once while the file is indexed; the facts the rest of the
+program needs (type, uuid, parent, usage, tool ids, sizes, a few metadata values) are kept
+in a small `Record`, and the body is decoded again from disk only when someone asks for it.
+Everything here is lenient: a field of the wrong type is treated as absent, never as an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Iterator
+
+import orjson
+
+# Record types that take part in the parentUuid chain (§2.1, §2.6). Unknown types that carry a
+# uuid are chain nodes too (§10): they are kept as opaque structural records.
+MESSAGE_TYPES = frozenset({"user", "assistant"})
+
+# Metadata entries whose last value matters (§2.1). Kept whole because they are tiny.
+SMALL_METADATA_TYPES = frozenset(
+    {
+        "summary",
+        "custom-title",
+        "ai-title",
+        "last-prompt",
+        "task-summary",
+        "tag",
+        "agent-name",
+        "agent-color",
+        "agent-setting",
+        "pr-link",
+        "mode",
+        "worktree-state",
+        "permission-mode",
+    }
+)
+
+SYNTHETIC_MODEL = "<synthetic>"
+
+# Texts of synthetic assistant/user records (§2.3, §3.1). Rejection texts are matched by prefix.
+INTERRUPT_TEXTS = (
+    "[Request interrupted by user]",
+    "[Request interrupted by user for tool use]",
+)
+SYNTHETIC_TEXTS = frozenset(
+    INTERRUPT_TEXTS
+    + (
+        "No response requested.",
+        "The user doesn't want to take this action right now. STOP what you are doing and wait "
+        "for the user to tell you how to proceed.",
+    )
+)
+REJECT_PREFIX = "The user doesn't want to proceed with this tool use."
+
+PERSISTED_OPEN = "<persisted-output>"
+_PERSISTED_RE = re.compile(
+    r"^<persisted-output>\s*\nOutput too large \((?P<size>[^)]*)\)\. Full output saved to: (?P<path>[^\n]*)\n"
+    r"(?:\s*\nPreview \([^)]*\):\n)?(?P<preview>.*?)(?:\n\.\.\.)?\n?</persisted-output>\s*$",
+    re.S,
+)
+
+COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+
+# Record.flags bits
+F_COMPACT_SUMMARY = 1 << 0  # user record with isCompactSummary (or the legacy text prefix)
+F_VISIBLE_ONLY = 1 << 1  # isVisibleInTranscriptOnly
+F_SYNTHETIC = 1 << 2  # synthetic assistant (model <synthetic> or a synthetic text)
+F_THINKING = 1 << 3
+F_IMAGE = 1 << 4
+F_TEXT = 1 << 5  # has a non-empty text block / string content
+F_STRING_CONTENT = 1 << 6  # message.content is a string (typed prompt, summary, breadcrumb)
+F_API_ERROR = 1 << 7
+F_META = 1 << 8
+F_SIDECHAIN = 1 << 9
+F_TOOL_ERROR = 1 << 10
+F_DOCUMENT = 1 << 11
+F_INTERRUPT = 1 << 12
+
+
+@dataclass(slots=True)
+class PersistedMarker:
+    """A `<persisted-output>` block found in a tool_result (§5.2)."""
+
+    tool_use_id: str
+    size_text: str  # as written, e.g. "231.4KB"
+    path: str  # absolute path as recorded on the original machine; never opened as is
+    preview_chars: int
+
+
+@dataclass(slots=True)
+class Record:
+    """The index entry of one decoded line. Bodies stay on disk until asked for."""
+
+    line: int  # 1-based line number in the file
+    offset: int  # byte offset of the line
+    length: int  # bytes, without the newline
+    type: str  # the line's `type` as written ("" if absent or not a string)
+    subtype: str | None = None
+    uuid: str | None = None
+    parent: str | None = None
+    logical_parent: str | None = None
+    timestamp: str | None = None
+    session_id: str | None = None
+    agent_id: str | None = None
+    message_id: str | None = None
+    model: str | None = None
+    request_id: str | None = None
+    usage: tuple[int, int, int, int] | None = None  # input, cache creation, cache read, output
+    stop_reason: str | None = None
+    flags: int = 0
+    tool_uses: tuple[tuple[str, str], ...] = ()  # (tool_use id, tool name)
+    tool_results: tuple[str, ...] = ()  # tool_use ids answered by this record
+    content_chars: int = 0  # characters of message content (text, thinking, tool io)
+    cwd: str | None = None
+    version: str | None = None
+    extra: dict[str, Any] | None = field(default=None)  # small per-type facts (see index_record)
+
+    # -- convenience -------------------------------------------------------------------------
+    @property
+    def is_chain(self) -> bool:
+        return self.uuid is not None
+
+    @property
+    def is_message(self) -> bool:
+        return self.type in MESSAGE_TYPES
+
+    @property
+    def is_sidechain(self) -> bool:
+        return bool(self.flags & F_SIDECHAIN)
+
+    @property
+    def is_meta(self) -> bool:
+        return bool(self.flags & F_META)
+
+    @property
+    def is_compact_boundary(self) -> bool:
+        return self.type == "system" and self.subtype == "compact_boundary"
+
+    @property
+    def is_microcompact_boundary(self) -> bool:
+        return self.type == "system" and self.subtype == "microcompact_boundary"
+
+    @property
+    def is_compact_summary(self) -> bool:
+        return bool(self.flags & F_COMPACT_SUMMARY)
+
+    @property
+    def has_real_usage(self) -> bool:
+        """§3.1: an assistant response whose usage counts for context accounting."""
+        return self.usage is not None and not (self.flags & F_SYNTHETIC)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.extra.get(key, default) if self.extra else default
+
+
+# --------------------------------------------------------------------------------------------
+# decoding
+
+
+class LineError(ValueError):
+    """A line that cannot be decoded as a JSON object."""
+
+
+def _scrub(value: Any) -> Any:
+    """Replace lone surrogates (which cannot be encoded) by U+FFFD, recursively."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+def decode_line(raw: bytes) -> tuple[dict[str, Any], str | None]:
+    """Decode one line. Returns (object, note); note says what had to be repaired.
+
+    orjson is tried first; a line it refuses for encoding reasons (invalid UTF-8, an escaped
+    lone surrogate) is decoded again leniently and its bad characters replaced by U+FFFD.
+    Raises LineError when the line is not a JSON object at all.
+    """
+    try:
+        obj = orjson.loads(raw)
+        note = None
+    except orjson.JSONDecodeError as exc:
+        try:
+            text = raw.decode("utf-8", "replace")
+            obj = _scrub(json.loads(text))
+        except (ValueError, RecursionError):
+            raise LineError(_short_reason(str(exc))) from None
+        note = "invalid UTF-8 or lone surrogate replaced by U+FFFD"
+    except RecursionError:
+        raise LineError("nesting too deep") from None
+    if not isinstance(obj, dict):
+        raise LineError(f"not a JSON object (a {type(obj).__name__})")
+    return obj, note
+
+
+def _short_reason(msg: str) -> str:
+    return msg if len(msg) <= 120 else msg[:117] + "..."
+
+
+# --------------------------------------------------------------------------------------------
+# small typed accessors
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _int(v: Any) -> int:
+    if isinstance(v, bool):
+        return 0
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v == v and abs(v) < 1e18:
+        return int(v)
+    return 0
+
+
+def usage_tuple(usage: Any) -> tuple[int, int, int, int] | None:
+    """(input, cache creation, cache read, output) from an API usage object, or None."""
+    if not isinstance(usage, dict):
+        return None
+    return (
+        _int(usage.get("input_tokens")),
+        _int(usage.get("cache_creation_input_tokens")),
+        _int(usage.get("cache_read_input_tokens")),
+        _int(usage.get("output_tokens")),
+    )
+
+
+def context_tokens(u: tuple[int, int, int, int]) -> int:
+    """§3.2 getTokenCountFromUsage: the full context at that API call."""
+    return u[0] + u[1] + u[2] + u[3]
+
+
+def iter_blocks(content: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict):
+                yield b
+
+
+def text_of(content: Any) -> str:
+    """The plain text of a message content (string, or the text blocks joined)."""
+    if isinstance(content, str):
+        return content
+    parts = [b["text"] for b in iter_blocks(content) if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    return "\n".join(parts)
+
+
+def _human_text(content: Any) -> str:
+    """The text a person typed: the first text block that is not an injected <tag> block."""
+    if isinstance(content, str):
+        return content
+    texts = [b["text"] for b in iter_blocks(content) if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    for t in texts:
+        if t.strip() and not t.lstrip().startswith("<"):
+            return t
+    return "\n".join(texts)
+
+
+def tool_result_text(content: Any) -> str:
+    """The text of a tool_result's content (string or list of text blocks)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in iter_blocks(content) if isinstance(b.get("text"), str))
+
+
+def parse_persisted(text: str) -> tuple[str, str, str] | None:
+    """(size text, recorded path, preview) of a `<persisted-output>` block, else None."""
+    if not text.startswith(PERSISTED_OPEN):
+        return None
+    m = _PERSISTED_RE.match(text)
+    if not m:
+        # A marker we cannot fully parse is still a marker; keep what we can read.
+        size, path = "", ""
+        mm = re.search(r"Output too large \(([^)]*)\)\. Full output saved to: ([^\n]*)", text)
+        if mm:
+            size, path = mm.group(1), mm.group(2)
+        else:  # an older shape: "<persisted-output>Tool result saved to: PATH ... Use Read to view"
+            mm = re.search(r"(?:saved|Saved) to: ([^\n<]*)", text)
+            if mm:
+                path = mm.group(1).strip()
+        return size, path, ""
+    return m.group("size"), m.group("path"), m.group("preview")
+
+
+@lru_cache(maxsize=65536)
+def timestamp_key(ts: str | None) -> float | None:
+    """Seconds since the epoch for an ISO timestamp, None when it is not one."""
+    if not ts:
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except (ValueError, TypeError):
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# the index entry of one line
+
+
+def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Record:
+    """Reduce a decoded line to its Record. Never raises on odd shapes."""
+    rtype = obj.get("type")
+    rec = Record(line=line, offset=offset, length=length, type=rtype if isinstance(rtype, str) else "")
+    rec.subtype = _str(obj.get("subtype"))
+    rec.uuid = _str(obj.get("uuid"))
+    rec.parent = _str(obj.get("parentUuid"))
+    rec.logical_parent = _str(obj.get("logicalParentUuid"))
+    rec.timestamp = _str(obj.get("timestamp"))
+    rec.session_id = _str(obj.get("sessionId"))
+    rec.agent_id = _str(obj.get("agentId"))
+    rec.cwd = _str(obj.get("cwd"))
+    rec.version = _str(obj.get("version"))
+    flags = 0
+    if obj.get("isSidechain") is True:
+        flags |= F_SIDECHAIN
+    if obj.get("isMeta") is True:
+        flags |= F_META
+    if obj.get("isVisibleInTranscriptOnly") is True:
+        flags |= F_VISIBLE_ONLY
+    extra: dict[str, Any] = {}
+
+    t = rec.type
+    if t in SMALL_METADATA_TYPES and rec.uuid is None:
+        extra["meta"] = {k: v for k, v in obj.items() if k != "type"}
+    elif t == "content-replacement":
+        reps = {}
+        items = obj.get("replacements")
+        for r in items if isinstance(items, list) else ():
+            if isinstance(r, dict) and isinstance(r.get("toolUseId"), str) and isinstance(r.get("replacement"), str):
+                reps[r["toolUseId"]] = r["replacement"]
+        extra["replacements"] = reps
+    elif t == "progress":
+        data = obj.get("data")
+        if isinstance(data, dict):
+            if data.get("type") == "agent_progress":
+                aid = _str(data.get("agentId")) or rec.agent_id
+                if aid:
+                    extra["progress_agent"] = aid
+                    tu = _str(obj.get("parentToolUseID"))
+                    if tu:
+                        extra["progress_tool_use"] = tu
+            dtype = _str(data.get("type"))
+            if dtype:
+                extra["progress_type"] = dtype
+    elif t == "system":
+        if rec.subtype == "compact_boundary":
+            cm = obj.get("compactMetadata")
+            extra["compact"] = cm if isinstance(cm, dict) else {}
+        elif rec.subtype == "microcompact_boundary":
+            mm = obj.get("microcompactMetadata")
+            extra["microcompact"] = mm if isinstance(mm, dict) else {}
+        content = obj.get("content")
+        if isinstance(content, str):
+            rec.content_chars = len(content)
+    elif t == "attachment":
+        att = obj.get("attachment")
+        if isinstance(att, dict):
+            extra["attachment_type"] = _str(att.get("type"))
+
+    message = obj.get("message")
+    if isinstance(message, dict):
+        content = message.get("content")
+        chars = 0
+        tool_uses: list[tuple[str, str]] = []
+        tool_results: list[str] = []
+        persisted: list[PersistedMarker] = []
+        if isinstance(content, str):
+            flags |= F_STRING_CONTENT
+            chars = len(content)
+            if content.strip():
+                flags |= F_TEXT
+            if t == "user" and content.startswith(COMPACT_SUMMARY_PREFIX):
+                flags |= F_COMPACT_SUMMARY
+        else:
+            for b in iter_blocks(content):
+                bt = b.get("type")
+                if bt == "text":
+                    txt = b.get("text")
+                    if isinstance(txt, str):
+                        chars += len(txt)
+                        if txt.strip():
+                            flags |= F_TEXT
+                elif bt == "thinking":
+                    flags |= F_THINKING
+                    th = b.get("thinking")
+                    if isinstance(th, str):
+                        chars += len(th)
+                elif bt == "redacted_thinking":
+                    flags |= F_THINKING
+                elif bt == "tool_use":
+                    tid, name = _str(b.get("id")), _str(b.get("name"))
+                    if tid:
+                        tool_uses.append((tid, name or "?"))
+                    try:
+                        chars += len(orjson.dumps(b.get("input")))
+                    except TypeError:
+                        pass
+                elif bt == "tool_result":
+                    tid = _str(b.get("tool_use_id"))
+                    if tid:
+                        tool_results.append(tid)
+                    if b.get("is_error") is True:
+                        flags |= F_TOOL_ERROR
+                    inner = b.get("content")
+                    text = tool_result_text(inner)
+                    chars += len(text)
+                    for ib in iter_blocks(inner):
+                        if ib.get("type") == "image":
+                            flags |= F_IMAGE
+                    if tid and text.startswith(PERSISTED_OPEN):
+                        p = parse_persisted(text)
+                        if p:
+                            persisted.append(PersistedMarker(tid, p[0], p[1], len(p[2])))
+                elif bt == "image":
+                    flags |= F_IMAGE
+                elif bt == "document":
+                    flags |= F_DOCUMENT
+        rec.content_chars += chars
+        rec.tool_uses = tuple(tool_uses)
+        rec.tool_results = tuple(tool_results)
+        if persisted:
+            extra["persisted"] = persisted
+
+        if t == "assistant":
+            rec.message_id = _str(message.get("id"))
+            rec.model = _str(message.get("model"))
+            rec.request_id = _str(obj.get("requestId"))
+            rec.stop_reason = _str(message.get("stop_reason"))
+            rec.usage = usage_tuple(message.get("usage"))
+            if rec.model == SYNTHETIC_MODEL:
+                flags |= F_SYNTHETIC
+            else:
+                first = next(iter_blocks(content), None)
+                if isinstance(content, str):
+                    first = {"type": "text", "text": content}
+                if first and first.get("type") == "text":
+                    txt = first.get("text")
+                    if isinstance(txt, str) and (txt in SYNTHETIC_TEXTS or txt.startswith(REJECT_PREFIX)):
+                        flags |= F_SYNTHETIC
+            if obj.get("isApiErrorMessage") is True:
+                flags |= F_API_ERROR
+        elif t == "user":
+            if obj.get("isCompactSummary") is True:
+                flags |= F_COMPACT_SUMMARY
+            sm = obj.get("summarizeMetadata")
+            if isinstance(sm, dict):
+                extra["summarize"] = sm
+            txt = text_of(content)
+            if txt.startswith(INTERRUPT_TEXTS[0]):
+                flags |= F_INTERRUPT
+            if not (flags & (F_META | F_COMPACT_SUMMARY)) and not rec.tool_results and txt.strip():
+                extra["prompt"] = _human_text(content)[:300]
+            tur = obj.get("toolUseResult")
+            if isinstance(tur, dict):
+                aid = _str(tur.get("agentId"))
+                if aid:
+                    extra["spawned_agent"] = aid
+
+    rec.flags = flags
+    rec.extra = extra or None
+    return rec

@@ -1,0 +1,594 @@
+"""A session: its main transcript, the conversation tree, subagents, persisted outputs, memory.
+
+`Session.load(path)` indexes the main `.jsonl` and finds what lies beside it in the session's
+own folder (`<session>/subagents/`, `<session>/tool-results/`, `<session>/session-memory/`).
+Nothing outside that folder and the project folder is ever read: paths written inside a
+transcript are only used for their file name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from inspector.transcript.index import Transcript
+from inspector.transcript.records import (
+    F_IMAGE,
+    PersistedMarker,
+    Record,
+    context_tokens,
+    iter_blocks,
+    parse_persisted,
+    text_of,
+    timestamp_key,
+    tool_result_text,
+)
+from inspector.transcript.tree import Conversation
+
+AGENT_TOOLS = frozenset({"Agent", "Task"})
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9._@+-]{1,255}$")
+DISPLAY_CAP = 1 << 20  # bytes of a persisted file read for display by default
+
+
+# ---------------------------------------------------------------------------------------------
+# persisted tool results (§5, §13.5)
+
+
+@dataclass(slots=True)
+class PersistedOutput:
+    """A tool result whose full output lives in `<session>/tool-results/`."""
+
+    tool_use_id: str
+    record: int | None  # index of the tool_result record in the main transcript
+    marker: PersistedMarker | None  # shape (b): a <persisted-output> block in the JSONL
+    file: Path | None  # the file in the session's own tool-results folder, if present
+    file_size: int | None
+
+    @property
+    def shape(self) -> str:
+        return "marker" if self.marker is not None else "inline"
+
+
+def safe_child(folder: Path, name: str) -> Path | None:
+    """`folder/name` if name is a plain file name and the result stays inside folder."""
+    if not _SAFE_NAME.match(name) or name in (".", ".."):
+        return None
+    cand = folder / name
+    try:
+        real = cand.resolve(strict=True)
+        base = folder.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    if not real.is_relative_to(base) or not real.is_file():
+        return None
+    return cand
+
+
+def read_capped(path: Path, limit: int = DISPLAY_CAP, offset: int = 0) -> tuple[str, int]:
+    """Read at most `limit` bytes of a text file from `offset`: (text, total size)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(offset)
+        data = f.read(limit)
+    return data.decode("utf-8", "replace"), size
+
+
+# ---------------------------------------------------------------------------------------------
+# session memory (§7.2)
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySection:
+    title: str
+    description: str
+    body: str
+
+
+def split_memory(text: str) -> list[MemorySection]:
+    """Split a session-memory `summary.md` into its `# ` sections."""
+    sections: list[MemorySection] = []
+    title: str | None = None
+    lines: list[str] = []
+
+    def flush() -> None:
+        if title is None:
+            return
+        desc = ""
+        body_lines = list(lines)
+        while body_lines and not body_lines[0].strip():
+            body_lines.pop(0)
+        if body_lines and re.match(r"^_.*_\s*$", body_lines[0].strip()):
+            desc = body_lines.pop(0).strip().strip("_")
+        sections.append(MemorySection(title, desc, "\n".join(body_lines).strip("\n")))
+
+    for line in text.splitlines():
+        if line.startswith("# "):
+            flush()
+            title, lines = line[2:].strip(), []
+        elif title is not None:
+            lines.append(line)
+    flush()
+    return sections
+
+
+# ---------------------------------------------------------------------------------------------
+# subagents (§2.9)
+
+
+@dataclass(slots=True)
+class Subagent:
+    """A sidechain transcript, wherever it was stored."""
+
+    agent_id: str
+    layout: str  # "subagents-dir", "flat", "in-file" or "progress"
+    path: Path | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    spawned_by: str | None = None  # tool_use id of the Agent/Task call in the main thread
+    boundary: int | None = None  # for agent-acompact-*: index of the compact boundary it produced
+
+    @property
+    def kind(self) -> str:
+        a = self.agent_id
+        if a.startswith("acompact"):
+            return "compaction"
+        if a.startswith("asession_memory"):
+            return "session-memory"
+        if re.match(r"^a[a-z_]+-", a):
+            return "helper"
+        return "agent"
+
+
+def peek_session_id(path: Path, limit: int = 65536) -> str | None:
+    """The sessionId of a transcript from its first lines (a cheap read)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(limit)
+    except OSError:
+        return None
+    for line in head.split(b"\n"):
+        if b'"sessionId"' not in line:
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
+            return obj["sessionId"]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Session:
+    """One Claude Code session, indexed, with everything stored beside it."""
+
+    def __init__(self, transcript: Transcript, *, flat_agents: list[Path] | None = None) -> None:
+        self.transcript = transcript
+        self.path = transcript.path
+        self._flat_agents = flat_agents
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, flat_agents: list[Path] | None = None) -> "Session":
+        return cls(Transcript.load(path), flat_agents=flat_agents)
+
+    def update(self) -> int:
+        """Read lines appended since loading; drop derived views. Returns new record count."""
+        new = self.transcript.update()
+        if new:
+            for name in ("conversation", "subagents", "persisted_outputs", "tool_index"):
+                self.__dict__.pop(name, None)
+        return len(new)
+
+    # -- where things are -------------------------------------------------------------------
+    @property
+    def records(self) -> list[Record]:
+        return self.transcript.records
+
+    @property
+    def session_dir(self) -> Path:
+        return self.path.with_suffix("")
+
+    @property
+    def project_dir(self) -> Path:
+        return self.path.parent
+
+    @cached_property
+    def session_id(self) -> str:
+        for r in self.records:
+            if r.session_id and not r.is_sidechain:
+                return r.session_id
+        for r in self.records:
+            if r.session_id:
+                return r.session_id
+        return self.path.stem
+
+    @property
+    def is_flat_agent(self) -> bool:
+        return self.path.name.startswith("agent-")
+
+    def body(self, index: int) -> dict[str, Any]:
+        return self.transcript.body(self.records[index])
+
+    # -- the tree ---------------------------------------------------------------------------
+    @cached_property
+    def conversation(self) -> Conversation:
+        return Conversation(self.records, main_thread=not self.is_flat_agent)
+
+    @cached_property
+    def tool_index(self) -> dict[str, tuple[int | None, int | None]]:
+        """tool_use id -> (index of the record with the tool_use, index of its tool_result)."""
+        out: dict[str, list[int | None]] = {}
+        for i, r in enumerate(self.records):
+            for tid, _name in r.tool_uses:
+                out.setdefault(tid, [None, None])[0] = i
+            for tid in r.tool_results:
+                out.setdefault(tid, [None, None])[1] = i
+        return {k: (v[0], v[1]) for k, v in out.items()}
+
+    def tool_name(self, tool_use_id: str) -> str | None:
+        i = self.tool_index.get(tool_use_id, (None, None))[0]
+        if i is None:
+            return None
+        return dict(self.records[i].tool_uses).get(tool_use_id)
+
+    # -- metadata and facts -----------------------------------------------------------------
+    def metadata(self, kind: str) -> dict[str, Any] | None:
+        return self.transcript.metadata.get(kind)
+
+    @property
+    def title(self) -> str:
+        """custom-title, else ai-title, else summary, else the first real user prompt."""
+        for kind, key in (("custom-title", "customTitle"), ("ai-title", "aiTitle"), ("summary", "summary")):
+            m = self.metadata(kind)
+            if m and isinstance(m.get(key), str) and m[key].strip():
+                return one_line(m[key])
+        return self.first_prompt or ""
+
+    @property
+    def first_prompt(self) -> str | None:
+        fallback = None
+        for r in self.records:
+            p = r.get("prompt")
+            if p is None or r.is_sidechain:
+                continue
+            s = p.strip()
+            if s.startswith("<command-name>") or s.startswith("<command-message>"):
+                m = re.search(r"<command-name>([^<]*)</command-name>", s)
+                fallback = fallback or (m.group(1).strip() if m else None)
+                continue
+            if s.startswith(("<", "Caveat:", "[Request interrupted", "[Request cancelled")):
+                continue
+            return one_line(s)
+        return fallback
+
+    @property
+    def cwd(self) -> str | None:
+        for r in self.records:
+            if r.cwd:
+                return r.cwd
+        return None
+
+    @property
+    def version(self) -> str | None:
+        for r in reversed(self.records):
+            if r.version:
+                return r.version
+        return None
+
+    @property
+    def time_span(self) -> tuple[str | None, str | None]:
+        stamps = [r.timestamp for r in self.records if timestamp_key(r.timestamp) is not None]
+        if not stamps:
+            return None, None
+        return min(stamps, key=timestamp_key), max(stamps, key=timestamp_key)
+
+    def main_responses(self) -> list[tuple[int, tuple[int, int, int, int]]]:
+        """Real API responses of the main thread, fragments merged (§2.8, §3.1).
+
+        One entry per `message.id` (records without an id stand alone): the index of its last
+        fragment and the usage with the input side of that fragment and the largest output.
+        """
+        groups: dict[str, list[int]] = {}
+        order: list[str] = []
+        for i, r in enumerate(self.records):
+            if r.type != "assistant" or r.is_sidechain or not r.has_real_usage:
+                continue
+            key = r.message_id or f"#{i}"
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append(i)
+        out = []
+        for key in order:
+            idx = groups[key]
+            last = idx[-1]
+            u = self.records[last].usage
+            assert u is not None
+            out_tok = max(self.records[j].usage[3] for j in idx)  # type: ignore[index]
+            out.append((last, (u[0], u[1], u[2], out_tok)))
+        return out
+
+    @property
+    def models(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.records:
+            if r.type == "assistant" and r.model and r.has_real_usage and not r.is_sidechain:
+                seen.setdefault(r.model, None)
+        return list(seen)
+
+    def peak_context(self) -> int | None:
+        vals = [context_tokens(u) for _, u in self.main_responses()]
+        return max(vals) if vals else None
+
+    def last_context(self) -> int | None:
+        """Context of the last real response on the active chain (preserved copies excluded)."""
+        conv = self.conversation
+        on = set(conv.chain)
+        mids_on = {self.records[j].message_id for j in conv.chain if self.records[j].message_id}
+        zeroed = conv.relink.preserved if conv.relink else frozenset()
+        last = None
+        for i, u in self.main_responses():
+            r = self.records[i]
+            if (i in on or (r.message_id is not None and r.message_id in mids_on)) and r.uuid not in zeroed:
+                last = context_tokens(u)
+        return last
+
+    # -- compactions ------------------------------------------------------------------------
+    def compactions(self) -> list[dict[str, Any]]:
+        """Every compact and microcompact boundary, in file order, with its metadata."""
+        out = []
+        for i, r in enumerate(self.records):
+            if r.is_compact_boundary:
+                m = r.get("compact") or {}
+                pre, post = _opt_int(m.get("preTokens")), _opt_int(m.get("postTokens"))
+                out.append(
+                    {
+                        "index": i,
+                        "uuid": r.uuid,
+                        "kind": "compact",
+                        "trigger": m.get("trigger") if isinstance(m.get("trigger"), str) else None,
+                        "pre_tokens": pre,
+                        "post_tokens": post,
+                        "tokens_saved": pre - post if pre is not None and post is not None else None,
+                        "timestamp": r.timestamp,
+                        "line": r.line,
+                    }
+                )
+            elif r.is_microcompact_boundary:
+                m = r.get("microcompact") or {}
+                pre, saved = _opt_int(m.get("preTokens")), _opt_int(m.get("tokensSaved"))
+                out.append(
+                    {
+                        "index": i,
+                        "uuid": r.uuid,
+                        "kind": "microcompact",
+                        "trigger": m.get("trigger") if isinstance(m.get("trigger"), str) else None,
+                        "pre_tokens": pre,
+                        "post_tokens": None,
+                        "tokens_saved": saved,
+                        "timestamp": r.timestamp,
+                        "line": r.line,
+                        "compacted_tool_ids": [t for t in m.get("compactedToolIds") or () if isinstance(t, str)]
+                        if isinstance(m.get("compactedToolIds"), list)
+                        else [],
+                    }
+                )
+        return out
+
+    # -- persisted outputs ------------------------------------------------------------------
+    @property
+    def tool_results_dir(self) -> Path:
+        return self.session_dir / "tool-results"
+
+    def tool_result_files(self) -> list[Path]:
+        d = self.tool_results_dir
+        try:
+            return sorted(p for p in d.iterdir() if p.is_file() and not p.is_symlink())
+        except OSError:
+            return []
+
+    @cached_property
+    def persisted_outputs(self) -> list[PersistedOutput]:
+        """Both shapes: `<persisted-output>` markers, and inline results with a file beside."""
+        files = {p.name: p for p in self.tool_result_files()}
+        by_stem: dict[str, Path] = {}
+        for name, p in files.items():
+            stem, _, ext = name.rpartition(".")
+            if ext in ("txt", "json") and stem:
+                by_stem[stem] = p
+        out: list[PersistedOutput] = []
+        seen: set[str] = set()
+        for i, r in enumerate(self.records):
+            for m in r.get("persisted") or ():
+                f = self._resolve_persisted(m.tool_use_id, m.path)
+                out.append(PersistedOutput(m.tool_use_id, i, m, f, _size(f)))
+                seen.add(m.tool_use_id)
+        for stem, p in by_stem.items():
+            if stem in seen:
+                continue
+            rec = self.tool_index.get(stem, (None, None))[1]
+            out.append(PersistedOutput(stem, rec, None, p, _size(p)))
+        return out
+
+    def _resolve_persisted(self, tool_use_id: str, recorded: str) -> Path | None:
+        """Find a persisted file by name inside this session's tool-results folder only."""
+        folder = self.tool_results_dir
+        names = []
+        base = recorded.replace("\\", "/").rsplit("/", 1)[-1].strip()
+        if base:
+            names.append(base)
+        names += [f"{tool_use_id}.txt", f"{tool_use_id}.json"]
+        for n in names:
+            p = safe_child(folder, n)
+            if p is not None:
+                return p
+        return None
+
+    def read_persisted(self, po: PersistedOutput, limit: int = DISPLAY_CAP, offset: int = 0) -> tuple[str, int]:
+        if po.file is None:
+            raise FileNotFoundError(f"no persisted file for {po.tool_use_id}")
+        return read_capped(po.file, limit, offset)
+
+    def tool_result_content(self, index: int, tool_use_id: str | None = None) -> Any:
+        """What the model saw for a tool result: content-replacement applied (§5.3)."""
+        body = self.body(index)
+        msg = body.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for b in iter_blocks(content):
+            if b.get("type") == "tool_result" and (tool_use_id is None or b.get("tool_use_id") == tool_use_id):
+                tid = b.get("tool_use_id")
+                reps = self.transcript.replacements
+                if self.records[index].agent_id:
+                    reps = self.transcript.agent_replacements.get(self.records[index].agent_id, reps)
+                if isinstance(tid, str) and tid in reps:
+                    return reps[tid]
+                return b.get("content")
+        return None
+
+    # -- session memory ---------------------------------------------------------------------
+    @property
+    def memory_path(self) -> Path:
+        return self.session_dir / "session-memory" / "summary.md"
+
+    def memory(self) -> list[MemorySection] | None:
+        p = safe_child(self.session_dir / "session-memory", "summary.md") if self.session_dir.is_dir() else None
+        if p is None:
+            return None
+        text, _ = read_capped(p, 4 << 20)
+        return split_memory(text)
+
+    # -- subagents --------------------------------------------------------------------------
+    @cached_property
+    def subagents(self) -> list[Subagent]:
+        found: dict[str, Subagent] = {}
+        sub_dir = self.session_dir / "subagents"
+        if sub_dir.is_dir():
+            for p in sorted(sub_dir.rglob("agent-*.jsonl")):
+                if p.is_symlink() or not p.is_file():
+                    continue
+                aid = p.stem[len("agent-") :]
+                meta: dict[str, Any] = {}
+                mp = p.with_suffix(".meta.json")
+                if mp.is_file() and not mp.is_symlink():
+                    try:
+                        loaded = orjson.loads(mp.read_bytes()[: 1 << 20])
+                        meta = loaded if isinstance(loaded, dict) else {}
+                    except (orjson.JSONDecodeError, OSError):
+                        meta = {}
+                found[aid] = Subagent(aid, "subagents-dir", p, meta)
+        for p in self._flat_agents if self._flat_agents is not None else self._find_flat_agents():
+            aid = p.stem[len("agent-") :]
+            found.setdefault(aid, Subagent(aid, "flat", p))
+        groups: dict[str, None] = {}
+        for r in self.records:
+            if r.is_sidechain and r.uuid is not None and not self.is_flat_agent:
+                groups.setdefault(r.agent_id or "sidechain", None)
+        for aid in groups:
+            found.setdefault(aid, Subagent(aid, "in-file"))
+        spawn: dict[str, str] = {}
+        for i, r in enumerate(self.records):
+            aid = r.get("spawned_agent")
+            if aid and r.tool_results:
+                spawn.setdefault(aid, r.tool_results[0])
+            pa = r.get("progress_agent")
+            if pa:
+                found.setdefault(pa, Subagent(pa, "progress"))
+                if r.get("progress_tool_use"):
+                    spawn.setdefault(pa, r.get("progress_tool_use"))
+        for aid, sa in found.items():
+            sa.spawned_by = spawn.get(aid) or (sa.meta.get("toolUseId") if isinstance(sa.meta.get("toolUseId"), str) else None)
+        self._link_compactions(found)
+        return sorted(found.values(), key=lambda s: (s.layout, s.agent_id))
+
+    def _find_flat_agents(self) -> list[Path]:
+        if self.is_flat_agent:
+            return []
+        out = []
+        try:
+            for p in sorted(self.project_dir.glob("agent-*.jsonl")):
+                if p.is_file() and not p.is_symlink() and peek_session_id(p) == self.session_id:
+                    out.append(p)
+        except OSError:
+            pass
+        return out
+
+    def _link_compactions(self, found: dict[str, Subagent]) -> None:
+        """Link each agent-acompact-* transcript to the compact boundary it produced."""
+        bounds = [i for i, r in enumerate(self.records) if r.is_compact_boundary]
+        if not bounds:
+            return
+        for sa in found.values():
+            if sa.kind != "compaction" or sa.path is None:
+                continue
+            try:
+                t = Transcript.load(sa.path)
+            except OSError:
+                continue
+            ids = {r.uuid for r in t.records if r.uuid} | {r.parent for r in t.records if r.parent}
+            for b in bounds:
+                lp = self.records[b].logical_parent
+                if lp and lp in ids:
+                    sa.boundary = b
+                    break
+            else:
+                last = max((timestamp_key(r.timestamp) or 0.0 for r in t.records), default=0.0)
+                after = [b for b in bounds if (timestamp_key(self.records[b].timestamp) or 0.0) >= last]
+                if after:
+                    sa.boundary = after[0]
+
+    def load_subagent(self, sa: Subagent) -> "Session | None":
+        return Session.load(sa.path) if sa.path is not None else None
+
+    # -- text helpers -----------------------------------------------------------------------
+    def record_text(self, index: int) -> str:
+        body = self.body(index)
+        msg = body.get("message")
+        if isinstance(msg, dict):
+            return text_of(msg.get("content"))
+        c = body.get("content")
+        return c if isinstance(c, str) else ""
+
+    def iter_chain_bodies(self, chain: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+        for i in chain if chain is not None else self.conversation.chain:
+            yield i, self.body(i)
+
+
+def one_line(s: str, width: int = 100) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _size(p: Path | None) -> int | None:
+    if p is None:
+        return None
+    try:
+        return p.stat().st_size
+    except OSError:
+        return None
+
+
+__all__ = [
+    "Session",
+    "Subagent",
+    "PersistedOutput",
+    "MemorySection",
+    "split_memory",
+    "safe_child",
+    "read_capped",
+    "peek_session_id",
+    "one_line",
+    "tool_result_text",
+    "parse_persisted",
+    "F_IMAGE",
+]

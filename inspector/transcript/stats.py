@@ -1,0 +1,214 @@
+"""Per-session facts for `inspector stats`, and a cache keyed by (path, size, mtime_ns).
+
+The facts come from one indexing pass over the main transcript plus a look at the session's
+own folder. The cache is best effort: a cache that cannot be read or written is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import orjson
+
+from inspector import __version__
+from inspector.transcript.discovery import Target, project_name, session_files
+from inspector.transcript.session import Session, peek_session_id
+
+CACHE_FORMAT = 1
+MAX_PROBLEMS_LISTED = 50
+
+
+def session_stats(s: Session) -> dict[str, Any]:
+    """The JSON-ready facts of one session (the schema of `stats --json`)."""
+    t = s.transcript
+    conv = s.conversation
+    by_type = Counter(r.type for r in t.records)
+    comps = s.compactions()
+    first, last = s.time_span
+    models = s.models
+    subs = s.subagents
+    skipped = t.skipped
+    return {
+        "path": str(s.path),
+        "session_id": s.session_id,
+        "cwd": s.cwd,
+        "title": s.title,
+        "model": models[-1] if models else None,
+        "models": models,
+        "version": s.version,
+        "first_timestamp": first,
+        "last_timestamp": last,
+        "size": t.size,
+        "records": {
+            "total": len(t.records),
+            "by_type": dict(sorted(by_type.items())),
+            "malformed": len(skipped),
+        },
+        "problems": [
+            {"line": p.line, "offset": p.offset, "reason": p.reason, "skipped": p.skipped}
+            for p in t.problems[:MAX_PROBLEMS_LISTED]
+        ],
+        "chain": {
+            "length": len(conv.chain),
+            "logical_length": len(conv.logical_chain),
+            "leaf_uuid": conv.leaf_uuid,
+            "branches": len(conv.branches),
+        },
+        "compactions": [{k: v for k, v in c.items() if k != "index"} for c in comps],
+        "counts": {
+            "compactions": sum(1 for c in comps if c["kind"] == "compact"),
+            "microcompactions": sum(1 for c in comps if c["kind"] == "microcompact"),
+        },
+        "context": {"peak_tokens": s.peak_context(), "last_tokens": s.last_context()},
+        "persisted_outputs": {
+            "markers": sum(len(r.get("persisted") or ()) for r in t.records),
+            "files": len(s.tool_result_files()),
+        },
+        "subagents": len(subs),
+        "subagent_list": [
+            {"agent_id": a.agent_id, "kind": a.kind, "layout": a.layout, "spawned_by": a.spawned_by}
+            for a in subs
+        ],
+        "session_memory": s.memory_path.is_file(),
+        "orphan_subagent": s.is_flat_agent,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# cache
+
+
+def cache_dir(env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "inspector"
+
+
+def _dir_signature(folder: Path, flat_agents: Iterable[Path]) -> list[Any]:
+    """Names, sizes and mtimes of what lies beside a session (subagents, tool-results, memory)."""
+    sig: list[Any] = []
+    if folder.is_dir():
+        for root, dirs, files in os.walk(folder):
+            dirs.sort()
+            for name in sorted(files):
+                try:
+                    st = os.stat(os.path.join(root, name))
+                except OSError:
+                    continue
+                sig.append([os.path.relpath(os.path.join(root, name), folder), st.st_size, st.st_mtime_ns])
+    for p in flat_agents:
+        try:
+            st = p.stat()
+            sig.append([p.name, st.st_size, st.st_mtime_ns])
+        except OSError:
+            continue
+    return sig
+
+
+class StatsCache:
+    """One small JSON file per session, written atomically; never inside ~/.claude."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder / f"stats-v{CACHE_FORMAT}" if folder is not None else None
+        self.hits = 0
+        self.misses = 0
+
+    def _file(self, path: Path) -> Path:
+        assert self.folder is not None
+        return self.folder / (hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest() + ".json")
+
+    def key(self, path: Path, flat_agents: list[Path]) -> dict[str, Any]:
+        st = path.stat()
+        return {
+            "path": str(path.resolve()),
+            "size": st.st_size,
+            "mtime_ns": st.st_mtime_ns,
+            "beside": _dir_signature(path.with_suffix(""), flat_agents),
+            "inspector": __version__,
+        }
+
+    def get(self, path: Path, key: dict[str, Any]) -> dict[str, Any] | None:
+        if self.folder is None:
+            return None
+        try:
+            data = orjson.loads(self._file(path).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            self.misses += 1
+            return None
+        if not isinstance(data, dict) or data.get("key") != key:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return data.get("stats")
+
+    def put(self, path: Path, key: dict[str, Any], stats: dict[str, Any]) -> None:
+        if self.folder is None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(orjson.dumps({"key": key, "stats": stats}))
+                os.replace(tmp, self._file(path))
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            pass  # the cache is an optimisation; a read-only cache folder is not an error
+
+
+def collect_stats(
+    target: Target,
+    cache: StatsCache | None = None,
+    progress: Callable[[int, int, Path], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Stats of every session under a target, in path order, with project names filled in."""
+    files = session_files(target)
+    out: list[dict[str, Any]] = []
+
+    agent_owner: dict[Path, str | None] = {}
+    for n, (path, agents) in enumerate(files):
+        if progress:
+            progress(n, len(files), path)
+        mine = []
+        if agents:
+            for a in agents:
+                if a not in agent_owner:
+                    agent_owner[a] = peek_session_id(a)
+            sid = peek_session_id(path) or path.stem
+            mine = [a for a in agents if agent_owner[a] == sid]
+        key = cache.key(path, mine) if cache else None
+        st = cache.get(path, key) if cache and key else None
+        if st is None:
+            st = session_stats(Session.load(path, flat_agents=mine))
+            if cache and key:
+                cache.put(path, key, st)
+        out.append(st)
+    # flat agent files that belong to no session in their project are listed on their own
+    owners = {s["session_id"] for s in out}
+    seen_agents: set[Path] = set()
+    for _path, agents in files:
+        for a in agents:
+            if a in seen_agents:
+                continue
+            seen_agents.add(a)
+            if agent_owner.get(a) not in owners:
+                out.append(session_stats(Session.load(a)))
+    by_project: dict[str, list[dict[str, Any]]] = {}
+    for st in out:
+        by_project.setdefault(str(Path(st["path"]).parent), []).append(st)
+    for folder, items in by_project.items():
+        name = project_name([i["cwd"] for i in items], Path(folder))
+        for i in items:
+            i["project"] = name
+            i["project_dir"] = folder
+    return out

@@ -1,0 +1,254 @@
+"""The conversation model: the parentUuid tree, the leaf, the active chain, branches (§2.7–2.9).
+
+Built from the records' index only (no bodies). Follows Claude Code's own loader:
+legacy `progress` records are bridged, the last preserved segment of a compaction is relinked,
+the leaf is the user/assistant record with the latest timestamp among the tree's leaves, the
+active chain is the walk from that leaf to its root, and the parallel tool-call repair puts
+back sibling fragments and their tool results. Compact boundaries (parent null) are stitched to
+their `logicalParentUuid` for the full logical history. Cycles, dangling parents and duplicate
+uuids never loop or raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from inspector.transcript.records import MESSAGE_TYPES, Record, timestamp_key
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """An abandoned branch (from a rewind or an edit): its tip and where it left the chain."""
+
+    tip: int  # index of the branch's last user/assistant record
+    fork: int | None  # index of the record on the logical chain it forked from (None: own root)
+    length: int  # records from the fork (exclusive) to the tip (inclusive)
+
+
+@dataclass(slots=True)
+class Relink:
+    """What applying a compaction's preserved segment changed (§8.6, §10)."""
+
+    boundary: int
+    head: str
+    anchor: str
+    tail: str
+    preserved: frozenset[str] = field(default_factory=frozenset)
+
+
+class Conversation:
+    """The tree of one transcript's chain records, and the chains that matter."""
+
+    def __init__(self, records: list[Record], *, main_thread: bool = True) -> None:
+        self.records = records
+        self.main_thread = main_thread
+        by_uuid: dict[str, int] = {}
+        for i, r in enumerate(records):
+            if r.uuid is not None:
+                by_uuid[r.uuid] = i  # a repeated uuid: the last occurrence wins, as in a Map
+        self.by_uuid = by_uuid
+        self.parent: dict[int, int | None] = {}
+        self.relink: Relink | None = None
+        self._bridge_progress()
+        self._apply_preserved_segment()
+        self.leaf: int | None = self._choose_leaf()
+        self.chain: list[int] = self._repair(self._walk(self.leaf, logical=False)) if self.leaf is not None else []
+        self.logical_chain: list[int] = (
+            self._repair(self._walk(self.leaf, logical=True)) if self.leaf is not None else []
+        )
+        self.branches: list[Branch] = self._find_branches()
+
+    # -- construction ------------------------------------------------------------------------
+    def _bridge_progress(self) -> None:
+        """Resolve parents; a parent that is a `progress` record is replaced by its own parent."""
+        recs, by_uuid = self.records, self.by_uuid
+        progress_parent: dict[str, str | None] = {}
+        for r in recs:
+            if r.type == "progress" and r.uuid is not None:
+                progress_parent[r.uuid] = r.parent
+
+        def resolve(p: str | None) -> str | None:
+            seen = 0
+            while p is not None and p in progress_parent and seen < 100000:
+                p = progress_parent[p]
+                seen += 1
+            return p
+
+        for i, r in enumerate(recs):
+            if r.uuid is None or by_uuid.get(r.uuid) != i:
+                continue
+            p = resolve(r.parent) if r.type != "progress" else r.parent
+            self.parent[i] = by_uuid.get(p) if p is not None else None
+
+    def _apply_preserved_segment(self) -> None:
+        """Relink the kept messages of the last compaction, as Claude Code does on load."""
+        recs = self.records
+        boundaries = [i for i, r in enumerate(recs) if r.is_compact_boundary]
+        if not boundaries:
+            return
+        last = boundaries[-1]
+        meta = recs[last].get("compact") or {}
+        seg = meta.get("preservedSegment")
+        pm = meta.get("preservedMessages")
+        head = anchor = tail = None
+        if isinstance(seg, dict):
+            head, anchor, tail = seg.get("headUuid"), seg.get("anchorUuid"), seg.get("tailUuid")
+        elif isinstance(pm, dict) and isinstance(pm.get("uuids"), list) and pm["uuids"]:
+            uu = [u for u in pm["uuids"] if isinstance(u, str)]
+            if uu:
+                head, anchor, tail = uu[0], pm.get("anchorUuid"), uu[-1]
+        if not all(isinstance(x, str) for x in (head, anchor, tail)):
+            return
+        bu = self.by_uuid
+        if head not in bu or anchor not in bu or tail not in bu:
+            return
+        # validate: walking parents from tail must reach head
+        preserved: set[str] = set()
+        i: int | None = bu[tail]
+        steps = 0
+        while i is not None and steps <= len(recs):
+            u = recs[i].uuid
+            if u is not None:
+                preserved.add(u)
+            if u == head:
+                break
+            i = self.parent.get(i)
+            steps += 1
+        else:
+            return
+        if i is None:
+            return
+        h, a, t = bu[head], bu[anchor], bu[tail]
+        for j, p in list(self.parent.items()):
+            if p == a and j != h:
+                self.parent[j] = t
+        self.parent[h] = a
+        self.relink = Relink(last, head, anchor, tail, frozenset(preserved))
+
+    def _leaf_candidates(self) -> list[int]:
+        recs = self.records
+        has_child: set[int] = {p for p in self.parent.values() if p is not None}
+        cands: set[int] = set()
+        for i in self.parent:
+            if i in has_child or recs[i].type == "progress":
+                continue
+            j: int | None = i
+            steps = 0
+            while j is not None and recs[j].type not in MESSAGE_TYPES and steps <= len(recs):
+                j = self.parent.get(j)
+                steps += 1
+            if j is not None and recs[j].type in MESSAGE_TYPES:
+                cands.add(j)
+        out = sorted(cands)
+        if self.main_thread:
+            main = [i for i in out if not recs[i].is_sidechain]
+            if main:
+                return main
+        return out
+
+    def _choose_leaf(self) -> int | None:
+        cands = self._leaf_candidates()
+        self.leaf_candidates = cands
+        if not cands:
+            return None
+        recs = self.records
+
+        def key(i: int) -> tuple[float, int]:
+            ts = timestamp_key(recs[i].timestamp)
+            return (ts if ts is not None else float("-inf"), i)
+
+        return max(cands, key=key)
+
+    def _walk(self, start: int, *, logical: bool) -> list[int]:
+        recs, seen, out = self.records, set(), []
+        i: int | None = start
+        while i is not None and i not in seen:
+            seen.add(i)
+            out.append(i)
+            nxt = self.parent.get(i)
+            if nxt is None and logical and recs[i].is_compact_boundary and recs[i].logical_parent:
+                nxt = self.by_uuid.get(recs[i].logical_parent)
+            i = nxt
+        out.reverse()
+        return out
+
+    def _repair(self, chain: list[int]) -> list[int]:
+        """Parallel tool-call repair (§2.7): put back off-chain fragments and their results."""
+        recs = self.records
+        on = set(chain)
+        by_mid: dict[str, list[int]] = {}
+        for i in self.parent:
+            mid = recs[i].message_id
+            if mid is not None and recs[i].type == "assistant":
+                by_mid.setdefault(mid, []).append(i)
+        children: dict[int, list[int]] = {}
+        for j, p in self.parent.items():
+            if p is not None:
+                children.setdefault(p, []).append(j)
+        inserts: dict[int, list[int]] = {}
+        pos = {i: k for k, i in enumerate(chain)}
+        done: set[str] = set()
+        for i in chain:
+            mid = recs[i].message_id
+            if mid is None or mid in done or recs[i].type != "assistant":
+                continue
+            done.add(mid)
+            frags = by_mid.get(mid, [])
+            siblings = [f for f in frags if f not in on]
+            results = [
+                c
+                for f in frags
+                for c in children.get(f, ())
+                if c not in on and recs[c].type == "user" and recs[c].tool_results
+            ]
+            if not siblings and not results:
+                continue
+            last_on = max((f for f in frags if f in pos), key=pos.__getitem__)
+
+            def tkey(k: int) -> tuple[float, int]:
+                ts = timestamp_key(recs[k].timestamp)
+                return (ts if ts is not None else 0.0, k)
+
+            extra = sorted(siblings, key=tkey) + sorted(set(results), key=tkey)
+            extra = [k for k in extra if k not in on]
+            on.update(extra)
+            inserts[last_on] = extra
+        if not inserts:
+            return chain
+        out: list[int] = []
+        for i in chain:
+            out.append(i)
+            out.extend(inserts.get(i, ()))
+        return out
+
+    def _find_branches(self) -> list[Branch]:
+        recs = self.records
+        on = set(self.logical_chain)
+        out = []
+        for c in self.leaf_candidates:
+            if c in on:
+                continue
+            if self.main_thread and recs[c].is_sidechain:
+                continue
+            n, j, seen = 0, c, set()
+            while j is not None and j not in on and j not in seen:
+                seen.add(j)
+                n += 1
+                j = self.parent.get(j)
+            out.append(Branch(tip=c, fork=j if j in on else None, length=n))
+        return out
+
+    # -- queries -----------------------------------------------------------------------------
+    @property
+    def leaf_uuid(self) -> str | None:
+        return self.records[self.leaf].uuid if self.leaf is not None else None
+
+    def children_of(self, i: int) -> list[int]:
+        return [j for j, p in self.parent.items() if p == i]
+
+    def boundaries(self, indexes: Iterable[int] | None = None) -> list[int]:
+        """Compact and microcompact boundaries, in file order (of `indexes` if given)."""
+        recs = self.records
+        src = sorted(indexes) if indexes is not None else range(len(recs))
+        return [i for i in src if recs[i].is_compact_boundary or recs[i].is_microcompact_boundary]
