@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from sys import intern as _intern
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -162,6 +163,9 @@ class Record:
 # decoding
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class LineError(ValueError):
     """A line that cannot be decoded as a JSON object."""
 
@@ -169,11 +173,7 @@ class LineError(ValueError):
 def _scrub(value: Any) -> Any:
     """Replace lone surrogates (which cannot be encoded) by U+FFFD, recursively."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
         return [_scrub(v) for v in value]
     if isinstance(value, dict):
@@ -215,6 +215,13 @@ def _short_reason(msg: str) -> str:
 
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
+
+
+def _istr(v: Any) -> str | None:
+    """A string that repeats on every record (cwd, version, session id...): stored once."""
+    if not isinstance(v, str):
+        return None
+    return _intern(v) if len(v) < 512 else v
 
 
 def _int(v: Any) -> int:
@@ -314,16 +321,16 @@ def timestamp_key(ts: str | None) -> float | None:
 def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Record:
     """Reduce a decoded line to its Record. Never raises on odd shapes."""
     rtype = obj.get("type")
-    rec = Record(line=line, offset=offset, length=length, type=rtype if isinstance(rtype, str) else "")
-    rec.subtype = _str(obj.get("subtype"))
+    rec = Record(line=line, offset=offset, length=length, type=_intern(rtype) if isinstance(rtype, str) else "")
+    rec.subtype = _istr(obj.get("subtype"))
     rec.uuid = _str(obj.get("uuid"))
     rec.parent = _str(obj.get("parentUuid"))
     rec.logical_parent = _str(obj.get("logicalParentUuid"))
     rec.timestamp = _str(obj.get("timestamp"))
-    rec.session_id = _str(obj.get("sessionId"))
-    rec.agent_id = _str(obj.get("agentId"))
-    rec.cwd = _str(obj.get("cwd"))
-    rec.version = _str(obj.get("version"))
+    rec.session_id = _istr(obj.get("sessionId"))
+    rec.agent_id = _istr(obj.get("agentId"))
+    rec.cwd = _istr(obj.get("cwd"))
+    rec.version = _istr(obj.get("version"))
     flags = 0
     if obj.get("isSidechain") is True:
         flags |= F_SIDECHAIN
@@ -437,7 +444,7 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
 
         if t == "assistant":
             rec.message_id = _str(message.get("id"))
-            rec.model = _str(message.get("model"))
+            rec.model = _istr(message.get("model"))
             rec.request_id = _str(obj.get("requestId"))
             rec.stop_reason = _str(message.get("stop_reason"))
             rec.usage = usage_tuple(message.get("usage"))

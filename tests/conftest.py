@@ -1,0 +1,54 @@
+"""Test isolation: never touch the real ~/.claude or ~/.cache; helpers shared by the tests."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_sessions"
+REALDATA = (ROOT / ".." / "shared" / "realdata").resolve()
+REAL_PROJECTS = REALDATA / "projects"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    """Every test gets its own CLAUDE_CONFIG_DIR, HOME and cache folder."""
+    base = tmp_path_factory.mktemp("env")
+    (base / "claude").mkdir()
+    (base / "home").mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(base / "claude"))
+    monkeypatch.setenv("HOME", str(base / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base / "cache"))
+    yield base
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tree_hashes(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def write_jsonl(path: Path, records: list, *, raw_lines: list[bytes] | None = None) -> Path:
+    """Write records (dicts, or raw bytes lines) as a JSONL file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for r in records:
+        out.append(r if isinstance(r, bytes) else orjson.dumps(r))
+    path.write_bytes(b"\n".join(out) + (b"\n" if out else b""))
+    return path
+
+
+def real_files() -> list[Path]:
+    if not REAL_PROJECTS.is_dir():
+        return []
+    return sorted(REAL_PROJECTS.rglob("*.jsonl"))
+
+
+requires_realdata = pytest.mark.skipif(not REAL_PROJECTS.is_dir(), reason="../shared/realdata is absent")

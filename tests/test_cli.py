@@ -1,0 +1,137 @@
+"""`inspector stats`: output, errors as one line, default root and samples, cache, no writes."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from builders import assistant, user
+from conftest import ROOT, SAMPLES, tree_hashes, write_jsonl
+from inspector.cli import main
+from inspector.transcript.discovery import resolve_target
+from inspector.transcript.stats import StatsCache, cache_dir, collect_stats
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_stats_json_schema_on_samples():
+    before = tree_hashes(SAMPLES)
+    code, out, err = run("stats", str(SAMPLES), "--json")
+    assert code == 0, err
+    data = orjson.loads(out)
+    assert len(data) == 4
+    for s in data:
+        assert set(s) >= {"path", "session_id", "title", "model", "version", "records", "chain", "compactions", "context",
+                          "persisted_outputs", "subagents"}
+        assert set(s["records"]) >= {"total", "by_type", "malformed"}
+        assert set(s["chain"]) >= {"length", "leaf_uuid", "branches"}
+        assert set(s["context"]) == {"peak_tokens", "last_tokens"}
+        assert set(s["persisted_outputs"]) == {"markers", "files"}
+        for c in s["compactions"]:
+            assert set(c) >= {"uuid", "kind", "trigger", "pre_tokens", "post_tokens", "tokens_saved"}
+            assert c["kind"] in ("compact", "microcompact")
+        assert sum(s["records"]["by_type"].values()) == s["records"]["total"]
+    assert tree_hashes(SAMPLES) == before  # reading never writes beside the transcripts
+
+
+def test_table_output_is_readable_and_escapes_control_codes(tmp_path):
+    p = write_jsonl(tmp_path / "p" / "s1.jsonl", [user("u1", None, "make it \x1b[31mred\x1b[0m please"), assistant("a1", "u1")])
+    code, out, _ = run("stats", str(p))
+    assert code == 0
+    assert "\x1b" not in out and "\\x1b[31mred" in out
+    assert "1 session(s) in 1 project(s)" in out
+
+
+@pytest.mark.parametrize("make, expect", [
+    (lambda d: d / "missing.jsonl", "no such file or directory"),
+    (lambda d: (d / "notes.txt").write_text("hello") and d / "notes.txt", "not a JSONL transcript"),
+    (lambda d: (d / "bad.jsonl").write_text("hello\nworld\n") and d / "bad.jsonl", "no line of"),
+])
+def test_errors_are_one_line_without_traceback(tmp_path, make, expect):
+    path = make(tmp_path)
+    code, out, err = run("stats", str(path))
+    assert code != 0 and out == ""
+    assert expect in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_unreadable_file_is_one_line(tmp_path, monkeypatch):
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u1", None)])
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied", str(p))
+
+    monkeypatch.setattr("inspector.transcript.index.open", denied, raising=False)
+    code, _, err = run("stats", str(p), "--no-cache")
+    assert code == 1 and "Permission denied" in err and err.count("\n") == 1
+
+
+def test_subprocess_entry_point_and_module():
+    r = subprocess.run([sys.executable, "-m", "inspector", "stats", "/definitely/not/here"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "inspector", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and "inspector" in r.stdout
+
+
+def test_default_root_falls_back_to_samples_with_notice():
+    code, out, err = run("stats")
+    assert code == 0
+    assert "no Claude Code sessions under" in err and "sample" in err
+    assert "Fix forecast crash on empty hourly data" in out
+
+
+def test_default_root_is_claude_config_dir(isolated_env):
+    proj = isolated_env / "claude" / "projects" / "-w-proj"
+    write_jsonl(proj / "abc.jsonl", [user("u1", None, "hello from config dir"), assistant("a1", "u1")])
+    code, out, err = run("stats", "--json")
+    assert code == 0 and err == ""
+    [s] = orjson.loads(out)
+    assert s["title"] == "hello from config dir" and s["project"] == "/w/proj"
+
+
+def test_main_command_without_subcommand_runs_the_main_job(isolated_env):
+    code, out, err = run()
+    assert code == 0 and "weatherly" in out
+
+
+def test_cache_hits_and_invalidation(tmp_path):
+    proj = tmp_path / "root" / "-w"
+    a = write_jsonl(proj / "a.jsonl", [user("u1", None), assistant("a1", "u1")])
+    write_jsonl(proj / "b.jsonl", [user("u2", None)])
+    target = resolve_target(tmp_path / "root")
+    c1 = StatsCache(cache_dir())
+    first = collect_stats(target, c1)
+    assert (c1.hits, c1.misses) == (0, 2)
+    c2 = StatsCache(cache_dir())
+    assert collect_stats(target, c2) == first and (c2.hits, c2.misses) == (2, 0)
+    with open(a, "ab") as f:
+        f.write(orjson.dumps(user("u3", "a1")) + b"\n")
+    c3 = StatsCache(cache_dir())
+    third = collect_stats(target, c3)
+    assert (c3.hits, c3.misses) == (1, 1)
+    assert third[0]["records"]["total"] == 3
+    assert str(cache_dir()).startswith(os.environ["XDG_CACHE_HOME"])
+
+
+def test_unwritable_cache_is_ignored(tmp_path):
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u1", None)])
+    st = collect_stats(resolve_target(p), StatsCache(blocker))
+    assert st[0]["records"]["total"] == 1
+
+
+def test_core_never_imports_textual_or_rich():
+    code = ("import sys, inspector.transcript, inspector.tokens, inspector.transcript.stats, inspector.samplegen, inspector.cli;"
+            "from inspector.cli import main; import io; main(['stats', '--json', %r], io.StringIO(), io.StringIO());"
+            "bad = [m for m in ('textual', 'rich') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)") % str(SAMPLES)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr

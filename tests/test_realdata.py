@@ -1,0 +1,140 @@
+"""Every real transcript in ../shared/realdata loads, and its numbers match an independent count.
+
+The independent count below uses the standard library's json module and its own simple rules,
+not inspector's code.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+
+from conftest import REAL_PROJECTS, real_files, requires_realdata, tree_hashes
+from inspector.cli import main
+
+pytestmark = requires_realdata
+
+SYNTHETIC = {"[Request interrupted by user]", "[Request interrupted by user for tool use]", "No response requested."}
+
+
+def independent(path: Path) -> dict:
+    by_type: Counter = Counter()
+    bad = 0
+    comps = []
+    groups: dict[str, list[dict]] = {}
+    markers = 0
+    for n, raw in enumerate(path.read_bytes().split(b"\n")):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            bad += 1
+            continue
+        if not isinstance(obj, dict):
+            bad += 1
+            continue
+        t = obj.get("type")
+        by_type[t if isinstance(t, str) else ""] += 1
+        if t == "system" and obj.get("subtype") == "compact_boundary":
+            m = obj.get("compactMetadata") or {}
+            comps.append(("compact", m.get("trigger"), m.get("preTokens"), m.get("postTokens")))
+        if t == "system" and obj.get("subtype") == "microcompact_boundary":
+            m = obj.get("microcompactMetadata") or {}
+            comps.append(("microcompact", m.get("trigger"), m.get("preTokens"), m.get("tokensSaved")))
+        msg = obj.get("message")
+        if isinstance(msg, dict) and isinstance(msg.get("content"), list):
+            for b in msg["content"]:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    c = b.get("content")
+                    text = c if isinstance(c, str) else "".join(x.get("text", "") for x in c or [] if isinstance(x, dict))
+                    markers += text.startswith("<persisted-output>")
+        if t != "assistant" or obj.get("isSidechain") is True or not isinstance(msg, dict):
+            continue
+        u = msg.get("usage")
+        if not isinstance(u, dict) or msg.get("model") == "<synthetic>":
+            continue
+        content = msg.get("content")
+        first = content[0] if isinstance(content, list) and content else None
+        if isinstance(first, dict) and first.get("type") == "text" and (first.get("text") in SYNTHETIC or str(first.get("text")).startswith("The user doesn't want to")):
+            continue
+        groups.setdefault(msg.get("id") or f"line{n}", []).append(u)
+    peak = None
+    for frags in groups.values():
+        last = frags[-1]
+        val = sum(int(last.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+        val += max(int(f.get("output_tokens") or 0) for f in frags)
+        peak = val if peak is None else max(peak, val)
+    tr = path.with_suffix("") / "tool-results"
+    files = len([p for p in tr.iterdir() if p.is_file()]) if tr.is_dir() else 0
+    return {"by_type": dict(by_type), "malformed": bad, "total": sum(by_type.values()), "compactions": comps, "peak": peak,
+            "markers": markers, "files": files}
+
+
+@pytest.fixture(scope="module")
+def reported():
+    before = tree_hashes(REAL_PROJECTS)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["stats", "--json", "--no-cache", str(REAL_PROJECTS)], out, err) == 0, err.getvalue()
+    assert tree_hashes(REAL_PROJECTS) == before
+    return {Path(s["path"]).resolve(): s for s in orjson.loads(out.getvalue())}
+
+
+def session_files():
+    return [p for p in real_files() if "subagents" not in p.parts]
+
+
+def test_every_session_file_is_reported(reported):
+    assert set(reported) == {p.resolve() for p in session_files()}
+
+
+@pytest.mark.parametrize("path", session_files(), ids=lambda p: f"{p.parent.name[:24]}/{p.name[:16]}")
+def test_numbers_match_an_independent_count(reported, path):
+    s = reported[path.resolve()]
+    ind = independent(path)
+    assert s["records"]["by_type"] == ind["by_type"]
+    assert s["records"]["total"] == ind["total"] and s["records"]["malformed"] == ind["malformed"]
+    got = [(c["kind"], c["trigger"], c["pre_tokens"], c["post_tokens"] if c["kind"] == "compact" else c["tokens_saved"]) for c in s["compactions"]]
+    assert got == ind["compactions"]
+    assert s["context"]["peak_tokens"] == ind["peak"]
+    assert s["persisted_outputs"] == {"markers": ind["markers"], "files": ind["files"]}
+    if ind["by_type"].get("user") or ind["by_type"].get("assistant"):
+        assert s["chain"]["length"] > 0 and s["chain"]["leaf_uuid"]
+
+
+def test_known_facts_from_the_realdata_readme(reported):
+    by_name = {p.name: s for p, s in reported.items()}
+    s = by_name["fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"]
+    assert [(c["kind"], c["trigger"], c["pre_tokens"]) for c in s["compactions"]] == [("compact", "auto", 167117)]
+    assert s["subagents"] == 3 and s["records"]["by_type"]["progress"] == 1332
+    assert sorted(a["kind"] for a in s["subagent_list"]) == ["agent", "agent", "compaction"]
+    assert s["chain"]["logical_length"] > s["chain"]["length"]  # history stitched across the boundary
+    s = by_name["6255e7b4-7fdd-4ae3-a135-1848c66aca3b.jsonl"]
+    assert s["counts"]["microcompactions"] == 3 and s["persisted_outputs"]["files"] == 16
+    s = by_name["58c4ae0b-7366-4711-81c0-28442f46bf65.jsonl"]
+    assert s["counts"]["microcompactions"] == 2 and s["persisted_outputs"]["files"] == 9
+    assert s["context"]["peak_tokens"] == 180_657 and s["counts"]["compactions"] == 0
+    empty = by_name["1ca217c4-f55d-4f6e-a994-b7e2231336f0.jsonl"]
+    assert empty["records"]["total"] == 0 and empty["chain"]["length"] == 0
+    only = by_name["4e27c414-a885-46a0-b5c8-d58e1417377d.jsonl"]
+    assert only["records"]["by_type"] == {"summary": 1} and only["title"]
+    flat = by_name["agent-668b5ac2.jsonl"]
+    assert flat["orphan_subagent"] is True
+    sub = by_name["subagent.jsonl"]
+    assert [a["layout"] for a in sub["subagent_list"]] == ["progress"]
+    wt = by_name["ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"]
+    assert [a["layout"] for a in wt["subagent_list"]] == ["subagents-dir"] and wt["subagent_list"][0]["spawned_by"]
+
+
+def test_subagent_files_load_as_sessions_too():
+    from inspector.transcript.session import Session
+
+    for p in real_files():
+        if "subagents" in p.parts:
+            s = Session.load(p)
+            assert s.records and all(r.is_sidechain for r in s.records if r.uuid)
