@@ -91,7 +91,7 @@ def test_live_session_has_a_truncated_last_line(stats):
 def test_legacy_session(stats, sessions):
     s = stats["Zsh prompt shows git branch"]
     assert s["version"].startswith("1.0.")
-    assert [a["layout"] for a in s["subagent_list"]] == ["in-file"]
+    assert [a["layout"] for a in s["subagent_list"]] == ["in-file"] and s["subagent_list"][0]["spawned_by"]
     sess = sessions["Zsh prompt shows git branch"]
     assert any(r.type == "system" and r.subtype is None for r in sess.records)
 

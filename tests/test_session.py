@@ -145,3 +145,25 @@ def test_session_update_sees_appended_turns(tmp_path):
         f.write(orjson.dumps(user("u2", "a1", sec=2)) + b"\n" + orjson.dumps(assistant("a2", "u2", sec=3, usage=(1, 1, 90000, 9))) + b"\n")
     assert s.update() == 2
     assert s.conversation.leaf_uuid == "a2" and s.last_context() == 90011
+
+
+def test_in_file_sidechain_linked_to_task_call_by_prompt(tmp_path):
+    recs = [user("u1", None, sec=0), assistant("a1", "u1", [tool_use("toolu_T", "Task", {"prompt": "find the prompt config"})], sec=1),
+            user("s1", None, "find the prompt config", sec=2, isSidechain=True), assistant("s2", "s1", sec=3, isSidechain=True),
+            tool_result("r1", "a1", "toolu_T", "it is in zsh/prompt.zsh", sec=4, toolUseResult={"content": "raw"})]
+    path, _ = make(tmp_path, recs)
+    s = Session.load(path)
+    [a] = s.subagents
+    assert (a.layout, a.spawned_by) == ("in-file", "toolu_T")
+    assert s.tool_use_result(4) == {"content": "raw"}
+
+
+def test_quick_info_reads_head_and_tail_only(tmp_path):
+    from inspector.transcript.discovery import quick_info
+
+    filler = [user(f"m{i}", None, "x" * 2000, sec=i % 60) for i in range(200)]  # ~400 KB in the middle
+    recs = [user("u1", None, "first real prompt", sec=0)] + filler + [{"type": "ai-title", "aiTitle": "Generated"}]
+    path, _ = make(tmp_path, recs)
+    info = quick_info(path, window=8192)
+    assert info.first_prompt == "first real prompt" and info.title == "Generated"
+    assert info.cwd == "/w/proj" and info.session_id == "S" and info.size == path.stat().st_size

@@ -486,13 +486,12 @@ class Session:
         for p in self._flat_agents if self._flat_agents is not None else self._find_flat_agents():
             aid = p.stem[len("agent-") :]
             found.setdefault(aid, Subagent(aid, "flat", p))
-        groups: dict[str, None] = {}
-        for r in self.records:
-            if r.is_sidechain and r.uuid is not None and not self.is_flat_agent:
-                groups.setdefault(r.agent_id or "sidechain", None)
-        for aid in groups:
-            found.setdefault(aid, Subagent(aid, "in-file"))
         spawn: dict[str, str] = {}
+        if not self.is_flat_agent:
+            for aid, tid in self._in_file_sidechains().items():
+                found.setdefault(aid, Subagent(aid, "in-file"))
+                if tid:
+                    spawn[aid] = tid
         for i, r in enumerate(self.records):
             aid = r.get("spawned_agent")
             if aid and r.tool_results:
@@ -506,6 +505,42 @@ class Session:
             sa.spawned_by = spawn.get(aid) or (sa.meta.get("toolUseId") if isinstance(sa.meta.get("toolUseId"), str) else None)
         self._link_compactions(found)
         return sorted(found.values(), key=lambda s: (s.layout, s.agent_id))
+
+    def _in_file_sidechains(self) -> dict[str, str | None]:
+        """Sidechains stored inside the main file (1.0.x): group id -> spawning tool_use id.
+
+        A group is keyed by its agentId, else by its root record's uuid; it is linked to the
+        Task/Agent call whose prompt equals the text of the group's first user record.
+        """
+        groups: dict[str, int] = {}
+        for i, r in enumerate(self.records):
+            if r.is_sidechain and r.uuid is not None:
+                key = r.agent_id or (r.uuid if r.parent is None else None)
+                if key is None:
+                    continue
+                groups.setdefault(key, i)
+        if not groups:
+            return {}
+        calls: dict[str, str] = {}
+        for i, r in enumerate(self.records):
+            if r.is_sidechain:
+                continue
+            for tid, name in r.tool_uses:
+                if name in AGENT_TOOLS:
+                    msg = self.body(i).get("message")
+                    for b in iter_blocks(msg.get("content") if isinstance(msg, dict) else None):
+                        inp = b.get("input")
+                        if b.get("id") == tid and isinstance(inp, dict) and isinstance(inp.get("prompt"), str):
+                            calls.setdefault(inp["prompt"].strip(), tid)
+        out: dict[str, str | None] = {}
+        for key, first in groups.items():
+            text = self.record_text(first).strip() if self.records[first].type == "user" else ""
+            out["sidechain" if key == self.records[first].uuid and len(groups) == 1 else key] = calls.get(text)
+        return out
+
+    def tool_use_result(self, index: int) -> Any:
+        """The tool's raw structured output (`toolUseResult`), kept beside the tool_result content."""
+        return self.body(index).get("toolUseResult")
 
     def _find_flat_agents(self) -> list[Path]:
         if self.is_flat_agent:
