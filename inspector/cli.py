@@ -16,14 +16,15 @@ from inspector import __version__
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
-SUBCOMMANDS = ("stats",)
+SUBCOMMANDS = ("stats", "tokens")
 
 
 def _root_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="inspector",
         description="Look inside Claude Code sessions: records, tokens, compactions.",
-        epilog="Subcommands: stats (facts about every session; `inspector stats --help`).",
+        epilog="Subcommands: stats (facts about every session), tokens (thresholds, context per turn, why each "
+        "compaction fired). `inspector SUBCOMMAND --help` for each.",
     )
     p.add_argument(
         "path",
@@ -46,6 +47,174 @@ def _stats_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the stats cache")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+def _tokens_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector tokens",
+        description="The token story of each session under PATH: Claude Code's thresholds, the context at every "
+        "response, and why each compaction fired. Settings come from the environment and Claude Code's config; "
+        "the flags override them to ask 'what if'.",
+    )
+    p.add_argument("path", nargs="?", help="a .jsonl transcript, a project folder or a projects root")
+    p.add_argument("--json", action="store_true", help="print a JSON array, one object per session")
+    p.add_argument("--full", action="store_true", help="with --json: full summary and analysis texts")
+    p.add_argument("--at", metavar="UUID", help="also show what fills the context at this record")
+    g = p.add_argument_group("what if (override Claude Code's settings)")
+    g.add_argument("--model", help="model id or setting, e.g. claude-opus-4-6 or opus[1m] (default: the session's)")
+    g.add_argument("--window", type=int, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)")
+    g.add_argument("--one-m", action=argparse.BooleanOptionalAction, default=None, help="assume a 1M window (or not)")
+    g.add_argument("--auto-compact-window", type=int, metavar="N", help="CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow")
+    g.add_argument("--pct", type=float, metavar="P", help="CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (can only lower the threshold)")
+    g.add_argument("--no-auto-compact", action="store_true", help="as with DISABLE_AUTO_COMPACT or autoCompactEnabled=false")
+    g.add_argument("--auto-compact", action="store_true", help="assume auto-compact on, whatever the config says")
+    g.add_argument("--max-output-tokens", type=int, metavar="N", help="CLAUDE_CODE_MAX_OUTPUT_TOKENS")
+    g.add_argument("--blocking-limit", type=int, metavar="N", help="CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE")
+    g.add_argument("--disable-1m", action="store_true", help="CLAUDE_CODE_DISABLE_1M_CONTEXT")
+    g.add_argument("--output-cap", action="store_true", help="assume the 8k output-slot cap (GrowthBook tengu_otk_slot_v1; off by default)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    """Claude Code's settings from the environment and config, then the user's overrides."""
+    from inspector.tokens.thresholds import Settings
+
+    s = Settings.from_environment()
+    changes: dict[str, Any] = {}
+    for flag, field in (("model", "model"), ("window", "window"), ("one_m", "one_m"), ("auto_compact_window", "auto_compact_window"),
+                        ("pct", "pct_override"), ("max_output_tokens", "max_output_tokens"), ("blocking_limit", "blocking_override")):
+        v = getattr(args, flag, None)
+        if v is not None:
+            changes[field] = v
+    if getattr(args, "no_auto_compact", False):
+        changes["auto_compact_enabled"] = False
+    if getattr(args, "auto_compact", False):
+        changes["auto_compact_enabled"], changes["compact_disabled"] = True, False
+    if getattr(args, "disable_1m", False):
+        changes["disable_1m"] = True
+    if getattr(args, "output_cap", False):
+        changes["output_slot_cap"] = True
+    if args.pct is not None and not 0 < args.pct <= 100:
+        from inspector.transcript.discovery import InspectorError
+
+        raise InspectorError("--pct must be in (0, 100]")
+    return s.with_(**changes) if changes else s
+
+
+def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
+    import orjson
+
+    from inspector.tokens.context import composition
+    from inspector.tokens.explain import analyze
+    from inspector.tokens.series import token_count_with_estimation
+    from inspector.transcript.discovery import InspectorError, resolve_target, session_files
+    from inspector.transcript.session import Session
+
+    settings = settings_from_args(args)
+    path = Path(args.path) if args.path else _default_path(err)
+    target = resolve_target(path)
+    reports = []
+    found_at = False
+    for f, agents in session_files(target):
+        s = Session.load(f)
+        rep = analyze(s, settings)
+        d = rep.as_dict(full=args.full)
+        if args.at:
+            i = s.conversation.by_uuid.get(args.at)
+            if i is not None and i in rep.series.chain:
+                found_at = True
+                pos = rep.series.chain.index(i)
+                comp = composition(s, rep.series, rep.counts, rep.calibration, pos)
+                d["at"] = {"uuid": args.at, "token_count_with_estimation": token_count_with_estimation(s, rep.series, pos),
+                           "composition": comp.as_dict()}
+        reports.append((rep, d))
+    if args.at and not found_at:
+        raise InspectorError(f"no record {args.at} on the conversation of the session(s) under {path}")
+    if args.json:
+        out.write(orjson.dumps([d for _, d in reports], option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        out.write("\n".join(format_token_report(rep, d) for rep, d in reports) or "No sessions found.\n")
+    return EXIT_OK
+
+
+def _bar(n: int, scale: float, width: int, marks: dict[int, str]) -> str:
+    cells = [" "] * width
+    filled = min(width, int(round(n * scale)))
+    for k in range(filled):
+        cells[k] = "█"
+    for col, ch in marks.items():
+        if 0 <= col < width and cells[col] == " ":
+            cells[col] = ch
+    return "".join(cells)
+
+
+def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: int = 24) -> str:
+    """The readable `tokens` report: thresholds, a text chart, each compaction explained."""
+    from inspector.textutil import printable
+
+    th = d["thresholds"]
+    lines = [f"{printable(d['title'] or '(untitled)')}  ({d['session_id']})",
+             f"  {d['path']}",
+             f"  model {d['model'] or '?'}, Claude Code {d['version'] or '?'}"]
+    auto = th["auto_compact"]
+    lines.append(
+        f"  Thresholds: window {th['context_window']:,} ({th['window_source']}), effective {th['effective_window']:,}, "
+        f"warning {th['warning']:,}, " + (f"auto-compact {auto:,}, " if auto is not None else "auto-compact off, ")
+        + f"blocking {th['blocking']:,}")
+    c = d["calibration"]
+    lines.append(f"  Calibration: fixed overhead ≈ {c['overhead_tokens']:,} tokens, ratio {c['ratio']} (offline tokenizer → API), "
+                 f"fit error {c['error_pct']}% over {c['points']} responses ({c['method']})")
+    turns = d["turns"]
+    if turns:
+        top = max(th["context_window"], max(t["context_tokens"] for t in turns))
+        scale = width / top
+        marks = {int(th["warning"] * scale): "│", int(th["blocking"] * scale): "┃"}
+        if auto is not None:
+            marks[int(auto * scale)] = "╏"
+        lines.append(f"  Context per response ({len(turns)}; █ = context, │ warning, ╏ auto-compact, ┃ blocking):")
+        segs: dict[int, list[dict[str, Any]]] = {}
+        for t in turns:
+            segs.setdefault(t["segment"], []).append(t)
+        comps = [x for x in d["compactions"] if x["kind"] == "compact"]
+        per_seg = max(2, max_rows // max(1, len(segs)))
+        for seg, ts in segs.items():
+            if seg > 0 and seg - 1 < len(comps):
+                cx = comps[seg - 1]
+                lines.append(f"    ── {cx['strategy']} compaction at {cx['pre_tokens'] if cx['pre_tokens'] is not None else '?':,} tokens ──")
+            step = max(1, -(-len(ts) // per_seg))
+            for k in range(0, len(ts), step):
+                chunk = ts[k : k + step]
+                peak = max(chunk, key=lambda t: t["context_tokens"])
+                when = (peak["timestamp"] or "")[11:16]
+                lines.append(f"    {when:>5} {peak['context_tokens']:>9,} {peak['percent_left']:>3}% left "
+                             f"{_bar(peak['context_tokens'], scale, width, marks)} {'' if peak['state'] == 'ok' else peak['state']}")
+    else:
+        lines.append("  No API responses with usage on this session's chain.")
+    for x in d["compactions"]:
+        lines.append(f"  • {x['strategy']} ({x['trigger'] or '?'}) at {(x['timestamp'] or '?')[:19]}: {x['explanation']}")
+        if x["kind"] == "compact":
+            extra = []
+            if x["predicted_post_tokens"] is not None:
+                extra.append(f"predicted size after {x['predicted_post_tokens']:,}")
+            if x["messages_summarized"] is not None:
+                extra.append(f"{x['messages_summarized']} messages summarized, {x['messages_kept'] or 0} kept")
+            if x.get("compact_call") and x["compact_call"].get("usage"):
+                extra.append(f"summarizer call {x['compact_call']['agent_id']} read {x['compact_call']['usage']['context_tokens']:,} tokens")
+            if extra:
+                lines.append("      " + "; ".join(extra))
+    for a in d["anomalies"]:
+        lines.append(f"  ! {a}")
+    if "at" in d:
+        at = d["at"]
+        comp = at["composition"]
+        lines.append(f"  At {at['uuid']}: tokenCountWithEstimation {at['token_count_with_estimation']:,}; "
+                     f"context {comp['total']:,} ({comp['source']}):")
+        for cat, n in sorted(comp["categories"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"      {n:>9,}  {cat}")
+        for it in comp["largest_tool_results"][:5]:
+            lines.append(f"      {it['tokens']:>9,}  {it['tool']} {printable(it['what'])[:80]}")
+    return "\n".join(lines) + "\n"
 
 
 def _default_path(err: Any) -> Path:
@@ -168,6 +337,9 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
         if argv and argv[0] == "stats":
             args = _stats_parser().parse_args(argv[1:])
             return cmd_stats(args, out, err)
+        if argv and argv[0] == "tokens":
+            args = _tokens_parser().parse_args(argv[1:])
+            return cmd_tokens(args, out, err)
         args = _root_parser().parse_args(argv)
         # Until the TUI lands, the main job is the stats table.
         args.json, args.no_cache = False, False

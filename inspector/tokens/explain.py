@@ -1,0 +1,347 @@
+"""Why each compaction fired, and what looks wrong (§4, §6–§9.4, §13).
+
+`analyze(session, settings)` returns a `TokenReport`: the thresholds, the context series, the
+calibration, one `Explanation` per compact or microcompact boundary, and named anomalies. The
+command line prints it; the TUI draws it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from inspector.tokens.calibrate import Calibration, Counts, calibrate, chain_counts, turn_counted
+from inspector.tokens.context import RestoredFile
+from inspector.tokens.series import (
+    Series,
+    compaction_kind,
+    context_series,
+    session_thresholds,
+    summary_index,
+    token_count_with_estimation,
+)
+from inspector.tokens.thresholds import Settings, Thresholds, percent_left
+from inspector.transcript.records import context_tokens
+from inspector.transcript.session import Session
+
+_ANALYSIS = re.compile(r"<analysis>(.*?)</analysis>", re.S)
+
+
+def fmt(n: int | float | None) -> str:
+    return "?" if n is None else f"{round(n):,}"
+
+
+@dataclass(slots=True)
+class Explanation:
+    """One compact or microcompact boundary, explained."""
+
+    index: int
+    pos: int | None  # position in the logical chain (None if the boundary is off the chain)
+    uuid: str | None
+    timestamp: str | None
+    kind: str  # auto, manual, partial, session-memory, microcompact
+    trigger: str | None
+    pre_tokens: int | None
+    threshold: int | None
+    margin: int | None  # pre_tokens - threshold
+    last_usage_before: int | None
+    post_tokens: int | None  # compactMetadata.postTokens (newer builds; conversation only)
+    first_usage_after: int | None
+    predicted_post_tokens: int | None  # made without looking at any usage after the boundary
+    size_after: int | None
+    size_after_source: str | None  # "postTokens", "first usage after" or "estimate"
+    tokens_freed: int | None
+    messages_summarized: int | None
+    messages_kept: int | None
+    restored_files: list[RestoredFile] = field(default_factory=list)
+    compact_call: dict[str, Any] | None = None  # the agent-acompact-* call: agent id, usage, analysis
+    summary_text: str | None = None
+    cleared_tools: list[dict[str, Any]] = field(default_factory=list)
+    explanation: str = ""
+
+    def as_dict(self, *, full: bool = False) -> dict[str, Any]:
+        d = {
+            "uuid": self.uuid,
+            "timestamp": self.timestamp,
+            "kind": "microcompact" if self.kind == "microcompact" else "compact",
+            "strategy": self.kind,
+            "trigger": self.trigger,
+            "pre_tokens": self.pre_tokens,
+            "threshold": self.threshold,
+            "margin": self.margin,
+            "last_usage_before": self.last_usage_before,
+            "post_tokens": self.post_tokens,
+            "first_usage_after": self.first_usage_after,
+            "predicted_post_tokens": self.predicted_post_tokens,
+            "size_after": self.size_after,
+            "size_after_source": self.size_after_source,
+            "tokens_freed": self.tokens_freed,
+            "messages_summarized": self.messages_summarized,
+            "messages_kept": self.messages_kept,
+            "restored_files": [{"path": f.path, "tokens": f.tokens, "kind": f.kind} for f in self.restored_files],
+            "cleared_tools": self.cleared_tools,
+            "explanation": self.explanation,
+        }
+        if self.compact_call is not None:
+            call = dict(self.compact_call)
+            if not full and call.get("analysis"):
+                call["analysis"] = call["analysis"][:400] + ("…" if len(call["analysis"]) > 400 else "")
+            d["compact_call"] = call
+        if self.summary_text is not None:
+            d["summary_text"] = self.summary_text if full else self.summary_text[:400] + ("…" if len(self.summary_text) > 400 else "")
+        return d
+
+
+@dataclass(slots=True)
+class TokenReport:
+    session: Session
+    settings: Settings
+    thresholds: Thresholds
+    series: Series
+    counts: Counts
+    calibration: Calibration
+    compactions: list[Explanation]
+    anomalies: list[str]
+
+    def as_dict(self, *, full: bool = False) -> dict[str, Any]:
+        s = self.session
+        return {
+            "path": str(s.path),
+            "session_id": s.session_id,
+            "title": s.title,
+            "model": self.thresholds.model,
+            "version": s.version,
+            "thresholds": self.thresholds.as_dict(),
+            "settings": {k: v for k, v in _settings_dict(self.settings).items() if v is not None},
+            "turns": self.series.as_points(),
+            "compactions": [e.as_dict(full=full) for e in self.compactions],
+            "calibration": self.calibration.as_dict(),
+            "anomalies": self.anomalies,
+        }
+
+
+def _settings_dict(s: Settings) -> dict[str, Any]:
+    return {
+        "window": s.window,
+        "one_m": s.one_m,
+        "auto_compact_enabled": s.auto_compact_enabled,
+        "auto_compact_window": s.auto_compact_window,
+        "pct_override": s.pct_override,
+        "max_output_tokens": s.max_output_tokens,
+        "blocking_override": s.blocking_override,
+        "disable_1m": s.disable_1m or None,
+        "output_slot_cap": s.output_slot_cap or None,
+        "sources": [list(x) for x in s.sources] or None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _compact_call(s: Session, boundary: int) -> dict[str, Any] | None:
+    for sa in s.subagents:
+        if sa.boundary != boundary or sa.path is None:
+            continue
+        sub = s.load_subagent(sa)
+        if sub is None:
+            return None
+        reply = None
+        usage = None
+        for i in range(len(sub.records) - 1, -1, -1):
+            r = sub.records[i]
+            if r.type == "assistant" and r.usage is not None:
+                reply = sub.record_text(i)
+                usage = r.usage
+                break
+        m = _ANALYSIS.search(reply or "")
+        return {
+            "agent_id": sa.agent_id,
+            "path": str(sa.path),
+            "usage": {"input_tokens": usage[0], "cache_creation_input_tokens": usage[1], "cache_read_input_tokens": usage[2],
+                      "output_tokens": usage[3], "context_tokens": context_tokens(usage)} if usage else None,
+            "analysis": m.group(1).strip() if m else None,
+        }
+    return None
+
+
+def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th: Thresholds) -> Explanation:
+    r = s.records[index]
+    chain = series.chain
+    pos = chain.index(index) if index in chain else None
+    kind = compaction_kind(s, index)
+    meta = (r.get("microcompact") if kind == "microcompact" else r.get("compact")) or {}
+    pre = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None
+    post_meta = meta.get("postTokens") if isinstance(meta.get("postTokens"), int) else None
+    before = [t for t in series.turns if pos is not None and t.pos < pos]
+    after = [t for t in series.turns if pos is not None and t.pos > pos]
+    cal = calibrate(s, series, counts, before_pos=pos) if pos is not None else None
+    last_before = before[-1].tokens if before else None
+    first_after = after[0].tokens if after else None
+    threshold = th.auto_compact
+    margin = pre - threshold if pre is not None and threshold is not None else None
+
+    # the prediction uses only what was known before the boundary
+    predicted = None
+    restored: list[RestoredFile] = []
+    if cal is not None and pos is not None and after:
+        counted_after = turn_counted(counts, series, after[0])
+        predicted = cal.predict(counted_after)  # the restored files are part of what is counted after
+        restored = [replace(f, tokens=round(cal.ratio * f.counted)) for f in counts.restored.get(pos, [])]
+    elif pos is not None and pre is not None and kind == "microcompact":
+        saved = meta.get("tokensSaved") if isinstance(meta.get("tokensSaved"), int) else None
+        predicted = pre - saved if saved is not None else None
+
+    if first_after is not None:
+        size_after, src = first_after, "first usage after"
+    elif post_meta is not None and kind != "microcompact" and cal is not None:
+        # postTokens counts the conversation only; add the fixed overhead to compare with preTokens
+        size_after, src = post_meta + round(cal.overhead), "postTokens + overhead"
+    else:
+        size_after, src = predicted, ("estimate" if predicted is not None else None)
+    freed = None
+    if kind == "microcompact" and isinstance(meta.get("tokensSaved"), int):
+        freed = meta["tokensSaved"]
+    elif pre is not None and size_after is not None:
+        freed = pre - size_after
+
+    summarized = kept = None
+    summary_text = None
+    cleared: list[dict[str, Any]] = []
+    if kind == "microcompact":
+        ids = meta.get("compactedToolIds") if isinstance(meta.get("compactedToolIds"), list) else []
+        for tid in ids:
+            if not isinstance(tid, str):
+                continue
+            res = s.tool_index.get(tid, (None, None))[1]
+            n = None
+            if res is not None and res in counts.per_record and cal is not None:
+                n = round(counts.per_record[res].by_category.get(f"tool_result:{tid}", 0) * cal.ratio)
+            cleared.append({"tool_use_id": tid, "tool": s.tool_name(tid), "tokens": n})
+    else:
+        if isinstance(meta.get("messagesSummarized"), int):
+            summarized = meta["messagesSummarized"]
+        elif pos is not None:
+            seg_start = max((b for b in series.boundaries if b < pos), default=-1) + 1
+            summarized = sum(1 for p in range(seg_start, pos) if s.records[chain[p]].is_message)
+        conv = s.conversation
+        if conv.relink is not None and conv.relink.boundary == index:
+            kept = len(conv.relink.preserved)
+        elif isinstance(meta.get("preservedMessages"), dict) and isinstance(meta["preservedMessages"].get("uuids"), list):
+            kept = len(meta["preservedMessages"]["uuids"])
+        else:
+            kept = 0
+        si = summary_index(s, index)
+        if si is not None:
+            summary_text = s.record_text(si)
+
+    e = Explanation(
+        index=index, pos=pos, uuid=r.uuid, timestamp=r.timestamp, kind=kind,
+        trigger=meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
+        pre_tokens=pre, threshold=threshold, margin=margin, last_usage_before=last_before,
+        post_tokens=post_meta, first_usage_after=first_after, predicted_post_tokens=predicted,
+        size_after=size_after, size_after_source=src, tokens_freed=freed,
+        messages_summarized=summarized, messages_kept=kept, restored_files=restored,
+        compact_call=_compact_call(s, index) if kind != "microcompact" else None,
+        summary_text=summary_text, cleared_tools=cleared,
+    )
+    e.explanation = sentence(e, th)
+    return e
+
+
+def _window_words(th: Thresholds) -> str:
+    return (f"{fmt(th.context_window)} window − {fmt(th.reserved)} summary reserve − 13,000 buffer"
+            if th.auto_compact is not None else "auto-compact off")
+
+
+def sentence(e: Explanation, th: Thresholds) -> str:
+    """One plain sentence that says why it fired and what it did."""
+    after = ""
+    if e.size_after is not None and e.pre_tokens is not None:
+        after = f"; the context went from {fmt(e.pre_tokens)} to {fmt(e.size_after)} tokens ({e.size_after_source})"
+    if e.kind == "microcompact":
+        tools: dict[str, int] = {}
+        for c in e.cleared_tools:
+            tools[c["tool"] or "?"] = tools.get(c["tool"] or "?", 0) + 1
+        what = ", ".join(f"{n} {t}" for t, n in tools.items()) or "no"
+        when = f"when the context was {fmt(e.last_usage_before)} tokens" if e.last_usage_before is not None else "at an unknown context size"
+        return (f"Microcompaction cleared {len(e.cleared_tools)} old tool result(s) ({what}) {when} (recorded preTokens {fmt(e.pre_tokens)}), "
+                f"saving {fmt(e.tokens_freed)} tokens; nothing is summarized, old tool output is only dropped from what is sent"
+                + (f"; the next response used {fmt(e.first_usage_after)} tokens." if e.first_usage_after is not None else "."))
+    if e.kind == "auto":
+        if e.margin is not None and e.threshold is not None:
+            rel = "above" if e.margin >= 0 else "below"
+            why = (f"Auto-compaction fired because the context ({fmt(e.pre_tokens)} tokens, last API usage {fmt(e.last_usage_before)} plus the estimate of what followed) "
+                   f"reached the auto-compact threshold of {fmt(e.threshold)} ({_window_words(th)}), {fmt(abs(e.margin))} {rel} it")
+        else:
+            why = f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens"
+        return why + after + "."
+    if e.kind == "manual":
+        pct = f" ({100 - percent_left(e.pre_tokens, th)}% of the way to auto-compact)" if e.pre_tokens is not None and th.auto_compact else ""
+        return f"You ran /compact at {fmt(e.pre_tokens)} tokens{pct}, so the conversation was summarized before the threshold was reached" + after + "."
+    if e.kind == "session-memory":
+        return (f"Session-memory compaction replaced the older messages with the session notes (summary.md) and kept {fmt(e.messages_kept)} recent messages "
+                f"verbatim, at {fmt(e.pre_tokens)} tokens (threshold {fmt(e.threshold)})" + after + ".")
+    return (f"A partial compaction (\"summarize from here\") summarized {fmt(e.messages_summarized)} message(s) and kept {fmt(e.messages_kept)}, "
+            f"started by you at {fmt(e.pre_tokens)} tokens" + after + ".")
+
+
+def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thresholds) -> list[str]:
+    out: list[str] = []
+    auto = th.auto_compact
+    compact_pos = [e.pos for e in exps if e.kind != "microcompact" and e.pos is not None]
+    if auto is not None:
+        for seg in sorted({t.segment for t in series.turns}):
+            turns = [t for t in series.turns if t.segment == seg]
+            over = [t for t in turns if t.tokens >= auto]
+            if not over:
+                continue
+            later = [p for p in compact_pos if p > over[0].pos]
+            # a compaction right after the first crossing is the normal case
+            if later and all(t.pos < later[0] for t in over) and len([t for t in over if t.pos < later[0]]) <= 2:
+                continue
+            peak = max(t.tokens for t in over)
+            n = len([t for t in over if not later or t.pos < later[0]])
+            reasons = ["auto-compact was off (DISABLE_AUTO_COMPACT, DISABLE_COMPACT or autoCompactEnabled=false in ~/.claude.json)"]
+            failed = [a for a in s.subagents if a.kind == "compaction" and a.boundary is None]
+            if failed:
+                reasons.insert(0, f"auto-compact was tried and failed ({len(failed)} compaction call(s) left no boundary; after 3 "
+                                  "consecutive failures Claude Code stops trying)")
+            if peak <= 200_000:
+                reasons.append(f"a larger window than {fmt(th.context_window)} (a [1m] model setting is not written to the transcript, "
+                               "and usage never exceeded 200,000, so it cannot be inferred)")
+            v = s.version or ""
+            if v and _version_tuple(v) < (2, 1, 0):
+                reasons.append(f"an older build (version {v}) whose auto-compact rules may differ from the 2.1.88 ones used here")
+            out.append(f"Context above the auto-compact threshold ({fmt(auto)}) for {n} response(s), peak {fmt(peak)}, "
+                       f"with no compaction: " + "; or ".join(reasons) + ".")
+    for e in exps:
+        if e.kind == "auto" and e.pre_tokens is not None and e.threshold is not None and e.pre_tokens < e.threshold * 0.9:
+            out.append(f"Auto-compaction at {fmt(e.pre_tokens)} tokens fired well below the threshold of {fmt(e.threshold)}: a lower threshold was set "
+                       "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE or CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow), or the window was smaller than assumed.")
+        if e.kind == "microcompact":
+            ids = ", ".join(f"{c['tool'] or '?'} {c['tool_use_id']}" for c in e.cleared_tools)
+            out.append(f"Microcompaction at {fmt(e.pre_tokens)} tokens cleared {len(e.cleared_tools)} tool result(s): {ids}.")
+    return out
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    parts = []
+    for p in v.split("."):
+        m = re.match(r"\d+", p)
+        parts.append(int(m.group()) if m else 0)
+    return tuple(parts)
+
+
+def analyze(s: Session, settings: Settings | None = None) -> TokenReport:
+    settings = settings or Settings()
+    th = session_thresholds(s, settings)
+    series = context_series(s, settings, th)
+    counts = chain_counts(s, series)
+    cal = calibrate(s, series, counts)
+    bounds = [i for i, r in enumerate(s.records) if r.is_compact_boundary or r.is_microcompact_boundary]
+    exps = [explain_boundary(s, series, counts, i, th) for i in bounds]
+    return TokenReport(s, settings, th, series, counts, cal, exps, find_anomalies(s, series, exps, th))
+
+
+__all__ = ["analyze", "TokenReport", "Explanation", "token_count_with_estimation", "fmt"]

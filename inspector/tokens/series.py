@@ -1,0 +1,199 @@
+"""The context series (§3): the context size at every API response of a thread.
+
+One point per API response on the thread's logical chain (streamed fragments merged, synthetic
+records ignored, a response seen twice counted once), valued with Claude Code's measure
+(input + cache creation + cache read + output), classified against the thresholds. The series
+restarts at each compact boundary (`segment`). Kept messages relinked after a compaction carry
+stale usage that Claude Code zeroes on load; they are not points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.tokens.estimate import rough_record
+from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds, warning_state
+from inspector.transcript.records import context_tokens
+from inspector.transcript.session import Session
+
+
+SM_MARKER = "Recent messages are preserved verbatim."
+FULL_COMPACTIONS = ("auto", "manual")  # the kinds that re-attach recently read files (§8.5)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One API response of the thread."""
+
+    index: int  # record index of the response's last fragment on the chain
+    first: int  # record index of its first fragment
+    pos: int  # position of the first fragment in the logical chain
+    uuid: str | None
+    timestamp: str | None
+    tokens: int  # §3.2: the full context at that call
+    input_side: int  # input + cache creation + cache read
+    output: int
+    segment: int  # number of compact boundaries before it
+    state: str
+    percent_left: int
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    turns: tuple[Turn, ...]
+    chain: tuple[int, ...]  # the logical chain the series follows (record indexes)
+    boundaries: tuple[int, ...]  # chain positions of compact boundaries
+    microcompacts: tuple[int, ...]  # chain positions of microcompact boundaries
+    thresholds: Thresholds
+    sidechain: bool
+
+    def as_points(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "uuid": t.uuid,
+                "timestamp": t.timestamp,
+                "context_tokens": t.tokens,
+                "percent_left": t.percent_left,
+                "state": t.state,
+                "segment": t.segment,
+            }
+            for t in self.turns
+        ]
+
+
+def thread_is_sidechain(s: Session) -> bool:
+    """A subagent transcript: every chain record is a sidechain record."""
+    chain = [r for r in s.records if r.uuid is not None]
+    return bool(chain) and all(r.is_sidechain for r in chain)
+
+
+def session_thresholds(s: Session, settings: Settings) -> Thresholds:
+    """Thresholds for this session: its model unless the user chose one; window inferred from usage."""
+    if settings.model is None:
+        models = s.models or [r.model for r in s.records if r.model and r.has_real_usage]
+        if models:
+            settings = settings.with_(model=models[-1])
+    peak = max((context_tokens(r.usage) for r in s.records if r.has_real_usage and r.usage), default=None)
+    return thresholds(settings, peak_usage=peak)
+
+
+def context_series(s: Session, settings: Settings | None = None, th: Thresholds | None = None) -> Series:
+    settings = settings or Settings()
+    th = th or session_thresholds(s, settings)
+    side = thread_is_sidechain(s)
+    conv = s.conversation
+    chain = conv.logical_chain
+    recs = s.records
+    stale = conv.relink.preserved if conv.relink else frozenset()
+    groups: dict[str, list[int]] = {}
+    order: list[tuple[str, int]] = []
+    boundaries, micro = [], []
+    seg_at: list[int] = []
+    seg = 0
+    for pos, i in enumerate(chain):
+        r = recs[i]
+        if r.is_compact_boundary:
+            seg += 1
+            boundaries.append(pos)
+        elif r.is_microcompact_boundary:
+            micro.append(pos)
+        seg_at.append(seg)
+        if r.type != "assistant" or not r.has_real_usage or r.is_sidechain != side or r.uuid in stale:
+            continue
+        key = r.message_id or f"#{i}"
+        if key not in groups:
+            groups[key] = []
+            order.append((key, pos))
+        groups[key].append(i)
+    turns = []
+    for key, pos in order:
+        idx = groups[key]
+        last = recs[idx[-1]]
+        u = last.usage
+        assert u is not None
+        out = max(recs[j].usage[3] for j in idx)  # type: ignore[index]
+        inp = u[0] + u[1] + u[2]
+        tok = inp + out
+        turns.append(
+            Turn(
+                index=idx[-1],
+                first=idx[0],
+                pos=pos,
+                uuid=last.uuid,
+                timestamp=last.timestamp,
+                tokens=tok,
+                input_side=inp,
+                output=out,
+                segment=seg_at[pos],
+                state=warning_state(tok, th),
+                percent_left=percent_left(tok, th),
+            )
+        )
+    return Series(tuple(turns), tuple(chain), tuple(boundaries), tuple(micro), th, side)
+
+
+def segment_start(chain_boundaries: tuple[int, ...], pos: int) -> int:
+    """Chain position where the slice containing `pos` starts (the last boundary at or before it)."""
+    start = 0
+    for b in chain_boundaries:
+        if b <= pos:
+            start = b
+    return start
+
+
+def token_count_with_estimation(s: Session, series: Series, pos: int) -> int:
+    """tokenCountWithEstimation (§3.3) of the post-boundary slice ending at chain position `pos`."""
+    chain = series.chain
+    start = segment_start(series.boundaries, pos)
+    recs = s.records
+    stale = s.conversation.relink.preserved if s.conversation.relink else frozenset()
+    sl = list(chain[start : pos + 1])
+    found = None
+    for k in range(len(sl) - 1, -1, -1):
+        r = recs[sl[k]]
+        if r.type == "assistant" and r.has_real_usage and r.uuid not in stale:
+            found = k
+            break
+    if found is None:
+        return sum(rough_record(s.body(i)) for i in sl)
+    u = recs[sl[found]].usage
+    assert u is not None
+    anchor = found
+    mid = recs[sl[found]].message_id
+    if mid is not None:
+        k = found - 1
+        while k >= 0:
+            r = recs[sl[k]]
+            if r.type == "assistant" and r.message_id is not None:
+                if r.message_id != mid:
+                    break
+                anchor = k
+            k -= 1
+    return context_tokens(u) + sum(rough_record(s.body(i)) for i in sl[anchor + 1 :])
+
+
+def compaction_kind(s: Session, index: int) -> str:
+    """auto, manual, partial, session-memory or microcompact, as far as the records tell (§9.4)."""
+    r = s.records[index]
+    if r.is_microcompact_boundary:
+        return "microcompact"
+    meta = r.get("compact") or {}
+    summary = summary_index(s, index)
+    if "messagesSummarized" in meta or (summary is not None and s.records[summary].get("summarize")):
+        return "partial"
+    has_segment = isinstance(meta.get("preservedSegment"), dict) or isinstance(meta.get("preservedMessages"), dict)
+    if has_segment and summary is not None and SM_MARKER in s.record_text(summary):
+        return "session-memory"
+    return "manual" if meta.get("trigger") == "manual" else "auto"
+
+
+def summary_index(s: Session, boundary: int) -> int | None:
+    """The compact summary written right after a boundary (file order)."""
+    for j in range(boundary + 1, min(boundary + 40, len(s.records))):
+        r = s.records[j]
+        if r.is_compact_summary:
+            return j
+        if r.is_compact_boundary:
+            break
+    return None

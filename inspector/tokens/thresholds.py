@@ -1,0 +1,282 @@
+"""Context windows and Claude Code's thresholds (§4), with every setting that moves them.
+
+`Settings` gathers what decides the numbers: the model, the window, the environment overrides
+and the config switches. `Settings.from_environment()` reads them the way Claude Code does;
+every field can be overridden to ask "what if". `thresholds(settings)` computes the numbers of
+§4.3–4.4 exactly, and `warning_state(tokens, t)` classifies a context size.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+import orjson
+
+MODEL_CONTEXT_WINDOW_DEFAULT = 200_000
+ONE_MILLION = 1_000_000
+MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000
+AUTOCOMPACT_BUFFER_TOKENS = 13_000
+WARNING_THRESHOLD_BUFFER_TOKENS = 20_000
+ERROR_THRESHOLD_BUFFER_TOKENS = 20_000
+MANUAL_COMPACT_BUFFER_TOKENS = 3_000
+CAPPED_DEFAULT_MAX_TOKENS = 8_000
+
+# §4.2: (substring of the canonical model name, default, upper limit); first match wins.
+MAX_OUTPUT_TABLE: tuple[tuple[str, int, int], ...] = (
+    ("opus-4-6", 64_000, 128_000),
+    ("sonnet-4-6", 32_000, 128_000),
+    ("opus-4-5", 32_000, 64_000),
+    ("sonnet-4", 32_000, 64_000),
+    ("haiku-4", 32_000, 64_000),
+    ("opus-4-1", 32_000, 32_000),
+    ("opus-4", 32_000, 32_000),
+    ("claude-3-opus", 4_096, 4_096),
+    ("claude-3-sonnet", 8_192, 8_192),
+    ("claude-3-haiku", 4_096, 4_096),
+    ("3-5-sonnet", 8_192, 8_192),
+    ("3-5-haiku", 8_192, 8_192),
+    ("3-7-sonnet", 32_000, 64_000),
+)
+MAX_OUTPUT_OTHER = (32_000, 64_000)
+
+STATES = ("ok", "warning", "auto_compact", "blocking")
+
+
+def js_round(x: float) -> int:
+    """JavaScript's Math.round: halves round up (Python's round is banker's rounding)."""
+    return math.floor(x + 0.5)
+
+
+def truthy(v: str | None) -> bool:
+    """Claude Code's isEnvTruthy: 1, true, yes, on (any case)."""
+    return v is not None and v.strip().lower() in ("1", "true", "yes", "on")
+
+
+def positive_int(v: Any) -> int | None:
+    try:
+        n = int(str(v).strip())
+    except (TypeError, ValueError):
+        return None
+    return n if n > 0 else None
+
+
+def max_output_limits(model: str | None) -> tuple[int, int]:
+    """(default, upper limit) of max output tokens for a model (§4.2)."""
+    name = (model or "").lower()
+    for key, default, upper in MAX_OUTPUT_TABLE:
+        if key in name:
+            return default, upper
+    return MAX_OUTPUT_OTHER
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything that moves the thresholds. Each field is a user-visible setting."""
+
+    model: str | None = None
+    window: int | None = None  # explicit context window (the user's choice); None: resolve
+    one_m: bool | None = None  # 1M window: True/False, or None to infer from usage > 200k
+    auto_compact_enabled: bool = True  # ~/.claude.json autoCompactEnabled, DISABLE_AUTO_COMPACT
+    compact_disabled: bool = False  # DISABLE_COMPACT (hides /compact, no auto-compact)
+    auto_compact_window: int | None = None  # CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow
+    pct_override: float | None = None  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (0 < p <= 100)
+    max_output_tokens: int | None = None  # CLAUDE_CODE_MAX_OUTPUT_TOKENS
+    blocking_override: int | None = None  # CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE
+    disable_1m: bool = False  # CLAUDE_CODE_DISABLE_1M_CONTEXT
+    output_slot_cap: bool = False  # GrowthBook tengu_otk_slot_v1 (code default off) [uncertain]
+    sources: tuple[tuple[str, str], ...] = ()  # (setting, where it came from) for display
+
+    def with_(self, **changes: Any) -> "Settings":
+        return replace(self, **changes)
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None, config_dir: Path | None = None) -> "Settings":
+        """Read the overrides from the environment and Claude Code's config files."""
+        env = os.environ if env is None else env
+        src: list[tuple[str, str]] = []
+        kw: dict[str, Any] = {}
+        cfg = _read_global_config(env, config_dir)
+        settings = _read_settings(env, config_dir)
+        if truthy(env.get("DISABLE_COMPACT")):
+            kw["compact_disabled"] = True
+            kw["auto_compact_enabled"] = False
+            src.append(("auto_compact", "DISABLE_COMPACT"))
+        elif truthy(env.get("DISABLE_AUTO_COMPACT")):
+            kw["auto_compact_enabled"] = False
+            src.append(("auto_compact", "DISABLE_AUTO_COMPACT"))
+        elif cfg.get("autoCompactEnabled") is False:
+            kw["auto_compact_enabled"] = False
+            src.append(("auto_compact", "autoCompactEnabled in .claude.json"))
+        w = positive_int(env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW"))
+        if w:
+            kw["auto_compact_window"] = w
+            src.append(("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW"))
+        else:
+            w = positive_int(settings.get("autoCompactWindow"))
+            if w:
+                kw["auto_compact_window"] = w
+                src.append(("auto_compact_window", "autoCompactWindow setting"))
+        pct = env.get("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+        if pct:
+            try:
+                p = float(pct)
+                if 0 < p <= 100:
+                    kw["pct_override"] = p
+                    src.append(("pct_override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"))
+            except ValueError:
+                pass
+        mo = positive_int(env.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS"))
+        if mo:
+            kw["max_output_tokens"] = mo
+            src.append(("max_output_tokens", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"))
+        bo = positive_int(env.get("CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE"))
+        if bo:
+            kw["blocking_override"] = bo
+            src.append(("blocking", "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE"))
+        if truthy(env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT")):
+            kw["disable_1m"] = True
+            src.append(("window", "CLAUDE_CODE_DISABLE_1M_CONTEXT"))
+        return cls(sources=tuple(src), **kw)
+
+
+def _config_home(env: Mapping[str, str], config_dir: Path | None) -> Path:
+    if config_dir is not None:
+        return config_dir
+    raw = env.get("CLAUDE_CONFIG_DIR")
+    return Path(raw) if raw else Path(os.path.expanduser("~")) / ".claude"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = orjson.loads(path.read_bytes()[: 8 << 20])
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _read_global_config(env: Mapping[str, str], config_dir: Path | None) -> dict[str, Any]:
+    """`~/.claude.json` (or `$CLAUDE_CONFIG_DIR/.claude.json`): holds autoCompactEnabled (§1.4)."""
+    if config_dir is not None or env.get("CLAUDE_CONFIG_DIR"):
+        return _read_json(_config_home(env, config_dir) / ".claude.json")
+    return _read_json(Path(os.path.expanduser("~")) / ".claude.json")
+
+
+def _read_settings(env: Mapping[str, str], config_dir: Path | None) -> dict[str, Any]:
+    """`<config>/settings.json`: may hold autoCompactWindow (2.1.311+, §10)."""
+    return _read_json(_config_home(env, config_dir) / "settings.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The numbers of §4.3–4.4 for one model and one set of settings."""
+
+    model: str | None
+    context_window: int  # after CLAUDE_CODE_AUTO_COMPACT_WINDOW
+    model_window: int  # the model's own window
+    max_output_tokens: int
+    reserved: int  # min(max output, 20,000): the summary reserve
+    effective_window: int
+    auto_compact: int | None  # None when auto-compact is off
+    warning: int
+    error: int
+    blocking: int
+    auto_compact_enabled: bool
+    window_source: str  # why this window: "[1m] model", "usage above 200k", "user", "default", ...
+
+    @property
+    def base(self) -> int:
+        """What percent-left is measured against (§4.4)."""
+        return self.auto_compact if self.auto_compact is not None else self.effective_window
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "context_window": self.context_window,
+            "model_window": self.model_window,
+            "window_source": self.window_source,
+            "max_output_tokens": self.max_output_tokens,
+            "reserved": self.reserved,
+            "effective_window": self.effective_window,
+            "auto_compact": self.auto_compact,
+            "auto_compact_enabled": self.auto_compact_enabled,
+            "warning": self.warning,
+            "error": self.error,
+            "blocking": self.blocking,
+        }
+
+
+def resolve_window(s: Settings, peak_usage: int | None = None) -> tuple[int, str]:
+    """The model's context window (§4.1) and why."""
+    if s.window is not None:
+        return s.window, "user"
+    model = (s.model or "").lower()
+    if "[1m]" in model and not s.disable_1m:
+        return ONE_MILLION, "[1m] model setting"
+    if s.one_m is True and not s.disable_1m:
+        return ONE_MILLION, "user (1M)"
+    if s.one_m is None and peak_usage is not None and peak_usage > MODEL_CONTEXT_WINDOW_DEFAULT and not s.disable_1m:
+        return ONE_MILLION, "usage above 200k"
+    return MODEL_CONTEXT_WINDOW_DEFAULT, "default"
+
+
+def max_output_for(s: Settings) -> int:
+    """getMaxOutputTokensForModel (§4.2)."""
+    default, upper = max_output_limits(s.model)
+    if s.output_slot_cap:
+        default = min(default, CAPPED_DEFAULT_MAX_TOKENS)
+    if s.max_output_tokens is not None:
+        return min(s.max_output_tokens, upper)
+    return default
+
+
+def thresholds(s: Settings, peak_usage: int | None = None) -> Thresholds:
+    """Claude Code's effective window, auto-compact, warning, error and blocking limits."""
+    model_window, why = resolve_window(s, peak_usage)
+    window = model_window
+    if s.auto_compact_window is not None:
+        window = min(window, s.auto_compact_window)
+    max_out = max_output_for(s)
+    reserved = min(max_out, MAX_OUTPUT_TOKENS_FOR_SUMMARY)
+    effective = window - reserved
+    enabled = s.auto_compact_enabled and not s.compact_disabled
+    auto: int | None = effective - AUTOCOMPACT_BUFFER_TOKENS
+    if s.pct_override is not None and 0 < s.pct_override <= 100:
+        auto = min(math.floor(effective * s.pct_override / 100), auto)
+    base = auto if enabled else effective
+    blocking = s.blocking_override if s.blocking_override is not None else effective - MANUAL_COMPACT_BUFFER_TOKENS
+    return Thresholds(
+        model=s.model,
+        context_window=window,
+        model_window=model_window,
+        max_output_tokens=max_out,
+        reserved=reserved,
+        effective_window=effective,
+        auto_compact=auto if enabled else None,
+        warning=base - WARNING_THRESHOLD_BUFFER_TOKENS,
+        error=base - ERROR_THRESHOLD_BUFFER_TOKENS,
+        blocking=blocking,
+        auto_compact_enabled=enabled,
+        window_source=why,
+    )
+
+
+def percent_left(tokens: int, t: Thresholds) -> int:
+    base = t.base
+    if base <= 0:
+        return 0
+    return max(0, js_round((base - tokens) / base * 100))
+
+
+def warning_state(tokens: int, t: Thresholds) -> str:
+    """"ok", "warning", "auto_compact" or "blocking" (the most severe that applies)."""
+    if tokens >= t.blocking:
+        return "blocking"
+    if t.auto_compact is not None and tokens >= t.auto_compact:
+        return "auto_compact"
+    if tokens >= t.warning:
+        return "warning"
+    return "ok"
