@@ -205,6 +205,10 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
                 lines.append("      " + "; ".join(extra))
     for a in d["anomalies"]:
         lines.append(f"  ! {a}")
+    for sa in d.get("subagents", []):
+        if sa["turns"]:
+            lines.append(f"  subagent {sa['agent_id']} ({sa['kind']}): {sa['turns']} responses, peak {sa['peak_tokens']:,} tokens"
+                         f" — `inspector tokens {sa['path']}` for its own series")
     if "at" in d:
         at = d["at"]
         comp = at["composition"]

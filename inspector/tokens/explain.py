@@ -118,7 +118,24 @@ class TokenReport:
             "compactions": [e.as_dict(full=full) for e in self.compactions],
             "calibration": self.calibration.as_dict(),
             "anomalies": self.anomalies,
+            "subagents": self.subagent_series(),
         }
+
+    def subagent_series(self) -> list[dict[str, Any]]:
+        """Each subagent transcript's own context series, summarised (its own file has the details)."""
+        out = []
+        for sa in self.session.subagents:
+            sub = self.session.load_subagent(sa) if sa.path is not None else None
+            if sub is None:
+                out.append({"agent_id": sa.agent_id, "kind": sa.kind, "layout": sa.layout, "path": None, "turns": None, "peak_tokens": None})
+                continue
+            ser = context_series(sub, self.settings, self.thresholds)
+            out.append({
+                "agent_id": sa.agent_id, "kind": sa.kind, "layout": sa.layout, "path": str(sa.path),
+                "turns": len(ser.turns), "peak_tokens": max((t.tokens for t in ser.turns), default=None),
+                "last_tokens": ser.turns[-1].tokens if ser.turns else None,
+            })
+        return out
 
 
 def _settings_dict(s: Settings) -> dict[str, Any]:
