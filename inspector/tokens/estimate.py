@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import math
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from inspector.tokens.thresholds import js_round
+from inspector.transcript.records import iter_blocks
 
 IMAGE_TOKENS_ROUGH = 2_000  # §3.4: an image or document counts 2,000 in the rough estimate
 CLEARED_MARKER = "[Old tool result content cleared]"
@@ -38,13 +39,6 @@ def js_stringify(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-def _blocks(content: Any) -> Iterable[dict[str, Any]]:
-    if isinstance(content, list):
-        for b in content:
-            if isinstance(b, dict):
-                yield b
-
-
 def rough_block(b: dict[str, Any]) -> int:
     t = b.get("type")
     if t == "text":
@@ -66,7 +60,7 @@ def rough_block(b: dict[str, Any]) -> int:
 def rough_content(content: Any) -> int:
     if isinstance(content, str):
         return rough(content)
-    return sum(rough_block(b) for b in _blocks(content))
+    return sum(rough_block(b) for b in iter_blocks(content))
 
 
 def rough_record(body: dict[str, Any]) -> int:
@@ -92,14 +86,14 @@ def estimate_record_padded(body: dict[str, Any]) -> int:
     if not isinstance(content, list):
         return 0
     total = 0
-    for b in _blocks(content):
+    for b in iter_blocks(content):
         t = b.get("type")
         if t == "tool_result":
             inner = b.get("content")
             if isinstance(inner, str):
                 total += rough(inner)
             else:
-                for ib in _blocks(inner):
+                for ib in iter_blocks(inner):
                     if ib.get("type") == "text" and isinstance(ib.get("text"), str):
                         total += rough(ib["text"])
                     elif ib.get("type") in ("image", "document"):
@@ -161,7 +155,7 @@ def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), r
     meta = body.get("isMeta") is True
     if isinstance(content, str):
         add("summary" if summary else ("attachment" if meta else f"{t}_text"), content)
-    for b in _blocks(content):
+    for b in iter_blocks(content):
         bt = b.get("type")
         if bt == "text" and isinstance(b.get("text"), str):
             txt = b["text"]
@@ -184,7 +178,7 @@ def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), r
             if isinstance(inner, str):
                 add(f"tool_result:{tid}", inner)
             else:
-                for ib in _blocks(inner):
+                for ib in iter_blocks(inner):
                     if ib.get("type") == "text" and isinstance(ib.get("text"), str):
                         add(f"tool_result:{tid}", ib["text"])
                     elif ib.get("type") in ("image", "document"):
