@@ -1,0 +1,286 @@
+"""What every compaction strategy shares: the slice it works on, the result it returns, the
+records Claude Code writes for it (§8.6), and the token estimates before and after.
+
+A strategy is a pure function of (session, point, parameters) that returns one frozen
+`CompactionResult`; nothing here writes a file (that is `inspector.edit`).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid as uuidlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Mapping
+
+from inspector.tokens.calibrate import Calibration, calibrate, chain_counts, count_records
+from inspector.tokens.estimate import api_pieces, count_many
+from inspector.tokens.series import Series, context_series, session_thresholds, token_count_with_estimation
+from inspector.tokens.thresholds import Settings, Thresholds, percent_left, warning_state
+from inspector.transcript.discovery import InspectorError
+from inspector.transcript.session import Session
+
+CONTINUE_INTRO = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier portion of the conversation."
+)
+SM_PRESERVED = "Recent messages are preserved verbatim."
+CONTINUATION_DIRECTIVE = (
+    "Please continue the conversation from where we left it off without asking the user any further questions. "
+    "Continue with the last task that you were asked to work on."
+)
+
+
+class CompactError(InspectorError):
+    """A request the strategy cannot carry out (unknown point, nothing to summarize, ...)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the slice
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """The messages a compaction sees: the active chain from the last boundary to the point."""
+
+    session: Session
+    chain: tuple[int, ...]  # record indexes, starting at the last compact boundary (if any)
+    history: tuple[int, ...]  # the whole logical chain up to the point (what a saved file keeps)
+    point: int  # record index of the chosen point (the last record of `chain`)
+    series: Series
+
+    @property
+    def records(self) -> list[Any]:
+        return [self.session.records[i] for i in self.chain]
+
+    def body(self, i: int) -> dict[str, Any]:
+        return self.session.body(i)
+
+    def uuid(self, i: int) -> str:
+        u = self.session.records[i].uuid
+        assert u is not None
+        return u
+
+    @property
+    def boundary(self) -> int | None:
+        first = self.chain[0] if self.chain else None
+        return first if first is not None and self.session.records[first].is_compact_boundary else None
+
+    @property
+    def messages(self) -> list[int]:
+        """The slice without its leading boundary."""
+        return [i for i in self.chain if not self.session.records[i].is_compact_boundary]
+
+
+def make_slice(s: Session, at: str | None = None, settings: Settings | None = None) -> Slice:
+    """The post-boundary slice ending at record `at` (a uuid on the logical chain; default: the leaf)."""
+    series = context_series(s, settings or Settings())
+    chain = list(series.chain)
+    if not chain:
+        raise CompactError(f"{s.path} has no conversation to compact")
+    if at is None:
+        end = len(chain) - 1
+    else:
+        i = s.conversation.by_uuid.get(at)
+        if i is None:
+            raise CompactError(f"no record {at} in {s.path}")
+        if i not in chain:
+            raise CompactError(f"record {at} is not on the conversation's chain (it is on an abandoned branch or a sidechain)")
+        end = chain.index(i)
+    start = 0
+    for p in range(end, -1, -1):
+        if s.records[chain[p]].is_compact_boundary:
+            start = p
+            break
+    return Slice(s, tuple(chain[start : end + 1]), tuple(chain[: end + 1]), chain[end], series)
+
+
+# ---------------------------------------------------------------------------------------------
+# estimates
+
+
+class Estimator:
+    """Token numbers for a session: the API's where they exist, calibrated estimates elsewhere."""
+
+    def __init__(self, s: Session, series: Series, settings: Settings | None = None) -> None:
+        self.session = s
+        self.series = series
+        self.settings = settings or Settings()
+        self.thresholds: Thresholds = session_thresholds(s, self.settings)
+        self.counts = chain_counts(s, series)
+        self.calibration: Calibration = calibrate(s, series, self.counts)
+
+    def before(self, sl: Slice) -> int:
+        """tokenCountWithEstimation at the point: last API usage plus the rough estimate after it."""
+        pos = list(self.series.chain).index(sl.point)
+        return token_count_with_estimation(self.session, self.series, pos)
+
+    def counted(self, bodies: list[dict[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
+        """Offline-tokenizer count of what these records put in a request."""
+        texts: list[str] = []
+        fixed = 0
+        for b in bodies:
+            parts, fx = api_pieces(b, cleared=cleared, replacements=self.session.transcript.replacements)
+            texts.extend(parts.values())
+            fixed += fx
+        return sum(count_many(texts)) + fixed
+
+    def counted_records(self, indexes: list[int]) -> int:
+        per = count_records(self.session, indexes)
+        return sum(rc.total for rc in per.values())
+
+    def after(self, bodies: list[dict[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
+        """The context right after: fixed overhead + ratio × what the messages count."""
+        return self.calibration.predict(self.counted(bodies, cleared))
+
+    def state(self, tokens: int) -> dict[str, Any]:
+        return {"tokens": tokens, "state": warning_state(tokens, self.thresholds), "percent_left": percent_left(tokens, self.thresholds)}
+
+
+# ---------------------------------------------------------------------------------------------
+# the result
+
+
+@dataclass(frozen=True, slots=True)
+class ViewMessage:
+    """One record of what the model would see after the compaction."""
+
+    uuid: str | None
+    role: str  # user, assistant, attachment
+    body: Mapping[str, Any]
+    origin: str  # "kept", "summary", "boundary", "new", "cleared"
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionResult:
+    strategy: str  # microcompact, session-memory, partial, full
+    direction: str | None  # partial: "from" or "up_to"
+    point_uuid: str | None
+    pivot_uuid: str | None
+    view: tuple[ViewMessage, ...]
+    new_records: tuple[Mapping[str, Any], ...]  # appended when saving, in order
+    rewritten: Mapping[str, Mapping[str, Any]]  # uuid -> replacement body (cleared tool results)
+    cleared_tool_results: tuple[str, ...]
+    cleared_tokens: Mapping[str, int]  # tool_use id -> rough tokens saved (§6.1)
+    summarized_uuids: tuple[str, ...]
+    kept_uuids: tuple[str, ...]
+    summary: str | None
+    tokens_before: int
+    tokens_after: int
+    restored_files_tokens: int  # what a live full compaction would also re-attach (§8.5)
+    thresholds: Thresholds
+    fallback: str | None = None  # why the requested strategy was replaced (session-memory -> full)
+    noop: str | None = None  # why nothing would change (gap under the threshold, nothing to clear or summarize)
+    notes: tuple[str, ...] = ()
+    summarizer: str | None = None
+    summarizer_usage: Mapping[str, Any] | None = None
+    session_memory: str | None = None  # the notes used (session-memory strategy)
+    slice_records: int = 0
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.new_records or self.rewritten)
+
+    def as_dict(self) -> dict[str, Any]:
+        th = self.thresholds
+        return {
+            "strategy": self.strategy,
+            "direction": self.direction,
+            "point_uuid": self.point_uuid,
+            "pivot_uuid": self.pivot_uuid,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "state_before": warning_state(self.tokens_before, th),
+            "state_after": warning_state(self.tokens_after, th),
+            "percent_left_before": percent_left(self.tokens_before, th),
+            "percent_left_after": percent_left(self.tokens_after, th),
+            "thresholds": th.as_dict(),
+            "restored_files_tokens": self.restored_files_tokens,
+            "cleared_tool_results": list(self.cleared_tool_results),
+            "cleared_tokens": dict(self.cleared_tokens),
+            "summarized_uuids": list(self.summarized_uuids),
+            "kept_uuids": list(self.kept_uuids),
+            "summary": self.summary,
+            "fallback": self.fallback,
+            "noop": self.noop,
+            "notes": list(self.notes),
+            "summarizer": self.summarizer,
+            "summarizer_usage": dict(self.summarizer_usage) if self.summarizer_usage else None,
+            "records_written": [
+                {"type": r.get("type"), "subtype": r.get("subtype"), "uuid": r.get("uuid")} for r in self.new_records
+            ],
+            "parameters": dict(self.parameters),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# records as Claude Code writes them (§2.2, §8.6)
+
+
+@dataclass(slots=True)
+class RecordFactory:
+    """Makes new records with the session's envelope; ids and clock injectable for tests."""
+
+    session: Session
+    new_id: Callable[[], str] = field(default_factory=lambda: lambda: str(uuidlib.uuid4()))
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    _tick: int = 0
+
+    def envelope(self, template: Mapping[str, Any] | None) -> dict[str, Any]:
+        keep = ("userType", "cwd", "sessionId", "version", "gitBranch", "entrypoint", "slug")
+        env: dict[str, Any] = {"isSidechain": False}
+        if template:
+            env.update({k: template[k] for k in keep if k in template})
+        env.setdefault("userType", "external")
+        env.setdefault("sessionId", self.session.session_id)
+        return env
+
+    def timestamp(self) -> str:
+        t = self.now + timedelta(milliseconds=10 * self._tick)
+        self._tick += 1
+        return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def boundary(self, template: Mapping[str, Any] | None, *, trigger: str, pre_tokens: int, logical_parent: str | None,
+                 extra_meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        meta: dict[str, Any] = {"trigger": trigger, "preTokens": pre_tokens}
+        meta.update(extra_meta or {})
+        rec = {"parentUuid": None, "logicalParentUuid": logical_parent, **self.envelope(template), "type": "system",
+               "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
+               "timestamp": self.timestamp(), "uuid": self.new_id(), "level": "info", "compactMetadata": meta}
+        return rec
+
+    def user(self, template: Mapping[str, Any] | None, parent: str | None, content: Any, **extra: Any) -> dict[str, Any]:
+        return {"parentUuid": parent, **self.envelope(template), "type": "user", "message": {"role": "user", "content": content},
+                **extra, "uuid": self.new_id(), "timestamp": self.timestamp()}
+
+    def system(self, template: Mapping[str, Any] | None, parent: str | None, subtype: str, **extra: Any) -> dict[str, Any]:
+        return {"parentUuid": parent, **self.envelope(template), "type": "system", "subtype": subtype, "isMeta": False,
+                **extra, "uuid": self.new_id(), "timestamp": self.timestamp()}
+
+
+_ANALYSIS = re.compile(r"<analysis>.*?</analysis>", re.S)
+_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.S)
+
+
+def format_compact_summary(raw: str) -> str:
+    """formatCompactSummary (§8.4): drop the analysis, unwrap the summary, collapse blank runs."""
+    text = _ANALYSIS.sub("", raw, count=1)
+    m = _SUMMARY.search(text)
+    if m:
+        text = text[: m.start()] + "Summary:\n" + m.group(1).strip() + text[m.end() :]
+    text = re.sub(r"\n{2,}", "\n\n", text)
+    return text.strip()
+
+
+def wrap_summary(formatted: str, *, transcript_path: str | None, preserved: bool, directive: bool) -> str:
+    """getCompactUserSummaryMessage (§8.4, §7.7)."""
+    out = CONTINUE_INTRO + "\n\n" + formatted
+    if transcript_path:
+        out += ("\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content "
+                f"you generated), read the full transcript at: {transcript_path}")
+    if preserved:
+        out += "\n\n" + SM_PRESERVED
+    if directive:
+        out += "\n" + CONTINUATION_DIRECTIVE
+    return out
