@@ -16,7 +16,7 @@ from inspector import __version__
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
-SUBCOMMANDS = ("stats", "tokens")
+SUBCOMMANDS = ("stats", "tokens", "compact")
 
 
 def _root_parser() -> argparse.ArgumentParser:
@@ -24,7 +24,8 @@ def _root_parser() -> argparse.ArgumentParser:
         prog="inspector",
         description="Look inside Claude Code sessions: records, tokens, compactions.",
         epilog="Subcommands: stats (facts about every session), tokens (thresholds, context per turn, why each "
-        "compaction fired). `inspector SUBCOMMAND --help` for each.",
+        "compaction fired), compact (preview a compaction and save it as a new session). "
+        "`inspector SUBCOMMAND --help` for each.",
     )
     p.add_argument(
         "path",
@@ -95,7 +96,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         changes["disable_1m"] = True
     if getattr(args, "output_cap", False):
         changes["output_slot_cap"] = True
-    if args.pct is not None and not 0 < args.pct <= 100:
+    if getattr(args, "pct", None) is not None and not 0 < args.pct <= 100:
         from inspector.transcript.discovery import InspectorError
 
         raise InspectorError("--pct must be in (0, 100]")
@@ -218,6 +219,155 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
             lines.append(f"      {n:>9,}  {cat}")
         for it in comp["largest_tool_results"][:5]:
             lines.append(f"      {it['tokens']:>9,}  {it['tool']} {printable(it['what'])[:80]}")
+    return "\n".join(lines) + "\n"
+
+
+def _compact_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector compact",
+        description="Run one of Claude Code's compaction strategies on a session and preview the result: what the model "
+        "would see, tokens before and after against the thresholds. A dry run unless --write, which saves a new session "
+        "(the original is never modified) and prints the command to resume it.",
+    )
+    p.add_argument("path", help="the session's .jsonl transcript")
+    p.add_argument("--strategy", required=True, choices=["microcompact", "session-memory", "partial", "full"])
+    p.add_argument("--at", metavar="UUID", help="partial: the user message to summarize from (or up to); "
+                   "other strategies: compact as if the session ended at this record (default: its last message)")
+    p.add_argument("--direction", default="from", choices=["from", "up-to", "up_to"], help="partial: summarize from the message on, or up to it")
+    p.add_argument("--summarizer", default="offline", choices=["offline", "anthropic"],
+                   help="offline (default: nothing leaves this machine) or anthropic (sends the conversation; asks first)")
+    p.add_argument("--model", help="anthropic: the model that writes the summary (default: %(default)s)", default=None)
+    p.add_argument("--instructions", metavar="TEXT", help="full: /compact instructions; partial: the context you give")
+    p.add_argument("--yes", action="store_true", help="anthropic: send without asking (after you have seen the estimate once)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--write", action="store_true", help="save the result as a new session beside the original")
+    p.add_argument("--out", metavar="FILE", help="with --write: the new .jsonl file (must not exist)")
+    g = p.add_argument_group("microcompact")
+    g.add_argument("--gap-minutes", type=float, default=60.0, help="minutes since the last reply before clearing (default 60)")
+    g.add_argument("--keep-recent", type=int, default=5, help="most recent tool results kept (default 5)")
+    g.add_argument("--now", metavar="ISO", help="the time to measure the gap to (default: now)")
+    g.add_argument("--force", action="store_true", help="clear even when the gap is under the threshold")
+    g = p.add_argument_group("session-memory")
+    g.add_argument("--min-tokens", type=int, default=10_000)
+    g.add_argument("--min-text-messages", type=int, default=5)
+    g.add_argument("--max-tokens", type=int, default=40_000)
+    g.add_argument("--last-summarized", metavar="UUID", help="lastSummarizedMessageId (default: the resumed-session rule)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> None:
+    """Show what the Anthropic summarizer would send and what it costs; send only with consent."""
+    from inspector.transcript.discovery import InspectorError
+
+    est = summ.estimate(req)
+    err.write(f"inspector: the Anthropic summarizer would send {est.describe()}\n")
+    if args.yes:
+        return
+    if not (hasattr(sys.stdin, "isatty") and sys.stdin.isatty()):
+        raise InspectorError("nothing was sent: re-run with --yes to send it")
+    err.write("Send it? [y/N] ")
+    err.flush()
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        raise InspectorError("nothing was sent")
+
+
+def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
+    import orjson
+
+    from inspector.compact import STRATEGIES, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
+    from inspector.compact.summarize.base import SummaryRequest
+    from inspector.edit import save
+    from inspector.transcript.discovery import InspectorError, resolve_target
+    from inspector.transcript.session import Session
+
+    target = resolve_target(args.path)
+    if target.kind != "file":
+        raise InspectorError(f"compact works on one session: give a .jsonl file, not {target.kind} {args.path}")
+    assert args.strategy in STRATEGIES
+    s = Session.load(target.path)
+    settings = settings_from_args(argparse.Namespace(**{**vars(args), "model": None, "window": None, "one_m": None,
+                                                        "auto_compact_window": None, "pct": None, "max_output_tokens": None,
+                                                        "blocking_limit": None}))
+    summarizer = None
+    if args.summarizer == "anthropic":
+        from inspector.compact.summarize.anthropic_api import DEFAULT_MODEL, AnthropicSummarizer
+
+        summarizer = AnthropicSummarizer(args.model or DEFAULT_MODEL)
+        if not summarizer.has_key:
+            raise InspectorError("set ANTHROPIC_API_KEY to use the Anthropic summarizer (nothing was sent)")
+        if args.strategy in ("full", "partial", "session-memory"):
+            sl = make_slice(s, None if args.strategy == "partial" else args.at, settings)
+            req = SummaryRequest(s, tuple(sl.messages), instructions=args.instructions)
+            _confirm_send(summarizer, req, args, err)
+    now = None
+    if args.now:
+        try:
+            now = datetime.fromisoformat(args.now.replace("Z", "+00:00"))
+        except ValueError:
+            raise InspectorError(f"--now must be an ISO date and time, not {args.now!r}") from None
+    direction = args.direction.replace("-", "_")
+    res = compact(
+        s, args.strategy,
+        at=None if args.strategy == "partial" else args.at,
+        pivot=args.at if args.strategy == "partial" else None,
+        direction=direction, instructions=args.instructions, summarizer=summarizer, settings=settings,
+        microcompact_params=MicrocompactParams(gap_minutes=args.gap_minutes, keep_recent=args.keep_recent, now=now, force=args.force),
+        session_memory_params=SessionMemoryParams(KeepConfig(args.min_tokens, args.min_text_messages, args.max_tokens), args.last_summarized),
+    )
+    saved = None
+    if args.write:
+        saved = save(s, res, out=Path(args.out) if args.out else None)
+    if args.json:
+        d = res.as_dict()
+        d["written"] = str(saved.path) if saved else None
+        d["save"] = saved.as_dict() if saved else None
+        out.write(orjson.dumps(d, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        out.write(format_compaction(res, saved))
+    return EXIT_OK
+
+
+def format_compaction(res: Any, saved: Any = None) -> str:
+    from inspector.textutil import printable
+
+    d = res.as_dict()
+    th = d["thresholds"]
+    auto = th["auto_compact"]
+    lines = [f"{res.strategy} compaction" + (f" ({res.direction.replace('_', ' ')} {res.pivot_uuid})" if res.direction else "")
+             + (f" — fell back from session-memory: {res.fallback}" if res.fallback else "")]
+    if res.noop:
+        lines.append(f"  Nothing would change: {res.noop}")
+    lines.append(f"  Tokens: {res.tokens_before:,} ({d['state_before']}, {d['percent_left_before']}% left) → "
+                 f"{res.tokens_after:,} ({d['state_after']}, {d['percent_left_after']}% left)")
+    lines.append(f"  Thresholds: warning {th['warning']:,}, " + (f"auto-compact {auto:,}, " if auto is not None else "auto-compact off, ")
+                 + f"blocking {th['blocking']:,}, window {th['context_window']:,}")
+    width = 50
+    top = max(th["context_window"], res.tokens_before)
+    for label, n in (("before", res.tokens_before), ("after", res.tokens_after)):
+        bar = "█" * min(width, round(n / top * width))
+        lines.append(f"  {label:>6} {bar:<{width}} {n:>9,}")
+    if res.cleared_tool_results:
+        lines.append(f"  Cleared {len(res.cleared_tool_results)} tool result(s), {sum(res.cleared_tokens.values()):,} tokens (rough): "
+                     + ", ".join(res.cleared_tool_results[:6]) + (" …" if len(res.cleared_tool_results) > 6 else ""))
+    if res.summarized_uuids or res.kept_uuids:
+        lines.append(f"  Summarized {len(res.summarized_uuids)} record(s), kept {len(res.kept_uuids)}")
+    if res.restored_files_tokens:
+        lines.append(f"  A live compaction would also re-attach recently read files: +{res.restored_files_tokens:,} tokens")
+    for n in res.notes:
+        lines.append(f"  note: {printable(n)}")
+    if res.summarizer_usage:
+        u = res.summarizer_usage
+        lines.append(f"  Summarizer usage: {u.get('input_tokens', 0):,} in, {u.get('output_tokens', 0):,} out")
+    if res.summary:
+        lines.append("  Summary:")
+        lines += ["    " + printable(ln, keep_newlines=True) for ln in res.summary.splitlines()]
+    if saved is not None:
+        lines.append(f"Saved {saved.records} records to {saved.path}" + (f" (+{len(saved.copied)} file(s) copied beside it)" if saved.copied else ""))
+        lines.append(f"Checked: chain intact, tool calls paired, {saved.verification.saved_counted:,} counted tokens as previewed.")
+        lines.append(f"Resume it with: {saved.resume_command}")
+    elif res.changed:
+        lines.append("Dry run: nothing was written. Add --write to save it as a new session.")
     return "\n".join(lines) + "\n"
 
 
@@ -344,6 +494,9 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
         if argv and argv[0] == "tokens":
             args = _tokens_parser().parse_args(argv[1:])
             return cmd_tokens(args, out, err)
+        if argv and argv[0] == "compact":
+            args = _compact_parser().parse_args(argv[1:])
+            return cmd_compact(args, out, err)
         args = _root_parser().parse_args(argv)
         # Until the TUI lands, the main job is the stats table.
         args.json, args.no_cache = False, False

@@ -116,7 +116,7 @@ def session_memory_compact(sl: Slice, est: Estimator, summarizer: Summarizer, pa
         noop = (f"the keep window (at least {params.keep.min_tokens:,} tokens and {params.keep.min_text_block_messages} text messages, "
                 f"at most {params.keep.max_tokens:,}) covers the whole slice: nothing to summarize")
     truncated_text, truncated = truncate_for_compact(memory)
-    wrapped = wrap_summary(truncated_text.strip(), transcript_path=str(s.path), preserved=bool(keep), directive=True)
+    wrapped = wrap_summary(truncated_text.strip(), transcript_path=str(s.path.resolve()), preserved=bool(keep), directive=True)
     if truncated:
         wrapped += f"\n\nSome sections were truncated for length; the full notes are in {mp}"
     factory = factory or RecordFactory(s)

@@ -60,7 +60,7 @@ def full_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: Full
         raise CompactError("nothing to summarize: the slice has no messages after the last compaction")
     out = summarizer.summarize(SummaryRequest(s, tuple(msgs), kind="full", instructions=params.instructions), progress, cancel)
     formatted = format_compact_summary(out.text)
-    wrapped = wrap_summary(formatted, transcript_path=str(s.path), preserved=False, directive=params.trigger == "auto")
+    wrapped = wrap_summary(formatted, transcript_path=str(s.path.resolve()), preserved=False, directive=params.trigger == "auto")
     factory = factory or RecordFactory(s)
     tmpl = s.body(sl.point)
     before = est.before(sl)
@@ -117,7 +117,7 @@ def partial_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: P
     kind = "partial_from" if params.direction == "from" else "partial_up_to"
     out = summarizer.summarize(SummaryRequest(s, tuple(summarize), context=context, kind=kind, instructions=params.user_context), progress, cancel)
     formatted = format_compact_summary(out.text)
-    wrapped = wrap_summary(formatted, transcript_path=str(s.path), preserved=params.direction == "up_to" and bool(keep), directive=False)
+    wrapped = wrap_summary(formatted, transcript_path=str(s.path.resolve()), preserved=params.direction == "up_to" and bool(keep), directive=False)
     factory = factory or RecordFactory(s)
     tmpl = s.body(sl.point)
     before = est.before(sl)

@@ -10,6 +10,7 @@ ten sections of Claude Code's session-memory notes (§7.2).
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,8 @@ from inspector.transcript.session import Session
 
 MAX_USER_MESSAGE = 4_000  # characters of one user message quoted verbatim before it is cut
 MAX_SNIPPET_LINES = 12
-ERROR_RE = re.compile(r"(Traceback \(most recent call last\)|\bError\b|\bERROR\b|\bFAILED\b|\bfailed\b|exit code [1-9]|Exception)")
+ERROR_RE = re.compile(r"(Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b:|\bERROR\b|\bFAILED\b|\b[1-9]\d* failed\b|"
+                      r"exit code [1-9]|command not found|No such file or directory|^fatal: |^error: )", re.M)
 EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 EXT_LANG = {".py": "Python", ".ts": "TypeScript", ".tsx": "TypeScript/React", ".js": "JavaScript", ".rs": "Rust", ".go": "Go",
             ".ex": "Elixir", ".exs": "Elixir", ".rb": "Ruby", ".java": "Java", ".md": "Markdown", ".css": "CSS", ".html": "HTML",
@@ -46,6 +48,22 @@ class Facts:
     assistant_texts: list[str] = field(default_factory=list)
     last_calls: list[str] = field(default_factory=list)
     languages: dict[str, int] = field(default_factory=dict)
+    earlier: dict[int, str] = field(default_factory=dict)  # sections of an earlier compaction's summary, by number
+
+
+_SECTION_HEAD = re.compile(r"^\s*(\d+)\.\s+([^:\n]{3,60}):\s*$", re.M)
+
+
+def parse_sections(summary: str) -> dict[int, str]:
+    """The numbered sections of a compaction summary ("1. Primary Request and Intent:" ...)."""
+    heads = list(_SECTION_HEAD.finditer(summary))
+    out: dict[int, str] = {}
+    for k, m in enumerate(heads):
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(summary)
+        body = summary[m.end() : end]
+        body = body.split("\n\nIf you need specific details from before compaction", 1)[0]
+        out[int(m.group(1))] = textwrap.dedent(body.strip("\n")).rstrip()
+    return out
 
 
 def _clip(s: str, n: int) -> str:
@@ -79,7 +97,8 @@ def gather(s: Session, indexes: tuple[int, ...] | list[int]) -> Facts:
         content = msg.get("content") if isinstance(msg, dict) else None
         if r.type == "user":
             if body.get("isCompactSummary") is True:
-                f.user_messages.append("(the summary of an earlier compaction)")
+                if not f.earlier:
+                    f.earlier = parse_sections(text_of(content))
                 continue
             if r.tool_results:
                 for b in iter_blocks(content):
@@ -179,6 +198,8 @@ def _errors_section(f: Facts) -> list[str]:
 
 def _pending(f: Facts) -> list[str]:
     out = [f"   - {t.get('content', '?')} ({t.get('status', '?')})" for t in f.todos if t.get("status") != "completed"]
+    if not out and not f.todos and f.earlier.get(7):
+        return ["   From the earlier summary:", _indent(f.earlier[7], 3)]
     return out or ["   - None recorded in a todo list."]
 
 
@@ -207,22 +228,33 @@ def summary_sections(f: Facts, *, kind: str, instructions: str | None) -> str:
                   if any(t.get("status") == "pending" for t in f.todos) else
                   "Wait for the user's next request; the last request appears complete." if last_text else "Resume the user's last request."))
     sec8, sec9 = ("Work Completed", "Context for Continuing Work") if kind == "partial_up_to" else ("Current Work", "Optional Next Step")
-    parts = [
-        "1. Primary Request and Intent:",
-        _indent(_clip(first, 1500), 3),
-    ]
+    early = f.earlier
+    parts = ["1. Primary Request and Intent:"]
+    if early.get(1):
+        parts.append(_indent(early[1], 3))
+        if f.user_messages:
+            parts.append("   Since the earlier summary:")
+    if f.user_messages or not early.get(1):
+        parts.append(_indent(_clip(first, 1500), 3))
     if len(f.user_messages) > 1:
         parts.append(f"   Later requests are listed in section 6 ({len(f.user_messages) - 1} more).")
     if instructions:
         parts.append(f"   Summary instructions given: {instructions}")
-    parts += ["", "2. Key Technical Concepts:", *_concepts(f),
-              "", "3. Files and Code Sections:", *_files_section(f),
-              "", "4. Errors and fixes:", *_errors_section(f),
-              "", "5. Problem Solving:"]
+    def carried(n: int) -> list[str]:
+        return ["   From the earlier summary:", _indent(early[n], 3)] if early.get(n) else []
+
+    parts += ["", "2. Key Technical Concepts:", *_concepts(f), *carried(2),
+              "", "3. Files and Code Sections:", *_files_section(f), *carried(3),
+              "", "4. Errors and fixes:", *_errors_section(f), *carried(4),
+              "", "5. Problem Solving:", *carried(5)]
     conclusions = [_clip(" ".join(t.split()), 400) for t in f.assistant_texts[-6:-1]]
     parts += [f"   - {c}" for c in conclusions] or ["   - (no intermediate conclusions recorded)"]
     parts += ["", "6. All user messages:"]
-    parts += [f"   - {_indent(m, 5).lstrip()}" for m in f.user_messages] or ["   - (none)"]
+    if early.get(6):
+        parts.append(_indent(early[6], 3))
+    parts += [f"   - {_indent(m, 5).lstrip()}" for m in f.user_messages]
+    if not f.user_messages and not early.get(6):
+        parts.append("   - (none)")
     parts += ["", "7. Pending Tasks:", *_pending(f), "", f"8. {sec8}:"]
     if last_text:
         parts.append(_indent(_clip(last_text, 2000), 3))
