@@ -23,7 +23,7 @@ from inspector.tokens.estimate import count, js_stringify, rough_record
 from inspector.tokens.thresholds import max_output_limits
 from inspector.transcript.records import iter_blocks, tool_result_text
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 COMPACT_MAX_OUTPUT_TOKENS = 20_000
 MAX_PTL_RETRIES = 3
 RETRY_MARKER = "[earlier conversation truncated for compaction retry]"

@@ -1,0 +1,333 @@
+"""Compaction strategies (§6–§8), the shared invariants, saving, and the command line."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import orjson
+import pytest
+
+from builders import assistant, system, tool_result, tool_use, user
+from conftest import SAMPLES, sha256, tree_hashes, write_jsonl
+from inspector.cli import main
+from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
+from inspector.compact.base import RecordFactory, format_compact_summary
+from inspector.compact.invariants import adjust_index_to_preserve_api_invariants, calculate_messages_to_keep_index
+from inspector.compact.session_memory import template_text, truncate_for_compact
+from inspector.compact.summary_compact import is_pivot_candidate
+from inspector.edit import SaveError, save
+from inspector.edit.save import write_atomic
+from inspector.tokens.estimate import CLEARED_MARKER
+from inspector.transcript.session import Session
+
+WEATHERLY = SAMPLES / "-home-ann-work-weatherly"
+
+
+def sample(title_prefix: str) -> Path:
+    return next(p for p in WEATHERLY.glob("*.jsonl") if Session.load(p).title.startswith(title_prefix))
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A copy of the samples (saving writes beside the original)."""
+    dst = tmp_path / "projects"
+    shutil.copytree(SAMPLES, dst)
+    return dst
+
+
+def ids():
+    n = iter(range(10**6))
+    return lambda: f"00000000-0000-4000-8000-{next(n):012d}"
+
+
+def factory(s):
+    return RecordFactory(s, new_id=ids(), now=datetime(2026, 11, 1, tzinfo=timezone.utc))
+
+
+# -- invariants (§7.4, §7.5) ------------------------------------------------------------------
+
+def _recs(tmp_path, recs):
+    return Session.load(write_jsonl(tmp_path / "x.jsonl", recs)).records
+
+
+def test_adjust_keeps_tool_pairs_and_fragments(tmp_path):
+    recs = _recs(tmp_path, [
+        user("u1", None),
+        assistant("t", "u1", [{"type": "thinking", "thinking": "x", "signature": "s"}], mid="m1"),
+        assistant("a1", "t", [tool_use("t1")], mid="m1"),
+        assistant("a2", "a1", [tool_use("t2")], mid="m1"),
+        tool_result("r1", "a1", "t1"),
+        tool_result("r2", "a2", "t2"),
+        assistant("b", "r2", mid="m2"),
+    ])
+    assert adjust_index_to_preserve_api_invariants(recs, 5) == 1  # r2 needs a2, a2 shares m1 with t and a1
+    assert adjust_index_to_preserve_api_invariants(recs, 6) == 6
+    assert adjust_index_to_preserve_api_invariants(recs, 0) == 0
+
+
+def test_keep_index_rules(tmp_path):
+    recs = _recs(tmp_path, [user(f"u{i}", None, f"msg {i}") for i in range(10)])
+    tok = {i: 3000 for i in range(10)}
+    # resumed-session rule: built back from the end until >= 10k tokens and >= 5 text messages
+    assert calculate_messages_to_keep_index(recs, 9, tok.__getitem__) == 5
+    assert calculate_messages_to_keep_index(recs, 9, tok.__getitem__, KeepConfig(min_tokens=1000, min_text_block_messages=1)) == 9
+    # max tokens caps the backward growth
+    assert calculate_messages_to_keep_index(recs, 9, {i: 30_000 for i in range(10)}.__getitem__) == 8
+    # a last-summarized index: everything after it is kept if it already meets the minimums
+    assert calculate_messages_to_keep_index(recs, 2, tok.__getitem__) == 3
+    assert calculate_messages_to_keep_index([], 0, tok.__getitem__) == 0
+
+
+def test_keep_index_never_crosses_a_boundary(tmp_path):
+    recs = _recs(tmp_path, [user("a", None), system("b", None, "compact_boundary"), user("c", "b"), user("d", "c")])
+    assert calculate_messages_to_keep_index(recs, 3, lambda i: 1) == 2
+
+
+def test_format_compact_summary():
+    raw = "<analysis>\nthinking\n</analysis>\n\n\n<summary>\n  1. A:\n   x\n\n\n\n2. B:\n</summary>\ntrailing"
+    assert format_compact_summary(raw) == "Summary:\n1. A:\n   x\n\n2. B:\ntrailing"
+
+
+def test_truncate_for_compact():
+    text = "# A\n_d_\n" + "line\n" * 3000 + "# B\n_e_\nshort\n"
+    out, truncated = truncate_for_compact(text)
+    assert truncated and "[... section truncated for length ...]" in out and out.rstrip().endswith("short")
+    assert truncate_for_compact(template_text())[1] is False
+
+
+# -- microcompact (§6.1) ----------------------------------------------------------------------
+
+def _mc_session(tmp_path, n=8):
+    recs = [user("u0", None, "read everything", sec=0)]
+    parent = "u0"
+    for k in range(n):
+        recs += [assistant(f"a{k}", parent, [tool_use(f"t{k}", "Read" if k != 2 else "Task", {"file_path": f"/w/f{k}.py"})], sec=2 * k + 1),
+                 tool_result(f"r{k}", f"a{k}", f"t{k}", "y" * 4000, sec=2 * k + 2)]
+        parent = f"r{k}"
+    recs.append(assistant("end", parent, sec=59))
+    return Session.load(write_jsonl(tmp_path / "proj" / "mc.jsonl", recs))
+
+
+def test_microcompact_clears_all_but_the_most_recent(tmp_path):
+    s = _mc_session(tmp_path)
+    last = datetime(2026, 4, 2, 9, 0, 59, tzinfo=timezone.utc)
+    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=61)), factory=factory(s))
+    assert r.noop is None
+    assert r.cleared_tool_results == ("t0", "t1")  # t2 is a Task (not compactable); t3..t7 are the 5 most recent
+    assert r.cleared_tokens == {"t0": 1000, "t1": 1000}
+    assert r.tokens_after < r.tokens_before
+    cleared = [v for v in r.view if v.origin == "cleared"]
+    assert [c.body["message"]["content"][0]["content"] for c in cleared] == [CLEARED_MARKER, CLEARED_MARKER]
+    assert r.new_records[0]["subtype"] == "microcompact_boundary"
+
+
+def test_microcompact_gap_and_keep_recent(tmp_path):
+    s = _mc_session(tmp_path)
+    last = datetime(2026, 4, 2, 9, 0, 59, tzinfo=timezone.utc)
+    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30)))
+    assert r.noop and "under the 60 min threshold" in r.noop and not r.changed
+    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30), force=True, keep_recent=0))
+    assert len(r.cleared_tool_results) == 6  # keep max(1, 0) = 1 of the 7 Reads
+
+
+# -- session memory (§7) ----------------------------------------------------------------------
+
+def test_session_memory_uses_summary_md_and_keeps_a_window():
+    s = Session.load(sample("Fix forecast"))
+    b = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
+    point = s.records[b].logical_parent  # compact the session as it was just before its auto-compaction
+    r = compact(s, "session-memory", at=point, factory=factory(s))
+    assert r.strategy == "session-memory" and r.fallback is None and r.noop is None
+    assert r.summary.startswith("This session is being continued") and "Recent messages are preserved verbatim." in r.summary
+    assert "# Current State" in r.summary and "Fix weatherly forecast crash" in r.summary
+    boundary, summary = r.new_records
+    seg = boundary["compactMetadata"]["preservedSegment"]
+    assert seg == {"headUuid": r.kept_uuids[0], "anchorUuid": summary["uuid"], "tailUuid": r.kept_uuids[-1]}
+    assert boundary["compactMetadata"]["trigger"] == "auto" and boundary["logicalParentUuid"] == point
+    kept = [s.records[s.conversation.by_uuid[u]] for u in r.kept_uuids]
+    assert not {t for k in kept for t in k.tool_results} - {t for k in kept for t, _ in k.tool_uses}
+    assert r.tokens_after < r.tokens_before
+
+
+def test_session_memory_empty_template_falls_back_to_full(workdir):
+    p = next((workdir / "-home-ann-work-weatherly").glob("*.jsonl"))
+    s = Session.load(p)
+    s.memory_path.parent.mkdir(parents=True, exist_ok=True)
+    if s.memory_path.exists():
+        s.memory_path.unlink()
+    s.memory_path.write_text(template_text())
+    b = next((i for i, rec in enumerate(s.records) if rec.is_compact_boundary), None)
+    r = compact(s, "session-memory", at=s.records[b].logical_parent if b is not None else None)
+    assert r.strategy == "full" and "empty template" in r.fallback
+
+
+def test_session_memory_without_notes_writes_the_template_sections(tmp_path):
+    recs = [user("u0", None, "x" * 400, sec=0)]
+    parent = "u0"
+    for k in range(30):
+        recs += [assistant(f"a{k}", parent, [{"type": "text", "text": f"step {k} " + "z" * 3000}], sec=k + 1), ]
+        recs += [user(f"u{k + 1}", f"a{k}", f"next {k}", sec=k + 1)]
+        parent = f"u{k + 1}"
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    r = compact(s, "session-memory")
+    assert r.strategy == "session-memory" and r.session_memory.count("\n# ") == 9
+    assert any("written by the offline summarizer" in n for n in r.notes)
+    with pytest.raises(CompactError, match="not in the slice"):
+        compact(s, "session-memory", session_memory_params=SessionMemoryParams(last_summarized_uuid="nope"))
+
+
+# -- partial and full (§8) --------------------------------------------------------------------
+
+def test_partial_from_and_up_to():
+    s = Session.load(sample("history command"))
+    sl = make_slice(s, s.records[next(i for i, r in enumerate(s.records) if r.is_compact_boundary)].logical_parent)
+    prompts = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)]
+    assert len(prompts) >= 3
+    at = sl.uuid(sl.point)
+    pivot = prompts[1]
+    r = compact(s, "partial", at=at, pivot=pivot, direction="from", factory=factory(s))
+    boundary, summary = r.new_records
+    assert r.kept_uuids and r.kept_uuids[-1] == boundary["logicalParentUuid"]
+    assert boundary["compactMetadata"]["preservedSegment"]["anchorUuid"] == boundary["uuid"]
+    assert summary["summarizeMetadata"]["direction"] == "from" and [v.origin for v in r.view][-1] == "summary"
+    assert pivot in r.summarized_uuids and pivot not in r.kept_uuids
+    r2 = compact(s, "partial", at=at, pivot=pivot, direction="up_to", factory=factory(s))
+    b2, s2 = r2.new_records
+    assert b2["compactMetadata"]["preservedSegment"]["anchorUuid"] == s2["uuid"] and r2.kept_uuids[0] == pivot
+    assert [v.origin for v in r2.view][0] == "summary"
+    assert "8. Work Completed:" in r2.summary
+    with pytest.raises(CompactError, match="nothing to summarize"):
+        compact(s, "partial", at=at, pivot=prompts[0], direction="up_to")
+    tool_res = next(s.records[i].uuid for i in sl.messages if s.records[i].tool_results)
+    with pytest.raises(CompactError, match="not a user message"):
+        compact(s, "partial", at=at, pivot=tool_res)
+    with pytest.raises(CompactError, match="is not a message"):
+        compact(s, "partial", at=at, pivot="no-such-uuid")
+
+
+def test_full_manual_and_instructions():
+    s = Session.load(sample("Fix forecast"))
+    r = compact(s, "full", instructions="Focus on the tests", factory=factory(s))
+    types = [(x["type"], x.get("subtype")) for x in r.new_records]
+    assert types == [("system", "compact_boundary"), ("user", None), ("user", None), ("user", None), ("user", None)]
+    assert r.new_records[0]["compactMetadata"]["trigger"] == "manual"
+    assert "<command-name>/compact</command-name>" in r.new_records[3]["message"]["content"]
+    assert "Summary instructions given: Focus on the tests" in r.summary
+    assert "Please continue the conversation" not in r.summary  # manual: no continuation directive
+    assert "6. All user messages:" in r.summary and "Don't catch it in the CLI" in r.summary
+    assert r.tokens_after < r.tokens_before
+
+
+# -- saving -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("strategy", ["full", "session-memory", "partial", "microcompact"])
+def test_save_round_trip(workdir, strategy):
+    p = next(x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast"))
+    before = tree_hashes(workdir)
+    s = Session.load(p)
+    b = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
+    at = s.records[b].logical_parent
+    kw: dict = {"at": at}
+    if strategy == "partial":
+        sl = make_slice(s, at)
+        kw["pivot"] = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)][1]
+    elif strategy == "microcompact":
+        kw["microcompact_params"] = MicrocompactParams(force=True)
+    r = compact(s, strategy, **kw)
+    res = save(s, r)
+    after = tree_hashes(workdir)
+    assert {k: v for k, v in after.items() if k in before} == before  # nothing existing changed
+    saved = Session.load(res.path)
+    assert saved.session_id == res.session_id and res.verification.ok
+    chain = [saved.records[i].uuid for i in saved.conversation.chain]
+    if strategy != "microcompact":
+        assert chain[0] == r.new_records[0]["uuid"] and set(r.kept_uuids) <= set(chain)
+        assert saved.records[saved.conversation.chain[0]].is_compact_boundary
+    assert all(rec.session_id in (res.session_id, None) for rec in saved.records)
+    assert f"claude --resume {res.session_id}" in res.resume_command
+    if strategy == "microcompact":
+        assert (res.path.with_suffix("") / "tool-results").is_dir()  # the persisted outputs it references
+    if strategy == "session-memory":
+        assert (res.path.with_suffix("") / "session-memory" / "summary.md").read_text() == r.session_memory
+    assert not [x for x in res.path.parent.iterdir() if x.name.startswith(".inspector-")]
+
+
+def test_save_never_overwrites_and_cleans_up_on_failure(workdir, monkeypatch):
+    p = next((workdir / "-home-ann-work-weatherly").glob("*.jsonl"))
+    s = Session.load(p)
+    r = compact(s, "full")
+    existing = workdir / "exists.jsonl"
+    existing.write_text("keep me")
+    with pytest.raises(SaveError, match="already exists"):
+        save(s, r, out=existing)
+    assert existing.read_text() == "keep me"
+    h = sha256(p)
+    with pytest.raises(SaveError, match="already exists"):
+        save(s, r, out=p)  # the original itself
+    assert sha256(p) == h
+    target = workdir / "new.jsonl"
+
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(SaveError, match="No space left"):
+        write_atomic(target, [b"x" * 10], fsync=disk_full)
+    assert not target.exists() and not [x for x in workdir.iterdir() if x.name.startswith(".inspector-")]
+
+
+def test_nothing_to_save_is_an_error(tmp_path):
+    s = _mc_session(tmp_path)
+    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=datetime(2026, 4, 2, 9, 5, tzinfo=timezone.utc)))
+    with pytest.raises(SaveError, match="nothing to save"):
+        save(s, r)
+
+
+# -- command line -----------------------------------------------------------------------------
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_compact_json_and_write(workdir):
+    p = next(x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast"))
+    h = sha256(p)
+    code, out, err = run("compact", p, "--strategy", "full", "--json")
+    assert code == 0, err
+    d = orjson.loads(out)
+    assert set(d) >= {"strategy", "tokens_before", "tokens_after", "cleared_tool_results", "summarized_uuids", "kept_uuids",
+                      "summary", "fallback", "written"}
+    assert d["written"] is None and d["tokens_after"] < d["tokens_before"]
+    code, out, err = run("compact", p, "--strategy", "full", "--write")
+    assert code == 0, err
+    assert "Saved" in out and "Resume it with: cd /home/ann/work/weatherly && claude --resume" in out
+    assert sha256(p) == h
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--strategy", "partial", "--at", "no-such-uuid"], "is not a message"),
+    (["--strategy", "partial"], "needs a pivot"),
+    (["--strategy", "full", "--at", "no-such-uuid"], "no record no-such-uuid"),
+    (["--strategy", "microcompact", "--now", "yesterday"], "--now must be"),
+])
+def test_cli_compact_bad_arguments(args, expect):
+    code, out, err = run("compact", sample("Fix forecast"), *args)
+    assert code == 2 and expect in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_compact_needs_a_file():
+    code, _, err = run("compact", SAMPLES, "--strategy", "full")
+    assert code == 2 and "one session" in err
+
+
+def test_cli_anthropic_without_key_sends_nothing(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    code, _, err = run("compact", sample("Fix forecast"), "--strategy", "full", "--summarizer", "anthropic")
+    assert code == 2 and "ANTHROPIC_API_KEY" in err

@@ -1,0 +1,68 @@
+"""Every strategy previews and saves on every real session, and the original is untouched."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import REAL_PROJECTS, real_files, requires_realdata, tree_hashes
+from inspector.compact import CompactError, MicrocompactParams, compact, make_slice
+from inspector.compact.summary_compact import is_pivot_candidate
+from inspector.edit import save
+from inspector.transcript.session import Session
+
+pytestmark = requires_realdata
+
+
+def sessions():
+    return [p for p in real_files() if "subagents" not in p.parts and not p.name.startswith("agent-")]
+
+
+@pytest.fixture(scope="module")
+def copy_root(tmp_path_factory):
+    dst = tmp_path_factory.mktemp("real") / "projects"
+    shutil.copytree(REAL_PROJECTS, dst)
+    return dst
+
+
+@pytest.mark.parametrize("path", sessions(), ids=lambda p: f"{p.parent.name[:20]}/{p.name[:12]}")
+def test_every_strategy_previews_and_saves(copy_root, path):
+    p = copy_root / path.relative_to(REAL_PROJECTS)
+    before = tree_hashes(p.parent)
+    s = Session.load(p)
+    if not s.conversation.chain:
+        with pytest.raises(CompactError):
+            compact(s, "full")
+        return
+    sl = make_slice(s)
+    pivots = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)]
+    runs = [("full", {}), ("session-memory", {}), ("microcompact", {"microcompact_params": MicrocompactParams(force=True, keep_recent=1)})]
+    if pivots:
+        runs.append(("partial", {"pivot": pivots[len(pivots) // 2], "direction": "from"}))
+        if len(pivots) > 1:
+            runs.append(("partial", {"pivot": pivots[-1], "direction": "up_to"}))
+    saved = 0
+    for strategy, kw in runs:
+        try:
+            r = compact(s, strategy, **kw)
+        except CompactError as e:
+            assert "nothing to summarize" in str(e)
+            continue
+        assert r.tokens_before >= 0 and r.tokens_after >= 0
+        if not r.changed:
+            assert r.noop
+            continue
+        res = save(s, r)
+        assert res.verification.ok, res.verification.problems
+        back = Session.load(res.path)
+        assert back.transcript.skipped == []
+        if strategy != "microcompact":
+            first = back.records[back.conversation.chain[0]]
+            assert first.is_compact_boundary and first.uuid == r.new_records[0]["uuid"]
+            shown = {back.records[i].uuid for i in back.conversation.chain}
+            assert set(r.kept_uuids) <= shown
+        saved += 1
+    after = tree_hashes(p.parent)
+    assert {k: v for k, v in after.items() if k in before} == before
+    assert saved >= 1
