@@ -239,6 +239,8 @@ def _compact_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="anthropic: the model that writes the summary (default: %(default)s)", default=None)
     p.add_argument("--instructions", metavar="TEXT", help="full: /compact instructions; partial: the context you give")
     p.add_argument("--yes", action="store_true", help="anthropic: send without asking (after you have seen the estimate once)")
+    p.add_argument("--exact", action="store_true", help="with ANTHROPIC_API_KEY: count the messages after the compaction with the "
+                   "API's token-counting endpoint (sends those messages to count them; nothing is generated)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--write", action="store_true", help="save the result as a new session beside the original")
     p.add_argument("--out", metavar="FILE", help="with --write: the new .jsonl file (must not exist)")
@@ -315,16 +317,29 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         microcompact_params=MicrocompactParams(gap_minutes=args.gap_minutes, keep_recent=args.keep_recent, now=now, force=args.force),
         session_memory_params=SessionMemoryParams(KeepConfig(args.min_tokens, args.min_text_messages, args.max_tokens), args.last_summarized),
     )
+    exact = None
+    if args.exact:
+        from inspector.compact.base import Estimator
+        from inspector.compact.summarize.anthropic_api import DEFAULT_MODEL, AnthropicSummarizer
+
+        counter = AnthropicSummarizer(args.model or DEFAULT_MODEL)
+        if not counter.has_key:
+            raise InspectorError("--exact needs ANTHROPIC_API_KEY (nothing was sent)")
+        overhead = round(Estimator(s, make_slice(s, None, settings).series, settings).calibration.overhead)
+        exact = overhead + counter.count_messages([(v.role, dict(v.body)) for v in res.view])
     saved = None
     if args.write:
         saved = save(s, res, out=Path(args.out) if args.out else None)
     if args.json:
         d = res.as_dict()
         d["written"] = str(saved.path) if saved else None
+        d["tokens_after_exact"] = exact
         d["save"] = saved.as_dict() if saved else None
         out.write(orjson.dumps(d, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         out.write(format_compaction(res, saved))
+        if exact is not None:
+            out.write(f"Exact: the API counts the messages after the compaction at {exact:,} tokens (with the calibrated fixed overhead).\n")
     return EXIT_OK
 
 

@@ -182,3 +182,17 @@ def workdir_copy(tmp_path):
 
 def test_fake_servers_do_not_leak_threads():
     assert threading.active_count() < 20
+
+
+def test_exact_count_of_the_preview(workdir_copy, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["compact", str(workdir_copy), "--strategy", "full", "--exact", "--json"], out, err)
+    assert code == 0, err.getvalue()
+    import orjson
+
+    d = orjson.loads(out.getvalue())
+    assert d["tokens_after_exact"] > 10_000
+    assert [r["path"] for r in fake.requests] == ["/v1/messages/count_tokens"]  # counted, nothing generated

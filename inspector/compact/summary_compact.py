@@ -80,7 +80,7 @@ def full_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: Full
         rewritten={}, cleared_tool_results=(), cleared_tokens={},
         summarized_uuids=tuple(s.records[i].uuid for i in msgs if s.records[i].uuid), kept_uuids=(), summary=wrapped,
         tokens_before=before, tokens_after=est.after([v.body for v in view]), restored_files_tokens=sum(f.tokens for f in restored),
-        thresholds=est.thresholds, notes=tuple(notes + list(out.notes)), summarizer=out.summarizer, summarizer_usage=out.usage,
+        thresholds=est.thresholds, notes=tuple(notes + list(out.notes)), summarizer=out.summarizer, summarizer_usage={**out.usage, "cost_usd": out.cost_usd} if out.usage else None,
         slice_records=len(sl.chain), parameters={"instructions": params.instructions, "trigger": params.trigger},
     )
 
@@ -155,6 +155,6 @@ def partial_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: P
         new_records=(boundary, summary), rewritten={}, cleared_tool_results=(), cleared_tokens={},
         summarized_uuids=tuple(recs[i].uuid for i in summarize if recs[i].uuid), kept_uuids=tuple(recs[i].uuid for i in keep if recs[i].uuid),
         summary=wrapped, tokens_before=before, tokens_after=est.after([v.body for v in view]), restored_files_tokens=0,
-        thresholds=est.thresholds, notes=tuple(notes), summarizer=out.summarizer, summarizer_usage=out.usage,
+        thresholds=est.thresholds, notes=tuple(notes), summarizer=out.summarizer, summarizer_usage={**out.usage, "cost_usd": out.cost_usd} if out.usage else None,
         slice_records=len(sl.chain), parameters={"direction": params.direction, "pivot_uuid": params.pivot_uuid, "user_context": params.user_context},
     )

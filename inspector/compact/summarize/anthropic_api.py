@@ -92,31 +92,35 @@ def _block_text(b: dict[str, Any], names: dict[str, str]) -> str | None:
     return f"[{t}]" if isinstance(t, str) else None
 
 
-def build_messages(req: SummaryRequest, indexes: list[int], prompt: str) -> list[dict[str, Any]]:
-    """API messages for the records: merged by role, starting with the user, ending with the prompt."""
-    s = req.session
+def to_messages(items: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """(role, record body) pairs as API messages: text only, merged by role, starting with the user."""
     names: dict[str, str] = {}
     msgs: list[dict[str, Any]] = []
-    for i in indexes:
-        r = s.records[i]
-        if r.type not in ("user", "assistant"):
+    for role, body in items:
+        if role not in ("user", "assistant"):
             continue
-        for tid, name in r.tool_uses:
-            names[tid] = name
-        body = s.body(i)
         msg = body.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
+        for b in iter_blocks(content):
+            if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                names[b["id"]] = str(b.get("name", "tool"))
         parts = [content] if isinstance(content, str) else [_block_text(b, names) for b in iter_blocks(content)]
         text = "\n\n".join(p for p in parts if p)
         if not text.strip():
             continue
-        role = r.type
         if msgs and msgs[-1]["role"] == role:
             msgs[-1]["content"] += "\n\n" + text
         else:
             msgs.append({"role": role, "content": text})
     if msgs and msgs[0]["role"] == "assistant":
         msgs.insert(0, {"role": "user", "content": RETRY_MARKER})
+    return msgs
+
+
+def build_messages(req: SummaryRequest, indexes: list[int], prompt: str) -> list[dict[str, Any]]:
+    """API messages for the records, ending with the summary prompt."""
+    s = req.session
+    msgs = to_messages([(s.records[i].type, s.body(i)) for i in indexes if s.records[i].type in ("user", "assistant")])
     if msgs and msgs[-1]["role"] == "user":
         msgs[-1]["content"] += "\n\n" + prompt
     else:
@@ -203,6 +207,13 @@ class AnthropicSummarizer:
             tokens = round(count(text) * 1.1) + 10 * len(body["messages"])
         return SendEstimate(tokens, is_exact, self.max_tokens, cost_usd(self.model, tokens, self.max_tokens),
                             cost_usd(self.model, tokens, min(self.max_tokens, 4_000)), self.model)
+
+    def count_messages(self, items: list[tuple[str, dict[str, Any]]]) -> int:
+        """The API's own count of these messages (the token-counting endpoint; needs a key)."""
+        msgs = to_messages(items) or [{"role": "user", "content": "."}]
+        if msgs[-1]["role"] != "user":
+            msgs.append({"role": "user", "content": "."})
+        return int(self.client().messages.count_tokens(model=self.model, messages=msgs).input_tokens)
 
     def summarize(self, req: SummaryRequest, progress: Progress | None = None, cancel: Cancel | None = None) -> SummaryOutput:
         import anthropic
