@@ -34,6 +34,7 @@ def _root_parser() -> argparse.ArgumentParser:
         "(default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects; the bundled samples if that has no sessions)",
     )
     p.add_argument("--version", action="version", version=f"inspector {__version__}")
+    p.add_argument("--no-tui", action="store_true", help="print the stats table instead of opening the app")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -386,6 +387,34 @@ def format_compaction(res: Any, saved: Any = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cmd_app(args: argparse.Namespace, out: Any, err: Any) -> int:
+    """The main job: the TUI in a terminal; the stats table when output is not a terminal."""
+    from inspector.transcript.discovery import resolve_target
+
+    notices: list[str] = []
+
+    class Collect:
+        def write(self, s: str) -> None:
+            if s.strip():
+                notices.append(s.strip().removeprefix("inspector: "))
+
+    path = Path(args.path) if args.path else _default_path(Collect())
+    target = resolve_target(path)
+    tty = out is sys.stdout and sys.stdout.isatty() and sys.stdin.isatty()
+    if not tty or args.no_tui:
+        for n in notices:
+            err.write(f"inspector: {n}\n")
+        args.json, args.no_cache = False, False
+        args.path = str(path)
+        if not args.no_tui:
+            err.write("inspector: not a terminal, so here is the stats table (run it in a terminal for the app)\n")
+        return cmd_stats(args, out, err)
+    from inspector.tui.app import run
+
+    run(target, notices[0] if notices else None)
+    return EXIT_OK
+
+
 def _default_path(err: Any) -> Path:
     """The projects root, or the bundled samples (with a notice) when it has no sessions."""
     from inspector.transcript.discovery import default_projects_root, resolve_target, samples_root, session_files
@@ -513,9 +542,7 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
             args = _compact_parser().parse_args(argv[1:])
             return cmd_compact(args, out, err)
         args = _root_parser().parse_args(argv)
-        # Until the TUI lands, the main job is the stats table.
-        args.json, args.no_cache = False, False
-        return cmd_stats(args, out, err)
+        return cmd_app(args, out, err)
     except SystemExit as exc:  # argparse: --help, --version, usage errors
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:

@@ -1,0 +1,71 @@
+"""One registry of actions: each declares its key, footer label, help text and palette entry once.
+
+Screens take their BINDINGS from here, the help screen lists it, and the command palette offers
+it, so the three never drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    action: str  # the Textual action name (without "action_")
+    key: str  # key(s), comma separated
+    label: str  # footer text
+    help: str  # one line for the help screen and the command palette
+    scope: str  # "app", "browser", "session" or "workbench"
+    footer: bool = True
+    palette: bool = True
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("help", "question_mark,f1", "Help", "Show every key and what it does", "app"),
+    ActionSpec("back", "escape", "Back", "Go back to the previous screen", "app", footer=True, palette=False),
+    ActionSpec("quit", "q,ctrl+q", "Quit", "Quit inspector", "app"),
+    # session browser
+    ActionSpec("open", "enter", "Open", "Open the selected session", "browser"),
+    ActionSpec("focus_filter", "slash", "Filter", "Filter the sessions as you type (title, project, id)", "browser"),
+    ActionSpec("search_all", "ctrl+f", "Search all", "Search the text of every session (tool output included)", "browser"),
+    ActionSpec("sort", "s", "Sort", "Sort by the next column (when, size, peak, compactions, title)", "browser"),
+    ActionSpec("refresh", "r", "Refresh", "Look for new and changed sessions", "browser"),
+    # session screen
+    ActionSpec("search", "slash", "Search", "Search this session's records", "session"),
+    ActionSpec("next_match", "n", "Next match", "Jump to the next search match", "session"),
+    ActionSpec("prev_match", "N", "Prev match", "Jump to the previous search match", "session", footer=False),
+    ActionSpec("next_compaction", "c", "Next compaction", "Jump to the next compaction or microcompaction", "session"),
+    ActionSpec("next_crossing", "t", "Next crossing", "Jump to the next response that crosses a threshold", "session"),
+    ActionSpec("toggle_filter('user')", "1", "Users", "Show or hide user messages", "session", footer=False),
+    ActionSpec("toggle_filter('assistant')", "2", "Replies", "Show or hide assistant text", "session", footer=False),
+    ActionSpec("toggle_filter('tool_calls')", "3", "Tools", "Show or hide tool calls and results", "session", footer=False),
+    ActionSpec("toggle_filter('thinking')", "4", "Thinking", "Show or hide thinking", "session", footer=False),
+    ActionSpec("toggle_filter('system')", "5", "System", "Show or hide system records, attachments and progress", "session", footer=False),
+    ActionSpec("toggle_filter('metadata')", "6", "Metadata", "Show or hide metadata records", "session", footer=False),
+    ActionSpec("toggle_scope", "a", "All records", "Show every record of the file (branches, sidechains, metadata) or only the chain", "session"),
+    ActionSpec("toggle_raw", "r", "Raw JSON", "Show the selected record as raw JSON", "session"),
+    ActionSpec("full_output", "f", "Full output", "Load the persisted full output of the selected tool result", "session"),
+    ActionSpec("open_subagent", "o", "Subagent", "Open the subagent transcript of the selected Agent call", "session"),
+    ActionSpec("workbench", "w", "Compact…", "Open the compaction workbench (partial compaction pivots on the selected message)", "session"),
+    ActionSpec("why", "y", "Why/context", "Explain the selected compaction, or what fills the context at the selected message", "session"),
+    ActionSpec("reload", "ctrl+r", "Reload", "Reload the session from disk", "session", footer=False),
+    # workbench
+    ActionSpec("preview", "p", "Preview", "Recompute the preview", "workbench"),
+    ActionSpec("anthropic", "ctrl+a", "Anthropic…", "Summarize with the Anthropic API (asks first, shows tokens and cost)", "workbench"),
+    ActionSpec("cancel_job", "ctrl+c", "Cancel", "Cancel a running summary", "workbench", footer=False),
+    ActionSpec("save", "ctrl+s", "Save", "Save the result as a new session (never touches the original)", "workbench"),
+)
+
+
+def bindings(scope: str) -> list[Binding]:
+    out = []
+    for a in ACTIONS:
+        if a.scope == scope:
+            out.append(Binding(a.key, a.action, a.label, show=a.footer))
+    return out
+
+
+def specs(scope: str) -> list[ActionSpec]:
+    return [a for a in ACTIONS if a.scope == scope]

@@ -1,0 +1,63 @@
+"""The inspector app: the session browser, session screens and the compaction workbench."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Iterable
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from inspector import __version__
+from inspector.transcript.discovery import Target
+from inspector.tui.actions import ACTIONS, bindings
+
+
+class InspectorApp(App[None]):
+    CSS_PATH = "styles/app.tcss"
+    TITLE = f"inspector {__version__}"
+    BINDINGS = bindings("app")
+
+    def __init__(self, target: Target, notice: str | None = None) -> None:
+        super().__init__()
+        self.target = target
+        self.notice = notice
+
+    def on_mount(self) -> None:
+        if self.target.kind == "file":
+            from inspector.tui.screens.session import SessionScreen
+
+            self.push_screen(SessionScreen(self.target.path))
+        else:
+            from inspector.tui.screens.browser import BrowserScreen
+
+            self.push_screen(BrowserScreen(self.target, self.notice))
+        if self.notice:
+            self.notify(self.notice, timeout=8)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        scope = getattr(screen, "scope_name", None)
+        for a in ACTIONS:
+            if a.palette and a.scope in ("app", scope):
+                target = self if a.scope == "app" else screen
+                yield SystemCommand(a.label, a.help, partial(self._run, target, a.action))
+
+    def _run(self, target: object, action: str) -> None:
+        self.call_later(target.run_action, action)  # type: ignore[attr-defined]
+
+    def action_help(self) -> None:
+        from inspector.tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_back(self) -> None:
+        if len(self.screen_stack) > 2:
+            self.pop_screen()
+        else:
+            self.notify("press q to quit", timeout=2)
+
+
+def run(target: Target, notice: str | None = None) -> None:
+    InspectorApp(target, notice).run()

@@ -1,0 +1,211 @@
+"""The TUI's row models as plain data, testable without a terminal.
+
+The timeline shows one row per record of the active chain (or the whole file); each row's
+kind and label come from the record index alone, and a short text snippet is decoded from the
+body only when the row is drawn (cached). Filters work on the index, so filtering 100k records
+costs no body decoding.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.textutil import human_size, printable
+from inspector.transcript.records import F_IMAGE, F_META, F_TEXT, F_THINKING, F_TOOL_ERROR, Record, context_tokens, iter_blocks, text_of, tool_result_text
+from inspector.transcript.session import Session
+
+KINDS = ("user", "assistant", "tool_call", "tool_result", "thinking", "system", "boundary", "summary", "metadata", "attachment", "progress")
+FILTERS = ("user", "assistant", "tool_calls", "thinking", "system", "metadata")
+
+
+def row_kind(r: Record) -> str:
+    if r.is_compact_boundary or r.is_microcompact_boundary:
+        return "boundary"
+    if r.type == "user":
+        if r.is_compact_summary:
+            return "summary"
+        if r.tool_results:
+            return "tool_result"
+        return "user"
+    if r.type == "assistant":
+        if r.tool_uses:
+            return "tool_call"
+        if r.flags & F_THINKING and not r.flags & F_TEXT:
+            return "thinking"
+        return "assistant"
+    if r.type == "system":
+        return "system"
+    if r.type == "attachment":
+        return "attachment"
+    if r.type == "progress":
+        return "progress"
+    return "metadata"
+
+
+def passes(r: Record, kind: str, hidden: frozenset[str]) -> bool:
+    """Does a row survive the filters? `hidden` holds names from FILTERS."""
+    if "user" in hidden and kind in ("user", "summary"):
+        return False
+    if "assistant" in hidden and kind == "assistant":
+        return False
+    if "tool_calls" in hidden and kind in ("tool_call", "tool_result"):
+        return False
+    if "thinking" in hidden and (kind == "thinking" or (r.flags & F_THINKING and kind == "assistant")):
+        return False
+    if "system" in hidden and kind in ("system", "progress", "attachment"):
+        return False
+    if "metadata" in hidden and kind == "metadata":
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    index: int  # record index
+    kind: str
+    time: str  # HH:MM:SS
+    tokens: int | None  # context at this response (API usage), if it is one
+    label: str  # from the index: type, tool names, sizes
+    on_chain: bool
+
+
+def label_of(s: Session, i: int) -> str:
+    r = s.records[i]
+    kind = row_kind(r)
+    if kind == "boundary":
+        if r.is_compact_boundary:
+            m = r.get("compact") or {}
+            return f"══ compaction ({m.get('trigger', '?')}) at {m.get('preTokens', '?'):,} tokens ══" if isinstance(m.get("preTokens"), int) else "══ compaction ══"
+        m = r.get("microcompact") or {}
+        saved = m.get("tokensSaved")
+        return f"── microcompaction: {saved:,} tokens saved ──" if isinstance(saved, int) else "── microcompaction ──"
+    if kind == "tool_call":
+        return "call " + ", ".join(name for _, name in r.tool_uses)
+    if kind == "tool_result":
+        names = [s.tool_name(t) or "?" for t in r.tool_results]
+        err = " ERROR" if r.flags & F_TOOL_ERROR else ""
+        persisted = " [persisted]" if r.get("persisted") else ""
+        return f"result {', '.join(names)}{err} ({human_size(r.content_chars)}){persisted}"
+    if kind == "summary":
+        return "compact summary"
+    if kind == "system":
+        return f"system {r.subtype or ''}".strip()
+    if kind == "attachment":
+        return f"attachment {r.get('attachment_type') or ''}".strip()
+    if kind == "metadata":
+        return r.type or "(no type)"
+    if kind == "progress":
+        return f"progress {r.get('progress_type') or ''}".strip()
+    extra = " [image]" if r.flags & F_IMAGE else ""
+    if r.flags & F_META:
+        extra += " [meta]"
+    if kind == "assistant" and r.flags & F_THINKING:
+        extra += " [thinking]"
+    return f"{kind}{extra}"
+
+
+def build_rows(s: Session, *, scope: str = "chain", hidden: frozenset[str] = frozenset()) -> list[Row]:
+    """Rows for the timeline. scope: "chain" (the logical chain), "file" (every record in file order)."""
+    conv = s.conversation
+    on = set(conv.logical_chain)
+    indexes = conv.logical_chain if scope == "chain" else range(len(s.records))
+    last_frag: dict[str, int] = {}
+    for i in indexes:
+        r = s.records[i]
+        if r.type == "assistant" and r.has_real_usage and r.message_id:
+            last_frag[r.message_id] = i
+    rows = []
+    for i in indexes:
+        r = s.records[i]
+        kind = row_kind(r)
+        if not passes(r, kind, hidden):
+            continue
+        tok = None
+        if r.type == "assistant" and r.has_real_usage and r.usage and (r.message_id is None or last_frag.get(r.message_id) == i):
+            tok = context_tokens(r.usage)
+        t = r.timestamp[11:19] if r.timestamp and len(r.timestamp) >= 19 else ""
+        rows.append(Row(i, kind, t, tok, label_of(s, i), i in on))
+    return rows
+
+
+class Snippets:
+    """One-line text of a record, decoded from its body when first drawn (LRU cached)."""
+
+    def __init__(self, s: Session, size: int = 2048) -> None:
+        self.s = s
+        self.size = size
+        self._cache: OrderedDict[int, str] = OrderedDict()
+
+    def get(self, i: int) -> str:
+        v = self._cache.get(i)
+        if v is not None:
+            self._cache.move_to_end(i)
+            return v
+        try:
+            v = snippet(self.s, i)
+        except Exception:  # noqa: BLE001 - a record that cannot be re-read shows as such
+            v = "(cannot read this record)"
+        self._cache[i] = v
+        if len(self._cache) > self.size:
+            self._cache.popitem(last=False)
+        return v
+
+
+def snippet(s: Session, i: int, width: int = 200) -> str:
+    body = s.body(i)
+    r = s.records[i]
+    msg = body.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    text = ""
+    if r.tool_uses:
+        for b in iter_blocks(content):
+            if b.get("type") == "tool_use":
+                inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                for key in ("file_path", "command", "pattern", "url", "description", "prompt", "query", "path"):
+                    if isinstance(inp.get(key), str):
+                        text = inp[key]
+                        break
+                break
+    elif r.tool_results:
+        for b in iter_blocks(content):
+            if b.get("type") == "tool_result":
+                text = tool_result_text(b.get("content"))
+                break
+    elif isinstance(msg, dict):
+        text = text_of(content)
+        if not text:
+            for b in iter_blocks(content):
+                if b.get("type") == "thinking" and isinstance(b.get("thinking"), str):
+                    text = b["thinking"]
+                    break
+    elif isinstance(body.get("content"), str):
+        text = body["content"]
+    elif r.type not in ("user", "assistant"):
+        text = ", ".join(f"{k}={v}" for k, v in body.items() if isinstance(v, (str, int)) and k not in ("type", "uuid", "parentUuid", "sessionId", "timestamp", "cwd", "version", "gitBranch", "userType", "isSidechain"))
+    return printable(" ".join(text.split()))[:width]
+
+
+def search_records(s: Session, needle: str) -> list[int]:
+    """Record indexes whose raw line contains `needle` (case-insensitive), by one pass over the file."""
+    if not needle:
+        return []
+    n = needle.lower().encode("utf-8")
+    hits = []
+    by_offset = {r.offset: k for k, r in enumerate(s.records)}
+    with open(s.path, "rb") as f:
+        off = 0
+        for line in f:
+            if n in line.lower():
+                k = by_offset.get(off)
+                if k is not None:
+                    hits.append(k)
+            off += len(line)
+    return hits
+
+
+def record_header(s: Session, i: int) -> dict[str, Any]:
+    r = s.records[i]
+    return {"type": r.type, "subtype": r.subtype, "uuid": r.uuid, "parent": r.parent, "timestamp": r.timestamp, "line": r.line,
+            "model": r.model, "message_id": r.message_id, "usage": r.usage, "sidechain": r.is_sidechain}

@@ -1,0 +1,267 @@
+"""The session browser: every project's sessions, at once from a cheap read, details filled in behind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+
+from inspector.textutil import human_size, printable
+from inspector.transcript.discovery import Target, quick_info, session_files
+from inspector.transcript.stats import StatsCache, cache_dir, session_stats
+from inspector.tui.actions import bindings
+
+SORTS = ("when", "size", "peak", "compactions", "title")
+
+
+@dataclass(slots=True)
+class Item:
+    path: Path
+    project: str
+    title: str
+    when: str
+    duration: str
+    size: int
+    model: str = ""
+    peak: int | None = None
+    window: int = 200_000
+    compactions: str = ""
+    matches: int | None = None
+    flat_agents: list[Path] = field(default_factory=list)
+    ts: str = ""
+
+    def cells(self) -> tuple[Any, ...]:
+        peak = f"{100 * self.peak / self.window:.0f}%" if self.peak else ""
+        title = printable(self.title or "(untitled)")
+        if self.matches is not None:
+            title = f"[{self.matches} match{'es' if self.matches != 1 else ''}] " + title
+        return (Text(printable(self.project)[-28:]), Text(title[:90]), self.when, self.duration, human_size(self.size),
+                self.model, peak, self.compactions)
+
+    def text(self) -> str:
+        return f"{self.project} {self.title} {self.path.stem}".lower()
+
+
+def _fmt_when(ts: str | None) -> str:
+    if not ts:
+        return ""
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return ""
+
+
+def _duration(a: str | None, b: str | None) -> str:
+    try:
+        secs = (datetime.fromisoformat(b.replace("Z", "+00:00")) - datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds()  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        return ""
+    return f"{secs / 60:.0f}m" if secs < 3600 else f"{secs / 3600:.1f}h"
+
+
+class SearchPrompt(ModalScreen[str | None]):
+    BINDINGS = [("escape", "dismiss(None)", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        yield Static("Search the text of every session (tool output included); Enter to search, Esc to cancel", id="search-help")
+        yield Input(placeholder="text to find", id="search-all")
+
+    @on(Input.Submitted)
+    def done(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+
+class BrowserScreen(Screen):
+    BINDINGS = bindings("browser")
+    scope_name = "browser"
+
+    class Found(Message):
+        def __init__(self, items: list[Item]) -> None:
+            super().__init__()
+            self.items = items
+
+    class Filled(Message):
+        def __init__(self, k: int, item: Item, done: int, total: int) -> None:
+            super().__init__()
+            self.k, self.item, self.done, self.total = k, item, done, total
+
+    def __init__(self, target: Target, notice: str | None = None) -> None:
+        super().__init__()
+        self.target = target
+        self.notice = notice
+        self.items: list[Item] = []
+        self.shown: list[int] = []
+        self.sort = "when"
+        self.query_text = ""
+        self.search_term: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"Sessions under {self.target.path}"), id="title")
+        if self.notice:
+            yield Static(Text(self.notice), id="notice")
+        yield Input(placeholder="Filter by title, project or id (type to filter; ctrl+f searches inside every session)", id="filter")
+        yield ProgressBar(id="progress", show_eta=False)
+        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        t = self.query_one(DataTable)
+        for key, label in (("project", "Project"), ("title", "Title"), ("when", "When"), ("dur", "Dur"), ("size", "Size"),
+                           ("model", "Model"), ("peak", "Peak"), ("comp", "Compactions")):
+            t.add_column(label, key=key)
+        self.discover()
+        t.focus()
+
+    # -- stage 1: the cheap read of every file --------------------------------------------------
+    @work(thread=True, exclusive=True, group="discover")
+    def discover(self) -> None:
+        try:
+            files = session_files(self.target)
+            items = []
+            for path, agents in files:
+                try:
+                    info = quick_info(path)
+                except OSError:
+                    continue
+                items.append(Item(path, info.cwd or path.parent.name, info.title or "", _fmt_when(info.first_timestamp),
+                                  _duration(info.first_timestamp, info.last_timestamp), info.size, flat_agents=agents,
+                                  ts=info.first_timestamp or ""))
+            self.post_message(self.Found(items))
+        except Exception as exc:  # noqa: BLE001
+            self.app.call_from_thread(self.app.notify, f"Could not list sessions: {exc}", severity="error")
+
+    @on(Found)
+    def on_found(self, msg: Found) -> None:
+        self.items = msg.items
+        self.redraw()
+        if not self.items:
+            self.notify(f"No sessions under {self.target.path}", severity="warning")
+            return
+        self.fill()
+
+    # -- stage 2: the details, in the background, with progress --------------------------------
+    @work(thread=True, exclusive=True, group="fill")
+    def fill(self) -> None:
+        cache = StatsCache(cache_dir())
+        items = list(self.items)
+        from inspector.transcript.session import Session, peek_session_id
+
+        for k, it in enumerate(items):
+            try:
+                sid = peek_session_id(it.path) or it.path.stem
+                mine = [a for a in it.flat_agents if peek_session_id(a) == sid]
+                key = cache.key(it.path, mine)
+                st = cache.get(it.path, key)
+                if st is None:
+                    st = session_stats(Session.load(it.path, flat_agents=mine))
+                    cache.put(it.path, key, st)
+                it.model = (st.get("model") or "").replace("claude-", "")
+                it.peak = st["context"]["peak_tokens"]
+                it.window = 1_000_000 if (it.peak or 0) > 200_000 else 200_000
+                c = st["counts"]
+                it.compactions = f"{c['compactions']}" + (f"+{c['microcompactions']}mc" if c["microcompactions"] else "")
+                it.title = st.get("title") or it.title
+            except Exception:  # noqa: BLE001 - a file that cannot be read keeps its cheap facts
+                pass
+            self.post_message(self.Filled(k, it, k + 1, len(items)))
+
+    @on(Filled)
+    def on_filled(self, msg: Filled) -> None:
+        bar = self.query_one(ProgressBar)
+        bar.update(total=msg.total, progress=msg.done)
+        if msg.done >= msg.total:
+            bar.display = False
+        t = self.query_one(DataTable)
+        key = str(msg.item.path)
+        if key in t.rows:
+            for col, value in zip(("project", "title", "when", "dur", "size", "model", "peak", "comp"), msg.item.cells()):
+                t.update_cell(key, col, value, update_width=True)
+
+    # -- table --------------------------------------------------------------------------------
+    def sort_key(self, it: Item) -> Any:
+        return {"when": it.ts, "size": it.size, "peak": it.peak or 0, "compactions": it.compactions, "title": it.title.lower()}[self.sort]
+
+    def redraw(self) -> None:
+        t = self.query_one(DataTable)
+        t.clear()
+        q = self.query_text.lower()
+        order = sorted(range(len(self.items)), key=lambda k: self.sort_key(self.items[k]), reverse=self.sort != "title")
+        self.shown = [k for k in order if (not q or q in self.items[k].text()) and
+                        (self.search_term is None or (self.items[k].matches or 0) > 0)]
+        for k in self.shown:
+            it = self.items[k]
+            t.add_row(*it.cells(), key=str(it.path))
+
+    @on(Input.Changed, "#filter")
+    def on_filter(self, event: Input.Changed) -> None:
+        self.query_text = event.value
+        self.redraw()
+
+    @on(Input.Submitted, "#filter")
+    def on_filter_done(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.redraw()
+        self.notify(f"sorted by {self.sort}", timeout=2)
+
+    def action_refresh(self) -> None:
+        self.query_one(ProgressBar).display = True
+        self.discover()
+
+    @on(DataTable.RowSelected)
+    def on_row(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        t = self.query_one(DataTable)
+        if not self.shown or t.cursor_row is None or t.cursor_row >= len(self.shown):
+            return
+        it = self.items[self.shown[t.cursor_row]]
+        from inspector.tui.screens.session import SessionScreen
+
+        self.app.push_screen(SessionScreen(it.path, search=self.search_term))
+
+    # -- search inside every session ---------------------------------------------------------
+    def action_search_all(self) -> None:
+        def done(term: str | None) -> None:
+            if term:
+                self.search_term = term
+                self.grep(term)
+            elif self.search_term is not None:
+                self.search_term = None
+                for it in self.items:
+                    it.matches = None
+                self.redraw()
+
+        self.app.push_screen(SearchPrompt(), done)
+
+    @work(thread=True, exclusive=True, group="grep")
+    def grep(self, term: str) -> None:
+        needle = term.lower().encode("utf-8")
+        total = 0
+        for it in self.items:
+            n = 0
+            try:
+                with open(it.path, "rb") as f:
+                    for line in f:
+                        if needle in line.lower():
+                            n += 1
+            except OSError:
+                pass
+            it.matches = n
+            total += n > 0
+        self.app.call_from_thread(self.redraw)
+        self.app.call_from_thread(self.app.notify, f"{total} session(s) contain {term!r} (ctrl+f and an empty search to clear)")

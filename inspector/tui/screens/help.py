@@ -1,0 +1,38 @@
+"""The help screen, generated from the action registry."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from inspector.tui.actions import ACTIONS
+
+SCOPES = (("app", "Everywhere"), ("browser", "Session browser"), ("session", "Session"), ("workbench", "Compaction workbench"))
+
+
+def help_table() -> Table:
+    t = Table(box=None, show_header=False, padding=(0, 2))
+    t.add_column(style="bold")
+    t.add_column()
+    for scope, title in SCOPES:
+        t.add_row(Text(title, style="bold underline"), "")
+        for a in ACTIONS:
+            if a.scope == scope:
+                keys = " / ".join(k.replace("question_mark", "?").replace("slash", "/") for k in a.key.split(","))
+                t.add_row(keys, a.help)
+        t.add_row("", "")
+    t.add_row("ctrl+p", "Command palette: every action above, and the theme switcher")
+    return t
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static(Text("inspector: keys", style="bold"))
+            yield Static(help_table())

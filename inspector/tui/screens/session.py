@@ -1,0 +1,405 @@
+"""The session screen: the token chart, the timeline, the selected record, and why it fired."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+
+from inspector.textutil import human_size
+from inspector.tokens.explain import TokenReport, analyze, fmt
+from inspector.tokens.series import Series, context_series, session_thresholds
+from inspector.tokens.thresholds import Settings
+from inspector.transcript.index import FileChanged
+from inspector.transcript.session import Session
+from inspector.tui.actions import bindings
+from inspector.tui.model import Row, Snippets, build_rows, search_records
+from inspector.tui.widgets.chart import TokenChart
+from inspector.tui.widgets.detail import Detail
+from inspector.tui.widgets.timeline import Timeline
+
+PAGE = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    session: Session
+    series: Series
+
+
+class SessionScreen(Screen):
+    BINDINGS = bindings("session")
+    scope_name = "session"
+
+    class Ready(Message):
+        def __init__(self, loaded: Loaded, keep: int | None) -> None:
+            super().__init__()
+            self.loaded = loaded
+            self.keep = keep
+
+    class ReportReady(Message):
+        def __init__(self, report: TokenReport) -> None:
+            super().__init__()
+            self.report = report
+
+    def __init__(self, path: Path, *, settings: Settings | None = None, search: str | None = None, title: str | None = None) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.settings = settings or Settings.from_environment()
+        self.session: Session | None = None
+        self.series: Series | None = None
+        self.report: TokenReport | None = None
+        self.hidden: frozenset[str] = frozenset()
+        self.scope = "chain"
+        self.raw = False
+        self.matches: list[int] = []
+        self.initial_search = search
+        self.page: int | None = None
+        self.title_hint = title
+        self._file_size = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"Loading {self.path} …"), id="title")
+        yield TokenChart(id="chart")
+        yield Static("", id="thresholds")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="Search this session (Enter; n / N for next / previous)", id="search")
+                yield Timeline([], id="timeline")
+            with TabbedContent(id="tabs"):
+                with TabPane("Record", id="tab-record"):
+                    yield Detail(id="detail")
+                with TabPane("Why / context", id="tab-why"):
+                    yield Detail(id="why")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#search", Input).display = False
+        self.load()
+        self.set_interval(1.0, self.check_growth)
+
+    # -- loading (in a worker thread; only messages come back) --------------------------------
+    @work(thread=True, exclusive=True, group="load")
+    def load(self, keep: int | None = None) -> None:
+        try:
+            s = Session.load(self.path)
+            th = session_thresholds(s, self.settings)
+            series = context_series(s, self.settings, th)
+            s.conversation  # noqa: B018 - build the tree here, not on the UI thread
+            self.post_message(self.Ready(Loaded(s, series), keep))
+            self.post_message(self.ReportReady(analyze(s, self.settings)))
+        except Exception as exc:  # noqa: BLE001
+            self.app.call_from_thread(self.app.notify, f"Could not load {self.path.name}: {exc}", severity="error", timeout=10)
+
+    @on(Ready)
+    def on_ready(self, msg: Ready) -> None:
+        s, series = msg.loaded.session, msg.loaded.series
+        self.session, self.series = s, series
+        self._file_size = s.transcript.size
+        tl = self.query_one(Timeline)
+        tl.snippets = Snippets(s)
+        self.rebuild(keep=msg.keep)
+        chart = self.query_one(TokenChart)
+        chart.set_series(series)
+        bad = len(s.transcript.skipped)
+        problems = f"   {bad} unreadable line(s) skipped" if bad else ""
+        title = self.title_hint or s.title or s.session_id
+        self.query_one("#title", Static).update(Text(
+            f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
+            f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{problems}"))
+        if self.initial_search:
+            q = self.initial_search
+            self.initial_search = None
+            self.run_search(q)
+        tl.focus()
+
+    @on(ReportReady)
+    def on_report(self, msg: ReportReady) -> None:
+        self.report = msg.report
+        self.show_why()
+
+    def rebuild(self, keep: int | None = None) -> None:
+        if self.session is None:
+            return
+        tl = self.query_one(Timeline)
+        current = keep if keep is not None else (tl.current.index if tl.current else None)
+        rows = build_rows(self.session, scope=self.scope, hidden=self.hidden)
+        tl.set_rows(rows, keep_index=current)
+
+    # -- live sessions ------------------------------------------------------------------------
+    def check_growth(self) -> None:
+        if self.session is None:
+            return
+        try:
+            size = os.stat(self.path).st_size
+        except OSError:
+            self.app.notify(f"{self.path.name} is gone from disk; what you see is what was loaded", severity="warning")
+            self._file_size = -1
+            return
+        if size != self._file_size and self._file_size >= 0:
+            self._file_size = size
+            self.follow()
+
+    @work(thread=True, exclusive=True, group="follow")
+    def follow(self) -> None:
+        s = self.session
+        if s is None:
+            return
+        try:
+            n = s.update()
+        except FileChanged:
+            self.app.call_from_thread(self.app.notify, f"{self.path.name} was truncated or replaced: reloading it", severity="warning")
+            self.app.call_from_thread(self.load)
+            return
+        except Exception as exc:  # noqa: BLE001
+            self.app.call_from_thread(self.app.notify, f"Could not read the new lines: {exc}", severity="error")
+            return
+        if n:
+            th = session_thresholds(s, self.settings)
+            series = context_series(s, self.settings, th)
+            self.post_message(self.Ready(Loaded(s, series), None))
+            self.app.call_from_thread(self.app.notify, f"{n} new record(s)", timeout=2)
+            self.post_message(self.ReportReady(analyze(s, self.settings)))
+
+    # -- selection ----------------------------------------------------------------------------
+    @on(Timeline.Selected)
+    def on_selected(self, msg: Timeline.Selected) -> None:
+        self.page = None
+        row = msg.row
+        if row is None or self.session is None:
+            self.query_one("#detail", Detail).clear()
+            return
+        self.query_one("#detail", Detail).show_record(self.session, row.index, raw=self.raw)
+        self.update_cursor(row)
+        if self.query_one(TabbedContent).active == "tab-why":
+            self.show_why()
+
+    def turn_at(self, row: Row) -> int | None:
+        """Index (in the series) of the last response at or before this record."""
+        if self.series is None:
+            return None
+        chain = self.series.chain
+        try:
+            pos = chain.index(row.index)
+        except ValueError:
+            return None
+        best = None
+        for k, t in enumerate(self.series.turns):
+            if t.pos <= pos:
+                best = k
+            else:
+                break
+        return best
+
+    def update_cursor(self, row: Row) -> None:
+        k = self.turn_at(row)
+        self.query_one(TokenChart).cursor_turn = k
+        if self.series is None:
+            return
+        th = self.series.thresholds
+        auto = f"auto-compact {fmt(th.auto_compact)}" if th.auto_compact is not None else "auto-compact off"
+        line = (f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · blocking {fmt(th.blocking)}")
+        if k is not None:
+            t = self.series.turns[k]
+            line += f"\nat the cursor: {fmt(t.tokens)} tokens, {t.percent_left}% left before auto-compact, state {t.state.replace('_', '-')}"
+        self.query_one("#thresholds", Static).update(Text(line))
+
+    def show_why(self) -> None:
+        why = self.query_one("#why", Detail)
+        tl = self.query_one(Timeline)
+        row = tl.current
+        if self.report is None:
+            why.show_text("Why / context", "Counting tokens…")
+            return
+        if row is None or self.session is None:
+            return
+        rep = self.report
+        for e in rep.compactions:
+            if e.index == row.index:
+                text = [e.explanation, ""]
+                for k, v in e.as_dict().items():
+                    if k not in ("explanation", "summary_text", "compact_call", "restored_files", "cleared_tools") and v is not None:
+                        text.append(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}")
+                if e.restored_files:
+                    text.append("re-attached files: " + ", ".join(f"{f.path} ({f.tokens:,})" for f in e.restored_files))
+                for c in e.cleared_tools:
+                    text.append(f"cleared {c['tool']} {c['tool_use_id']} ({fmt(c['tokens'])} tokens)")
+                if e.compact_call:
+                    text += ["", f"summarizer call {e.compact_call['agent_id']}: {e.compact_call.get('usage')}",
+                             "", "analysis:", e.compact_call.get("analysis") or "(none)"]
+                if e.summary_text:
+                    text += ["", "summary:", e.summary_text]
+                why.show_text("Why this compaction fired", "\n".join(text))
+                return
+        from inspector.tokens.context import composition
+        from inspector.tokens.series import token_count_with_estimation
+
+        try:
+            pos = rep.series.chain.index(row.index)
+        except ValueError:
+            why.show_text("What fills the context", "This record is not on the conversation's chain.")
+            return
+        comp = composition(self.session, rep.series, rep.counts, rep.calibration, pos)
+        lines = [f"Context at this message: {comp.total:,} tokens ({comp.source}); tokenCountWithEstimation "
+                 f"{token_count_with_estimation(self.session, rep.series, pos):,}", ""]
+        for cat, n in sorted(comp.categories.items(), key=lambda kv: -kv[1]):
+            share = 100 * n / comp.total if comp.total else 0
+            lines.append(f"{n:>9,}  {share:5.1f}%  {cat}")
+        if comp.tool_results_by_tool:
+            lines += ["", "tool results by tool:"] + [f"{n:>9,}  {t}" for t, n in comp.tool_results_by_tool.items()]
+        if comp.largest:
+            lines += ["", "largest tool results:"] + [f"{x['tokens']:>9,}  {x['tool']} {x['what']}" for x in comp.largest]
+        c = rep.calibration
+        lines += ["", f"Estimates are the offline tokenizer calibrated on this session: fixed overhead {c.overhead:,.0f}, ratio {c.ratio:.3f}, "
+                  f"fit error {c.error_pct:.1f}% over {c.points} responses."]
+        if rep.anomalies:
+            lines += ["", "Anomalies in this session:"] + [f"! {a}" for a in rep.anomalies]
+        why.show_text("What fills the context", "\n".join(lines))
+
+    @on(TabbedContent.TabActivated)
+    def on_tab(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-why":
+            self.show_why()
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_toggle_filter(self, name: str) -> None:
+        self.hidden = self.hidden ^ {name}
+        self.rebuild()
+        state = "hidden" if name in self.hidden else "shown"
+        self.notify(f"{name.replace('_', ' ')} {state}", timeout=2)
+
+    def action_toggle_scope(self) -> None:
+        self.scope = "file" if self.scope == "chain" else "chain"
+        self.rebuild()
+        self.notify("every record of the file (off-chain rows in italics)" if self.scope == "file" else "the conversation's chain only", timeout=3)
+
+    def action_toggle_raw(self) -> None:
+        self.raw = not self.raw
+        row = self.query_one(Timeline).current
+        if row is not None and self.session is not None:
+            self.query_one("#detail", Detail).show_record(self.session, row.index, raw=self.raw)
+
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#search")
+    def on_search(self, event: Input.Submitted) -> None:
+        self.run_search(event.value)
+        self.query_one(Timeline).focus()
+
+    def run_search(self, q: str) -> None:
+        if self.session is None or not q:
+            return
+        hits = search_records(self.session, q)
+        tl = self.query_one(Timeline)
+        shown = {r.index for r in tl.rows}
+        self.matches = [h for h in hits if h in shown]
+        tl.matches = set(self.matches)
+        tl.refresh()
+        if not self.matches:
+            off = len(hits) - len(self.matches)
+            self.notify(f"no match for {q!r}" + (f" in the rows shown ({off} in hidden or off-chain records: press a)" if off else ""),
+                        severity="warning")
+            return
+        self.notify(f"{len(self.matches)} match(es) for {q!r}", timeout=3)
+        self.action_next_match()
+
+    def _jump(self, candidates: list[int], forward: bool = True) -> bool:
+        tl = self.query_one(Timeline)
+        cur = tl.current.index if tl.current else -1
+        order = [k for k, r in enumerate(tl.rows) if r.index in set(candidates)]
+        if not order:
+            return False
+        pos = [k for k in order if (tl.rows[k].index > cur if forward else tl.rows[k].index < cur)]
+        target = (pos[0] if forward else pos[-1]) if pos else (order[0] if forward else order[-1])
+        tl.cursor = target
+        return True
+
+    def action_next_match(self) -> None:
+        if not self._jump(self.matches):
+            self.notify("no search matches (press / to search)", severity="warning")
+
+    def action_prev_match(self) -> None:
+        self._jump(self.matches, forward=False)
+
+    def action_next_compaction(self) -> None:
+        if self.session is None:
+            return
+        b = [i for i, r in enumerate(self.session.records) if r.is_compact_boundary or r.is_microcompact_boundary]
+        if not self._jump(b):
+            self.notify("this session has no compaction", severity="information")
+
+    def action_next_crossing(self) -> None:
+        if self.series is None:
+            return
+        turns = self.series.turns
+        crossings = [turns[k].index for k in range(len(turns)) if turns[k].state != "ok" and (k == 0 or turns[k - 1].state != turns[k].state)]
+        if not self._jump(crossings):
+            self.notify("the context never crossed a threshold", severity="information")
+
+    def action_full_output(self) -> None:
+        row = self.query_one(Timeline).current
+        if row is None or self.session is None:
+            return
+        s = self.session
+        ids = set(s.records[row.index].tool_results)
+        po = next((p for p in s.persisted_outputs if p.tool_use_id in ids and p.file is not None), None)
+        if po is None:
+            self.notify("this record has no persisted output file", severity="warning")
+            return
+        self.page = 0 if self.page is None else self.page + 1
+        size = po.file_size or 0
+        pages = max(1, -(-size // PAGE))
+        if self.page >= pages:
+            self.page = 0
+        text, total = s.read_persisted(po, limit=PAGE, offset=self.page * PAGE)
+        self.query_one(TabbedContent).active = "tab-record"
+        self.query_one("#detail", Detail).show_text(
+            f"{po.file.name}: page {self.page + 1} of {pages} ({human_size(total)}; f for the next page)", text)  # type: ignore[union-attr]
+
+    def action_open_subagent(self) -> None:
+        row = self.query_one(Timeline).current
+        if row is None or self.session is None:
+            return
+        s = self.session
+        r = s.records[row.index]
+        ids = {t for t, _ in r.tool_uses} | set(r.tool_results)
+        for sa in s.subagents:
+            if (sa.spawned_by in ids or (r.get("spawned_agent") == sa.agent_id)) and sa.path is not None:
+                self.app.push_screen(SessionScreen(sa.path, settings=self.settings, title=f"subagent {sa.agent_id} of {s.title}"))
+                return
+        compaction = next((sa for sa in s.subagents if sa.boundary == row.index and sa.path is not None), None)
+        if compaction is not None:
+            self.app.push_screen(SessionScreen(compaction.path, settings=self.settings, title=f"compaction call {compaction.agent_id}"))  # type: ignore[arg-type]
+            return
+        self.notify("select an Agent/Task call, its result, or a compaction to open its transcript", severity="warning")
+
+    def action_why(self) -> None:
+        self.query_one(TabbedContent).active = "tab-why"
+        self.show_why()
+
+    def action_reload(self) -> None:
+        row = self.query_one(Timeline).current
+        self.load(row.index if row else None)
+
+    def action_workbench(self) -> None:
+        if self.session is None or self.series is None:
+            return
+        from inspector.tui.screens.workbench import WorkbenchScreen
+
+        row = self.query_one(Timeline).current
+        self.app.push_screen(WorkbenchScreen(self.session, self.settings, selected=row.index if row else None))
+
+    def current_row(self) -> Any:
+        return self.query_one(Timeline).current

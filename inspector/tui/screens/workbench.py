@@ -1,0 +1,313 @@
+"""The compaction workbench: choose a strategy and its parameters, watch the preview, save."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, Input, Label, Select, Static, Switch
+
+from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
+from inspector.compact.base import CompactionResult, Estimator
+from inspector.compact.summarize.base import Cancel, Cancelled, SummarizerError, SummaryRequest
+from inspector.textutil import human_size, printable
+from inspector.tokens.thresholds import Settings
+from inspector.transcript.session import Session
+from inspector.tui.actions import bindings
+
+STRATEGIES = [("Microcompact (clear old tool results)", "microcompact"), ("Session memory (notes + recent messages)", "session-memory"),
+              ("Partial from / up to the selected message", "partial"), ("Full compaction (/compact)", "full")]
+
+
+class ConfirmSend(ModalScreen[bool]):
+    """Shows what the Anthropic summarizer would send and what it costs; nothing is sent without yes."""
+
+    BINDINGS = [("escape", "dismiss(False)", "Cancel")]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Static(Text("Send this conversation to the Anthropic API?", style="bold"))
+            yield Static(Text(self.text))
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Send", variant="warning", id="yes")
+                yield Button("Cancel", variant="primary", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class SavedScreen(ModalScreen[None]):
+    BINDINGS = [("escape,enter", "dismiss", "Close")]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="saved-box"):
+            yield Static(Text("Saved as a new session", style="bold"))
+            yield Static(Text(self.text))
+            yield Button("Close", id="close")
+
+    @on(Button.Pressed)
+    def close(self) -> None:
+        self.dismiss()
+
+
+class WorkbenchScreen(Screen):
+    BINDINGS = bindings("workbench")
+    scope_name = "workbench"
+
+    class Previewed(Message):
+        def __init__(self, result: CompactionResult | None, error: str | None) -> None:
+            super().__init__()
+            self.result, self.error = result, error
+
+    def __init__(self, session: Session, settings: Settings, selected: int | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.settings = settings
+        self.selected = selected
+        self.result: CompactionResult | None = None
+        self.estimator: Estimator | None = None
+        self.cancel: Cancel | None = None
+        self._preview_timer: Any = None
+        self.anthropic_result = False
+
+    def compose(self) -> ComposeResult:
+        s = self.session
+        sel = ""
+        if self.selected is not None:
+            r = s.records[self.selected]
+            sel = f"{r.type} {r.uuid or ''} at {r.timestamp or '?'}"
+        yield Static(Text(f"Compaction workbench: {s.title or s.session_id}"), id="title")
+        with Horizontal():
+            with VerticalScroll(id="wb-form"):
+                yield Label("Strategy")
+                yield Select(STRATEGIES, value="full", allow_blank=False, id="strategy")
+                yield Label("Selected message (the pivot of a partial):")
+                yield Static(Text(sel or "none: select one in the timeline"), id="wb-selected")
+                yield Label("Compact at the selected message")
+                yield Switch(value=False, id="at-selected")
+                yield Label("Partial: direction")
+                yield Select([("Summarize from here", "from"), ("Summarize up to here", "up_to")], value="from", allow_blank=False, id="direction")
+                yield Label("Instructions (full) / context (partial)")
+                yield Input(placeholder="optional", id="instructions")
+                yield Label("Microcompact: gap min / keep / force")
+                yield Input("60", id="gap")
+                yield Input("5", id="keep")
+                yield Switch(value=True, id="force")
+                yield Label("Session memory: min / texts / max")
+                yield Input("10000", id="min-tokens")
+                yield Input("5", id="min-text")
+                yield Input("40000", id="max-tokens")
+                yield Label("Summarizer: offline (ctrl+a: Anthropic)")
+            with VerticalScroll(id="wb-preview"):
+                yield Static("", id="wb-numbers")
+                yield Static("", id="wb-lists")
+                yield Static("", id="wb-summary")
+        yield Static("", id="wb-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.schedule_preview()
+
+    # -- parameters ---------------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        def num(id_: str, default: float) -> float:
+            try:
+                return float(self.query_one(f"#{id_}", Input).value)
+            except ValueError:
+                return default
+
+        strategy = self.query_one("#strategy", Select).value
+        sel_uuid = self.session.records[self.selected].uuid if self.selected is not None else None
+        at_sel = self.query_one("#at-selected", Switch).value
+        return {
+            "strategy": strategy,
+            "at": sel_uuid if at_sel and strategy != "partial" else None,
+            "pivot": sel_uuid if strategy == "partial" else None,
+            "direction": self.query_one("#direction", Select).value,
+            "instructions": self.query_one("#instructions", Input).value or None,
+            "microcompact_params": MicrocompactParams(gap_minutes=num("gap", 60), keep_recent=int(num("keep", 5)),
+                                                      force=self.query_one("#force", Switch).value),
+            "session_memory_params": SessionMemoryParams(KeepConfig(int(num("min-tokens", 10_000)), int(num("min-text", 5)),
+                                                                    int(num("max-tokens", 40_000)))),
+        }
+
+    @on(Select.Changed)
+    @on(Input.Changed)
+    @on(Switch.Changed)
+    def changed(self) -> None:
+        self.anthropic_result = False
+        self.schedule_preview()
+
+    def schedule_preview(self) -> None:
+        if self._preview_timer is not None:
+            self._preview_timer.stop()
+        self._preview_timer = self.set_timer(0.3, self.action_preview)
+
+    def action_preview(self) -> None:
+        self.status("computing the preview…")
+        self.preview(self.params())
+
+    @work(thread=True, exclusive=True, group="preview")
+    def preview(self, p: dict[str, Any], summarizer: Any = None, cancel: Cancel | None = None) -> None:
+        try:
+            if self.estimator is None:
+                sl = make_slice(self.session, None, self.settings)
+                self.estimator = Estimator(self.session, sl.series, self.settings)
+            res = compact(self.session, p["strategy"], at=p["at"], pivot=p["pivot"], direction=p["direction"],
+                          instructions=p["instructions"], settings=self.settings, microcompact_params=p["microcompact_params"],
+                          session_memory_params=p["session_memory_params"], summarizer=summarizer,
+                          estimator=self.estimator if p["at"] is None else None, cancel=cancel,
+                          progress=lambda what, frac: self.app.call_from_thread(self.status, what))
+            self.post_message(self.Previewed(res, None))
+        except Cancelled:
+            self.post_message(self.Previewed(None, "cancelled: nothing more was received"))
+        except (CompactError, SummarizerError) as exc:
+            self.post_message(self.Previewed(None, str(exc)))
+        except Exception as exc:  # noqa: BLE001
+            self.post_message(self.Previewed(None, f"{type(exc).__name__}: {exc}"))
+
+    @on(Previewed)
+    def on_previewed(self, msg: Previewed) -> None:
+        if msg.error is not None:
+            self.result = None
+            self.status(msg.error)
+            self.query_one("#wb-numbers", Static).update(Text(msg.error, style="bold"))
+            self.query_one("#wb-lists", Static).update("")
+            self.query_one("#wb-summary", Static).update("")
+            return
+        res = msg.result
+        assert res is not None
+        self.result = res
+        self.query_one("#wb-numbers", Static).update(self.numbers(res))
+        self.query_one("#wb-lists", Static).update(self.lists(res))
+        self.query_one("#wb-summary", Static).update(Text(printable(res.summary or "", keep_newlines=True)[:60_000]))
+        state = res.noop or ("ready: ctrl+s saves it as a new session" if res.changed else "")
+        self.status(f"{res.strategy}{' (' + res.summarizer + ' summary)' if res.summarizer else ''}: {state}")
+
+    def numbers(self, res: CompactionResult) -> Table:
+        th = res.thresholds
+        t = Table(box=None, show_header=False, padding=(0, 1))
+        top = max(th.context_window, res.tokens_before)
+        width = 40
+        for label, n in (("before", res.tokens_before), ("after", res.tokens_after)):
+            bar = Text("█" * min(width, round(n / top * width)), style="green" if n < th.warning else "yellow" if n < (th.auto_compact or th.effective_window) else "red")
+            t.add_row(label, bar + Text(" " * max(0, width - len(bar))), f"{n:,}")
+        t.add_row("", Text(f"warning {th.warning:,} · auto-compact {th.auto_compact or 0:,} · blocking {th.blocking:,} · window {th.context_window:,}",
+                           style="dim"), "")
+        if res.fallback:
+            t.add_row("fallback", Text(res.fallback, style="yellow"), "")
+        for n in res.notes:
+            t.add_row("note", Text(printable(n)), "")
+        if res.restored_files_tokens:
+            t.add_row("live", Text(f"+{res.restored_files_tokens:,} tokens of re-attached files in a live compaction"), "")
+        return t
+
+    def lists(self, res: CompactionResult) -> Text:
+        s = self.session
+        out = Text()
+
+        def block(title: str, uuids: tuple[str, ...] | list[str]) -> None:
+            if not uuids:
+                return
+            out.append(f"\n{title} ({len(uuids)})\n", style="bold")
+            for u in list(uuids)[:40]:
+                i = s.conversation.by_uuid.get(u)
+                if i is None:
+                    continue
+                r = s.records[i]
+                out.append(f"  {r.type:<9} {(r.timestamp or '')[11:19]}  {human_size(r.content_chars):>8}  {u[:8]}\n")
+            if len(uuids) > 40:
+                out.append(f"  … and {len(uuids) - 40} more\n", style="dim")
+
+        if res.cleared_tool_results:
+            out.append(f"\nCleared tool results ({len(res.cleared_tool_results)})\n", style="bold")
+            for tid in res.cleared_tool_results:
+                out.append(f"  {s.tool_name(tid) or '?':<8} {tid}  {res.cleared_tokens.get(tid, 0):,} tokens\n")
+        block("Summarized", res.summarized_uuids)
+        block("Kept", res.kept_uuids)
+        return out
+
+    def status(self, text: str) -> None:
+        self.query_one("#wb-status", Static).update(Text(text))
+
+    # -- Anthropic ----------------------------------------------------------------------------
+    def action_anthropic(self) -> None:
+        p = self.params()
+        if p["strategy"] == "microcompact":
+            self.notify("microcompact does not summarize: nothing to send", severity="warning")
+            return
+        self.estimate_send(p)
+
+    @work(thread=True, exclusive=True, group="estimate")
+    def estimate_send(self, p: dict[str, Any]) -> None:
+        from inspector.compact.summarize.anthropic_api import AnthropicSummarizer
+
+        summ = AnthropicSummarizer()
+        if not summ.has_key:
+            self.app.call_from_thread(self.app.notify, "Set ANTHROPIC_API_KEY to use the Anthropic summarizer; nothing was sent.",
+                                      severity="error", timeout=8)
+            return
+        try:
+            sl = make_slice(self.session, p["at"], self.settings)
+            est = summ.estimate(SummaryRequest(self.session, tuple(sl.messages), instructions=p["instructions"]))
+        except Exception as exc:  # noqa: BLE001
+            self.app.call_from_thread(self.app.notify, f"Could not estimate the request: {exc}", severity="error")
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.cancel = Cancel()
+                self.anthropic_result = True
+                self.status("sending to the Anthropic API… (ctrl+c cancels)")
+                self.preview(p, summ, self.cancel)
+            else:
+                self.status("nothing was sent")
+
+        self.app.call_from_thread(self.app.push_screen, ConfirmSend(est.describe()), answer)
+
+    def action_cancel_job(self) -> None:
+        if self.cancel is not None:
+            self.cancel.set()
+            self.status("cancelling…")
+
+    # -- save ---------------------------------------------------------------------------------
+    def action_save(self) -> None:
+        if self.result is None or not self.result.changed:
+            self.notify("nothing to save: the preview changes nothing", severity="warning")
+            return
+        self.status("saving…")
+        self.do_save(self.result)
+
+    @work(thread=True, exclusive=True, group="save")
+    def do_save(self, res: CompactionResult) -> None:
+        from inspector.edit import save
+
+        try:
+            out = save(self.session, res)
+        except Exception as exc:  # noqa: BLE001
+            self.app.call_from_thread(self.app.notify, f"Not saved: {exc}", severity="error", timeout=10)
+            self.app.call_from_thread(self.status, f"not saved: {exc}")
+            return
+        text = (f"{out.path}\n{out.records} records, {len(out.copied)} file(s) copied beside it; checked: chain intact, tool calls "
+                f"paired, {out.verification.saved_counted:,} counted tokens as previewed.\n\nResume it with:\n  {out.resume_command}\n\n"
+                "The original transcript was not modified.")
+        self.app.call_from_thread(self.status, f"saved to {out.path}")
+        self.app.call_from_thread(self.app.push_screen, SavedScreen(text))

@@ -1,0 +1,241 @@
+"""The app, driven with Textual's Pilot: browser, session screen, workbench, help, live files."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+
+from builders import assistant, user
+from conftest import SAMPLES, sha256, write_jsonl
+from inspector.transcript.discovery import Target, resolve_target
+from inspector.tui.app import InspectorApp
+from inspector.tui.model import build_rows, row_kind, search_records
+from inspector.tui.screens.browser import BrowserScreen
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.workbench import WorkbenchScreen
+from inspector.tui.widgets.timeline import Timeline
+from inspector.transcript.session import Session
+
+SIZE = (160, 48)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def settle(app, pilot, rounds: int = 3):
+    for _ in range(rounds):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+@pytest.fixture
+def projects(tmp_path):
+    dst = tmp_path / "projects"
+    shutil.copytree(SAMPLES, dst)
+    return dst
+
+
+def auto_session(root: Path) -> Path:
+    return next(p for p in (root / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast"))
+
+
+# -- row models (plain data) ------------------------------------------------------------------
+
+def test_rows_filters_and_search():
+    s = Session.load(auto_session(SAMPLES))
+    rows = build_rows(s)
+    kinds = {r.kind for r in rows}
+    assert {"user", "assistant", "tool_call", "tool_result", "boundary", "summary", "thinking"} <= kinds
+    assert len(rows) == len(s.conversation.logical_chain)
+    no_tools = build_rows(s, hidden=frozenset({"tool_calls"}))
+    assert not {r.kind for r in no_tools} & {"tool_call", "tool_result"}
+    every = build_rows(s, scope="file")
+    assert len(every) == len(s.records) and any(not r.on_chain for r in every)
+    hits = search_records(s, "IndexError")
+    assert hits and all("indexerror" in s.transcript.read_raw(s.records[i]).decode().lower() for i in hits)
+    assert row_kind(s.records[hits[0]]) in ("user", "assistant", "tool_result", "tool_call", "summary")
+
+
+# -- the app ----------------------------------------------------------------------------------
+
+def test_browser_lists_filters_and_opens(projects):
+    async def go():
+        app = InspectorApp(resolve_target(projects), notice="sample notice")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            assert isinstance(screen, BrowserScreen)
+            assert len(screen.shown) == 4
+            assert all(it.peak for it in screen.items)  # details filled in the background
+            await pilot.press("slash", *"dotfiles")
+            await pilot.pause()
+            assert len(screen.shown) == 1
+            await pilot.press("enter")  # leave the filter
+            await pilot.press("enter")  # open
+            await settle(app, pilot)
+            assert isinstance(app.screen, SessionScreen)
+            assert app.screen.session.title == "Zsh prompt shows git branch"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, BrowserScreen)
+
+    run(go())
+
+
+def test_session_screen_navigation_search_and_why(projects):
+    path = auto_session(projects)
+
+    async def go():
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            assert isinstance(screen, SessionScreen) and screen.series is not None and screen.report is not None
+            tl = screen.query_one(Timeline)
+            assert tl.rows and tl.cursor == 0
+            await pilot.press("c")  # next compaction
+            await pilot.pause()
+            assert screen.session.records[tl.current.index].is_compact_boundary
+            await pilot.press("y")
+            await pilot.pause()
+            why = screen.query_one("#why")
+            text = " ".join(str(w.render()) for w in why.children)
+            assert "Auto-compaction fired" in text and "167,000" in text
+            await pilot.press("slash", *"IndexError", "enter")
+            await pilot.pause()
+            assert screen.matches and tl.current.index in screen.matches
+            first = tl.current.index
+            await pilot.press("n")
+            await pilot.pause()
+            assert tl.current.index != first or len(screen.matches) == 1
+            await pilot.press("3")  # hide tool calls
+            await pilot.pause()
+            assert not {r.kind for r in tl.rows} & {"tool_call", "tool_result"}
+            await pilot.press("3", "t")  # show them again; jump to a threshold crossing
+            await pilot.pause()
+            k = screen.turn_at(tl.current)
+            assert screen.series.turns[k].state != "ok"
+            await pilot.press("r")  # raw JSON
+            await pilot.pause()
+            assert screen.raw
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert type(app.screen).__name__ == "HelpScreen"
+            await pilot.press("escape")
+
+    run(go())
+
+
+def test_full_output_and_subagent(projects):
+    path = auto_session(projects)
+
+    async def go():
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            tl = screen.query_one(Timeline)
+            s = screen.session
+            persisted = next(r.index for r in tl.rows if s.records[r.index].get("persisted"))
+            tl.select_index(persisted)
+            await pilot.press("f")
+            await pilot.pause()
+            assert screen.page == 0
+            agent_call = next(r.index for r in tl.rows if any(n == "Agent" for _, n in s.records[r.index].tool_uses))
+            tl.select_index(agent_call)
+            await pilot.press("o")
+            await settle(app, pilot)
+            assert isinstance(app.screen, SessionScreen) and app.screen is not screen
+            assert app.screen.session.path.name.startswith("agent-a")
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is screen
+
+    run(go())
+
+
+def test_workbench_previews_and_saves(projects):
+    path = auto_session(projects)
+    h = sha256(path)
+
+    async def go():
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await pilot.press("w")
+            await pilot.pause(0.6)  # the preview is debounced
+            await settle(app, pilot, 5)
+            wb = app.screen
+            assert isinstance(wb, WorkbenchScreen)
+            assert wb.result is not None and wb.result.strategy == "full" and wb.result.tokens_after < wb.result.tokens_before
+            await pilot.press("ctrl+s")
+            await settle(app, pilot, 5)
+            assert type(app.screen).__name__ == "SavedScreen"
+            text = str(app.screen.text)
+            assert "claude --resume" in text
+            new = Path(text.splitlines()[0])
+            assert new.exists() and Session.load(new).conversation.chain
+
+    run(go())
+    assert sha256(path) == h
+
+
+def test_live_session_updates_and_half_line(tmp_path):
+    p = tmp_path / "proj" / "live.jsonl"
+    full = orjson.dumps(assistant("a2", "u2", sec=3, usage=(1, 0, 50_000, 9)))
+    write_jsonl(p, [user("u1", None, "start", sec=0), assistant("a1", "u1", sec=1)])
+    with open(p, "ab") as f:
+        f.write(orjson.dumps(user("u2", "a1", "more", sec=2)) + b"\n" + full[:20])  # a half-written line
+
+    async def go():
+        app = InspectorApp(Target("file", p))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            assert len(screen.query_one(Timeline).rows) == 3
+            with open(p, "ab") as f:
+                f.write(full[20:] + b"\n")
+            await pilot.pause(1.3)
+            await settle(app, pilot)
+            assert len(screen.query_one(Timeline).rows) == 4
+            assert screen.series.turns[-1].tokens == 50_010
+
+    run(go())
+
+
+def test_hostile_file_opens(tmp_path):
+    p = tmp_path / "proj" / "bad.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(b'{"type":"user","uuid":"u1","message":{"role":"user","content":"\\u001b[31mred \\u001b]0;title\\u0007 [bold]x[/bold]"}}\n'
+                  b"not json\n\xff\xfe\n" + b'{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"content":[{"type":"weird"}]}}\n')
+
+    async def go():
+        app = InspectorApp(Target("file", p))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            assert len(screen.query_one(Timeline).rows) == 2
+            detail = screen.query_one("#detail")
+            shown = " ".join(str(w.render()) for w in detail.children)
+            assert "\x1b" not in shown and "[bold]x[/bold]" in shown
+
+    run(go())
+
+
+def test_palette_offers_registry_actions(projects):
+    path = auto_session(projects)
+
+    async def go():
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            assert "Next compaction" in titles and "Compact…" in titles and "Help" in titles
+            assert any("theme" in t.lower() for t in titles)
+
+    run(go())
