@@ -107,7 +107,7 @@ def test_session_screen_navigation_search_and_why(projects):
             text = " ".join(str(w.render()) for w in why.children)
             assert "Auto-compaction fired" in text and "167,000" in text
             await pilot.press("slash", *"IndexError", "enter")
-            await pilot.pause()
+            await settle(app, pilot)
             assert screen.matches and tl.current.index in screen.matches
             first = tl.current.index
             await pilot.press("n")

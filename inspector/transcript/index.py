@@ -12,11 +12,12 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from inspector.transcript.records import LineError, Record, decode_line, index_record
 
 READ_CHUNK = 1 << 20
+PROGRESS_EVERY = 8 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +59,16 @@ class Transcript:
         self._bodies: OrderedDict[int, dict[str, Any]] = OrderedDict()
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "Transcript":
+    def load(cls, path: str | os.PathLike[str], progress: Callable[[int, int], None] | None = None) -> "Transcript":
         t = cls(path)
-        t.update()
+        t.update(progress)
         return t
 
     # -- scanning ---------------------------------------------------------------------------
-    def update(self) -> list[Record]:
+    def update(self, progress: Callable[[int, int], None] | None = None) -> list[Record]:
         """Index the bytes appended since the last call; return the new records.
+
+        `progress(bytes_done, bytes_total)` is called every few megabytes on large files.
 
         Raises FileChanged if the file shrank or was replaced by another file: the caller
         decides whether to reload from scratch (and tells the user).
@@ -84,7 +87,11 @@ class Transcript:
             f.seek(self.scanned_to)
             offset = self.scanned_to
             line_no = self._next_line
+            next_report = offset + PROGRESS_EVERY
             for raw in f:
+                if progress is not None and offset >= next_report:
+                    progress(offset, st.st_size)
+                    next_report = offset + PROGRESS_EVERY
                 n = len(raw)
                 complete = raw.endswith(b"\n")
                 body = raw[:-1] if complete else raw

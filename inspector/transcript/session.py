@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -175,8 +175,9 @@ class Session:
         self._flat_agents = flat_agents
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, flat_agents: list[Path] | None = None) -> "Session":
-        return cls(Transcript.load(path), flat_agents=flat_agents)
+    def load(cls, path: str | os.PathLike[str], *, flat_agents: list[Path] | None = None,
+             progress: Callable[[int, int], None] | None = None) -> "Session":
+        return cls(Transcript.load(path, progress), flat_agents=flat_agents)
 
     def update(self) -> int:
         """Read lines appended since loading; drop derived views. Returns new record count."""

@@ -43,7 +43,10 @@ class Item:
         title = printable(self.title or "(untitled)")
         if self.matches is not None:
             title = f"[{self.matches} match{'es' if self.matches != 1 else ''}] " + title
-        return (Text(printable(self.project)[-28:]), Text(title[:90]), self.when, self.duration, human_size(self.size),
+        project = printable(self.project)
+        project = project if len(project) <= 26 else "…" + project[-25:]
+        title = title if len(title) <= 64 else title[:63] + "…"
+        return (Text(project), Text(title), self.when, self.duration, human_size(self.size),
                 self.model, peak, self.compactions)
 
     def text(self) -> str:
@@ -220,6 +223,13 @@ class BrowserScreen(Screen):
     def action_refresh(self) -> None:
         self.query_one(ProgressBar).display = True
         self.discover()
+
+    @on(DataTable.HeaderSelected)
+    def on_header(self, event: DataTable.HeaderSelected) -> None:
+        by = {"when": "when", "dur": "when", "size": "size", "peak": "peak", "comp": "compactions", "title": "title", "project": "title"}
+        self.sort = by.get(str(event.column_key.value), self.sort)
+        self.redraw()
+        self.notify(f"sorted by {self.sort}", timeout=2)
 
     @on(DataTable.RowSelected)
     def on_row(self, event: DataTable.RowSelected) -> None:

@@ -90,8 +90,13 @@ class SessionScreen(Screen):
     # -- loading (in a worker thread; only messages come back) --------------------------------
     @work(thread=True, exclusive=True, group="load")
     def load(self, keep: int | None = None) -> None:
+        title = self.query_one("#title", Static)
+
+        def progress(done: int, total: int) -> None:
+            self.app.call_from_thread(title.update, Text(f"Loading {self.path.name}: {done / (1 << 20):,.0f} of {total / (1 << 20):,.0f} MB"))
+
         try:
-            s = Session.load(self.path)
+            s = Session.load(self.path, progress=progress)
             th = session_thresholds(s, self.settings)
             series = context_series(s, self.settings, th)
             s.conversation  # noqa: B018 - build the tree here, not on the UI thread
@@ -293,6 +298,11 @@ class SessionScreen(Screen):
         box.display = True
         box.focus()
 
+    class Searched(Message):
+        def __init__(self, query: str, hits: list[int]) -> None:
+            super().__init__()
+            self.query, self.hits = query, hits
+
     @on(Input.Submitted, "#search")
     def on_search(self, event: Input.Submitted) -> None:
         self.run_search(event.value)
@@ -301,7 +311,23 @@ class SessionScreen(Screen):
     def run_search(self, q: str) -> None:
         if self.session is None or not q:
             return
-        hits = search_records(self.session, q)
+        self.notify(f"searching for {q!r}…", timeout=1)
+        self.search_worker(q)
+
+    @work(thread=True, exclusive=True, group="search")
+    def search_worker(self, q: str) -> None:
+        if self.session is None:
+            return
+        try:
+            hits = search_records(self.session, q)
+        except OSError as exc:
+            self.app.call_from_thread(self.app.notify, f"Search failed: {exc}", severity="error")
+            return
+        self.post_message(self.Searched(q, hits))
+
+    @on(Searched)
+    def on_searched(self, msg: Searched) -> None:
+        q, hits = msg.query, msg.hits
         tl = self.query_one(Timeline)
         shown = {r.index for r in tl.rows}
         self.matches = [h for h in hits if h in shown]
