@@ -47,6 +47,28 @@ class InspectorApp(App[None]):
     def _run(self, target: object, action: str) -> None:
         self.call_later(target.run_action, action)  # type: ignore[attr-defined]
 
+    def _handle_exception(self, error: Exception) -> None:  # textual is pinned exactly: this hook is stable for us
+        """An unexpected error becomes a notification, with the traceback in a file, not on screen.
+
+        Under a test (headless) the default behaviour is kept, so a bug fails the test loudly.
+        """
+        if self.is_headless:
+            return super()._handle_exception(error)
+        import traceback
+
+        from inspector.transcript.stats import cache_dir
+
+        where = "the cache folder"
+        try:
+            folder = cache_dir()
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / "last-error.txt"
+            path.write_text("".join(traceback.format_exception(error)))
+            where = str(path)
+        except OSError:
+            pass
+        self.notify(f"Unexpected error: {type(error).__name__}: {error}. Details in {where}.", severity="error", timeout=15)
+
     def action_help(self) -> None:
         from inspector.tui.screens.help import HelpScreen
 
