@@ -115,17 +115,40 @@ def encoding() -> Any:
     return tiktoken.get_encoding(ENCODING)
 
 
+EXACT_LIMIT = 8_000  # characters counted exactly; a longer text is counted on samples
+SAMPLE = 2_000  # characters in each of the three samples (start, middle, end)
+
+
+def _samples(text: str) -> list[str]:
+    n = len(text)
+    mid = n // 2 - SAMPLE // 2
+    return [text[:SAMPLE], text[mid : mid + SAMPLE], text[-SAMPLE:]]
+
+
 def count(text: str) -> int:
-    if not text:
-        return 0
-    return len(encoding().encode_ordinary(text))
+    """Tokens of a text with the offline encoding; texts over 8,000 characters are counted on three
+    2,000-character samples and scaled by length (within a few percent on code, logs and prose, and
+    what keeps counting a 200 MB session to seconds)."""
+    return count_many([text])[0]
 
 
 def count_many(texts: list[str]) -> list[int]:
     if not texts:
         return []
     enc = encoding()
-    return [len(t) for t in enc.encode_ordinary_batch(texts, num_threads=2)]
+    exact = [t for t in texts if len(t) <= EXACT_LIMIT]
+    long = [t for t in texts if len(t) > EXACT_LIMIT]
+    enc_one = enc.encode_ordinary
+    exact_counts = iter([len(enc_one(t)) for t in exact])
+    sampled: list[int] = []
+    if long:
+        windows = [w for t in long for w in _samples(t)]
+        per = [len(enc_one(w)) for w in windows]
+        for k, t in enumerate(long):
+            got = sum(per[3 * k : 3 * k + 3])
+            sampled.append(round(len(t) * got / (3 * SAMPLE)))
+    long_counts = iter(sampled)
+    return [next(exact_counts) if len(t) <= EXACT_LIMIT else next(long_counts) for t in texts]
 
 
 def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), replacements: dict[str, str] | None = None,

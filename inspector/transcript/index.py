@@ -57,6 +57,7 @@ class Transcript:
         self._ino: int | None = None
         self._next_line = 1
         self._bodies: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._fd: int | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], progress: Callable[[int, int], None] | None = None) -> "Transcript":
@@ -75,6 +76,7 @@ class Transcript:
         """
         st = os.stat(self.path)
         if self._ino is not None and (st.st_ino != self._ino or st.st_size < self.scanned_to):
+            self.close()
             raise FileChanged(f"{self.path} was truncated or replaced while open")
         self._ino = st.st_ino
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
@@ -143,13 +145,22 @@ class Transcript:
 
     # -- bodies -----------------------------------------------------------------------------
     def read_raw(self, rec: Record, limit: int | None = None) -> bytes:
-        """The raw bytes of a record's line (at most `limit` bytes)."""
+        """The raw bytes of a record's line (at most `limit` bytes), by a positional read."""
         n = rec.length if limit is None else min(rec.length, limit)
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            return os.pread(fd, n, rec.offset)
-        finally:
-            os.close(fd)
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        return os.pread(self._fd, n, rec.offset)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+    def __del__(self) -> None:
+        self.close()
 
     def body(self, rec: Record) -> dict[str, Any]:
         """The decoded JSON object of a record (small LRU cache)."""

@@ -1,0 +1,312 @@
+"""The benchmark runner: builds the inputs, measures inspector beside the floors and the peers in
+one run, prints a table and writes it to bench/results/latest.{md,json}.
+
+    python bench/run.py                  # everything (about 5-10 minutes on 2 cores)
+    python bench/run.py --no-peers       # inspector and the floors only
+    python bench/run.py --big-mb 50 --sessions 300   # a quicker, smaller run
+
+Each measurement runs in its own process; time is wall clock, memory is that process's peak RSS
+(from wait4). Peers are installed from their registries into bench/work/peers on first use.
+Ratios compare numbers measured in the same run, so they hold on a noisy shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PY = sys.executable
+CCL_VERSION = "1.7.0"
+CCUSAGE_VERSION = "20.0.24"
+
+
+@dataclass
+class Result:
+    name: str
+    seconds: float | None
+    rss_mb: float | None
+    note: str = ""
+
+
+def run(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None) -> tuple[float | None, float | None, int, str]:
+    """Run a command; return (seconds, peak RSS in MB, exit code, the tail of its output)."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        deadline = t0 + timeout
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                p.kill()
+                os.wait4(p.pid, 0)
+                return None, None, -9, "timed out"
+            time.sleep(0.005)
+        secs = time.perf_counter() - t0
+        out.seek(0)
+        tail = out.read()[-2000:].decode("utf-8", "replace")
+        code = os.waitstatus_to_exitcode(status)
+        return secs, ru.ru_maxrss / 1024, code, tail
+
+
+def py(code: str, *args: str, env: dict[str, str] | None = None) -> tuple[float | None, float | None, int, str]:
+    """Run a snippet from a file (Textual reads its callers' source, which `python -c` does not have)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(code)
+    try:
+        return run([PY, f.name, *args], env=env)
+    finally:
+        os.unlink(f.name)
+
+
+def env_with(**kw: str) -> dict[str, str]:
+    e = dict(os.environ)
+    e.update(kw)
+    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+# -- the snippets each measurement runs -------------------------------------------------------
+
+FLOOR_NEWLINES = """
+import sys
+n = 0
+with open(sys.argv[1], 'rb') as f:
+    while True:
+        b = f.read(1 << 20)
+        if not b: break
+        n += b.count(b'\\n')
+print(n)
+"""
+FLOOR_DECODE = """
+import sys, orjson
+n = 0
+with open(sys.argv[1], 'rb') as f:
+    for line in f:
+        orjson.loads(line); n += 1
+print(n)
+"""
+OURS_INDEX = """
+import sys
+from inspector.transcript.session import Session
+from inspector.tokens.series import context_series
+s = Session.load(sys.argv[1])
+series = context_series(s)
+print(len(s.records), len(series.turns))
+"""
+OURS_PREVIEWS = """
+import sys, time, json
+from datetime import datetime, timezone
+from inspector.transcript.session import Session
+from inspector.compact import compact, make_slice, MicrocompactParams
+from inspector.compact.base import Estimator
+from inspector.compact.summary_compact import is_pivot_candidate
+t0 = time.perf_counter(); s = Session.load(sys.argv[1]); sl = make_slice(s); t_index = time.perf_counter() - t0
+t0 = time.perf_counter(); est = Estimator(s, sl.series); t_est = time.perf_counter() - t0
+out = {"index": t_index, "estimator": t_est}
+piv = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)]
+for strat, kw in [("microcompact", {"microcompact_params": MicrocompactParams(force=True)}), ("session-memory", {}), ("full", {}),
+                  ("partial", {"pivot": piv[len(piv) // 2]} if piv else None)]:
+    if kw is None: continue
+    t0 = time.perf_counter(); compact(s, strat, estimator=est, **kw); out[strat] = time.perf_counter() - t0
+print(json.dumps(out))
+"""
+TUI_PAINT = """
+import sys, time, asyncio
+t_start = time.perf_counter()
+from inspector.transcript.discovery import Target
+from inspector.tui.app import InspectorApp
+from inspector.tui.screens.session import SessionScreen
+marks = {}
+class Timed(InspectorApp):
+    pass
+orig_ready, orig_report = SessionScreen.on_ready, SessionScreen.on_report
+def on_ready(self, msg):
+    orig_ready(self, msg); marks.setdefault("first_paint", time.perf_counter() - t_start)
+def on_report(self, msg):
+    orig_report(self, msg); marks.setdefault("loaded", time.perf_counter() - t_start)
+SessionScreen.on_ready, SessionScreen.on_report = on_ready, on_report
+async def main():
+    app = Timed(Target("file", __import__("pathlib").Path(sys.argv[1])))
+    async with app.run_test(size=(160, 48)) as pilot:
+        while "loaded" not in marks:
+            await pilot.pause(0.02)
+print(__import__("json").dumps(marks))
+asyncio.run(main())
+"""
+
+
+def ensure_peers(work: Path) -> dict[str, list[str] | None]:
+    peers: dict[str, list[str] | None] = {"claude-code-log": None, "ccusage": None}
+    venv = work / "peers" / "venv"
+    ccl = venv / "bin" / "claude-code-log"
+    if not ccl.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=False)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"claude-code-log=={CCL_VERSION}"], check=False)
+    if ccl.exists():
+        peers["claude-code-log"] = [str(ccl)]
+    npm_dir = work / "peers" / "npm"
+    cc = npm_dir / "node_modules" / ".bin" / "ccusage"
+    if not cc.exists() and shutil.which("npm"):
+        npm_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--prefix", str(npm_dir), f"ccusage@{CCUSAGE_VERSION}", "--silent"], check=False)
+    if cc.exists():
+        peers["ccusage"] = [str(cc)]
+    return peers
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="inspector benchmarks")
+    ap.add_argument("--work", type=Path, default=HERE / "work")
+    ap.add_argument("--big-mb", type=int, default=200)
+    ap.add_argument("--sessions", type=int, default=2000)
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--rebuild", action="store_true", help="make the inputs again")
+    args = ap.parse_args(argv)
+    work: Path = args.work
+    inputs = work / "inputs"
+    stamp = inputs / f"made-{args.big_mb}-{args.sessions}"
+    if args.rebuild or not stamp.exists():
+        r = run([PY, str(HERE / "make_inputs.py"), str(inputs), "--big-mb", str(args.big_mb), "--sessions", str(args.sessions)], timeout=1200)
+        if r[2] != 0:
+            print(r[3], file=sys.stderr)
+            return 1
+        stamp.touch()
+    big = next((inputs / "big" / "projects").rglob("*.jsonl"))
+    big = next(p for p in (inputs / "big" / "projects" / "-home-ann-work-weatherly").glob("*.jsonl"))
+    small = next((inputs / "small" / "projects" / "-home-ann-work-weatherly").glob("*.jsonl"))
+    root = inputs / "root" / "projects"
+    big_mb = big.stat().st_size / 2**20
+    n_sessions = sum(1 for _ in root.glob("*/*.jsonl"))
+    root_gb = sum(p.stat().st_size for p in root.rglob("*.jsonl")) / 2**30
+    results: dict[str, Result] = {}
+    env = env_with()
+
+    def rec(key: str, name: str, r: tuple[float | None, float | None, int, str], note: str = "") -> None:
+        secs, rss, code, tail = r
+        if code != 0:
+            note = (note + " " if note else "") + ("timed out" if code == -9 else f"failed ({code}): {tail.strip().splitlines()[-1] if tail.strip() else ''}")
+            secs = None if code == -9 else secs
+        results[key] = Result(name, secs, rss, note)
+        print(f"  {name:<58} {'-' if secs is None else f'{secs:8.2f} s'}  {'' if rss is None else f'{rss:7.0f} MB'}  {note}", file=sys.stderr)
+
+    print(f"inputs: {big_mb:.0f} MB session; {n_sessions:,} sessions, {root_gb:.2f} GB", file=sys.stderr)
+    rec("floor_newlines", f"floor: read {big_mb:.0f} MB and count newlines", py(FLOOR_NEWLINES, str(big), env=env))
+    rec("floor_decode", f"floor: orjson-decode every line of {big_mb:.0f} MB", py(FLOOR_DECODE, str(big), env=env))
+    rec("index", f"inspector: index {big_mb:.0f} MB to a ready token series", py(OURS_INDEX, str(big), env=env))
+    cache = Path(tempfile.mkdtemp(prefix="inspector-bench-cache-"))
+    stats_env = env_with(XDG_CACHE_HOME=str(cache))
+    rec("stats_cold", f"inspector: stats --json, {n_sessions:,} sessions, cold",
+        run([PY, "-m", "inspector", "stats", "--json", str(root)], env=stats_env))
+    rec("stats_warm", f"inspector: stats --json, {n_sessions:,} sessions, warm",
+        run([PY, "-m", "inspector", "stats", "--json", str(root)], env=stats_env))
+    shutil.rmtree(cache, ignore_errors=True)
+    for key, path, label in (("tui_big", big, f"{big_mb:.0f} MB"), ("tui_small", small, f"{small.stat().st_size / 1024:.0f} KB")):
+        secs, rss, code, tail = py(TUI_PAINT, str(path), env=env)
+        if code == 0:
+            marks = json.loads(tail.strip().splitlines()[-1])
+            results[f"{key}_first"] = Result(f"inspector TUI: first paint, {label} session", marks["first_paint"], rss)
+            results[f"{key}_loaded"] = Result(f"inspector TUI: fully loaded, {label} session", marks["loaded"], rss)
+            print(f"  TUI {label}: first paint {marks['first_paint']:.2f} s, loaded {marks['loaded']:.2f} s, {rss:.0f} MB", file=sys.stderr)
+        else:
+            rec(f"{key}_first", f"inspector TUI, {label} session", (secs, rss, code, tail))
+    secs, rss, code, tail = py(OURS_PREVIEWS, str(big), env=env)
+    if code == 0:
+        d = json.loads(tail.strip().splitlines()[-1])
+        results["estimator"] = Result(f"inspector: calibrate token counts of {big_mb:.0f} MB (once per session)", d["estimator"], rss)
+        for k in ("microcompact", "session-memory", "full", "partial"):
+            if k in d:
+                results[f"preview_{k}"] = Result(f"inspector: {k} preview on {big_mb:.0f} MB", d[k], rss)
+        print(f"  previews: {d}", file=sys.stderr)
+    else:
+        rec("preview_full", "inspector: previews", (secs, rss, code, tail))
+    if not args.no_peers:
+        peers = ensure_peers(work)
+        with tempfile.TemporaryDirectory() as t:
+            cfg = Path(t) / "claude"
+            cfg.mkdir()
+            (cfg / "projects").symlink_to(root)
+            if peers["ccusage"]:
+                rec("ccusage_root", f"ccusage {CCUSAGE_VERSION}: session --json, {n_sessions:,} sessions",
+                    run(peers["ccusage"] + ["session", "--json", "--offline"], env=env_with(CLAUDE_CONFIG_DIR=str(cfg)), timeout=600))
+            else:
+                results["ccusage_root"] = Result("ccusage", None, None, "could not be installed")
+            if peers["claude-code-log"]:
+                out = Path(t) / "ccl"
+                rec("ccl_root", f"claude-code-log {CCL_VERSION}: convert --all-projects, {n_sessions:,} sessions",
+                    run(peers["claude-code-log"] + ["convert", str(root), "--all-projects", "--no-cache", "--no-individual-sessions",
+                                                    "-o", str(out)], timeout=600, env=env_with(HOME=t)))
+                rec("ccl_big", f"claude-code-log {CCL_VERSION}: convert the {big_mb:.0f} MB session",
+                    run(peers["claude-code-log"] + ["convert", str(big), "--no-cache", "-o", str(Path(t) / "big.html")], timeout=600,
+                        env=env_with(HOME=t)))
+            else:
+                results["ccl_root"] = Result("claude-code-log", None, None, "could not be installed")
+            if peers["ccusage"]:
+                bigcfg = Path(t) / "bigclaude"
+                bigcfg.mkdir()
+                (bigcfg / "projects").symlink_to(big.parent.parent)
+                rec("ccusage_big", f"ccusage {CCUSAGE_VERSION}: session --json on the {big_mb:.0f} MB session",
+                    run(peers["ccusage"] + ["session", "--json", "--offline"], env=env_with(CLAUDE_CONFIG_DIR=str(bigcfg)), timeout=600))
+    write_results(results, big_mb, n_sessions, root_gb)
+    return 0
+
+
+def ratio(a: Result | None, b: Result | None) -> float | None:
+    if a is None or b is None or a.seconds is None or b.seconds is None or b.seconds == 0:
+        return None
+    return a.seconds / b.seconds
+
+
+def write_results(results: dict[str, Result], big_mb: float, n: int, gb: float) -> None:
+    g = results.get
+    targets = []
+
+    def target(what: str, value: float | None, limit: float, unit: str = "×") -> None:
+        if value is None:
+            targets.append((what, "not measured", f"≤ {limit}{unit}", "?"))
+        else:
+            targets.append((what, f"{value:.2f}{unit}", f"≤ {limit}{unit}", "met" if value <= limit else "missed"))
+
+    target("index / decode-every-line floor", ratio(g("index"), g("floor_decode")), 1.0)
+    idx = g("index")
+    rss_over = (idx.rss_mb - big_mb) if idx and idx.rss_mb is not None else None
+    target("peak RSS while the big session is indexed, above its size", rss_over, 150, " MB")
+    target("TUI first paint, big / small", ratio(g("tui_big_first"), g("tui_small_first")), 1.5)
+    for k in ("microcompact", "session-memory", "full", "partial"):
+        target(f"{k} preview / index time", ratio(g(f"preview_{k}"), idx), 0.25)
+    warm = g("stats_warm")
+    target("stats warm, seconds per 1,000 sessions", warm.seconds / n * 1000 if warm and warm.seconds else None, 0.2, " s")
+    target("stats cold / ccusage", ratio(g("stats_cold"), g("ccusage_root")), 1.0)
+    target("stats cold / claude-code-log", ratio(g("stats_cold"), g("ccl_root")), 1.0)
+    lines = [f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+             f"inputs: one {big_mb:.0f} MB session, {n:,} sessions ({gb:.2f} GB).", "",
+             "| measurement | time | peak RSS | note |", "|---|---:|---:|---|"]
+    for r in results.values():
+        lines.append(f"| {r.name} | {'-' if r.seconds is None else f'{r.seconds:.2f} s'} | {'-' if r.rss_mb is None else f'{r.rss_mb:.0f} MB'} | {r.note} |")
+    lines += ["", "| target | measured | goal | |", "|---|---:|---:|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets]
+    md = "\n".join(lines) + "\n"
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.md").write_text(md)
+    (out / "latest.json").write_text(json.dumps({"results": {k: asdict(v) for k, v in results.items()},
+                                                 "targets": [dict(zip(("target", "measured", "goal", "status"), t)) for t in targets],
+                                                 "inputs": {"big_mb": big_mb, "sessions": n, "root_gb": gb}}, indent=2))
+    print(md)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
