@@ -66,10 +66,11 @@ class Transcript:
         return t
 
     # -- scanning ---------------------------------------------------------------------------
-    def update(self, progress: Callable[[int, int], None] | None = None) -> list[Record]:
+    def update(self, progress: Callable[[int, int], None] | None = None, max_bytes: int | None = None) -> list[Record]:
         """Index the bytes appended since the last call; return the new records.
 
-        `progress(bytes_done, bytes_total)` is called every few megabytes on large files.
+        `progress(bytes_done, bytes_total)` is called every few megabytes on large files;
+        `max_bytes` stops (at a line boundary) once that many bytes were read, for a quick first look.
 
         Raises FileChanged if the file shrank or was replaced by another file: the caller
         decides whether to reload from scratch (and tells the user).
@@ -90,7 +91,10 @@ class Transcript:
             offset = self.scanned_to
             line_no = self._next_line
             next_report = offset + PROGRESS_EVERY
+            stop_at = offset + max_bytes if max_bytes is not None else None
             for raw in f:
+                if stop_at is not None and offset >= stop_at:
+                    break
                 if progress is not None and offset >= next_report:
                     progress(offset, st.st_size)
                     next_report = offset + PROGRESS_EVERY

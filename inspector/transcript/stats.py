@@ -92,15 +92,23 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
 def _dir_signature(folder: Path, flat_agents: Iterable[Path]) -> list[Any]:
     """Names, sizes and mtimes of what lies beside a session (subagents, tool-results, memory)."""
     sig: list[Any] = []
-    if folder.is_dir():
-        for root, dirs, files in os.walk(folder):
-            dirs.sort()
-            for name in sorted(files):
-                try:
-                    st = os.stat(os.path.join(root, name))
-                except OSError:
-                    continue
-                sig.append([os.path.relpath(os.path.join(root, name), folder), st.st_size, st.st_mtime_ns])
+
+    def walk(d: str, prefix: str) -> None:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    walk(e.path, prefix + e.name + "/")
+                elif e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    sig.append([prefix + e.name, st.st_size, st.st_mtime_ns])
+            except OSError:
+                continue
+
+    walk(str(folder), "")
     for p in flat_agents:
         try:
             st = p.stat()
@@ -120,12 +128,12 @@ class StatsCache:
 
     def _file(self, path: Path) -> Path:
         assert self.folder is not None
-        return self.folder / (hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest() + ".json")
+        return self.folder / (hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass")).hexdigest() + ".json")
 
     def key(self, path: Path, flat_agents: list[Path]) -> dict[str, Any]:
         st = path.stat()
         return {
-            "path": str(path.resolve()),
+            "path": os.path.abspath(path),
             "size": st.st_size,
             "mtime_ns": st.st_mtime_ns,
             "beside": _dir_signature(path.with_suffix(""), flat_agents),
@@ -166,19 +174,50 @@ class StatsCache:
             pass  # the cache is an optimisation; a read-only cache folder is not an error
 
 
+def _one(path: Path, flat_agents: list[Path]) -> dict[str, Any]:
+    return session_stats(Session.load(path, flat_agents=flat_agents))
+
+
+def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None) -> Iterable[tuple[int, dict[str, Any]]]:
+    """Stats of the sessions not in the cache, in several processes when there are many."""
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    if n_workers <= 1 or len(todo) < 8:
+        for n, path, mine, _ in todo:
+            yield n, _one(path, mine)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    # biggest first, so the pool does not wait on one large file at the end
+    order = sorted(todo, key=lambda t: -_size(t[1]))
+    with ProcessPoolExecutor(max_workers=n_workers) as pool:
+        futures = {pool.submit(_one, path, mine): n for n, path, mine, _ in order}
+        from concurrent.futures import as_completed
+
+        for f in as_completed(futures):
+            yield futures[f], f.result()
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
 def collect_stats(
     target: Target,
     cache: StatsCache | None = None,
     progress: Callable[[int, int, Path], None] | None = None,
+    workers: int | None = None,
 ) -> list[dict[str, Any]]:
     """Stats of every session under a target, in path order, with project names filled in."""
     files = session_files(target)
     out: list[dict[str, Any]] = []
 
     agent_owner: dict[Path, str | None] = {}
+    slots: list[dict[str, Any] | None] = []
+    todo: list[tuple[int, Path, list[Path], dict[str, Any] | None]] = []
     for n, (path, agents) in enumerate(files):
-        if progress:
-            progress(n, len(files), path)
         mine = []
         if agents:
             for a in agents:
@@ -188,11 +227,20 @@ def collect_stats(
             mine = [a for a in agents if agent_owner[a] == sid]
         key = cache.key(path, mine) if cache else None
         st = cache.get(path, key) if cache and key else None
+        slots.append(st)
         if st is None:
-            st = session_stats(Session.load(path, flat_agents=mine))
-            if cache and key:
-                cache.put(path, key, st)
-        out.append(st)
+            todo.append((n, path, mine, key))
+    done = len(files) - len(todo)
+    keys = {n: k for n, _, _, k in todo}
+    for n, st in _compute(todo, workers):
+        slots[n] = st
+        key = keys[n]
+        if cache and key:
+            cache.put(files[n][0], key, st)
+        done += 1
+        if progress:
+            progress(done - 1, len(files), files[n][0])
+    out.extend(st for st in slots if st is not None)
     # flat agent files that belong to no session in their project are listed on their own
     owners = {s["session_id"] for s in out}
     seen_agents: set[Path] = set()

@@ -19,7 +19,7 @@ from inspector.textutil import human_size
 from inspector.tokens.explain import TokenReport, analyze, fmt
 from inspector.tokens.series import Series, context_series, session_thresholds
 from inspector.tokens.thresholds import Settings
-from inspector.transcript.index import FileChanged
+from inspector.transcript.index import FileChanged, Transcript
 from inspector.transcript.session import Session
 from inspector.tui.actions import bindings
 from inspector.tui.model import Row, Snippets, build_rows, search_records
@@ -28,6 +28,8 @@ from inspector.tui.widgets.detail import Detail
 from inspector.tui.widgets.timeline import Timeline
 
 PAGE = 64 * 1024
+QUICK_LOOK_OVER = 8 << 20  # files larger than this show their first records before the whole is read
+QUICK_LOOK_BYTES = 2 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +43,11 @@ class SessionScreen(Screen):
     scope_name = "session"
 
     class Ready(Message):
-        def __init__(self, loaded: Loaded, keep: int | None) -> None:
+        def __init__(self, loaded: Loaded, keep: int | None, partial: bool = False) -> None:
             super().__init__()
             self.loaded = loaded
             self.keep = keep
+            self.partial = partial
 
     class ReportReady(Message):
         def __init__(self, report: TokenReport) -> None:
@@ -65,6 +68,7 @@ class SessionScreen(Screen):
         self.initial_search = search
         self.page: int | None = None
         self.title_hint = title
+        self.partial = False
         self._file_size = 0
 
     def compose(self) -> ComposeResult:
@@ -96,6 +100,13 @@ class SessionScreen(Screen):
             self.app.call_from_thread(title.update, Text(f"Loading {self.path.name}: {done / (1 << 20):,.0f} of {total / (1 << 20):,.0f} MB"))
 
         try:
+            if keep is None and os.path.getsize(self.path) > QUICK_LOOK_OVER:
+                # a large file: show its first records at once, then the whole of it
+                t = Transcript(self.path)
+                t.update(max_bytes=QUICK_LOOK_BYTES)
+                head = Session(t)
+                head.conversation  # noqa: B018
+                self.post_message(self.Ready(Loaded(head, context_series(head, self.settings)), None, partial=True))
             s = Session.load(self.path, progress=progress)
             th = session_thresholds(s, self.settings)
             series = context_series(s, self.settings, th)
@@ -109,6 +120,7 @@ class SessionScreen(Screen):
     def on_ready(self, msg: Ready) -> None:
         s, series = msg.loaded.session, msg.loaded.series
         self.session, self.series = s, series
+        self.partial = msg.partial
         self._file_size = s.transcript.size
         tl = self.query_one(Timeline)
         tl.snippets = Snippets(s)
@@ -117,11 +129,13 @@ class SessionScreen(Screen):
         chart.set_series(series)
         bad = len(s.transcript.skipped)
         problems = f"   {bad} unreadable line(s) skipped" if bad else ""
+        if msg.partial:
+            problems += f"   loading: the first {QUICK_LOOK_BYTES >> 20} MB are shown, the rest is on its way…"
         title = self.title_hint or s.title or s.session_id
         self.query_one("#title", Static).update(Text(
             f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
             f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{problems}"))
-        if self.initial_search:
+        if self.initial_search and not msg.partial:
             q = self.initial_search
             self.initial_search = None
             self.run_search(q)
@@ -142,7 +156,7 @@ class SessionScreen(Screen):
 
     # -- live sessions ------------------------------------------------------------------------
     def check_growth(self) -> None:
-        if self.session is None:
+        if self.session is None or self.partial:
             return
         try:
             size = os.stat(self.path).st_size
