@@ -219,7 +219,7 @@ def _str(v: Any) -> str | None:
 
 def _istr(v: Any) -> str | None:
     """A string that repeats on every record (cwd, version, session id...): stored once."""
-    if not isinstance(v, str):
+    if v.__class__ is not str:
         return None
     return _intern(v) if len(v) < 512 else v
 
@@ -320,23 +320,26 @@ def timestamp_key(ts: str | None) -> float | None:
 
 def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Record:
     """Reduce a decoded line to its Record. Never raises on odd shapes."""
-    rtype = obj.get("type")
-    rec = Record(line=line, offset=offset, length=length, type=_intern(rtype) if isinstance(rtype, str) else "")
-    rec.subtype = _istr(obj.get("subtype"))
-    rec.uuid = _str(obj.get("uuid"))
-    rec.parent = _str(obj.get("parentUuid"))
-    rec.logical_parent = _str(obj.get("logicalParentUuid"))
-    rec.timestamp = _str(obj.get("timestamp"))
-    rec.session_id = _istr(obj.get("sessionId"))
-    rec.agent_id = _istr(obj.get("agentId"))
-    rec.cwd = _istr(obj.get("cwd"))
-    rec.version = _istr(obj.get("version"))
+    get = obj.get
+    rtype = get("type")
+    v = get("uuid")
+    uuid = v if v.__class__ is str else None
+    v = get("parentUuid")
+    parent = v if v.__class__ is str else None
+    v = get("timestamp")
+    ts = v if v.__class__ is str else None
+    v = get("logicalParentUuid")
+    logical = v if v.__class__ is str else None
+    rec = Record(line, offset, length, _intern(rtype) if rtype.__class__ is str else "", _istr(get("subtype")), uuid, parent,
+                 logical, ts, _istr(get("sessionId")), _istr(get("agentId")))
+    rec.cwd = _istr(get("cwd"))
+    rec.version = _istr(get("version"))
     flags = 0
-    if obj.get("isSidechain") is True:
+    if get("isSidechain") is True:
         flags |= F_SIDECHAIN
-    if obj.get("isMeta") is True:
+    if get("isMeta") is True:
         flags |= F_META
-    if obj.get("isVisibleInTranscriptOnly") is True:
+    if get("isVisibleInTranscriptOnly") is True:
         flags |= F_VISIBLE_ONLY
     extra: dict[str, Any] = {}
 

@@ -53,10 +53,14 @@ class Conversation:
         self._bridge_progress()
         self._apply_preserved_segment()
         self.leaf: int | None = self._choose_leaf()
-        self.chain: list[int] = self._repair(self._walk(self.leaf, logical=False)) if self.leaf is not None else []
-        self.logical_chain: list[int] = (
-            self._repair(self._walk(self.leaf, logical=True)) if self.leaf is not None else []
-        )
+        self.logical_chain: list[int] = []
+        self.chain: list[int] = []
+        if self.leaf is not None:
+            # the active chain is the logical chain from its last root (the walk that does not
+            # stitch across boundaries stops there), so the repair runs once
+            self.logical_chain = self._repair(self._walk(self.leaf, logical=True))
+            root = self._walk(self.leaf, logical=False)[0]
+            self.chain = self.logical_chain[self.logical_chain.index(root):]
         self.branches: list[Branch] = self._find_branches()
 
     # -- construction ------------------------------------------------------------------------
