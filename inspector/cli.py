@@ -382,6 +382,8 @@ def format_compaction(res: Any, saved: Any = None) -> str:
         lines.append(f"Saved {saved.records} records to {saved.path}" + (f" (+{len(saved.copied)} file(s) copied beside it)" if saved.copied else ""))
         lines.append(f"Checked: chain intact, tool calls paired, {saved.verification.saved_counted:,} counted tokens as previewed.")
         lines.append(f"Resume it with: {saved.resume_command}")
+        for n in saved.notes:
+            lines.append(f"note: {printable(n)}")
     elif res.changed:
         lines.append("Dry run: nothing was written. Add --write to save it as a new session.")
     return "\n".join(lines) + "\n"

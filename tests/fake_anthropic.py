@@ -45,6 +45,8 @@ class FakeAnthropic:
                 step = fake.script.pop(0) if fake.script else "ok"
                 if step == "ok":
                     return self._stream()
+                if isinstance(step, tuple) and step[0] == "slow":
+                    return self._stream(delay=step[1])
                 if step == "ptl":
                     return self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                                          "message": "prompt is too long: 210000 tokens > 200000 maximum"}})
@@ -81,7 +83,7 @@ class FakeAnthropic:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
-            def _stream(self) -> None:
+            def _stream(self, delay: float = 0.0) -> None:
                 model = fake.requests[-1]["body"].get("model", "claude")
                 events = [
                     ("message_start", {"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
@@ -97,12 +99,20 @@ class FakeAnthropic:
                            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
                                               "usage": {"output_tokens": 321}}),
                            ("message_stop", {"type": "message_stop"})]
-                data = b"".join(f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in events)
+                chunks = [f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in events]
+                data = b"".join(chunks)
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    for c in chunks:
+                        self.wfile.write(c)
+                        self.wfile.flush()
+                        if delay:
+                            time.sleep(delay)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client cancelled
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -21,7 +21,7 @@ from inspector.compact.invariants import adjust_index_to_preserve_api_invariants
 from inspector.compact.session_memory import template_text, truncate_for_compact
 from inspector.compact.summary_compact import is_pivot_candidate
 from inspector.edit import SaveError, save
-from inspector.edit.save import write_atomic
+from inspector.edit.saving import write_atomic
 from inspector.tokens.estimate import CLEARED_MARKER
 from inspector.transcript.session import Session
 

@@ -22,7 +22,7 @@ from inspector.tokens.series import (
     token_count_with_estimation,
 )
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left
-from inspector.transcript.records import context_tokens
+from inspector.transcript.records import context_tokens, opt_int
 from inspector.transcript.session import Session
 
 _ANALYSIS = re.compile(r"<analysis>(.*?)</analysis>", re.S)
@@ -188,8 +188,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     pos = chain.index(index) if index in chain else None
     kind = compaction_kind(s, index)
     meta = (r.get("microcompact") if kind == "microcompact" else r.get("compact")) or {}
-    pre = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None
-    post_meta = meta.get("postTokens") if isinstance(meta.get("postTokens"), int) else None
+    pre = opt_int(meta.get("preTokens"))
+    post_meta = opt_int(meta.get("postTokens"))
     before = [t for t in series.turns if pos is not None and t.pos < pos]
     after = [t for t in series.turns if pos is not None and t.pos > pos]
     cal = calibrate(s, series, counts, before_pos=pos) if pos is not None else None
@@ -206,7 +206,7 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
         predicted = cal.predict(counted_after)  # the restored files are part of what is counted after
         restored = [replace(f, tokens=round(cal.ratio * f.counted)) for f in counts.restored.get(pos, [])]
     elif pos is not None and pre is not None and kind == "microcompact":
-        saved = meta.get("tokensSaved") if isinstance(meta.get("tokensSaved"), int) else None
+        saved = opt_int(meta.get("tokensSaved"))
         predicted = pre - saved if saved is not None else None
 
     if first_after is not None:
@@ -217,8 +217,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     else:
         size_after, src = predicted, ("estimate" if predicted is not None else None)
     freed = None
-    if kind == "microcompact" and isinstance(meta.get("tokensSaved"), int):
-        freed = meta["tokensSaved"]
+    if kind == "microcompact" and opt_int(meta.get("tokensSaved")) is not None:
+        freed = opt_int(meta.get("tokensSaved"))
     elif pre is not None and size_after is not None:
         freed = pre - size_after
 
@@ -236,8 +236,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
                 n = round(counts.per_record[res].by_category.get(f"tool_result:{tid}", 0) * cal.ratio)
             cleared.append({"tool_use_id": tid, "tool": s.tool_name(tid), "tokens": n})
     else:
-        if isinstance(meta.get("messagesSummarized"), int):
-            summarized = meta["messagesSummarized"]
+        if opt_int(meta.get("messagesSummarized")) is not None:
+            summarized = opt_int(meta.get("messagesSummarized"))
         elif pos is not None:
             seg_start = max((b for b in series.boundaries if b < pos), default=-1) + 1
             summarized = sum(1 for p in range(seg_start, pos) if s.records[chain[p]].is_message)

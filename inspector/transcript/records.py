@@ -224,12 +224,21 @@ def _istr(v: Any) -> str | None:
     return _intern(v) if len(v) < 512 else v
 
 
+MAX_TOKENS_FIELD = 1 << 40  # no real token count comes near; larger values are garbage, not numbers to add up
+
+
+def opt_int(v: Any) -> int | None:
+    """An int that JSON and the tables can carry (metadata numbers in a transcript can be anything)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and -(1 << 53) < v < (1 << 53) else None
+
+
 def _int(v: Any) -> int:
+    """A token count: an int (or float) in a sane range, else 0."""
     if isinstance(v, bool):
         return 0
     if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v == v and abs(v) < 1e18:
+        return v if 0 <= v < MAX_TOKENS_FIELD else 0
+    if isinstance(v, float) and v == v and 0 <= v < MAX_TOKENS_FIELD:
         return int(v)
     return 0
 

@@ -24,6 +24,7 @@ from inspector.transcript.records import (
     Record,
     context_tokens,
     iter_blocks,
+    opt_int,
     parse_persisted,
     text_of,
     timestamp_key,
@@ -601,8 +602,7 @@ def one_line(s: str, width: int = 100) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def _opt_int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+_opt_int = opt_int
 
 
 def _size(p: Path | None) -> int | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.textutil import human_size, printable
-from inspector.transcript.records import F_IMAGE, F_META, F_TEXT, F_THINKING, F_TOOL_ERROR, Record, context_tokens, iter_blocks, text_of, tool_result_text
+from inspector.transcript.records import F_IMAGE, F_META, F_TEXT, F_THINKING, F_TOOL_ERROR, Record, context_tokens, iter_blocks, opt_int, text_of, tool_result_text
 from inspector.transcript.session import Session
 
 KINDS = ("user", "assistant", "tool_call", "tool_result", "thinking", "system", "boundary", "summary", "metadata", "attachment", "progress")
@@ -77,10 +77,12 @@ def label_of(s: Session, i: int) -> str:
     if kind == "boundary":
         if r.is_compact_boundary:
             m = r.get("compact") or {}
-            return f"══ compaction ({m.get('trigger', '?')}) at {m.get('preTokens', '?'):,} tokens ══" if isinstance(m.get("preTokens"), int) else "══ compaction ══"
+            pre = opt_int(m.get("preTokens"))
+            trigger = m.get("trigger") if isinstance(m.get("trigger"), str) else "?"
+            return f"══ compaction ({printable(trigger)}) at {pre:,} tokens ══" if pre is not None else "══ compaction ══"
         m = r.get("microcompact") or {}
-        saved = m.get("tokensSaved")
-        return f"── microcompaction: {saved:,} tokens saved ──" if isinstance(saved, int) else "── microcompaction ──"
+        saved = opt_int(m.get("tokensSaved"))
+        return f"── microcompaction: {saved:,} tokens saved ──" if saved is not None else "── microcompaction ──"
     if kind == "tool_call":
         return "call " + ", ".join(name for _, name in r.tool_uses)
     if kind == "tool_result":

@@ -308,6 +308,6 @@ class WorkbenchScreen(Screen):
             return
         text = (f"{out.path}\n{out.records} records, {len(out.copied)} file(s) copied beside it; checked: chain intact, tool calls "
                 f"paired, {out.verification.saved_counted:,} counted tokens as previewed.\n\nResume it with:\n  {out.resume_command}\n\n"
-                "The original transcript was not modified.")
+                "The original transcript was not modified." + "".join(f"\nNote: {n}" for n in out.notes))
         self.app.call_from_thread(self.status, f"saved to {out.path}")
         self.app.call_from_thread(self.app.push_screen, SavedScreen(text))

@@ -53,6 +53,7 @@ class SaveResult:
     copied: list[Path]
     verification: Verification
     cwd: str | None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def resume_command(self) -> str:
@@ -62,7 +63,7 @@ class SaveResult:
     def as_dict(self) -> dict[str, Any]:
         v = self.verification
         return {"path": str(self.path), "session_id": self.session_id, "records": self.records, "copied": [str(p) for p in self.copied],
-                "resume_command": self.resume_command,
+                "resume_command": self.resume_command, "notes": self.notes,
                 "verification": {"ok": v.ok, "chain_ok": v.chain_ok, "tool_pairs_ok": v.tool_pairs_ok, "estimate_ok": v.estimate_ok,
                                  "saved_counted_tokens": v.saved_counted, "preview_counted_tokens": v.preview_counted, "problems": v.problems}}
 
@@ -77,20 +78,24 @@ def _shell_quote(s: str) -> str:
 # atomic writes
 
 
-def write_atomic(target: Path, chunks: Iterable[bytes], *, fsync: Callable[[int], None] = os.fsync) -> None:
+def write_atomic(target: Path, chunks: Iterable[bytes], *, fsync: Callable[[int], None] | None = None) -> None:
     """Write to a temporary file beside `target`, fsync, then link it to `target`.
 
     The link fails if `target` exists, so nothing is ever overwritten; on any error the
     temporary file is removed and `target` does not exist.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".inspector-", suffix=".tmp")
+    sync = fsync or os.fsync
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".inspector-", suffix=".tmp")
+    except OSError as exc:
+        raise SaveError(f"could not write in {target.parent}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             for c in chunks:
                 f.write(c)
             f.flush()
-            fsync(f.fileno())
+            sync(f.fileno())
         os.link(tmp, target)
     except FileExistsError:
         raise SaveError(f"{target} already exists; nothing was overwritten") from None
@@ -104,7 +109,7 @@ def write_atomic(target: Path, chunks: Iterable[bytes], *, fsync: Callable[[int]
     try:
         dfd = os.open(target.parent, os.O_RDONLY)
         try:
-            fsync(dfd)
+            sync(dfd)
         finally:
             os.close(dfd)
     except OSError:
@@ -260,7 +265,17 @@ def save(s: Session, result: CompactionResult, *, out: Path | None = None,
             except OSError:
                 pass
         raise
-    return SaveResult(target, new_sid, len(records), copied, v, saved.cwd)
+    notes = []
+    try:
+        now = s.path.stat()
+        if now.st_size != s.transcript.size or now.st_mtime_ns != s.transcript.mtime_ns:
+            grew = now.st_size - s.transcript.size
+            notes.append(f"the original grew by {grew:,} bytes since it was loaded (Claude Code is still writing it?): "
+                         "the new session holds what was loaded" if grew > 0 else
+                         "the original changed since it was loaded: the new session holds what was loaded")
+    except OSError:
+        notes.append("the original is gone from disk: the new session holds what was loaded")
+    return SaveResult(target, new_sid, len(records), copied, v, saved.cwd, notes)
 
 
 def _copy_beside(s: Session, new_dir: Path, tool_ids: set[str], agent_ids: set[str], result: CompactionResult,

@@ -1,0 +1,220 @@
+"""Fuzzing: mutated generated and real transcripts never break the loader, the commands or the app.
+
+The examples are derandomized (a fixed seed) so CI is repeatable; set INSPECTOR_FUZZ_EXAMPLES to run
+longer (e.g. 2000). Cases that once failed are kept in tests/corpus/ and replayed by every run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import REAL_PROJECTS, SAMPLES, real_files
+from inspector.cli import main
+from inspector.transcript.index import Transcript
+from inspector.transcript.session import Session
+from inspector.transcript.stats import session_stats
+
+EXAMPLES = int(os.environ.get("INSPECTOR_FUZZ_EXAMPLES", "40"))
+CORPUS = Path(__file__).parent / "corpus"
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+
+
+def base_files() -> list[Path]:
+    """Small transcripts to mutate: the samples' short sessions and the small real ones."""
+    out = [p for p in SAMPLES.rglob("*.jsonl") if p.stat().st_size < 64_000]
+    out += [p for p in real_files() if 0 < p.stat().st_size < 64_000]
+    return sorted(out)
+
+
+BASES = [p.read_bytes() for p in base_files()]
+
+WRONG = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=20),
+                  st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+                  st.just(1e308), st.just(-1), st.just("../../etc/passwd"), st.just("\x1b[31m[bold]x[/bold]"))
+FIELDS = ["type", "uuid", "parentUuid", "timestamp", "message", "content", "subtype", "isSidechain", "sessionId", "usage",
+          "compactMetadata", "microcompactMetadata", "toolUseResult", "logicalParentUuid", "id", "model", "input_tokens",
+          "tool_use_id", "name", "text", "attachment", "data", "agentId", "isCompactSummary", "preservedSegment"]
+
+
+def set_field(obj, key, value, depth=0):
+    """Set `key` to `value` wherever it occurs first (top level, message, content blocks, usage)."""
+    if isinstance(obj, dict):
+        if key in obj:
+            obj[key] = value
+            return True
+        return any(set_field(v, key, value, depth + 1) for v in list(obj.values()) if depth < 6)
+    if isinstance(obj, list):
+        return any(set_field(v, key, value, depth + 1) for v in obj if depth < 6)
+    return False
+
+
+@st.composite
+def mutated(draw):
+    data = draw(st.sampled_from(BASES))
+    lines = data.split(b"\n")
+    for _ in range(draw(st.integers(1, 6))):
+        op = draw(st.sampled_from(["truncate", "flip", "delete", "duplicate", "swap", "wrong", "deep", "huge", "cycle", "self",
+                                   "dupuuid", "nul", "utf8", "surrogate", "blank"]))
+        n = len(lines)
+        i = draw(st.integers(0, max(0, n - 1)))
+        if op == "truncate":
+            blob = b"\n".join(lines)
+            cut = draw(st.integers(0, len(blob)))
+            lines = blob[:cut].split(b"\n")
+        elif op == "flip" and lines[i]:
+            k = draw(st.integers(0, len(lines[i]) - 1))
+            b = bytearray(lines[i])
+            b[k] ^= draw(st.integers(1, 255))
+            lines[i] = bytes(b)
+        elif op == "delete" and n > 1:
+            del lines[i]
+        elif op == "duplicate":
+            lines.insert(i, lines[i])
+        elif op == "swap" and n > 1:
+            j = draw(st.integers(0, n - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op in ("wrong", "cycle", "self", "dupuuid"):
+            try:
+                obj = orjson.loads(lines[i])
+            except orjson.JSONDecodeError:
+                continue
+            if op == "wrong":
+                set_field(obj, draw(st.sampled_from(FIELDS)), draw(WRONG))
+            elif op == "self" and isinstance(obj, dict):
+                obj["parentUuid"] = obj.get("uuid")
+            elif op in ("cycle", "dupuuid") and isinstance(obj, dict):
+                other = draw(st.sampled_from(lines))
+                try:
+                    o2 = orjson.loads(other)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(o2, dict):
+                    obj["parentUuid" if op == "cycle" else "uuid"] = o2.get("uuid")
+            try:
+                lines[i] = orjson.dumps(obj)
+            except TypeError:
+                continue
+        elif op == "deep":
+            d = draw(st.integers(100, 5000))
+            lines.insert(i, b'{"type":"user","uuid":"deep","message":' + b'{"a":' * d + b"1" + b"}" * d + b"}")
+        elif op == "huge":
+            lines.insert(i, b'{"type":"assistant","uuid":"h","message":{"id":"m","usage":{"input_tokens":' + b"9" * 400 +
+                         b',"output_tokens":1e308},"content":[]}}')
+        elif op == "nul":
+            lines[i] = lines[i][: len(lines[i]) // 2] + b"\x00" + lines[i][len(lines[i]) // 2 :]
+        elif op == "utf8":
+            lines[i] = lines[i][: len(lines[i]) // 2] + b"\xff\xfe\xc3" + lines[i][len(lines[i]) // 2 :]
+        elif op == "surrogate":
+            lines.insert(i, b'{"type":"user","uuid":"s","message":{"role":"user","content":"a\\ud800b\\udfffc"}}')
+        elif op == "blank":
+            lines.insert(i, b"   ")
+    return b"\n".join(lines)
+
+
+def check_file(path: Path) -> None:
+    """The invariants every hostile file must keep."""
+    t = Transcript.load(path)
+    raw_lines = path.read_bytes().split(b"\n")
+    nonblank = [k + 1 for k, line in enumerate(raw_lines) if line.strip()]
+    seen = {r.line for r in t.records} | {p.line for p in t.problems if p.skipped}
+    assert set(nonblank) <= seen, f"lines neither loaded nor reported: {sorted(set(nonblank) - seen)[:5]}"
+    s = Session.load(path)
+    d = session_stats(s)
+    orjson.dumps(d)  # encodable: no lone surrogates left anywhere
+    for argv in (["stats", str(path)], ["stats", "--json", str(path)], ["tokens", "--json", str(path)],
+                 ["compact", str(path), "--strategy", "full"], ["compact", str(path), "--strategy", "microcompact", "--force"],
+                 ["compact", str(path), "--strategy", "session-memory"]):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(argv, out, err)
+        assert "unexpected error" not in err.getvalue(), (argv, err.getvalue())
+        assert code in (0, 2), (argv, code, err.getvalue())
+        if code:
+            assert err.getvalue().count("\n") == 1 and "Traceback" not in err.getvalue()
+
+
+@FUZZ
+@given(mutated())
+def test_mutated_transcripts(tmp_path_factory, data):
+    p = tmp_path_factory.mktemp("fz") / "proj" / "s.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(data)
+    try:
+        check_file(p)
+    except Exception:
+        CORPUS.mkdir(exist_ok=True)
+        name = f"case-{abs(hash(data)) % 10**10}.jsonl"
+        (CORPUS / name).write_bytes(data)  # keep it: replayed by test_corpus from now on
+        raise
+
+
+def corpus_files() -> list[Path]:
+    return sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_corpus(tmp_path, path):
+    p = tmp_path / "proj" / path.name
+    p.parent.mkdir()
+    p.write_bytes(path.read_bytes())
+    check_file(p)
+
+
+def test_ten_million_character_line(tmp_path):
+    p = tmp_path / "proj" / "big-line.jsonl"
+    p.parent.mkdir()
+    big = "x" * 10_000_000
+    p.write_bytes(orjson.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z",
+                                "message": {"role": "user", "content": big}}) + b"\n" +
+                  orjson.dumps({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-01-01T00:00:01Z",
+                                "message": {"id": "m", "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": "ok"}],
+                                            "usage": {"input_tokens": 5, "output_tokens": 1}}}) + b"\n")
+    check_file(p)
+    s = Session.load(p)
+    assert s.records[0].content_chars == 10_000_000
+
+
+def test_tui_opens_hostile_files(tmp_path):
+    """A handful of mutated files, each opened in the app (Pilot)."""
+    from inspector.transcript.discovery import Target
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.session import SessionScreen
+
+    rng = random.Random(7)
+    cases = []
+    for k in range(6):
+        data = BASES[k % len(BASES)]
+        b = bytearray(data)
+        for _ in range(20):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        cases.append(bytes(b))
+    cases.append(b'{"type":"user","uuid":"u","message":{"role":"user","content":"\\u001b]52;c;SGVsbG8=\\u0007 [red]x[/red]"}}\n')
+    cases.append(b"\x00\x00\x00\n{\n")
+
+    async def go(path: Path) -> None:
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(4):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            assert isinstance(app.screen, SessionScreen)
+            await pilot.press("down", "down", "r", "y", "end", "a")
+            await pilot.pause()
+
+    for k, data in enumerate(cases):
+        p = tmp_path / f"p{k}" / "s.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(data)
+        asyncio.run(go(p))
+
+
+_ = REAL_PROJECTS

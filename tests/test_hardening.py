@@ -1,0 +1,279 @@
+"""Hardening: paths never escape, writes are atomic even when killed, live files, API cancel from the UI."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import orjson
+import pytest
+
+from builders import assistant, tool_result, tool_use, user
+from conftest import ROOT, SAMPLES, sha256, write_jsonl
+from fake_anthropic import FakeAnthropic
+from inspector.cli import main
+from inspector.compact import compact
+from inspector.edit import SaveError, save
+from inspector.transcript.discovery import Target
+from inspector.transcript.session import Session
+
+KEY = "sk-ant-hardening-secret-0000"
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    dst = tmp_path / "projects"
+    shutil.copytree(SAMPLES, dst)
+    return dst
+
+
+def auto(root: Path) -> Path:
+    return next(p for p in (root / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast"))
+
+
+# -- safety -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tid", ["../../../../etc/passwd", "toolu_/../../secret", "/etc/passwd", "..", "toolu_\x00x"])
+def test_tool_use_ids_never_become_paths_outside(tmp_path, tid):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not read")
+    p = write_jsonl(tmp_path / "proj" / "s.jsonl", [user("u1", None), assistant("a1", "u1", [tool_use(tid, "Bash")]),
+                                                   tool_result("r1", "a1", tid, "<persisted-output>\nOutput too large (9KB). Full output saved to: "
+                                                               f"{tid}\n\nPreview (first 2KB):\nx\n</persisted-output>")])
+    (tmp_path / "proj" / "s" / "tool-results").mkdir(parents=True)
+    s = Session.load(p)
+    assert all(po.file is None for po in s.persisted_outputs)
+
+
+def test_markup_and_escapes_are_printed_literally(tmp_path):
+    nasty = "\x1b]0;pwned\x07\x1b[2J[bold red]boom[/bold red]"
+    p = write_jsonl(tmp_path / "proj" / "s.jsonl", [user("u1", None, nasty, sec=0), assistant("a1", "u1", [{"type": "text", "text": nasty}], sec=1)])
+    for argv in (["stats", p], ["tokens", p], ["compact", p, "--strategy", "full"]):
+        code, out, err = run(*argv)
+        assert code == 0 and "\x1b" not in out + err and "\x07" not in out + err
+    assert "[bold red]boom[/bold red]" in run("compact", p, "--strategy", "full")[1]
+
+
+def test_display_sizes_are_capped(tmp_path):
+    from inspector.tui.widgets.detail import TEXT_CAP, safe
+
+    t = safe("y" * (TEXT_CAP * 5))
+    assert len(t.plain) < TEXT_CAP + 200 and "more characters" in t.plain
+    from inspector.transcript.session import read_capped
+
+    f = tmp_path / "big.txt"
+    f.write_bytes(b"z" * 5_000_000)
+    text, size = read_capped(f, limit=65536)
+    assert len(text) == 65536 and size == 5_000_000
+
+
+# -- writes -----------------------------------------------------------------------------------
+
+KILLER = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, {root!r})
+    sys.path.insert(0, {tests!r})
+    from inspector.transcript.session import Session
+    from inspector.compact import compact
+    import inspector.edit.saving as sv
+    from pathlib import Path
+    where, k = sys.argv[2], int(sys.argv[3])
+    s = Session.load(sys.argv[1])
+    r = compact(s, "full")
+    calls = {{"n": 0}}
+    real_fsync, real_link = os.fsync, os.link
+    def die():
+        os.kill(os.getpid(), signal.SIGKILL)
+    if where == "fsync":
+        sv.os.fsync = lambda fd: die()
+    elif where == "link":
+        sv.os.link = lambda a, b: die()
+    elif where == "write":
+        real = sv.orjson.dumps
+        def dumps(obj, *a, **kw):
+            calls["n"] += 1
+            if calls["n"] == k:
+                die()
+            return real(obj, *a, **kw)
+        sv.orjson.dumps = dumps
+    elif where == "verify":
+        sv.verify = lambda *a, **kw: die()
+    sv.save(s, r, out=Path(sys.argv[4]), new_id=lambda: "11111111-2222-4333-8444-555555555555")
+""")
+
+
+@pytest.mark.parametrize("where, k", [("write", 1), ("write", 7), ("write", 150), ("fsync", 0), ("link", 0), ("verify", 0)])
+def test_killed_writer_leaves_no_partial_file(workdir, tmp_path, where, k):
+    src = auto(workdir)
+    h = sha256(src)
+    target = src.parent / "killed.jsonl"
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER.format(root=str(ROOT), tests=str(ROOT / "tests")))
+    r = subprocess.run([sys.executable, str(script), str(src), where, str(k), str(target)], capture_output=True, text=True)
+    assert r.returncode == -9, r.stderr
+    assert sha256(src) == h
+    if target.exists():  # killed after the atomic link: the file is complete
+        assert where == "verify"
+        back = Session.load(target)
+        assert back.transcript.problems == [] and back.conversation.chain
+    else:
+        assert where != "verify"
+
+
+def test_read_only_folder_and_full_disk_leave_nothing(workdir, monkeypatch):
+    src = auto(workdir)
+    s = Session.load(src)
+    r = compact(s, "full")
+    before = sorted(p.name for p in src.parent.iterdir())
+    import inspector.edit.saving as sv
+
+    def read_only(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(sv.tempfile, "mkstemp", read_only)
+    with pytest.raises(SaveError, match="Permission denied"):
+        save(s, r)
+    monkeypatch.undo()
+
+    calls = {"n": 0}
+    real_copy = sv.copy_atomic
+
+    def full_disk(srcf, dst):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise SaveError(f"could not write {dst}: No space left on device")
+        return real_copy(srcf, dst)
+
+    monkeypatch.setattr(sv, "copy_atomic", full_disk)
+    with pytest.raises(SaveError, match="No space left"):
+        save(s, r)
+    assert sorted(p.name for p in src.parent.iterdir()) == before  # the new file and its folder were removed
+
+
+def test_cli_write_error_is_one_line(workdir, monkeypatch):
+    src = auto(workdir)
+    import inspector.edit.saving as sv
+
+    monkeypatch.setattr(sv.os, "link", lambda a, b: (_ for _ in ()).throw(OSError(30, "Read-only file system")))
+    code, out, err = run("compact", src, "--strategy", "full", "--write")
+    assert code == 2 and "Read-only file system" in err and err.count("\n") == 1
+
+
+# -- live files -------------------------------------------------------------------------------
+
+def test_appended_while_compacting_is_noted_and_original_kept(workdir):
+    src = auto(workdir)
+    s = Session.load(src)
+    r = compact(s, "full")
+    with open(src, "ab") as f:
+        f.write(orjson.dumps(user("late", s.conversation.leaf_uuid, "one more thing")) + b"\n")
+    h = sha256(src)
+    res = save(s, r)
+    assert sha256(src) == h
+    assert any("grew" in n for n in res.notes)
+    assert "late" not in {rec.uuid for rec in Session.load(res.path).records}
+
+
+def _live(tmp_path):
+    p = write_jsonl(tmp_path / "proj" / "live.jsonl", [user("u1", None, "start", sec=0), assistant("a1", "u1", sec=1, usage=(1, 0, 9000, 5)),
+                                                        user("u2", "a1", "more", sec=2), assistant("a2", "u2", sec=3, usage=(1, 0, 20000, 5))])
+    return p
+
+
+@pytest.mark.parametrize("change", ["truncate", "replace", "delete"])
+def test_tui_survives_files_changing_under_it(tmp_path, change):
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.widgets.timeline import Timeline
+
+    p = _live(tmp_path)
+    seen: list[str] = []
+
+    async def go():
+        app = InspectorApp(Target("file", p))
+        async with app.run_test(size=(120, 40)) as pilot:
+            orig = app.notify
+            app.notify = lambda msg, **kw: (seen.append(msg), orig(msg, **kw))[1]  # type: ignore[method-assign]
+            for _ in range(3):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            screen = app.screen
+            assert len(screen.query_one(Timeline).rows) == 4
+            if change == "truncate":
+                write_jsonl(p, [user("u1", None, "start", sec=0)])
+            elif change == "replace":
+                tmp = p.with_suffix(".new")
+                write_jsonl(tmp, [user("x1", None, "other", sec=0), assistant("x2", "x1", sec=1, usage=(1, 0, 5000, 5))])
+                os.replace(tmp, p)
+            else:
+                p.unlink()
+            await pilot.pause(1.3)
+            for _ in range(3):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            rows = screen.query_one(Timeline).rows
+            if change == "truncate":
+                assert any("truncated or replaced" in m for m in seen) and len(rows) == 1
+                assert screen.series.turns == ()  # no stale number shown as current
+            elif change == "replace":
+                assert any("truncated or replaced" in m for m in seen) and screen.series.turns[-1].tokens == 5006
+            else:
+                assert any("gone from disk" in m for m in seen) and len(rows) == 4
+
+    asyncio.run(go())
+
+
+# -- API faults through the UI ----------------------------------------------------------------
+
+def test_cancel_from_the_workbench(workdir, monkeypatch):
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.workbench import ConfirmSend, WorkbenchScreen
+
+    src = auto(workdir)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+
+    async def go(fake):
+        app = InspectorApp(Target("file", src))
+        async with app.run_test(size=(160, 48)) as pilot:
+            for _ in range(3):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            await pilot.press("w")
+            await pilot.pause(0.6)
+            await app.workers.wait_for_complete()
+            wb = app.screen
+            assert isinstance(wb, WorkbenchScreen) and wb.result is not None
+            offline = wb.result
+            await pilot.press("ctrl+a")
+            for _ in range(50):
+                await pilot.pause(0.05)
+                if isinstance(app.screen, ConfirmSend):
+                    break
+            assert isinstance(app.screen, ConfirmSend) and "input tokens" in app.screen.text and "$" in app.screen.text
+            assert fake.message_requests == []  # nothing sent before consent
+            await pilot.click("#yes")
+            for _ in range(40):
+                await pilot.pause(0.05)
+                if fake.message_requests:
+                    break
+            await pilot.press("ctrl+c")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            status = str(wb.query_one("#wb-status").render())
+            assert "cancel" in status
+            assert wb.result is None or wb.result is offline
+
+    with FakeAnthropic([("slow", 0.2)]) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        asyncio.run(go(fake))
