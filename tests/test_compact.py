@@ -331,3 +331,12 @@ def test_cli_anthropic_without_key_sends_nothing(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     code, _, err = run("compact", sample("Fix forecast"), "--strategy", "full", "--summarizer", "anthropic")
     assert code == 2 and "ANTHROPIC_API_KEY" in err
+
+
+def test_write_atomic_never_replaces_an_existing_file(tmp_path):
+    target = tmp_path / "exists.jsonl"
+    target.write_bytes(b"the user's data\n")
+    with pytest.raises(SaveError, match="already exists"):
+        write_atomic(target, [b"new content\n"])
+    assert target.read_bytes() == b"the user's data\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["exists.jsonl"]  # no temporary file left
