@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import os
+import shutil
 from pathlib import Path
 
 import orjson
@@ -52,3 +52,29 @@ def real_files() -> list[Path]:
 
 
 requires_realdata = pytest.mark.skipif(not REAL_PROJECTS.is_dir(), reason="../shared/realdata is absent")
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A copy of the bundled samples: anything that writes beside a session works on this."""
+    dst = tmp_path / "projects"
+    shutil.copytree(SAMPLES, dst)
+    return dst
+
+
+def sample_session(title_prefix: str, root: Path = SAMPLES) -> Path:
+    """The weatherly sample session whose title starts with `title_prefix` (under `root`)."""
+    from inspector.transcript.session import Session
+
+    return next(p for p in (root / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith(title_prefix))
+
+
+def run_cli(*argv):
+    """Run the command line in-process: (exit code, stdout, stderr)."""
+    import io
+
+    from inspector.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out, err)
+    return code, out.getvalue(), err.getvalue()

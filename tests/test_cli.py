@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -12,15 +11,9 @@ import pytest
 
 from builders import assistant, user
 from conftest import ROOT, SAMPLES, tree_hashes, write_jsonl
-from inspector.cli import main
+from conftest import run_cli as run
 from inspector.transcript.discovery import resolve_target
 from inspector.transcript.stats import StatsCache, cache_dir, collect_stats
-
-
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_stats_json_schema_on_samples():

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import io
-import os
-import shutil
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import orjson
 import pytest
 
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import SAMPLES, sha256, tree_hashes, write_jsonl
-from inspector.cli import main
+from conftest import SAMPLES, sample_session, sha256, tree_hashes, write_jsonl
+from conftest import run_cli as run
 from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
 from inspector.compact.base import RecordFactory, format_compact_summary
 from inspector.compact.invariants import adjust_index_to_preserve_api_invariants, calculate_messages_to_keep_index
@@ -26,18 +21,6 @@ from inspector.tokens.estimate import CLEARED_MARKER
 from inspector.transcript.session import Session
 
 WEATHERLY = SAMPLES / "-home-ann-work-weatherly"
-
-
-def sample(title_prefix: str) -> Path:
-    return next(p for p in WEATHERLY.glob("*.jsonl") if Session.load(p).title.startswith(title_prefix))
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    """A copy of the samples (saving writes beside the original)."""
-    dst = tmp_path / "projects"
-    shutil.copytree(SAMPLES, dst)
-    return dst
 
 
 def ids():
@@ -138,7 +121,7 @@ def test_microcompact_gap_and_keep_recent(tmp_path):
 # -- session memory (§7) ----------------------------------------------------------------------
 
 def test_session_memory_uses_summary_md_and_keeps_a_window():
-    s = Session.load(sample("Fix forecast"))
+    s = Session.load(sample_session("Fix forecast"))
     b = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
     point = s.records[b].logical_parent  # compact the session as it was just before its auto-compaction
     r = compact(s, "session-memory", at=point, factory=factory(s))
@@ -184,7 +167,7 @@ def test_session_memory_without_notes_writes_the_template_sections(tmp_path):
 # -- partial and full (§8) --------------------------------------------------------------------
 
 def test_partial_from_and_up_to():
-    s = Session.load(sample("history command"))
+    s = Session.load(sample_session("history command"))
     sl = make_slice(s, s.records[next(i for i, r in enumerate(s.records) if r.is_compact_boundary)].logical_parent)
     prompts = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)]
     assert len(prompts) >= 3
@@ -211,7 +194,7 @@ def test_partial_from_and_up_to():
 
 
 def test_full_manual_and_instructions():
-    s = Session.load(sample("Fix forecast"))
+    s = Session.load(sample_session("Fix forecast"))
     r = compact(s, "full", instructions="Focus on the tests", factory=factory(s))
     types = [(x["type"], x.get("subtype")) for x in r.new_records]
     assert types == [("system", "compact_boundary"), ("user", None), ("user", None), ("user", None), ("user", None)]
@@ -289,12 +272,6 @@ def test_nothing_to_save_is_an_error(tmp_path):
 
 # -- command line -----------------------------------------------------------------------------
 
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(a) for a in argv], out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_cli_compact_json_and_write(workdir):
     p = next(x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast"))
     h = sha256(p)
@@ -317,7 +294,7 @@ def test_cli_compact_json_and_write(workdir):
     (["--strategy", "microcompact", "--now", "yesterday"], "--now must be"),
 ])
 def test_cli_compact_bad_arguments(args, expect):
-    code, out, err = run("compact", sample("Fix forecast"), *args)
+    code, out, err = run("compact", sample_session("Fix forecast"), *args)
     assert code == 2 and expect in err and err.count("\n") == 1 and "Traceback" not in err
 
 
@@ -329,7 +306,7 @@ def test_cli_compact_needs_a_file():
 def test_cli_anthropic_without_key_sends_nothing(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    code, _, err = run("compact", sample("Fix forecast"), "--strategy", "full", "--summarizer", "anthropic")
+    code, _, err = run("compact", sample_session("Fix forecast"), "--strategy", "full", "--summarizer", "anthropic")
     assert code == 2 and "ANTHROPIC_API_KEY" in err
 
 

@@ -3,44 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import orjson
 import pytest
 
 from builders import assistant, tool_result, tool_use, user
-from conftest import ROOT, SAMPLES, sha256, write_jsonl
+from conftest import ROOT, sample_session, sha256, write_jsonl
+from conftest import run_cli as run
 from fake_anthropic import FakeAnthropic
-from inspector.cli import main
 from inspector.compact import compact
 from inspector.edit import SaveError, save
 from inspector.transcript.discovery import Target
 from inspector.transcript.session import Session
 
 KEY = "sk-ant-hardening-secret-0000"
-
-
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(a) for a in argv], out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    dst = tmp_path / "projects"
-    shutil.copytree(SAMPLES, dst)
-    return dst
-
-
-def auto(root: Path) -> Path:
-    return next(p for p in (root / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast"))
 
 
 # -- safety -----------------------------------------------------------------------------------
@@ -116,7 +96,7 @@ KILLER = textwrap.dedent("""
 
 @pytest.mark.parametrize("where, k", [("write", 1), ("write", 7), ("write", 150), ("fsync", 0), ("link", 0), ("verify", 0)])
 def test_killed_writer_leaves_no_partial_file(workdir, tmp_path, where, k):
-    src = auto(workdir)
+    src = sample_session("Fix forecast", workdir)
     h = sha256(src)
     target = src.parent / "killed.jsonl"
     script = tmp_path / "killer.py"
@@ -133,7 +113,7 @@ def test_killed_writer_leaves_no_partial_file(workdir, tmp_path, where, k):
 
 
 def test_read_only_folder_and_full_disk_leave_nothing(workdir, monkeypatch):
-    src = auto(workdir)
+    src = sample_session("Fix forecast", workdir)
     s = Session.load(src)
     r = compact(s, "full")
     before = sorted(p.name for p in src.parent.iterdir())
@@ -163,7 +143,7 @@ def test_read_only_folder_and_full_disk_leave_nothing(workdir, monkeypatch):
 
 
 def test_cli_write_error_is_one_line(workdir, monkeypatch):
-    src = auto(workdir)
+    src = sample_session("Fix forecast", workdir)
     import inspector.edit.saving as sv
 
     monkeypatch.setattr(sv.os, "link", lambda a, b: (_ for _ in ()).throw(OSError(30, "Read-only file system")))
@@ -174,7 +154,7 @@ def test_cli_write_error_is_one_line(workdir, monkeypatch):
 # -- live files -------------------------------------------------------------------------------
 
 def test_appended_while_compacting_is_noted_and_original_kept(workdir):
-    src = auto(workdir)
+    src = sample_session("Fix forecast", workdir)
     s = Session.load(src)
     r = compact(s, "full")
     with open(src, "ab") as f:
@@ -240,7 +220,7 @@ def test_cancel_from_the_workbench(workdir, monkeypatch):
     from inspector.tui.app import InspectorApp
     from inspector.tui.screens.workbench import ConfirmSend, WorkbenchScreen
 
-    src = auto(workdir)
+    src = sample_session("Fix forecast", workdir)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
 
     async def go(fake):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from builders import assistant, system, tool_result, tool_use, user
 from conftest import write_jsonl
-from inspector.compact import KeepConfig, MicrocompactParams, compact, make_slice
+from inspector.compact import KeepConfig, MicrocompactParams, compact
 from inspector.compact.invariants import (
     adjust_index_to_preserve_api_invariants,
     calculate_messages_to_keep_index,

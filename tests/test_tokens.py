@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import socket
 
 import orjson
 import pytest
 
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import SAMPLES, REAL_PROJECTS, requires_realdata, write_jsonl
-from inspector.cli import main
+from conftest import REAL_PROJECTS, SAMPLES, requires_realdata, sample_session, write_jsonl
+from conftest import run_cli as run
 from inspector.tokens.calibrate import fit
 from inspector.tokens.context import composition, restored_files
 from inspector.tokens.estimate import count, estimate_record_padded, js_len, rough, rough_record
@@ -219,18 +218,8 @@ def test_composition_adds_up_to_the_api_number():
 
 # -- the command line -------------------------------------------------------------------------
 
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def _auto_sample():
-    return next(p for p in (SAMPLES / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast"))
-
-
 def test_tokens_json_schema():
-    code, out, err = run("tokens", "--json", str(_auto_sample()))
+    code, out, err = run("tokens", "--json", str(sample_session("Fix forecast")))
     assert code == 0, err
     [d] = orjson.loads(out)
     assert set(d["thresholds"]) >= {"context_window", "effective_window", "auto_compact", "warning", "error", "blocking"}
@@ -252,7 +241,7 @@ def test_tokens_json_schema():
     (["--blocking-limit", "150000"], 167_000, 147_000, 150_000),
 ])
 def test_what_if_flags_move_the_thresholds(flags, auto, warning, blocking):
-    code, out, err = run("tokens", "--json", *flags, str(_auto_sample()))
+    code, out, err = run("tokens", "--json", *flags, str(sample_session("Fix forecast")))
     assert code == 0, err
     th = orjson.loads(out)[0]["thresholds"]
     assert (th["auto_compact"], th["warning"], th["blocking"]) == (auto, warning, blocking)
@@ -260,26 +249,26 @@ def test_what_if_flags_move_the_thresholds(flags, auto, warning, blocking):
 
 def test_environment_is_read_and_flags_win(monkeypatch):
     monkeypatch.setenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "50")
-    assert orjson.loads(run("tokens", "--json", str(_auto_sample()))[1])[0]["thresholds"]["auto_compact"] == 90_000
+    assert orjson.loads(run("tokens", "--json", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] == 90_000
     monkeypatch.setenv("DISABLE_AUTO_COMPACT", "1")
-    assert orjson.loads(run("tokens", "--json", str(_auto_sample()))[1])[0]["thresholds"]["auto_compact"] is None
-    assert orjson.loads(run("tokens", "--json", "--auto-compact", str(_auto_sample()))[1])[0]["thresholds"]["auto_compact"] == 90_000
+    assert orjson.loads(run("tokens", "--json", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] is None
+    assert orjson.loads(run("tokens", "--json", "--auto-compact", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] == 90_000
 
 
 def test_tokens_text_report_and_at():
-    s = Session.load(_auto_sample())
+    s = Session.load(sample_session("Fix forecast"))
     leaf = s.conversation.leaf_uuid
-    code, out, err = run("tokens", str(_auto_sample()), "--at", leaf)
+    code, out, err = run("tokens", str(sample_session("Fix forecast")), "--at", leaf)
     assert code == 0, err
     assert "Thresholds: window 200,000" in out and "auto-compact 167,000" in out
     assert "── auto compaction at" in out and "Auto-compaction fired because" in out
     assert f"At {leaf}: tokenCountWithEstimation" in out
-    code, out, err = run("tokens", str(_auto_sample()), "--at", "no-such-uuid")
+    code, out, err = run("tokens", str(sample_session("Fix forecast")), "--at", "no-such-uuid")
     assert code == 2 and "no record no-such-uuid" in err
 
 
 def test_bad_pct_is_a_usage_error():
-    code, _, err = run("tokens", "--pct", "150", str(_auto_sample()))
+    code, _, err = run("tokens", "--pct", "150", str(sample_session("Fix forecast")))
     assert code == 2 and "--pct" in err
 
 

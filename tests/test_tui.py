@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 
 import orjson
-import pytest
 
 from builders import assistant, user
-from conftest import SAMPLES, sha256, write_jsonl
+from conftest import SAMPLES, sample_session, sha256, write_jsonl
 from inspector.transcript.discovery import Target, resolve_target
 from inspector.tui.app import InspectorApp
 from inspector.tui.model import build_rows, row_kind, search_records
@@ -33,21 +31,10 @@ async def settle(app, pilot, rounds: int = 3):
         await pilot.pause()
 
 
-@pytest.fixture
-def projects(tmp_path):
-    dst = tmp_path / "projects"
-    shutil.copytree(SAMPLES, dst)
-    return dst
-
-
-def auto_session(root: Path) -> Path:
-    return next(p for p in (root / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast"))
-
-
 # -- row models (plain data) ------------------------------------------------------------------
 
 def test_rows_filters_and_search():
-    s = Session.load(auto_session(SAMPLES))
+    s = Session.load(sample_session("Fix forecast", SAMPLES))
     rows = build_rows(s)
     kinds = {r.kind for r in rows}
     assert {"user", "assistant", "tool_call", "tool_result", "boundary", "summary", "thinking"} <= kinds
@@ -63,9 +50,9 @@ def test_rows_filters_and_search():
 
 # -- the app ----------------------------------------------------------------------------------
 
-def test_browser_lists_filters_and_opens(projects):
+def test_browser_lists_filters_and_opens(workdir):
     async def go():
-        app = InspectorApp(resolve_target(projects), notice="sample notice")
+        app = InspectorApp(resolve_target(workdir), notice="sample notice")
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
             screen = app.screen
@@ -87,8 +74,8 @@ def test_browser_lists_filters_and_opens(projects):
     run(go())
 
 
-def test_session_screen_navigation_search_and_why(projects):
-    path = auto_session(projects)
+def test_session_screen_navigation_search_and_why(workdir):
+    path = sample_session("Fix forecast", workdir)
 
     async def go():
         app = InspectorApp(Target("file", path))
@@ -131,8 +118,8 @@ def test_session_screen_navigation_search_and_why(projects):
     run(go())
 
 
-def test_full_output_and_subagent(projects):
-    path = auto_session(projects)
+def test_full_output_and_subagent(workdir):
+    path = sample_session("Fix forecast", workdir)
 
     async def go():
         app = InspectorApp(Target("file", path))
@@ -159,8 +146,8 @@ def test_full_output_and_subagent(projects):
     run(go())
 
 
-def test_workbench_previews_and_saves(projects):
-    path = auto_session(projects)
+def test_workbench_previews_and_saves(workdir):
+    path = sample_session("Fix forecast", workdir)
     h = sha256(path)
 
     async def go():
@@ -227,8 +214,8 @@ def test_hostile_file_opens(tmp_path):
     run(go())
 
 
-def test_palette_offers_registry_actions(projects):
-    path = auto_session(projects)
+def test_palette_offers_registry_actions(workdir):
+    path = sample_session("Fix forecast", workdir)
 
     async def go():
         app = InspectorApp(Target("file", path))

@@ -8,7 +8,6 @@ compaction falls back to full compaction where Claude Code would, and says why.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from inspector.compact.base import CompactError, CompactionResult, Estimator, RecordFactory, Slice, make_slice
 from inspector.compact.invariants import KeepConfig
