@@ -178,6 +178,66 @@ def turn_counted(c: Counts, series: Series, t: Turn) -> int:
     return c.sent_before[pos] + own
 
 
+class Calibrator:
+    """The fit of `usage ≈ overhead + ratio × counted` on any prefix of a session's responses.
+
+    Prefix sums make each fit O(1) (plus its error, only when asked), so explaining hundreds of
+    compactions, each predicted from what preceded it, costs one pass over the responses.
+    """
+
+    def __init__(self, points: list[tuple[int, int]], positions: list[int] | None = None) -> None:
+        kept = [(k, x, y) for k, (x, y) in enumerate(points) if y > 0]
+        self.pts = [(x, y) for _, x, y in kept]
+        self.positions = [positions[k] for k, _, _ in kept] if positions is not None else list(range(len(kept)))
+        n = len(self.pts)
+        self.sx = [0.0] * (n + 1)
+        self.sy = [0.0] * (n + 1)
+        self.sxx = [0.0] * (n + 1)
+        self.sxy = [0.0] * (n + 1)
+        self.lo = [0] * (n + 1)
+        self.hi = [0] * (n + 1)
+        lo, hi = None, None
+        for i, (x, y) in enumerate(self.pts):
+            self.sx[i + 1] = self.sx[i] + x
+            self.sy[i + 1] = self.sy[i] + y
+            self.sxx[i + 1] = self.sxx[i] + x * x
+            self.sxy[i + 1] = self.sxy[i] + x * y
+            lo = x if lo is None else min(lo, x)
+            hi = x if hi is None else max(hi, x)
+            self.lo[i + 1], self.hi[i + 1] = lo, hi
+
+    def first(self, n: int, *, with_error: bool = True) -> Calibration:
+        """The fit on the first `n` responses (with usage)."""
+        pts = self.pts
+        if n <= 0:
+            return Calibration(DEFAULT_OVERHEAD, DEFAULT_RATIO, 0.0, 0, "default")
+        if n < 3 or self.hi[n] - self.lo[n] < 1000:
+            ratio = DEFAULT_RATIO
+            head = pts[: min(3, n)]
+            overhead = sorted(y - ratio * x for x, y in head)[len(head) // 2]
+            method = "one point" if n == 1 else "default ratio"
+        else:
+            sx, sy, sxx, sxy = self.sx[n], self.sy[n], self.sxx[n], self.sxy[n]
+            var = sxx - sx * sx / n
+            slope = (sxy - sx * sy / n) / var if var else DEFAULT_RATIO
+            if not 0.5 <= slope <= 2.5:
+                slope = DEFAULT_RATIO
+            head = pts[:3]
+            overhead = sorted(y - slope * x for x, y in head)[len(head) // 2]
+            ratio = (sxy - overhead * sx) / sxx if sxx else slope
+            if not 0.5 <= ratio <= 2.5:
+                ratio = slope
+            method = "fit"
+        err = sum(abs(overhead + ratio * x - y) / y for x, y in pts[:n]) / n * 100 if with_error else float("nan")
+        return Calibration(overhead, ratio, err, n, method)
+
+    def before(self, pos: int, *, with_error: bool = False) -> Calibration:
+        """The fit on the responses before chain position `pos`."""
+        import bisect
+
+        return self.first(bisect.bisect_left(self.positions, pos), with_error=with_error)
+
+
 def fit(points: list[tuple[int, int]]) -> Calibration:
     """usage ≈ overhead + ratio × counted, with the overhead anchored on the first responses.
 
@@ -186,40 +246,16 @@ def fit(points: list[tuple[int, int]]) -> Calibration:
     the least-squares slope through that anchor. This is what is re-sent after a compaction, so
     it predicts post-compaction sizes better than a free intercept. Too little data: defaults.
     """
-    pts = [(x, y) for x, y in points if y > 0]
-    if not pts:
-        return Calibration(DEFAULT_OVERHEAD, DEFAULT_RATIO, 0.0, 0, "default")
-    spread = max(x for x, _ in pts) - min(x for x, _ in pts)
-    if len(pts) < 3 or spread < 1000:
-        ratio = DEFAULT_RATIO
-        head = pts[: min(3, len(pts))]
-        overhead = sorted(y - ratio * x for x, y in head)[len(head) // 2]
-        method = "one point" if len(pts) == 1 else "default ratio"
-    else:
-        n = len(pts)
-        mx = sum(x for x, _ in pts) / n
-        my = sum(y for _, y in pts) / n
-        sxx = sum((x - mx) ** 2 for x, _ in pts)
-        slope = sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx else DEFAULT_RATIO
-        if not 0.5 <= slope <= 2.5:
-            slope = DEFAULT_RATIO
-        head = pts[:3]
-        overhead = sorted(y - slope * x for x, y in head)[len(head) // 2]
-        sx2 = sum(x * x for x, _ in pts)
-        ratio = sum(x * (y - overhead) for x, y in pts) / sx2 if sx2 else slope
-        if not 0.5 <= ratio <= 2.5:
-            ratio = slope
-        method = "fit"
-    err = sum(abs(overhead + ratio * x - y) / y for x, y in pts) / len(pts) * 100
-    return Calibration(overhead, ratio, err, len(pts), method)
+    c = Calibrator(points)
+    return c.first(len(c.pts))
+
+
+def calibrator(s: Session, series: Series, counts: Counts | None = None) -> Calibrator:
+    c = counts or chain_counts(s, series)
+    return Calibrator([(turn_counted(c, series, t), t.tokens) for t in series.turns], [t.pos for t in series.turns])
 
 
 def calibrate(s: Session, series: Series, counts: Counts | None = None, *, before_pos: int | None = None) -> Calibration:
     """Fit on the responses of the chain (only those before chain position `before_pos`, if given)."""
-    c = counts or chain_counts(s, series)
-    pts = [
-        (turn_counted(c, series, t), t.tokens)
-        for t in series.turns
-        if before_pos is None or t.pos < before_pos
-    ]
-    return fit(pts)
+    cal = calibrator(s, series, counts)
+    return cal.first(len(cal.pts)) if before_pos is None else cal.before(before_pos, with_error=True)

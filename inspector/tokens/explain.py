@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from inspector.tokens.calibrate import Calibration, Counts, calibrate, chain_counts, turn_counted
+from inspector.tokens.calibrate import Calibration, Calibrator, Counts, calibrator, chain_counts, turn_counted
 from inspector.tokens.context import RestoredFile
 from inspector.tokens.series import (
     Series,
@@ -182,17 +182,21 @@ def _compact_call(s: Session, boundary: int) -> dict[str, Any] | None:
     return None
 
 
-def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th: Thresholds) -> Explanation:
+def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th: Thresholds,
+                     cal_all: Calibrator | None = None, positions: dict[int, int] | None = None) -> Explanation:
     r = s.records[index]
     chain = series.chain
-    pos = chain.index(index) if index in chain else None
+    if positions is None:
+        positions = {i: k for k, i in enumerate(chain)}
+    pos = positions.get(index)
+    cal_all = cal_all or calibrator(s, series, counts)
     kind = compaction_kind(s, index)
     meta = (r.get("microcompact") if kind == "microcompact" else r.get("compact")) or {}
     pre = opt_int(meta.get("preTokens"))
     post_meta = opt_int(meta.get("postTokens"))
     before = [t for t in series.turns if pos is not None and t.pos < pos]
     after = [t for t in series.turns if pos is not None and t.pos > pos]
-    cal = calibrate(s, series, counts, before_pos=pos) if pos is not None else None
+    cal = cal_all.before(pos) if pos is not None else None
     last_before = before[-1].tokens if before else None
     first_after = after[0].tokens if after else None
     threshold = th.auto_compact
@@ -355,9 +359,11 @@ def analyze(s: Session, settings: Settings | None = None) -> TokenReport:
     th = session_thresholds(s, settings)
     series = context_series(s, settings, th)
     counts = chain_counts(s, series)
-    cal = calibrate(s, series, counts)
+    cals = calibrator(s, series, counts)
+    cal = cals.first(len(cals.pts))
+    positions = {i: k for k, i in enumerate(series.chain)}
     bounds = [i for i, r in enumerate(s.records) if r.is_compact_boundary or r.is_microcompact_boundary]
-    exps = [explain_boundary(s, series, counts, i, th) for i in bounds]
+    exps = [explain_boundary(s, series, counts, i, th, cals, positions) for i in bounds]
     return TokenReport(s, settings, th, series, counts, cal, exps, find_anomalies(s, series, exps, th))
 
 
