@@ -6,9 +6,10 @@ import asyncio
 from pathlib import Path
 
 import orjson
+import pytest
 
 from builders import assistant, user
-from conftest import SAMPLES, sample_session, sha256, write_jsonl
+from conftest import REAL_PROJECTS, SAMPLES, sample_session, sha256, write_jsonl
 from inspector.transcript.discovery import Target, resolve_target
 from inspector.tui.app import InspectorApp
 from inspector.tui.model import build_rows, row_kind, search_records
@@ -226,3 +227,23 @@ def test_palette_offers_registry_actions(workdir):
             assert any("theme" in t.lower() for t in titles)
 
     run(go())
+
+
+@pytest.mark.skipif(not REAL_PROJECTS.is_dir(), reason="../shared/realdata is absent")
+def test_every_real_session_opens_in_the_app():
+    from inspector.tui.widgets.detail import Detail
+
+    async def go(path: Path) -> None:
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            assert isinstance(screen, SessionScreen) and screen.session is not None
+            assert len(screen.query_one(Timeline).rows) == len(screen.session.conversation.logical_chain)
+            await pilot.press("end", "y", "c", "a", "r")
+            await settle(app, pilot)
+            assert screen.query_one("#detail", Detail) is not None
+
+    for p in REAL_PROJECTS.rglob("*.jsonl"):
+        if "subagents" not in p.parts:
+            asyncio.run(go(p))

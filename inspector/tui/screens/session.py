@@ -36,6 +36,7 @@ QUICK_LOOK_BYTES = 2 << 20
 class Loaded:
     session: Session
     series: Series
+    rows: list[Row] | None = None  # the timeline's rows, built in the worker
 
 
 class SessionScreen(Screen):
@@ -105,16 +106,18 @@ class SessionScreen(Screen):
                 t = Transcript(self.path)
                 t.update(max_bytes=QUICK_LOOK_BYTES)
                 head = Session(t)
-                head.conversation  # noqa: B018
-                self.post_message(self.Ready(Loaded(head, context_series(head, self.settings)), None, partial=True))
+                self.post_message(self.Ready(Loaded(head, context_series(head, self.settings), self.rows_for(head)), None, partial=True))
             s = Session.load(self.path, progress=progress)
             th = session_thresholds(s, self.settings)
             series = context_series(s, self.settings, th)
-            s.conversation  # noqa: B018 - build the tree here, not on the UI thread
-            self.post_message(self.Ready(Loaded(s, series), keep))
+            self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep))
             self.post_message(self.ReportReady(analyze(s, self.settings)))
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not load {self.path.name}: {exc}", severity="error", timeout=10)
+
+    def rows_for(self, s: Session) -> list[Row]:
+        """The timeline's rows with the current filters (safe to call from a worker)."""
+        return build_rows(s, scope=self.scope, hidden=self.hidden)
 
     @on(Ready)
     def on_ready(self, msg: Ready) -> None:
@@ -124,7 +127,7 @@ class SessionScreen(Screen):
         self._file_size = s.transcript.size
         tl = self.query_one(Timeline)
         tl.snippets = Snippets(s)
-        self.rebuild(keep=msg.keep)
+        self.rebuild(keep=msg.keep, rows=msg.loaded.rows)
         chart = self.query_one(TokenChart)
         chart.set_series(series)
         bad = len(s.transcript.skipped)
@@ -146,13 +149,12 @@ class SessionScreen(Screen):
         self.report = msg.report
         self.show_why()
 
-    def rebuild(self, keep: int | None = None) -> None:
+    def rebuild(self, keep: int | None = None, rows: list[Row] | None = None) -> None:
         if self.session is None:
             return
         tl = self.query_one(Timeline)
         current = keep if keep is not None else (tl.current.index if tl.current else None)
-        rows = build_rows(self.session, scope=self.scope, hidden=self.hidden)
-        tl.set_rows(rows, keep_index=current)
+        tl.set_rows(rows if rows is not None else self.rows_for(self.session), keep_index=current)
 
     # -- live sessions ------------------------------------------------------------------------
     def check_growth(self) -> None:
@@ -185,7 +187,7 @@ class SessionScreen(Screen):
         if n:
             th = session_thresholds(s, self.settings)
             series = context_series(s, self.settings, th)
-            self.post_message(self.Ready(Loaded(s, series), None))
+            self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), None))
             self.app.call_from_thread(self.app.notify, f"{n} new record(s)", timeout=2)
             self.post_message(self.ReportReady(analyze(s, self.settings)))
 
