@@ -1,3 +1,4 @@
 from inspector.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # guarded: worker processes import the main module too
+    raise SystemExit(main())

@@ -178,23 +178,37 @@ def _one(path: Path, flat_agents: list[Path]) -> dict[str, Any]:
     return session_stats(Session.load(path, flat_agents=flat_agents))
 
 
-def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None) -> Iterable[tuple[int, dict[str, Any]]]:
-    """Stats of the sessions not in the cache, in several processes when there are many."""
+def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None,
+             skip_errors: bool = False) -> Iterable[tuple[int, dict[str, Any]]]:
+    """Stats of the sessions not in the cache, in several processes when there are many.
+
+    With `skip_errors`, a session that cannot be read is left out instead of stopping the rest."""
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     if n_workers <= 1 or len(todo) < 8:
         for n, path, mine, _ in todo:
-            yield n, _one(path, mine)
+            try:
+                yield n, _one(path, mine)
+            except OSError:
+                if not skip_errors:
+                    raise
         return
     from concurrent.futures import ProcessPoolExecutor
 
     # biggest first, so the pool does not wait on one large file at the end
     order = sorted(todo, key=lambda t: -_size(t[1]))
-    with ProcessPoolExecutor(max_workers=n_workers) as pool:
+    import multiprocessing
+
+    # forkserver, not fork: the caller may be a threaded app (the TUI), and forking threads is unsafe
+    with ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
         futures = {pool.submit(_one, path, mine): n for n, path, mine, _ in order}
         from concurrent.futures import as_completed
 
         for f in as_completed(futures):
-            yield futures[f], f.result()
+            try:
+                yield futures[f], f.result()
+            except OSError:
+                if not skip_errors:
+                    raise
 
 
 def _size(p: Path) -> int:

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
 from inspector.textutil import human_size, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
-from inspector.transcript.stats import StatsCache, cache_dir, session_stats
+from inspector.transcript.stats import StatsCache, cache_dir
 from inspector.tui.actions import bindings
 
 SORTS = ("when", "size", "peak", "compactions", "title")
@@ -92,9 +92,9 @@ class BrowserScreen(Screen):
             self.items = items
 
     class Filled(Message):
-        def __init__(self, k: int, item: Item, done: int, total: int) -> None:
+        def __init__(self, ks: list[int], done: int, total: int) -> None:
             super().__init__()
-            self.k, self.item, self.done, self.total = k, item, done, total
+            self.ks, self.done, self.total = ks, done, total
 
     def __init__(self, target: Target, notice: str | None = None) -> None:
         super().__init__()
@@ -153,47 +153,114 @@ class BrowserScreen(Screen):
     # -- stage 2: the details, in the background, with progress --------------------------------
     @work(thread=True, exclusive=True, group="fill")
     def fill(self) -> None:
+        """Cached stats first, then the rest in a process per core; the UI hears in batches."""
+        import time
+
+        from inspector.transcript.session import peek_session_id
+
         cache = StatsCache(cache_dir())
         items = list(self.items)
-        from inspector.transcript.session import Session, peek_session_id
+        total = len(items)
+        done = 0
+        batch: list[int] = []
+        last = time.monotonic()
 
+        def flush(force: bool = False) -> None:
+            nonlocal batch, last
+            if batch and (force or len(batch) >= 200 or time.monotonic() - last > 0.25):
+                self.post_message(self.Filled(list(batch), done, total))
+                batch, last = [], time.monotonic()
+
+        todo = []
+        owners: dict[Path, str | None] = {}
         for k, it in enumerate(items):
             try:
                 sid = peek_session_id(it.path) or it.path.stem
-                mine = [a for a in it.flat_agents if peek_session_id(a) == sid]
+                for a in it.flat_agents:
+                    if a not in owners:
+                        owners[a] = peek_session_id(a)
+                mine = [a for a in it.flat_agents if owners[a] == sid]
                 key = cache.key(it.path, mine)
-                st = cache.get(it.path, key)
-                if st is None:
-                    st = session_stats(Session.load(it.path, flat_agents=mine))
-                    cache.put(it.path, key, st)
-                it.model = (st.get("model") or "").replace("claude-", "")
-                it.peak = st["context"]["peak_tokens"]
-                it.window = 1_000_000 if (it.peak or 0) > 200_000 else 200_000
-                c = st["counts"]
-                it.compactions = f"{c['compactions']}" + (f"+{c['microcompactions']}mc" if c["microcompactions"] else "")
-                it.title = st.get("title") or it.title
-            except Exception:  # noqa: BLE001 - a file that cannot be read keeps its cheap facts
-                pass
-            self.post_message(self.Filled(k, it, k + 1, len(items)))
+            except OSError:
+                done += 1
+                continue
+            st = cache.get(it.path, key)
+            if st is None:
+                todo.append((k, it.path, mine, key))
+                continue
+            self.apply(it, st)
+            done += 1
+            batch.append(k)
+            flush()
+        keys = {k: key for k, _, _, key in todo}
+        try:
+            for k, st in self.compute_elsewhere(todo):
+                cache.put(items[k].path, keys[k], st)
+                self.apply(items[k], st)
+                done += 1
+                batch.append(k)
+                flush()
+        except Exception as exc:  # noqa: BLE001 - a file that cannot be read keeps its cheap facts
+            self.app.call_from_thread(self.app.notify, f"Some sessions could not be read: {exc}", severity="warning")
+        done = total
+        flush(force=True)
+        self.post_message(self.Filled([], total, total))
+
+    @staticmethod
+    def compute_elsewhere(todo: list[tuple[int, Path, list[Path], Any]]) -> Any:
+        """Stats of uncached sessions from a child process (the app's threads are never forked)."""
+        import subprocess
+        import sys
+
+        import orjson
+
+        if not todo:
+            return
+        req = orjson.dumps([[k, str(p), [str(a) for a in agents]] for k, p, agents, _ in todo])
+        with subprocess.Popen([sys.executable, "-m", "inspector.transcript.stats_batch"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(req)
+            proc.stdin.close()
+            for line in proc.stdout:
+                k, st = orjson.loads(line)
+                yield k, st
+
+    @staticmethod
+    def apply(it: Item, st: dict[str, Any]) -> None:
+        it.model = (st.get("model") or "").replace("claude-", "")
+        it.peak = st["context"]["peak_tokens"]
+        it.window = 1_000_000 if (it.peak or 0) > 200_000 else 200_000
+        c = st["counts"]
+        it.compactions = f"{c['compactions']}" + (f"+{c['microcompactions']}mc" if c["microcompactions"] else "")
+        it.title = st.get("title") or it.title
 
     @on(Filled)
     def on_filled(self, msg: Filled) -> None:
         bar = self.query_one(ProgressBar)
         bar.update(total=msg.total, progress=msg.done)
-        if msg.done >= msg.total:
-            bar.display = False
         t = self.query_one(DataTable)
-        key = str(msg.item.path)
-        if key in t.rows:
-            for col, value in zip(("project", "title", "when", "dur", "size", "model", "peak", "comp"), msg.item.cells()):
-                t.update_cell(key, col, value, update_width=True)
+        for k in msg.ks:
+            it = self.items[k]
+            key = str(it.path)
+            if key in t.rows:
+                # no column-width update per cell: with thousands of sessions that is quadratic;
+                # the widths are settled once, when everything is filled in
+                for col, value in zip(("project", "title", "when", "dur", "size", "model", "peak", "comp"), it.cells()):
+                    t.update_cell(key, col, value)
+        if msg.done >= msg.total and not msg.ks:
+            bar.display = False
+            self.redraw(keep_cursor=True)
 
     # -- table --------------------------------------------------------------------------------
     def sort_key(self, it: Item) -> Any:
         return {"when": it.ts, "size": it.size, "peak": it.peak or 0, "compactions": it.compactions, "title": it.title.lower()}[self.sort]
 
-    def redraw(self) -> None:
+    def redraw(self, keep_cursor: bool = False) -> None:
         t = self.query_one(DataTable)
+        current = None
+        if keep_cursor and self.shown and t.cursor_row is not None and t.cursor_row < len(self.shown):
+            current = self.items[self.shown[t.cursor_row]].path
         t.clear()
         q = self.query_text.lower()
         order = sorted(range(len(self.items)), key=lambda k: self.sort_key(self.items[k]), reverse=self.sort != "title")
@@ -202,6 +269,9 @@ class BrowserScreen(Screen):
         for k in self.shown:
             it = self.items[k]
             t.add_row(*it.cells(), key=str(it.path))
+        if current is not None:
+            row = next((r for r, k in enumerate(self.shown) if self.items[k].path == current), 0)
+            t.move_cursor(row=row)
 
     @on(Input.Changed, "#filter")
     def on_filter(self, event: Input.Changed) -> None:
