@@ -16,8 +16,6 @@ from inspector import __version__
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
-SUBCOMMANDS = ("stats", "tokens", "compact")
-
 
 def _root_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(

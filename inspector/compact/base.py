@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Mapping
 
-from inspector.tokens.calibrate import Calibration, calibrate, chain_counts, count_records
+from inspector.tokens.calibrate import Calibration, calibrate, chain_counts
 from inspector.tokens.estimate import api_pieces, count_many
 from inspector.tokens.series import Series, context_series, session_thresholds, token_count_with_estimation
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, warning_state
@@ -124,10 +124,6 @@ class Estimator:
             texts.extend(parts.values())
             fixed += fx
         return sum(count_many(texts)) + fixed
-
-    def counted_records(self, indexes: list[int]) -> int:
-        per = count_records(self.session, indexes)
-        return sum(rc.total for rc in per.values())
 
     def after(self, bodies: list[dict[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
         """The context right after: fixed overhead + ratio × what the messages count."""

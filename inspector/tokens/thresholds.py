@@ -43,8 +43,6 @@ MAX_OUTPUT_TABLE: tuple[tuple[str, int, int], ...] = (
 )
 MAX_OUTPUT_OTHER = (32_000, 64_000)
 
-STATES = ("ok", "warning", "auto_compact", "blocking")
-
 
 def js_round(x: float) -> int:
     """JavaScript's Math.round: halves round up (Python's round is banker's rounding)."""

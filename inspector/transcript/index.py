@@ -16,7 +16,6 @@ from typing import Any, Callable
 
 from inspector.transcript.records import LineError, Record, decode_line, index_record
 
-READ_CHUNK = 1 << 20
 PROGRESS_EVERY = 8 << 20
 
 

@@ -123,10 +123,6 @@ class Record:
 
     # -- convenience -------------------------------------------------------------------------
     @property
-    def is_chain(self) -> bool:
-        return self.uuid is not None
-
-    @property
     def is_message(self) -> bool:
         return self.type in MESSAGE_TYPES
 

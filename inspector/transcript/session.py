@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import orjson
 
@@ -591,10 +591,6 @@ class Session:
             return text_of(msg.get("content"))
         c = body.get("content")
         return c if isinstance(c, str) else ""
-
-    def iter_chain_bodies(self, chain: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-        for i in chain if chain is not None else self.conversation.chain:
-            yield i, self.body(i)
 
 
 def one_line(s: str, width: int = 100) -> str:

@@ -248,9 +248,6 @@ class Conversation:
     def leaf_uuid(self) -> str | None:
         return self.records[self.leaf].uuid if self.leaf is not None else None
 
-    def children_of(self, i: int) -> list[int]:
-        return [j for j, p in self.parent.items() if p == i]
-
     def boundaries(self, indexes: Iterable[int] | None = None) -> list[int]:
         """Compact and microcompact boundaries, in file order (of `indexes` if given)."""
         recs = self.records

@@ -66,6 +66,3 @@ def bindings(scope: str) -> list[Binding]:
             out.append(Binding(a.key, a.action, a.label, show=a.footer))
     return out
 
-
-def specs(scope: str) -> list[ActionSpec]:
-    return [a for a in ACTIONS if a.scope == scope]

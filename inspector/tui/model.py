@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+
 
 from inspector.textutil import human_size, printable
 from inspector.transcript.records import F_IMAGE, F_META, F_TEXT, F_THINKING, F_TOOL_ERROR, Record, context_tokens, iter_blocks, opt_int, text_of, tool_result_text
 from inspector.transcript.session import Session
 
-KINDS = ("user", "assistant", "tool_call", "tool_result", "thinking", "system", "boundary", "summary", "metadata", "attachment", "progress")
-FILTERS = ("user", "assistant", "tool_calls", "thinking", "system", "metadata")
 
 
 def row_kind(r: Record) -> str:
@@ -45,7 +43,7 @@ def row_kind(r: Record) -> str:
 
 
 def passes(r: Record, kind: str, hidden: frozenset[str]) -> bool:
-    """Does a row survive the filters? `hidden` holds names from FILTERS."""
+    """Does a row survive the filters? `hidden` holds filter names: user, assistant, tool_calls, thinking, system, metadata."""
     if "user" in hidden and kind in ("user", "summary"):
         return False
     if "assistant" in hidden and kind == "assistant":
@@ -206,8 +204,3 @@ def search_records(s: Session, needle: str) -> list[int]:
             off += len(line)
     return hits
 
-
-def record_header(s: Session, i: int) -> dict[str, Any]:
-    r = s.records[i]
-    return {"type": r.type, "subtype": r.subtype, "uuid": r.uuid, "parent": r.parent, "timestamp": r.timestamp, "line": r.line,
-            "model": r.model, "message_id": r.message_id, "usage": r.usage, "sidechain": r.is_sidechain}

@@ -8,8 +8,6 @@ from typing import Any, Callable, Mapping, Protocol
 
 from inspector.transcript.session import Session
 
-KINDS = ("full", "partial_from", "partial_up_to", "session_memory_notes")
-
 
 @dataclass(frozen=True, slots=True)
 class SummaryRequest:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
 
 from rich.text import Text
 from textual import on, work
@@ -443,5 +443,3 @@ class SessionScreen(Screen):
         row = self.query_one(Timeline).current
         self.app.push_screen(WorkbenchScreen(self.session, self.settings, selected=row.index if row else None))
 
-    def current_row(self) -> Any:
-        return self.query_one(Timeline).current
