@@ -198,7 +198,12 @@ def test_tui_survives_files_changing_under_it(tmp_path, change):
                 os.replace(tmp, p)
             else:
                 p.unlink()
-            await pilot.pause(1.3)
+            expected = "gone from disk" if change == "delete" else "truncated or replaced"
+            for _ in range(60):  # the file is checked once a second; allow for a slow machine
+                await pilot.pause(0.1)
+                await app.workers.wait_for_complete()
+                if any(expected in m for m in seen) and (change == "delete" or len(screen.query_one(Timeline).rows) != 4):
+                    break
             for _ in range(3):
                 await app.workers.wait_for_complete()
                 await pilot.pause()

@@ -188,8 +188,11 @@ def test_live_session_updates_and_half_line(tmp_path):
             assert len(screen.query_one(Timeline).rows) == 3
             with open(p, "ab") as f:
                 f.write(full[20:] + b"\n")
-            await pilot.pause(1.3)
-            await settle(app, pilot)
+            for _ in range(60):  # the file is checked once a second; allow for a slow machine
+                await pilot.pause(0.1)
+                await settle(app, pilot, 1)
+                if len(screen.query_one(Timeline).rows) == 4:
+                    break
             assert len(screen.query_one(Timeline).rows) == 4
             assert screen.series.turns[-1].tokens == 50_010
 
