@@ -235,20 +235,23 @@ def test_cancel_from_the_workbench(workdir, monkeypatch):
                 await app.workers.wait_for_complete()
                 await pilot.pause()
             await pilot.press("w")
-            await pilot.pause(0.6)
-            await app.workers.wait_for_complete()
+            for _ in range(100):
+                await pilot.pause(0.1)
+                await app.workers.wait_for_complete()
+                if isinstance(app.screen, WorkbenchScreen) and app.screen.result is not None:
+                    break
             wb = app.screen
             assert isinstance(wb, WorkbenchScreen) and wb.result is not None
             offline = wb.result
             await pilot.press("ctrl+a")
-            for _ in range(50):
+            for _ in range(200):
                 await pilot.pause(0.05)
                 if isinstance(app.screen, ConfirmSend):
                     break
             assert isinstance(app.screen, ConfirmSend) and "input tokens" in app.screen.text and "$" in app.screen.text
             assert fake.message_requests == []  # nothing sent before consent
             await pilot.click("#yes")
-            for _ in range(40):
+            for _ in range(200):
                 await pilot.pause(0.05)
                 if fake.message_requests:
                     break

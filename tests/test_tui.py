@@ -156,8 +156,11 @@ def test_workbench_previews_and_saves(workdir):
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
             await pilot.press("w")
-            await pilot.pause(0.6)  # the preview is debounced
-            await settle(app, pilot, 5)
+            for _ in range(100):  # the preview is debounced, then computed in a worker
+                await pilot.pause(0.1)
+                await settle(app, pilot, 1)
+                if isinstance(app.screen, WorkbenchScreen) and app.screen.result is not None:
+                    break
             wb = app.screen
             assert isinstance(wb, WorkbenchScreen)
             assert wb.result is not None and wb.result.strategy == "full" and wb.result.tokens_after < wb.result.tokens_before
