@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import orjson
@@ -30,6 +31,15 @@ async def settle(app, pilot, rounds: int = 3):
     for _ in range(rounds):
         await app.workers.wait_for_complete()
         await pilot.pause()
+
+
+@contextlib.asynccontextmanager
+async def session_app(path: Path, size=SIZE):
+    """The app opened on one session, loaded."""
+    app = InspectorApp(Target("file", path))
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        yield app, pilot
 
 
 # -- row models (plain data) ------------------------------------------------------------------
@@ -79,9 +89,7 @@ def test_session_screen_navigation_search_and_why(workdir):
     path = sample_session("Fix forecast", workdir)
 
     async def go():
-        app = InspectorApp(Target("file", path))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot)
+        async with session_app(path) as (app, pilot):
             screen = app.screen
             assert isinstance(screen, SessionScreen) and screen.series is not None and screen.report is not None
             tl = screen.query_one(Timeline)
@@ -123,9 +131,7 @@ def test_full_output_and_subagent(workdir):
     path = sample_session("Fix forecast", workdir)
 
     async def go():
-        app = InspectorApp(Target("file", path))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot)
+        async with session_app(path) as (app, pilot):
             screen = app.screen
             tl = screen.query_one(Timeline)
             s = screen.session
@@ -152,9 +158,7 @@ def test_workbench_previews_and_saves(workdir):
     h = sha256(path)
 
     async def go():
-        app = InspectorApp(Target("file", path))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot)
+        async with session_app(path) as (app, pilot):
             await pilot.press("w")
             for _ in range(100):  # the preview is debounced, then computed in a worker
                 await pilot.pause(0.1)
@@ -184,9 +188,7 @@ def test_live_session_updates_and_half_line(tmp_path):
         f.write(orjson.dumps(user("u2", "a1", "more", sec=2)) + b"\n" + full[:20])  # a half-written line
 
     async def go():
-        app = InspectorApp(Target("file", p))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot)
+        async with session_app(p) as (app, pilot):
             screen = app.screen
             assert len(screen.query_one(Timeline).rows) == 3
             with open(p, "ab") as f:
@@ -209,9 +211,7 @@ def test_hostile_file_opens(tmp_path):
                   b"not json\n\xff\xfe\n" + b'{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"content":[{"type":"weird"}]}}\n')
 
     async def go():
-        app = InspectorApp(Target("file", p))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot)
+        async with session_app(p) as (app, pilot):
             screen = app.screen
             assert len(screen.query_one(Timeline).rows) == 2
             detail = screen.query_one("#detail")
@@ -225,9 +225,7 @@ def test_palette_offers_registry_actions(workdir):
     path = sample_session("Fix forecast", workdir)
 
     async def go():
-        app = InspectorApp(Target("file", path))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot)
+        async with session_app(path) as (app, pilot):
             titles = [c.title for c in app.get_system_commands(app.screen)]
             assert "Next compaction" in titles and "Compact…" in titles and "Help" in titles
             assert any("theme" in t.lower() for t in titles)
@@ -240,9 +238,7 @@ def test_every_real_session_opens_in_the_app():
     from inspector.tui.widgets.detail import Detail
 
     async def go(path: Path) -> None:
-        app = InspectorApp(Target("file", path))
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot)
+        async with session_app(path) as (app, pilot):
             screen = app.screen
             assert isinstance(screen, SessionScreen) and screen.session is not None
             assert len(screen.query_one(Timeline).rows) == len(screen.session.conversation.logical_chain)
