@@ -146,7 +146,7 @@ def projects_root(folder: Path, sessions: int = 2000, projects: int = 50, seed: 
         shutil.rmtree(tmpl)
     files: list[Path] = []
     for k in range(4):
-        files += generate(tmpl / f"s{k}", seed=seed + k, scale=2 + k % 3)
+        files += generate(tmpl / f"s{k}", seed=seed + k, scale=4 + k % 3)
     files = [f for f in files if f.stat().st_size > 0]
     blobs = [(f, f.read_bytes(), f.with_suffix("")) for f in files]
     rng = random.Random(seed)
