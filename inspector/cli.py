@@ -470,30 +470,9 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
     return EXIT_OK
 
 
-def _when(ts: str | None) -> str:
-    if not ts:
-        return "-"
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return "-"
-
-
-def _duration(a: str | None, b: str | None) -> str:
-    try:
-        secs = (
-            datetime.fromisoformat(b.replace("Z", "+00:00")) - datetime.fromisoformat(a.replace("Z", "+00:00"))
-        ).total_seconds()  # type: ignore[union-attr]
-    except (AttributeError, ValueError):
-        return "-"
-    if secs < 3600:
-        return f"{secs / 60:.0f}m"
-    return f"{secs / 3600:.1f}h"
-
-
 def format_table(stats: list[dict[str, Any]]) -> str:
     """A readable table, grouped by project."""
-    from inspector.textutil import human_size, human_tokens, printable
+    from inspector.textutil import human_duration, human_size, human_tokens, human_when, printable
 
     if not stats:
         return "No sessions found.\n"
@@ -516,8 +495,8 @@ def format_table(stats: list[dict[str, Any]]) -> str:
             if s["records"]["malformed"]:
                 title += f"  [{s['records']['malformed']} bad line(s)]"
             lines.append(
-                f"  {s['session_id'][:10]:<10} {_when(s['first_timestamp']):<16} "
-                f"{_duration(s['first_timestamp'], s['last_timestamp']):>5} {human_size(s['size']):>9} "
+                f"  {s['session_id'][:10]:<10} {human_when(s['first_timestamp']) or '-':<16} "
+                f"{human_duration(s['first_timestamp'], s['last_timestamp']) or '-':>5} {human_size(s['size']):>9} "
                 f"{s['records']['total']:>7} {human_tokens(s['context']['peak_tokens']):>8} {comp:>7} "
                 f"{s['subagents']:>6}  {title[:70]}"
             )

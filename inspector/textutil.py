@@ -31,3 +31,27 @@ def human_tokens(n: int | None) -> str:
     if n >= 1000:
         return f"{n / 1000:.1f}k"
     return str(n)
+
+
+def human_when(ts: str | None, *, local: bool = False) -> str | None:
+    """An ISO timestamp as "YYYY-MM-DD HH:MM" (in local time if asked), None when it is not one."""
+    from datetime import datetime
+
+    if not ts:
+        return None
+    try:
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (t.astimezone() if local else t).strftime("%Y-%m-%d %H:%M")
+
+
+def human_duration(first: str | None, last: str | None) -> str | None:
+    """The time between two ISO timestamps, as "12m" or "1.5h"; None when either is not one."""
+    from inspector.transcript.records import timestamp_key
+
+    a, b = timestamp_key(first), timestamp_key(last)
+    if a is None or b is None:
+        return None
+    secs = b - a
+    return f"{secs / 60:.0f}m" if secs < 3600 else f"{secs / 3600:.1f}h"

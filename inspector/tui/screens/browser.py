@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
-from inspector.textutil import human_size, printable
+from inspector.textutil import human_duration, human_size, human_when, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
 from inspector.transcript.stats import StatsCache, cache_dir
 from inspector.tui.actions import bindings
@@ -51,23 +50,6 @@ class Item:
 
     def text(self) -> str:
         return f"{self.project} {self.title} {self.path.stem}".lower()
-
-
-def _fmt_when(ts: str | None) -> str:
-    if not ts:
-        return ""
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return ""
-
-
-def _duration(a: str | None, b: str | None) -> str:
-    try:
-        secs = (datetime.fromisoformat(b.replace("Z", "+00:00")) - datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds()  # type: ignore[union-attr]
-    except (AttributeError, ValueError):
-        return ""
-    return f"{secs / 60:.0f}m" if secs < 3600 else f"{secs / 3600:.1f}h"
 
 
 class SearchPrompt(ModalScreen[str | None]):
@@ -134,8 +116,8 @@ class BrowserScreen(Screen):
                     info = quick_info(path)
                 except OSError:
                     continue
-                items.append(Item(path, info.cwd or path.parent.name, info.title or "", _fmt_when(info.first_timestamp),
-                                  _duration(info.first_timestamp, info.last_timestamp), info.size, flat_agents=agents,
+                items.append(Item(path, info.cwd or path.parent.name, info.title or "", human_when(info.first_timestamp, local=True) or "",
+                                  human_duration(info.first_timestamp, info.last_timestamp) or "", info.size, flat_agents=agents,
                                   ts=info.first_timestamp or ""))
             self.post_message(self.Found(items))
         except Exception as exc:  # noqa: BLE001
