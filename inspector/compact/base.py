@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Mapping
 
 from inspector.tokens.calibrate import Calibration, calibrate, chain_counts
-from inspector.tokens.estimate import api_pieces, count_many
+from inspector.tokens.estimate import count_bodies
 from inspector.tokens.series import Series, context_series, session_thresholds, token_count_with_estimation
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, warning_state
 from inspector.transcript.discovery import InspectorError
@@ -117,13 +117,7 @@ class Estimator:
 
     def counted(self, bodies: list[dict[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
         """Offline-tokenizer count of what these records put in a request."""
-        texts: list[str] = []
-        fixed = 0
-        for b in bodies:
-            parts, fx = api_pieces(b, cleared=cleared, replacements=self.session.transcript.replacements)
-            texts.extend(parts.values())
-            fixed += fx
-        return sum(count_many(texts)) + fixed
+        return count_bodies(bodies, cleared=cleared, replacements=self.session.transcript.replacements)
 
     def after(self, bodies: list[dict[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
         """The context right after: fixed overhead + ratio × what the messages count."""

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 import orjson
 
 from inspector.compact.base import CompactionResult, make_slice
-from inspector.tokens.estimate import api_pieces, count_many
+from inspector.tokens.estimate import count_bodies
 from inspector.transcript.discovery import InspectorError
 from inspector.transcript.records import iter_blocks
 from inspector.transcript.session import Session, safe_child
@@ -211,22 +211,12 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
     # what the saved session sends after its last boundary, against the preview's view
     start = max((k for k, i in enumerate(chain) if saved.records[i].is_compact_boundary), default=-1) + 1
     saved_bodies = [saved.body(i) for i in chain[start:] if saved.records[i].type in ("user", "assistant", "attachment")]
-    saved_counted = _counted(saved_bodies)
-    preview_counted = _counted([dict(v.body) for v in result.view])
+    saved_counted = count_bodies(saved_bodies)
+    preview_counted = count_bodies([dict(v.body) for v in result.view])
     estimate_ok = saved_counted == preview_counted
     if not estimate_ok:
         problems.append(f"the saved session counts {saved_counted:,} tokens where the preview counted {preview_counted:,}")
     return Verification(chain_ok, pairs_ok, estimate_ok, saved_counted, preview_counted, problems)
-
-
-def _counted(bodies: list[dict[str, Any]]) -> int:
-    texts: list[str] = []
-    fixed = 0
-    for b in bodies:
-        parts, fx = api_pieces(b)
-        texts.extend(parts.values())
-        fixed += fx
-    return sum(count_many(texts)) + fixed
 
 
 def save(s: Session, result: CompactionResult, *, out: Path | None = None,

@@ -211,3 +211,15 @@ def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), r
         elif isinstance(bt, str):
             add(f"{t}_text", js_stringify(b))
     return {k: "\n".join(v) for k, v in out.items()}, fixed
+
+
+def count_bodies(bodies: list[dict[str, Any]], *, cleared: frozenset[str] = frozenset(),
+                 replacements: dict[str, str] | None = None) -> int:
+    """Offline-tokenizer count of what these records put in a request (images at their flat rate)."""
+    texts: list[str] = []
+    fixed = 0
+    for b in bodies:
+        parts, fx = api_pieces(b, cleared=cleared, replacements=replacements)
+        texts.extend(parts.values())
+        fixed += fx
+    return sum(count_many(texts)) + fixed
