@@ -174,6 +174,19 @@ class StatsCache:
             pass  # the cache is an optimisation; a read-only cache folder is not an error
 
 
+def own_agents(path: Path, agents: list[Path], owners: dict[Path, str | None]) -> list[Path]:
+    """The project's flat `agent-*.jsonl` files that belong to this session (by their sessionId).
+
+    `owners` caches each agent file's session id across the sessions of a project."""
+    if not agents:
+        return []
+    for a in agents:
+        if a not in owners:
+            owners[a] = peek_session_id(a)
+    sid = peek_session_id(path) or path.stem
+    return [a for a in agents if owners[a] == sid]
+
+
 def _one(path: Path, flat_agents: list[Path]) -> dict[str, Any]:
     return session_stats(Session.load(path, flat_agents=flat_agents))
 
@@ -232,13 +245,7 @@ def collect_stats(
     slots: list[dict[str, Any] | None] = []
     todo: list[tuple[int, Path, list[Path], dict[str, Any] | None]] = []
     for n, (path, agents) in enumerate(files):
-        mine = []
-        if agents:
-            for a in agents:
-                if a not in agent_owner:
-                    agent_owner[a] = peek_session_id(a)
-            sid = peek_session_id(path) or path.stem
-            mine = [a for a in agents if agent_owner[a] == sid]
+        mine = own_agents(path, agents, agent_owner)
         key = cache.key(path, mine) if cache else None
         st = cache.get(path, key) if cache and key else None
         slots.append(st)

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
 from inspector.textutil import human_duration, human_size, human_when, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
-from inspector.transcript.stats import StatsCache, cache_dir
+from inspector.transcript.stats import StatsCache, cache_dir, own_agents
 from inspector.tui.actions import bindings
 
 SORTS = ("when", "size", "peak", "compactions", "title")
@@ -138,8 +138,6 @@ class BrowserScreen(Screen):
         """Cached stats first, then the rest in a process per core; the UI hears in batches."""
         import time
 
-        from inspector.transcript.session import peek_session_id
-
         cache = StatsCache(cache_dir())
         items = list(self.items)
         total = len(items)
@@ -157,11 +155,7 @@ class BrowserScreen(Screen):
         owners: dict[Path, str | None] = {}
         for k, it in enumerate(items):
             try:
-                sid = peek_session_id(it.path) or it.path.stem
-                for a in it.flat_agents:
-                    if a not in owners:
-                        owners[a] = peek_session_id(a)
-                mine = [a for a in it.flat_agents if owners[a] == sid]
+                mine = own_agents(it.path, it.flat_agents, owners)
                 key = cache.key(it.path, mine)
             except OSError:
                 done += 1
