@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from inspector.transcript.records import timestamp_key
+from inspector.transcript.records import NOT_TYPED, TITLE_SOURCES, timestamp_key
 
 
 class InspectorError(Exception):
@@ -174,15 +174,15 @@ def quick_info(path: Path, window: int = 65536) -> SessionInfo:
             if info.first_timestamp is None:
                 info.first_timestamp = ts
             info.last_timestamp = ts
-        for kind, key in (("custom-title", "customTitle"), ("ai-title", "aiTitle"), ("summary", "summary")):
+        for kind, key in TITLE_SOURCES:
             if t == kind and isinstance(obj.get(key), str):
                 titles[kind] = obj[key]
         if info.first_prompt is None and t == "user" and obj.get("isMeta") is not True:
             msg = obj.get("message")
             c = msg.get("content") if isinstance(msg, dict) else None
-            if isinstance(c, str) and c.strip() and not c.lstrip().startswith(("<", "Caveat:", "[Request")):
+            if isinstance(c, str) and c.strip() and not c.lstrip().startswith(NOT_TYPED):
                 info.first_prompt = " ".join(c.split())[:100]
-    for kind in ("custom-title", "ai-title", "summary"):
+    for kind, _ in TITLE_SOURCES:
         if titles.get(kind, "").strip():
             info.title = " ".join(titles[kind].split())[:100]
             break

@@ -58,6 +58,11 @@ SYNTHETIC_TEXTS = frozenset(
 )
 REJECT_PREFIX = "The user doesn't want to proceed with this tool use."
 
+# Text a user record starts with when it is not a prompt someone typed (tags, caveats, interrupts)
+NOT_TYPED = ("<", "Caveat:", "[Request")
+# Where a session's title comes from, first match wins (§2.1): the user's, the generated one, the legacy summary
+TITLE_SOURCES = (("custom-title", "customTitle"), ("ai-title", "aiTitle"), ("summary", "summary"))
+
 PERSISTED_OPEN = "<persisted-output>"
 _PERSISTED_RE = re.compile(
     r"^<persisted-output>\s*\nOutput too large \((?P<size>[^)]*)\)\. Full output saved to: (?P<path>[^\n]*)\n"

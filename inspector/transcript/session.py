@@ -20,6 +20,8 @@ import orjson
 from inspector.transcript.index import Transcript
 from inspector.transcript.records import (
     F_IMAGE,
+    NOT_TYPED,
+    TITLE_SOURCES,
     PersistedMarker,
     Record,
     context_tokens,
@@ -247,7 +249,7 @@ class Session:
     @property
     def title(self) -> str:
         """custom-title, else ai-title, else summary, else the first real user prompt."""
-        for kind, key in (("custom-title", "customTitle"), ("ai-title", "aiTitle"), ("summary", "summary")):
+        for kind, key in TITLE_SOURCES:
             m = self.metadata(kind)
             if m and isinstance(m.get(key), str) and m[key].strip():
                 return one_line(m[key])
@@ -265,7 +267,7 @@ class Session:
                 m = re.search(r"<command-name>([^<]*)</command-name>", s)
                 fallback = fallback or (m.group(1).strip() if m else None)
                 continue
-            if s.startswith(("<", "Caveat:", "[Request interrupted", "[Request cancelled")):
+            if s.startswith(NOT_TYPED):
                 continue
             return one_line(s)
         return fallback
