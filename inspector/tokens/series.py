@@ -14,7 +14,7 @@ from typing import Any
 
 from inspector.tokens.estimate import rough_record
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds, warning_state
-from inspector.transcript.records import context_tokens
+from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, context_tokens
 from inspector.transcript.session import Session
 
 
@@ -64,17 +64,32 @@ class Series:
 
 def thread_is_sidechain(s: Session) -> bool:
     """A subagent transcript: every chain record is a sidechain record."""
-    chain = [r for r in s.records if r.uuid is not None]
-    return bool(chain) and all(r.is_sidechain for r in chain)
+    seen = False
+    for r in s.records:
+        if r.uuid is not None:
+            if not r.flags & F_SIDECHAIN:
+                return False
+            seen = True
+    return seen
 
 
 def session_thresholds(s: Session, settings: Settings) -> Thresholds:
     """Thresholds for this session: its model unless the user chose one; window inferred from usage."""
+    models: list[str] = []
+    peak: int | None = None
+    for r in s.records:
+        u = r.usage
+        if u is None or r.flags & F_SYNTHETIC:  # not r.has_real_usage, inlined: this runs on every record
+            continue
+        tok = u[0] + u[1] + u[2] + u[3]  # context_tokens(u)
+        if peak is None or tok > peak:
+            peak = tok
+        if r.model:
+            models.append(r.model)
     if settings.model is None:
-        models = s.models or [r.model for r in s.records if r.model and r.has_real_usage]
+        models = s.models or models
         if models:
             settings = settings.with_(model=models[-1])
-    peak = max((context_tokens(r.usage) for r in s.records if r.has_real_usage and r.usage), default=None)
     return thresholds(settings, peak_usage=peak)
 
 
@@ -93,13 +108,17 @@ def context_series(s: Session, settings: Settings | None = None, th: Thresholds 
     seg = 0
     for pos, i in enumerate(chain):
         r = recs[i]
-        if r.is_compact_boundary:
-            seg += 1
-            boundaries.append(pos)
-        elif r.is_microcompact_boundary:
-            micro.append(pos)
+        rt = r.type
+        if rt == "system":
+            if r.subtype == "compact_boundary":
+                seg += 1
+                boundaries.append(pos)
+            elif r.subtype == "microcompact_boundary":
+                micro.append(pos)
         seg_at.append(seg)
-        if r.type != "assistant" or not r.has_real_usage or r.is_sidechain != side or r.uuid in stale:
+        # r.has_real_usage and r.is_sidechain, inlined: this runs on every chain record
+        if (rt != "assistant" or r.usage is None or r.flags & F_SYNTHETIC or bool(r.flags & F_SIDECHAIN) != side
+                or r.uuid in stale):
             continue
         key = r.message_id or f"#{i}"
         if key not in groups:
@@ -112,7 +131,7 @@ def context_series(s: Session, settings: Settings | None = None, th: Thresholds 
         last = recs[idx[-1]]
         u = last.usage
         assert u is not None
-        out = max(recs[j].usage[3] for j in idx)  # type: ignore[index]
+        out = u[3] if len(idx) == 1 else max(recs[j].usage[3] for j in idx)  # type: ignore[index]
         inp = u[0] + u[1] + u[2]
         tok = inp + out
         turns.append(

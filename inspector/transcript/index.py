@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from inspector.transcript.records import LineError, Record, decode_line, index_record
+import orjson
+
+from inspector.transcript.records import LineError, Record, decode_line, gc_paused, index_record
 
 PROGRESS_EVERY = 8 << 20
 
@@ -85,37 +87,54 @@ class Transcript:
         new: list[Record] = []
         if st.st_size == self.scanned_to:
             return new
-        with open(self.path, "rb") as f:
+        loads, problems, absorb, append = orjson.loads, self.problems, self._absorb, new.append
+        with gc_paused(), open(self.path, "rb", buffering=1 << 20) as f:
             f.seek(self.scanned_to)
             offset = self.scanned_to
             line_no = self._next_line
-            next_report = offset + PROGRESS_EVERY
-            stop_at = offset + max_bytes if max_bytes is not None else None
+            no_end = 1 << 62
+            next_report = offset + PROGRESS_EVERY if progress is not None else no_end
+            stop_at = offset + max_bytes if max_bytes is not None else no_end
+            next_event = min(next_report, stop_at)  # one comparison per line for both
             for raw in f:
-                if stop_at is not None and offset >= stop_at:
-                    break
-                if progress is not None and offset >= next_report:
+                if offset >= next_event:
+                    if offset >= stop_at:
+                        break
+                    assert progress is not None
                     progress(offset, st.st_size)
                     next_report = offset + PROGRESS_EVERY
+                    next_event = min(next_report, stop_at)
                 n = len(raw)
-                complete = raw[-1:] == b"\n"
                 # the line is decoded as read: JSON allows the trailing newline, and not slicing
                 # it off saves copying every line (a 200 MB file is 200 MB of copies)
-                length = n - (1 if complete else 0) - (1 if raw[-2 if complete else -1:][:1] == b"\r" else 0)
-                if length > 0 and not raw.isspace():
+                if raw[-1] == 10:  # complete
+                    length = n - 2 if n > 1 and raw[-2] == 13 else n - 1
+                    complete = True
+                else:
+                    length = n - 1 if raw[-1] == 13 else n
+                    complete = False
+                if raw[0] == 123 or (length > 0 and not raw.isspace()):  # 123: "{", the usual first byte
                     try:
-                        obj, note = decode_line(raw)
-                    except LineError as exc:
-                        if not complete:
-                            self.problems.append(Problem(line_no, offset, INCOMPLETE_TAIL))
-                            break  # re-read it next time: it may still be being written
-                        self.problems.append(Problem(line_no, offset, str(exc)))
-                    else:
+                        obj = loads(raw)
+                        if obj.__class__ is not dict:
+                            raise LineError(f"not a JSON object (a {type(obj).__name__})")
+                        note = None
+                    except (orjson.JSONDecodeError, LineError, RecursionError):
+                        try:
+                            obj, note = decode_line(raw)
+                        except LineError as exc:
+                            if not complete:
+                                problems.append(Problem(line_no, offset, INCOMPLETE_TAIL))
+                                break  # re-read it next time: it may still be being written
+                            problems.append(Problem(line_no, offset, str(exc)))
+                            obj = None
+                    if obj is not None:
                         if note:
-                            self.problems.append(Problem(line_no, offset, note, skipped=False))
+                            problems.append(Problem(line_no, offset, note, skipped=False))
                         rec = index_record(obj, line_no, offset, length)
-                        self._absorb(rec)
-                        new.append(rec)
+                        if rec.extra is not None:
+                            absorb(rec)
+                        append(rec)
                 offset += n
                 line_no += 1
             self.scanned_to = offset

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from inspector.transcript.records import MESSAGE_TYPES, Record, timestamp_key
+from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused, timestamp_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,10 @@ class Conversation:
     """The tree of one transcript's chain records, and the chains that matter."""
 
     def __init__(self, records: list[Record], *, main_thread: bool = True) -> None:
+        with gc_paused():
+            self._build(records, main_thread)
+
+    def _build(self, records: list[Record], main_thread: bool) -> None:
         self.records = records
         self.main_thread = main_thread
         by_uuid: dict[str, int] = {}
@@ -79,11 +83,18 @@ class Conversation:
                 seen += 1
             return p
 
+        parent = self.parent
         for i, r in enumerate(recs):
-            if r.uuid is None or by_uuid.get(r.uuid) != i:
+            u = r.uuid
+            if u is None or by_uuid[u] != i:
                 continue
-            p = resolve(r.parent) if r.type != "progress" else r.parent
-            self.parent[i] = by_uuid.get(p) if p is not None else None
+            p = r.parent
+            if p is None:
+                parent[i] = None
+                continue
+            if p in progress_parent and r.type != "progress":
+                p = resolve(p)
+            parent[i] = by_uuid.get(p) if p is not None else None
 
     def _apply_preserved_segment(self) -> None:
         """Relink the kept messages of the last compaction, as Claude Code does on load."""
@@ -181,34 +192,33 @@ class Conversation:
         """Parallel tool-call repair (§2.7): put back off-chain fragments and their results."""
         recs = self.records
         on = set(chain)
-        by_mid: dict[str, list[int]] = {}
-        for i in self.parent:
-            mid = recs[i].message_id
-            if mid is not None and recs[i].type == "assistant":
-                by_mid.setdefault(mid, []).append(i)
-        children: dict[int, list[int]] = {}
+        # Only records off the chain can be put back: index those (few), not the whole tree.
+        off_frags: dict[str, list[int]] = {}  # message id -> off-chain assistant fragments
+        off_results: dict[int, list[int]] = {}  # parent -> off-chain user records with tool results
         for j, p in self.parent.items():
-            if p is not None:
-                children.setdefault(p, []).append(j)
+            if j in on:
+                continue
+            r = recs[j]
+            if r.type == "assistant":
+                if r.message_id is not None:
+                    off_frags.setdefault(r.message_id, []).append(j)
+            elif p is not None and r.type == "user" and r.tool_results:
+                off_results.setdefault(p, []).append(j)
+        if not off_frags and not off_results:
+            return chain
+        chain_frags: dict[str, list[int]] = {}
+        for i in chain:
+            r = recs[i]
+            if r.message_id is not None and r.type == "assistant":
+                chain_frags.setdefault(r.message_id, []).append(i)
         inserts: dict[int, list[int]] = {}
         pos = {i: k for k, i in enumerate(chain)}
-        done: set[str] = set()
-        for i in chain:
-            mid = recs[i].message_id
-            if mid is None or mid in done or recs[i].type != "assistant":
-                continue
-            done.add(mid)
-            frags = by_mid.get(mid, [])
-            siblings = [f for f in frags if f not in on]
-            results = [
-                c
-                for f in frags
-                for c in children.get(f, ())
-                if c not in on and recs[c].type == "user" and recs[c].tool_results
-            ]
+        for mid, on_frags in chain_frags.items():
+            siblings = [f for f in off_frags.get(mid, ()) if f not in on]
+            results = [c for f in on_frags + off_frags.get(mid, []) for c in off_results.get(f, ()) if c not in on]
             if not siblings and not results:
                 continue
-            last_on = max((f for f in frags if f in pos), key=pos.__getitem__)
+            last_on = max(on_frags, key=pos.__getitem__)
 
             def tkey(k: int) -> tuple[float, int]:
                 ts = timestamp_key(recs[k].timestamp)
