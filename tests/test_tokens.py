@@ -98,6 +98,21 @@ def test_series_merges_fragments_ignores_synthetic_and_replays(tmp_path):
     assert [(t.uuid, t.tokens) for t in ser.turns] == [("a2", 1051), ("a3b", 1121)]
 
 
+def test_series_is_remembered_until_the_session_grows(tmp_path):
+    recs = [user("u1", None, sec=0), assistant("a1", "u1", mid="m1", usage=(1, 0, 1000, 5), sec=1)]
+    s = load(tmp_path, recs)
+    first = context_series(s)
+    assert context_series(s) is first  # the workbench asks on every preview: computed once
+    assert context_series(s, Settings(auto_compact_window=50_000)) is not first  # other settings, other series
+    with open(s.path, "ab") as f:
+        f.write(orjson.dumps(user("u2", "a1", sec=2)) + b"\n")
+        f.write(orjson.dumps(assistant("a2", "u2", mid="m2", usage=(1, 0, 2000, 5), sec=3)) + b"\n")
+    assert s.update() == 2
+    grown = context_series(s)
+    assert grown is not first
+    assert [t.uuid for t in grown.turns] == ["a1", "a2"]
+
+
 def test_series_restarts_at_boundaries_and_states(tmp_path):
     recs = [user("u1", None, sec=0), assistant("a1", "u1", usage=(1, 0, 150_000, 10), sec=1),
             user("u2", "a1", sec=2), assistant("a2", "u2", usage=(1, 0, 167_500, 10), sec=3),

@@ -94,8 +94,22 @@ def session_thresholds(s: Session, settings: Settings) -> Thresholds:
 
 
 def context_series(s: Session, settings: Settings | None = None, th: Thresholds | None = None) -> Series:
+    """The context size at every API response of the thread's logical chain (§3).
+
+    Remembered on the session for its current conversation: the workbench asks for it on every
+    preview, and on a 200 MB session it costs a few tenths of a second each time."""
     settings = settings or Settings()
-    th = th or session_thresholds(s, settings)
+    conv = s.conversation
+    memo: dict[tuple[Settings, Thresholds | None], tuple[Any, Series]] = s.__dict__.setdefault("_series_memo", {})
+    hit = memo.get((settings, th))
+    if hit is not None and hit[0] is conv:
+        return hit[1]
+    series = _context_series(s, settings, th or session_thresholds(s, settings))
+    memo[(settings, th)] = (conv, series)
+    return series
+
+
+def _context_series(s: Session, settings: Settings, th: Thresholds) -> Series:
     side = thread_is_sidechain(s)
     conv = s.conversation
     chain = conv.logical_chain
