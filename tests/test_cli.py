@@ -95,6 +95,16 @@ def test_main_command_without_subcommand_runs_the_main_job(isolated_env):
     assert code == 0 and "weatherly" in out
 
 
+def test_a_config_folder_given_as_path_means_its_projects(tmp_path):
+    cfg = tmp_path / "dotclaude"
+    write_jsonl(cfg / "projects" / "-w-proj" / "a.jsonl", [user("u1", None, "typed in a config folder")])
+    (cfg / "todos").mkdir()
+    target = resolve_target(cfg)
+    assert (target.kind, target.path) == ("root", cfg / "projects")
+    code, out, err = run("stats", "--json", str(cfg))
+    assert code == 0 and [s["title"] for s in orjson.loads(out)] == ["typed in a config folder"]
+
+
 def test_cache_hits_and_invalidation(tmp_path):
     proj = tmp_path / "root" / "-w"
     a = write_jsonl(proj / "a.jsonl", [user("u1", None), assistant("a1", "u1")])

@@ -54,7 +54,9 @@ def is_session_file(p: Path) -> bool:
 
 
 def resolve_target(path: str | os.PathLike[str]) -> Target:
-    """Classify a path: a projects root, one project folder, or one `.jsonl` transcript."""
+    """Classify a path: a projects root, one project folder, or one `.jsonl` transcript.
+
+    A Claude config folder (one with a `projects` folder inside, like ~/.claude) means its projects root."""
     p = Path(path).expanduser()
     if not p.exists():
         raise InspectorError(f"no such file or directory: {p}")
@@ -71,6 +73,8 @@ def resolve_target(path: str | os.PathLike[str]) -> Target:
             return Target("project", p)
     except PermissionError:
         raise InspectorError(f"cannot read {p}: permission denied") from None
+    if (p / "projects").is_dir():  # a config folder (~/.claude, $CLAUDE_CONFIG_DIR): its projects root
+        return Target("root", p / "projects")
     return Target("root", p)
 
 
