@@ -47,11 +47,15 @@ def human_when(ts: str | None, *, local: bool = False) -> str | None:
 
 
 def human_duration(first: str | None, last: str | None) -> str | None:
-    """The time between two ISO timestamps, as "12m" or "1.5h"; None when either is not one."""
+    """The time between two ISO timestamps, as "12m", "1.5h" or "122d"; None when either is not one."""
     from inspector.transcript.records import timestamp_key
 
     a, b = timestamp_key(first), timestamp_key(last)
     if a is None or b is None:
         return None
     secs = b - a
-    return f"{secs / 60:.0f}m" if secs < 3600 else f"{secs / 3600:.1f}h"
+    if secs < 3600:
+        return f"{secs / 60:.0f}m"
+    if secs < 48 * 3600:
+        return f"{secs / 3600:.1f}h"
+    return f"{secs / 86400:.0f}d"  # a session resumed weeks later

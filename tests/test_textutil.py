@@ -1,0 +1,29 @@
+"""The small formatters the stats table and the browser share."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.textutil import human_duration, human_size, human_tokens, human_when, printable
+
+
+@pytest.mark.parametrize(
+    "first, last, expect",
+    [
+        ("2026-01-01T10:00:00Z", "2026-01-01T10:12:00Z", "12m"),
+        ("2026-01-01T10:00:00Z", "2026-01-01T11:30:00Z", "1.5h"),
+        ("2026-01-01T10:00:00Z", "2026-01-02T20:00:00Z", "34.0h"),
+        ("2025-08-16T01:00:00Z", "2025-12-16T01:00:00Z", "122d"),  # resumed months later: not "2928.0h"
+        ("2026-01-01T10:00:00Z", "not a time", None),
+        (None, "2026-01-01T10:00:00Z", None),
+    ],
+)
+def test_human_duration(first, last, expect):
+    assert human_duration(first, last) == expect
+
+
+def test_other_formatters():
+    assert [human_size(n) for n in (None, 117, 2048, 5 << 20, 3 << 40)] == ["-", "117 B", "2.0 KB", "5.0 MB", "3072.0 GB"]
+    assert [human_tokens(n) for n in (None, 999, 167_000)] == ["-", "999", "167.0k"]
+    assert human_when("2026-02-10T22:57:03.123Z") == "2026-02-10 22:57" and human_when("yesterday") is None
+    assert printable("a\x1b[31mred\x07\nb") == "a\\x1b[31mred\\x07 b"
