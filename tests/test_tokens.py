@@ -12,7 +12,7 @@ from conftest import REAL_PROJECTS, SAMPLES, requires_realdata, sample_session, 
 from conftest import run_cli as run
 from inspector.tokens.calibrate import fit
 from inspector.tokens.context import composition, restored_files
-from inspector.tokens.estimate import count, estimate_record_padded, js_len, rough, rough_record
+from inspector.tokens.estimate import count, estimate_record_padded, js_len, js_stringify, rough, rough_record
 from inspector.tokens.explain import analyze
 from inspector.tokens.series import context_series, token_count_with_estimation
 from inspector.tokens.thresholds import Settings
@@ -32,6 +32,13 @@ def test_js_length_and_rounding():
     assert js_len("abc") == 3 and js_len("é") == 1 and js_len("😀") == 2  # UTF-16 code units
     assert rough("abcdef") == 2  # 1.5 rounds up, like Math.round
     assert rough("a" * 10) == 3 and rough("") == 0
+
+
+def test_js_stringify_is_the_compact_json_of_javascript():
+    assert js_stringify({"b": 1, "a": [True, None, "é\u2028"]}) == '{"b":1,"a":[true,null,"é\u2028"]}'  # order kept, no escapes
+    assert js_stringify("tab\there") == '"tab\\there"'
+    assert js_stringify({"lone": "\ud800"}) == '{"lone":"\ud800"}'  # orjson refuses it: the fallback writes it
+    assert js_stringify([1 << 70]) == f"[{1 << 70}]"
 
 
 def test_rough_record_rules():
