@@ -22,7 +22,8 @@ def _root_parser() -> argparse.ArgumentParser:
         prog="inspector",
         description="Look inside Claude Code sessions: records, tokens, compactions.",
         epilog="Subcommands: stats (facts about every session), tokens (thresholds, context per turn, why each "
-        "compaction fired), compact (preview a compaction and save it as a new session). "
+        "compaction fired), compact (preview a compaction and save it as a new session), search (find text in every "
+        "session). "
         "`inspector SUBCOMMAND --help` for each.",
     )
     p.add_argument(
@@ -505,6 +506,82 @@ def format_table(stats: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _search_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector search",
+        description="Find text in every session under PATH: prompts, replies, thinking, tool inputs and results, "
+        "summaries, and tool results persisted beside a session. Case-insensitive; the JSON around the text "
+        "(field names, ids) is not searched. Exit status 0 when something was found, 1 when nothing was.",
+    )
+    p.add_argument("text", help="the text to find")
+    p.add_argument("path", nargs="?", help="a projects root, a project folder or a .jsonl file (default: the projects root)")
+    p.add_argument("--json", action="store_true", help="print a JSON array, one object per match")
+    p.add_argument("--limit", type=int, metavar="N", default=None, help="stop after N matches")
+    p.add_argument("--no-subagents", action="store_true", help="do not search subagent transcripts")
+    p.add_argument("--no-persisted", action="store_true", help="do not search tool results persisted to disk")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
+    import orjson
+
+    from inspector.search import Query, search_target
+    from inspector.textutil import human_when, printable
+    from inspector.transcript.discovery import InspectorError, quick_info, resolve_target
+
+    if not args.text:
+        raise InspectorError("nothing to search for")
+    if args.limit is not None and args.limit < 1:
+        raise InspectorError("--limit must be at least 1")
+    path = Path(args.path) if args.path else _default_path(err)
+    target = resolve_target(path)
+    query = Query(args.text)
+    show_progress = (err.isatty() if hasattr(err, "isatty") else False) and not args.json
+
+    def progress(n: int, total: int) -> None:
+        if show_progress and total > 20 and n % 10 == 0:
+            err.write(f"\rinspector: searching {n + 1}/{total} transcripts…")
+            err.flush()
+
+    found: list[Any] = []
+    last_session: Path | None = None
+    for fh in search_target(target, query, persisted=not args.no_persisted, subagents=not args.no_subagents,
+                            limit=args.limit, progress=progress):
+        if show_progress:
+            err.write("\r\x1b[K")
+        if args.json:
+            found.extend(fh.hits)
+            continue
+        found.extend(fh.hits)
+        if fh.session != last_session:
+            last_session = fh.session
+            try:
+                info = quick_info(fh.session)
+                title = info.title or info.first_prompt or info.session_id
+                when = human_when(info.first_timestamp, local=True) or ""
+            except OSError:
+                title, when = fh.session.stem, ""
+            out.write(f"{printable(title)[:100]}   {when}\n  {printable(str(fh.session))}\n")
+        if fh.path != fh.session:
+            out.write(f"  subagent {printable(fh.path.name)}\n")
+        for h in fh.hits:
+            where = h.where + (f" {h.file}" if h.file else "") + (f" ×{h.count}" if h.count > 1 else "")
+            line = f"line {h.line}" if h.line else "(record not found)"
+            out.write(f"    {line:<11} {(human_when(h.timestamp, local=True) or '')[11:]:>5}  {printable(where)}: {h.snippet}\n")
+    if show_progress:
+        err.write("\r\x1b[K")
+    if args.json:
+        out.write(orjson.dumps([h.as_dict() for h in found], option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif found:
+        n_sessions = len({h.path for h in found})
+        more = " (stopped at --limit)" if args.limit is not None and len(found) >= args.limit else ""
+        out.write(f"\n{len(found)} match(es) in {n_sessions} transcript(s){more}.\n")
+    else:
+        out.write(f"No match for {printable(args.text)!r}.\n")
+    return EXIT_OK if found else EXIT_ERROR
+
+
 def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
@@ -520,6 +597,9 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
         if argv and argv[0] == "compact":
             args = _compact_parser().parse_args(argv[1:])
             return cmd_compact(args, out, err)
+        if argv and argv[0] == "search":
+            args = _search_parser().parse_args(argv[1:])
+            return cmd_search(args, out, err)
         args = _root_parser().parse_args(argv)
         return cmd_app(args, out, err)
     except SystemExit as exc:  # argparse: --help, --version, usage errors

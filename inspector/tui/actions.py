@@ -29,11 +29,11 @@ ACTIONS: tuple[ActionSpec, ...] = (
     # session browser
     ActionSpec("open", "enter", "Open", "Open the selected session", "browser"),
     ActionSpec("focus_filter", "slash", "Filter", "Filter the sessions as you type (title, project, id)", "browser"),
-    ActionSpec("search_all", "ctrl+f", "Search all", "Search the text of every session (tool output included)", "browser"),
+    ActionSpec("search_all", "ctrl+f", "Search all", "Search the text of every session, its subagents and persisted outputs", "browser"),
     ActionSpec("sort", "s", "Sort", "Sort by the next column (when, size, peak, compactions, title)", "browser"),
     ActionSpec("refresh", "r", "Refresh", "Look for new and changed sessions", "browser"),
     # session screen
-    ActionSpec("search", "slash", "Search", "Search this session's records", "session"),
+    ActionSpec("search", "slash", "Search", "Search this session's text (persisted outputs included)", "session"),
     ActionSpec("next_match", "n", "Next match", "Jump to the next search match", "session"),
     ActionSpec("prev_match", "N", "Prev match", "Jump to the previous search match", "session", footer=False),
     ActionSpec("next_compaction", "c", "Next compaction", "Jump to the next compaction or microcompaction", "session"),

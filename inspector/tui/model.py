@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 
+from inspector.search import Query, search_file
 from inspector.textutil import human_size, printable
 from inspector.transcript.records import F_IMAGE, F_META, F_TEXT, F_THINKING, F_TOOL_ERROR, Record, context_tokens, iter_blocks, opt_int, text_of, tool_result_text
 from inspector.transcript.session import Session
@@ -188,19 +189,11 @@ def snippet(s: Session, i: int, width: int = 200) -> str:
 
 
 def search_records(s: Session, needle: str) -> list[int]:
-    """Record indexes whose raw line contains `needle` (case-insensitive), by one pass over the file."""
+    """Indexes of the records whose readable text (or persisted output) contains `needle`, case-insensitive.
+
+    The core search (`inspector.search`): the JSON around the text is not searched."""
     if not needle:
         return []
-    n = needle.lower().encode("utf-8")
-    hits = []
     by_offset = {r.offset: k for k, r in enumerate(s.records)}
-    with open(s.path, "rb") as f:
-        off = 0
-        for line in f:
-            if n in line.lower():
-                k = by_offset.get(off)
-                if k is not None:
-                    hits.append(k)
-            off += len(line)
-    return hits
-
+    hits = search_file(s.path, Query(needle))
+    return sorted({by_offset[h.offset] for h in hits if h.offset in by_offset})

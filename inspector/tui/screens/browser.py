@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
+from inspector.search import Query, search_file, subagent_files
 from inspector.textutil import human_duration, human_size, human_when, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
 from inspector.transcript.stats import StatsCache, cache_dir, own_agents
@@ -306,17 +307,15 @@ class BrowserScreen(Screen):
 
     @work(thread=True, exclusive=True, group="grep")
     def grep(self, term: str) -> None:
-        needle = term.lower().encode("utf-8")
+        query = Query(term)
         total = 0
         for it in self.items:
             n = 0
-            try:
-                with open(it.path, "rb") as f:
-                    for line in f:
-                        if needle in line.lower():
-                            n += 1
-            except OSError:
-                pass
+            for path in [it.path, *subagent_files(it.path)]:
+                try:
+                    n += len(search_file(path, query, persisted=path == it.path))
+                except OSError:
+                    pass
             it.matches = n
             total += n > 0
         self.app.call_from_thread(self.redraw)

@@ -1,0 +1,366 @@
+"""Find text in transcripts: what was said, run and returned, not the JSON around it.
+
+A search reads the raw lines once and keeps only the lines that contain the text as it would be
+written inside a JSON string (quotes and newlines escaped): that byte test is the fast part. Each
+line that passes is decoded and the text is looked for again in what a person reads: prompts,
+replies, thinking, tool inputs (their values) and tool results, summaries, system notes, metadata
+values. So "error" does not find every tool result through its `"is_error":false`, and a
+search for a uuid, a timestamp or a field name finds nothing. Tool results persisted beside the
+session (`<session>/tool-results/`) are searched too: only files directly in that folder, never
+through a symlink.
+
+Matching is a case-insensitive substring. Nothing here imports Textual or Rich.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import orjson
+
+from inspector.textutil import printable
+from inspector.transcript.discovery import Target, session_files
+from inspector.transcript.records import LineError, decode_line, iter_blocks
+
+SNIPPET = 160  # characters of context shown around a match
+PERSISTED_CAP = 64 << 20  # bytes of one persisted output searched
+
+# Keys whose values are identifiers, bookkeeping or encoded data, not text anyone reads.
+_SKIP_KEYS = frozenset({
+    "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId", "timestamp", "cwd", "version", "gitBranch",
+    "userType", "requestId", "id", "tool_use_id", "toolUseID", "parentToolUseID", "signature", "type", "agentId",
+    "slug", "model", "stop_reason", "stop_sequence", "messageId", "promptId", "sourceToolAssistantUUID",
+    "isSidechain", "isMeta", "usage", "media_type", "data", "headUuid", "anchorUuid", "tailUuid", "uuids",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One place where the text was found."""
+
+    path: Path  # the transcript
+    line: int  # 1-based line of the record (0: a persisted file whose record was not found)
+    offset: int  # byte offset of that line (-1 when line is 0)
+    type: str  # the record's type
+    where: str  # prompt, reply, thinking, tool input (Bash), tool result, persisted output, summary, ...
+    snippet: str  # printable text around the first match
+    count: int  # matches in that text
+    timestamp: str | None = None
+    file: str | None = None  # for a persisted output: its file name in tool-results/
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": str(self.path), "line": self.line, "offset": self.offset, "type": self.type,
+                "where": self.where, "count": self.count, "timestamp": self.timestamp, "file": self.file,
+                "snippet": self.snippet}
+
+
+class Query:
+    """A case-insensitive substring, with the byte forms the raw lines are tested against."""
+
+    def __init__(self, text: str) -> None:
+        if not text:
+            raise ValueError("nothing to search for")
+        self.text = text
+        self.folded = text.lower()
+        escaped = orjson.dumps(self.folded)[1:-1]  # as it appears inside a JSON string
+        self.ascii = self.folded.isascii()
+        self.raw = escaped.lower()
+        self.raw_text = escaped.decode("utf-8")
+        self.plain = self.folded.encode("utf-8")
+
+    def line_may_match(self, line: bytes) -> bool:
+        """The byte test: False means the line cannot match."""
+        if self.ascii:
+            return self.raw in line.lower()
+        return self.raw_text in line.decode("utf-8", "replace").lower()
+
+    def find_in(self, text: str) -> tuple[int, int]:
+        """(position of the first match, number of matches) in a text; (-1, 0) if none."""
+        low = text.lower()
+        pos = low.find(self.folded)
+        if pos < 0:
+            return -1, 0
+        return pos, low.count(self.folded)
+
+    def snippet(self, text: str, pos: int, width: int = SNIPPET) -> str:
+        before = max(0, pos - width // 3)
+        cut = text[before : before + width]
+        out = " ".join(printable(cut, keep_newlines=True).split())
+        return ("…" if before > 0 else "") + out + ("…" if before + width < len(text) else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# what a person reads in a record
+
+
+def _strings(value: Any, depth: int = 0) -> Iterator[str]:
+    """String values, recursively, except under identifier and encoded-data keys."""
+    if depth > 64:
+        return
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v, depth + 1)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k in _SKIP_KEYS and not isinstance(v, dict) or k in ("usage", "source"):
+                continue  # an identifier, a list of them, token counts, base64 data; a `data` object is read
+            yield from _strings(v, depth + 1)
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in iter_blocks(content) if isinstance(b.get("text"), str))
+
+
+def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(where, text) for everything readable in one decoded line."""
+    t = body.get("type")
+    msg = body.get("message")
+    if t in ("user", "assistant") and isinstance(msg, dict):
+        content = msg.get("content")
+        if isinstance(content, str):
+            if t == "user":
+                yield ("summary" if body.get("isCompactSummary") is True else "prompt"), content
+            else:
+                yield "reply", content
+            return
+        for b in iter_blocks(content):
+            bt = b.get("type")
+            if bt == "text" and isinstance(b.get("text"), str):
+                yield ("prompt" if t == "user" else "reply"), b["text"]
+            elif bt == "thinking" and isinstance(b.get("thinking"), str):
+                yield "thinking", b["thinking"]
+            elif bt == "tool_use":
+                name = b.get("name") if isinstance(b.get("name"), str) else "?"
+                yield f"tool input ({name})", "\n".join(_strings(b.get("input")))
+            elif bt == "tool_result":
+                yield "tool result", _result_text(b.get("content"))
+        return
+    if t == "system":
+        yield "system", "\n".join(_strings({k: v for k, v in body.items() if k != "compactMetadata"}))
+        return
+    yield (t if isinstance(t, str) and t else "record"), "\n".join(_strings(body))
+
+
+# ---------------------------------------------------------------------------------------------
+# files
+
+
+def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool = True,
+                limit: int | None = None) -> list[Hit]:
+    """Every readable text of a transcript (and its persisted outputs) that contains the query.
+
+    Lines that cannot be decoded are skipped: a search never fails on a bad line."""
+    path = Path(path)
+    hits: list[Hit] = []
+    for line_no, offset, raw in _candidate_lines(path, query):
+        try:
+            body, _ = decode_line(raw)
+        except LineError:
+            continue
+        t = body.get("type")
+        ts = body.get("timestamp") if isinstance(body.get("timestamp"), str) else None
+        for where, text in record_texts(body):
+            pos, n = query.find_in(text)
+            if n:
+                hits.append(Hit(path, line_no, offset, t if isinstance(t, str) else "", where, query.snippet(text, pos), n, ts))
+                if limit is not None and len(hits) >= limit:
+                    return hits
+    if persisted:
+        hits.extend(_search_persisted(path, query, limit=None if limit is None else limit - len(hits)))
+        hits.sort(key=lambda h: h.line or 1 << 62)  # a persisted output beside the record that points at it
+    return hits
+
+
+BLOCK = 8 << 20
+
+
+def _candidate_lines(path: Path, query: Query) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, raw line) of the lines that pass the byte test.
+
+    An ASCII query is looked for in whole 8 MB blocks (one `lower()` and a few `find()`s per block,
+    no Python per line), and only the lines around a find are cut out; line numbers are counted only
+    up to a find, so a file without one costs its read and one pass of `find`. Other queries go line
+    by line."""
+    with open(path, "rb") as f:
+        if not query.ascii:
+            offset = 0
+            for n, raw in enumerate(f, 1):
+                if query.line_may_match(raw):
+                    yield n, offset, raw
+                offset += len(raw)
+            return
+        counter = _LineCounter(path)
+        base, carry = 0, b""
+        while True:
+            data = f.read(BLOCK)
+            block = carry + data
+            if not block:
+                return
+            cut = block.rfind(b"\n") + 1 if data else len(block)
+            if cut == 0:  # no newline yet: one line longer than a block
+                carry = block
+                continue
+            carry, block = block[cut:], block[:cut]
+            low = block.lower()
+            pos = low.find(query.raw)
+            while pos >= 0:
+                start = block.rfind(b"\n", 0, pos) + 1
+                end = block.find(b"\n", pos)
+                end = len(block) if end < 0 else end + 1
+                yield counter.line_at(base + start), base + start, block[start:end]
+                pos = low.find(query.raw, end)
+            base += len(block)
+
+
+class _LineCounter:
+    """Line numbers of byte offsets, counted on demand by reading the file again up to them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.at = 0  # offset counted up to
+        self.line = 1  # line number at that offset
+
+    def line_at(self, offset: int) -> int:
+        if offset > self.at:
+            with open(self.path, "rb") as f:
+                f.seek(self.at)
+                left = offset - self.at
+                while left > 0:
+                    chunk = f.read(min(BLOCK, left))
+                    if not chunk:
+                        break
+                    self.line += chunk.count(b"\n")
+                    left -= len(chunk)
+            self.at = offset
+        return self.line
+
+
+def persisted_files(path: Path) -> list[Path]:
+    """The files directly in a session's tool-results folder (no symlinks, nothing below)."""
+    folder = path.with_suffix("") / "tool-results"
+    out = []
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.is_file(follow_symlinks=False):
+                    out.append(Path(e.path))
+    except OSError:
+        return []
+    return sorted(out)
+
+
+def _search_persisted(path: Path, query: Query, limit: int | None) -> list[Hit]:
+    found: list[tuple[Path, int, int, str]] = []
+    for p in persisted_files(path):
+        try:
+            with open(p, "rb") as f:
+                data = f.read(PERSISTED_CAP)
+        except OSError:
+            continue
+        if query.ascii and query.plain not in data.lower():  # plain text, not JSON: the query as typed
+            continue
+        text = data.decode("utf-8", "replace")
+        pos, n = query.find_in(text)
+        if n:
+            found.append((p, pos, n, text))
+        if limit is not None and len(found) >= limit:
+            break
+    if not found:
+        return []
+    # the record that points at each file: the line whose tool_result has that id (file stem)
+    wanted = {p.stem: p for p, *_ in found}
+    where_line: dict[str, tuple[int, int, str | None]] = {}
+    needles = {tid: orjson.dumps(tid) for tid in wanted}
+    with open(path, "rb") as f:
+        offset, line_no = 0, 0
+        for raw in f:
+            line_no += 1
+            if b"tool_result" in raw:
+                for tid, nb in needles.items():
+                    if tid not in where_line and nb in raw:
+                        ts = None
+                        try:
+                            body, _ = decode_line(raw)
+                            ts = body.get("timestamp") if isinstance(body.get("timestamp"), str) else None
+                        except LineError:
+                            pass
+                        where_line[tid] = (line_no, offset, ts)
+            offset += len(raw)
+            if len(where_line) == len(needles):
+                break
+    out = []
+    for p, pos, n, text in found:
+        line, off, ts = where_line.get(p.stem, (0, -1, None))
+        out.append(Hit(path, line, off, "user", "persisted output", query.snippet(text, pos), n, ts, p.name))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# everything under a path
+
+
+@dataclass(slots=True)
+class FileHits:
+    """The hits in one transcript; `session` is the main transcript it belongs to."""
+
+    path: Path
+    session: Path
+    hits: list[Hit]
+
+
+def subagent_files(session: Path) -> list[Path]:
+    """A session's subagent transcripts in its own folder (`<session>/subagents/*.jsonl`, no symlinks)."""
+    folder = session.with_suffix("") / "subagents"
+    out = []
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False):
+                    out.append(Path(e.path))
+    except OSError:
+        return []
+    return sorted(out)
+
+
+def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[Path, Path]]:
+    """(transcript, the session it belongs to) for every session under a target, its subagents after it."""
+    out: list[tuple[Path, Path]] = []
+    flat_seen: set[Path] = set()
+    for path, agents in session_files(target):
+        out.append((path, path))
+        if subagents:
+            out.extend((a, path) for a in subagent_files(path))
+            for a in agents:  # a project's flat agent-*.jsonl files, once each
+                if a not in flat_seen:
+                    flat_seen.add(a)
+                    out.append((a, a))
+    return out
+
+
+def search_target(target: Target, query: Query, *, persisted: bool = True, subagents: bool = True,
+                  limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> Iterator[FileHits]:
+    """The transcripts under a target that contain the query, in order, with their hits.
+
+    A file that cannot be read is skipped (it may have been deleted since it was listed)."""
+    files = transcripts_under(target, subagents=subagents)
+    left = limit
+    for n, (path, session) in enumerate(files):
+        if progress is not None:
+            progress(n, len(files))
+        try:
+            hits = search_file(path, query, persisted=persisted and path == session, limit=left)
+        except OSError:
+            continue
+        if hits:
+            yield FileHits(path, session, hits)
+            if left is not None:
+                left -= len(hits)
+                if left <= 0:
+                    return
