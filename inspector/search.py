@@ -242,18 +242,22 @@ class _LineCounter:
         return self.line
 
 
-def persisted_files(path: Path) -> list[Path]:
-    """The files directly in a session's tool-results folder (no symlinks, nothing below)."""
-    folder = path.with_suffix("") / "tool-results"
+def _plain_files(folder: Path, suffix: str = "") -> list[Path]:
+    """The regular files directly in a folder (no symlinks, nothing below), sorted; [] if it cannot be read."""
     out = []
     try:
         with os.scandir(folder) as it:
             for e in it:
-                if e.is_file(follow_symlinks=False):
+                if e.name.endswith(suffix) and e.is_file(follow_symlinks=False):
                     out.append(Path(e.path))
     except OSError:
         return []
     return sorted(out)
+
+
+def persisted_files(path: Path) -> list[Path]:
+    """The files directly in a session's tool-results folder (no symlinks, nothing below)."""
+    return _plain_files(path.with_suffix("") / "tool-results")
 
 
 def _search_persisted(path: Path, query: Query, limit: int | None) -> list[Hit]:
@@ -317,16 +321,7 @@ class FileHits:
 
 def subagent_files(session: Path) -> list[Path]:
     """A session's subagent transcripts in its own folder (`<session>/subagents/*.jsonl`, no symlinks)."""
-    folder = session.with_suffix("") / "subagents"
-    out = []
-    try:
-        with os.scandir(folder) as it:
-            for e in it:
-                if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False):
-                    out.append(Path(e.path))
-    except OSError:
-        return []
-    return sorted(out)
+    return _plain_files(session.with_suffix("") / "subagents", ".jsonl")
 
 
 def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[Path, Path]]:
