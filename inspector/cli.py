@@ -193,7 +193,8 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
     else:
         lines.append("  No API responses with usage on this session's chain.")
     for x in d["compactions"]:
-        lines.append(f"  • {x['strategy']} ({x['trigger'] or '?'}) at {(x['timestamp'] or '?')[:19]}: {x['explanation']}")
+        how = x["strategy"] if x["trigger"] in (None, x["strategy"]) else f"{x['strategy']} ({x['trigger']})"
+        lines.append(f"  • {how} at {(x['timestamp'] or '?')[:19]}: {x['explanation']}")
         if x["kind"] == "compact":
             extra = []
             if x["predicted_post_tokens"] is not None:
