@@ -85,6 +85,41 @@ def test_browser_lists_filters_and_opens(workdir):
     run(go())
 
 
+def test_browser_sees_sessions_appear_grow_and_go(workdir, monkeypatch):
+    import inspector.tui.screens.browser as browser
+
+    monkeypatch.setattr(browser, "WATCH_EVERY", 0.1)
+    proj = workdir / "-home-ann-work-weatherly"
+
+    async def wait_for(app, pilot, cond):
+        for _ in range(100):
+            await settle(app, pilot, 1)
+            if cond():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the browser did not catch up")
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            assert len(screen.items) == 4
+            new = write_jsonl(proj / "0e0e0e0e-new.jsonl", [user("n1", None, "a session started while you looked"),
+                                                           assistant("n2", "n1", usage=(10, 100, 50_000, 5))])
+            await wait_for(app, pilot, lambda: len(screen.shown) == 5 and any(it.path == new and it.peak for it in screen.items))
+            it = next(it for it in screen.items if it.path == new)
+            assert it.title == "a session started while you looked" and it.peak == 50_115
+            with open(new, "ab") as f:  # the live session grows: its row follows
+                f.write(orjson.dumps(user("n3", "n2", "more", sec=5)) + b"\n")
+                f.write(orjson.dumps(assistant("n4", "n3", usage=(10, 100, 90_000, 5), sec=6)) + b"\n")
+            await wait_for(app, pilot, lambda: next(i for i in screen.items if i.path == new).peak == 90_115)
+            new.unlink()
+            await wait_for(app, pilot, lambda: len(screen.shown) == 4)
+
+    run(go())
+
+
 def test_session_screen_navigation_search_and_why(workdir):
     path = sample_session("Fix forecast", workdir)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from inspector.transcript.stats import StatsCache, cache_dir, own_agents
 from inspector.tui.actions import bindings
 
 SORTS = ("when", "size", "peak", "compactions", "title")
+WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 
 
 @dataclass(slots=True)
@@ -37,6 +39,7 @@ class Item:
     matches: int | None = None
     flat_agents: list[Path] = field(default_factory=list)
     ts: str = ""
+    mtime_ns: int = 0
 
     def cells(self) -> tuple[Any, ...]:
         peak = f"{100 * self.peak / self.window:.0f}%" if self.peak else ""
@@ -74,8 +77,15 @@ class BrowserScreen(Screen):
             super().__init__()
             self.items = items
 
+    class Changed(Message):
+        """Sessions that appeared, changed size or went away since the last look."""
+
+        def __init__(self, items: list[Item], gone: set[Path]) -> None:
+            super().__init__()
+            self.items, self.gone = items, gone
+
     class Filled(Message):
-        def __init__(self, ks: list[int], done: int, total: int) -> None:
+        def __init__(self, ks: list[Item], done: int, total: int) -> None:
             super().__init__()
             self.ks, self.done, self.total = ks, done, total
 
@@ -88,6 +98,7 @@ class BrowserScreen(Screen):
         self.sort = "when"
         self.query_text = ""
         self.search_term: str | None = None
+        self.seen: dict[Path, tuple[int, int]] = {}  # path -> (size, mtime_ns) when last read
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"Sessions under {self.target.path}"), id="title")
@@ -104,6 +115,7 @@ class BrowserScreen(Screen):
                            ("model", "Model"), ("peak", "Peak"), ("comp", "Compactions")):
             t.add_column(label, key=key)
         self.discover()
+        self.set_interval(WATCH_EVERY, self.watch_files)
         t.focus()
 
     # -- stage 1: the cheap read of every file --------------------------------------------------
@@ -111,22 +123,82 @@ class BrowserScreen(Screen):
     def discover(self) -> None:
         try:
             files = session_files(self.target)
-            items = []
-            for path, agents in files:
-                try:
-                    info = quick_info(path)
-                except OSError:
-                    continue
-                items.append(Item(path, info.cwd or path.parent.name, info.title or "", human_when(info.first_timestamp, local=True) or "",
-                                  human_duration(info.first_timestamp, info.last_timestamp) or "", info.size, flat_agents=agents,
-                                  ts=info.first_timestamp or ""))
+            items = [it for path, agents in files if (it := self.make_item(path, agents)) is not None]
             self.post_message(self.Found(items))
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not list sessions: {exc}", severity="error")
 
+    @staticmethod
+    def make_item(path: Path, agents: list[Path]) -> Item | None:
+        """The cheap facts of one session (its head and tail), or None if it cannot be read."""
+        try:
+            info = quick_info(path)
+        except OSError:
+            return None
+        return Item(path, info.cwd or path.parent.name, info.title or "", human_when(info.first_timestamp, local=True) or "",
+                    human_duration(info.first_timestamp, info.last_timestamp) or "", info.size, flat_agents=agents,
+                    ts=info.first_timestamp or "", mtime_ns=info.mtime_ns)
+
+    # -- sessions that appear or grow while the browser is open --------------------------------
+    def watch_files(self) -> None:
+        if self.app.screen is self and self.seen:
+            self.rescan()
+
+    @work(thread=True, exclusive=True, group="rescan")
+    def rescan(self) -> None:
+        """Stat every session file (cheap); read again only those that are new or changed."""
+        try:
+            files = session_files(self.target)
+        except OSError:
+            return
+        changed: list[Item] = []
+        present: set[Path] = set()
+        for path, agents in files:
+            present.add(path)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if self.seen.get(path) == (st.st_size, st.st_mtime_ns):
+                continue
+            it = self.make_item(path, agents)
+            if it is not None:
+                changed.append(it)
+        gone = set(self.seen) - present
+        if changed or gone:
+            self.post_message(self.Changed(changed, gone))
+
+    @on(Changed)
+    def on_changed(self, msg: Changed) -> None:
+        by_path = {it.path: k for k, it in enumerate(self.items)}
+        fresh: list[int] = []
+        for it in msg.items:
+            k = by_path.get(it.path)
+            if k is None:
+                self.items.append(it)
+                fresh.append(len(self.items) - 1)
+            else:
+                old = self.items[k]
+                it.model, it.peak, it.window, it.compactions = old.model, old.peak, old.window, old.compactions
+                self.items[k] = it
+                fresh.append(k)
+            self.seen[it.path] = (it.size, it.mtime_ns)
+        if msg.gone:
+            self.items = [it for it in self.items if it.path not in msg.gone]
+            for p in msg.gone:
+                self.seen.pop(p, None)
+            fresh = [k for k, it in enumerate(self.items) if it.path in {i.path for i in msg.items}]
+        self.redraw(keep_cursor=True)
+        new = sum(1 for it in msg.items if it.path not in by_path)
+        if new:
+            self.notify(f"{new} new session(s)", timeout=3)
+        if fresh:
+            self.fill(fresh)
+
     @on(Found)
     def on_found(self, msg: Found) -> None:
         self.items = msg.items
+        self.seen = {it.path: (it.size, it.mtime_ns) for it in self.items}
         self.redraw()
         if not self.items:
             self.notify(f"No sessions under {self.target.path}", severity="warning")
@@ -134,9 +206,11 @@ class BrowserScreen(Screen):
         self.fill()
 
     # -- stage 2: the details, in the background, with progress --------------------------------
-    @work(thread=True, exclusive=True, group="fill")
-    def fill(self) -> None:
-        """Cached stats first, then the rest in a process per core; the UI hears in batches."""
+    @work(thread=True, exclusive=False, group="fill")
+    def fill(self, only: list[int] | None = None) -> None:
+        """Cached stats first, then the rest in a process per core; the UI hears in batches.
+
+        `only`: the indexes of the items to fill (sessions that appeared or changed); default all."""
         import time
 
         cache = StatsCache(cache_dir())
@@ -149,12 +223,16 @@ class BrowserScreen(Screen):
         def flush(force: bool = False) -> None:
             nonlocal batch, last
             if batch and (force or len(batch) >= 200 or time.monotonic() - last > 0.25):
-                self.post_message(self.Filled(list(batch), done, total))
+                self.post_message(self.Filled([items[k] for k in batch], done, total))
                 batch, last = [], time.monotonic()
 
         todo = []
         owners: dict[Path, str | None] = {}
+        if only is not None:
+            done = total - len(only)
         for k, it in enumerate(items):
+            if only is not None and k not in only:
+                continue
             try:
                 mine = own_agents(it.path, it.flat_agents, owners)
                 key = cache.key(it.path, mine)
@@ -181,7 +259,8 @@ class BrowserScreen(Screen):
             self.app.call_from_thread(self.app.notify, f"Some sessions could not be read: {exc}", severity="warning")
         done = total
         flush(force=True)
-        self.post_message(self.Filled([], total, total))
+        if only is None:  # the first fill: the table's widths are settled now
+            self.post_message(self.Filled([], total, total))
 
     @staticmethod
     def compute_elsewhere(todo: list[tuple[int, Path, list[Path], Any]]) -> Any:
@@ -217,8 +296,7 @@ class BrowserScreen(Screen):
         bar = self.query_one(ProgressBar)
         bar.update(total=msg.total, progress=msg.done)
         t = self.query_one(DataTable)
-        for k in msg.ks:
-            it = self.items[k]
+        for it in msg.ks:
             key = str(it.path)
             if key in t.rows:
                 # no column-width update per cell: with thousands of sessions that is quadratic;
