@@ -30,6 +30,9 @@ def test_worked_numbers(case, s, reserved, effective, auto, warn, blocking):
 def test_pct_override_can_only_lower_the_threshold():
     assert thresholds(Settings(model="claude-sonnet-4-6", pct_override=99)).auto_compact == 167_000
     assert thresholds(Settings(model="claude-sonnet-4-6", pct_override=100)).auto_compact == 167_000
+    # the report names the override only when it is what set the threshold
+    assert thresholds(Settings(model="claude-sonnet-4-6", pct_override=99)).auto_pct is None
+    assert thresholds(Settings(model="claude-sonnet-4-6", pct_override=72.5)).auto_pct == 72.5
 
 
 def test_blocking_override_and_max_output_env():

@@ -171,6 +171,14 @@ def test_real_auto_compaction_explained():
     assert rep.anomalies == []
 
 
+def test_explanation_names_the_percent_override_when_it_set_the_threshold():
+    s = Session.load(sample_session("Fix forecast"))
+    [e] = [c for c in analyze(s, Settings(pct_override=50)).compactions if c.kind == "auto"]
+    assert e.threshold == 90_000 and "50% of the 180,000 effective window" in e.explanation
+    [e] = [c for c in analyze(s).compactions if c.kind == "auto"]
+    assert "200,000 window − 20,000 summary reserve − 13,000 buffer" in e.explanation
+
+
 @requires_realdata
 def test_threshold_crossed_without_compaction_is_flagged():
     rep = analyze(Session.load(SCHEMA13))

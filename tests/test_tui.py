@@ -162,6 +162,42 @@ def test_session_screen_navigation_search_and_why(workdir):
     run(go())
 
 
+def test_what_if_moves_the_thresholds_and_goes_back(workdir):
+    from textual.widgets import Input, Static
+
+    from inspector.tui.screens.whatif import WhatIfScreen
+
+    path = sample_session("Fix forecast", workdir)
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            screen = app.screen
+            assert screen.series.thresholds.auto_compact == 167_000
+            await pilot.press("s")
+            await pilot.pause()
+            assert isinstance(app.screen, WhatIfScreen)
+            app.screen.query_one("#wi-window", Input).value = "a lot"
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert isinstance(app.screen, WhatIfScreen)  # refused, with the reason on screen
+            assert "not a whole number" in str(app.screen.query_one("#wi-error", Static).render())
+            app.screen.query_one("#wi-window", Input).value = ""
+            app.screen.query_one("#wi-pct", Input).value = "50"
+            await pilot.press("ctrl+s")
+            await settle(app, pilot)
+            assert app.screen is screen and screen.series.thresholds.auto_compact == 90_000
+            assert screen.report.thresholds.auto_compact == 90_000
+            assert "what if: percent 50" in str(screen.query_one("#thresholds", Static).render())
+            await pilot.press("s")
+            await pilot.pause()
+            await pilot.press("ctrl+r")  # back to what the environment says
+            await settle(app, pilot)
+            assert screen.series.thresholds.auto_compact == 167_000
+            assert "what if" not in str(screen.query_one("#thresholds", Static).render())
+
+    run(go())
+
+
 def test_full_output_and_subagent(workdir):
     path = sample_session("Fix forecast", workdir)
 

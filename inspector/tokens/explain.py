@@ -271,8 +271,12 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
 
 
 def _window_words(th: Thresholds) -> str:
-    return (f"{fmt(th.context_window)} window − {fmt(th.reserved)} summary reserve − 13,000 buffer"
-            if th.auto_compact is not None else "auto-compact off")
+    if th.auto_compact is None:
+        return "auto-compact off"
+    if th.auto_pct is not None:
+        return (f"{th.auto_pct:g}% of the {fmt(th.effective_window)} effective window, set by "
+                f"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+    return f"{fmt(th.context_window)} window − {fmt(th.reserved)} summary reserve − 13,000 buffer"
 
 
 def sentence(e: Explanation, th: Thresholds) -> str:

@@ -184,6 +184,7 @@ class Thresholds:
     blocking: int
     auto_compact_enabled: bool
     window_source: str  # why this window: "[1m] model", "usage above 200k", "user", "default", ...
+    auto_pct: float | None = None  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE when it lowered the auto-compact threshold
 
     @property
     def base(self) -> int:
@@ -201,6 +202,7 @@ class Thresholds:
             "effective_window": self.effective_window,
             "auto_compact": self.auto_compact,
             "auto_compact_enabled": self.auto_compact_enabled,
+            "auto_compact_pct": self.auto_pct,
             "warning": self.warning,
             "error": self.error,
             "blocking": self.blocking,
@@ -242,8 +244,11 @@ def thresholds(s: Settings, peak_usage: int | None = None) -> Thresholds:
     effective = window - reserved
     enabled = s.auto_compact_enabled and not s.compact_disabled
     auto: int | None = effective - AUTOCOMPACT_BUFFER_TOKENS
+    auto_pct = None
     if s.pct_override is not None and 0 < s.pct_override <= 100:
-        auto = min(math.floor(effective * s.pct_override / 100), auto)
+        lowered = math.floor(effective * s.pct_override / 100)
+        if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
+            auto, auto_pct = lowered, s.pct_override
     base = auto if enabled else effective
     blocking = s.blocking_override if s.blocking_override is not None else effective - MANUAL_COMPACT_BUFFER_TOKENS
     return Thresholds(
@@ -259,6 +264,7 @@ def thresholds(s: Settings, peak_usage: int | None = None) -> Thresholds:
         blocking=blocking,
         auto_compact_enabled=enabled,
         window_source=why,
+        auto_pct=auto_pct,
     )
 
 

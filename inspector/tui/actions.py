@@ -34,7 +34,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("refresh", "r", "Refresh", "Look for new and changed sessions", "browser"),
     # session screen
     ActionSpec("search", "slash", "Search", "Search this session's text (persisted outputs included)", "session"),
-    ActionSpec("next_match", "n", "Next match", "Jump to the next search match", "session"),
+    ActionSpec("next_match", "n", "Next match", "Jump to the next search match", "session", footer=False),
     ActionSpec("prev_match", "N", "Prev match", "Jump to the previous search match", "session", footer=False),
     ActionSpec("next_compaction", "c", "Next compaction", "Jump to the next compaction or microcompaction", "session"),
     ActionSpec("next_crossing", "t", "Next crossing", "Jump to the next response that crosses a threshold", "session"),
@@ -48,6 +48,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("toggle_raw", "r", "Raw JSON", "Show the selected record as raw JSON", "session"),
     ActionSpec("full_output", "f", "Full output", "Load the persisted full output of the selected tool result", "session"),
     ActionSpec("open_subagent", "o", "Subagent", "Open the subagent transcript of the selected Agent call", "session"),
+    ActionSpec("what_if", "s", "What if…", "Change the settings that move the thresholds (model, window, auto-compact, overrides) and see the session again", "session"),
     ActionSpec("workbench", "w", "Compact…", "Open the compaction workbench (partial compaction pivots on the selected message)", "session"),
     ActionSpec("why", "y", "Why/context", "Explain the selected compaction, or what fills the context at the selected message", "session"),
     ActionSpec("reload", "ctrl+r", "Reload", "Reload the session from disk", "session", footer=False),

@@ -25,6 +25,7 @@ from inspector.tui.actions import bindings
 from inspector.tui.model import Row, Snippets, build_rows, search_records
 from inspector.tui.widgets.chart import TokenChart
 from inspector.tui.widgets.detail import Detail
+from inspector.tui.screens.whatif import WhatIfScreen, describe as describe_what_if
 from inspector.tui.widgets.timeline import Timeline
 
 PAGE = 64 * 1024
@@ -58,7 +59,8 @@ class SessionScreen(Screen):
     def __init__(self, path: Path, *, settings: Settings | None = None, search: str | None = None, title: str | None = None) -> None:
         super().__init__()
         self.path = Path(path)
-        self.settings = settings or Settings.from_environment()
+        self.configured = Settings.from_environment()  # what Claude Code's environment and config say
+        self.settings = settings or self.configured  # what the screen shows (a what-if may change it)
         self.session: Session | None = None
         self.series: Series | None = None
         self.report: TokenReport | None = None
@@ -229,6 +231,9 @@ class SessionScreen(Screen):
         th = self.series.thresholds
         auto = f"auto-compact {fmt(th.auto_compact)}" if th.auto_compact is not None else "auto-compact off"
         line = (f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · blocking {fmt(th.blocking)}")
+        what_if = describe_what_if(self.settings, self.configured)
+        if what_if:
+            line += f"   [what if: {what_if}; s to change]"
         if k is not None:
             t = self.series.turns[k]
             line += f"\nat the cursor: {fmt(t.tokens)} tokens, {t.percent_left}% left before auto-compact, state {t.state.replace('_', '-')}"
@@ -434,6 +439,34 @@ class SessionScreen(Screen):
     def action_reload(self) -> None:
         row = self.query_one(Timeline).current
         self.load(row.index if row else None)
+
+    def action_what_if(self) -> None:
+        if self.session is None:
+            return
+
+        def chosen(new: Settings | None) -> None:
+            if new is not None and new != self.settings:
+                self.settings = new
+                row = self.query_one(Timeline).current
+                self.recompute(row.index if row else None)
+
+        self.app.push_screen(WhatIfScreen(self.settings, self.configured), chosen)
+
+    @work(thread=True, exclusive=True, group="load")
+    def recompute(self, keep: int | None) -> None:
+        """The series, rows and report again under new settings (the index is kept)."""
+        s = self.session
+        if s is None:
+            return
+        try:
+            th = session_thresholds(s, self.settings)
+            series = context_series(s, self.settings, th)
+            self.app.call_from_thread(self.app.notify, f"thresholds: auto-compact {fmt(th.auto_compact) if th.auto_compact else 'off'}, "
+                                                       f"blocking {fmt(th.blocking)}", timeout=3)
+            self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep))
+            self.post_message(self.ReportReady(analyze(s, self.settings)))
+        except Exception as exc:  # noqa: BLE001
+            self.app.call_from_thread(self.app.notify, f"Could not apply the settings: {exc}", severity="error", timeout=10)
 
     def action_workbench(self) -> None:
         if self.session is None or self.series is None:
