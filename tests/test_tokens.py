@@ -171,6 +171,15 @@ def test_real_auto_compaction_explained():
     assert rep.anomalies == []
 
 
+def test_analyze_reports_its_progress():
+    heard = []
+    rep = analyze(Session.load(sample_session("Fix forecast")), progress=lambda what, done, total: heard.append((what, done, total)))
+    counting = [h for h in heard if h[0] == "counting tokens"]
+    assert counting and counting[0][1] == 0 and all(d < t == len(rep.series.chain) for _, d, t in counting)
+    assert [d for _, d, _ in counting] == sorted(d for _, d, _ in counting)
+    assert ("explaining compactions", 0, len(rep.compactions)) in heard
+
+
 def test_explanation_names_the_percent_override_when_it_set_the_threshold():
     s = Session.load(sample_session("Fix forecast"))
     [e] = [c for c in analyze(s, Settings(pct_override=50)).compactions if c.kind == "auto"]

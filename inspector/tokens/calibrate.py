@@ -10,7 +10,7 @@ estimated, e.g. the context right after a compaction, before the API ever saw it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from inspector.tokens.estimate import CLEARED_MARKER, api_pieces, count, count_many
 from inspector.tokens.context import restored_files
@@ -51,7 +51,11 @@ def _family(cat: str) -> str:
     return "tool_result" if cat.startswith("tool_result:") else cat
 
 
-def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = frozenset()) -> dict[int, RecordCount]:
+Progress = Callable[[str, int, int], None]  # (what, done, total)
+
+
+def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = frozenset(),
+                  progress: Progress | None = None) -> dict[int, RecordCount]:
     """Count the API view of these records.
 
     Up to 4 million characters, every piece is counted with the tokenizer. A larger session (a
@@ -67,7 +71,10 @@ def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = froz
     estimated: list[tuple[int, str, int]] = []
     rates: dict[str, list[int]] = {}  # family -> [characters, tokens] of what was counted
     credit = 0.0
-    for i in indexes:
+    step = max(1, len(indexes) // 50)
+    for n, i in enumerate(indexes):
+        if progress is not None and n % step == 0:
+            progress("counting tokens", n, len(indexes))
         r = s.records[i]
         if r.type not in ("user", "assistant", "attachment"):
             continue
@@ -104,11 +111,11 @@ def _flush(batch: list[tuple[int, str, str]], out: dict[int, RecordCount], rates
     batch.clear()
 
 
-def chain_counts(s: Session, series: Series) -> Counts:
+def chain_counts(s: Session, series: Series, progress: Progress | None = None) -> Counts:
     """Counted tokens along the logical chain; a microcompact clears results for what follows."""
     chain = list(series.chain)
     recs = s.records
-    per = count_records(s, chain)
+    per = count_records(s, chain, progress=progress)
     marker = count(CLEARED_MARKER)
     c = Counts(per_record=per)
     running = 0

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from inspector.tokens.calibrate import Calibration, Calibrator, Counts, calibrator, chain_counts, turn_counted
+from inspector.tokens.calibrate import Calibration, Calibrator, Counts, Progress, calibrator, chain_counts, turn_counted
 from inspector.tokens.context import RestoredFile
 from inspector.tokens.series import (
     Series,
@@ -358,16 +358,21 @@ def _version_tuple(v: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def analyze(s: Session, settings: Settings | None = None) -> TokenReport:
+def analyze(s: Session, settings: Settings | None = None, progress: Progress | None = None) -> TokenReport:
+    """The token story of a session; `progress(what, done, total)` hears about the slow parts."""
     settings = settings or Settings()
     th = session_thresholds(s, settings)
     series = context_series(s, settings, th)
-    counts = chain_counts(s, series)
+    counts = chain_counts(s, series, progress)
     cals = calibrator(s, series, counts)
     cal = cals.first(len(cals.pts))
     positions = {i: k for k, i in enumerate(series.chain)}
     bounds = [i for i, r in enumerate(s.records) if r.is_compact_boundary or r.is_microcompact_boundary]
-    exps = [explain_boundary(s, series, counts, i, th, cals, positions) for i in bounds]
+    exps = []
+    for n, i in enumerate(bounds):
+        if progress is not None and n % 10 == 0:
+            progress("explaining compactions", n, len(bounds))
+        exps.append(explain_boundary(s, series, counts, i, th, cals, positions))
     return TokenReport(s, settings, th, series, counts, cal, exps, find_anomalies(s, series, exps, th))
 
 

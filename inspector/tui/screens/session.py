@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +70,8 @@ class SessionScreen(Screen):
         self.raw = False
         self.matches: list[int] = []
         self.initial_search = search
+        self.progress_text = "Counting tokens…"
+        self._progress_at = 0.0
         self.page: int | None = None
         self.title_hint = title
         self.partial = False
@@ -113,7 +116,7 @@ class SessionScreen(Screen):
             th = session_thresholds(s, self.settings)
             series = context_series(s, self.settings, th)
             self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep))
-            self.post_message(self.ReportReady(analyze(s, self.settings)))
+            self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not load {self.path.name}: {exc}", severity="error", timeout=10)
 
@@ -191,7 +194,7 @@ class SessionScreen(Screen):
             series = context_series(s, self.settings, th)
             self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), None))
             self.app.call_from_thread(self.app.notify, f"{n} new record(s)", timeout=2)
-            self.post_message(self.ReportReady(analyze(s, self.settings)))
+            self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
 
     # -- selection ----------------------------------------------------------------------------
     @on(Timeline.Selected)
@@ -239,12 +242,25 @@ class SessionScreen(Screen):
             line += f"\nat the cursor: {fmt(t.tokens)} tokens, {t.percent_left}% left before auto-compact, state {t.state.replace('_', '-')}"
         self.query_one("#thresholds", Static).update(Text(line))
 
+    def report_progress(self, what: str, done: int, total: int) -> None:
+        """From the worker that builds the report: say how far it is (at most every 0.2 s)."""
+        now = time.monotonic()
+        if now - self._progress_at < 0.2:
+            return
+        self._progress_at = now
+        self.progress_text = f"{what[:1].upper()}{what[1:]}… {100 * done // max(total, 1)}% of {total:,}"
+        self.app.call_from_thread(self._show_progress)
+
+    def _show_progress(self) -> None:
+        if self.report is None and self.query_one(TabbedContent).active == "tab-why":
+            self.show_why()
+
     def show_why(self) -> None:
         why = self.query_one("#why", Detail)
         tl = self.query_one(Timeline)
         row = tl.current
         if self.report is None:
-            why.show_text("Why / context", "Counting tokens…")
+            why.show_text("Why / context", f"{self.progress_text} (once per session; the rest of the screen works meanwhile)")
             return
         if row is None or self.session is None:
             return
@@ -464,7 +480,7 @@ class SessionScreen(Screen):
             self.app.call_from_thread(self.app.notify, f"thresholds: auto-compact {fmt(th.auto_compact) if th.auto_compact else 'off'}, "
                                                        f"blocking {fmt(th.blocking)}", timeout=3)
             self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep))
-            self.post_message(self.ReportReady(analyze(s, self.settings)))
+            self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not apply the settings: {exc}", severity="error", timeout=10)
 
