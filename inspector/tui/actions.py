@@ -20,6 +20,11 @@ class ActionSpec:
     scope: str  # "app", "browser", "session" or "workbench"
     footer: bool = True
     palette: bool = True
+    title: str = ""  # the command palette's name for it, when the footer's label is too short to say it
+
+    @property
+    def name(self) -> str:
+        return self.title or self.label
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
@@ -36,8 +41,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("search", "slash", "Search", "Search this session's text (persisted outputs included)", "session"),
     ActionSpec("next_match", "n", "Next match", "Jump to the next search match", "session", footer=False),
     ActionSpec("prev_match", "N", "Prev match", "Jump to the previous search match", "session", footer=False),
-    ActionSpec("next_compaction", "c", "Next compaction", "Jump to the next compaction or microcompaction", "session"),
-    ActionSpec("next_crossing", "t", "Next crossing", "Jump to the next response that crosses a threshold", "session"),
+    ActionSpec("next_compaction", "c", "Compaction", "Jump to the next compaction or microcompaction", "session", title="Next compaction"),
+    ActionSpec("next_crossing", "t", "Crossing", "Jump to the next response that crosses a threshold", "session", title="Next threshold crossing"),
     ActionSpec("toggle_filter('user')", "1", "Users", "Show or hide user messages", "session", footer=False),
     ActionSpec("toggle_filter('assistant')", "2", "Replies", "Show or hide assistant text", "session", footer=False),
     ActionSpec("toggle_filter('tool_calls')", "3", "Tools", "Show or hide tool calls and results", "session", footer=False),
@@ -50,7 +55,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("open_subagent", "o", "Subagent", "Open the subagent transcript of the selected Agent call", "session"),
     ActionSpec("what_if", "s", "What if…", "Change the settings that move the thresholds (model, window, auto-compact, overrides) and see the session again", "session"),
     ActionSpec("workbench", "w", "Compact…", "Open the compaction workbench (partial compaction pivots on the selected message)", "session"),
-    ActionSpec("why", "y", "Why/context", "Explain the selected compaction, or what fills the context at the selected message", "session"),
+    ActionSpec("why", "y", "Why", "Explain the selected compaction, or what fills the context at the selected message", "session", title="Why / context"),
     ActionSpec("reload", "ctrl+r", "Reload", "Reload the session from disk", "session", footer=False),
     # workbench
     ActionSpec("preview", "p", "Preview", "Recompute the preview", "workbench"),

@@ -41,7 +41,7 @@ class InspectorApp(App[None]):
         for a in ACTIONS:
             if a.palette and a.scope in ("app", scope):
                 target = self if a.scope == "app" else screen
-                yield SystemCommand(a.label, a.help, partial(self._run, target, a.action))
+                yield SystemCommand(a.name, a.help, partial(self._run, target, a.action))
 
     def _run(self, target: object, action: str) -> None:
         self.call_later(target.run_action, action)  # type: ignore[attr-defined]

@@ -107,7 +107,7 @@ class BrowserScreen(Screen):
         yield Input(placeholder="Filter by title, project or id (type to filter; ctrl+f searches inside every session)", id="filter")
         yield ProgressBar(id="progress", show_eta=False)
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)

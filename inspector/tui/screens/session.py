@@ -90,7 +90,7 @@ class SessionScreen(Screen):
                     yield Detail(id="detail")
                 with TabPane("Why / context", id="tab-why"):
                     yield Detail(id="why")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#search", Input).display = False

@@ -125,7 +125,7 @@ class WorkbenchScreen(Screen):
                 yield Static("", id="wb-lists")
                 yield Static("", id="wb-summary")
         yield Static("", id="wb-status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.schedule_preview()

@@ -1,0 +1,82 @@
+"""What the screens look like: SVG snapshots of the app on the bundled samples (pytest-textual-snapshot).
+
+A layout regression (a label cut off, a panel that no longer fits, a column gone) fails here with a
+visual diff in the report. After an intended change: `python -m pytest tests/test_snapshots.py
+--snapshot-update`, then look at the new SVGs in tests/__snapshots__/ before committing them.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from inspector.transcript.discovery import Target
+from inspector.tui.app import InspectorApp
+
+SIZE = (140, 42)
+SESSION = Path("sample_sessions/-home-ann-work-weatherly/6513270e-269e-4d37-b2a7-4de452e6b438.jsonl")
+
+
+@pytest.fixture(autouse=True)
+def stable(monkeypatch):
+    """The same picture on every machine: UTC clock, paths relative to the checkout."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    monkeypatch.chdir(ROOT)
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+async def loaded(pilot) -> None:
+    for _ in range(4):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def test_browser(snap_compare):
+    async def run_before(pilot):
+        await loaded(pilot)
+
+    assert snap_compare(InspectorApp(Target("root", Path("sample_sessions"))), terminal_size=SIZE, run_before=run_before)
+
+
+def test_session_at_a_compaction_with_why(snap_compare):
+    async def run_before(pilot):
+        await loaded(pilot)
+        await pilot.press("c", "y")
+        await loaded(pilot)
+
+    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
+
+
+def test_workbench_full_preview(snap_compare):
+    async def run_before(pilot):
+        await loaded(pilot)
+        await pilot.press("w")
+        await loaded(pilot)
+        await pilot.pause(0.6)  # the preview is debounced
+        await loaded(pilot)
+
+    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
+
+
+def test_what_if_panel(snap_compare):
+    async def run_before(pilot):
+        await loaded(pilot)
+        await pilot.press("s")
+        await pilot.pause()
+
+    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
+
+
+def test_help(snap_compare):
+    async def run_before(pilot):
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
