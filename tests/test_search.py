@@ -11,7 +11,7 @@ from conftest import sha256, write_jsonl
 from conftest import run_cli as run
 from inspector.search import Query, search_file
 from inspector.transcript.session import Session
-from inspector.tui.model import search_records
+from inspector.view import search_records
 
 
 def project(tmp_path):

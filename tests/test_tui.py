@@ -13,7 +13,7 @@ from builders import assistant, user
 from conftest import REAL_PROJECTS, SAMPLES, sample_session, sha256, write_jsonl
 from inspector.transcript.discovery import Target, resolve_target
 from inspector.tui.app import InspectorApp
-from inspector.tui.model import build_rows, row_kind, search_records
+from inspector.view import build_rows, row_kind, search_records
 from inspector.tui.screens.browser import BrowserScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.workbench import WorkbenchScreen

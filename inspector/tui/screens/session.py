@@ -23,7 +23,7 @@ from inspector.tokens.thresholds import Settings
 from inspector.transcript.index import FileChanged, Transcript
 from inspector.transcript.session import Session
 from inspector.tui.actions import bindings
-from inspector.tui.model import Row, Snippets, build_rows, search_records
+from inspector.view import Row, Snippets, build_rows, search_records
 from inspector.tui.widgets.chart import TokenChart
 from inspector.tui.widgets.detail import Detail
 from inspector.tui.screens.whatif import WhatIfScreen, describe as describe_what_if

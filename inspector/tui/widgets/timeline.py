@@ -13,7 +13,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.textutil import human_tokens
-from inspector.tui.model import Row, Snippets
+from inspector.view import Row, Snippets
 
 KIND_MARK = {
     "user": "▶", "assistant": "◆", "tool_call": "⚙", "tool_result": "↳", "thinking": "…", "system": "·", "boundary": "═",

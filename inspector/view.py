@@ -1,15 +1,17 @@
-"""The TUI's row models as plain data, testable without a terminal.
+"""What a session looks like, as plain data: timeline rows and a record's parts.
 
-The timeline shows one row per record of the active chain (or the whole file); each row's
-kind and label come from the record index alone, and a short text snippet is decoded from the
-body only when the row is drawn (cached). Filters work on the index, so filtering 100k records
-costs no body decoding.
+The app's timeline and detail pane and the `show` command draw the same views. Each row's kind and
+label come from the record index alone, and a short text snippet is decoded from the body only when
+the row is drawn (cached), so filtering 100k records costs no body decoding. Nothing here imports
+Textual or Rich.
 """
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 
 from inspector.search import Query, search_file
@@ -197,3 +199,103 @@ def search_records(s: Session, needle: str) -> list[int]:
     by_offset = {r.offset: k for k, r in enumerate(s.records)}
     hits = search_file(s.path, Query(needle))
     return sorted({by_offset[h.offset] for h in hits if h.offset in by_offset})
+
+
+# ---------------------------------------------------------------------------------------------
+# one record, in full
+
+
+TEXT_CAP = 20_000  # characters of one block shown before it is cut (the raw view and paging show more)
+MARKDOWN_CAP = 12_000  # longer texts are shown as plain text, not rendered
+JSON_CAP = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of a record's view. kind: head, label, text, markdown, thinking, note, persisted (a note that
+    a full output can be read) or json."""
+
+    kind: str
+    text: str
+
+
+def pretty(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+
+
+def media(b: dict[str, Any]) -> str:
+    src = b.get("source") if isinstance(b.get("source"), dict) else {}
+    data = src.get("data") if isinstance(src.get("data"), str) else ""
+    return f"[{b.get('type')}: {src.get('media_type', '?')}, {human_size(len(data) * 3 // 4)}]"
+
+
+def record_parts(s: Session, i: int, *, raw: bool = False) -> list[Part]:
+    """The selected record, block by block: what the detail pane and `inspector show --line` print.
+
+    Texts are as written (untrusted): whoever draws them makes them printable."""
+    r = s.records[i]
+    try:
+        body = s.body(i)
+    except Exception as exc:  # noqa: BLE001
+        return [Part("note", f"This record cannot be re-read: {exc}")]
+    head = f"{r.type}{' / ' + r.subtype if r.subtype else ''}   line {r.line}   {r.timestamp or ''}\nuuid {r.uuid or '-'}   parent {r.parent or '-'}"
+    if r.model:
+        head += f"\nmodel {r.model}   message {r.message_id or '-'}"
+    if r.usage:
+        u = r.usage
+        head += f"\nusage: input {u[0]:,} + cache creation {u[1]:,} + cache read {u[2]:,} + output {u[3]:,} = {sum(u):,}"
+    parts = [Part("head", head)]
+    if raw:
+        return parts + [Part("json", pretty(body))]
+    msg = body.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, str):
+        parts += _text("summary" if r.is_compact_summary else r.type, content, markdown=r.type == "assistant" or r.is_compact_summary)
+    for b in iter_blocks(content):
+        parts += _block(s, r, b)
+    if r.type not in ("user", "assistant"):
+        shown = {k: v for k, v in body.items() if k not in ("parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version",
+                                                              "gitBranch", "uuid", "timestamp", "type", "subtype", "slug", "entrypoint")}
+        parts.append(Part("json", pretty(shown)))
+    tur = body.get("toolUseResult")
+    if tur is not None:
+        parts.append(Part("label", "toolUseResult (the tool's structured output, beside what the model saw)"))
+        parts.append(Part("json", pretty(tur)[:10_000]))
+    return parts
+
+
+def _text(label: str, text: str, *, markdown: bool) -> list[Part]:
+    return [Part("label", label), Part("markdown" if markdown and len(text) <= MARKDOWN_CAP else "text", text)]
+
+
+def _block(s: Session, r: Record, b: dict[str, Any]) -> list[Part]:
+    t = b.get("type")
+    if t == "text" and isinstance(b.get("text"), str):
+        return _text("text", b["text"], markdown=r.type == "assistant")
+    if t == "thinking":
+        return [Part("label", "thinking"), Part("thinking", str(b.get("thinking", "")))]
+    if t == "redacted_thinking":
+        return [Part("label", "redacted thinking")]
+    if t == "tool_use":
+        return [Part("label", f"tool call {b.get('name', '?')}  ({b.get('id', '')})"), Part("json", pretty(b.get("input", {})))]
+    if t == "tool_result":
+        tid = b.get("tool_use_id", "")
+        name = s.tool_name(tid) if isinstance(tid, str) else None
+        inner = b.get("content")
+        text = tool_result_text(inner)
+        out = [Part("label", f"tool result {name or ''}  ({tid}){'  ERROR' if b.get('is_error') else ''}  {human_size(len(text))}")]
+        for po in s.persisted_outputs:
+            if po.tool_use_id == tid:
+                if po.file is not None:
+                    out.append(Part("persisted", f"Full output persisted in {po.file} ({human_size(po.file_size)})"))
+                elif po.marker is not None:
+                    out.append(Part("note", f"Persisted output ({po.marker.size_text}) recorded at {po.marker.path}: the file is not in "
+                                            "this session's folder"))
+        out.append(Part("text", text))
+        for ib in iter_blocks(inner):
+            if ib.get("type") in ("image", "document"):
+                out.append(Part("note", media(ib)))
+        return out
+    if t in ("image", "document"):
+        return [Part("note", media(b))]
+    return [Part("label", f"{t} block"), Part("json", pretty(b))]
