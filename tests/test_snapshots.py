@@ -53,7 +53,15 @@ def test_session_at_a_compaction_with_why(snap_compare):
     assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
 
 
-def test_workbench_full_preview(snap_compare):
+def test_workbench_full_preview(snap_compare, monkeypatch):
+    import inspector.compact.summary_compact as sc
+
+    # the summary names the transcript by its absolute path (as Claude Code's does), which differs from
+    # checkout to checkout; the picture should not
+    real = sc.wrap_summary
+    monkeypatch.setattr(sc, "wrap_summary", lambda formatted, *, transcript_path, **kw: real(
+        formatted, transcript_path=f"/home/ann/.claude/projects/-home-ann-work-weatherly/{SESSION.name}", **kw))
+
     async def run_before(pilot):
         await loaded(pilot)
         await pilot.press("w")
