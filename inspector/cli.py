@@ -23,7 +23,7 @@ def _root_parser() -> argparse.ArgumentParser:
         description="Look inside Claude Code sessions: records, tokens, compactions.",
         epilog="Subcommands: stats (facts about every session), tokens (thresholds, context per turn, why each "
         "compaction fired), compact (preview a compaction and save it as a new session), search (find text in every "
-        "session). "
+        "session), show (a session's timeline, or one record in full, as text). "
         "`inspector SUBCOMMAND --help` for each.",
     )
     p.add_argument(
@@ -583,6 +583,77 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     return EXIT_OK if found else EXIT_ERROR
 
 
+def _show_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector show",
+        description="Print a session as text: its timeline (one line per record of the conversation's chain), "
+        "or one record in full with --line (the line numbers `search` prints) or --uuid.",
+    )
+    p.add_argument("path", help="the session's .jsonl transcript")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--line", type=int, metavar="N", help="print the record on line N of the file in full")
+    g.add_argument("--uuid", metavar="UUID", help="print the record with this uuid in full")
+    p.add_argument("--all", action="store_true", help="timeline: every record of the file, not only the chain")
+    p.add_argument("--raw", action="store_true", help="with --line/--uuid: the record's JSON as written")
+    p.add_argument("--full-output", action="store_true", help="with --line/--uuid: also print the tool output persisted to disk")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
+    from inspector.textutil import human_tokens, printable
+    from inspector.transcript.discovery import InspectorError, resolve_target
+    from inspector.transcript.session import Session, read_capped
+    from inspector.view import Snippets, build_rows, record_parts
+
+    target = resolve_target(Path(args.path))
+    if target.kind != "file":
+        raise InspectorError(f"show needs one .jsonl transcript, not a folder: {args.path}")
+    s = Session.load(target.path)
+    if args.line is None and args.uuid is None:
+        if args.raw or args.full_output:
+            raise InspectorError("--raw and --full-output go with --line or --uuid")
+        rows = build_rows(s, scope="file" if args.all else "chain")
+        snips = Snippets(s)
+        out.write(f"{printable(s.title or s.session_id)}\n{printable(str(s.path))}   {len(s.records):,} records, "
+                  f"{len(rows):,} shown ({'every record' if args.all else 'the conversation; --all for every record'})\n\n")
+        for row in rows:
+            tok = human_tokens(row.tokens) if row.tokens else ""
+            out.write(f"{s.records[row.index].line:>6}  {row.time:<8}  {tok:>6}  {printable(row.label)}  {snips.get(row.index)[:120]}\n")
+        return EXIT_OK
+    if args.line is not None:
+        idx = next((k for k, r in enumerate(s.records) if r.line == args.line), None)
+        if idx is None:
+            bad = next((p for p in s.transcript.problems if p.line == args.line), None)
+            why = f": {bad.reason}" if bad else " (blank, or past the end of the file)"
+            raise InspectorError(f"no record on line {args.line} of {args.path}{why}")
+    else:
+        idx = s.conversation.by_uuid.get(args.uuid)
+        if idx is None:
+            raise InspectorError(f"no record with uuid {args.uuid} in {args.path}")
+    for part in record_parts(s, idx, raw=args.raw):
+        text = printable(part.text, keep_newlines=True)
+        if part.kind == "head":
+            out.write(text + "\n\n")
+        elif part.kind == "label":
+            out.write(f"── {text} ──\n")
+        elif part.kind in ("note", "persisted"):
+            hint = "" if part.kind == "note" or args.full_output else " (--full-output prints it)"
+            out.write(f"! {text}{hint}\n")
+        else:
+            out.write(text.rstrip("\n") + "\n\n")
+    if args.full_output:
+        r = s.records[idx]
+        mine = [po for po in s.persisted_outputs if po.record == idx or po.tool_use_id in r.tool_results]
+        if not any(po.file is not None for po in mine):
+            err.write("inspector: this record has no tool output persisted in the session's folder\n")
+        for po in mine:
+            if po.file is not None:
+                text, size = read_capped(po.file, limit=max(po.file_size or 0, 1))
+                out.write(f"── full output {po.file.name} ({size:,} bytes) ──\n{printable(text, keep_newlines=True)}\n")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
@@ -601,6 +672,9 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
         if argv and argv[0] == "search":
             args = _search_parser().parse_args(argv[1:])
             return cmd_search(args, out, err)
+        if argv and argv[0] == "show":
+            args = _show_parser().parse_args(argv[1:])
+            return cmd_show(args, out, err)
         args = _root_parser().parse_args(argv)
         return cmd_app(args, out, err)
     except SystemExit as exc:  # argparse: --help, --version, usage errors

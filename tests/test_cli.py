@@ -10,9 +10,10 @@ import orjson
 import pytest
 
 from builders import assistant, user
-from conftest import ROOT, SAMPLES, tree_hashes, write_jsonl
+from conftest import ROOT, SAMPLES, sample_session, tree_hashes, write_jsonl
 from conftest import run_cli as run
 from inspector.transcript.discovery import resolve_target
+from inspector.transcript.session import Session
 from inspector.transcript.stats import StatsCache, cache_dir, collect_stats
 
 
@@ -140,3 +141,40 @@ def test_core_never_imports_textual_or_rich():
             "bad = [m for m in ('textual', 'rich') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)") % (str(SAMPLES), str(SAMPLES))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_show_prints_the_timeline_and_one_record_in_full(workdir, tmp_path):
+    path = sample_session("Fix forecast", workdir)
+    code, out, err = run("show", str(path))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "Fix forecast crash on empty hourly data" and "the conversation; --all for every record" in lines[1]
+    chain_rows = [ln for ln in lines[3:] if ln.strip()]
+    code, every, _ = run("show", str(path), "--all")
+    assert len([ln for ln in every.splitlines()[3:] if ln.strip()]) == len(Session.load(path).records) > len(chain_rows)
+    row = next(ln for ln in chain_rows if "[persisted]" in ln)
+    line = int(row.split()[0])
+    code, out, _ = run("show", str(path), "--line", str(line))
+    assert code == 0 and f"line {line}" in out and "── tool result Bash" in out and "(--full-output prints it)" in out
+    assert "IndexError" not in out.split("toolUseResult")[0]  # only in the file persisted beside the session, not in the preview
+    code, full, _ = run("show", str(path), "--line", str(line), "--full-output")
+    assert code == 0 and "── full output toolu_" in full and "IndexError: list index out of range" in full.split("── full output")[1]
+    code, raw, _ = run("show", str(path), "--line", str(line), "--raw")
+    assert '"tool_use_id"' in raw
+    uuid = next(r.uuid for r in Session.load(path).records if r.uuid)
+    code, by_uuid, _ = run("show", str(path), "--uuid", uuid)
+    assert code == 0 and f"uuid {uuid}" in by_uuid
+
+
+def test_show_says_why_a_line_has_no_record(tmp_path):
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u1", None, "hi \x1b[2J there"), b"{broken", b"", user("u2", "u1")])
+    code, out, _ = run("show", str(path), "--line", "1")
+    assert code == 0 and "\x1b" not in out and "hi \\x1b[2J there" in out
+    code, _, err = run("show", str(path), "--line", "2")
+    assert code == 2 and "no record on line 2" in err and "line 2" in err
+    code, _, err = run("show", str(path), "--line", "3")
+    assert code == 2 and "blank, or past the end" in err
+    code, _, err = run("show", str(path), "--uuid", "nope")
+    assert code == 2 and "no record with uuid nope" in err
+    code, _, err = run("show", str(tmp_path / "p"))
+    assert code == 2 and "not a folder" in err
