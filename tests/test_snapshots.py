@@ -72,19 +72,19 @@ def test_workbench_full_preview(snap_compare, monkeypatch):
     assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
 
 
-def test_what_if_panel(snap_compare):
+def session_after(snap_compare, key: str) -> bool:
+    """The session screen, loaded, after one key that opens a panel over it."""
     async def run_before(pilot):
         await loaded(pilot)
-        await pilot.press("s")
+        await pilot.press(key)
         await pilot.pause()
 
-    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
+    return snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
+
+
+def test_what_if_panel(snap_compare):
+    assert session_after(snap_compare, "s")
 
 
 def test_help(snap_compare):
-    async def run_before(pilot):
-        await loaded(pilot)
-        await pilot.press("question_mark")
-        await pilot.pause()
-
-    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=SIZE, run_before=run_before)
+    assert session_after(snap_compare, "question_mark")
