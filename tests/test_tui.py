@@ -262,6 +262,8 @@ def test_live_session_updates_and_half_line(tmp_path):
         async with session_app(p) as (app, pilot):
             screen = app.screen
             assert len(screen.query_one(Timeline).rows) == 3
+            await pilot.press("end")  # on the last row: it follows the end as the file grows
+            await pilot.pause()
             with open(p, "ab") as f:
                 f.write(full[20:] + b"\n")
             for _ in range(60):  # the file is checked once a second; allow for a slow machine
@@ -271,6 +273,7 @@ def test_live_session_updates_and_half_line(tmp_path):
                     break
             assert len(screen.query_one(Timeline).rows) == 4
             assert screen.series.turns[-1].tokens == 50_010
+            assert screen.query_one(Timeline).current.index == 3  # the new last record is selected
 
     run(go())
 

@@ -46,11 +46,12 @@ class SessionScreen(Screen):
     scope_name = "session"
 
     class Ready(Message):
-        def __init__(self, loaded: Loaded, keep: int | None, partial: bool = False) -> None:
+        def __init__(self, loaded: Loaded, keep: int | None, partial: bool = False, tail: bool = False) -> None:
             super().__init__()
             self.loaded = loaded
             self.keep = keep
             self.partial = partial
+            self.tail = tail  # new records of a live file: a cursor on the last row follows the end
 
     class ReportReady(Message):
         def __init__(self, report: TokenReport) -> None:
@@ -131,8 +132,11 @@ class SessionScreen(Screen):
         self.partial = msg.partial
         self._file_size = s.transcript.size
         tl = self.query_one(Timeline)
+        at_end = msg.tail and bool(tl.rows) and tl.cursor >= len(tl.rows) - 1
         tl.snippets = Snippets(s)
         self.rebuild(keep=msg.keep, rows=msg.loaded.rows)
+        if at_end and tl.rows:
+            tl.cursor = len(tl.rows) - 1  # like tail -f: on the last row, stay on the last row
         chart = self.query_one(TokenChart)
         chart.set_series(series)
         bad = len(s.transcript.skipped)
@@ -192,7 +196,7 @@ class SessionScreen(Screen):
         if n:
             th = session_thresholds(s, self.settings)
             series = context_series(s, self.settings, th)
-            self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), None))
+            self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), None, tail=True))
             self.app.call_from_thread(self.app.notify, f"{n} new record(s)", timeout=2)
             self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
 
