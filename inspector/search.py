@@ -34,6 +34,8 @@ _SKIP_KEYS = frozenset({
     "userType", "requestId", "id", "tool_use_id", "toolUseID", "parentToolUseID", "signature", "type", "agentId",
     "slug", "model", "stop_reason", "stop_sequence", "messageId", "promptId", "sourceToolAssistantUUID",
     "isSidechain", "isMeta", "usage", "media_type", "data", "headUuid", "anchorUuid", "tailUuid", "uuids",
+    "subtype", "level", "trigger", "originalModel", "fallbackModel", "compactedToolIds", "toolUseId", "permissionMode",
+    "entrypoint", "operation", "preTokens", "postTokens",
 })
 
 
@@ -143,7 +145,7 @@ def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
                 yield "tool result", _result_text(b.get("content"))
         return
     if t == "system":
-        yield "system", "\n".join(_strings({k: v for k, v in body.items() if k != "compactMetadata"}))
+        yield "system", "\n".join(_strings({k: v for k, v in body.items() if k not in ("compactMetadata", "microcompactMetadata")}))
         return
     yield (t if isinstance(t, str) and t else "record"), "\n".join(_strings(body))
 

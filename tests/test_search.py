@@ -32,6 +32,8 @@ def project(tmp_path):
         {"type": "custom-title", "customTitle": "Parser rescue", "sessionId": "SESSIONX"},
         {"type": "attachment", "uuid": "at1", "parentUuid": "p1", "sessionId": "SESSIONX",
          "attachment": {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUg"}}},
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None, "logicalParentUuid": "at1", "level": "info",
+         "content": "Conversation compacted", "trigger": "auto", "compactMetadata": {"trigger": "auto", "preTokens": 167_000}},
     ]
     path = write_jsonl(proj / "S.jsonl", recs)
     tr = proj / "S" / "tool-results"
@@ -49,6 +51,7 @@ def test_finds_what_was_said_run_and_returned(tmp_path):
     where = {(h.line, h.where) for h in search_file(path, q)}
     assert where == {(1, "prompt"), (2, "thinking"), (2, "tool input (Bash)"), (3, "tool result"), (8, "custom-title")}
     assert [(h.line, h.where) for h in search_file(path, Query("lint-on-save"))] == [(7, "progress")]
+    assert [(h.line, h.where) for h in search_file(path, Query("conversation compacted"))] == [(10, "system")]
     assert {h.where for h in search_file(path, Query("SEGMENTATIONFAULT"))} == {"persisted output"}
     deep = search_file(path, Query("segmentationfault"))[0]
     assert deep.line == 5 and deep.file == "t2.txt" and "deep in the log" in deep.snippet
@@ -57,7 +60,7 @@ def test_finds_what_was_said_run_and_returned(tmp_path):
 def test_the_json_around_the_text_is_not_searched(tmp_path):
     _proj, path = project(tmp_path)
     for needle in ("is_error", "tool_use_id", "u1", "2026-04-02", "signature", "c2lnbmF0dXJl", "input_tokens", "sessionId",
-                   "sessionx", "hook_progress", "iVBORw0KGgo", "image/png", "parentToolUseID"):
+                   "sessionx", "hook_progress", "iVBORw0KGgo", "image/png", "parentToolUseID", "compact_boundary", "167000", "info"):
         assert search_file(path, Query(needle)) == [], needle
 
 
