@@ -596,6 +596,8 @@ def _show_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="timeline: every record of the file, not only the chain")
     p.add_argument("--raw", action="store_true", help="with --line/--uuid: the record's JSON as written")
     p.add_argument("--full-output", action="store_true", help="with --line/--uuid: also print the tool output persisted to disk")
+    p.add_argument("--markdown", action="store_true", help="Markdown: the whole conversation, every record in full "
+                   "(or the one record of --line/--uuid), to share or keep")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -604,7 +606,7 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.textutil import human_tokens, printable
     from inspector.transcript.discovery import InspectorError, resolve_target
     from inspector.transcript.session import Session, read_capped
-    from inspector.view import Snippets, build_rows, record_parts
+    from inspector.view import Snippets, build_rows, md_inline, parts_markdown, record_parts
 
     target = resolve_target(Path(args.path))
     if target.kind != "file":
@@ -614,6 +616,13 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
         if args.raw or args.full_output:
             raise InspectorError("--raw and --full-output go with --line or --uuid")
         rows = build_rows(s, scope="file" if args.all else "chain")
+        if args.markdown:
+            out.write(f"# {md_inline(printable(s.title or s.session_id))}\n\n<sub>{md_inline(printable(s.cwd or ''))} · session {md_inline(s.session_id)} · "
+                      f"Claude Code {printable(s.version or '?')} · {len(rows):,} records"
+                      f"{' (every record of the file)' if args.all else ' (the conversation)'}</sub>\n\n")
+            for row in rows:
+                out.write(parts_markdown(record_parts(s, row.index)) + "\n")
+            return EXIT_OK
         snips = Snippets(s)
         out.write(f"{printable(s.title or s.session_id)}\n{printable(str(s.path))}   {len(s.records):,} records, "
                   f"{len(rows):,} shown ({'every record' if args.all else 'the conversation; --all for every record'})\n\n")
@@ -631,6 +640,9 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
         idx = s.conversation.by_uuid.get(args.uuid)
         if idx is None:
             raise InspectorError(f"no record with uuid {args.uuid} in {args.path}")
+    if args.markdown:
+        out.write(parts_markdown(record_parts(s, idx, raw=args.raw)))
+        return EXIT_OK
     for part in record_parts(s, idx, raw=args.raw):
         text = printable(part.text, keep_newlines=True)
         if part.kind == "head":

@@ -299,3 +299,48 @@ def _block(s: Session, r: Record, b: dict[str, Any]) -> list[Part]:
     if t in ("image", "document"):
         return [Part("note", media(b))]
     return [Part("label", f"{t} block"), Part("json", pretty(b))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _fence(text: str, lang: str = "") -> str:
+    """A fenced block that the text cannot close: longer than any run of backticks inside it."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+def parts_markdown(parts: list[Part], title: str | None = None) -> str:
+    """One record's parts as Markdown (untrusted text stays inside fences, or is shown literally)."""
+    out: list[str] = []
+    for p in parts:
+        text = printable(p.text, keep_newlines=True)
+        if p.kind == "head":
+            first, _, rest = text.partition("\n")
+            out.append(f"### {md_inline(title or first)}")
+            if rest.strip():
+                out.append("<sub>" + " · ".join(md_inline(line) for line in rest.splitlines() if line.strip()) + "</sub>")
+        elif p.kind == "label":
+            out.append(f"**{md_inline(text)}**")
+        elif p.kind == "markdown":
+            out.append(text.rstrip().replace("<", "&lt;"))  # the model's Markdown, rendered; raw HTML is not
+        elif p.kind == "thinking":
+            out.append("\n".join("> " + line for line in text.rstrip().splitlines()) or ">")
+        elif p.kind in ("note", "persisted"):
+            out.append(f"*{md_inline(text)}*")
+        elif p.kind == "json":
+            out.append(_fence(text, "json"))
+        else:
+            out.append(_fence(text))
+    return "\n\n".join(out) + "\n"
+
+
+def md_inline(text: str) -> str:
+    """Text for one Markdown line: no line breaks, markup characters escaped."""
+    text = " ".join(text.split())
+    return "".join("\\" + ch if ch in "\\`*_[]<>#|" else ch for ch in text)

@@ -178,3 +178,19 @@ def test_show_says_why_a_line_has_no_record(tmp_path):
     assert code == 2 and "no record with uuid nope" in err
     code, _, err = run("show", str(tmp_path / "p"))
     assert code == 2 and "not a folder" in err
+
+
+def test_show_markdown_exports_the_conversation_safely(tmp_path):
+    recs = [user("u1", None, "here is code:\n```py\nx = 1\n```\nand \x1b[31mred\x1b[0m", sec=0),
+            assistant("a1", "u1", [{"type": "text", "text": "**Done.** <script>alert(1)</script>"},
+                                   {"type": "thinking", "thinking": "line one\nline two", "signature": "s"}], sec=1)]
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    code, out, err = run("show", str(path), "--markdown")
+    assert code == 0, err
+    assert out.startswith("# here is code:") and out.count("\n### ") == 2
+    fence = next(ln for ln in out.splitlines() if ln.startswith("````"))  # longer than the ``` inside the prompt
+    assert fence == "````" and "```py\nx = 1\n```" in out
+    assert "**Done.** &lt;script>alert(1)&lt;/script>" in out and "<script>" not in out
+    assert "> line one\n> line two" in out and "\x1b" not in out and "\\x1b[31mred" in out
+    code, one, _ = run("show", str(path), "--markdown", "--line", "2")
+    assert code == 0 and one.count("### ") == 1 and "**Done.**" in one
