@@ -142,7 +142,8 @@ def check_file(path: Path) -> None:
             assert err.getvalue().count("\n") == 1 and "Traceback" not in err.getvalue()
     # search and show read the same hostile lines: matches or not, never a crash, never an escape printed
     for argv, ok in ((["search", "a", str(path)], (0, 1)), (["search", '"\n\\', str(path), "--json"], (0, 1)),
-                     (["show", str(path), "--all"], (0,)), (["show", str(path), "--line", "1"], (0, 2)),
+                     (["show", str(path), "--all"], (0,)), (["show", str(path), "--all", "--markdown"], (0,)),
+                     (["show", str(path), "--line", "1"], (0, 2)),
                      (["show", str(path), "--line", "2", "--raw"], (0, 2))):
         out, err = io.StringIO(), io.StringIO()
         code = main(argv, out, err)
