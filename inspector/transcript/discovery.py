@@ -49,10 +49,6 @@ class Target:
     path: Path
 
 
-def is_session_file(p: Path) -> bool:
-    return p.suffix == ".jsonl" and not p.name.startswith("agent-")
-
-
 def resolve_target(path: str | os.PathLike[str]) -> Target:
     """Classify a path: a projects root, one project folder, or one `.jsonl` transcript.
 

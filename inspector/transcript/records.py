@@ -250,13 +250,6 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _istr(v: Any) -> str | None:
-    """A string that repeats on every record (cwd, version, session id...): stored once."""
-    if v.__class__ is not str:
-        return None
-    return _intern(v) if len(v) < 512 else v
-
-
 MAX_TOKENS_FIELD = 1 << 40  # no real token count comes near; larger values are garbage, not numbers to add up
 
 
@@ -378,7 +371,7 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
     ts = v if v.__class__ is str else None
     v = get("logicalParentUuid")
     logical = v if v.__class__ is str else None
-    # strings that repeat on every record are stored once (see _istr)
+    # strings that repeat on every record (cwd, version, session id...) are interned: stored once
     v = get("subtype")
     subtype = (intern(v) if len(v) < 512 else v) if v.__class__ is str else None
     v = get("sessionId")

@@ -179,7 +179,7 @@ class WorkbenchScreen(Screen):
                           instructions=p["instructions"], settings=self.settings, microcompact_params=p["microcompact_params"],
                           session_memory_params=p["session_memory_params"], summarizer=summarizer,
                           estimator=self.estimator if p["at"] is None else None, cancel=cancel,
-                          progress=lambda what, frac: self.app.call_from_thread(self.status, what))
+                          progress=lambda what, _fraction: self.app.call_from_thread(self.status, what))
             self.post_message(self.Previewed(res, None))
         except Cancelled:
             self.post_message(self.Previewed(None, "cancelled: nothing more was received"))
