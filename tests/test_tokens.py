@@ -326,3 +326,21 @@ def test_post_compaction_predictions_within_5_percent_on_real_data():
     assert len(measured) >= 5  # one auto-compaction and four microcompactions
     assert any(k == "auto" for _, k, _ in measured)
     assert all(abs(err) < 0.05 for _, _, err in measured), measured
+
+
+def test_a_large_session_is_counted_on_a_sample_close_to_the_exact_count(monkeypatch):
+    import inspector.tokens.calibrate as cal
+
+    s = Session.load(sample_session("Fix forecast"))
+    chain = list(s.conversation.logical_chain)
+    exact = cal.count_records(s, chain)
+    total_exact = sum(rc.total for rc in exact.values())
+    reads = []
+    real_body = Session.body
+    monkeypatch.setattr(Session, "body", lambda self, i: reads.append(i) or real_body(self, i))
+    monkeypatch.setattr(cal, "EXACT_BUDGET", sum(s.records[i].content_chars for i in chain) // 10)  # a 10% sample
+    sampled = cal.count_records(s, chain)
+    total_sampled = sum(rc.total for rc in sampled.values())
+    assert set(sampled) == set(exact)  # every record still gets a count
+    assert abs(total_sampled - total_exact) / total_exact < 0.05
+    assert len(reads) < 0.2 * len(exact)  # the records left out of the sample are not even decoded
