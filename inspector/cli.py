@@ -606,7 +606,7 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.textutil import human_tokens, printable
     from inspector.transcript.discovery import InspectorError, resolve_target
     from inspector.transcript.session import Session, read_capped
-    from inspector.view import Snippets, build_rows, md_inline, parts_markdown, record_parts
+    from inspector.view import Snippets, build_rows, export_markdown, parts_markdown, record_parts
 
     target = resolve_target(Path(args.path))
     if target.kind != "file":
@@ -617,11 +617,8 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
             raise InspectorError("--raw and --full-output go with --line or --uuid")
         rows = build_rows(s, scope="file" if args.all else "chain")
         if args.markdown:
-            out.write(f"# {md_inline(printable(s.title or s.session_id))}\n\n<sub>{md_inline(printable(s.cwd or ''))} · session {md_inline(s.session_id)} · "
-                      f"Claude Code {printable(s.version or '?')} · {len(rows):,} records"
-                      f"{' (every record of the file)' if args.all else ' (the conversation)'}</sub>\n\n")
-            for row in rows:
-                out.write(parts_markdown(record_parts(s, row.index)) + "\n")
+            for chunk in export_markdown(s, scope="file" if args.all else "chain"):
+                out.write(chunk)
             return EXIT_OK
         snips = Snippets(s)
         out.write(f"{printable(s.title or s.session_id)}\n{printable(str(s.path))}   {len(s.records):,} records, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 
 from inspector.search import Query, search_file
@@ -344,3 +344,19 @@ def md_inline(text: str) -> str:
     """Text for one Markdown line: no line breaks, markup characters escaped."""
     text = " ".join(text.split())
     return "".join("\\" + ch if ch in "\\`*_[]<>#|" else ch for ch in text)
+
+
+def export_markdown(s: Session, *, scope: str = "chain") -> Iterator[str]:
+    """The conversation (scope "chain") or every record of the file ("file") as Markdown, record by record."""
+    rows = build_rows(s, scope=scope)
+    yield (f"# {md_inline(printable(s.title or s.session_id))}\n\n<sub>{md_inline(printable(s.cwd or ''))} · session "
+           f"{md_inline(s.session_id)} · Claude Code {md_inline(printable(s.version or '?'))} · {len(rows):,} records"
+           f"{' (every record of the file)' if scope == 'file' else ' (the conversation)'}</sub>\n\n")
+    for row in rows:
+        yield parts_markdown(record_parts(s, row.index)) + "\n"
+
+
+def export_name(s: Session) -> str:
+    """A file name for an export: the title's words and the session id's first characters."""
+    words = "".join(ch if ch.isalnum() else " " for ch in (s.title or "session").lower()).split()
+    return "-".join(words[:8])[:60].strip("-") + f"-{s.session_id[:8]}.md"

@@ -198,6 +198,30 @@ def test_what_if_moves_the_thresholds_and_goes_back(workdir):
     run(go())
 
 
+def test_export_writes_markdown_beside_never_over(workdir, tmp_path, monkeypatch):
+    path = sample_session("Fix forecast", workdir)
+    before = sha256(path)
+    out = tmp_path / "exports"
+    out.mkdir()
+    monkeypatch.chdir(out)
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            await pilot.press("e")
+            await settle(app, pilot)
+            await pilot.press("e")  # a second export goes to a new file
+            await settle(app, pilot)
+
+    run(go())
+    files = sorted(out.iterdir())
+    assert [f.name for f in files] == ["fix-forecast-crash-on-empty-hourly-data-6513270e-2.md",
+                                       "fix-forecast-crash-on-empty-hourly-data-6513270e.md"]
+    text = files[1].read_text()
+    assert text.startswith("# Fix forecast crash on empty hourly data") and text.count("\n### ") == len(
+        Session.load(path).conversation.logical_chain)
+    assert files[0].read_text() == text and sha256(path) == before
+
+
 def test_full_output_and_subagent(workdir):
     path = sample_session("Fix forecast", workdir)
 

@@ -56,6 +56,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("what_if", "s", "What if…", "Change the settings that move the thresholds (model, window, auto-compact, overrides) and see the session again", "session"),
     ActionSpec("workbench", "w", "Compact…", "Open the compaction workbench (partial compaction pivots on the selected message)", "session"),
     ActionSpec("why", "y", "Why", "Explain the selected compaction, or what fills the context at the selected message", "session", title="Why / context"),
+    ActionSpec("export", "e", "Export", "Export the conversation (or, with a, every record) as Markdown to a new file in the current folder", "session", footer=False),
     ActionSpec("reload", "ctrl+r", "Reload", "Reload the session from disk", "session", footer=False),
     # workbench
     ActionSpec("preview", "p", "Preview", "Recompute the preview", "workbench"),

@@ -460,6 +460,30 @@ class SessionScreen(Screen):
         row = self.query_one(Timeline).current
         self.load(row.index if row else None)
 
+    def action_export(self) -> None:
+        if self.session is None:
+            return
+        self.export(self.session, self.scope, Path.cwd())
+
+    @work(thread=True, exclusive=True, group="export")
+    def export(self, s: Session, scope: str, folder: Path) -> None:
+        """Write the Markdown export to a new file (never over an existing one)."""
+        from inspector.edit.saving import SaveError, write_atomic
+        from inspector.view import export_markdown, export_name
+
+        name = export_name(s)
+        target = folder / name
+        for n in range(2, 100):
+            if not target.exists():
+                break
+            target = folder / name.replace(".md", f"-{n}.md")
+        try:
+            write_atomic(target, (chunk.encode("utf-8", "replace") for chunk in export_markdown(s, scope=scope)))
+        except SaveError as exc:
+            self.app.call_from_thread(self.app.notify, f"Could not export: {exc}", severity="error", timeout=10)
+            return
+        self.app.call_from_thread(self.app.notify, f"Exported to {target}", timeout=6)
+
     def action_what_if(self) -> None:
         if self.session is None:
             return
