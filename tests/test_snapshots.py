@@ -88,3 +88,11 @@ def test_what_if_panel(snap_compare):
 
 def test_help(snap_compare):
     assert session_after(snap_compare, "question_mark")
+
+
+def test_small_terminal_keeps_room_for_the_timeline(snap_compare):
+    """80×24: the chart shrinks (30% of the height, at least 5 rows) so the timeline keeps most of the screen."""
+    async def run_before(pilot):
+        await loaded(pilot)
+
+    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=(80, 24), run_before=run_before)

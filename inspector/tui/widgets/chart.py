@@ -22,7 +22,7 @@ class TokenChart(Widget):
     COMPONENT_CLASSES = {"chart--ok", "chart--warning", "chart--auto", "chart--blocking", "chart--line", "chart--cursor",
                          "chart--marker", "chart--axis"}
     DEFAULT_CSS = """
-    TokenChart { height: 12; background: $surface; }
+    TokenChart { height: 30%; min-height: 5; max-height: 12; background: $surface; }
     TokenChart > .chart--ok { color: $success; }
     TokenChart > .chart--warning { color: $warning; }
     TokenChart > .chart--auto { color: $error; }
