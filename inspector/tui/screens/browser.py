@@ -22,6 +22,9 @@ from inspector.tui.actions import bindings
 
 SORTS = ("when", "size", "peak", "compactions", "title")
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
+# the most telling first, so that a narrow terminal still shows when, how big and how full
+COLUMNS = (("title", "Title"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak"), ("comp", "Compactions"),
+           ("model", "Model"), ("project", "Project"))
 
 
 @dataclass(slots=True)
@@ -41,16 +44,17 @@ class Item:
     ts: str = ""
     mtime_ns: int = 0
 
-    def cells(self) -> tuple[Any, ...]:
+    def cells(self, title_width: int = 64) -> tuple[Any, ...]:
+        """The row's cells, in the order of COLUMNS."""
         peak = f"{100 * self.peak / self.window:.0f}%" if self.peak else ""
         title = printable(self.title or "(untitled)")
         if self.matches is not None:
             title = f"[{self.matches} match{'es' if self.matches != 1 else ''}] " + title
         project = printable(self.project)
         project = project if len(project) <= 26 else "…" + project[-25:]
-        title = title if len(title) <= 64 else title[:63] + "…"
-        return (Text(project), Text(title), self.when, self.duration, human_size(self.size),
-                self.model, peak, self.compactions)
+        title = title if len(title) <= title_width else title[: title_width - 1] + "…"
+        return (Text(title), self.when, self.duration, human_size(self.size), peak, self.compactions, self.model,
+                Text(project))
 
     def text(self) -> str:
         return f"{self.project} {self.title} {self.path.stem}".lower()
@@ -111,8 +115,7 @@ class BrowserScreen(Screen):
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
-        for key, label in (("project", "Project"), ("title", "Title"), ("when", "When"), ("dur", "Dur"), ("size", "Size"),
-                           ("model", "Model"), ("peak", "Peak"), ("comp", "Compactions")):
+        for key, label in COLUMNS:
             t.add_column(label, key=key)
         self.discover()
         self.set_interval(WATCH_EVERY, self.watch_files)
@@ -301,7 +304,7 @@ class BrowserScreen(Screen):
             if key in t.rows:
                 # no column-width update per cell: with thousands of sessions that is quadratic;
                 # the widths are settled once, when everything is filled in
-                for col, value in zip(("project", "title", "when", "dur", "size", "model", "peak", "comp"), it.cells()):
+                for (col, _), value in zip(COLUMNS, it.cells(self.title_width())):
                     t.update_cell(key, col, value)
         if msg.done >= msg.total and not msg.ks:
             bar.display = False
@@ -311,19 +314,37 @@ class BrowserScreen(Screen):
     def sort_key(self, it: Item) -> Any:
         return {"when": it.ts, "size": it.size, "peak": it.peak or 0, "compactions": it.compactions, "title": it.title.lower()}[self.sort]
 
+    def title_width(self) -> int:
+        """The title column gets what the other columns leave, within 24 to 64 characters."""
+        others = 0
+        if self.items:
+            cells = [it.cells(1)[1:] for it in self.items[:5000]]
+            for k, (_, label) in enumerate(COLUMNS[1:]):
+                others += max(len(label), max(len(str(c[k])) for c in cells)) + 2  # a cell's padding: one each side
+        else:
+            others = 110
+        return max(24, min(64, self.size.width - others - 6))  # and the scrollbar
+
+    def on_resize(self) -> None:
+        if self.items:
+            self.redraw(keep_cursor=True)
+
     def redraw(self, keep_cursor: bool = False) -> None:
         t = self.query_one(DataTable)
+        width = self.title_width()
         current = None
         if keep_cursor and self.shown and t.cursor_row is not None and t.cursor_row < len(self.shown):
             current = self.items[self.shown[t.cursor_row]].path
-        t.clear()
+        t.clear(columns=True)  # the columns too: their widths only ever grow, and titles may now be shorter
+        for key, label in COLUMNS:
+            t.add_column(label, key=key)
         q = self.query_text.lower()
         order = sorted(range(len(self.items)), key=lambda k: self.sort_key(self.items[k]), reverse=self.sort != "title")
         self.shown = [k for k in order if (not q or q in self.items[k].text()) and
                         (self.search_term is None or (self.items[k].matches or 0) > 0)]
         for k in self.shown:
             it = self.items[k]
-            t.add_row(*it.cells(), key=str(it.path))
+            t.add_row(*it.cells(width), key=str(it.path))
         if current is not None:
             row = next((r for r, k in enumerate(self.shown) if self.items[k].path == current), 0)
             t.move_cursor(row=row)
