@@ -85,6 +85,27 @@ def test_browser_lists_filters_and_opens(workdir):
     run(go())
 
 
+def test_browser_filter_waits_for_a_pause_when_there_are_many_sessions(workdir, monkeypatch):
+    import inspector.tui.screens.browser as browser
+
+    monkeypatch.setattr(browser, "FILTER_AT_ONCE_UNDER", 0)  # as with hundreds of sessions
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            await pilot.press("slash", *"dotfiles")
+            assert len(screen.shown) == 4  # not redrawn for every key
+            await pilot.pause(0.4)
+            assert len(screen.shown) == 1
+            await pilot.press("backspace", "backspace", "enter")  # Enter applies at once
+            await pilot.pause()
+            assert len(screen.shown) == 1 and screen.query_text == "dotfil"
+
+    run(go())
+
+
 def test_browser_sees_sessions_appear_grow_and_go(workdir, monkeypatch):
     import inspector.tui.screens.browser as browser
 

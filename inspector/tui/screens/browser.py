@@ -12,6 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
 from inspector.search import Query, search_file, subagent_files
@@ -22,6 +23,7 @@ from inspector.tui.actions import bindings
 
 SORTS = ("when", "size", "peak", "compactions", "title")
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
+FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
 # the most telling first, so that a narrow terminal still shows when, how big and how full
 COLUMNS = (("title", "Title"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak"), ("comp", "Compactions"),
            ("model", "Model"), ("project", "Project"))
@@ -103,6 +105,8 @@ class BrowserScreen(Screen):
         self.query_text = ""
         self.search_term: str | None = None
         self.seen: dict[Path, tuple[int, int]] = {}  # path -> (size, mtime_ns) when last read
+        self._title_width = 64
+        self._filter_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"Sessions under {self.target.path}"), id="title")
@@ -299,12 +303,13 @@ class BrowserScreen(Screen):
         bar = self.query_one(ProgressBar)
         bar.update(total=msg.total, progress=msg.done)
         t = self.query_one(DataTable)
+        width = self._title_width  # as laid out by the last redraw: computing it again per row is quadratic
         for it in msg.ks:
             key = str(it.path)
             if key in t.rows:
                 # no column-width update per cell: with thousands of sessions that is quadratic;
                 # the widths are settled once, when everything is filled in
-                for (col, _), value in zip(COLUMNS, it.cells(self.title_width())):
+                for (col, _), value in zip(COLUMNS, it.cells(width)):
                     t.update_cell(key, col, value)
         if msg.done >= msg.total and not msg.ks:
             bar.display = False
@@ -331,7 +336,7 @@ class BrowserScreen(Screen):
 
     def redraw(self, keep_cursor: bool = False) -> None:
         t = self.query_one(DataTable)
-        width = self.title_width()
+        width = self._title_width = self.title_width()
         current = None
         if keep_cursor and self.shown and t.cursor_row is not None and t.cursor_row < len(self.shown):
             current = self.items[self.shown[t.cursor_row]].path
@@ -351,11 +356,22 @@ class BrowserScreen(Screen):
 
     @on(Input.Changed, "#filter")
     def on_filter(self, event: Input.Changed) -> None:
+        """Filter as you type; with many sessions, once typing pauses (a redraw of 2,000 rows takes a while)."""
         self.query_text = event.value
-        self.redraw()
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+            self._filter_timer = None
+        if len(self.items) < FILTER_AT_ONCE_UNDER:
+            self.redraw()
+        else:
+            self._filter_timer = self.set_timer(0.15, self.redraw)
 
     @on(Input.Submitted, "#filter")
     def on_filter_done(self, event: Input.Submitted) -> None:
+        if self._filter_timer is not None:  # Enter applies the filter at once
+            self._filter_timer.stop()
+            self._filter_timer = None
+            self.redraw()
         self.query_one(DataTable).focus()
 
     def action_focus_filter(self) -> None:
