@@ -577,7 +577,8 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     elif found:
         n_sessions = len({h.path for h in found})
         more = " (stopped at --limit)" if args.limit is not None and len(found) >= args.limit else ""
-        out.write(f"\n{len(found)} match(es) in {n_sessions} transcript(s){more}.\n")
+        out.write(f"\n{len(found)} match(es) in {n_sessions} transcript(s){more}.\n"
+                  f"A record in full: inspector show FILE --line N (or open FILE in the app and press /).\n")
     else:
         out.write(f"No match for {printable(args.text)!r}.\n")
     return EXIT_OK if found else EXIT_ERROR

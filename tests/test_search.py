@@ -76,7 +76,7 @@ def test_search_command(tmp_path):
     code, out, err = run("search", "tabs", str(tmp_path / "projects"))
     assert code == 0, err
     assert "line 2" in out and "thinking" in out and "subagent agent-a1b2.jsonl" in out and "Found it in test_tabs.py" in out
-    assert out.rstrip().endswith("match(es) in 2 transcript(s).")
+    assert "match(es) in 2 transcript(s)." in out and out.rstrip().endswith("open FILE in the app and press /).")
     code, out, _ = run("search", "tabs", str(proj), "--no-subagents", "--json")
     hits = orjson.loads(out)
     assert code == 0 and {h["where"] for h in hits} == {"thinking", "reply"} and all(h["path"] == str(path) for h in hits)
