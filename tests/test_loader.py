@@ -10,6 +10,7 @@ import pytest
 from builders import assistant, user
 from conftest import sha256, write_jsonl
 from inspector.transcript.index import INCOMPLETE_TAIL, FileChanged, Transcript
+from inspector.transcript.session import Session
 
 
 def test_empty_file_is_a_valid_session(tmp_path):
@@ -151,3 +152,33 @@ def test_index_memory_stays_near_file_size(tmp_path):
     tracemalloc.stop()
     assert len(t.records) == 3000
     assert peak < size * 0.25, (peak, size)  # measured ~0.05x: the index, not the bodies
+
+
+def test_the_garbage_collector_is_paused_only_while_indexing(tmp_path):
+    import gc
+
+    from inspector.transcript.records import gc_paused
+
+    path = write_jsonl(tmp_path / "s.jsonl", [user("u1", None), assistant("a1", "u1")])
+    assert gc.isenabled()
+    s = Session.load(path)
+    s.conversation
+    assert gc.isenabled()  # back on after the index and the tree
+    with gc_paused():
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer pause still holds
+    assert gc.isenabled()
+    try:
+        with gc_paused():
+            raise ValueError("boom")
+    except ValueError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        gc.enable()
