@@ -422,9 +422,18 @@ class BrowserScreen(Screen):
 
     @work(thread=True, exclusive=True, group="grep")
     def grep(self, term: str) -> None:
+        import time
+
         query = Query(term)
         total = 0
-        for it in self.items:
+        items = list(self.items)
+        bar = self.query_one(ProgressBar)
+        last = time.monotonic()
+        self.app.call_from_thread(lambda: (setattr(bar, "display", True), bar.update(total=len(items), progress=0)))
+        for k, it in enumerate(items):
+            if time.monotonic() - last > 0.2:  # progress on a long search, a few times a second
+                last = time.monotonic()
+                self.app.call_from_thread(bar.update, progress=k)
             n = 0
             for path in [it.path, *subagent_files(it.path)]:
                 try:
@@ -433,5 +442,6 @@ class BrowserScreen(Screen):
                     pass
             it.matches = n
             total += n > 0
+        self.app.call_from_thread(lambda: setattr(bar, "display", False))
         self.app.call_from_thread(self.redraw)
         self.app.call_from_thread(self.app.notify, f"{total} session(s) contain {term!r} (ctrl+f and an empty search to clear)")
