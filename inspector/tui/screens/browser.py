@@ -24,6 +24,7 @@ from inspector.tui.actions import bindings
 SORTS = ("when", "size", "peak", "compactions", "title")
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
+FILTER_PAUSE = 0.15  # seconds
 # the most telling first, so that a narrow terminal still shows when, how big and how full
 COLUMNS = (("title", "Title"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak"), ("comp", "Compactions"),
            ("model", "Model"), ("project", "Project"))
@@ -364,7 +365,7 @@ class BrowserScreen(Screen):
         if len(self.items) < FILTER_AT_ONCE_UNDER:
             self.redraw()
         else:
-            self._filter_timer = self.set_timer(0.15, self.redraw)
+            self._filter_timer = self.set_timer(FILTER_PAUSE, self.redraw)
 
     @on(Input.Submitted, "#filter")
     def on_filter_done(self, event: Input.Submitted) -> None:
