@@ -96,6 +96,17 @@ def test_main_command_without_subcommand_runs_the_main_job(isolated_env):
     assert code == 0 and "weatherly" in out
 
 
+def test_cold_stats_in_several_processes_fill_the_cache(tmp_path):
+    for k in range(10):
+        write_jsonl(tmp_path / "root" / "-w" / f"s{k}.jsonl", [user(f"u{k}", None, f"session {k}"), assistant(f"a{k}", f"u{k}")])
+    target = resolve_target(tmp_path / "root")
+    c1 = StatsCache(cache_dir())
+    first = collect_stats(target, c1, workers=2)  # the workers compute and write the entries
+    assert [s["title"] for s in first] == [f"session {k}" for k in range(10)] and (c1.hits, c1.misses) == (0, 10)
+    c2 = StatsCache(cache_dir())
+    assert collect_stats(target, c2, workers=2) == first and (c2.hits, c2.misses) == (10, 0)
+
+
 def test_a_config_folder_given_as_path_means_its_projects(tmp_path):
     cfg = tmp_path / "dotclaude"
     write_jsonl(cfg / "projects" / "-w-proj" / "a.jsonl", [user("u1", None, "typed in a config folder")])
