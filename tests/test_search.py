@@ -134,3 +134,12 @@ def test_block_scan_gives_the_same_lines_as_reading_line_by_line(tmp_path, monke
         assert [h.line for h in hits] == expect, block
         raw = path.read_bytes()
         assert all(raw[h.offset:].startswith(b'{"type":"user"') for h in hits)
+
+
+def test_an_undecodable_query_finds_the_replacement_character(tmp_path):
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u1", None, "plain")])
+    path.write_bytes(path.read_bytes().replace(b"plain", b"pl\xffain"))  # invalid UTF-8: read as U+FFFD
+    code, out, err = run("search", "pl\udcffain", str(path))  # what an undecodable byte on a command line becomes
+    assert code == 0 and "line 1" in out, err
+    code, out, _ = run("search", "\udcff\udcfe", str(path))
+    assert code == 1 and "No match" in out
