@@ -17,6 +17,19 @@ from inspector import __version__
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
+def json_text(obj: Any) -> str:
+    """Indented JSON for the --json outputs. A path whose bytes are not UTF-8 holds lone surrogates, which
+    orjson refuses: the standard library writes them as \\u escapes instead (the JSON stays ASCII)."""
+    import orjson
+
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n"
+    except TypeError:
+        import json
+
+        return json.dumps(obj, indent=2, ensure_ascii=True) + "\n"
+
+
 def _root_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="inspector",
@@ -133,7 +146,7 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.at and not found_at:
         raise InspectorError(f"no record {args.at} on the conversation of the session(s) under {path}")
     if args.json:
-        out.write(orjson.dumps([d for _, d in reports], option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_text([d for _, d in reports]))
     else:
         out.write("\n".join(format_token_report(rep, d) for rep, d in reports) or "No sessions found.\n")
     return EXIT_OK
@@ -336,7 +349,7 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         d["written"] = str(saved.path) if saved else None
         d["tokens_after_exact"] = exact
         d["save"] = saved.as_dict() if saved else None
-        out.write(orjson.dumps(d, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_text(d))
     else:
         out.write(format_compaction(res, saved))
         if exact is not None:
@@ -466,7 +479,7 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
             why = f" (line {first['line']}: {first['reason']})" if first else ""
             raise InspectorError(f"not a JSONL transcript: no line of {path} could be read{why}")
     if args.json:
-        out.write(orjson.dumps(stats, option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_text(stats))
     else:
         out.write(format_table(stats))
     return EXIT_OK
@@ -573,7 +586,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     if show_progress:
         err.write("\r\x1b[K")
     if args.json:
-        out.write(orjson.dumps([h.as_dict() for h in found], option=orjson.OPT_INDENT_2).decode() + "\n")
+        out.write(json_text([h.as_dict() for h in found]))
     elif found:
         n_sessions = len({h.path for h in found})
         more = " (stopped at --limit)" if args.limit is not None and len(found) >= args.limit else ""

@@ -5,12 +5,17 @@ from __future__ import annotations
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def printable(s: str, *, keep_newlines: bool = False) -> str:
-    """Show control characters (ESC, BEL, CSI, ...) as visible escapes instead of obeying them."""
+    """Show control characters (ESC, BEL, CSI, ...) as visible escapes instead of obeying them.
+
+    Lone surrogates (a file name with bytes that are not UTF-8) become U+FFFD: they cannot be printed."""
     if not keep_newlines:
         s = s.replace("\n", " ").replace("\t", " ")
+    if not s.isascii():
+        s = _SURROGATE.sub("\ufffd", s)
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
 
 

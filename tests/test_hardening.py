@@ -265,3 +265,32 @@ def test_cancel_from_the_workbench(workdir, monkeypatch):
     with FakeAnthropic([("slow", 0.2)]) as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         asyncio.run(go(fake))
+
+
+def test_a_folder_name_that_is_not_utf8(tmp_path, workdir):
+    import json
+    import shutil
+
+    from inspector.tui.app import InspectorApp
+
+    root = tmp_path / "root"
+    bad = os.fsdecode(b"proj\xff")  # how Python names a folder whose bytes are not UTF-8: a lone surrogate
+    shutil.copytree(workdir / "-home-ann-work-dotfiles", root / bad)
+    code, out, err = run("stats", str(root))
+    assert code == 0 and "Zsh prompt shows git branch" in out and "proj\ufffd" in out, err
+    for argv in (["stats", "--json", str(root)], ["tokens", "--json", str(root)], ["search", "zsh", str(root), "--json"]):
+        code, out, err = run(*argv)
+        assert code == 0 and json.loads(out), (argv, err)
+    code, out, _ = run("search", "zsh", str(root))
+    assert code == 0 and "proj\ufffd" in out
+
+    async def go():
+        app = InspectorApp(Target("root", root))
+        async with app.run_test(size=(140, 40)) as pilot:
+            for _ in range(4):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            [item] = app.screen.items
+            assert item.peak and item.title == "Zsh prompt shows git branch"
+
+    asyncio.run(go())

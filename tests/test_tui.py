@@ -252,6 +252,25 @@ def test_export_writes_markdown_beside_never_over(workdir, tmp_path, monkeypatch
     assert files[0].read_text() == text and sha256(path) == before
 
 
+def test_notifications_are_plain_text(workdir):
+    path = sample_session("Fix forecast", workdir)
+
+    async def go():
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=SIZE, notifications=True) as pilot:  # toasts drawn, as in a terminal
+            await settle(app, pilot)
+            await pilot.press("slash", *"[/oops] [b]x", "enter")  # a search term that is not markup
+            await settle(app, pilot)
+            await pilot.pause(0.2)
+            from textual.widgets._toast import Toast
+
+            rendered = [str(t.render()) for t in app.screen.query(Toast)]
+            assert any("[/oops] [b]x" in r for r in rendered), (rendered, [n.message for n in app._notifications])
+            assert isinstance(app.screen, SessionScreen)
+
+    run(go())
+
+
 def test_full_output_and_subagent(workdir):
     path = sample_session("Fix forecast", workdir)
 

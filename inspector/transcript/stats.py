@@ -167,7 +167,7 @@ class StatsCache:
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(orjson.dumps({"key": key, "stats": stats}))
+                    f.write(orjson.dumps({"key": key, "stats": stats}))  # TypeError: a path that is not UTF-8
                 os.replace(tmp, self._file(path))
             except BaseException:
                 try:
@@ -175,8 +175,8 @@ class StatsCache:
                 except OSError:
                     pass
                 raise
-        except OSError:
-            pass  # the cache is an optimisation; a read-only cache folder is not an error
+        except (OSError, TypeError):
+            pass  # the cache is an optimisation; a read-only cache folder (or a path orjson cannot write) is not an error
 
 
 def own_agents(path: Path, agents: list[Path], owners: dict[Path, str | None]) -> list[Path]:

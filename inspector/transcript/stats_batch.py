@@ -7,6 +7,7 @@ forked: the request (a JSON list of [index, path, flat agent paths]) comes on st
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -16,10 +17,19 @@ from inspector.transcript.stats import _compute
 
 
 def main() -> int:
-    todo = [(k, Path(p), [Path(a) for a in agents], None) for k, p, agents in orjson.loads(sys.stdin.buffer.read())]
+    raw = sys.stdin.buffer.read()
+    try:
+        req = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # paths that are not UTF-8 come as \u escapes of lone surrogates
+        req = json.loads(raw)
+    todo = [(k, Path(p), [Path(a) for a in agents], None) for k, p, agents in req]
     out = sys.stdout.buffer
     for k, st in _compute(todo, None, skip_errors=True):
-        out.write(orjson.dumps([k, st]) + b"\n")
+        try:
+            line = orjson.dumps([k, st])
+        except TypeError:  # a path that is not UTF-8 (lone surrogates): \u escapes (the reader falls back to json)
+            line = json.dumps([k, st], ensure_ascii=True).encode()
+        out.write(line + b"\n")
         out.flush()
     return 0
 

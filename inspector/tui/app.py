@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Iterable
+from typing import Any, Iterable
 
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from inspector import __version__
+from inspector.textutil import printable
 from inspector.transcript.discovery import Target
 from inspector.tui.actions import ACTIONS, bindings
 
@@ -22,6 +24,15 @@ class InspectorApp(App[None]):
         super().__init__()
         self.target = target
         self.notice = notice
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification as plain text: they carry file names, search terms and error messages, where a
+        "[" is not markup (and an unbalanced "[/x]" would be an error). Screens' notify() lands here too."""
+        kw: dict[str, Any] = {"title": printable(title), "severity": severity, "markup": False}
+        if timeout is not None:
+            kw["timeout"] = timeout
+        super().notify(printable(message, keep_newlines=True), **kw)
 
     def on_mount(self) -> None:
         if self.target.kind == "file":

@@ -280,14 +280,25 @@ class BrowserScreen(Screen):
 
         if not todo:
             return
-        req = orjson.dumps([[k, str(p), [str(a) for a in agents]] for k, p, agents, _ in todo])
+        items = [[k, str(p), [str(a) for a in agents]] for k, p, agents, _ in todo]
+        try:
+            req = orjson.dumps(items)
+        except TypeError:  # a path that is not UTF-8: \u escapes, which the child reads with json
+            import json
+
+            req = json.dumps(items, ensure_ascii=True).encode()
         with subprocess.Popen([sys.executable, "-m", "inspector.transcript.stats_batch"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write(req)
             proc.stdin.close()
             for line in proc.stdout:
-                k, st = orjson.loads(line)
+                try:
+                    k, st = orjson.loads(line)
+                except orjson.JSONDecodeError:  # a path that is not UTF-8, written as \u escapes
+                    import json
+
+                    k, st = json.loads(line)
                 yield k, st
 
     @staticmethod
