@@ -117,7 +117,6 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 
 
 def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
-
     from inspector.tokens.context import composition
     from inspector.tokens.explain import analyze
     from inspector.tokens.series import token_count_with_estimation
@@ -288,7 +287,6 @@ def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> No
 
 
 def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
-
     from inspector.compact import STRATEGIES, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
     from inspector.compact.summarize.base import SummaryRequest
     from inspector.edit import save
@@ -450,7 +448,6 @@ def _default_path(err: Any) -> Path:
 
 
 def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
-
     from inspector.transcript.discovery import resolve_target
     from inspector.transcript.stats import StatsCache, cache_dir, collect_stats
 
@@ -535,7 +532,6 @@ def _search_parser() -> argparse.ArgumentParser:
 
 
 def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
-
     from inspector.search import Query, search_target
     from inspector.textutil import human_when, printable
     from inspector.transcript.discovery import InspectorError, quick_info, resolve_target
