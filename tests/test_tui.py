@@ -271,6 +271,26 @@ def test_notifications_are_plain_text(workdir):
     run(go())
 
 
+def test_browser_cells_are_not_markup(tmp_path):
+    write_jsonl(tmp_path / "root" / "-w" / "s.jsonl", [user("u1", None, "[b]title[/b] [/oops]"),
+                                                      assistant("a1", "u1", model="claude-[/oops]")])
+
+    async def go():
+        app = InspectorApp(Target("root", tmp_path / "root"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            from textual.widgets import DataTable
+
+            [item] = app.screen.items
+            assert item.model == "[/oops]" and item.title == "[b]title[/b] [/oops]"
+            table = app.screen.query_one(DataTable)
+            row = table.get_row_at(0)
+            assert [str(c) for c in row][0].startswith("[b]title[/b]") and "[/oops]" in [str(c) for c in row]
+            await pilot.pause()
+
+    run(go())
+
+
 def test_full_output_and_subagent(workdir):
     path = sample_session("Fix forecast", workdir)
 

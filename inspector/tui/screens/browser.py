@@ -56,8 +56,9 @@ class Item:
         project = printable(self.project)
         project = project if len(project) <= 26 else "…" + project[-25:]
         title = title if len(title) <= title_width else title[: title_width - 1] + "…"
-        return (Text(title), self.when, self.duration, human_size(self.size), peak, self.compactions, self.model,
-                Text(project))
+        # Text, not str: DataTable reads a str cell as markup, and the model name comes from the transcript
+        return (Text(title), Text(self.when), Text(self.duration), Text(human_size(self.size)), Text(peak),
+                Text(self.compactions), Text(printable(self.model)), Text(project))
 
     def text(self) -> str:
         return f"{self.project} {self.title} {self.path.stem}".lower()

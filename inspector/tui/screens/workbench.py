@@ -237,14 +237,14 @@ class WorkbenchScreen(Screen):
                 if i is None:
                     continue
                 r = s.records[i]
-                out.append(f"  {r.type:<9} {(r.timestamp or '')[11:19]}  {human_size(r.content_chars):>8}  {u[:8]}\n")
+                out.append(printable(f"  {r.type:<9} {(r.timestamp or '')[11:19]}  {human_size(r.content_chars):>8}  {u[:8]}") + "\n")
             if len(uuids) > 40:
                 out.append(f"  … and {len(uuids) - 40} more\n", style="dim")
 
         if res.cleared_tool_results:
             out.append(f"\nCleared tool results ({len(res.cleared_tool_results)})\n", style="bold")
             for tid in res.cleared_tool_results:
-                out.append(f"  {s.tool_name(tid) or '?':<8} {tid}  {res.cleared_tokens.get(tid, 0):,} tokens\n")
+                out.append(printable(f"  {s.tool_name(tid) or '?':<8} {tid}  {res.cleared_tokens.get(tid, 0):,} tokens") + "\n")
         block("Summarized", res.summarized_uuids)
         block("Kept", res.kept_uuids)
         return out
