@@ -291,6 +291,34 @@ def test_browser_cells_are_not_markup(tmp_path):
     run(go())
 
 
+def test_titles_and_headers_show_hostile_text_literally(tmp_path):
+    from textual.widgets import Static
+
+    evil = "\x1b]0;pwned\x07[bold]t[/bold] [/oops]"
+    p = write_jsonl(tmp_path / "root" / "-w" / "s.jsonl", [
+        user("u1", None, evil, cwd=evil, version=evil),
+        assistant("a1", "u1", model=evil),
+        {"type": "custom-title", "customTitle": evil, "sessionId": "S"}])
+
+    async def go(target):
+        app = InspectorApp(target)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            if isinstance(app.screen, BrowserScreen):
+                await pilot.press("enter")
+                await settle(app, pilot)
+            assert isinstance(app.screen, SessionScreen)
+            await pilot.press("w")
+            await settle(app, pilot)
+            for screen in app.screen_stack:
+                for w in screen.query(Static):
+                    text = str(w.render())
+                    assert "\x1b" not in text and "\x07" not in text, text
+
+    run(go(Target("root", tmp_path / "root")))
+    run(go(Target("file", p)))
+
+
 def test_full_output_and_subagent(workdir):
     path = sample_session("Fix forecast", workdir)
 

@@ -111,7 +111,7 @@ class BrowserScreen(Screen):
         self._filter_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"Sessions under {self.target.path}"), id="title")
+        yield Static(Text(printable(f"Sessions under {self.target.path}")), id="title")
         if self.notice:
             yield Static(Text(self.notice), id="notice")
         yield Input(placeholder="Filter by title, project or id (type to filter; ctrl+f searches inside every session)", id="filter")

@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
-from inspector.textutil import human_size
+from inspector.textutil import human_size, printable
 from inspector.tokens.explain import TokenReport, analyze, fmt
 from inspector.tokens.series import Series, context_series, session_thresholds
 from inspector.tokens.thresholds import Settings
@@ -79,7 +79,7 @@ class SessionScreen(Screen):
         self._file_size = 0
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"Loading {self.path} …"), id="title")
+        yield Static(Text(printable(f"Loading {self.path} …")), id="title")
         yield TokenChart(id="chart")
         yield Static("", id="thresholds")
         with Horizontal(id="main"):
@@ -104,7 +104,7 @@ class SessionScreen(Screen):
         title = self.query_one("#title", Static)
 
         def progress(done: int, total: int) -> None:
-            self.app.call_from_thread(title.update, Text(f"Loading {self.path.name}: {done / (1 << 20):,.0f} of {total / (1 << 20):,.0f} MB"))
+            self.app.call_from_thread(title.update, Text(printable(f"Loading {self.path.name}: {done / (1 << 20):,.0f} of {total / (1 << 20):,.0f} MB")))
 
         try:
             if keep is None and os.path.getsize(self.path) > QUICK_LOOK_OVER:
@@ -144,9 +144,9 @@ class SessionScreen(Screen):
         if msg.partial:
             problems += f"   loading: the first {QUICK_LOOK_BYTES >> 20} MB are shown, the rest is on its way…"
         title = self.title_hint or s.title or s.session_id
-        self.query_one("#title", Static).update(Text(
+        self.query_one("#title", Static).update(Text(printable(
             f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
-            f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{problems}"))
+            f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{problems}", keep_newlines=True)))
         if self.initial_search and not msg.partial:
             q = self.initial_search
             self.initial_search = None

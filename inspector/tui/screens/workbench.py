@@ -94,7 +94,7 @@ class WorkbenchScreen(Screen):
         if self.selected is not None:
             r = s.records[self.selected]
             sel = f"{r.type} {r.uuid or ''} at {r.timestamp or '?'}"
-        yield Static(Text(f"Compaction workbench: {s.title or s.session_id}"), id="title")
+        yield Static(Text(printable(f"Compaction workbench: {s.title or s.session_id}")), id="title")
         with Horizontal():
             with VerticalScroll(id="wb-form"):
                 yield Label("Strategy")
