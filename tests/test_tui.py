@@ -298,6 +298,7 @@ def test_titles_and_headers_show_hostile_text_literally(tmp_path):
     p = write_jsonl(tmp_path / "root" / "-w" / "s.jsonl", [
         user("u1", None, evil, cwd=evil, version=evil),
         assistant("a1", "u1", model=evil),
+        assistant("a2", "a1", [{"type": "tool_use", "id": "t1", "name": evil, "input": {}}], timestamp="2026-04-02T" + evil),
         {"type": "custom-title", "customTitle": evil, "sessionId": "S"}])
 
     async def go(target):
@@ -314,6 +315,10 @@ def test_titles_and_headers_show_hostile_text_literally(tmp_path):
                 for w in screen.query(Static):
                     text = str(w.render())
                     assert "\x1b" not in text and "\x07" not in text, text
+                for w in screen.query("Timeline, TokenChart"):
+                    for y in range(w.size.height):
+                        text = w.render_line(y).text
+                        assert "\x1b" not in text and "\x07" not in text, text
 
     run(go(Target("root", tmp_path / "root")))
     run(go(Target("file", p)))

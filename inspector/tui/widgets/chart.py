@@ -13,6 +13,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from inspector.textutil import printable
 from inspector.tokens.series import Series
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -91,8 +92,8 @@ class TokenChart(Widget):
         turns = self.series.turns
         style = {k: base + self.get_component_rich_style(f"chart--{k}") for k in ("ok", "warning", "auto", "blocking", "line", "cursor", "marker", "axis")}
         if y == h:  # bottom axis: first and last time
-            first = turns[0].timestamp[11:16] if turns and turns[0].timestamp else ""
-            last = turns[-1].timestamp[11:16] if turns and turns[-1].timestamp else ""
+            first = printable(turns[0].timestamp[11:16]) if turns and turns[0].timestamp else ""  # the transcript's text
+            last = printable(turns[-1].timestamp[11:16]) if turns and turns[-1].timestamp else ""
             text = " " * self.AXIS + first + " " * max(1, w - len(first) - len(last)) + last
             return Strip([Segment(set_cell_size(text, width), style["axis"])], width)
         row_low = (h - 1 - y) * per_row  # tokens at the bottom of this text row

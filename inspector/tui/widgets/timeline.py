@@ -12,7 +12,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from inspector.textutil import human_tokens
+from inspector.textutil import human_tokens, printable
 from inspector.view import Row, Snippets
 
 KIND_MARK = {
@@ -129,7 +129,7 @@ class Timeline(ScrollView, can_focus=True):
         if k == self.cursor:
             style += self.get_component_rich_style("timeline--cursor")
         tok = human_tokens(row.tokens) if row.tokens is not None else ""
-        head = f"{KIND_MARK.get(row.kind, ' ')} {row.time:>8} {tok:>7} {row.label}"
+        head = printable(f"{KIND_MARK.get(row.kind, ' ')} {row.time:>8} {tok:>7} {row.label}")  # time and label: the transcript's
         if row.kind != "boundary" and self.snippets is not None:
             head += "  " + self.snippets.get(row.index)
         return Strip([Segment(set_cell_size(head, width), style)], width)
