@@ -17,6 +17,14 @@ from inspector import __version__
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
+def _literal(line: str) -> str:
+    """One line of a report, as printed: transcript text in it (titles, models, times, paths) never acts on
+    the terminal. Everything the reports print goes through here, whatever each field already did."""
+    from inspector.textutil import printable
+
+    return printable(line)
+
+
 def json_text(obj: Any) -> str:
     """Indented JSON for the --json outputs. A path whose bytes are not UTF-8 holds lone surrogates, which
     orjson refuses: the standard library writes them as \\u escapes instead (the JSON stays ASCII)."""
@@ -231,7 +239,7 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
             lines.append(f"      {n:>9,}  {cat}")
         for it in comp["largest_tool_results"][:5]:
             lines.append(f"      {it['tokens']:>9,}  {it['tool']} {printable(it['what'])[:80]}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(_literal(line) for line in lines) + "\n"
 
 
 def _compact_parser() -> argparse.ArgumentParser:
@@ -395,7 +403,7 @@ def format_compaction(res: Any, saved: Any = None) -> str:
             lines.append(f"note: {printable(n)}")
     elif res.changed:
         lines.append("Dry run: nothing was written. Add --write to save it as a new session.")
-    return "\n".join(lines) + "\n"
+    return "\n".join(_literal(line) for line in lines) + "\n"
 
 
 def cmd_app(args: argparse.Namespace, out: Any, err: Any) -> int:
@@ -511,7 +519,7 @@ def format_table(stats: list[dict[str, Any]]) -> str:
             )
         lines.append("")
     lines.append(f"{len(stats)} session(s) in {len(by_project)} project(s), {total_records} records.")
-    return "\n".join(lines) + "\n"
+    return "\n".join(_literal(line) for line in lines) + "\n"
 
 
 def _search_parser() -> argparse.ArgumentParser:
@@ -631,7 +639,7 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
                   f"{len(rows):,} shown ({'every record' if args.all else 'the conversation; --all for every record'})\n\n")
         for row in rows:
             tok = human_tokens(row.tokens) if row.tokens else ""
-            out.write(f"{s.records[row.index].line:>6}  {row.time:<8}  {tok:>6}  {printable(row.label)}  {snips.get(row.index)[:120]}\n")
+            out.write(printable(f"{s.records[row.index].line:>6}  {row.time:<8}  {tok:>6}  {row.label}  {snips.get(row.index)[:120]}") + "\n")
         return EXIT_OK
     if args.line is not None:
         idx = next((k for k, r in enumerate(s.records) if r.line == args.line), None)

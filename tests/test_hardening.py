@@ -39,10 +39,17 @@ def test_tool_use_ids_never_become_paths_outside(tmp_path, tid):
 
 def test_markup_and_escapes_are_printed_literally(tmp_path):
     nasty = "\x1b]0;pwned\x07\x1b[2J[bold red]boom[/bold red]"
-    p = write_jsonl(tmp_path / "proj" / "s.jsonl", [user("u1", None, nasty, sec=0), assistant("a1", "u1", [{"type": "text", "text": nasty}], sec=1)])
-    for argv in (["stats", p], ["tokens", p], ["compact", p, "--strategy", "full"]):
+    # in the text, and in every field a report prints: title, cwd, version, model, tool name, timestamp
+    p = write_jsonl(tmp_path / "proj" / "s.jsonl", [
+        user("u1", None, nasty, sec=0, cwd=nasty, version=nasty),
+        assistant("a1", "u1", [{"type": "text", "text": nasty}], sec=1, model="claude-" + nasty),
+        assistant("a2", "a1", [{"type": "tool_use", "id": "t1", "name": nasty, "input": {}}], timestamp="2026-04-02T" + nasty),
+        {"type": "custom-title", "customTitle": nasty, "sessionId": "S"}])
+    for argv in (["stats", p], ["tokens", p], ["compact", p, "--strategy", "full"], ["compact", p, "--strategy", "microcompact", "--force"],
+                 ["show", p], ["show", p, "--all", "--markdown"], ["show", p, "--line", "3"], ["search", "pwned", p],
+                 ["stats", "--json", p], ["tokens", "--json", p]):
         code, out, err = run(*argv)
-        assert code == 0 and "\x1b" not in out + err and "\x07" not in out + err
+        assert code == 0 and "\x1b" not in out + err and "\x07" not in out + err, argv
     assert "[bold red]boom[/bold red]" in run("compact", p, "--strategy", "full")[1]
 
 
