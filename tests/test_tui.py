@@ -311,6 +311,11 @@ def test_titles_and_headers_show_hostile_text_literally(tmp_path):
             assert isinstance(app.screen, SessionScreen)
             await pilot.press("w")
             await settle(app, pilot)
+            await pilot.pause(0.6)  # the debounced preview
+            await settle(app, pilot)
+            await pilot.press("ctrl+s")  # saved: the modal names the new file and the cwd to resume in
+            await settle(app, pilot)
+            assert type(app.screen).__name__ == "SavedScreen"
             for screen in app.screen_stack:
                 for w in screen.query(Static):
                     text = str(w.render())

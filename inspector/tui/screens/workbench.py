@@ -37,7 +37,7 @@ class ConfirmSend(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
             yield Static(Text("Send this conversation to the Anthropic API?", style="bold"))
-            yield Static(Text(self.text))
+            yield Static(Text(printable(self.text, keep_newlines=True)))
             with Horizontal(id="confirm-buttons"):
                 yield Button("Send", variant="warning", id="yes")
                 yield Button("Cancel", variant="primary", id="no")
@@ -60,7 +60,7 @@ class SavedScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="saved-box"):
             yield Static(Text("Saved as a new session", style="bold"))
-            yield Static(Text(self.text))
+            yield Static(Text(printable(self.text, keep_newlines=True)))
             yield Button("Close", id="close")
 
     @on(Button.Pressed)
@@ -250,7 +250,7 @@ class WorkbenchScreen(Screen):
         return out
 
     def status(self, text: str) -> None:
-        self.query_one("#wb-status", Static).update(Text(text))
+        self.query_one("#wb-status", Static).update(Text(printable(text)))
 
     # -- Anthropic ----------------------------------------------------------------------------
     def action_anthropic(self) -> None:
