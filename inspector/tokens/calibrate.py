@@ -60,8 +60,8 @@ def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = froz
     """Count the API view of these records.
 
     Up to 4 million characters, every piece is counted with the tokenizer. A larger session (a
-    200 MB transcript holds ~100 million) is counted on an even sample of its pieces, and every
-    other piece gets its length times the tokens per character measured for its kind of content.
+    200 MB transcript holds ~100 million) is counted on an even sample of its records, and every
+    other record's pieces get their length times the tokens per character measured for their kind.
     The calibration against the API's own usage absorbs what little that costs in accuracy.
     """
     reps = s.transcript.replacements
@@ -71,7 +71,7 @@ def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = froz
     batch: list[tuple[int, str, str]] = []
     estimated: list[tuple[int, str, int]] = []
     rates: dict[str, list[int]] = {}  # family -> [characters, tokens] of what was counted
-    credit = 0.0
+    credit = 0.0  # how far into the next sampled record (a large session only)
     step = max(1, len(indexes) // 50)
     for n, i in enumerate(indexes):
         if progress is not None and n % step == 0:
@@ -79,36 +79,25 @@ def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = froz
         r = s.records[i]
         if r.type not in ("user", "assistant", "attachment"):
             continue
+        sampled = True
         if share < 1.0:
             # a systematic sample of whole records (every 1/share-th); one left out whose pieces the index
             # already knows is not even decoded (on a 200 MB session that is 19 records in 20)
             credit += share
-            if credit >= 1.0:
+            sampled = credit >= 1.0
+            if sampled:
                 credit -= 1.0
-                parts, fx = api_pieces(s.body(i), cleared=cleared, replacements=reps)
-                out[i] = RecordCount({}, fx)
+        known = None if sampled else _pieces_from_index(r, cleared, reps)
+        fx = 0
+        if known is None:
+            parts, fx = api_pieces(s.body(i), cleared=cleared, replacements=reps)
+            if sampled:
                 batch.extend((i, cat, text) for cat, text in parts.items())
             else:
-                known = _pieces_from_index(r, cleared, reps)
-                if known is None:
-                    parts, fx = api_pieces(s.body(i), cleared=cleared, replacements=reps)
-                    known = [(cat, len(text)) for cat, text in parts.items()]
-                else:
-                    fx = 0
-                out[i] = RecordCount({}, fx)
-                estimated.extend((i, cat, n) for cat, n in known)
-            if len(batch) >= CHUNK:
-                _flush(batch, out, rates)
-            continue
-        parts, fx = api_pieces(s.body(i), cleared=cleared, replacements=reps)
+                known = [(cat, len(text)) for cat, text in parts.items()]
         out[i] = RecordCount({}, fx)
-        for cat, text in parts.items():
-            credit += len(text) * share
-            if share >= 1.0 or credit >= len(text):  # an even sample, by characters
-                credit -= len(text)
-                batch.append((i, cat, text))
-            else:
-                estimated.append((i, cat, len(text)))
+        if known is not None:
+            estimated.extend((i, cat, chars) for cat, chars in known)
         if len(batch) >= CHUNK:
             _flush(batch, out, rates)
     _flush(batch, out, rates)
@@ -116,9 +105,9 @@ def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = froz
         chars = sum(c for c, _ in rates.values())
         overall = sum(t for _, t in rates.values()) / chars if chars else 0.25
         per = {f: (t / c if c else overall) for f, (c, t) in rates.items()}
-        for i, cat, n in estimated:
+        for i, cat, length in estimated:
             rc = out[i]
-            rc.by_category[cat] = rc.by_category.get(cat, 0) + round(n * per.get(_family(cat), overall))
+            rc.by_category[cat] = rc.by_category.get(cat, 0) + round(length * per.get(_family(cat), overall))
     return out
 
 
