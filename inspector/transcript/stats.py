@@ -122,7 +122,6 @@ class StatsCache:
     """One small JSON file per session, written atomically; never inside ~/.claude."""
 
     def __init__(self, folder: Path | None) -> None:
-        self.base = folder  # what to give another process's StatsCache for the same cache
         self.folder = folder / f"stats-v{CACHE_FORMAT}" if folder is not None else None
         self.hits = 0
         self.misses = 0
@@ -141,9 +140,7 @@ class StatsCache:
             "inspector": __version__,
         }
 
-    def get(self, path: Path, key: dict[str, Any] | Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
-        """The cached stats if they were computed for this key. `key` may be a function: it is then only
-        called when there is an entry to check (a cold cache costs one failed open per session)."""
+    def get(self, path: Path, key: dict[str, Any]) -> dict[str, Any] | None:
         if self.folder is None:
             return None
         try:
@@ -151,8 +148,6 @@ class StatsCache:
         except (OSError, orjson.JSONDecodeError):
             self.misses += 1
             return None
-        if callable(key):
-            key = key()
         if not isinstance(data, dict) or data.get("key") != key:
             self.misses += 1
             return None
@@ -192,29 +187,20 @@ def own_agents(path: Path, agents: list[Path], owners: dict[Path, str | None]) -
     return [a for a in agents if owners[a] == sid]
 
 
-def _one(path: Path, flat_agents: list[Path], cache_base: str | None = None) -> dict[str, Any]:
-    """One session's stats; with `cache_base`, also written to the cache (by the process that computed
-    them, so that the parent of many workers does not do all the writing)."""
-    cache = StatsCache(Path(cache_base)) if cache_base is not None else None
-    key = cache.key(path, flat_agents) if cache is not None else None  # before reading: a file that grows meanwhile is read again next time
-    st = session_stats(Session.load(path, flat_agents=flat_agents))
-    if cache is not None and key is not None:
-        cache.put(path, key, st)
-    return st
+def _one(path: Path, flat_agents: list[Path]) -> dict[str, Any]:
+    return session_stats(Session.load(path, flat_agents=flat_agents))
 
 
 def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None,
-             skip_errors: bool = False, cache: StatsCache | None = None) -> Iterable[tuple[int, dict[str, Any]]]:
+             skip_errors: bool = False) -> Iterable[tuple[int, dict[str, Any]]]:
     """Stats of the sessions not in the cache, in several processes when there are many.
 
-    With `skip_errors`, a session that cannot be read is left out instead of stopping the rest; with
-    `cache`, each result is written to it where it was computed."""
-    base = str(cache.base) if cache is not None and cache.base is not None else None
+    With `skip_errors`, a session that cannot be read is left out instead of stopping the rest."""
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     if n_workers <= 1 or len(todo) < 8:
         for n, path, mine, _ in todo:
             try:
-                yield n, _one(path, mine, base)
+                yield n, _one(path, mine)
             except OSError:
                 if not skip_errors:
                     raise
@@ -227,7 +213,7 @@ def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None,
 
     # forkserver, not fork: the caller may be a threaded app (the TUI), and forking threads is unsafe
     with ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        futures = {pool.submit(_one, path, mine, base): n for n, path, mine, _ in order}
+        futures = {pool.submit(_one, path, mine): n for n, path, mine, _ in order}
         from concurrent.futures import as_completed
 
         for f in as_completed(futures):
@@ -257,17 +243,21 @@ def collect_stats(
 
     agent_owner: dict[Path, str | None] = {}
     slots: list[dict[str, Any] | None] = []
-    todo: list[tuple[int, Path, list[Path], None]] = []
+    todo: list[tuple[int, Path, list[Path], dict[str, Any] | None]] = []
     for n, (path, agents) in enumerate(files):
         mine = own_agents(path, agents, agent_owner)
-        st = cache.get(path, lambda p=path, m=mine: cache.key(p, m)) if cache else None
+        key = cache.key(path, mine) if cache else None
+        st = cache.get(path, key) if cache and key else None
         slots.append(st)
         if st is None:
-            todo.append((n, path, mine, None))
+            todo.append((n, path, mine, key))
     done = len(files) - len(todo)
-    # the processes that compute the stats also write them to the cache
-    for n, st in _compute(todo, workers, cache=cache if cache is not None and cache.folder is not None else None):
+    keys = {n: k for n, _, _, k in todo}
+    for n, st in _compute(todo, workers):
         slots[n] = st
+        key = keys[n]
+        if cache and key:
+            cache.put(files[n][0], key, st)
         done += 1
         if progress:
             progress(done - 1, len(files), files[n][0])
