@@ -75,7 +75,7 @@ def thread_is_sidechain(s: Session) -> bool:
 
 def session_thresholds(s: Session, settings: Settings) -> Thresholds:
     """Thresholds for this session: its model unless the user chose one; window inferred from usage."""
-    models: list[str] = []
+    last_model: str | None = None  # of any real response, sidechains included: when the main thread has none
     peak: int | None = None
     for r in s.records:
         u = r.usage
@@ -85,11 +85,12 @@ def session_thresholds(s: Session, settings: Settings) -> Thresholds:
         if peak is None or tok > peak:
             peak = tok
         if r.model:
-            models.append(r.model)
+            last_model = r.model
     if settings.model is None:
-        models = s.models or models
-        if models:
-            settings = settings.with_(model=models[-1])
+        models = s.models
+        model = models[-1] if models else last_model
+        if model:
+            settings = settings.with_(model=model)
     return thresholds(settings, peak_usage=peak)
 
 
