@@ -17,12 +17,12 @@ from inspector import __version__
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
-def _literal(line: str) -> str:
-    """One line of a report, as printed: transcript text in it (titles, models, times, paths) never acts on
-    the terminal. Everything the reports print goes through here, whatever each field already did."""
+def _report(lines: list[str]) -> str:
+    """A report's lines as printed: transcript text in them (titles, models, times, paths) never acts on
+    the terminal. Every report goes through here, whatever each field already did."""
     from inspector.textutil import printable
 
-    return printable(line)
+    return "".join(printable(line) + "\n" for line in lines)
 
 
 def json_text(obj: Any) -> str:
@@ -239,7 +239,7 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
             lines.append(f"      {n:>9,}  {cat}")
         for it in comp["largest_tool_results"][:5]:
             lines.append(f"      {it['tokens']:>9,}  {it['tool']} {printable(it['what'])[:80]}")
-    return "\n".join(_literal(line) for line in lines) + "\n"
+    return _report(lines)
 
 
 def _compact_parser() -> argparse.ArgumentParser:
@@ -403,7 +403,7 @@ def format_compaction(res: Any, saved: Any = None) -> str:
             lines.append(f"note: {printable(n)}")
     elif res.changed:
         lines.append("Dry run: nothing was written. Add --write to save it as a new session.")
-    return "\n".join(_literal(line) for line in lines) + "\n"
+    return _report(lines)
 
 
 def cmd_app(args: argparse.Namespace, out: Any, err: Any) -> int:
@@ -519,7 +519,7 @@ def format_table(stats: list[dict[str, Any]]) -> str:
             )
         lines.append("")
     lines.append(f"{len(stats)} session(s) in {len(by_project)} project(s), {total_records} records.")
-    return "\n".join(_literal(line) for line in lines) + "\n"
+    return _report(lines)
 
 
 def _search_parser() -> argparse.ArgumentParser:
@@ -564,10 +564,9 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
                             limit=args.limit, progress=progress):
         if show_progress:
             err.write("\r\x1b[K")
-        if args.json:
-            found.extend(fh.hits)
-            continue
         found.extend(fh.hits)
+        if args.json:
+            continue
         if fh.session != last_session:
             last_session = fh.session
             try:
@@ -682,22 +681,13 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
     out = out or sys.stdout
     err = err or sys.stderr
     debug = "--debug" in argv
+    commands = {"stats": (_stats_parser, cmd_stats), "tokens": (_tokens_parser, cmd_tokens),
+                "compact": (_compact_parser, cmd_compact), "search": (_search_parser, cmd_search),
+                "show": (_show_parser, cmd_show)}
     try:
-        if argv and argv[0] == "stats":
-            args = _stats_parser().parse_args(argv[1:])
-            return cmd_stats(args, out, err)
-        if argv and argv[0] == "tokens":
-            args = _tokens_parser().parse_args(argv[1:])
-            return cmd_tokens(args, out, err)
-        if argv and argv[0] == "compact":
-            args = _compact_parser().parse_args(argv[1:])
-            return cmd_compact(args, out, err)
-        if argv and argv[0] == "search":
-            args = _search_parser().parse_args(argv[1:])
-            return cmd_search(args, out, err)
-        if argv and argv[0] == "show":
-            args = _show_parser().parse_args(argv[1:])
-            return cmd_show(args, out, err)
+        if argv and argv[0] in commands:
+            parser, command = commands[argv[0]]
+            return command(parser().parse_args(argv[1:]), out, err)
         args = _root_parser().parse_args(argv)
         return cmd_app(args, out, err)
     except SystemExit as exc:  # argparse: --help, --version, usage errors
