@@ -25,6 +25,7 @@ import orjson
 from inspector.textutil import printable
 from inspector.transcript.discovery import Target, session_files
 from inspector.transcript.records import LineError, decode_line, iter_blocks
+from inspector.transcript.session import subagent_files, tool_result_files
 
 SNIPPET = 160  # characters of context shown around a match
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -249,27 +250,9 @@ class _LineCounter:
         return self.line
 
 
-def _plain_files(folder: Path, suffix: str = "") -> list[Path]:
-    """The regular files directly in a folder (no symlinks, nothing below), sorted; [] if it cannot be read."""
-    out = []
-    try:
-        with os.scandir(folder) as it:
-            for e in it:
-                if e.name.endswith(suffix) and e.is_file(follow_symlinks=False):
-                    out.append(Path(e.path))
-    except OSError:
-        return []
-    return sorted(out)
-
-
-def persisted_files(path: Path) -> list[Path]:
-    """The files directly in a session's tool-results folder (no symlinks, nothing below)."""
-    return _plain_files(path.with_suffix("") / "tool-results")
-
-
 def _search_persisted(path: Path, query: Query, limit: int | None) -> list[Hit]:
     found: list[tuple[Path, int, int, str]] = []
-    for p in persisted_files(path):
+    for p in tool_result_files(path):
         try:
             with open(p, "rb") as f:
                 data = f.read(PERSISTED_CAP)
@@ -324,11 +307,6 @@ class FileHits:
     path: Path
     session: Path
     hits: list[Hit]
-
-
-def subagent_files(session: Path) -> list[Path]:
-    """A session's subagent transcripts in its own folder (`<session>/subagents/*.jsonl`, no symlinks)."""
-    return _plain_files(session.with_suffix("") / "subagents", ".jsonl")
 
 
 def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[Path, Path]]:

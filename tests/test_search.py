@@ -42,6 +42,8 @@ def project(tmp_path):
     write_jsonl(proj / "S" / "subagents" / "agent-a1b2.jsonl",
                 [user("s1", None, "look for the flaky tabs test", isSidechain=True),
                  assistant("s2", "s1", [{"type": "text", "text": "Found it in test_tabs.py"}], isSidechain=True)])
+    write_jsonl(proj / "S" / "subagents" / "workflows" / "wf_1" / "agent-w1.jsonl",  # the workflow layout
+                [user("w1", None, "a workflow step about quokkas", isSidechain=True)])
     return proj, path
 
 
@@ -77,6 +79,8 @@ def test_search_command(tmp_path):
     assert code == 0, err
     assert "line 2" in out and "thinking" in out and "subagent agent-a1b2.jsonl" in out and "Found it in test_tabs.py" in out
     assert "match(es) in 2 transcript(s)." in out and out.rstrip().endswith("open FILE in the app and press /).")
+    code, out, _ = run("search", "quokkas", str(tmp_path / "projects"), "--json")
+    assert code == 0 and [h["path"].endswith("wf_1/agent-w1.jsonl") for h in orjson.loads(out)] == [True]
     code, out, _ = run("search", "tabs", str(proj), "--no-subagents", "--json")
     hits = orjson.loads(out)
     assert code == 0 and {h["where"] for h in hits} == {"thinking", "reply"} and all(h["path"] == str(path) for h in hits)

@@ -82,6 +82,23 @@ def read_capped(path: Path, limit: int = DISPLAY_CAP, offset: int = 0) -> tuple[
     return data.decode("utf-8", "replace"), size
 
 
+def tool_result_files(transcript: Path) -> list[Path]:
+    """The files of a session's own tool-results folder: directly in it, no symlinks, sorted."""
+    folder = transcript.with_suffix("") / "tool-results"
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
+    except OSError:
+        return []
+
+
+def subagent_files(transcript: Path) -> list[Path]:
+    """A session's subagent transcripts in its own `subagents/` folder (nested workflow folders too), no symlinks."""
+    folder = transcript.with_suffix("") / "subagents"
+    if not folder.is_dir():
+        return []
+    return [p for p in sorted(folder.rglob("agent-*.jsonl")) if p.is_file() and not p.is_symlink()]
+
+
 # ---------------------------------------------------------------------------------------------
 # session memory (§7.2)
 
@@ -392,11 +409,7 @@ class Session:
         return self.session_dir / "tool-results"
 
     def tool_result_files(self) -> list[Path]:
-        d = self.tool_results_dir
-        try:
-            return sorted(p for p in d.iterdir() if p.is_file() and not p.is_symlink())
-        except OSError:
-            return []
+        return tool_result_files(self.path)
 
     @cached_property
     def persisted_outputs(self) -> list[PersistedOutput]:
@@ -472,21 +485,17 @@ class Session:
     @cached_property
     def subagents(self) -> list[Subagent]:
         found: dict[str, Subagent] = {}
-        sub_dir = self.session_dir / "subagents"
-        if sub_dir.is_dir():
-            for p in sorted(sub_dir.rglob("agent-*.jsonl")):
-                if p.is_symlink() or not p.is_file():
-                    continue
-                aid = p.stem[len("agent-") :]
-                meta: dict[str, Any] = {}
-                mp = p.with_suffix(".meta.json")
-                if mp.is_file() and not mp.is_symlink():
-                    try:
-                        loaded = orjson.loads(mp.read_bytes()[: 1 << 20])
-                        meta = loaded if isinstance(loaded, dict) else {}
-                    except (orjson.JSONDecodeError, OSError):
-                        meta = {}
-                found[aid] = Subagent(aid, "subagents-dir", p, meta)
+        for p in subagent_files(self.path):
+            aid = p.stem[len("agent-") :]
+            meta: dict[str, Any] = {}
+            mp = p.with_suffix(".meta.json")
+            if mp.is_file() and not mp.is_symlink():
+                try:
+                    loaded = orjson.loads(mp.read_bytes()[: 1 << 20])
+                    meta = loaded if isinstance(loaded, dict) else {}
+                except (orjson.JSONDecodeError, OSError):
+                    meta = {}
+            found[aid] = Subagent(aid, "subagents-dir", p, meta)
         for p in self._flat_agents if self._flat_agents is not None else self._find_flat_agents():
             aid = p.stem[len("agent-") :]
             found.setdefault(aid, Subagent(aid, "flat", p))

@@ -15,9 +15,10 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
-from inspector.search import Query, search_file, subagent_files
+from inspector.search import Query, search_file
 from inspector.textutil import human_duration, human_size, human_when, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
+from inspector.transcript.session import subagent_files
 from inspector.transcript.stats import StatsCache, cache_dir, own_agents
 from inspector.tui.actions import bindings
 
