@@ -9,6 +9,7 @@ Textual or Rich.
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -305,24 +306,25 @@ def _block(s: Session, r: Record, b: dict[str, Any]) -> list[Part]:
 # Markdown
 
 
+_BACKTICKS = re.compile("`+")
+_MD_SPECIAL = re.compile(r"[\\`*_\[\]<>#|]")
+
+
 def _fence(text: str, lang: str = "") -> str:
     """A fenced block that the text cannot close: longer than any run of backticks inside it."""
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
 
 
-def parts_markdown(parts: list[Part], title: str | None = None) -> str:
+def parts_markdown(parts: list[Part]) -> str:
     """One record's parts as Markdown (untrusted text stays inside fences, or is shown literally)."""
     out: list[str] = []
     for p in parts:
         text = printable(p.text, keep_newlines=True)
         if p.kind == "head":
             first, _, rest = text.partition("\n")
-            out.append(f"### {md_inline(title or first)}")
+            out.append(f"### {md_inline(first)}")
             if rest.strip():
                 out.append("<sub>" + " · ".join(md_inline(line) for line in rest.splitlines() if line.strip()) + "</sub>")
         elif p.kind == "label":
@@ -342,8 +344,7 @@ def parts_markdown(parts: list[Part], title: str | None = None) -> str:
 
 def md_inline(text: str) -> str:
     """Text for one Markdown line: no line breaks, markup characters escaped."""
-    text = " ".join(text.split())
-    return "".join("\\" + ch if ch in "\\`*_[]<>#|" else ch for ch in text)
+    return _MD_SPECIAL.sub(r"\\\g<0>", " ".join(text.split()))
 
 
 def export_markdown(s: Session, *, scope: str = "chain") -> Iterator[str]:
