@@ -26,16 +26,10 @@ def _report(lines: list[str]) -> str:
 
 
 def json_text(obj: Any) -> str:
-    """Indented JSON for the --json outputs. A path whose bytes are not UTF-8 holds lone surrogates, which
-    orjson refuses: the standard library writes them as \\u escapes instead (the JSON stays ASCII)."""
-    import orjson
+    """Indented JSON for the --json outputs (paths that are not UTF-8 included)."""
+    from inspector.textutil import json_dumps
 
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n"
-    except TypeError:
-        import json
-
-        return json.dumps(obj, indent=2, ensure_ascii=True) + "\n"
+    return json_dumps(obj, indent=True).decode() + "\n"
 
 
 def _root_parser() -> argparse.ArgumentParser:

@@ -1,8 +1,13 @@
-"""Making untrusted transcript text safe to print: no terminal escapes, no control codes."""
+"""Making untrusted transcript text safe to print (no terminal escapes, no control codes), the small
+formatters the tables share, and JSON in and out that survives paths whose bytes are not UTF-8."""
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
+
+import orjson
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -64,3 +69,20 @@ def human_duration(first: str | None, last: str | None) -> str | None:
     if secs < 48 * 3600:
         return f"{secs / 3600:.1f}h"
     return f"{secs / 86400:.0f}d"  # a session resumed weeks later
+
+
+def json_dumps(obj: Any, *, indent: bool = False) -> bytes:
+    """orjson's JSON, except for a str holding lone surrogates (a path whose bytes are not UTF-8), which
+    orjson refuses: the standard library writes those as \\u escapes (the JSON stays ASCII)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_INDENT_2 if indent else 0)
+    except TypeError:
+        return json.dumps(obj, indent=2 if indent else None, ensure_ascii=True).encode()
+
+
+def json_loads(data: bytes | str) -> Any:
+    """What json_dumps wrote: orjson, or the standard library for \\u escapes of lone surrogates."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)

@@ -27,3 +27,13 @@ def test_other_formatters():
     assert [human_tokens(n) for n in (None, 999, 167_000)] == ["-", "999", "167.0k"]
     assert human_when("2026-02-10T22:57:03.123Z") == "2026-02-10 22:57" and human_when("yesterday") is None
     assert printable("a\x1b[31mred\x07\nb") == "a\\x1b[31mred\\x07 b"
+
+
+def test_json_that_survives_paths_which_are_not_utf8():
+    from inspector.textutil import json_dumps, json_loads
+
+    plain = {"path": "/home/ann/a.jsonl", "n": 3}
+    assert json_dumps(plain) == b'{"path":"/home/ann/a.jsonl","n":3}' and json_loads(json_dumps(plain)) == plain
+    odd = ["/tmp/proj\udcff/s.jsonl"]  # how Python names a byte that is not UTF-8
+    assert json_dumps(odd) == b'["/tmp/proj\\udcff/s.jsonl"]' and json_loads(json_dumps(odd)) == odd
+    assert json_dumps(odd, indent=True).startswith(b'[\n  "') and json_loads(json_dumps(odd, indent=True)) == odd

@@ -7,29 +7,19 @@ forked: the request (a JSON list of [index, path, flat agent paths]) comes on st
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-import orjson
-
+from inspector.textutil import json_dumps, json_loads
 from inspector.transcript.stats import _compute
 
 
 def main() -> int:
-    raw = sys.stdin.buffer.read()
-    try:
-        req = orjson.loads(raw)
-    except orjson.JSONDecodeError:  # paths that are not UTF-8 come as \u escapes of lone surrogates
-        req = json.loads(raw)
+    req = json_loads(sys.stdin.buffer.read())  # paths that are not UTF-8 come as \u escapes
     todo = [(k, Path(p), [Path(a) for a in agents], None) for k, p, agents in req]
     out = sys.stdout.buffer
     for k, st in _compute(todo, None, skip_errors=True):
-        try:
-            line = orjson.dumps([k, st])
-        except TypeError:  # a path that is not UTF-8 (lone surrogates): \u escapes (the reader falls back to json)
-            line = json.dumps([k, st], ensure_ascii=True).encode()
-        out.write(line + b"\n")
+        out.write(json_dumps([k, st]) + b"\n")
         out.flush()
     return 0
 

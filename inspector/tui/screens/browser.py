@@ -16,7 +16,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
 from inspector.search import Query, search_file
-from inspector.textutil import human_duration, human_size, human_when, printable
+from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
 from inspector.transcript.session import subagent_files
 from inspector.transcript.stats import StatsCache, cache_dir, own_agents
@@ -197,7 +197,8 @@ class BrowserScreen(Screen):
             self.items = [it for it in self.items if it.path not in msg.gone]
             for p in msg.gone:
                 self.seen.pop(p, None)
-            fresh = [k for k, it in enumerate(self.items) if it.path in {i.path for i in msg.items}]
+            changed = {i.path for i in msg.items}
+            fresh = [k for k, it in enumerate(self.items) if it.path in changed]
         self.redraw(keep_cursor=True)
         new = sum(1 for it in msg.items if it.path not in by_path)
         if new:
@@ -217,7 +218,7 @@ class BrowserScreen(Screen):
 
     # -- stage 2: the details, in the background, with progress --------------------------------
     @work(thread=True, exclusive=False, group="fill")
-    def fill(self, only: list[int] | None = None) -> None:
+    def fill(self, only: list[int] | set[int] | None = None) -> None:
         """Cached stats first, then the rest in a process per core; the UI hears in batches.
 
         `only`: the indexes of the items to fill (sessions that appeared or changed); default all."""
@@ -240,6 +241,7 @@ class BrowserScreen(Screen):
         owners: dict[Path, str | None] = {}
         if only is not None:
             done = total - len(only)
+            only = set(only)
         for k, it in enumerate(items):
             if only is not None and k not in only:
                 continue
@@ -278,29 +280,16 @@ class BrowserScreen(Screen):
         import subprocess
         import sys
 
-        import orjson
-
         if not todo:
             return
-        items = [[k, str(p), [str(a) for a in agents]] for k, p, agents, _ in todo]
-        try:
-            req = orjson.dumps(items)
-        except TypeError:  # a path that is not UTF-8: \u escapes, which the child reads with json
-            import json
-
-            req = json.dumps(items, ensure_ascii=True).encode()
+        req = json_dumps([[k, str(p), [str(a) for a in agents]] for k, p, agents, _ in todo])
         with subprocess.Popen([sys.executable, "-m", "inspector.transcript.stats_batch"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write(req)
             proc.stdin.close()
             for line in proc.stdout:
-                try:
-                    k, st = orjson.loads(line)
-                except orjson.JSONDecodeError:  # a path that is not UTF-8, written as \u escapes
-                    import json
-
-                    k, st = json.loads(line)
+                k, st = json_loads(line)
                 yield k, st
 
     @staticmethod
