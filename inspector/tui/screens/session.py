@@ -113,13 +113,20 @@ class SessionScreen(Screen):
                 t.update(max_bytes=QUICK_LOOK_BYTES)
                 head = Session(t)
                 self.post_message(self.Ready(Loaded(head, context_series(head, self.settings), self.rows_for(head)), None, partial=True))
-            s = Session.load(self.path, progress=progress)
-            th = session_thresholds(s, self.settings)
-            series = context_series(s, self.settings, th)
-            self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep))
-            self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
+            self.publish(Session.load(self.path, progress=progress), keep)
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not load {self.path.name}: {exc}", severity="error", timeout=10)
+
+    def publish(self, s: Session, keep: int | None, *, tail: bool = False, announce: bool = False) -> None:
+        """From a worker: the session under the current settings, its series and rows at once, then its
+        report once the tokens are counted. `announce` says the thresholds in a notification first."""
+        th = session_thresholds(s, self.settings)
+        if announce:
+            auto = fmt(th.auto_compact) if th.auto_compact else "off"
+            self.app.call_from_thread(self.app.notify, f"thresholds: auto-compact {auto}, blocking {fmt(th.blocking)}", timeout=3)
+        series = context_series(s, self.settings, th)  # the same key as analyze's: computed once
+        self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep, tail=tail))
+        self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
 
     def rows_for(self, s: Session) -> list[Row]:
         """The timeline's rows with the current filters (safe to call from a worker)."""
@@ -194,11 +201,8 @@ class SessionScreen(Screen):
             self.app.call_from_thread(self.app.notify, f"Could not read the new lines: {exc}", severity="error")
             return
         if n:
-            th = session_thresholds(s, self.settings)
-            series = context_series(s, self.settings, th)
-            self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), None, tail=True))
             self.app.call_from_thread(self.app.notify, f"{n} new record(s)", timeout=2)
-            self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
+            self.publish(s, None, tail=True)
 
     # -- selection ----------------------------------------------------------------------------
     @on(Timeline.Selected)
@@ -503,12 +507,7 @@ class SessionScreen(Screen):
         if s is None:
             return
         try:
-            th = session_thresholds(s, self.settings)
-            series = context_series(s, self.settings, th)
-            self.app.call_from_thread(self.app.notify, f"thresholds: auto-compact {fmt(th.auto_compact) if th.auto_compact else 'off'}, "
-                                                       f"blocking {fmt(th.blocking)}", timeout=3)
-            self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep))
-            self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
+            self.publish(s, keep, announce=True)
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not apply the settings: {exc}", severity="error", timeout=10)
 
