@@ -94,7 +94,7 @@ def _tokens_parser() -> argparse.ArgumentParser:
 
 def settings_from_args(args: argparse.Namespace) -> Any:
     """Claude Code's settings from the environment and config, then the user's overrides."""
-    from inspector.tokens.thresholds import Settings
+    from inspector.tokens.thresholds import Settings, pct_in_range
 
     s = Settings.from_environment()
     changes: dict[str, Any] = {}
@@ -111,7 +111,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         changes["disable_1m"] = True
     if getattr(args, "output_cap", False):
         changes["output_slot_cap"] = True
-    if getattr(args, "pct", None) is not None and not 0 < args.pct <= 100:
+    if getattr(args, "pct", None) is not None and not pct_in_range(args.pct):
         from inspector.transcript.discovery import InspectorError
 
         raise InspectorError("--pct must be in (0, 100]")

@@ -54,6 +54,11 @@ def truthy(v: str | None) -> bool:
     return v is not None and v.strip().lower() in ("1", "true", "yes", "on")
 
 
+def pct_in_range(p: float) -> bool:
+    """CLAUDE_AUTOCOMPACT_PCT_OVERRIDE counts only in (0, 100] (§4.3); a NaN is not in it."""
+    return 0 < p <= 100
+
+
 def positive_int(v: Any) -> int | None:
     try:
         n = int(str(v).strip())
@@ -122,7 +127,7 @@ class Settings:
         if pct:
             try:
                 p = float(pct)
-                if 0 < p <= 100:
+                if pct_in_range(p):
                     kw["pct_override"] = p
                     src.append(("pct_override", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"))
             except ValueError:
@@ -245,7 +250,7 @@ def thresholds(s: Settings, peak_usage: int | None = None) -> Thresholds:
     enabled = s.auto_compact_enabled and not s.compact_disabled
     auto: int | None = effective - AUTOCOMPACT_BUFFER_TOKENS
     auto_pct = None
-    if s.pct_override is not None and 0 < s.pct_override <= 100:
+    if s.pct_override is not None and pct_in_range(s.pct_override):
         lowered = math.floor(effective * s.pct_override / 100)
         if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
             auto, auto_pct = lowered, s.pct_override

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from inspector.tokens.thresholds import Settings
+from inspector.tokens.thresholds import Settings, pct_in_range
 
 TRISTATE = [("as configured", "keep"), ("on", "on"), ("off", "off")]
 ONE_M = [("infer from usage above 200k", "infer"), ("yes", "on"), ("no", "off")]
@@ -47,7 +47,7 @@ def settings_from_form(base: Settings, values: dict[str, Any]) -> Settings:
             pct = float(pct_raw)
         except ValueError:
             raise InvalidSetting(f"auto-compact percent: {pct_raw!r} is not a number") from None
-        if not 0 < pct <= 100:
+        if not pct_in_range(pct):
             raise InvalidSetting("auto-compact percent must be in (0, 100]")
     model = str(values.get("model", "")).strip() or None
     one_m = {"infer": None, "on": True, "off": False}[values.get("one_m", "infer")]
