@@ -15,20 +15,18 @@ Matching is a case-insensitive substring. Nothing here imports Textual or Rich.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import orjson
 
-from inspector.textutil import printable
+from inspector.textutil import printable, without_surrogates
 from inspector.transcript.discovery import Target, session_files
 from inspector.transcript.records import LineError, decode_line, iter_blocks
 from inspector.transcript.session import subagent_files, tool_result_files
 
 SNIPPET = 160  # characters of context shown around a match
-_SURROGATE = re.compile("[\ud800-\udfff]")
 PERSISTED_CAP = 64 << 20  # bytes of one persisted output searched
 
 # Keys whose values are identifiers, bookkeeping or encoded data, not text anyone reads.
@@ -70,7 +68,7 @@ class Query:
             raise ValueError("nothing to search for")
         # a lone surrogate (an undecodable byte on the command line) can match nothing we decode, where
         # every lone surrogate became U+FFFD: search for that instead
-        text = _SURROGATE.sub("\ufffd", text)
+        text = without_surrogates(text)
         self.text = text
         self.folded = text.lower()
         escaped = orjson.dumps(self.folded)[1:-1]  # as it appears inside a JSON string

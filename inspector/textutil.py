@@ -13,6 +13,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def without_surrogates(s: str) -> str:
+    """Lone surrogates (undecodable bytes, escaped halves of a pair) as U+FFFD: they cannot be encoded."""
+    return _SURROGATE.sub("\ufffd", s)
+
+
 def printable(s: str, *, keep_newlines: bool = False) -> str:
     """Show control characters (ESC, BEL, CSI, ...) as visible escapes instead of obeying them.
 
@@ -20,7 +25,7 @@ def printable(s: str, *, keep_newlines: bool = False) -> str:
     if not keep_newlines:
         s = s.replace("\n", " ").replace("\t", " ")
     if not s.isascii():
-        s = _SURROGATE.sub("\ufffd", s)
+        s = without_surrogates(s)
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
 
 

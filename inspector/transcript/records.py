@@ -21,6 +21,8 @@ from typing import Any, Iterator
 
 import orjson
 
+from inspector.textutil import without_surrogates
+
 # Record types that take part in the parentUuid chain (§2.1, §2.6). Unknown types that carry a
 # uuid are chain nodes too (§10): they are kept as opaque structural records.
 MESSAGE_TYPES = frozenset({"user", "assistant"})
@@ -196,7 +198,6 @@ def gc_paused() -> Iterator[None]:
 # decoding
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class LineError(ValueError):
@@ -206,7 +207,7 @@ class LineError(ValueError):
 def _scrub(value: Any) -> Any:
     """Replace lone surrogates (which cannot be encoded) by U+FFFD, recursively."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return without_surrogates(value)
     if isinstance(value, list):
         return [_scrub(v) for v in value]
     if isinstance(value, dict):
