@@ -138,3 +138,97 @@ def test_subagent_files_load_as_sessions_too():
         if "subagents" in p.parts:
             s = Session.load(p)
             assert s.records and all(r.is_sidechain for r in s.records if r.uuid)
+
+
+def rule_leaf(path: Path) -> str | None:
+    """The leaf by the rule, written independently of inspector (stdlib json, own walk).
+
+    Chain records are the records with a uuid other than `progress`; a parent that is a progress record is
+    replaced by that record's own parent (bridged); a leaf candidate is a chain record that no chain record
+    names as parent, walked up to its nearest user/assistant record; the main thread's candidate with the
+    latest timestamp wins (a tie: the later in the file)."""
+    from datetime import datetime
+
+    recs = []
+    for raw in path.read_bytes().split(b"\n"):
+        try:
+            o = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(o, dict) and isinstance(o.get("uuid"), str):
+            recs.append(o)
+    last = {r["uuid"]: n for n, r in enumerate(recs)}
+    progress_parent = {r["uuid"]: r.get("parentUuid") for r in recs if r.get("type") == "progress"}
+
+    def bridged(p):
+        hops = 0
+        while p in progress_parent and hops < 10_000:
+            p, hops = progress_parent[p], hops + 1
+        return p
+
+    chain = {r["uuid"]: r for n, r in enumerate(recs) if r.get("type") != "progress" and last[r["uuid"]] == n}
+    parent = {u: bridged(r.get("parentUuid")) for u, r in chain.items()}
+    named = {p for p in parent.values() if p is not None}
+    cands = set()
+    for u in chain:
+        if u in named:
+            continue
+        hops, v = 0, u
+        while v is not None and v in chain and chain[v].get("type") not in ("user", "assistant") and hops < 10_000:
+            v, hops = parent.get(v), hops + 1
+        if v in chain and chain[v].get("type") in ("user", "assistant"):
+            cands.add(v)
+    main = [u for u in cands if chain[u].get("isSidechain") is not True] or list(cands)
+    if not main:
+        return None
+
+    def key(u):
+        ts = chain[u].get("timestamp")
+        try:
+            t = datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+        except (AttributeError, ValueError):
+            t = float("-inf")
+        return (t, last[u])
+
+    return max(main, key=key)
+
+
+@pytest.mark.parametrize("path", session_files(), ids=lambda p: f"{p.parent.name[:24]}/{p.name[:16]}")
+def test_every_leaf_equals_the_rule(reported, path):
+    """The leaf of every real session is the rule's: Stop-hook progress records after the last reply do not hide it."""
+    assert reported[path.resolve()]["chain"]["leaf_uuid"] == rule_leaf(path)
+
+
+def test_trailing_progress_records_do_not_move_the_leaf():
+    """The files that end with Stop-hook progress records: the leaf is the final reply, after the last compaction."""
+    from inspector.transcript.session import Session
+
+    for name in ("4f8c1176-7025-4530-a860-c6fc4c63a150.jsonl", "13da966e-44f7-4a36-8060-ca40451e4561.jsonl",
+                 "24a274a3-0317-440d-b17a-41e83ee34fec.jsonl", "0cd9edf7-459c-4900-af40-cf2c64dea525.jsonl"):
+        p = next(REAL_PROJECTS.rglob(name))
+        s = Session.load(p)
+        assert s.records[-1].type == "progress"
+        leaf = s.conversation.leaf
+        last_message = max(i for i, r in enumerate(s.records) if r.type in ("user", "assistant") and not r.is_sidechain)
+        assert leaf == last_message
+        boundaries = [i for i, r in enumerate(s.records) if r.is_compact_boundary]
+        assert not boundaries or leaf > boundaries[-1]
+
+
+def test_history_before_a_boundary_whose_logical_parent_is_missing():
+    """A boundary naming a logical parent that is not in the file: the records before it are read in file order."""
+    from inspector.tokens.explain import analyze
+    from inspector.transcript.session import Session
+
+    for name in ("c010174c-a7cd-4bcc-b7d4-61258d6c463f.jsonl", "24a274a3-0317-440d-b17a-41e83ee34fec.jsonl"):
+        s = Session.load(next(REAL_PROJECTS.rglob(name)))
+        conv = s.conversation
+        [b] = [i for i, r in enumerate(s.records) if r.is_compact_boundary]
+        assert s.records[b].logical_parent not in conv.by_uuid
+        pred = conv.logical_predecessor(b)
+        assert pred is not None and pred < b and s.records[pred].type in ("user", "assistant")
+        first_message = min(i for i, r in enumerate(s.records) if r.type in ("user", "assistant"))
+        assert conv.logical_chain[0] <= first_message < b < conv.logical_chain[-1]  # the whole history, from the first prompt
+        [e] = analyze(s).compactions
+        assert e.last_usage_before is not None and e.messages_summarized > 50
+        assert "?" not in e.explanation

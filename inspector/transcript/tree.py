@@ -5,8 +5,9 @@ legacy `progress` records are bridged, the last preserved segment of a compactio
 the leaf is the user/assistant record with the latest timestamp among the tree's leaves, the
 active chain is the walk from that leaf to its root, and the parallel tool-call repair puts
 back sibling fragments and their tool results. Compact boundaries (parent null) are stitched to
-their `logicalParentUuid` for the full logical history. Cycles, dangling parents and duplicate
-uuids never loop or raise.
+their `logicalParentUuid` for the full logical history, or, when that uuid is not in the file, to
+the record before the boundary in file order. Cycles, dangling parents and duplicate uuids never
+loop or raise.
 """
 
 from __future__ import annotations
@@ -142,8 +143,12 @@ class Conversation:
         self.relink = Relink(last, head, anchor, tail, frozenset(preserved))
 
     def _leaf_candidates(self) -> list[int]:
+        """The leaf rule (§2.7, §2.6): records no other chain record names as parent, each walked up to
+        its nearest user/assistant record. `progress` records are not chain records: Claude Code keeps
+        them out of its message map and bridges over them, so a Stop hook's progress hanging off the
+        final reply (about half of the files 2.1.1x–2.1.4x wrote) does not make that reply a non-leaf."""
         recs = self.records
-        has_child: set[int] = {p for p in self.parent.values() if p is not None}
+        has_child: set[int] = {p for i, p in self.parent.items() if p is not None and recs[i].type != "progress"}
         cands: set[int] = set()
         for i in self.parent:
             if i in has_child or recs[i].type == "progress":
@@ -175,6 +180,30 @@ class Conversation:
 
         return max(cands, key=key)
 
+    def logical_predecessor(self, boundary: int) -> int | None:
+        """The record a compact boundary continues from (§2.7).
+
+        Its `logicalParentUuid` when that record is in the file. Often it is not (a record Claude Code
+        never persisted: in one sample 8 of 14 boundaries named such a uuid), yet the conversation the
+        compaction summarized is right there before the boundary. Then the file order decides: the
+        nearest record before the boundary that is a chain record of the same thread (not `progress`,
+        which is bridged; not a record of another thread).
+        """
+        r = self.records[boundary]
+        lp = r.logical_parent
+        if lp is None:
+            return None
+        j = self.by_uuid.get(lp)
+        if j is not None:
+            return j
+        recs = self.records
+        side = r.is_sidechain
+        for k in range(boundary - 1, -1, -1):
+            q = recs[k]
+            if q.uuid is not None and q.type != "progress" and q.is_sidechain == side and k in self.parent:
+                return k
+        return None
+
     def _walk(self, start: int, *, logical: bool) -> list[int]:
         recs, seen, out = self.records, set(), []
         i: int | None = start
@@ -182,8 +211,8 @@ class Conversation:
             seen.add(i)
             out.append(i)
             nxt = self.parent.get(i)
-            if nxt is None and logical and recs[i].is_compact_boundary and recs[i].logical_parent:
-                nxt = self.by_uuid.get(recs[i].logical_parent)
+            if nxt is None and logical and recs[i].is_compact_boundary:
+                nxt = self.logical_predecessor(i)
             i = nxt
         out.reverse()
         return out
