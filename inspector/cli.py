@@ -380,7 +380,7 @@ def format_compaction(res: Any, saved: Any = None) -> str:
     if res.summarized_uuids or res.kept_uuids:
         lines.append(f"  Summarized {len(res.summarized_uuids)} record(s), kept {len(res.kept_uuids)}")
     if res.restored_files_tokens:
-        lines.append(f"  A live compaction would also re-attach recently read files: +{res.restored_files_tokens:,} tokens")
+        lines.append(f"  A live compaction would also re-attach recently used files, the plan and open todos: +{res.restored_files_tokens:,} tokens")
     for n in res.notes:
         lines.append(f"  note: {printable(n)}")
     if res.summarizer_usage:

@@ -18,7 +18,7 @@ from inspector.compact.base import (
     wrap_summary,
 )
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
-from inspector.tokens.context import restored_files
+from inspector.tokens.context import restored_context
 
 API_TYPES = ("user", "assistant", "attachment")
 
@@ -70,10 +70,13 @@ def full_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: Full
     if params.trigger == "manual":
         new += _manual_breadcrumbs(factory, tmpl, summary["uuid"])
     view = [ViewMessage(summary["uuid"], "user", summary, "summary")] + [ViewMessage(r["uuid"], "user", r, "new") for r in new[2:]]
-    restored = restored_files(s, list(sl.chain), est.calibration.ratio)
+    restored = restored_context(s, list(sl.chain), est.calibration.ratio)
     notes = []
     if restored:
-        notes.append(f"a live compaction would also re-attach {len(restored)} recently read file(s) (+{sum(f.tokens for f in restored):,} tokens); "
+        files = sum(1 for f in restored if f.kind in ("file", "reference"))
+        what = [f"{files} recently used file(s)"] if files else []
+        what += ["the plan file" for f in restored if f.kind == "plan"] + ["the open todo list" for f in restored if f.kind == "todo"]
+        notes.append(f"a live compaction would also re-attach {', '.join(what)} (+{sum(f.tokens for f in restored):,} tokens); "
                      "a resumed session starts without them")
     return CompactionResult(
         strategy="full", direction=None, point_uuid=sl.uuid(sl.point), pivot_uuid=None, view=tuple(view), new_records=tuple(new),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from inspector.tokens.estimate import CLEARED_MARKER, api_pieces, count, count_many
-from inspector.tokens.context import restored_files
+from inspector.tokens.context import restored_context
 from inspector.tokens.series import FULL_COMPACTIONS, Series, Turn, compaction_kind
 from inspector.transcript.records import F_COMPACT_SUMMARY, F_DOCUMENT, F_IMAGE, F_META, F_TEXT, F_THINKING
 from inspector.transcript.session import Session
@@ -42,6 +42,8 @@ class Counts:
     sent_before: dict[int, int] = field(default_factory=dict)  # chain pos -> counted tokens sent before it
     own: dict[int, int] = field(default_factory=dict)  # chain pos -> the record's own counted tokens
     restored: dict[int, list[Any]] = field(default_factory=dict)  # boundary pos -> files re-attached (§8.5)
+    response_of: dict[int, str] = field(default_factory=dict)  # chain pos -> message id, for assistant records
+    unseen_cleared: dict[int, int] = field(default_factory=dict)  # microcompact pos -> rough tokens cleared outside the file
 
 
 EXACT_BUDGET = 4_000_000  # characters counted with the tokenizer per session; beyond it, a sample is
@@ -162,18 +164,30 @@ def chain_counts(s: Session, series: Series, progress: Progress | None = None) -
             running = 0
             seen_results = {}
             if compaction_kind(s, i) in FULL_COMPACTIONS:
-                # a full compaction re-attaches recently read files; they are sent from now on
+                # a full compaction re-attaches recently used files, the plan and open todos; they are sent from now on
                 seg_start = max((b for b in series.boundaries if b < pos), default=0)
-                files = restored_files(s, chain[seg_start:pos], DEFAULT_RATIO)
+                files = restored_context(s, chain[seg_start:pos], DEFAULT_RATIO)
                 c.restored[pos] = files
                 running = sum(f.counted for f in files)
         elif r.is_microcompact_boundary:
-            ids = (r.get("microcompact") or {}).get("compactedToolIds")
+            meta = r.get("microcompact") or {}
+            ids = meta.get("compactedToolIds")
+            found_chars, missing = 0, 0
             for tid in ids if isinstance(ids, list) else ():
                 n = seen_results.pop(tid, None) if isinstance(tid, str) else None
                 if n is not None:
                     running -= max(0, n - marker)
+                    res = s.tool_index.get(tid, (None, None))[1]
+                    found_chars += recs[res].content_chars if res is not None else 0
+                else:
+                    missing += 1
+            saved = meta.get("tokensSaved")
+            if missing and isinstance(saved, int) and not isinstance(saved, bool) and saved > 0:
+                # tokensSaved is Claude Code's rough count (characters / 4) of every result it cleared
+                c.unseen_cleared[pos] = max(0, saved - found_chars // 4)
         c.sent_before[pos] = running
+        if r.type == "assistant":
+            c.response_of[pos] = r.message_id or f"#{i}"
         rc = per.get(i)
         own = rc.total if rc else 0
         c.own[pos] = own
@@ -207,14 +221,17 @@ class Calibration:
 
 
 def turn_counted(c: Counts, series: Series, t: Turn) -> int:
-    """Counted tokens of what one response's context held: prefix sent + the response itself."""
+    """Counted tokens of what one response's context held: what was sent before its first fragment,
+    plus the response itself (its fragments only: tool results streamed between the fragments of a
+    response with parallel tool calls were sent with the next request, not this one)."""
     chain = series.chain
-    own = 0
     pos = t.pos
-    # the response's fragments (and interleaved results) from its first to its last fragment
+    mid = c.response_of.get(pos)
+    own = 0
     k = pos
     while k < len(chain):
-        own += c.own.get(k, 0)
+        if c.response_of.get(k) == mid:
+            own += c.own.get(k, 0)
         if chain[k] == t.index:
             break
         k += 1
@@ -254,10 +271,10 @@ class Calibrator:
         pts = self.pts
         if n <= 0:
             return Calibration(DEFAULT_OVERHEAD, DEFAULT_RATIO, 0.0, 0, "default")
+        x0, y0 = pts[0]
         if n < 3 or self.hi[n] - self.lo[n] < 1000:
             ratio = DEFAULT_RATIO
-            head = pts[: min(3, n)]
-            overhead = sorted(y - ratio * x for x, y in head)[len(head) // 2]
+            overhead = y0 - ratio * x0
             method = "one point" if n == 1 else "default ratio"
         else:
             sx, sy, sxx, sxy = self.sx[n], self.sy[n], self.sxx[n], self.sxy[n]
@@ -265,8 +282,8 @@ class Calibrator:
             slope = (sxy - sx * sy / n) / var if var else DEFAULT_RATIO
             if not 0.5 <= slope <= 2.5:
                 slope = DEFAULT_RATIO
-            head = pts[:3]
-            overhead = sorted(y - slope * x for x, y in head)[len(head) // 2]
+            # the first response carries little but the fixed overhead: read it there
+            overhead = y0 - slope * x0
             ratio = (sxy - overhead * sx) / sxx if sxx else slope
             if not 0.5 <= ratio <= 2.5:
                 ratio = slope
@@ -284,7 +301,7 @@ class Calibrator:
 def fit(points: list[tuple[int, int]]) -> Calibration:
     """usage ≈ overhead + ratio × counted, with the overhead anchored on the first responses.
 
-    The first responses of a session carry almost nothing but the fixed overhead (system prompt,
+    The first response of a session carries almost nothing but the fixed overhead (system prompt,
     tools, CLAUDE.md, start-up hook output), so the overhead is read there; the ratio is then
     the least-squares slope through that anchor. This is what is re-sent after a compaction, so
     it predicts post-compaction sizes better than a free intercept. Too little data: defaults.

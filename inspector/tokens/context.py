@@ -1,5 +1,5 @@
 """What fills the context at a message (like /context, for any point in the past), and what a
-full compaction puts back after the summary (§8.5: the most recently read files).
+full compaction puts back after the summary (§8.5: recently used files, the plan file, open todos).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ MEMORY_FILE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 class RestoredFile:
     path: str
     tokens: int  # estimated API tokens of the attachment
-    kind: str  # "file" (content re-attached) or "reference" (too large: name only)
+    kind: str  # "file" (content re-attached), "reference" (too large: name only), "plan" or "todo"
     counted: int  # offline-tokenizer count of the attachment
 
 
@@ -41,50 +41,229 @@ def _tool_inputs(s: Session, index: int) -> dict[str, dict[str, Any]]:
     return out
 
 
-def restored_files(s: Session, chain: list[int], ratio: float) -> list[RestoredFile]:
-    """The files a full compaction re-attaches: the 5 most recently read, ≤5k tokens each (§8.5)."""
-    reads: list[tuple[str, int]] = []  # (path, index of the tool_result record), in order
-    for i in chain:
+FILE_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write"})
+
+
+@dataclass(slots=True)
+class FileState:
+    """What the transcript says of one file's content as Claude Code last knew it (its readFileState)."""
+
+    path: str
+    touched: int  # chain position of the last read, edit or write
+    modified: bool  # edited or written on this stretch: its file time is then the time of that change
+    content: str | None  # the content, or the part of it that was read
+    scale: float  # the whole file is about `scale` times `content` (a partial read); 1.0 when exact
+
+
+def numbered(text: str, start: int = 1) -> str:
+    """A file's text as the Read tool shows it (`cat -n` with an arrow), which is what a re-attached file is sent as."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(lines, start))
+
+
+def _result_of(s: Session, tid: str) -> tuple[Any, str, bool] | None:
+    """(toolUseResult, tool_result text, is_error) of a tool call, or None when it has no result."""
+    res = s.tool_index.get(tid, (None, None))[1]
+    if res is None:
+        return None
+    body = s.body(res)
+    text, err = "", False
+    for b in iter_blocks((body.get("message") or {}).get("content") if isinstance(body.get("message"), dict) else None):
+        if b.get("type") == "tool_result" and b.get("tool_use_id") == tid:
+            text = tool_result_text(b.get("content"))
+            err = b.get("is_error") is True
+    return body.get("toolUseResult"), text, err or text.lstrip().startswith("<tool_use_error>")
+
+
+def _apply_edit(content: str | None, old: Any, new: Any, replace_all: Any) -> str | None:
+    if content is None or not isinstance(old, str) or not isinstance(new, str):
+        return None
+    if old == "":
+        return new if content == "" else None
+    if old not in content:
+        return None
+    return content.replace(old, new) if replace_all is True else content.replace(old, new, 1)
+
+
+def file_states(s: Session, chain: list[int]) -> dict[str, FileState]:
+    """The files read, edited or written on this stretch of the chain, with what is known of their content.
+
+    A full read or a write gives the content exactly; an edit applies its change to the original the tool
+    recorded (`toolUseResult.originalFile`) or to what was known; a partial read (offset/limit) gives a part
+    and the file's length in lines, so the whole is estimated from it. A read answered "File unchanged
+    since last read" changes nothing (Claude Code does not refresh its state for it)."""
+    states: dict[str, FileState] = {}
+    for pos, i in enumerate(chain):
         r = s.records[i]
-        if not r.tool_uses:
-            continue
-        names = dict(r.tool_uses)
-        if "Read" not in names.values():
+        if not r.tool_uses or not any(name in FILE_TOOLS for _, name in r.tool_uses):
             continue
         inputs = _tool_inputs(s, i)
-        for tid, name in names.items():
-            if name != "Read":
+        for tid, name in r.tool_uses:
+            if name not in FILE_TOOLS:
                 continue
-            path = inputs.get(tid, {}).get("file_path")
-            res = s.tool_index.get(tid, (None, None))[1]
-            if isinstance(path, str) and res is not None:
-                reads.append((path, res))
-    seen: set[str] = set()
+            inp = inputs.get(tid, {})
+            path = inp.get("file_path")
+            got = _result_of(s, tid)
+            if not isinstance(path, str) or not path or got is None or got[2]:
+                continue
+            tur, text, _ = got
+            tur = tur if isinstance(tur, dict) else {}
+            prev = states.get(path)
+            content, scale = (prev.content, prev.scale) if prev else (None, 1.0)
+            if name == "Read":
+                if tur.get("type") == "file_unchanged" or text.startswith("File unchanged since last read"):
+                    continue
+                f = tur.get("file") if isinstance(tur.get("file"), dict) else None
+                if f is not None and isinstance(f.get("content"), str):
+                    content = f["content"]
+                    n, total = f.get("numLines"), f.get("totalLines")
+                    scale = total / n if isinstance(n, int) and isinstance(total, int) and 0 < n < total else 1.0
+                elif tur.get("type") in ("image", "pdf", "notebook", "parts"):
+                    continue  # not a text file: re-attached as media, outside this estimate
+                else:
+                    # no structured result (subagent files, old versions): the numbered text itself
+                    content = _unnumber(text)
+                    scale = 1.0
+            elif name == "Write":
+                c = inp.get("content")
+                content, scale = (c, 1.0) if isinstance(c, str) else (content, scale)
+            elif name == "Edit":
+                orig = tur.get("originalFile")
+                base = orig if isinstance(orig, str) else (content if scale == 1.0 else None)
+                content = _apply_edit(base, inp.get("old_string"), inp.get("new_string"), inp.get("replace_all"))
+                scale = 1.0
+                if content is None and prev is not None:
+                    content, scale = prev.content, prev.scale
+            else:  # MultiEdit
+                orig = tur.get("originalFileContents")
+                cur = orig if isinstance(orig, str) else (content if scale == 1.0 else None)
+                for e in inp.get("edits") or ():
+                    if isinstance(e, dict):
+                        cur = _apply_edit(cur, e.get("old_string"), e.get("new_string"), e.get("replace_all"))
+                if cur is not None:
+                    content, scale = cur, 1.0
+            modified = name != "Read" or (prev is not None and prev.modified)
+            states[path] = FileState(path, pos, modified, content, scale)
+    return states
+
+
+def _unnumber(text: str) -> str:
+    """The file text inside a Read result shown with line numbers."""
+    out = []
+    for line in text.split("\n"):
+        head, sep, rest = line.partition("\u2192")
+        if sep and head.strip().isdigit():
+            out.append(rest)
+        else:
+            head, sep, rest = line.partition("\t")
+            out.append(rest if sep and head.strip().isdigit() else line)
+    return "\n".join(out)
+
+
+PLAN_PREFIX = "Implement the following plan:"
+
+
+def plan_text(s: Session, chain: list[int]) -> str | None:
+    """The plan file's content as it stood at the end of this stretch of the chain, when the session has one.
+
+    Plan files live under `~/.claude/plans/<slug>.md`, named by the `slug` every record of such a
+    session carries (older builds had plan mode but no plan file, and no slug). Their content shows
+    in the transcript as the plan ExitPlanMode presented, as a Write or Edit of the plan file, or as
+    the first prompt of a session started to carry out a plan ("Implement the following plan: ...")."""
+    if not any(isinstance(s.body(i).get("slug"), str) for i in chain[:20] if s.records[i].is_message):
+        return None
+    plan: str | None = None
+    for i in chain:
+        r = s.records[i]
+        if r.type == "user" and not r.tool_results:
+            p = r.get("prompt")
+            if p and p.startswith(PLAN_PREFIX):
+                text = s.record_text(i)
+                if text.startswith(PLAN_PREFIX):
+                    plan = text[len(PLAN_PREFIX):].strip()
+            continue
+        if not r.tool_uses or not any(n in ("ExitPlanMode", "Write", "Edit") for _, n in r.tool_uses):
+            continue
+        inputs = _tool_inputs(s, i)
+        for tid, name in r.tool_uses:
+            inp = inputs.get(tid, {})
+            if name == "ExitPlanMode" and isinstance(inp.get("plan"), str) and inp["plan"].strip():
+                plan = inp["plan"]
+            elif name in ("Write", "Edit") and "/.claude/plans/" in str(inp.get("file_path", "")).replace("\\", "/"):
+                if name == "Write" and isinstance(inp.get("content"), str):
+                    plan = inp["content"]
+                elif name == "Edit":
+                    plan = _apply_edit(plan, inp.get("old_string"), inp.get("new_string"), inp.get("replace_all")) or plan
+    return plan
+
+
+def open_todos(s: Session, chain: list[int]) -> list[Any] | None:
+    """The todo list (TodoWrite) in force at the end of this stretch, unless it is empty or all done
+    (Claude Code then holds an empty list and re-attaches nothing)."""
+    todos: list[Any] | None = None
+    for i in chain:
+        r = s.records[i]
+        if r.tool_uses and any(n == "TodoWrite" for _, n in r.tool_uses):
+            for tid, name in r.tool_uses:
+                inp = _tool_inputs(s, i).get(tid, {}) if name == "TodoWrite" else {}
+                if isinstance(inp.get("todos"), list):
+                    todos = inp["todos"]
+    if not todos or all(isinstance(t, dict) and t.get("status") == "completed" for t in todos):
+        return None
+    return todos
+
+
+def restored_context(s: Session, chain: list[int], ratio: float) -> list[RestoredFile]:
+    """Everything a full compaction puts back after the summary that the transcript lets us see
+    (§8.5): the recently used files, the plan file, the open todo list."""
+    out = restored_files(s, chain, ratio)
+    whole = s.conversation.logical_chain
+    upto = chain[-1] if chain else None
+    head = whole[: whole.index(upto) + 1] if upto is not None and upto in whole else list(chain)
+    plan = plan_text(s, head)
+    if plan:
+        counted = count(plan) + 40
+        out.append(RestoredFile("plan file", round(ratio * counted), "plan", counted))
+    todos = open_todos(s, head)
+    if todos:
+        counted = count(js_stringify(todos)) + 40
+        out.append(RestoredFile("todo list", round(ratio * counted), "todo", counted))
+    return out
+
+
+def restored_files(s: Session, chain: list[int], ratio: float) -> list[RestoredFile]:
+    """The files a full compaction re-attaches (§8.5): 5 of the files read, edited or written, excluding
+    CLAUDE.md and plan files, each re-read whole: a file over 5,000 tokens becomes a reference (its name
+    only), and files are kept while their rough size fits the 50,000-token budget.
+
+    Which 5: Claude Code sorts its read-file state by the timestamp it stored, which is the file's
+    modification time when it was read or written (not the time of the read). A file Claude Code edited
+    carries the time of that edit; a file it only read carries a time from before the session, which the
+    transcript does not show. So edited and written files come first, newest first, then the files only
+    read, the most recently read first (the closest the transcript comes to their age)."""
+    states = sorted(file_states(s, chain).values(), key=lambda f: (f.modified, f.touched), reverse=True)
     out: list[RestoredFile] = []
     budget = 0
-    for path, res in reversed(reads):
-        if path in seen:
-            continue
+    for st in states:
+        path = st.path
         name = path.replace("\\", "/").rsplit("/", 1)[-1]
-        if name in MEMORY_FILE_NAMES or "/.claude/plans/" in path:
+        if name in MEMORY_FILE_NAMES or "/.claude/plans/" in path.replace("\\", "/") or st.content is None:
             continue
-        text = ""
-        for b in iter_blocks((s.body(res).get("message") or {}).get("content")):
-            if b.get("type") == "tool_result":
-                text = tool_result_text(b.get("content"))
-        if text.startswith("File unchanged since last read"):
-            continue  # the content is the one of an earlier read; keep looking
-        seen.add(path)
-        counted = count(text) + 20
+        raw = count(st.content) * st.scale
         kind = "file"
-        if round(ratio * counted) > POST_COMPACT_MAX_TOKENS_PER_FILE:
-            kind, counted = "reference", count(js_stringify({"type": "compact_file_reference", "filename": path})) + 10
-        tokens = round(ratio * counted)
-        cost = rough(text) if kind == "file" else tokens
+        if ratio * raw > POST_COMPACT_MAX_TOKENS_PER_FILE:
+            kind = "reference"
+            counted = count(js_stringify({"type": "compact_file_reference", "filename": path})) + 10
+            cost = counted
+        else:
+            counted = round(count(numbered(st.content)) * st.scale) + 20 + count(path)
+            cost = round(rough(st.content) * st.scale)
         if budget + cost > POST_COMPACT_TOKEN_BUDGET:
             break
         budget += cost
-        out.append(RestoredFile(path, tokens, kind, counted))
+        out.append(RestoredFile(path, round(ratio * counted), kind, counted))
         if len(out) >= POST_COMPACT_MAX_FILES_TO_RESTORE:
             break
     return out

@@ -205,13 +205,23 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     # the prediction uses only what was known before the boundary
     predicted = None
     restored: list[RestoredFile] = []
-    if cal is not None and pos is not None and after:
+    if kind == "microcompact":
+        # Nothing but the cleared results leaves the context, so the prediction starts from the last
+        # response before (the API's own number) and adds what changed since, in calibrated tokens:
+        # the records sent since, minus the cleared results. Results cleared whose text is not in the
+        # file (it starts after them) are taken at the size Claude Code recorded (tokensSaved).
+        if cal is not None and pos is not None and before:
+            gone = counts.unseen_cleared.get(pos, 0)
+            if after:
+                delta = turn_counted(counts, series, after[0]) - turn_counted(counts, series, before[-1])
+                predicted = round(before[-1].tokens + cal.ratio * (delta - gone))
+            else:
+                saved = opt_int(meta.get("tokensSaved"))
+                predicted = round(before[-1].tokens - cal.ratio * saved) if saved is not None else None
+    elif cal is not None and pos is not None and after:
         counted_after = turn_counted(counts, series, after[0])
         predicted = cal.predict(counted_after)  # the restored files are part of what is counted after
         restored = [replace(f, tokens=round(cal.ratio * f.counted)) for f in counts.restored.get(pos, [])]
-    elif pos is not None and pre is not None and kind == "microcompact":
-        saved = opt_int(meta.get("tokensSaved"))
-        predicted = pre - saved if saved is not None else None
 
     if first_after is not None:
         size_after, src = first_after, "first usage after"
