@@ -172,21 +172,38 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
              f"  {d['path']}",
              f"  model {d['model'] or '?'}, Claude Code {d['version'] or '?'}"]
     auto = th["auto_compact"]
+    if auto is not None:
+        auto_words = f"auto-compact {auto:,}, "
+    elif th.get("unenforced_threshold") is not None:
+        auto_words = (f"auto-compact {th['unenforced_threshold']:,} not enforced (window source {th['compact_source']}: "
+                      "Claude Code compacts only when the API refuses a request), ")
+    else:
+        auto_words = "auto-compact off, "
     lines.append(
         f"  Thresholds: window {th['context_window']:,} ({th['window_source']}), effective {th['effective_window']:,}, "
-        f"warning {th['warning']:,}, " + (f"auto-compact {auto:,}, " if auto is not None else "auto-compact off, ")
-        + f"blocking {th['blocking']:,}")
+        f"warning {th['warning']:,}, " + auto_words + f"blocking {th['blocking']:,}")
+    if th.get("rules"):
+        lines.append(f"  Rules: {th['rules']}")
     c = d["calibration"]
+    caveat = ""
+    if c["error_pct"] > 10:
+        caveat = (" — a poor fit: the context changed in ways the transcript does not show (a resumed or edited "
+                  "session, server-side clearing), so estimates from it are rough")
     lines.append(f"  Calibration: fixed overhead ≈ {c['overhead_tokens']:,} tokens, ratio {c['ratio']} (offline tokenizer → API), "
-                 f"fit error {c['error_pct']}% over {c['points']} responses ({c['method']})")
+                 f"fit error {c['error_pct']}% over {c['points']} responses ({c['method']})" + caveat)
     turns = d["turns"]
     if turns:
         top = max(th["context_window"], max(t["context_tokens"] for t in turns))
         scale = width / top
-        marks = {int(th["warning"] * scale): "│", int(th["blocking"] * scale): "┃"}
-        if auto is not None:
-            marks[int(auto * scale)] = "╏"
-        lines.append(f"  Context per response ({len(turns)}; █ = context, │ warning, ╏ auto-compact, ┃ blocking):")
+        if th.get("enforced", True):
+            marks = {int(th["warning"] * scale): "│", int(th["blocking"] * scale): "┃"}
+            if auto is not None:
+                marks[int(auto * scale)] = "╏"
+            legend = "█ = context, │ warning, ╏ auto-compact, ┃ blocking"
+        else:  # Claude Code acts on no threshold here: only the one it computes, for reference
+            marks = {int(th["unenforced_threshold"] * scale): "┆"} if th.get("unenforced_threshold") else {}
+            legend = "█ = context, ┆ the auto-compact threshold, not enforced"
+        lines.append(f"  Context per response ({len(turns)}; {legend}):")
         segs: dict[int, list[dict[str, Any]]] = {}
         for t in turns:
             segs.setdefault(t["segment"], []).append(t)
@@ -218,6 +235,8 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
                 extra.append(f"summarizer call {x['compact_call']['agent_id']} read {x['compact_call']['usage']['context_tokens']:,} tokens")
             if extra:
                 lines.append("      " + "; ".join(extra))
+        if x.get("prediction_notes"):
+            lines.append("      prediction assumes: " + "; ".join(x["prediction_notes"]))
     for a in d["anomalies"]:
         lines.append(f"  ! {a}")
     for sa in d.get("subagents", []):

@@ -146,7 +146,7 @@ def test_unwritable_cache_is_ignored(tmp_path):
 
 def test_core_never_imports_textual_or_rich():
     code = ("import sys, inspector.transcript, inspector.tokens, inspector.transcript.stats, inspector.samplegen, inspector.cli,"
-            " inspector.search, inspector.compact, inspector.edit;"
+            " inspector.search, inspector.compact, inspector.edit, inspector.claude.versions;"
             "from inspector.cli import main; import io; main(['stats', '--json', %r], io.StringIO(), io.StringIO());"
             "main(['search', 'IndexError', %r], io.StringIO(), io.StringIO());"
             "bad = [m for m in ('textual', 'rich') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)") % (str(SAMPLES), str(SAMPLES))

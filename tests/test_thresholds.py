@@ -47,7 +47,7 @@ def test_blocking_override_and_max_output_env():
 def test_window_resolution():
     assert thresholds(Settings(model="claude-sonnet-4-6")).context_window == 200_000
     assert thresholds(Settings(model="claude-sonnet-4-6"), peak_usage=250_000).context_window == 1_000_000
-    assert thresholds(Settings(model="claude-sonnet-4-6"), peak_usage=250_000).window_source == "usage above 200k"
+    assert thresholds(Settings(model="claude-sonnet-4-6"), peak_usage=250_000).window_source.startswith("inferred: a response used 250,000")
     assert thresholds(Settings(model="claude-sonnet-4-6", one_m=False), peak_usage=250_000).context_window == 200_000
     assert thresholds(Settings(model="claude-opus-4-6[1m]", disable_1m=True)).context_window == 200_000
     assert thresholds(Settings(model="x", window=500_000)).effective_window == 480_000
@@ -93,3 +93,83 @@ def test_settings_from_environment_and_config(tmp_path):
     assert dict(s.sources)["auto_compact"] == "DISABLE_COMPACT"
     bad = Settings.from_environment({"CLAUDE_CONFIG_DIR": str(cfg / "nope"), "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "abc", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "-5"})
     assert bad.pct_override is None and bad.max_output_tokens is None
+
+
+# -- the rules of each release (inspector.claude.versions) -------------------------------------------
+
+ENV_WINDOW = ("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+SETTING_WINDOW = ("auto_compact_window", "autoCompactWindow setting")
+ERA_ROWS = [
+    # (case, version, settings, auto-compact threshold (None: none in force), enforced)
+    ("1.0.x: assumed as 2.0", "1.0.51", Settings(model="claude-sonnet-4-20250514"), 155_000, True),
+    ("2.0.76 opus 4.5: whole max output reserved", "2.0.76", Settings(model="claude-opus-4-5-20251101"), 155_000, True),
+    ("2.1.20 sonnet 4.5", "2.1.20", Settings(model="claude-sonnet-4-5-20250929"), 155_000, True),
+    ("2.1.20 opus 4.1", "2.1.20", Settings(model="claude-opus-4-1-20250805"), 155_000, True),
+    ("2.1.20 3.5 sonnet", "2.1.20", Settings(model="claude-3-5-sonnet-20241022"), 178_808, True),
+    ("2.1.21: reserve capped", "2.1.21", Settings(model="claude-opus-4-5-20251101"), 167_000, True),
+    ("2.1.88 sonnet 4.5", "2.1.88", Settings(model="claude-sonnet-4-5-20250929"), 167_000, True),
+    # 2.1.328, Appendix A of claude-code-2.1.328.md
+    ("model_opus46", "2.1.328", Settings(model="claude-opus-4-6"), 167_000, True),
+    ("model_sonnet46", "2.1.328", Settings(model="claude-sonnet-4-6"), 167_000, True),
+    ("reactive_ptl_sonnet45", "2.1.328", Settings(model="claude-sonnet-4-5"), None, False),
+    ("model_haiku45", "2.1.328", Settings(model="claude-haiku-4-5-20251001"), None, False),
+    ("model_opus45", "2.1.328", Settings(model="claude-opus-4-5-20251101"), None, False),
+    ("model_opus47_threshold", "2.1.328", Settings(model="claude-opus-4-7"), 967_000, True),
+    ("model_sonnet5_threshold", "2.1.328", Settings(model="claude-sonnet-5"), 967_000, True),
+    ("model_opus47_disable_1m", "2.1.328", Settings(model="claude-opus-4-7", disable_1m=True), 167_000, True),
+    ("model_sonnet45_suffix_1m", "2.1.328", Settings(model="claude-sonnet-4-5[1m]"), None, False),
+    ("model_opus46_suffix_1m", "2.1.328", Settings(model="claude-opus-4-6[1m]"), None, False),
+    ("model_unknown", "2.1.328", Settings(model="claude-foo-1"), 967_000, True),
+    ("model_unknown_max_context_150k", "2.1.328", Settings(model="claude-foo-1", max_context_tokens=150_000), 117_000, True),
+    ("model_unknown_no_enforcement", "2.1.328", Settings(model="claude-foo-1", unknown_model_unenforced=True), None, False),
+    ("threshold_env_window_100k", "2.1.328", Settings(model="claude-sonnet-4-5", auto_compact_window=100_000, sources=(ENV_WINDOW,)), 67_000, True),
+    ("pct50_only_sonnet45", "2.1.328", Settings(model="claude-sonnet-4-5", pct_override=50), None, False),
+    ("pct50_plus_env200k_sonnet45", "2.1.328", Settings(model="claude-sonnet-4-5", pct_override=50, auto_compact_window=200_000, sources=(ENV_WINDOW,)), 90_000, True),
+    ("settings_autoCompactWindow_120k", "2.1.328", Settings(model="claude-sonnet-4-5", auto_compact_window=120_000, sources=(SETTING_WINDOW,)), 87_000, True),
+    ("settings_modelSettings_150k", "2.1.328", Settings(model="claude-sonnet-4-5", model_windows=(("claude-sonnet-4-5", 150_000),)), 117_000, True),
+    ("a window below 100,000 is raised to it", "2.1.328", Settings(model="claude-sonnet-4-5", auto_compact_window=50_000, sources=(ENV_WINDOW,)), 67_000, True),
+    ("disable_auto_compact", "2.1.328", Settings(model="claude-opus-4-6", auto_compact_enabled=False), None, True),
+    ("a newer release: the newest rules", "2.1.400", Settings(model="claude-sonnet-4-5"), None, False),
+]
+
+
+@pytest.mark.parametrize("case, version, s, auto, enforced", ERA_ROWS, ids=[r[0] for r in ERA_ROWS])
+def test_each_release_by_its_own_rules(case, version, s, auto, enforced):
+    t = thresholds(s, version=version)
+    assert (t.auto_compact, t.enforced) == (auto, enforced)
+    assert t.rules and version in t.rules
+
+
+def test_a_threshold_not_enforced_is_still_shown_and_sets_no_state():
+    t = thresholds(Settings(model="claude-sonnet-4-5"), version="2.1.328")
+    assert t.compact_source == "auto" and t.unenforced_threshold == 167_000
+    assert warning_state(190_000, t) == "ok"  # Claude Code shows no level: it waits for the API to refuse
+    t = thresholds(Settings(model="claude-opus-4-6"), version="2.1.328")
+    assert t.compact_source == "model-default" and t.blocking == 177_000
+    big = thresholds(Settings(model="claude-opus-4-6", auto_compact_window=100_000, sources=(ENV_WINDOW,)), version="2.1.328")
+    assert big.auto_compact == 67_000 and big.blocking == 177_000  # blocking is measured on the model window
+
+
+def test_every_era_is_reachable_and_says_how_it_is_known():
+    from inspector.claude.versions import ERAS, rules_for
+
+    seen = {rules_for(v).era.key for v in ("1.0.17", "2.0.0", "2.1.20", "2.1.21", "2.1.158", "2.1.159", "2.1.327", "2.1.328", "3.0.0")}
+    assert seen == {e.key for e in ERAS}
+    for e in ERAS:
+        assert e.basis in ("measured", "read", "assumed") and e.evidence and e.strategies
+    assert "newer than any release" in rules_for("2.1.400").note
+    assert "not recorded" in rules_for(None).note and rules_for("garbage").era.key == "2.1.21"
+    # consecutive eras leave no gap
+    for a, b in zip(ERAS, ERAS[1:]):
+        assert a.last is not None and b.first is not None and (a.last < b.first)
+
+
+@pytest.mark.parametrize("model, key", [
+    ("claude-opus-4-5-20251101", "claude-opus-4-5"), ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+    ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"), ("claude-opus-4-6[1m]", "claude-opus-4-6"),
+    ("claude-sonnet-4-20250514", "claude-sonnet-4-0"), ("claude-opus-4-20250514", "claude-opus-4-0"), ("claude-foo-1", None), (None, None),
+])
+def test_catalog_key(model, key):
+    from inspector.claude.versions import catalog_key
+
+    assert catalog_key(model) == key

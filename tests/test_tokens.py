@@ -420,3 +420,55 @@ def test_a_microcompaction_of_results_before_the_file_starts_uses_the_recorded_s
     [e] = analyze(load(tmp_path, recs)).compactions
     assert e.kind == "microcompact" and e.first_usage_after == 75_011
     assert abs(e.predicted_post_tokens - e.first_usage_after) / e.first_usage_after < 0.08
+
+
+@requires_realdata
+def test_every_real_auto_compaction_lies_just_above_its_releases_threshold():
+    """Each session by the rules of the release that wrote it: 155,000 up to 2.1.20, 167,000 from 2.1.21 (on 200k
+    windows); every auto compaction's preTokens within [threshold, threshold + 12,000]; no explanation with an unknown."""
+    from conftest import real_files
+
+    seen = {}
+    for p in real_files():
+        if "subagents" in p.parts:
+            continue
+        rep = analyze(Session.load(p))
+        for e in rep.compactions:
+            assert "?" not in e.explanation, (p.name, e.explanation)
+            assert e.rules and e.threshold_source
+            if e.kind == "auto" and e.pre_tokens and rep.session.version != "[trimmed for fixture]":
+                assert e.threshold is not None and 0 <= e.margin <= 12_000, (p.name, e.pre_tokens, e.threshold)
+                seen.setdefault(e.threshold, []).append(p.name)
+                assert "above it" in e.explanation and "below" not in e.explanation
+        for a in rep.anomalies:
+            assert "?" not in a, (p.name, a)
+    assert set(seen) == {155_000, 167_000}  # both eras are in ../shared/realdata
+    assert len(seen[155_000]) >= 5 and len(seen[167_000]) >= 5
+
+
+def test_a_session_that_switched_models_is_explained_by_the_model_it_ended_on(tmp_path):
+    recs = [user("u0", None, "go", sec=0),
+            assistant("a1", "u0", sec=1, model="claude-sonnet-4-6"),
+            user("u1", "a1", "harder", sec=2),
+            assistant("a2", "u1", sec=3, model="claude-opus-4-6"),
+            user("u2", "a2", "easy now", sec=4),
+            assistant("a3", "u2", sec=5, model="claude-sonnet-4-6")]
+    s = load(tmp_path, recs)
+    assert s.models == ["claude-sonnet-4-6", "claude-opus-4-6"] and s.main_model == "claude-sonnet-4-6"
+    assert analyze(s).thresholds.model == "claude-sonnet-4-6"
+
+
+def test_a_boundary_is_explained_by_the_release_that_wrote_it(tmp_path):
+    """A session resumed by a newer Claude Code: its compaction by 2.1.19 is judged against 155,000, not 167,000."""
+    old = {"version": "2.1.19"}
+    recs = [user("u0", None, "go", sec=0, **old),
+            assistant("a1", "u0", sec=1, model="claude-opus-4-5-20251101", usage=(1, 0, 155_100, 10), **old),
+            system("b1", None, "compact_boundary", sec=2, version="2.1.19", logicalParentUuid="a1",
+                   compactMetadata={"trigger": "auto", "preTokens": 155_200}),
+            user("s1", "b1", "This session is being continued from a previous conversation that ran out of context.", sec=3,
+                 isCompactSummary=True, **old),
+            assistant("a2", "s1", sec=4, model="claude-opus-4-5-20251101", usage=(1, 0, 30_000, 10), version="2.1.40")]
+    rep = analyze(load(tmp_path, recs))
+    assert rep.thresholds.auto_compact == 167_000  # the session as it is now (2.1.40)
+    [e] = rep.compactions
+    assert e.threshold == 155_000 and e.margin == 200 and "2.1.19" in e.rules

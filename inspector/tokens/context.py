@@ -29,6 +29,7 @@ class RestoredFile:
     tokens: int  # estimated API tokens of the attachment
     kind: str  # "file" (content re-attached), "reference" (too large: name only), "plan" or "todo"
     counted: int  # offline-tokenizer count of the attachment
+    partial: bool = False  # the file's size is estimated from a partial read (offset/limit) and its line count
 
 
 def _tool_inputs(s: Session, index: int) -> dict[str, dict[str, Any]]:
@@ -263,7 +264,7 @@ def restored_files(s: Session, chain: list[int], ratio: float) -> list[RestoredF
         if budget + cost > POST_COMPACT_TOKEN_BUDGET:
             break
         budget += cost
-        out.append(RestoredFile(path, round(ratio * counted), kind, counted))
+        out.append(RestoredFile(path, round(ratio * counted), kind, counted, st.scale != 1.0))
         if len(out) >= POST_COMPACT_MAX_FILES_TO_RESTORE:
             break
     return out

@@ -15,13 +15,14 @@ from inspector.tokens.calibrate import Calibration, Calibrator, Counts, Progress
 from inspector.tokens.context import RestoredFile
 from inspector.tokens.series import (
     Series,
+    Turn,
     compaction_kind,
     context_series,
     session_thresholds,
     summary_index,
     token_count_with_estimation,
 )
-from inspector.tokens.thresholds import Settings, Thresholds, percent_left
+from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds
 from inspector.transcript.records import context_tokens, opt_int
 from inspector.transcript.session import Session
 
@@ -59,6 +60,9 @@ class Explanation:
     summary_text: str | None = None
     cleared_tools: list[dict[str, Any]] = field(default_factory=list)
     explanation: str = ""
+    rules: str = ""  # which Claude Code rules set the threshold, and why
+    threshold_source: str = ""  # how the threshold was computed (window, reserve, buffer; or not enforced)
+    prediction_notes: list[str] = field(default_factory=list)  # what the predicted size after rests on
 
     def as_dict(self, *, full: bool = False) -> dict[str, Any]:
         d = {
@@ -82,6 +86,9 @@ class Explanation:
             "restored_files": [{"path": f.path, "tokens": f.tokens, "kind": f.kind} for f in self.restored_files],
             "cleared_tools": self.cleared_tools,
             "explanation": self.explanation,
+            "rules": self.rules,
+            "threshold_source": self.threshold_source,
+            "prediction_notes": self.prediction_notes,
         }
         if self.compact_call is not None:
             call = dict(self.compact_call)
@@ -182,8 +189,24 @@ def _compact_call(s: Session, boundary: int) -> dict[str, Any] | None:
     return None
 
 
+def boundary_thresholds(s: Session, series: Series, index: int, th: Thresholds, settings: Settings | None,
+                        before: list[Turn]) -> Thresholds:
+    """The thresholds in force at a boundary: the rules of the release that wrote the boundary, for the model
+    of the last response before it (a session can be resumed by a newer Claude Code, or switch models)."""
+    if settings is None:
+        return th
+    r = s.records[index]
+    version = r.version or s.version
+    model = settings.model or (s.records[before[-1].index].model if before else None) or th.model
+    if version == s.version and model == th.model:
+        return th
+    peak = max((t.tokens for t in series.turns), default=None)
+    return thresholds(settings.with_(model=model), peak_usage=peak, version=version)
+
+
 def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th: Thresholds,
-                     cal_all: Calibrator | None = None, positions: dict[int, int] | None = None) -> Explanation:
+                     cal_all: Calibrator | None = None, positions: dict[int, int] | None = None,
+                     settings: Settings | None = None) -> Explanation:
     r = s.records[index]
     chain = series.chain
     if positions is None:
@@ -199,6 +222,7 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     cal = cal_all.before(pos) if pos is not None else None
     last_before = before[-1].tokens if before else None
     first_after = after[0].tokens if after else None
+    th = boundary_thresholds(s, series, index, th, settings, before)
     threshold = th.auto_compact
     margin = pre - threshold if pre is not None and threshold is not None else None
 
@@ -222,6 +246,7 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
         counted_after = turn_counted(counts, series, after[0])
         predicted = cal.predict(counted_after)  # the restored files are part of what is counted after
         restored = [replace(f, tokens=round(cal.ratio * f.counted)) for f in counts.restored.get(pos, [])]
+    notes = prediction_notes(s, series, counts, cal, kind, pos, after, restored) if predicted is not None else []
 
     if first_after is not None:
         size_after, src = first_after, "first usage after"
@@ -274,19 +299,72 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
         size_after=size_after, size_after_source=src, tokens_freed=freed,
         messages_summarized=summarized, messages_kept=kept, restored_files=restored,
         compact_call=_compact_call(s, index) if kind != "microcompact" else None,
-        summary_text=summary_text, cleared_tools=cleared,
+        summary_text=summary_text, cleared_tools=cleared, prediction_notes=notes,
     )
+    e.rules = th.rules
+    e.threshold_source = _window_words(th)
     e.explanation = sentence(e, th)
     return e
 
 
+def prediction_notes(s: Session, series: Series, counts: Counts, cal: Calibration | None, kind: str, pos: int | None,
+                     after: list[Turn], restored: list[RestoredFile]) -> list[str]:
+    """What a predicted size after a boundary rests on, each an assumption a reader can weigh."""
+    out: list[str] = []
+    if cal is None or pos is None:
+        return out
+    if cal.method != "fit":
+        out.append(f"too few responses before it to fit the tokenizer ratio: {cal.ratio:.2f} assumed")
+    if kind == "microcompact":
+        out.append("from the last API usage before it, plus what was sent since, minus the cleared tool results")
+        gone = counts.unseen_cleared.get(pos)
+        if gone:
+            out.append(f"cleared results not in the file (it starts after them) taken at the size Claude Code recorded ({fmt(gone)} rough tokens)")
+        return out
+    out.append(f"the fixed overhead (system prompt, tools, CLAUDE.md: {fmt(cal.overhead)} tokens) is the one measured at the "
+               "session's first response, sent again unchanged")
+    files = [f for f in restored if f.kind in ("file", "reference")]
+    if files:
+        partial = [f for f in files if f.partial]
+        words = f"{len(files)} re-attached file(s) estimated from what the transcript shows of them"
+        if partial:
+            words += f" ({len(partial)} only read in part: scaled by their line count)"
+        out.append(words + "; files only read are taken in the order they were read (their file times are not recorded)")
+    hooks = sorted({h for h in _compact_hooks(s, series, pos, after)})
+    if hooks:
+        out.append(f"SessionStart hooks ran again after the compaction ({', '.join(hooks)}); what they added is not in the "
+                   "file and is assumed to be what they added at the start (part of the overhead)")
+    return out
+
+
+def _compact_hooks(s: Session, series: Series, pos: int, after: list[Turn]) -> list[str]:
+    """Commands of the SessionStart:compact hooks recorded between a boundary and the first response after it."""
+    start = series.chain[pos]
+    end = after[0].first if after else min(len(s.records), start + 40)
+    out = []
+    for i in range(start + 1, end):  # file order: progress records are bridged, not on the chain
+        r = s.records[i]
+        if r.type == "progress" and r.get("progress_type") == "hook_progress":
+            data = s.body(i).get("data") or {}
+            if isinstance(data, dict) and str(data.get("hookName", "")).startswith("SessionStart"):
+                out.append(str(data.get("command") or data.get("hookName")))
+    return out
+
+
 def _window_words(th: Thresholds) -> str:
-    if th.auto_compact is None:
+    """How the threshold was computed, in words."""
+    if not th.auto_compact_enabled:
         return "auto-compact off"
+    if not th.enforced:
+        return (f"not enforced: the auto-compact window's source is \"auto\" for {th.model or 'this model'}, so Claude Code "
+                f"compacts only when the API refuses a request as too long")
     if th.auto_pct is not None:
         return (f"{th.auto_pct:g}% of the {fmt(th.effective_window)} effective window, set by "
                 f"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
-    return f"{fmt(th.context_window)} window − {fmt(th.reserved)} summary reserve − 13,000 buffer"
+    words = f"{fmt(th.context_window)} window − {fmt(th.reserved)} summary reserve − 13,000 buffer"
+    if th.era in ("1.0", "2.0"):
+        words += "; before 2.1.21 the reserve was the model's whole max output"
+    return words
 
 
 def sentence(e: Explanation, th: Thresholds) -> str:
@@ -297,19 +375,28 @@ def sentence(e: Explanation, th: Thresholds) -> str:
     if e.kind == "microcompact":
         tools: dict[str, int] = {}
         for c in e.cleared_tools:
-            tools[c["tool"] or "?"] = tools.get(c["tool"] or "?", 0) + 1
-        what = ", ".join(f"{n} {t}" for t, n in tools.items()) or "no"
+            name = c["tool"] or "whose call is not in the file"
+            tools[name] = tools.get(name, 0) + 1
+        what = ", ".join(f"{n} {t}" for t, n in tools.items()) or "none"
         when = f"when the context was {fmt(e.last_usage_before)} tokens" if e.last_usage_before is not None else "at an unknown context size"
         return (f"Microcompaction cleared {len(e.cleared_tools)} old tool result(s) ({what}) {when} (recorded preTokens {fmt(e.pre_tokens)}), "
                 f"saving {fmt(e.tokens_freed)} tokens; nothing is summarized, old tool output is only dropped from what is sent"
                 + (f"; the next response used {fmt(e.first_usage_after)} tokens." if e.first_usage_after is not None else "."))
     if e.kind == "auto":
-        if e.margin is not None and e.threshold is not None:
-            rel = "above" if e.margin >= 0 else "below"
-            why = (f"Auto-compaction fired because the context ({fmt(e.pre_tokens)} tokens, last API usage {fmt(e.last_usage_before)} plus the estimate of what followed) "
-                   f"reached the auto-compact threshold of {fmt(e.threshold)} ({_window_words(th)}), {fmt(abs(e.margin))} {rel} it")
+        usage = (f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
+                 if e.last_usage_before is not None else "no API usage recorded before it on this chain")
+        if e.margin is not None and e.threshold is not None and e.margin >= 0:
+            why = (f"Auto-compaction fired because the context ({fmt(e.pre_tokens)} tokens, {usage}) "
+                   f"reached the auto-compact threshold of {fmt(e.threshold)} ({_window_words(th)}), {fmt(e.margin)} above it")
+        elif e.margin is not None and e.threshold is not None:
+            why = (f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}), {fmt(-e.margin)} below the threshold of "
+                   f"{fmt(e.threshold)} ({_window_words(th)}) that these rules give: a lower threshold was in force "
+                   "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, an auto-compact window setting, or a smaller window than assumed)")
+        elif th.auto_compact_enabled and not th.enforced:
+            why = (f"Compaction at {fmt(e.pre_tokens)} tokens ({usage}) with no threshold in force: for {th.model or 'this model'} "
+                   f"Claude Code waits until the API refuses a request as too long (the window source is \"auto\"), then compacts")
         else:
-            why = f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens"
+            why = f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}) while auto-compact was off by the settings assumed"
         return why + after + "."
     if e.kind == "manual":
         pct = f" ({100 - percent_left(e.pre_tokens, th)}% of the way to auto-compact)" if e.pre_tokens is not None and th.auto_compact else ""
@@ -345,9 +432,8 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
             if peak <= 200_000:
                 reasons.append(f"a larger window than {fmt(th.context_window)} (a [1m] model setting is not written to the transcript, "
                                "and usage never exceeded 200,000, so it cannot be inferred)")
-            v = s.version or ""
-            if v and _version_tuple(v) < (2, 1, 0):
-                reasons.append(f"an older build (version {v}) whose auto-compact rules may differ from the 2.1.88 ones used here")
+            if th.era == "1.0":
+                reasons.append(f"the rules of this old release are assumed, not measured ({th.rules})")
             out.append(f"Context above the auto-compact threshold ({fmt(auto)}) for {n} response(s), peak {fmt(peak)}, "
                        f"with no compaction: " + "; or ".join(reasons) + ".")
     for e in exps:
@@ -355,17 +441,9 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
             out.append(f"Auto-compaction at {fmt(e.pre_tokens)} tokens fired well below the threshold of {fmt(e.threshold)}: a lower threshold was set "
                        "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE or CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow), or the window was smaller than assumed.")
         if e.kind == "microcompact":
-            ids = ", ".join(f"{c['tool'] or '?'} {c['tool_use_id']}" for c in e.cleared_tools)
+            ids = ", ".join(f"{c['tool'] or 'a call not in the file'} {c['tool_use_id']}" for c in e.cleared_tools)
             out.append(f"Microcompaction at {fmt(e.pre_tokens)} tokens cleared {len(e.cleared_tools)} tool result(s): {ids}.")
     return out
-
-
-def _version_tuple(v: str) -> tuple[int, ...]:
-    parts = []
-    for p in v.split("."):
-        m = re.match(r"\d+", p)
-        parts.append(int(m.group()) if m else 0)
-    return tuple(parts)
 
 
 def analyze(s: Session, settings: Settings | None = None, progress: Progress | None = None) -> TokenReport:
@@ -382,7 +460,7 @@ def analyze(s: Session, settings: Settings | None = None, progress: Progress | N
     for n, i in enumerate(bounds):
         if progress is not None and n % 10 == 0:
             progress("explaining compactions", n, len(bounds))
-        exps.append(explain_boundary(s, series, counts, i, th, cals, positions))
+        exps.append(explain_boundary(s, series, counts, i, th, cals, positions, settings))
     return TokenReport(s, settings, th, series, counts, cal, exps, find_anomalies(s, series, exps, th))
 
 

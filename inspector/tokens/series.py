@@ -87,11 +87,10 @@ def session_thresholds(s: Session, settings: Settings) -> Thresholds:
         if r.model:
             last_model = r.model
     if settings.model is None:
-        models = s.models
-        model = models[-1] if models else last_model
+        model = s.main_model or last_model
         if model:
             settings = settings.with_(model=model)
-    return thresholds(settings, peak_usage=peak)
+    return thresholds(settings, peak_usage=peak, version=s.version)
 
 
 def context_series(s: Session, settings: Settings | None = None, th: Thresholds | None = None) -> Series:

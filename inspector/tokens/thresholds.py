@@ -91,6 +91,9 @@ class Settings:
     blocking_override: int | None = None  # CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE
     disable_1m: bool = False  # CLAUDE_CODE_DISABLE_1M_CONTEXT
     output_slot_cap: bool = False  # GrowthBook tengu_otk_slot_v1 (code default off) [uncertain]
+    model_windows: tuple[tuple[str, int], ...] = ()  # settings modelSettings.<model>.autoCompactWindow (2.1.3xx)
+    max_context_tokens: int | None = None  # CLAUDE_CODE_MAX_CONTEXT_TOKENS: sizes an unknown model (2.1.3xx)
+    unknown_model_unenforced: bool = False  # CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT (2.1.3xx)
     sources: tuple[tuple[str, str], ...] = ()  # (setting, where it came from) for display
 
     def with_(self, **changes: Any) -> "Settings":
@@ -143,6 +146,19 @@ class Settings:
         if truthy(env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT")):
             kw["disable_1m"] = True
             src.append(("window", "CLAUDE_CODE_DISABLE_1M_CONTEXT"))
+        ms = settings.get("modelSettings")
+        if isinstance(ms, dict):
+            pairs = tuple((k, w) for k, v in ms.items() if isinstance(v, dict) and (w := positive_int(v.get("autoCompactWindow"))))
+            if pairs:
+                kw["model_windows"] = pairs
+                src.append(("auto_compact_window", "modelSettings autoCompactWindow"))
+        mc = positive_int(env.get("CLAUDE_CODE_MAX_CONTEXT_TOKENS"))
+        if mc:
+            kw["max_context_tokens"] = mc
+            src.append(("window", "CLAUDE_CODE_MAX_CONTEXT_TOKENS"))
+        if truthy(env.get("CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT")):
+            kw["unknown_model_unenforced"] = True
+            src.append(("enforcement", "CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT"))
         return cls(sources=tuple(src), **kw)
 
 
@@ -190,6 +206,12 @@ class Thresholds:
     auto_compact_enabled: bool
     window_source: str  # why this window: "[1m] model", "usage above 200k", "user", "default", ...
     auto_pct: float | None = None  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE when it lowered the auto-compact threshold
+    enforced: bool = True  # whether Claude Code compacts at the threshold (2.1.159+: only for some window sources)
+    compact_source: str | None = None  # 2.1.159+: the auto-compact window's source (env, settings, model-default, unknown-model, auto)
+    unenforced_threshold: int | None = None  # the threshold Claude Code computes but does not act on (not enforced)
+    rules: str = ""  # which Claude Code rules gave these numbers, and why (see inspector.claude.versions)
+    era: str = ""  # the key of that era
+    blocks_before_sending: bool = True  # up to 2.1.158 a request at the blocking limit is not sent; from 2.1.159 nothing blocks
 
     @property
     def base(self) -> int:
@@ -211,11 +233,16 @@ class Thresholds:
             "warning": self.warning,
             "error": self.error,
             "blocking": self.blocking,
+            "enforced": self.enforced,
+            "compact_source": self.compact_source,
+            "unenforced_threshold": self.unenforced_threshold,
+            "rules": self.rules,
+            "era": self.era,
         }
 
 
 def resolve_window(s: Settings, peak_usage: int | None = None) -> tuple[int, str]:
-    """The model's context window (§4.1) and why."""
+    """The model's context window (§4.1) and why, as releases before 2.1.159 resolve it."""
     if s.window is not None:
         return s.window, "user"
     model = (s.model or "").lower()
@@ -224,7 +251,7 @@ def resolve_window(s: Settings, peak_usage: int | None = None) -> tuple[int, str
     if s.one_m is True and not s.disable_1m:
         return ONE_MILLION, "user (1M)"
     if s.one_m is None and peak_usage is not None and peak_usage > MODEL_CONTEXT_WINDOW_DEFAULT and not s.disable_1m:
-        return ONE_MILLION, "usage above 200k"
+        return ONE_MILLION, f"inferred: a response used {peak_usage:,} tokens, more than 200,000 (a [1m] setting is not recorded)"
     return MODEL_CONTEXT_WINDOW_DEFAULT, "default"
 
 
@@ -238,14 +265,84 @@ def max_output_for(s: Settings) -> int:
     return default
 
 
-def thresholds(s: Settings, peak_usage: int | None = None) -> Thresholds:
-    """Claude Code's effective window, auto-compact, warning, error and blocking limits."""
-    model_window, why = resolve_window(s, peak_usage)
+MIN_CONFIGURED_WINDOW = 100_000  # 2.1.3xx raises a smaller configured auto-compact window to this
+
+
+def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str, int, int]:
+    """2.1.159+ (measured on 2.1.328, claude-code-2.1.328.md §1.1-1.2): (model window, why, window source,
+    default max output, upper max output)."""
+    from inspector.claude.versions import CATALOG, catalog_key
+
+    model = (s.model or "").lower()
+    key = catalog_key(model)
+    cm = CATALOG.get(key) if key else None
+    suffix = "[1m]" in model
+    default_out, upper_out = (cm.max_output, cm.max_output_upper) if cm else max_output_limits(s.model)
+    one_m = False
+    if s.window is not None:
+        window, why = s.window, "user"
+        one_m = s.window > MODEL_CONTEXT_WINDOW_DEFAULT
+    elif cm is None:
+        window = s.max_context_tokens or (MODEL_CONTEXT_WINDOW_DEFAULT if s.disable_1m else ONE_MILLION)
+        why = "CLAUDE_CODE_MAX_CONTEXT_TOKENS (unknown model)" if s.max_context_tokens else "unknown model: 1M"
+    elif cm.native_1m:
+        window, why = (MODEL_CONTEXT_WINDOW_DEFAULT, "native 1M model, CLAUDE_CODE_DISABLE_1M_CONTEXT") if s.disable_1m else (ONE_MILLION, "native 1M model")
+    elif suffix and not s.disable_1m:
+        window, why, one_m = ONE_MILLION, "[1m] model setting", True
+    elif s.one_m is True and not s.disable_1m:
+        window, why, one_m = ONE_MILLION, "user (1M)", True
+    elif s.one_m is None and peak_usage is not None and peak_usage > cm.window and not s.disable_1m and cm.supports_1m:
+        window, why, one_m = ONE_MILLION, f"inferred: a response used {peak_usage:,} tokens, more than {cm.window:,} (a [1m] setting is not recorded)", True
+    else:
+        window, why = cm.window, "model catalog"
+    # the auto-compact window's source decides whether the threshold is enforced (§1.2, §1.4)
+    per_model = dict(s.model_windows)
+    env_window = any(k == "auto_compact_window" and v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for k, v in s.sources)
+    if s.auto_compact_window is not None and env_window:
+        source = "env"
+    elif (key and key in per_model) or s.auto_compact_window is not None:
+        source = "settings"
+    elif cm is None:
+        source = "auto" if s.unknown_model_unenforced else "unknown-model"
+    elif one_m and not cm.native_1m:
+        source = "auto"  # a [1m] 4.x model: reactive only
+    elif cm.native_1m or cm.default_source == "model-default":
+        source = "model-default"
+    else:
+        source = "auto"
+    return window, why, source, default_out, upper_out
+
+
+def thresholds(s: Settings, peak_usage: int | None = None, version: str | None = None) -> Thresholds:
+    """Claude Code's effective window, auto-compact, warning and blocking limits, by the rules of the release
+    `version` (see inspector.claude.versions; None: the 2.1.88 reference)."""
+    from inspector.claude.versions import rules_for
+
+    rules = rules_for(version)
+    era = rules.era
+    source: str | None = None
+    if era.windows == "catalog":
+        model_window, why, source, default_out, upper_out = _catalog_window(s, peak_usage)
+        if s.output_slot_cap:
+            default_out = min(default_out, CAPPED_DEFAULT_MAX_TOKENS)
+        max_out = min(s.max_output_tokens, upper_out) if s.max_output_tokens is not None else default_out
+    else:
+        model_window, why = resolve_window(s, peak_usage)
+        max_out = max_output_for(s)
     window = model_window
-    if s.auto_compact_window is not None:
-        window = min(window, s.auto_compact_window)
-    max_out = max_output_for(s)
-    reserved = min(max_out, MAX_OUTPUT_TOKENS_FOR_SUMMARY)
+    configured = s.auto_compact_window
+    if era.windows == "catalog":
+        from inspector.claude.versions import catalog_key
+
+        key = catalog_key(s.model)
+        per_model = dict(s.model_windows)
+        if key and key in per_model and not any(v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for _, v in s.sources):
+            configured = per_model[key]
+        if configured is not None:
+            configured = max(configured, MIN_CONFIGURED_WINDOW)
+    if configured is not None:
+        window = min(window, configured)
+    reserved = max_out if era.reserve == "max-output" else min(max_out, MAX_OUTPUT_TOKENS_FOR_SUMMARY)
     effective = window - reserved
     enabled = s.auto_compact_enabled and not s.compact_disabled
     auto: int | None = effective - AUTOCOMPACT_BUFFER_TOKENS
@@ -254,8 +351,13 @@ def thresholds(s: Settings, peak_usage: int | None = None) -> Thresholds:
         lowered = math.floor(effective * s.pct_override / 100)
         if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
             auto, auto_pct = lowered, s.pct_override
+    enforced = era.enforcement == "always" or source != "auto"
     base = auto if enabled else effective
-    blocking = s.blocking_override if s.blocking_override is not None else effective - MANUAL_COMPACT_BUFFER_TOKENS
+    if era.windows == "catalog":
+        # the blocking limit is measured on the model window, not the auto-compact window (§1.3)
+        blocking = s.blocking_override if s.blocking_override is not None else model_window - reserved - MANUAL_COMPACT_BUFFER_TOKENS
+    else:
+        blocking = s.blocking_override if s.blocking_override is not None else effective - MANUAL_COMPACT_BUFFER_TOKENS
     return Thresholds(
         model=s.model,
         context_window=window,
@@ -263,13 +365,19 @@ def thresholds(s: Settings, peak_usage: int | None = None) -> Thresholds:
         max_output_tokens=max_out,
         reserved=reserved,
         effective_window=effective,
-        auto_compact=auto if enabled else None,
+        auto_compact=auto if enabled and enforced else None,
         warning=base - WARNING_THRESHOLD_BUFFER_TOKENS,
         error=base - ERROR_THRESHOLD_BUFFER_TOKENS,
         blocking=blocking,
         auto_compact_enabled=enabled,
         window_source=why,
         auto_pct=auto_pct,
+        enforced=enforced,
+        compact_source=source,
+        unenforced_threshold=auto if enabled and not enforced else None,
+        rules=rules.note,
+        era=era.key,
+        blocks_before_sending=era.windows == "fixed",
     )
 
 
@@ -281,8 +389,11 @@ def percent_left(tokens: int, t: Thresholds) -> int:
 
 
 def warning_state(tokens: int, t: Thresholds) -> str:
-    """"ok", "warning", "auto_compact" or "blocking" (the most severe that applies)."""
-    if tokens >= t.blocking:
+    """"ok", "warning", "auto_compact" or "blocking" (the most severe that applies). Where Claude Code does not
+    enforce the threshold (2.1.159+, window source "auto"), it shows no level at all: "ok"."""
+    if not t.enforced:
+        return "ok"
+    if tokens >= t.blocking and (t.auto_compact_enabled or t.blocks_before_sending):
         return "blocking"
     if t.auto_compact is not None and tokens >= t.auto_compact:
         return "auto_compact"

@@ -344,6 +344,20 @@ class Session:
                 seen.setdefault(r.model, None)
         return list(seen)
 
+    @property
+    def main_model(self) -> str | None:
+        """The model of the last real response of the conversation (the leaf's chain), the model a resume
+        continues with; a session that switched models reports the one it ended on."""
+        recs = self.records
+        for i in reversed(self.conversation.logical_chain):
+            r = recs[i]
+            if r.type == "assistant" and r.model and r.has_real_usage and not r.is_sidechain:
+                return r.model
+        for r in reversed(recs):
+            if r.type == "assistant" and r.model and r.has_real_usage and not r.is_sidechain:
+                return r.model
+        return None
+
     def peak_context(self) -> int | None:
         vals = [context_tokens(u) for _, u in self.main_responses()]
         return max(vals) if vals else None

@@ -19,7 +19,7 @@ from inspector import __version__
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, peek_session_id
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # bump when a stat is computed differently
 MAX_PROBLEMS_LISTED = 50
 
 
@@ -38,7 +38,7 @@ def session_stats(s: Session) -> dict[str, Any]:
         "session_id": s.session_id,
         "cwd": s.cwd,
         "title": s.title,
-        "model": models[-1] if models else None,
+        "model": s.main_model if models else None,
         "models": models,
         "version": s.version,
         "first_timestamp": first,

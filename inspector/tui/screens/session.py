@@ -240,7 +240,12 @@ class SessionScreen(Screen):
         if self.series is None:
             return
         th = self.series.thresholds
-        auto = f"auto-compact {fmt(th.auto_compact)}" if th.auto_compact is not None else "auto-compact off"
+        if th.auto_compact is not None:
+            auto = f"auto-compact {fmt(th.auto_compact)}"
+        elif th.unenforced_threshold is not None:
+            auto = f"auto-compact {fmt(th.unenforced_threshold)} not enforced (compacts when the API refuses)"
+        else:
+            auto = "auto-compact off"
         line = (f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · blocking {fmt(th.blocking)}")
         what_if = describe_what_if(self.settings, self.configured)
         if what_if:
@@ -277,8 +282,15 @@ class SessionScreen(Screen):
             if e.index == row.index:
                 text = [e.explanation, ""]
                 for k, v in e.as_dict().items():
-                    if k not in ("explanation", "summary_text", "compact_call", "restored_files", "cleared_tools") and v is not None:
+                    if k not in ("explanation", "summary_text", "compact_call", "restored_files", "cleared_tools", "rules",
+                                 "threshold_source", "prediction_notes") and v is not None:
                         text.append(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}")
+                if e.threshold_source:
+                    text.append(f"threshold: {e.threshold_source}")
+                if e.rules:
+                    text.append(f"rules: {e.rules}")
+                if e.prediction_notes:
+                    text.append("the predicted size after assumes: " + "; ".join(e.prediction_notes))
                 if e.restored_files:
                     text.append("re-attached files: " + ", ".join(f"{f.path} ({f.tokens:,})" for f in e.restored_files))
                 for c in e.cleared_tools:

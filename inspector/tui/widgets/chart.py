@@ -99,9 +99,15 @@ class TokenChart(Widget):
         row_low = (h - 1 - y) * per_row  # tokens at the bottom of this text row
         row_high = row_low + per_row
         lines = [(th.context_window, "window")]
-        if th.auto_compact is not None:
-            lines.append((th.auto_compact, "auto"))  # wins over blocking when both fall on one text row
-        lines += [(th.blocking, "blocking"), (th.warning, "warning")]
+        if not th.enforced:
+            # Claude Code acts on none of its thresholds here (it compacts when the API refuses): only the
+            # window, and the threshold it computes but does not enforce, dashed like the window
+            if th.unenforced_threshold is not None:
+                lines.append((th.unenforced_threshold, "window"))
+        else:
+            if th.auto_compact is not None:
+                lines.append((th.auto_compact, "auto"))  # wins over blocking when both fall on one text row
+            lines += [(th.blocking, "blocking"), (th.warning, "warning")]
         label = ""
         line_here = None
         for value, name in lines:

@@ -1,0 +1,1 @@
+"""What Claude Code itself does, release by release: the version table and the model catalog."""

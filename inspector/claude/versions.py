@@ -1,0 +1,184 @@
+"""What each Claude Code release did about the context window: one table that `tokens`, `compact` and
+`edit` ask instead of comparing version strings where they stand.
+
+Claude Code's rules changed many times (claude-code-2.1.328.md, Appendix B). A session is explained by
+the rules of the release that wrote it, and every answer says which rules were applied and on what
+evidence: measured on real sessions, read in a release's code, or carried over from the nearest release
+that was (an assumption, said as such). An unknown, newer release gets the newest known rules and says so.
+
+The eras (first release of each, inclusive):
+
+| era      | releases          | summary reserve          | windows                       | threshold enforced       |
+|----------|-------------------|--------------------------|-------------------------------|--------------------------|
+| 1.0      | before 2.0.0      | model's max output       | 200k; 1M for `[1m]`           | always (assumed)         |
+| 2.0      | 2.0.0 – 2.1.20    | model's max output       | 200k; 1M for `[1m]`           | always                   |
+| 2.1.21   | 2.1.21 – 2.1.158  | min(max output, 20,000)  | 200k; 1M for `[1m]`           | always                   |
+| 2.1.159  | 2.1.159 – 2.1.327 | min(max output, 20,000)  | the model catalog             | by window source         |
+| 2.1.328  | 2.1.328 and later | min(max output, 20,000)  | the model catalog             | by window source         |
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+Version = tuple[int, int, int]
+
+_VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+def parse_version(v: str | None) -> Version | None:
+    """(major, minor, patch) of a version string as Claude Code writes it ("2.1.39"), else None."""
+    if not v:
+        return None
+    m = _VERSION_RE.search(v)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def show_version(v: Version) -> str:
+    return ".".join(map(str, v))
+
+
+# -- strategies -----------------------------------------------------------------------------------
+# What compaction could do in each era (issue: strategies by version). Names are the ones the workbench uses.
+FULL = "full"  # summarize everything after the last boundary, keep nothing (2.1.88 §8.1-8.6)
+PARTIAL_FROM = "partial-from"  # "Summarize from here" (rewind selector, §8.7)
+PARTIAL_UP_TO = "partial-up-to"  # "Summarize up to here": internal in 2.1.88, public by 2.1.328
+SESSION_MEMORY = "session-memory"  # §7, gated by flags (default off); removed by 2.1.328
+MICROCOMPACT = "microcompact"  # client-side clearing of old tool results (§6.1); removed by 2.1.328
+TAIL = "tail"  # 2.1.328: one engine that summarizes all rounds but the kept tail
+
+
+@dataclass(frozen=True, slots=True)
+class Era:
+    key: str
+    first: Version | None  # first release of the era (None: from the start)
+    last: Version | None  # last release (None: open-ended)
+    reserve: str  # "max-output": the model's whole max output; "capped": min(max output, 20,000)
+    windows: str  # "fixed": 200k, 1M for a [1m] model setting; "catalog": the 2.1.328 model catalog
+    enforcement: str  # "always": the threshold always triggers; "window-source": only for some window sources
+    strategies: tuple[str, ...]
+    basis: str  # "measured", "read" or "assumed": how the rules of this era are known
+    evidence: str  # where they come from, in a sentence
+
+    @property
+    def label(self) -> str:
+        if self.first is None and self.last is not None:
+            return f"before {show_version((self.last[0] + 1, 0, 0))}" if self.last[1:] == (99, 999) else f"up to {show_version(self.last)}"
+        if self.last is None:
+            return f"{show_version(self.first)} and later" if self.first else "every release"
+        return f"{show_version(self.first)} – {show_version(self.last)}"
+
+    def contains(self, v: Version) -> bool:
+        return (self.first is None or v >= self.first) and (self.last is None or v <= self.last)
+
+
+ERAS: tuple[Era, ...] = (
+    Era("1.0", None, (1, 99, 999), "max-output", "fixed", "always", (FULL,), "assumed",
+        "no compaction written by a 1.0.x release has been measured; the 2.0 rules are applied"),
+    Era("2.0", (2, 0, 0), (2, 1, 20), "max-output", "fixed", "always", (FULL, PARTIAL_FROM, MICROCOMPACT), "measured",
+        "the summary reserve was the model's whole max output (32,000 for Opus 4.5: threshold 155,000); "
+        "real sessions of 2.0.76–2.1.20 compacted at 155,301–157,692; Claude Code's 2.1.21 changelog fixed it"),
+    Era("2.1.21", (2, 1, 21), (2, 1, 158), "capped", "fixed", "always",
+        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT), "measured",
+        "from 2.1.21 the reserve is capped at 20,000 (threshold 167,000 for a 200k window); real sessions of "
+        "2.1.25–2.1.42 compacted at 167,094–174,247; 2.1.88's code is the format reference (§4); releases "
+        "after 2.1.88 carry its rules"),
+    Era("2.1.159", (2, 1, 159), (2, 1, 327), "capped", "catalog", "window-source",
+        (TAIL, FULL, PARTIAL_FROM, PARTIAL_UP_TO), "assumed",
+        "from 2.1.159 auto-compaction fires only for some window sources (anthropics/claude-code#64520); the "
+        "rules measured on 2.1.328 are applied"),
+    Era("2.1.328", (2, 1, 328), None, "capped", "catalog", "window-source", (TAIL, PARTIAL_FROM, PARTIAL_UP_TO), "measured",
+        "measured on the 2.1.328 binary (claude-code-2.1.328.md §1): the window source decides whether the "
+        "threshold is enforced"),
+)
+NEWEST = ERAS[-1]
+REFERENCE = ERAS[2]  # the 2.1.88 format reference
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The rules applied to one session, and why."""
+
+    era: Era
+    version: Version | None  # the session's release, when it says
+    note: str  # which rules and why, in a sentence
+
+    @property
+    def key(self) -> str:
+        return self.era.key
+
+
+def rules_for(version: str | None) -> Rules:
+    """The era whose rules explain a session written by `version` (the newest known for an unknown one)."""
+    v = parse_version(version)
+    if v is None:
+        era = REFERENCE
+        return Rules(era, None, f"version not recorded: the rules of Claude Code {era.label} (the 2.1.88 reference) are applied")
+    for era in ERAS:
+        if era.contains(v):
+            how = {"measured": "measured", "read": "read in its code", "assumed": "assumed"}[era.basis]
+            note = f"Claude Code {show_version(v)}: the rules of {era.label} ({how}: {era.evidence})"
+            if era is NEWEST and v > (2, 1, 328):
+                note = (f"Claude Code {show_version(v)} is newer than any release inspector knows: the rules measured "
+                        f"on 2.1.328 are applied")
+            return Rules(era, v, note)
+    return Rules(NEWEST, v, f"Claude Code {show_version(v)}: the newest known rules are applied")
+
+
+# -- the 2.1.328 model catalog (claude-code-2.1.328.md §1.1-1.2) -----------------------------------
+
+@dataclass(frozen=True, slots=True)
+class CatalogModel:
+    window: int  # the window used without opt-in
+    max_output: int  # default max output tokens
+    max_output_upper: int
+    native_1m: bool = False
+    default_source: str = "auto"  # window source with no env or settings: "auto" (not enforced) or "model-default"
+    supports_1m: bool = False  # a [1m] model setting (or the 1M beta) gives it 1M
+
+
+CATALOG: dict[str, CatalogModel] = {
+    "claude-3-5-haiku": CatalogModel(200_000, 8_192, 8_192),
+    "claude-3-5-sonnet": CatalogModel(200_000, 8_192, 8_192),
+    "claude-3-7-sonnet": CatalogModel(200_000, 32_000, 64_000),
+    "claude-haiku-4-5": CatalogModel(200_000, 32_000, 64_000, supports_1m=True),
+    "claude-sonnet-4-0": CatalogModel(200_000, 32_000, 64_000, supports_1m=True),
+    "claude-sonnet-4-5": CatalogModel(200_000, 32_000, 64_000, supports_1m=True),
+    "claude-sonnet-4-6": CatalogModel(200_000, 32_000, 128_000, default_source="model-default", supports_1m=True),
+    "claude-opus-4-0": CatalogModel(200_000, 32_000, 32_000, supports_1m=True),
+    "claude-opus-4-1": CatalogModel(200_000, 32_000, 32_000, supports_1m=True),
+    "claude-opus-4-5": CatalogModel(200_000, 32_000, 64_000, supports_1m=True),
+    "claude-opus-4-6": CatalogModel(200_000, 64_000, 128_000, default_source="model-default", supports_1m=True),
+    "claude-opus-4-7": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
+    "claude-opus-4-8": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
+    "claude-opus-5": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
+    "claude-opus-5-5": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
+    "claude-sonnet-5": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
+    "claude-sonnet-5-5": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
+    "claude-haiku-5-5": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
+    "claude-fable-5": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
+    "claude-fable-5-1": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
+    "claude-fable-5-2": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
+    "claude-mythos-5": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
+    "claude-mythos-5-1": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
+    "claude-mythos-5-2": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
+}
+_ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0", "claude-opus-4": "claude-opus-4-0"}
+_DATE = re.compile(r"-\d{8}$")
+
+
+def catalog_key(model: str | None) -> str | None:
+    """The catalog id of an API model id ("claude-opus-4-5-20251101", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    "claude-sonnet-4-5@20250929", "claude-opus-4-6[1m]"), or None when the model is not in the catalog."""
+    if not model:
+        return None
+    name = model.lower()
+    i = name.find("claude-")
+    if i < 0:
+        return None
+    name = name[i:].split("[", 1)[0].split("@", 1)[0]
+    name = re.sub(r"-v\d+(:\d+)?$", "", name)
+    name = _DATE.sub("", name)
+    name = _ALIASES.get(name, name)
+    return name if name in CATALOG else None
