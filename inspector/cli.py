@@ -385,7 +385,7 @@ def format_compaction(res: Any, saved: Any = None) -> str:
     if res.noop:
         lines.append(f"  Nothing would change: {res.noop}")
     lines.append(f"  Tokens: {res.tokens_before:,} ({d['state_before']}, {d['percent_left_before']}% left) → "
-                 f"{res.tokens_after:,} ({d['state_after']}, {d['percent_left_after']}% left)")
+                 f"{res.tokens_after:,} ({d['state_after']}, {d['percent_left_after']}% left); {res.change_words}")
     lines.append(f"  Thresholds: warning {th['warning']:,}, " + (f"auto-compact {auto:,}, " if auto is not None else "auto-compact off, ")
                  + f"blocking {th['blocking']:,}, window {th['context_window']:,}")
     width = 50

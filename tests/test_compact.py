@@ -317,3 +317,24 @@ def test_write_atomic_never_replaces_an_existing_file(tmp_path):
         write_atomic(target, [b"new content\n"])
     assert target.read_bytes() == b"the user's data\n"
     assert [p.name for p in tmp_path.iterdir()] == ["exists.jsonl"]  # no temporary file left
+
+
+def test_a_summary_larger_than_what_it_replaces_is_never_called_a_saving(tmp_path):
+    """Summarizing two short messages makes the context bigger: the preview says so, in numbers and words."""
+    recs = [user("u0", None, "hello", sec=0), assistant("a0", "u0", sec=1, usage=(5, 0, 20_000, 10)),
+            user("u1", "a0", "ok", sec=2), assistant("a1", "u1", [{"type": "text", "text": "fine"}], sec=3, usage=(5, 0, 20_020, 10))]
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    res = compact(Session.load(p), "partial", pivot="u1", direction="from")
+    assert res.tokens_after > res.tokens_before >= 0
+    assert "not a saving" in res.change_words and res.as_dict()["larger_after"] is True
+    code, out, _ = run("compact", p, "--strategy", "partial", "--at", "u1")
+    assert code == 0 and "larger than before, not a saving" in out and "saved" not in out.lower()
+
+
+def test_tokens_after_is_never_negative_even_when_the_first_response_is_odd(tmp_path):
+    """A first response whose counted size exceeds its usage (a gateway's odd usage) cannot make the overhead negative."""
+    recs = [user("u0", None, "x " * 30_000, sec=0), assistant("a0", "u0", sec=1, usage=(1, 0, 2_000, 10)),
+            user("u1", "a0", "ok", sec=2), assistant("a1", "u1", sec=3, usage=(1, 0, 2_100, 10))]
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    res = compact(Session.load(p), "partial", pivot="u1", direction="up_to")
+    assert res.tokens_after >= 0

@@ -172,6 +172,16 @@ class CompactionResult:
     def changed(self) -> bool:
         return bool(self.new_records or self.rewritten)
 
+    @property
+    def change_words(self) -> str:
+        """How the context's size changes, never calling growth a saving."""
+        d = self.tokens_after - self.tokens_before
+        if d > 0:
+            return f"+{d:,} tokens: larger than before, not a saving (the summary is longer than what it replaces)"
+        if d < 0:
+            return f"{-d:,} tokens fewer"
+        return "no change in size"
+
     def as_dict(self) -> dict[str, Any]:
         th = self.thresholds
         return {
@@ -181,6 +191,8 @@ class CompactionResult:
             "pivot_uuid": self.pivot_uuid,
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
+            "tokens_change": self.tokens_after - self.tokens_before,
+            "larger_after": self.tokens_after > self.tokens_before,
             "state_before": warning_state(self.tokens_before, th),
             "state_after": warning_state(self.tokens_after, th),
             "percent_left_before": percent_left(self.tokens_before, th),

@@ -274,7 +274,7 @@ class Calibrator:
         x0, y0 = pts[0]
         if n < 3 or self.hi[n] - self.lo[n] < 1000:
             ratio = DEFAULT_RATIO
-            overhead = y0 - ratio * x0
+            overhead = max(0.0, y0 - ratio * x0)  # a system prompt and tools cannot weigh less than nothing
             method = "one point" if n == 1 else "default ratio"
         else:
             sx, sy, sxx, sxy = self.sx[n], self.sy[n], self.sxx[n], self.sxy[n]
@@ -283,7 +283,7 @@ class Calibrator:
             if not 0.5 <= slope <= 2.5:
                 slope = DEFAULT_RATIO
             # the first response carries little but the fixed overhead: read it there
-            overhead = y0 - slope * x0
+            overhead = max(0.0, y0 - slope * x0)
             ratio = (sxy - overhead * sx) / sxx if sxx else slope
             if not 0.5 <= ratio <= 2.5:
                 ratio = slope

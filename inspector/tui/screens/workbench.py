@@ -214,7 +214,10 @@ class WorkbenchScreen(Screen):
         for label, n in (("before", res.tokens_before), ("after", res.tokens_after)):
             bar = Text("█" * min(width, round(n / top * width)), style="green" if n < th.warning else "yellow" if n < (th.auto_compact or th.effective_window) else "red")
             t.add_row(label, bar + Text(" " * max(0, width - len(bar))), f"{n:,}")
-        t.add_row("", Text(f"warning {th.warning:,} · auto-compact {th.auto_compact or 0:,} · blocking {th.blocking:,} · window {th.context_window:,}",
+        t.add_row("change", Text(res.change_words, style="bold yellow" if res.tokens_after > res.tokens_before else ""), "")
+        auto = f"auto-compact {th.auto_compact:,}" if th.auto_compact is not None else (
+            f"auto-compact {th.unenforced_threshold:,} not enforced" if th.unenforced_threshold is not None else "auto-compact off")
+        t.add_row("", Text(f"warning {th.warning:,} · {auto} · blocking {th.blocking:,} · window {th.context_window:,}",
                            style="dim"), "")
         if res.fallback:
             t.add_row("fallback", Text(res.fallback, style="yellow"), "")
