@@ -232,3 +232,17 @@ def test_history_before_a_boundary_whose_logical_parent_is_missing():
         [e] = analyze(s).compactions
         assert e.last_usage_before is not None and e.messages_summarized > 50
         assert "?" not in e.explanation
+
+
+def test_the_readme_fidelity_table_is_the_scripts_output():
+    """The README's fidelity table is generated (bench/fidelity.py), never typed: it must match what the code says now."""
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("fidelity", ROOT / "bench" / "fidelity.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = mod.table(mod.rows(REAL_PROJECTS))
+    readme = (ROOT / "README.md").read_text()
+    assert mod.START + text + mod.END in readme, "run python bench/fidelity.py to refresh the README"

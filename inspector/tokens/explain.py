@@ -61,6 +61,7 @@ class Explanation:
     cleared_tools: list[dict[str, Any]] = field(default_factory=list)
     explanation: str = ""
     rules: str = ""  # which Claude Code rules set the threshold, and why
+    rules_of: str = ""  # the releases whose rules those are, e.g. "2.1.21 – 2.1.158"
     threshold_source: str = ""  # how the threshold was computed (window, reserve, buffer; or not enforced)
     prediction_notes: list[str] = field(default_factory=list)  # what the predicted size after rests on
 
@@ -87,6 +88,7 @@ class Explanation:
             "cleared_tools": self.cleared_tools,
             "explanation": self.explanation,
             "rules": self.rules,
+            "rules_of": self.rules_of,
             "threshold_source": self.threshold_source,
             "prediction_notes": self.prediction_notes,
         }
@@ -302,6 +304,7 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
         summary_text=summary_text, cleared_tools=cleared, prediction_notes=notes,
     )
     e.rules = th.rules
+    e.rules_of = th.era_label
     e.threshold_source = _window_words(th)
     e.explanation = sentence(e, th)
     return e

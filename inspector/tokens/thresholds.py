@@ -211,6 +211,7 @@ class Thresholds:
     unenforced_threshold: int | None = None  # the threshold Claude Code computes but does not act on (not enforced)
     rules: str = ""  # which Claude Code rules gave these numbers, and why (see inspector.claude.versions)
     era: str = ""  # the key of that era
+    era_label: str = ""  # its releases, e.g. "2.1.21 – 2.1.158"
     blocks_before_sending: bool = True  # up to 2.1.158 a request at the blocking limit is not sent; from 2.1.159 nothing blocks
 
     @property
@@ -238,6 +239,7 @@ class Thresholds:
             "unenforced_threshold": self.unenforced_threshold,
             "rules": self.rules,
             "era": self.era,
+            "era_label": self.era_label,
         }
 
 
@@ -377,6 +379,7 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         unenforced_threshold=auto if enabled and not enforced else None,
         rules=rules.note,
         era=era.key,
+        era_label=era.label,
         blocks_before_sending=era.windows == "fixed",
     )
 

@@ -283,7 +283,7 @@ class SessionScreen(Screen):
                 text = [e.explanation, ""]
                 for k, v in e.as_dict().items():
                     if k not in ("explanation", "summary_text", "compact_call", "restored_files", "cleared_tools", "rules",
-                                 "threshold_source", "prediction_notes") and v is not None:
+                                 "threshold_source", "prediction_notes", "rules_of") and v is not None:
                         text.append(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}")
                 if e.threshold_source:
                     text.append(f"threshold: {e.threshold_source}")
