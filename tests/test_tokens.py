@@ -472,3 +472,12 @@ def test_a_boundary_is_explained_by_the_release_that_wrote_it(tmp_path):
     assert rep.thresholds.auto_compact == 167_000  # the session as it is now (2.1.40)
     [e] = rep.compactions
     assert e.threshold == 155_000 and e.margin == 200 and "2.1.19" in e.rules
+
+
+@requires_realdata
+def test_a_poor_calibration_fit_is_said_to_be_one():
+    p = REAL_PROJECTS / "-Users-rcgray-phantom-reads-2-0-58" / "3020c1e3-a661-4879-8854-35eb023fd030.jsonl"
+    code, out, _ = run("tokens", str(p))
+    assert code == 0 and "a poor fit" in out and "Rules: Claude Code 2.0.58: the rules of 2.0.0 – 2.1.20" in out
+    code, out, _ = run("tokens", str(SPOTTER))
+    assert code == 0 and "a poor fit" not in out
