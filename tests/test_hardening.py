@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -12,10 +13,10 @@ import orjson
 import pytest
 
 from builders import assistant, tool_result, tool_use, user
-from conftest import ROOT, sample_session, sha256, write_jsonl
+from conftest import ROOT, sample_session, sha256, tree_hashes, write_jsonl
 from conftest import run_cli as run
 from fake_anthropic import FakeAnthropic
-from inspector.compact import compact
+from inspector.compact import KeepConfig, SessionMemoryParams, compact
 from inspector.edit import SaveError, save
 from inspector.transcript.discovery import Target
 from inspector.transcript.session import Session
@@ -73,7 +74,7 @@ KILLER = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     sys.path.insert(0, {tests!r})
     from inspector.transcript.session import Session
-    from inspector.compact import compact
+    from inspector.compact import KeepConfig, SessionMemoryParams, compact
     import inspector.edit.saving as sv
     from pathlib import Path
     where, k = sys.argv[2], int(sys.argv[3])
@@ -301,3 +302,122 @@ def test_a_folder_name_that_is_not_utf8(tmp_path, workdir):
             assert item.peak and item.title == "Zsh prompt shows git branch"
 
     asyncio.run(go())
+
+
+# -- a save killed at every step -------------------------------------------------------------
+
+SMALL_KEEP = SessionMemoryParams(KeepConfig(1_000, 2, 3_000))
+
+def _disk_calls(monkeypatch, stop_at: int | None):
+    """Count the disk changes a save makes (edit/saving.DISK), killing the process at call `stop_at`."""
+    import inspector.edit.saving as sv
+
+    calls = {"n": 0, "names": []}
+    for name in ("mkdir", "tempdir", "marker", "temp", "write", "fsync", "link", "rename", "unlink", "rmdir"):
+        real = getattr(sv.DISK, name)
+
+        def wrapped(*a, _real=real, _name=name):
+            calls["n"] += 1
+            calls["names"].append(_name)
+            if stop_at is not None and calls["n"] == stop_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return _real(*a)
+
+        monkeypatch.setattr(sv.DISK, name, wrapped)
+    return calls
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_save_killed_at_every_step_leaves_a_whole_session_or_none(workdir, monkeypatch):
+    """A full compaction with persisted outputs and session notes, saved with a SIGKILL at each of its disk changes in
+    turn (every mkdir, temporary file, write, fsync, link, unlink): afterwards there is either no new transcript or a
+    complete one whose copied files are all there with the original bytes, and the next save removes what the
+    killed one left behind."""
+    from inspector.edit.saving import INCOMPLETE, TMP_PREFIX, clean_stale
+
+    src = sample_session("Fix forecast", workdir)
+    project = src.parent
+    s = Session.load(src)
+    r = compact(s, "session-memory", session_memory_params=SMALL_KEEP)
+    assert r.changed and r.session_memory_file is not None and s.persisted_outputs
+    h = tree_hashes(project)
+    calls = _disk_calls(monkeypatch, None)
+    probe = save(s, r, out=project / "probe.jsonl", new_id=lambda: "probe")
+    total = calls["n"]
+    assert {"mkdir", "tempdir", "marker", "temp", "write", "fsync", "link", "rename", "unlink"} <= set(calls["names"]) and total > 15
+    assert len(probe.copied) >= 3  # two persisted outputs and the notes
+    monkeypatch.undo()
+    link_of_transcript = max(i for i, name in enumerate(calls["names"], 1) if name == "link")
+
+    def calls_after_link(k):  # killed after the transcript's link, before the marker went: still whole
+        return k > link_of_transcript
+
+    for k in range(1, total + 1):
+        target = project / f"killed-{k}.jsonl"
+        pid = os.fork()
+        if pid == 0:  # the child: save, and die at disk change k
+            try:
+                _disk_calls(monkeypatch, k)
+                import inspector.edit.saving as sv
+
+                sv.verify = lambda saved, result: sv.Verification(True, True, True, 0, 0)
+                save(s, r, out=target, new_id=lambda: f"killed-{k}")
+            finally:
+                os._exit(3)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (k, status)
+        folder = target.with_suffix("")
+        if target.exists():  # whole: every file it points to is there, byte for byte
+            back = Session.load(target)
+            assert back.transcript.problems == [] and back.conversation.chain
+            for po in back.persisted_outputs:
+                assert po.file is not None and sha256(po.file) == sha256(src.with_suffix("") / "tool-results" / po.file.name)
+            assert sha256(folder / "session-memory" / "summary.md") == sha256(src.with_suffix("") / "session-memory" / "summary.md")
+            assert not (folder / INCOMPLETE).exists() or calls_after_link(k)
+        else:  # or nothing a reader would take for a session: at most an incomplete, marked folder
+            assert not folder.exists() or (folder / INCOMPLETE).exists() or not any(folder.iterdir())
+    left = [p for p in project.rglob("*") if p.name.startswith(TMP_PREFIX) or p.name == INCOMPLETE]
+    removed = clean_stale(project)
+    assert set(left) <= set(removed)
+    assert not [p for p in project.rglob("*") if p.name.startswith(TMP_PREFIX) or p.name == INCOMPLETE]
+    assert not [d for d in project.glob("killed-*") if d.is_dir() and not d.with_suffix(".jsonl").exists()]
+    assert {k: v for k, v in tree_hashes(project).items() if k in h} == h  # the originals never changed
+
+
+def test_a_destination_folder_that_already_holds_files_is_refused(workdir):
+    src = sample_session("Fix forecast", workdir)
+    s = Session.load(src)
+    r = compact(s, "full")
+    out = src.parent / "new.jsonl"
+    stale = src.parent / "new" / "tool-results"
+    stale.mkdir(parents=True)
+    (stale / "toolu_stale.txt").write_text("an old file the new session must not point at")
+    with pytest.raises(SaveError, match="already holds files"):
+        save(s, r, out=out)
+    assert not out.exists() and (stale / "toolu_stale.txt").exists()  # refused, and nothing removed
+
+
+def test_a_failed_save_keeps_a_folder_that_was_there_before(workdir, monkeypatch):
+    src = sample_session("Fix forecast", workdir)
+    s = Session.load(src)
+    r = compact(s, "full")
+    out = src.parent / "mine.jsonl"
+    (src.parent / "mine").mkdir()  # the user's empty folder
+    import inspector.edit.saving as sv
+
+    monkeypatch.setattr(sv, "verify", lambda *a: sv.Verification(False, True, True, 0, 0, ["forced"]))
+    with pytest.raises(SaveError, match="forced"):
+        save(s, r, out=out)
+    assert not out.exists() and (src.parent / "mine").is_dir() and not any((src.parent / "mine").iterdir())
+
+
+def test_session_notes_are_copied_byte_for_byte(workdir):
+    """A 6 MB summary.md with invalid UTF-8 is copied whole: display caps are for display only."""
+    src = sample_session("Fix forecast", workdir)
+    notes = src.with_suffix("") / "session-memory" / "summary.md"
+    data = notes.read_bytes() + b"\n\xff\xfe not UTF-8\n" + b"# Worklog\n" + b"x" * (6 << 20) + b"\n"
+    notes.write_bytes(data)
+    s = Session.load(src)
+    res = save(s, compact(s, "session-memory", session_memory_params=SMALL_KEEP), out=src.parent / "notes.jsonl")
+    assert (src.parent / "notes" / "session-memory" / "summary.md").read_bytes() == data
+    assert res.verification.ok

@@ -11,6 +11,7 @@ import re
 import uuid as uuidlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from inspector.tokens.calibrate import Calibration, calibrate, chain_counts
@@ -165,6 +166,7 @@ class CompactionResult:
     summarizer: str | None = None
     summarizer_usage: Mapping[str, Any] | None = None
     session_memory: str | None = None  # the notes used (session-memory strategy)
+    session_memory_file: Path | None = None  # the session's own summary.md they came from (copied byte for byte on save)
     slice_records: int = 0
     parameters: Mapping[str, Any] = field(default_factory=dict)
 

@@ -82,9 +82,9 @@ def session_memory_compact(sl: Slice, est: Estimator, summarizer: Summarizer, pa
     msgs = [recs[i] for i in msgs_idx]
     notes: list[str] = []
     memory = None
-    mp = s.memory_path
-    if mp.is_file() and not mp.is_symlink():
-        memory, _ = read_capped(mp, 4 << 20)
+    mp = s.memory_file()
+    if mp is not None:
+        memory, _ = read_capped(mp, 4 << 20)  # for the summary; a save copies the file itself, byte for byte
         notes.append(f"notes from {mp}")
     fallback = None
     summarizer_name = None
@@ -151,6 +151,7 @@ def session_memory_compact(sl: Slice, est: Estimator, summarizer: Summarizer, pa
         summarized_uuids=tuple(recs[i].uuid for i in summarized if recs[i].uuid), kept_uuids=tuple(recs[i].uuid for i in keep if recs[i].uuid),
         summary=wrapped if noop is None else None, tokens_before=before, tokens_after=after, restored_files_tokens=0, thresholds=est.thresholds,
         fallback=fallback, notes=tuple(notes), summarizer=summarizer_name, summarizer_usage=usage, session_memory=memory,
+        session_memory_file=mp,
         slice_records=len(sl.chain),
         parameters={"min_tokens": params.keep.min_tokens, "min_text_block_messages": params.keep.min_text_block_messages,
                     "max_tokens": params.keep.max_tokens, "last_summarized_uuid": params.last_summarized_uuid},

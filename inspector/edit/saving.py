@@ -11,8 +11,11 @@ session is loaded back and checked before success is reported. The original is n
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
+import re
 import tempfile
+import time
 import uuid as uuidlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +27,7 @@ from inspector.compact.base import CompactionResult, make_slice
 from inspector.tokens.estimate import count_bodies
 from inspector.transcript.discovery import InspectorError
 from inspector.transcript.records import iter_blocks
+from inspector.transcript.safefs import open_regular
 from inspector.transcript.session import Session, safe_child
 
 
@@ -77,55 +81,227 @@ def _shell_quote(s: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # atomic writes
 
+TMP_PREFIX = ".inspector-"  # our temporary files: .inspector-<pid>-<random>.tmp
+INCOMPLETE = ".inspector-incomplete"  # in a new session's folder until its transcript is in place
+STALE_AFTER = 24 * 3600  # a temporary of a process that may still run is removed after a day
+
+
+class _Disk:
+    """Every change a save makes to the disk goes through here, in order (the kill test stops at each)."""
+
+    def mkdir(self, path: Path) -> None:
+        os.mkdir(path)
+
+    def temp(self, folder: Path) -> tuple[int, str]:
+        return tempfile.mkstemp(dir=folder, prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".tmp")
+
+    def write(self, f: Any, data: bytes) -> None:
+        f.write(data)
+
+    def fsync(self, fd: int) -> None:
+        os.fsync(fd)
+
+    def link(self, src: str, dst: Path) -> None:
+        os.link(src, dst)
+
+    def unlink(self, path: str | Path) -> None:
+        os.unlink(path)
+
+    def rmdir(self, path: Path) -> None:
+        os.rmdir(path)
+
+    def rename(self, src: Path, dst: Path) -> None:
+        os.rename(src, dst)
+
+    def tempdir(self, folder: Path) -> Path:
+        return Path(tempfile.mkdtemp(dir=folder, prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".tmp"))
+
+    def marker(self, path: Path) -> None:
+        """The incomplete-session marker, created (never replaced) with our process id in it."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
+
+
+DISK = _Disk()
+
 
 def write_atomic(target: Path, chunks: Iterable[bytes], *, fsync: Callable[[int], None] | None = None) -> None:
     """Write to a temporary file beside `target`, fsync, then link it to `target`.
 
     The link fails if `target` exists, so nothing is ever overwritten; on any error the
-    temporary file is removed and `target` does not exist.
+    temporary file is removed and `target` does not exist. The folder must exist.
     """
-    sync = fsync or os.fsync
+    sync = fsync or DISK.fsync
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".inspector-", suffix=".tmp")
+        fd, tmp = DISK.temp(target.parent)
     except OSError as exc:
         raise SaveError(f"could not write in {target.parent}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            for c in chunks:
-                f.write(c)
+            buf: list[bytes] = []
+            held = 0
+            for c in chunks:  # written in blocks of about a megabyte, not a call per record
+                buf.append(c)
+                held += len(c)
+                if held >= 1 << 20:
+                    DISK.write(f, b"".join(buf))
+                    buf, held = [], 0
+            if buf:
+                DISK.write(f, b"".join(buf))
             f.flush()
             sync(f.fileno())
-        os.link(tmp, target)
+        DISK.link(tmp, target)
     except FileExistsError:
         raise SaveError(f"{target} already exists; nothing was overwritten") from None
+    except SaveError:
+        raise
     except OSError as exc:
         raise SaveError(f"could not write {target}: {exc.strerror or exc}") from None
     finally:
         try:
-            os.unlink(tmp)
+            DISK.unlink(tmp)
         except OSError:
             pass
+    _sync_dir(target.parent, sync)
+
+
+def _sync_dir(folder: Path, sync: Callable[[int], None] | None = None) -> None:
     try:
-        dfd = os.open(target.parent, os.O_RDONLY)
+        dfd = os.open(folder, os.O_RDONLY)
         try:
-            sync(dfd)
+            (sync or DISK.fsync)(dfd)
         finally:
             os.close(dfd)
     except OSError:
         pass
 
 
-def copy_atomic(src: Path, target: Path) -> None:
+class ReadError(SaveError):
+    """A file the save had to copy could not be read (the source, not the destination, failed)."""
+
+
+def copy_atomic(src: Path, target: Path) -> str:
+    """Copy `src` byte for byte (never through a link) to `target`, atomically; returns the sha256 of what was copied."""
+    digest = hashlib.sha256()
+
     def chunks() -> Iterable[bytes]:
-        with open(src, "rb") as f:
+        try:
+            f = open_regular(src)
+        except OSError as exc:
+            raise ReadError(f"could not read {src}: {exc.strerror or exc}") from None
+        with f:
             while True:
-                b = f.read(1 << 20)
+                try:
+                    b = f.read(1 << 20)
+                except OSError as exc:
+                    raise ReadError(f"could not read {src}: {exc.strerror or exc}") from None
                 if not b:
                     return
+                digest.update(b)
                 yield b
 
     write_atomic(target, chunks())
+    return digest.hexdigest()
+
+
+def _sha256(path: Path) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open_regular(path) as f:
+            for b in iter(lambda: f.read(1 << 20), b""):
+                h.update(b)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, owned by someone else
+    return True
+
+
+def _ours_and_stale(name: str, mtime: float, now: float) -> bool:
+    """A temporary file or marker of a save that can no longer finish: its process is gone, or it is a day old."""
+    m = re.match(rf"^{re.escape(TMP_PREFIX)}(\d+)-.*\.tmp$", name)
+    if m is None:
+        return False
+    return not _pid_alive(int(m.group(1))) or now - mtime > STALE_AFTER
+
+
+def clean_stale(project_dir: Path) -> list[Path]:
+    """Remove what an interrupted save of ours left in a project folder: temporary files, and the folders of new
+    sessions whose transcript never appeared (they carry our marker). Nothing else is ever touched."""
+    removed: list[Path] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(project_dir))
+    except OSError:
+        return removed
+    for e in entries:
+        try:
+            if e.is_file(follow_symlinks=False) and _ours_and_stale(e.name, e.stat(follow_symlinks=False).st_mtime, now):
+                os.unlink(e.path)
+                removed.append(Path(e.path))
+            elif e.is_dir(follow_symlinks=False) and _ours_and_stale(e.name, e.stat(follow_symlinks=False).st_mtime, now):
+                removed += _remove_our_folder(Path(e.path))  # a new session's folder still being filled
+            elif e.is_dir(follow_symlinks=False):
+                marker = Path(e.path) / INCOMPLETE
+                if marker.is_file() and not marker.is_symlink():
+                    pid, age = _marker_pid(marker), now - marker.stat().st_mtime
+                    if (pid is None and age > 60) or (pid is not None and not _pid_alive(pid)) or age > STALE_AFTER:
+                        if (project_dir / f"{e.name}.jsonl").exists():  # killed just after it was whole
+                            os.unlink(marker)
+                            removed.append(marker)
+                        else:
+                            removed += _remove_our_folder(Path(e.path))
+        except OSError:
+            continue
+    return removed
+
+
+def _marker_pid(marker: Path) -> int | None:
+    try:
+        return int(marker.read_text()[:20].strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _remove_our_folder(folder: Path) -> list[Path]:
+    """The folder of a new session we began and never finished: our copies in tool-results/, subagents/ and
+    session-memory/, our temporaries, the marker, then the (now empty) folders. A folder holding anything
+    else is left alone."""
+    removed: list[Path] = []
+    subs = [folder / "tool-results", folder / "subagents", folder / "session-memory"]
+    known = {p.name for p in subs} | {INCOMPLETE}
+    try:
+        if any(n not in known and not n.startswith(TMP_PREFIX) for n in os.listdir(folder)):
+            return removed
+        for d in subs:
+            if d.is_dir() and not d.is_symlink():
+                for e in os.scandir(d):
+                    if e.is_file(follow_symlinks=False):
+                        os.unlink(e.path)
+                        removed.append(Path(e.path))
+                os.rmdir(d)
+        for n in os.listdir(folder):
+            if n.startswith(TMP_PREFIX) or n == INCOMPLETE:
+                os.unlink(folder / n)
+                removed.append(folder / n)
+        os.rmdir(folder)
+        removed.append(folder)
+    except OSError:
+        pass
+    return removed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,41 +397,83 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
 
 def save(s: Session, result: CompactionResult, *, out: Path | None = None,
          new_id: Callable[[], str] = lambda: str(uuidlib.uuid4())) -> SaveResult:
-    """Write `result` as a new session; verify it; return where it is and how to resume it."""
+    """Write `result` as a new session; verify it; return where it is and how to resume it.
+
+    The session appears whole or not at all: its folder is filled first (each file atomic, copied byte for
+    byte and checked by hash), marked as incomplete until the transcript, written last, is linked into
+    place. A save killed at any point leaves either no transcript or a complete session, and the next save
+    in the same project folder removes what the interrupted one left."""
     if not result.changed:
         raise SaveError(f"nothing to save: {result.noop or 'the compaction changes nothing'}")
     new_sid = new_id()
     target = Path(out) if out is not None else s.project_dir / f"{new_sid}.jsonl"
     if target.suffix != ".jsonl":
         raise SaveError(f"the output must be a .jsonl file: {target}")
-    if target.exists():
+    if target.exists() or target.is_symlink():
         raise SaveError(f"{target} already exists; choose another --out (nothing is ever overwritten)")
     if target.resolve() == s.path.resolve():
         raise SaveError("refusing to write over the original transcript")
     new_dir = target.with_suffix("")
-    records, tool_ids, agent_ids = build_records(s, result, new_sid, new_dir)
-    created: list[Path] = []
+    if new_dir.is_symlink() or (new_dir.exists() and not new_dir.is_dir()):
+        raise SaveError(f"{new_dir} exists and is not a folder; choose another --out")
+    if new_dir.is_dir() and any(True for _ in os.scandir(new_dir)):
+        raise SaveError(f"{new_dir} already holds files; a new session needs an empty folder (choose another --out)")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SaveError(f"could not write in {target.parent}: {exc.strerror or exc}") from None
+    cleaned = clean_stale(target.parent)
+    records, tool_ids, agent_ids = build_records(s, result, new_sid, new_dir)
+    created: list[Path] = []  # files this save made (removed if it fails)
+    made_dirs: list[Path] = []  # folders it made (removed too; never one that was there before)
+    try:
+        plan = _copy_plan(s, new_dir, tool_ids, agent_ids, result)
+        fill = new_dir
+        if plan:
+            try:
+                if new_dir.is_dir():  # the user's own empty folder: filled in place, marked first
+                    DISK.marker(new_dir / INCOMPLETE)
+                else:  # a folder of ours under a temporary name, renamed into place when full
+                    fill = DISK.tempdir(target.parent)
+                    made_dirs.append(fill)
+                    DISK.marker(fill / INCOMPLETE)
+            except OSError as exc:
+                raise SaveError(f"could not write in {target.parent}: {exc.strerror or exc}") from None
+            created.append(fill / INCOMPLETE)
+        copied = _copy_beside([_Copy(c.src, fill / c.dst.relative_to(new_dir), c.data) for c in plan], created, made_dirs)
+        if fill != new_dir:
+            try:
+                DISK.rename(fill, new_dir)
+            except OSError as exc:
+                raise SaveError(f"could not write {new_dir}: {exc.strerror or exc}") from None
+            made_dirs = [new_dir / d.relative_to(fill) if d != fill else new_dir for d in made_dirs]
+            created = [new_dir / p.relative_to(fill) for p in created]
+            copied = [(src, new_dir / dst.relative_to(fill), digest) for src, dst, digest in copied]
         write_atomic(target, (orjson.dumps(r) + b"\n" for r in records))
         created.append(target)
-        copied = _copy_beside(s, new_dir, tool_ids, agent_ids, result, created)
+        if plan:
+            DISK.unlink(new_dir / INCOMPLETE)
+            created.remove(new_dir / INCOMPLETE)
         saved = Session.load(target)
         v = verify(saved, result)
+        for src, dst, digest in copied:
+            if _sha256(dst) != digest:
+                v.problems.append(f"{dst.name} does not hold what was copied from {src}")
+                v.estimate_ok = False
         if not v.ok:
             raise SaveError("the saved session did not pass its checks (" + "; ".join(v.problems) + "); it was removed")
     except BaseException:
+        if target in created:  # the transcript goes first: the session disappears at once
+            created.remove(target)
+            _quiet(DISK.unlink, target)
         for p in reversed(created):
-            try:
-                p.unlink()
-            except OSError:
-                pass
-        for d in (new_dir / "tool-results", new_dir / "subagents", new_dir / "session-memory", new_dir):
-            try:
-                d.rmdir()
-            except OSError:
-                pass
+            _quiet(DISK.unlink, p)
+        for d in reversed(made_dirs):
+            _quiet(DISK.rmdir, d)
         raise
     notes = []
+    if cleaned:
+        notes.append(f"removed {len(cleaned)} file(s) and folder(s) an interrupted earlier save had left")
     try:
         now = s.path.stat()
         if now.st_size != s.transcript.size or now.st_mtime_ns != s.transcript.mtime_ns:
@@ -265,39 +483,74 @@ def save(s: Session, result: CompactionResult, *, out: Path | None = None,
                          "the original changed since it was loaded: the new session holds what was loaded")
     except OSError:
         notes.append("the original is gone from disk: the new session holds what was loaded")
-    return SaveResult(target, new_sid, len(records), copied, v, saved.cwd, notes)
+    return SaveResult(target, new_sid, len(records), [dst for _, dst, _ in copied], v, saved.cwd, notes)
 
 
-def _copy_beside(s: Session, new_dir: Path, tool_ids: set[str], agent_ids: set[str], result: CompactionResult,
-                 created: list[Path]) -> list[Path]:
-    copied: list[Path] = []
+def _quiet(fn: Callable[[Any], None], arg: Any) -> None:
+    try:
+        fn(arg)
+    except OSError:
+        pass
+
+
+@dataclass(slots=True)
+class _Copy:
+    src: Path | None  # a file to copy byte for byte, or None for `data`
+    dst: Path
+    data: bytes | None = None
+
+
+def _copy_plan(s: Session, new_dir: Path, tool_ids: set[str], agent_ids: set[str], result: CompactionResult) -> list[_Copy]:
+    """The files the new transcript points to, to be copied into its folder."""
+    plan: list[_Copy] = []
+    seen: set[Path] = set()
+
+    def add(c: _Copy) -> None:
+        if c.dst not in seen:
+            seen.add(c.dst)
+            plan.append(c)
+
     for po in s.persisted_outputs:
         if po.tool_use_id in tool_ids and po.file is not None:
-            dst = new_dir / "tool-results" / po.file.name
-            if not dst.exists():
-                copy_atomic(po.file, dst)
-                created.append(dst)
-                copied.append(dst)
+            add(_Copy(po.file, new_dir / "tool-results" / po.file.name))
     for sa in s.subagents:
         if sa.agent_id in agent_ids and sa.path is not None and sa.layout == "subagents-dir":
-            dst = new_dir / "subagents" / sa.path.name
-            if not dst.exists():
-                copy_atomic(sa.path, dst)
-                created.append(dst)
-                copied.append(dst)
-            meta = sa.path.with_suffix(".meta.json")
-            if meta.is_file() and safe_child(sa.path.parent, meta.name) is not None:
-                mdst = new_dir / "subagents" / meta.name
-                if not mdst.exists():
-                    copy_atomic(meta, mdst)
-                    created.append(mdst)
-                    copied.append(mdst)
+            add(_Copy(sa.path, new_dir / "subagents" / sa.path.name))
+            meta = safe_child(sa.path.parent, sa.path.with_suffix(".meta.json").name, s.project_dir)
+            if meta is not None:
+                add(_Copy(meta, new_dir / "subagents" / meta.name))
     if result.strategy == "session-memory" and result.session_memory:
         dst = new_dir / "session-memory" / "summary.md"
-        write_atomic(dst, [result.session_memory.encode("utf-8")])
-        created.append(dst)
-        copied.append(dst)
-    return copied
+        if result.session_memory_file is not None:
+            add(_Copy(result.session_memory_file, dst))  # the notes file itself, byte for byte
+        else:
+            add(_Copy(None, dst, result.session_memory.encode("utf-8")))  # notes the summarizer wrote
+    return plan
 
 
-__all__ = ["save", "SaveResult", "SaveError", "Verification", "write_atomic", "build_records", "verify"]
+def _mkdir(folder: Path, made: list[Path]) -> None:
+    if folder.is_dir() and not folder.is_symlink():
+        return
+    try:
+        DISK.mkdir(folder)
+    except OSError as exc:
+        raise SaveError(f"could not write in {folder.parent}: {exc.strerror or exc}") from None
+    made.append(folder)
+
+
+def _copy_beside(plan: list[_Copy], created: list[Path], made_dirs: list[Path]) -> list[tuple[Path, Path, str]]:
+    done: list[tuple[Path, Path, str]] = []
+    for c in plan:
+        _mkdir(c.dst.parent, made_dirs)
+        if c.src is not None:
+            digest = copy_atomic(c.src, c.dst)
+        else:
+            assert c.data is not None
+            write_atomic(c.dst, [c.data])
+            digest = hashlib.sha256(c.data).hexdigest()
+        created.append(c.dst)
+        done.append((c.src or c.dst, c.dst, digest))
+    return done
+
+
+__all__ = ["save", "SaveResult", "SaveError", "ReadError", "Verification", "write_atomic", "build_records", "verify", "clean_stale"]

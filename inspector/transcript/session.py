@@ -18,6 +18,7 @@ from typing import Any, Callable
 import orjson
 
 from inspector.transcript.index import Transcript
+from inspector.transcript.safefs import list_files, open_regular, real_file, walk_files
 from inspector.transcript.records import (
     F_IMAGE,
     NOT_TYPED,
@@ -58,24 +59,19 @@ class PersistedOutput:
         return "marker" if self.marker is not None else "inline"
 
 
-def safe_child(folder: Path, name: str) -> Path | None:
-    """`folder/name` if name is a plain file name and the result stays inside folder."""
+def safe_child(folder: Path, name: str, base: Path) -> Path | None:
+    """`folder/name` when name is a plain file name and the file is a regular file reached from `base` (the
+    project folder) without any link: a session folder, or any folder in it, that is a link is never followed."""
     if not _SAFE_NAME.match(name) or name in (".", ".."):
         return None
     cand = folder / name
-    try:
-        real = cand.resolve(strict=True)
-        base = folder.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
-    if not real.is_relative_to(base) or not real.is_file():
-        return None
-    return cand
+    return cand if real_file(base, cand) else None
 
 
 def read_capped(path: Path, limit: int = DISPLAY_CAP, offset: int = 0) -> tuple[str, int]:
-    """Read at most `limit` bytes of a text file from `offset`: (text, total size)."""
-    with open(path, "rb") as f:
+    """Read at most `limit` bytes of a text file from `offset` for display: (text, total size). The file is
+    opened without following a link."""
+    with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         f.seek(offset)
         data = f.read(limit)
@@ -83,20 +79,15 @@ def read_capped(path: Path, limit: int = DISPLAY_CAP, offset: int = 0) -> tuple[
 
 
 def tool_result_files(transcript: Path) -> list[Path]:
-    """The files of a session's own tool-results folder: directly in it, no symlinks, sorted."""
-    folder = transcript.with_suffix("") / "tool-results"
-    try:
-        return sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
-    except OSError:
-        return []
+    """The files of a session's own tool-results folder: directly in it, reached without any link, sorted."""
+    return list_files(transcript.parent, transcript.with_suffix("") / "tool-results")
 
 
 def subagent_files(transcript: Path) -> list[Path]:
-    """A session's subagent transcripts in its own `subagents/` folder (nested workflow folders too), no symlinks."""
+    """A session's subagent transcripts in its own `subagents/` folder (nested workflow folders too, a bounded
+    depth), reached without any link."""
     folder = transcript.with_suffix("") / "subagents"
-    if not folder.is_dir():
-        return []
-    return [p for p in sorted(folder.rglob("agent-*.jsonl")) if p.is_file() and not p.is_symlink()]
+    return [p for p in walk_files(transcript.parent, folder) if p.name.startswith("agent-") and p.name.endswith(".jsonl")]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -457,7 +448,7 @@ class Session:
             names.append(base)
         names += [f"{tool_use_id}.txt", f"{tool_use_id}.json"]
         for n in names:
-            p = safe_child(folder, n)
+            p = safe_child(folder, n, self.project_dir)
             if p is not None:
                 return p
         return None
@@ -488,8 +479,12 @@ class Session:
     def memory_path(self) -> Path:
         return self.session_dir / "session-memory" / "summary.md"
 
+    def memory_file(self) -> Path | None:
+        """The session's notes file, when it is a regular file reached without any link."""
+        return safe_child(self.session_dir / "session-memory", "summary.md", self.project_dir)
+
     def memory(self) -> list[MemorySection] | None:
-        p = safe_child(self.session_dir / "session-memory", "summary.md") if self.session_dir.is_dir() else None
+        p = self.memory_file()
         if p is None:
             return None
         text, _ = read_capped(p, 4 << 20)
@@ -503,9 +498,10 @@ class Session:
             aid = p.stem[len("agent-") :]
             meta: dict[str, Any] = {}
             mp = p.with_suffix(".meta.json")
-            if mp.is_file() and not mp.is_symlink():
+            if real_file(self.project_dir, mp):
                 try:
-                    loaded = orjson.loads(mp.read_bytes()[: 1 << 20])
+                    with open_regular(mp) as f:
+                        loaded = orjson.loads(f.read(1 << 20))
                     meta = loaded if isinstance(loaded, dict) else {}
                 except (orjson.JSONDecodeError, OSError):
                     meta = {}

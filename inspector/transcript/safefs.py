@@ -1,0 +1,113 @@
+"""Reading what lies beside a transcript without ever following a link out of it.
+
+A session's folder (`<project>/<session>/`) holds its persisted tool results, subagent transcripts and notes.
+It is untrusted: any part of it can be a symbolic link to somewhere else (`tool-results -> /etc`), a folder can
+be a thousand levels deep, and a file can be swapped for a link between a check and a read. The rule here:
+below the project folder nothing is read through a link, at any depth; the session folder itself must be a real
+folder inside the project folder; walks are iterative and bounded; files are opened with O_NOFOLLOW and must be
+regular files. The project folder and above are the user's own choice (a `~/.claude` that is a link to a
+dotfiles folder is fine) and are not judged.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+MAX_DEPTH = 16  # folders below a session folder that are looked into (workflow folders are 2-3 deep)
+MAX_FILES = 100_000  # files listed from one session folder
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def no_links_below(base: Path, path: Path) -> bool:
+    """Every component of `path` below `base` exists and none is a symbolic link (or `..`)."""
+    try:
+        rel = path.relative_to(base)
+    except ValueError:
+        return False
+    cur = base
+    for part in rel.parts:
+        if part in ("", ".", ".."):
+            return False
+        cur = cur / part
+        try:
+            st = os.lstat(cur)
+        except (OSError, ValueError):
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            return False
+    return True
+
+
+def real_dir(base: Path, path: Path) -> bool:
+    """`path` is a folder below `base` reached without any link."""
+    if not no_links_below(base, path):
+        return False
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def real_file(base: Path, path: Path) -> bool:
+    """`path` is a regular file below `base` reached without any link."""
+    if not no_links_below(base, path):
+        return False
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def list_files(base: Path, folder: Path) -> list[Path]:
+    """The regular files directly in `folder` (a real folder below `base`), no links, sorted."""
+    if not real_dir(base, folder):
+        return []
+    try:
+        with os.scandir(folder) as it:
+            return sorted(Path(e.path) for e in it if e.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def walk_files(base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: int = MAX_FILES) -> list[Path]:
+    """The regular files under `folder` (a real folder below `base`), never through a link, at most `max_depth`
+    folders down and `limit` files (iterative: an untrusted depth never exhausts the stack), sorted."""
+    if not real_dir(base, folder):
+        return []
+    out: list[Path] = []
+    stack: list[tuple[str, int]] = [(str(folder), 0)]
+    while stack and len(out) < limit:
+        d, depth = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_symlink():
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    if depth < max_depth:
+                        stack.append((e.path, depth + 1))
+                elif e.is_file(follow_symlinks=False):
+                    out.append(Path(e.path))
+            except OSError:
+                continue
+    return sorted(out[:limit])
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open a file for reading, refusing a link in its last component and anything but a regular file."""
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(f"{path} is not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
