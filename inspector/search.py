@@ -24,6 +24,7 @@ import orjson
 from inspector.textutil import printable, without_surrogates
 from inspector.transcript.discovery import Target, session_files
 from inspector.transcript.records import LineError, decode_line, iter_blocks
+from inspector.transcript.safefs import open_regular
 from inspector.transcript.session import subagent_files, tool_result_files
 
 SNIPPET = 160  # characters of context shown around a match
@@ -252,7 +253,7 @@ def _search_persisted(path: Path, query: Query, limit: int | None) -> list[Hit]:
     found: list[tuple[Path, int, int, str]] = []
     for p in tool_result_files(path):
         try:
-            with open(p, "rb") as f:
+            with open_regular(p) as f:
                 data = f.read(PERSISTED_CAP)
         except OSError:
             continue

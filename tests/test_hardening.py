@@ -421,3 +421,81 @@ def test_session_notes_are_copied_byte_for_byte(workdir):
     res = save(s, compact(s, "session-memory", session_memory_params=SMALL_KEEP), out=src.parent / "notes.jsonl")
     assert (src.parent / "notes" / "session-memory" / "summary.md").read_bytes() == data
     assert res.verification.ok
+
+
+# -- folders that are links --------------------------------------------------------------------
+
+SECRET = "TOPSECRET-4f1e"
+
+
+def _secret_tree(tmp_path):
+    """A folder outside the projects root holding what a link inside a session folder would expose."""
+    out = tmp_path / "elsewhere"
+    (out / "secret").mkdir(parents=True)
+    (out / "secret" / "toolu_01L8ACDkBbMRLD90GAqmtNKc.txt").write_text(f"{SECRET} in a tool result\n")
+    (out / "secret" / "agent-a123.jsonl").write_text(orjson.dumps(user("x1", None, f"{SECRET} in a subagent", isSidechain=True)).decode() + "\n")
+    (out / "secret" / "summary.md").write_text(f"# Current State\n{SECRET} in the notes\n")
+    return out / "secret"
+
+
+def _link_in(workdir, tmp_path, where):
+    import shutil
+
+    src = sample_session("Fix forecast", workdir)
+    sdir = src.with_suffix("")
+    secret = _secret_tree(tmp_path)
+    if where == "session folder":
+        moved = tmp_path / "moved-session"
+        shutil.move(str(sdir), moved)
+        for f in ("toolu_01L8ACDkBbMRLD90GAqmtNKc.txt",):
+            (moved / "tool-results" / f).write_text(f"{SECRET} behind a linked session folder\n")
+        sdir.symlink_to(moved, target_is_directory=True)
+    elif where == "nested subagents folder":
+        (sdir / "subagents" / "workflows").symlink_to(secret, target_is_directory=True)
+    else:
+        shutil.rmtree(sdir / where)
+        (sdir / where).symlink_to(secret, target_is_directory=True)
+    return src
+
+
+@pytest.mark.parametrize("where", ["tool-results", "subagents", "session-memory", "session folder", "nested subagents folder"])
+def test_nothing_is_read_through_a_folder_that_is_a_link(workdir, tmp_path, where):
+    src = _link_in(workdir, tmp_path, where)
+    s = Session.load(src)
+    assert all(po.file is None for po in s.persisted_outputs) or where in ("subagents", "session-memory", "nested subagents folder")
+    assert not any(SECRET in (s.read_persisted(po)[0]) for po in s.persisted_outputs if po.file is not None)
+    assert all("a123" not in sa.agent_id for sa in s.subagents)
+    assert s.memory_file() is None or where not in ("session-memory", "session folder")
+    code, out, err = run("search", SECRET, src.parent, "--json")
+    assert code == 1 and orjson.loads(out) == [], out
+    for line in (19, 27, 35):
+        code, out, err = run("show", src, "--line", line, "--full-output")
+        assert SECRET not in out
+    code, out, err = run("tokens", src)
+    assert code == 0 and SECRET not in out
+    code, out, err = run("stats", "--json", "--no-cache", src)
+    assert code == 0 and SECRET not in out
+    r = compact(s, "session-memory", session_memory_params=SMALL_KEEP)
+    assert SECRET not in (r.summary or "") and SECRET not in (r.session_memory or "")
+    if r.changed:
+        res = save(s, r, out=src.parent / "copy.jsonl")
+        for p in [res.path] + res.copied:
+            assert SECRET not in p.read_text(errors="replace")
+
+
+def test_a_thousand_folders_deep_inside_a_session_folder(workdir):
+    """No recursion on untrusted depth: stats, tokens and search walk a bounded depth and finish."""
+    src = sample_session("Fix forecast", workdir)
+    d = src.with_suffix("") / "subagents"
+    fd = os.open(d, os.O_RDONLY)
+    try:  # made with openat, since the path itself grows past PATH_MAX
+        for _ in range(1_000):
+            os.mkdir("d", dir_fd=fd)
+            nfd = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+    finally:
+        os.close(fd)
+    for argv in (("stats", "--json", "--no-cache", src.parent), ("tokens", src), ("search", "forecast", src.parent)):
+        code, out, err = run(*argv)
+        assert code == 0 and "RecursionError" not in err, (argv, err)

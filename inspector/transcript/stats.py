@@ -90,25 +90,17 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
 
 
 def _dir_signature(folder: Path, flat_agents: Iterable[Path]) -> list[Any]:
-    """Names, sizes and mtimes of what lies beside a session (subagents, tool-results, memory)."""
+    """Names, sizes and mtimes of what lies beside a session (subagents, tool-results, memory): the files read for
+    its stats, so reached the same way (no link, a bounded depth)."""
+    from inspector.transcript.safefs import walk_files
+
     sig: list[Any] = []
-
-    def walk(d: str, prefix: str) -> None:
+    for p in walk_files(folder.parent, folder):
         try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
+            st = p.stat(follow_symlinks=False)
         except OSError:
-            return
-        for e in entries:
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    walk(e.path, prefix + e.name + "/")
-                elif e.is_file(follow_symlinks=False):
-                    st = e.stat(follow_symlinks=False)
-                    sig.append([prefix + e.name, st.st_size, st.st_mtime_ns])
-            except OSError:
-                continue
-
-    walk(str(folder), "")
+            continue
+        sig.append([str(p.relative_to(folder)), st.st_size, st.st_mtime_ns])
     for p in flat_agents:
         try:
             st = p.stat()
