@@ -496,6 +496,18 @@ def test_a_thousand_folders_deep_inside_a_session_folder(workdir):
             fd = nfd
     finally:
         os.close(fd)
-    for argv in (("stats", "--json", "--no-cache", src.parent), ("tokens", src), ("search", "forecast", src.parent)):
-        code, out, err = run(*argv)
-        assert code == 0 and "RecursionError" not in err, (argv, err)
+    try:
+        for argv in (("stats", "--json", "--no-cache", src.parent), ("tokens", src), ("search", "forecast", src.parent)):
+            code, out, err = run(*argv)
+            assert code == 0 and "RecursionError" not in err, (argv, err)
+    finally:  # remove the tower without recursion (pytest's own cleanup would recurse)
+        fds = [os.open(d, os.O_RDONLY)]
+        while True:
+            try:
+                fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                break
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+        os.close(fds[0])
