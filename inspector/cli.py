@@ -128,12 +128,24 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     settings = settings_from_args(args)
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
-    reports = []
-    found_at = False
-    for f, agents in session_files(target):
-        s = Session.load(f)
-        rep = analyze(s, settings)
-        d = rep.as_dict(full=args.full)
+    files = session_files(target)
+    skipped: list[tuple[Path, str]] = []
+    # Each session is printed as soon as it is explained and then let go (its file closed): a root of thousands
+    # of sessions costs one session's memory and one open file at a time. With --at the reports wait, since
+    # the uuid may be in none of them.
+    held: list[tuple[Any, dict[str, Any]]] = []
+    array = JsonArray(out) if args.json and not args.at else None
+    found_at = printed = False
+    for f, _agents in files:
+        try:
+            s = Session.load(f)
+            rep = analyze(s, settings)
+            d = rep.as_dict(full=args.full)
+        except OSError as exc:
+            if target.kind == "file":
+                raise
+            skipped.append((f, exc.strerror or str(exc)))
+            continue
         if args.at:
             i = s.conversation.by_uuid.get(args.at)
             if i is not None and i in rep.series.chain:
@@ -142,14 +154,54 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
                 comp = composition(s, rep.series, rep.counts, rep.calibration, pos)
                 d["at"] = {"uuid": args.at, "token_count_with_estimation": token_count_with_estimation(s, rep.series, pos),
                            "composition": comp.as_dict()}
-        reports.append((rep, d))
+            held.append((rep, d))
+        elif array is not None:
+            array.add(d)
+        else:
+            out.write(("\n" if printed else "") + format_token_report(rep, d))
+            printed = True
+        s.close()
+    report_skipped(skipped, err)
     if args.at and not found_at:
         raise InspectorError(f"no record {args.at} on the conversation of the session(s) under {path}")
-    if args.json:
-        out.write(json_text([d for _, d in reports]))
-    else:
-        out.write("\n".join(format_token_report(rep, d) for rep, d in reports) or "No sessions found.\n")
+    if array is not None:
+        array.close()
+    elif args.json:
+        out.write(json_text([d for _, d in held]))
+    elif held:
+        out.write("\n".join(format_token_report(rep, d) for rep, d in held))
+    elif not printed:
+        out.write("No sessions found.\n")
     return EXIT_OK
+
+
+class JsonArray:
+    """A JSON array written one element at a time, laid out as json_text lays out a whole list."""
+
+    def __init__(self, out: Any) -> None:
+        self.out, self.n = out, 0
+
+    def add(self, obj: Any) -> None:
+        from inspector.textutil import json_dumps
+
+        text = json_dumps(obj, indent=True).decode()
+        self.out.write(("[\n" if self.n == 0 else ",\n") + "\n".join("  " + ln for ln in text.split("\n")))
+        self.n += 1
+
+    def close(self) -> None:
+        self.out.write("[]\n" if self.n == 0 else "\n]\n")
+
+
+def report_skipped(skipped: list[tuple[Path, str]], err: Any) -> None:
+    """Name the files a command could not read and went on without."""
+    from inspector.textutil import printable
+
+    if skipped:
+        err.write(f"inspector: skipped {len(skipped)} file(s) it could not read:\n")
+        for p, why in skipped[:50]:
+            err.write(printable(f"  {p}: {why}") + "\n")
+        if len(skipped) > 50:
+            err.write(f"  … and {len(skipped) - 50} more\n")
 
 
 def _bar(n: int, scale: float, width: int, marks: dict[int, str]) -> str:
@@ -482,9 +534,11 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
             err.write(f"\rinspector: reading {n + 1}/{total} sessions…")
             err.flush()
 
-    stats = collect_stats(target, cache, progress)
+    skipped: list[tuple[Path, str]] = []
+    stats = collect_stats(target, cache, progress, skipped=skipped if target.kind != "file" else None)
     if show_progress and len(stats) > 20:
         err.write("\r\x1b[K")
+    report_skipped(skipped, err)
     if target.kind == "file" and stats:
         bad = stats[0]["records"]
         if bad["total"] == 0 and bad["malformed"] > 0:
@@ -631,7 +685,7 @@ def _show_parser() -> argparse.ArgumentParser:
 def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.textutil import human_tokens, printable
     from inspector.transcript.discovery import InspectorError, resolve_target
-    from inspector.transcript.session import Session, read_capped
+    from inspector.transcript.session import Session
     from inspector.view import Snippets, build_rows, export_markdown, parts_markdown, record_parts
 
     target = resolve_target(Path(args.path))
@@ -684,9 +738,30 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
             err.write("inspector: this record has no tool output persisted in the session's folder\n")
         for po in mine:
             if po.file is not None:
-                text, size = read_capped(po.file, limit=max(po.file_size or 0, 1))
-                out.write(f"── full output {po.file.name} ({size:,} bytes) ──\n{printable(text, keep_newlines=True)}\n")
+                try:
+                    write_file_text(po.file, out)
+                except OSError as exc:
+                    err.write(printable(f"inspector: could not read {po.file}: {exc.strerror or exc}") + "\n")
     return EXIT_OK
+
+
+def write_file_text(path: Path, out: Any) -> None:
+    """A persisted output printed whole, a megabyte at a time (never the whole file in memory), literally."""
+    import codecs
+
+    from inspector.textutil import printable
+    from inspector.transcript.safefs import open_regular
+
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        out.write(printable(f"── full output {path.name} ({size:,} bytes) ──") + "\n")
+        dec = codecs.getincrementaldecoder("utf-8")("replace")
+        while True:
+            data = f.read(1 << 20)
+            out.write(printable(dec.decode(data, final=not data), keep_newlines=True))
+            if not data:
+                break
+    out.write("\n")
 
 
 def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) -> int:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import orjson
 import pytest
@@ -511,3 +512,84 @@ def test_a_thousand_folders_deep_inside_a_session_folder(workdir):
             os.close(fds.pop())
             os.rmdir("d", dir_fd=fds[-1])
         os.close(fds[0])
+
+
+# -- unreadable files ---------------------------------------------------------------------------
+
+@pytest.fixture
+def unreadable(monkeypatch):
+    """Make chosen files unreadable, as chmod 000 would for a user that is not root (the tests may run as root)."""
+    import builtins
+    import io
+
+    blocked: set[str] = set()
+    real_open, real_os_open = builtins.open, os.open
+
+    def check(path):
+        try:
+            p = os.path.realpath(os.fspath(path)) if not isinstance(path, int) else None
+        except TypeError:
+            p = None
+        if p in blocked:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+
+    def fake_open(file, *a, **kw):
+        check(file)
+        return real_open(file, *a, **kw)
+
+    def fake_os_open(path, *a, **kw):
+        if kw.get("dir_fd") is None:
+            check(path)
+        return real_os_open(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(io, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_os_open)
+    return lambda *paths: blocked.update(os.path.realpath(p) for p in paths)
+
+
+def test_an_unreadable_session_or_agent_file_is_skipped_and_named(workdir, unreadable):
+    project = workdir / "-home-ann-work-weatherly"
+    victim = sample_session("history command", workdir)
+    stray = project / "agent-deadbeef.jsonl"
+    write_jsonl(stray, [user("z1", None, "lost agent", isSidechain=True, sessionId="gone")])
+    unreadable(victim, stray)
+    code, out, err = run("stats", "--json", "--no-cache", workdir)
+    assert code == 0, err
+    got = {Path(s["path"]).name for s in orjson.loads(out)}
+    assert victim.name not in got and len(got) >= 2
+    assert "skipped 2 file(s)" in err and victim.name in err and "agent-deadbeef.jsonl" in err and "Permission denied" in err
+    code, out, err = run("tokens", "--json", workdir)
+    assert code == 0 and len(orjson.loads(out)) >= 2 and victim.name in err
+
+
+def test_an_unreadable_subagent_costs_its_own_row(workdir, unreadable):
+    src = sample_session("Fix forecast", workdir)
+    agents = sorted((src.with_suffix("") / "subagents").glob("agent-*.jsonl"))
+    unreadable(*agents)
+    code, out, err = run("tokens", "--json", src)
+    assert code == 0, err
+    rows = orjson.loads(out)[0]["subagents"]
+    assert any(r.get("error") == "Permission denied" for r in rows)
+
+
+def test_unreadable_notes_fall_back_to_full_compaction(workdir, unreadable):
+    src = sample_session("Fix forecast", workdir)
+    unreadable(src.with_suffix("") / "session-memory" / "summary.md")
+    s = Session.load(src)
+    r = compact(s, "session-memory", session_memory_params=SMALL_KEEP)
+    assert r.strategy == "full" and "could not be read" in r.fallback
+
+
+def test_an_unreadable_persisted_output(workdir, unreadable):
+    src = sample_session("Fix forecast", workdir)
+    s = Session.load(src)
+    po = next(po for po in s.persisted_outputs if po.file is not None)
+    line = s.records[po.record].line
+    unreadable(po.file)
+    code, out, err = run("show", src, "--line", line, "--full-output")
+    assert code == 0 and "could not read" in err and "Permission denied" in err
+    r = compact(s, "full")
+    with pytest.raises(SaveError, match="could not read .*Permission denied"):
+        save(s, r, out=src.parent / "x.jsonl")
+    assert not (src.parent / "x.jsonl").exists() and not (src.parent / "x").exists()

@@ -83,14 +83,21 @@ def session_memory_compact(sl: Slice, est: Estimator, summarizer: Summarizer, pa
     notes: list[str] = []
     memory = None
     mp = s.memory_file()
+    unreadable = None
     if mp is not None:
-        memory, _ = read_capped(mp, 4 << 20)  # for the summary; a save copies the file itself, byte for byte
-        notes.append(f"notes from {mp}")
+        try:
+            memory, _ = read_capped(mp, 4 << 20)  # for the summary; a save copies the file itself, byte for byte
+            notes.append(f"notes from {mp}")
+        except OSError as exc:
+            unreadable = f"{mp} could not be read ({exc.strerror or exc})"
+            mp = None
     fallback = None
     summarizer_name = None
     usage = None
     if memory is not None and is_empty_template(memory):
         fallback = "summary.md is still the empty template: Claude Code falls back to full compaction"
+    if unreadable is not None:
+        fallback = f"{unreadable}: Claude Code falls back to full compaction when the notes cannot be read"
     if memory is None:
         # Claude Code would fall back to full compaction; here the chosen summarizer writes the notes
         out = summarizer.summarize(SummaryRequest(s, tuple(sl.messages), kind="session_memory_notes"))

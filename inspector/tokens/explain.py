@@ -134,11 +134,17 @@ class TokenReport:
         """Each subagent transcript's own context series, summarised (its own file has the details)."""
         out = []
         for sa in self.session.subagents:
-            sub = self.session.load_subagent(sa) if sa.path is not None else None
+            try:
+                sub = self.session.load_subagent(sa) if sa.path is not None else None
+            except OSError as exc:  # an unreadable subagent costs its own row, not the report
+                out.append({"agent_id": sa.agent_id, "kind": sa.kind, "layout": sa.layout, "path": str(sa.path), "turns": None,
+                            "peak_tokens": None, "error": exc.strerror or str(exc)})
+                continue
             if sub is None:
                 out.append({"agent_id": sa.agent_id, "kind": sa.kind, "layout": sa.layout, "path": None, "turns": None, "peak_tokens": None})
                 continue
             ser = context_series(sub, self.settings, self.thresholds)
+            sub.close()
             out.append({
                 "agent_id": sa.agent_id, "kind": sa.kind, "layout": sa.layout, "path": str(sa.path),
                 "turns": len(ser.turns), "peak_tokens": max((t.tokens for t in ser.turns), default=None),
@@ -169,7 +175,10 @@ def _compact_call(s: Session, boundary: int) -> dict[str, Any] | None:
     for sa in s.subagents:
         if sa.boundary != boundary or sa.path is None:
             continue
-        sub = s.load_subagent(sa)
+        try:
+            sub = s.load_subagent(sa)
+        except OSError:
+            return None  # unreadable: the explanation goes on without the summarizer's call
         if sub is None:
             return None
         reply = None

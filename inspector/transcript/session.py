@@ -190,6 +190,10 @@ class Session:
              progress: Callable[[int, int], None] | None = None) -> "Session":
         return cls(Transcript.load(path, progress), flat_agents=flat_agents)
 
+    def close(self) -> None:
+        """Let go of the transcript's open file (reading a body again reopens it)."""
+        self.transcript.close()
+
     def update(self) -> int:
         """Read lines appended since loading; drop derived views. Returns new record count."""
         new = self.transcript.update()

@@ -184,18 +184,20 @@ def _one(path: Path, flat_agents: list[Path]) -> dict[str, Any]:
 
 
 def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None,
-             skip_errors: bool = False) -> Iterable[tuple[int, dict[str, Any]]]:
+             skip_errors: bool = False, errors: list[tuple[int, OSError]] | None = None) -> Iterable[tuple[int, dict[str, Any]]]:
     """Stats of the sessions not in the cache, in several processes when there are many.
 
-    With `skip_errors`, a session that cannot be read is left out instead of stopping the rest."""
+    With `skip_errors`, a session that cannot be read is left out (and put in `errors`) instead of stopping the rest."""
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     if n_workers <= 1 or len(todo) < 8:
         for n, path, mine, _ in todo:
             try:
                 yield n, _one(path, mine)
-            except OSError:
+            except OSError as exc:
                 if not skip_errors:
                     raise
+                if errors is not None:
+                    errors.append((n, exc))
         return
     from concurrent.futures import ProcessPoolExecutor
 
@@ -211,9 +213,11 @@ def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None,
         for f in as_completed(futures):
             try:
                 yield futures[f], f.result()
-            except OSError:
+            except OSError as exc:
                 if not skip_errors:
                     raise
+                if errors is not None:
+                    errors.append((futures[f], exc))
 
 
 def _size(p: Path) -> int:
@@ -228,24 +232,39 @@ def collect_stats(
     cache: StatsCache | None = None,
     progress: Callable[[int, int, Path], None] | None = None,
     workers: int | None = None,
+    skipped: list[tuple[Path, str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Stats of every session under a target, in path order, with project names filled in."""
+    """Stats of every session under a target, in path order, with project names filled in.
+
+    A file that cannot be read is left out and named in `skipped` (with why), so one unreadable session never
+    costs the others; without a `skipped` list the first such error is raised."""
     files = session_files(target)
     out: list[dict[str, Any]] = []
+
+    def failed(path: Path, exc: OSError) -> None:
+        if skipped is None:
+            raise exc
+        skipped.append((path, exc.strerror or str(exc)))
 
     agent_owner: dict[Path, str | None] = {}
     slots: list[dict[str, Any] | None] = []
     todo: list[tuple[int, Path, list[Path], dict[str, Any] | None]] = []
     for n, (path, agents) in enumerate(files):
         mine = own_agents(path, agents, agent_owner)
-        key = cache.key(path, mine) if cache else None
+        try:
+            key = cache.key(path, mine) if cache else None
+        except OSError as exc:
+            failed(path, exc)
+            slots.append(None)
+            continue
         st = cache.get(path, key) if cache and key else None
         slots.append(st)
         if st is None:
             todo.append((n, path, mine, key))
     done = len(files) - len(todo)
     keys = {n: k for n, _, _, k in todo}
-    for n, st in _compute(todo, workers):
+    errors: list[tuple[int, OSError]] = []
+    for n, st in _compute(todo, workers, skip_errors=skipped is not None, errors=errors):
         slots[n] = st
         key = keys[n]
         if cache and key:
@@ -253,6 +272,8 @@ def collect_stats(
         done += 1
         if progress:
             progress(done - 1, len(files), files[n][0])
+    for n, exc in errors:
+        failed(files[n][0], exc)
     out.extend(st for st in slots if st is not None)
     # flat agent files that belong to no session in their project are listed on their own
     owners = {s["session_id"] for s in out}
@@ -263,7 +284,10 @@ def collect_stats(
                 continue
             seen_agents.add(a)
             if agent_owner.get(a) not in owners:
-                out.append(session_stats(Session.load(a)))
+                try:
+                    out.append(session_stats(Session.load(a)))
+                except OSError as exc:
+                    failed(a, exc)
     by_project: dict[str, list[dict[str, Any]]] = {}
     for st in out:
         by_project.setdefault(str(Path(st["path"]).parent), []).append(st)
