@@ -23,6 +23,7 @@ import orjson
 
 from inspector.textutil import printable, without_surrogates
 from inspector.transcript.discovery import Target, session_files
+from inspector.transcript.index import MAX_LINE
 from inspector.transcript.records import LineError, decode_line, iter_blocks
 from inspector.transcript.safefs import open_regular
 from inspector.transcript.session import subagent_files, tool_result_files
@@ -197,14 +198,23 @@ def _candidate_lines(path: Path, query: Query) -> Iterator[tuple[int, int, bytes
     by line."""
     with open(path, "rb") as f:
         if not query.ascii:
-            offset = 0
-            for n, raw in enumerate(f, 1):
+            offset, n = 0, 0
+            while True:
+                raw = f.readline(MAX_LINE + 1)
+                if not raw:
+                    return
+                n += 1
+                if len(raw) > MAX_LINE and raw[-1] != 10:  # over-long: skipped, never held
+                    while raw and raw[-1] != 10:
+                        offset += len(raw)
+                        raw = f.readline(1 << 20)
+                    offset += len(raw)
+                    continue
                 if query.line_may_match(raw):
                     yield n, offset, raw
                 offset += len(raw)
-            return
         counter = _LineCounter(path)
-        base, carry = 0, b""
+        base, carry, skipping = 0, b"", False
         while True:
             data = f.read(BLOCK)
             block = carry + data
@@ -212,7 +222,15 @@ def _candidate_lines(path: Path, query: Query) -> Iterator[tuple[int, int, bytes
                 return
             cut = block.rfind(b"\n") + 1 if data else len(block)
             if cut == 0:  # no newline yet: one line longer than a block
+                if skipping or len(block) > MAX_LINE:  # a line the index does not read is not searched, nor held
+                    skipping, carry, base = True, b"", base + len(block)
+                    continue
                 carry = block
+                continue
+            if skipping:  # the end of an over-long line: the next line starts after its (first) newline
+                end = block.find(b"\n") + 1
+                skipping, base = False, base + end
+                carry = block[end:]
                 continue
             carry, block = block[cut:], block[:cut]
             low = block.lower()

@@ -593,3 +593,64 @@ def test_an_unreadable_persisted_output(workdir, unreadable):
     with pytest.raises(SaveError, match="could not read .*Permission denied"):
         save(s, r, out=src.parent / "x.jsonl")
     assert not (src.parent / "x.jsonl").exists() and not (src.parent / "x").exists()
+
+
+# -- what one line may cost ---------------------------------------------------------------------
+
+def test_a_line_over_the_cap_is_reported_with_its_size_and_never_held(tmp_path, monkeypatch):
+    import inspector.search as search_mod
+    import inspector.transcript.index as index_mod
+
+    monkeypatch.setattr(index_mod, "MAX_LINE", 10_000)
+    monkeypatch.setattr(search_mod, "MAX_LINE", 10_000)
+    monkeypatch.setattr(search_mod, "BLOCK", 4_096)
+    big = orjson.dumps(user("big", "u0", "needle " + "x" * 50_000))
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "first"), big, user("u2", "u0", "needle after", sec=5)])
+    s = Session.load(p)
+    assert [r.uuid for r in s.records] == ["u0", "u2"]
+    [prob] = s.transcript.problems
+    assert prob.line == 2 and f"{len(big):,} bytes" in prob.reason and "too long" in prob.reason
+    code, out, err = run("search", "needle", p, "--json")
+    assert code == 0 and [h["line"] for h in orjson.loads(out)] == [3]
+    code, out, err = run("search", "néedle", p, "--json")  # the line-by-line path of a non-ASCII query
+    assert code == 1
+
+
+def test_a_gigabyte_of_nul_bytes_costs_no_gigabyte(tmp_path):
+    """A sparse file ending in 1 GB of NUL bytes (one unterminated 'line'): stats reads past it in bounded memory."""
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "hello")])
+    with open(p, "r+b") as f:
+        f.truncate(p.stat().st_size + (1 << 30))
+    code = (
+        "import resource, sys, io\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from inspector.cli import main\n"
+        f"rc = main(['stats', '--json', '--no-cache', {str(p)!r}], io.StringIO(), io.StringIO())\n"
+        "print(rc, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    rc, rss_kb = r.stdout.split()
+    assert rc == "0", r.stderr
+    assert int(rss_kb) < 400 * 1024  # far below the gigabyte (it was 4.2 GB)
+
+
+def test_tokens_over_a_large_root_holds_one_session_at_a_time(tmp_path):
+    """300 sessions under a limit of 64 open files: each session is printed and let go before the next."""
+    import shutil
+
+    src = sample_session("history command")
+    project = tmp_path / "root" / "-w-proj"
+    project.mkdir(parents=True)
+    for k in range(300):
+        shutil.copyfile(src, project / f"{k:08d}-0000-4000-8000-000000000000.jsonl")
+    code = (
+        "import resource, sys, io\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from inspector.cli import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        f"rc = main(['tokens', '--json', {str(tmp_path / 'root')!r}], out, err)\n"
+        "import json; print(rc, len(json.loads(out.getvalue())), err.getvalue().replace(chr(10), ' '))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.stdout.split()[:2] == ["0", "300"], r.stdout + r.stderr

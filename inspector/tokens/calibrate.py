@@ -158,6 +158,7 @@ def chain_counts(s: Session, series: Series, progress: Progress | None = None) -
     c = Counts(per_record=per)
     running = 0
     seen_results: dict[str, int] = {}  # tool_use id -> its counted tokens, in this segment
+    seg_start = 0
     for pos, i in enumerate(chain):
         r = recs[i]
         if r.is_compact_boundary:
@@ -165,10 +166,10 @@ def chain_counts(s: Session, series: Series, progress: Progress | None = None) -
             seen_results = {}
             if compaction_kind(s, i) in FULL_COMPACTIONS:
                 # a full compaction re-attaches recently used files, the plan and open todos; they are sent from now on
-                seg_start = max((b for b in series.boundaries if b < pos), default=0)
-                files = restored_context(s, chain[seg_start:pos], DEFAULT_RATIO)
+                files = restored_context(s, chain[seg_start:pos], DEFAULT_RATIO, upto=pos - 1)
                 c.restored[pos] = files
                 running = sum(f.counted for f in files)
+            seg_start = pos
         elif r.is_microcompact_boundary:
             meta = r.get("microcompact") or {}
             ids = meta.get("compactedToolIds")

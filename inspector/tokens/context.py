@@ -166,68 +166,96 @@ def _unnumber(text: str) -> str:
 PLAN_PREFIX = "Implement the following plan:"
 
 
-def plan_text(s: Session, chain: list[int]) -> str | None:
-    """The plan file's content as it stood at the end of this stretch of the chain, when the session has one.
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What outlives a compaction and is re-attached after it: the plan file's content and the todo list, as
+    they stood at each position of the logical chain (one scan, then each question is a binary search)."""
 
-    Plan files live under `~/.claude/plans/<slug>.md`, named by the `slug` every record of such a
-    session carries (older builds had plan mode but no plan file, and no slug). Their content shows
-    in the transcript as the plan ExitPlanMode presented, as a Write or Edit of the plan file, or as
-    the first prompt of a session started to carry out a plan ("Implement the following plan: ...")."""
-    if not any(isinstance(s.body(i).get("slug"), str) for i in chain[:20] if s.records[i].is_message):
-        return None
+    plan_pos: tuple[int, ...]
+    plans: tuple[str | None, ...]
+    todo_pos: tuple[int, ...]
+    todos: tuple[list[Any] | None, ...]
+
+    def at(self, pos: int) -> tuple[str | None, list[Any] | None]:
+        """(plan, open todos) in force at chain position `pos` (inclusive)."""
+        import bisect
+
+        k = bisect.bisect_right(self.plan_pos, pos) - 1
+        j = bisect.bisect_right(self.todo_pos, pos) - 1
+        return (self.plans[k] if k >= 0 else None), (self.todos[j] if j >= 0 else None)
+
+
+def carried(s: Session, chain: list[int]) -> Carried:
+    """The plan file and todo list along a chain (see `Carried`), remembered for the session's chain.
+
+    Plan files live under `~/.claude/plans/<slug>.md`, named by the `slug` every record of such a session
+    carries (older builds had plan mode but no plan file, and no slug). Their content shows in the transcript
+    as the plan ExitPlanMode presented, as a Write or Edit of the plan file, or as the first prompt of a session
+    started to carry out a plan ("Implement the following plan: ..."). The todo list is the last TodoWrite's;
+    an empty or all-done list is none (Claude Code then holds an empty list and re-attaches nothing)."""
+    key = (id(s.conversation), len(chain), chain[-1] if chain else None)
+    memo = s.__dict__.get("_carried")
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    has_plan_file = any(isinstance(s.body(i).get("slug"), str) for i in chain[:20] if s.records[i].is_message)
+    plan_pos: list[int] = []
+    plans: list[str | None] = []
+    todo_pos: list[int] = []
+    todos: list[list[Any] | None] = []
     plan: str | None = None
-    for i in chain:
+    for pos, i in enumerate(chain):
         r = s.records[i]
-        if r.type == "user" and not r.tool_results:
+        if has_plan_file and r.type == "user" and not r.tool_results:
             p = r.get("prompt")
             if p and p.startswith(PLAN_PREFIX):
                 text = s.record_text(i)
                 if text.startswith(PLAN_PREFIX):
                     plan = text[len(PLAN_PREFIX):].strip()
+                    plan_pos.append(pos)
+                    plans.append(plan)
             continue
-        if not r.tool_uses or not any(n in ("ExitPlanMode", "Write", "Edit") for _, n in r.tool_uses):
+        if not r.tool_uses or not any(n in ("ExitPlanMode", "Write", "Edit", "TodoWrite") for _, n in r.tool_uses):
             continue
         inputs = _tool_inputs(s, i)
         for tid, name in r.tool_uses:
             inp = inputs.get(tid, {})
-            if name == "ExitPlanMode" and isinstance(inp.get("plan"), str) and inp["plan"].strip():
+            if name == "TodoWrite" and isinstance(inp.get("todos"), list):
+                t = inp["todos"]
+                done = not t or all(isinstance(x, dict) and x.get("status") == "completed" for x in t)
+                todo_pos.append(pos)
+                todos.append(None if done else t)
+            elif not has_plan_file:
+                continue
+            elif name == "ExitPlanMode" and isinstance(inp.get("plan"), str) and inp["plan"].strip():
                 plan = inp["plan"]
             elif name in ("Write", "Edit") and "/.claude/plans/" in str(inp.get("file_path", "")).replace("\\", "/"):
                 if name == "Write" and isinstance(inp.get("content"), str):
                     plan = inp["content"]
                 elif name == "Edit":
                     plan = _apply_edit(plan, inp.get("old_string"), inp.get("new_string"), inp.get("replace_all")) or plan
-    return plan
+            else:
+                continue
+            if name != "TodoWrite":
+                plan_pos.append(pos)
+                plans.append(plan)
+    out = Carried(tuple(plan_pos), tuple(plans), tuple(todo_pos), tuple(todos))
+    s.__dict__["_carried"] = (key, out)
+    return out
 
 
-def open_todos(s: Session, chain: list[int]) -> list[Any] | None:
-    """The todo list (TodoWrite) in force at the end of this stretch, unless it is empty or all done
-    (Claude Code then holds an empty list and re-attaches nothing)."""
-    todos: list[Any] | None = None
-    for i in chain:
-        r = s.records[i]
-        if r.tool_uses and any(n == "TodoWrite" for _, n in r.tool_uses):
-            for tid, name in r.tool_uses:
-                inp = _tool_inputs(s, i).get(tid, {}) if name == "TodoWrite" else {}
-                if isinstance(inp.get("todos"), list):
-                    todos = inp["todos"]
-    if not todos or all(isinstance(t, dict) and t.get("status") == "completed" for t in todos):
-        return None
-    return todos
-
-
-def restored_context(s: Session, chain: list[int], ratio: float) -> list[RestoredFile]:
-    """Everything a full compaction puts back after the summary that the transcript lets us see
-    (§8.5): the recently used files, the plan file, the open todo list."""
+def restored_context(s: Session, chain: list[int], ratio: float, upto: int | None = None) -> list[RestoredFile]:
+    """Everything a full compaction puts back after the summary that the transcript lets us see (§8.5): the
+    recently used files of this stretch of the chain, and the plan file and open todo list in force at its end
+    (`upto`: that end's position in the session's logical chain, found when not given)."""
     out = restored_files(s, chain, ratio)
     whole = s.conversation.logical_chain
-    upto = chain[-1] if chain else None
-    head = whole[: whole.index(upto) + 1] if upto is not None and upto in whole else list(chain)
-    plan = plan_text(s, head)
+    if upto is None:
+        last = chain[-1] if chain else None
+        upto = whole.index(last) if last is not None and last in whole else -1
+    plan, todos = carried(s, whole).at(upto)
     if plan:
         counted = count(plan) + 40
         out.append(RestoredFile("plan file", round(ratio * counted), "plan", counted))
-    todos = open_todos(s, head)
     if todos:
         counted = count(js_stringify(todos)) + 40
         out.append(RestoredFile("todo list", round(ratio * counted), "todo", counted))

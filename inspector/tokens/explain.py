@@ -7,6 +7,7 @@ command line prints it; the TUI draws it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -200,6 +201,18 @@ def _compact_call(s: Session, boundary: int) -> dict[str, Any] | None:
     return None
 
 
+def _turn_positions(series: Series) -> list[int]:
+    memo = _TURN_POS.get(id(series))
+    if memo is None or memo[0] is not series:
+        memo = (series, [t.pos for t in series.turns])
+        _TURN_POS.clear()
+        _TURN_POS[id(series)] = memo
+    return memo[1]
+
+
+_TURN_POS: dict[int, tuple[Series, list[int]]] = {}
+
+
 def boundary_thresholds(s: Session, series: Series, index: int, th: Thresholds, settings: Settings | None,
                         before: list[Turn]) -> Thresholds:
     """The thresholds in force at a boundary: the rules of the release that wrote the boundary, for the model
@@ -228,8 +241,12 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     meta = (r.get("microcompact") if kind == "microcompact" else r.get("compact")) or {}
     pre = opt_int(meta.get("preTokens"))
     post_meta = opt_int(meta.get("postTokens"))
-    before = [t for t in series.turns if pos is not None and t.pos < pos]
-    after = [t for t in series.turns if pos is not None and t.pos > pos]
+    # the responses just before and just after the boundary (a binary search: thousands of boundaries stay linear)
+    if pos is None:
+        before, after = [], []
+    else:
+        k = bisect.bisect_left(_turn_positions(series), pos)
+        before, after = list(series.turns[max(0, k - 1):k]), list(series.turns[k:k + 1])
     cal = cal_all.before(pos) if pos is not None else None
     last_before = before[-1].tokens if before else None
     first_after = after[0].tokens if after else None
@@ -289,7 +306,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
         if opt_int(meta.get("messagesSummarized")) is not None:
             summarized = opt_int(meta.get("messagesSummarized"))
         elif pos is not None:
-            seg_start = max((b for b in series.boundaries if b < pos), default=-1) + 1
+            b = bisect.bisect_left(series.boundaries, pos)
+            seg_start = series.boundaries[b - 1] + 1 if b > 0 else 0
             summarized = sum(1 for p in range(seg_start, pos) if s.records[chain[p]].is_message)
         conv = s.conversation
         if conv.relink is not None and conv.relink.boundary == index:
@@ -423,14 +441,16 @@ def sentence(e: Explanation, th: Thresholds) -> str:
 def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thresholds) -> list[str]:
     out: list[str] = []
     auto = th.auto_compact
-    compact_pos = [e.pos for e in exps if e.kind != "microcompact" and e.pos is not None]
+    compact_pos = sorted(e.pos for e in exps if e.kind != "microcompact" and e.pos is not None)
     if auto is not None:
-        for seg in sorted({t.segment for t in series.turns}):
-            turns = [t for t in series.turns if t.segment == seg]
-            over = [t for t in turns if t.tokens >= auto]
-            if not over:
-                continue
-            later = [p for p in compact_pos if p > over[0].pos]
+        by_segment: dict[int, list[Turn]] = {}
+        for t in series.turns:
+            if t.tokens >= auto:
+                by_segment.setdefault(t.segment, []).append(t)
+        for seg in sorted(by_segment):
+            over = by_segment[seg]
+            first_later = bisect.bisect_right(compact_pos, over[0].pos)
+            later = compact_pos[first_later:first_later + 1]
             # a compaction right after the first crossing is the normal case
             if later and all(t.pos < later[0] for t in over) and len([t for t in over if t.pos < later[0]]) <= 2:
                 continue

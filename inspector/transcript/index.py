@@ -19,6 +19,7 @@ import orjson
 from inspector.transcript.records import LineError, Record, decode_line, gc_paused, index_record
 
 PROGRESS_EVERY = 8 << 20
+MAX_LINE = 64 << 20  # a line longer than this is reported and skipped, never held in memory (real ones reach ~13 MB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,27 @@ class Transcript:
             next_report = offset + PROGRESS_EVERY if progress is not None else no_end
             stop_at = offset + max_bytes if max_bytes is not None else no_end
             next_event = min(next_report, stop_at)  # one comparison per line for both
-            for raw in f:
+            readline, cap = f.readline, MAX_LINE
+            while True:
+                raw = readline(cap + 1)
+                if not raw:
+                    break
+                if len(raw) > cap and raw[-1] != 10:
+                    # too long: read on to its end a megabyte at a time, keeping none of it
+                    total, last = len(raw), raw[-1]
+                    raw = b""
+                    while last != 10:
+                        chunk = readline(1 << 20)
+                        if not chunk:
+                            break
+                        total += len(chunk)
+                        last = chunk[-1]
+                    size = total - 1 if last == 10 else total
+                    problems.append(Problem(line_no, offset, f"line too long ({size:,} bytes; a line over {cap:,} bytes is "
+                                                             "not read)"))
+                    offset += total
+                    line_no += 1
+                    continue
                 if offset >= next_event:
                     if offset >= stop_at:
                         break
