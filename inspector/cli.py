@@ -792,13 +792,17 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
     except Exception as exc:  # noqa: BLE001 - the one place errors become a message
         if debug:
             raise
+        from inspector.textutil import printable, redact
         from inspector.transcript.discovery import InspectorError
 
+        def say(text: str) -> None:  # one line, no credential, no terminal escapes
+            err.write(printable(redact(" ".join(text.split()))) + "\n")
+
         if isinstance(exc, InspectorError):
-            err.write(f"inspector: {exc}\n")
+            say(f"inspector: {exc}")
             return EXIT_USAGE
         if isinstance(exc, OSError):
-            err.write(f"inspector: {exc.strerror or exc}: {exc.filename or ''}\n")
+            say(f"inspector: {exc.strerror or exc}: {exc.filename or ''}")
             return EXIT_ERROR
-        err.write(f"inspector: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)\n")
+        say(f"inspector: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)")
         return EXIT_ERROR

@@ -91,3 +91,23 @@ def json_loads(data: bytes | str) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return json.loads(data)
+
+
+_KEY_PATTERNS = (
+    re.compile(r"sk-ant-[A-Za-z0-9_\-]{6,}"),  # Anthropic keys and tokens
+    re.compile(r"(?i)((?:x-api-key|authorization|proxy-authorization|api[-_]?key|auth[-_]?token)[\"']?\s*[:=]\s*[\"']?)"
+               r"(?:bearer\s+|basic\s+)?[^\s\"',;}]+"),
+)
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """A message with anything that looks like a credential taken out: the API key of the environment (and
+    `secrets`) wherever it appears, Anthropic keys, and the values of x-api-key / Authorization headers. Error
+    bodies from an API, a proxy or the HTTP library are shown to the user only through this."""
+    import os
+
+    for k in (os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_AUTH_TOKEN"), *secrets):
+        if k and len(k) >= 8:
+            text = text.replace(k, "[redacted]")
+    text = _KEY_PATTERNS[0].sub("[redacted]", text)
+    return _KEY_PATTERNS[1].sub(lambda m: m.group(1) + "[redacted]", text)

@@ -1,7 +1,8 @@
 """A local fake of the Anthropic Messages API on 127.0.0.1, for tests of the real SDK path.
 
 Each request takes the next scripted behaviour: "ok" (a streamed reply), ("status", code,
-{"retry-after-ms": "5"}), "ptl" (400 prompt too long), "401", ("hang", seconds),
+{"retry-after-ms": "5"}), "ptl" (400 prompt too long), "401", "echo" (a 502 whose body repeats the request's
+headers, key included, as a careless proxy might), ("hang", seconds),
 "reset" (the connection dropped mid-stream). Requests are recorded for assertions.
 """
 
@@ -50,6 +51,9 @@ class FakeAnthropic:
                 if step == "ptl":
                     return self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                                          "message": "prompt is too long: 210000 tokens > 200000 maximum"}})
+                if step == "echo":  # a proxy that echoes the request's headers in its error body
+                    seen = {k: v for k, v in self.headers.items()}
+                    return self._json(502, {"type": "error", "error": {"type": "api_error", "message": f"bad gateway; request headers: {seen}"}})
                 if step == "401":
                     return self._json(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
                 if step == "reset":

@@ -196,3 +196,18 @@ def test_exact_count_of_the_preview(workdir_copy, monkeypatch):
     d = orjson.loads(out.getvalue())
     assert d["tokens_after_exact"] > 10_000
     assert [r["path"] for r in fake.requests] == ["/v1/messages/count_tokens"]  # counted, nothing generated
+
+
+def test_an_error_body_that_echoes_the_key_never_reaches_the_screen(workdir_copy, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with FakeAnthropic(["echo"] * 6) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["compact", str(workdir_copy), "--strategy", "full", "--summarizer", "anthropic", "--yes"], out, err)
+        assert fake.headers and any(KEY in v for h in fake.headers for v in h.values())  # the key did go to the server
+    assert code != 0 and "502" in err.getvalue() and "[redacted]" in err.getvalue()
+    assert KEY not in out.getvalue() + err.getvalue()
+    with FakeAnthropic(["echo"] * 6) as fake:
+        with pytest.raises(SummarizerError) as exc:
+            summarizer(fake, max_retries=0).summarize(SummaryRequest(session(), tuple(make_slice(session(), None).messages)))
+    assert KEY not in str(exc.value)

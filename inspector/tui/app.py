@@ -10,7 +10,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from inspector import __version__
-from inspector.textutil import printable
+from inspector.textutil import printable, redact
 from inspector.transcript.discovery import Target
 from inspector.tui.actions import ACTIONS, bindings
 
@@ -32,7 +32,7 @@ class InspectorApp(App[None]):
         kw: dict[str, Any] = {"title": printable(title), "severity": severity, "markup": False}
         if timeout is not None:
             kw["timeout"] = timeout
-        super().notify(printable(message, keep_newlines=True), **kw)
+        super().notify(printable(redact(message), keep_newlines=True), **kw)
 
     def on_mount(self) -> None:
         if self.target.kind == "file":
@@ -73,7 +73,7 @@ class InspectorApp(App[None]):
             folder = cache_dir()
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / "last-error.txt"
-            path.write_text("".join(traceback.format_exception(error)))
+            path.write_text(redact("".join(traceback.format_exception(error))))
             where = str(path)
         except OSError:
             pass

@@ -47,7 +47,13 @@ class Cancel:
 
 
 class SummarizerError(Exception):
-    """A summarizer failed in a way the user must hear about (bad key, overloaded, ...)."""
+    """A summarizer failed in a way the user must hear about (bad key, overloaded, ...). Its message never
+    carries a credential: an API or proxy that echoes the key in an error body is redacted here."""
+
+    def __init__(self, message: str = "") -> None:
+        from inspector.textutil import redact
+
+        super().__init__(redact(str(message)))
 
 
 class Cancelled(SummarizerError):

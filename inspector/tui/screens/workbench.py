@@ -16,7 +16,7 @@ from textual.widgets import Button, Footer, Input, Label, Select, Static, Switch
 from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
 from inspector.compact.base import CompactionResult, Estimator
 from inspector.compact.summarize.base import Cancel, Cancelled, SummarizerError, SummaryRequest
-from inspector.textutil import human_size, printable
+from inspector.textutil import human_size, printable, redact
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
 from inspector.tui.actions import bindings
@@ -253,7 +253,7 @@ class WorkbenchScreen(Screen):
         return out
 
     def status(self, text: str) -> None:
-        self.query_one("#wb-status", Static).update(Text(printable(text)))
+        self.query_one("#wb-status", Static).update(Text(printable(redact(text))))
 
     # -- Anthropic ----------------------------------------------------------------------------
     def action_anthropic(self) -> None:
