@@ -26,10 +26,11 @@ def _report(lines: list[str]) -> str:
 
 
 def json_text(obj: Any) -> str:
-    """Indented JSON for the --json outputs (paths that are not UTF-8 included)."""
-    from inspector.textutil import json_dumps
+    """Indented JSON for the --json outputs (paths that are not UTF-8 included), with nothing in it a terminal
+    would act on or hide (C1 controls, bidi overrides, zero-width characters are \\u escapes)."""
+    from inspector.textutil import json_dumps, json_safe_text
 
-    return json_dumps(obj, indent=True).decode() + "\n"
+    return json_safe_text(json_dumps(obj, indent=True).decode()) + "\n"
 
 
 def _root_parser() -> argparse.ArgumentParser:
@@ -78,18 +79,49 @@ def _tokens_parser() -> argparse.ArgumentParser:
     p.add_argument("--at", metavar="UUID", help="also show what fills the context at this record")
     g = p.add_argument_group("what if (override Claude Code's settings)")
     g.add_argument("--model", help="model id or setting, e.g. claude-opus-4-6 or opus[1m] (default: the session's)")
-    g.add_argument("--window", type=int, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)")
+    g.add_argument("--window", type=_positive, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)")
     g.add_argument("--one-m", action=argparse.BooleanOptionalAction, default=None, help="assume a 1M window (or not)")
-    g.add_argument("--auto-compact-window", type=int, metavar="N", help="CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow")
+    g.add_argument("--auto-compact-window", type=_positive, metavar="N", help="CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow")
     g.add_argument("--pct", type=float, metavar="P", help="CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (can only lower the threshold)")
     g.add_argument("--no-auto-compact", action="store_true", help="as with DISABLE_AUTO_COMPACT or autoCompactEnabled=false")
     g.add_argument("--auto-compact", action="store_true", help="assume auto-compact on, whatever the config says")
-    g.add_argument("--max-output-tokens", type=int, metavar="N", help="CLAUDE_CODE_MAX_OUTPUT_TOKENS")
-    g.add_argument("--blocking-limit", type=int, metavar="N", help="CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE")
+    g.add_argument("--max-output-tokens", type=_positive, metavar="N", help="CLAUDE_CODE_MAX_OUTPUT_TOKENS")
+    g.add_argument("--blocking-limit", type=_positive, metavar="N", help="CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE")
     g.add_argument("--disable-1m", action="store_true", help="CLAUDE_CODE_DISABLE_1M_CONTEXT")
     g.add_argument("--output-cap", action="store_true", help="assume the 8k output-slot cap (GrowthBook tengu_otk_slot_v1; off by default)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+def _positive(text: str) -> int:
+    """An argument that must be a whole number above zero (a window, a limit, a count of tokens)."""
+    try:
+        n = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {n}")
+    return n
+
+
+def _non_negative(text: str) -> int:
+    try:
+        n = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {n}")
+    return n
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (x >= 0) or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, not {text}")
+    return x
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
@@ -98,11 +130,16 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 
     s = Settings.from_environment()
     changes: dict[str, Any] = {}
+    sources = list(s.sources)
     for flag, field in (("model", "model"), ("window", "window"), ("one_m", "one_m"), ("auto_compact_window", "auto_compact_window"),
                         ("pct", "pct_override"), ("max_output_tokens", "max_output_tokens"), ("blocking_limit", "blocking_override")):
         v = getattr(args, flag, None)
         if v is not None:
             changes[field] = v
+            if field == "auto_compact_window":  # the flag, not the environment, set it now
+                sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [(field, "--auto-compact-window")]
+    if sources != list(s.sources):
+        changes["sources"] = tuple(sources)
     if getattr(args, "no_auto_compact", False):
         changes["auto_compact_enabled"] = False
     if getattr(args, "auto_compact", False):
@@ -182,9 +219,7 @@ class JsonArray:
         self.out, self.n = out, 0
 
     def add(self, obj: Any) -> None:
-        from inspector.textutil import json_dumps
-
-        text = json_dumps(obj, indent=True).decode()
+        text = json_text(obj).rstrip("\n")
         self.out.write(("[\n" if self.n == 0 else ",\n") + "\n".join("  " + ln for ln in text.split("\n")))
         self.n += 1
 
@@ -330,14 +365,14 @@ def _compact_parser() -> argparse.ArgumentParser:
     p.add_argument("--write", action="store_true", help="save the result as a new session beside the original")
     p.add_argument("--out", metavar="FILE", help="with --write: the new .jsonl file (must not exist)")
     g = p.add_argument_group("microcompact")
-    g.add_argument("--gap-minutes", type=float, default=60.0, help="minutes since the last reply before clearing (default 60)")
-    g.add_argument("--keep-recent", type=int, default=5, help="most recent tool results kept (default 5)")
+    g.add_argument("--gap-minutes", type=_non_negative_float, default=60.0, help="minutes since the last reply before clearing (default 60)")
+    g.add_argument("--keep-recent", type=_non_negative, default=5, help="most recent tool results kept (default 5)")
     g.add_argument("--now", metavar="ISO", help="the time to measure the gap to (default: now)")
     g.add_argument("--force", action="store_true", help="clear even when the gap is under the threshold")
     g = p.add_argument_group("session-memory")
-    g.add_argument("--min-tokens", type=int, default=10_000)
-    g.add_argument("--min-text-messages", type=int, default=5)
-    g.add_argument("--max-tokens", type=int, default=40_000)
+    g.add_argument("--min-tokens", type=_non_negative, default=10_000)
+    g.add_argument("--min-text-messages", type=_non_negative, default=5)
+    g.add_argument("--max-tokens", type=_positive, default=40_000)
     g.add_argument("--last-summarized", metavar="UUID", help="lastSummarizedMessageId (default: the resumed-session rule)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -389,8 +424,13 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.now:
         try:
             now = datetime.fromisoformat(args.now.replace("Z", "+00:00"))
-        except ValueError:
-            raise InspectorError(f"--now must be an ISO date and time, not {args.now!r}") from None
+            if now.tzinfo is None:  # a time without a zone is UTC, as the transcripts' are
+                from datetime import timezone
+
+                now = now.replace(tzinfo=timezone.utc)
+            now.timestamp()  # the year 1 is a date, but not one a clock can be measured from
+        except (ValueError, OverflowError, OSError):
+            raise InspectorError(f"--now must be an ISO date and time after 1970, not {args.now!r}") from None
     direction = args.direction.replace("-", "_")
     res = compact(
         s, args.strategy,
@@ -599,7 +639,7 @@ def _search_parser() -> argparse.ArgumentParser:
     p.add_argument("text", help="the text to find")
     p.add_argument("path", nargs="?", help="a projects root, a project folder or a .jsonl file (default: the projects root)")
     p.add_argument("--json", action="store_true", help="print a JSON array, one object per match")
-    p.add_argument("--limit", type=int, metavar="N", default=None, help="stop after N matches")
+    p.add_argument("--limit", type=_positive, metavar="N", default=None, help="stop after N matches")
     p.add_argument("--no-subagents", action="store_true", help="do not search subagent transcripts")
     p.add_argument("--no-persisted", action="store_true", help="do not search tool results persisted to disk")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -671,7 +711,7 @@ def _show_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("path", help="the session's .jsonl transcript")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--line", type=int, metavar="N", help="print the record on line N of the file in full")
+    g.add_argument("--line", type=_positive, metavar="N", help="print the record on line N of the file in full")
     g.add_argument("--uuid", metavar="UUID", help="print the record with this uuid in full")
     p.add_argument("--all", action="store_true", help="timeline: every record of the file, not only the chain")
     p.add_argument("--raw", action="store_true", help="with --line/--uuid: the record's JSON as written")
@@ -766,8 +806,14 @@ def write_file_text(path: Path, out: Any) -> None:
 
 def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = out or sys.stdout or open(os.devnull, "w")  # a closed stdout (`inspector stats >&-`) is None
+    err = err or sys.stderr or open(os.devnull, "w")
+    for stream in (out, err):
+        if stream in (sys.stdout, sys.stderr) and hasattr(stream, "reconfigure"):
+            try:  # an output encoding that cannot show a character (PYTHONIOENCODING=latin-1) shows it as an escape
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
     debug = "--debug" in argv
     commands = {"stats": (_stats_parser, cmd_stats), "tokens": (_tokens_parser, cmd_tokens),
                 "compact": (_compact_parser, cmd_compact), "search": (_search_parser, cmd_search),
@@ -775,7 +821,8 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
     try:
         if argv and argv[0] in commands:
             parser, command = commands[argv[0]]
-            return command(parser().parse_args(argv[1:]), out, err)
+            # options may come between positional arguments too: `search TEXT --json PATH`
+            return command(parser().parse_intermixed_args(argv[1:]), out, err)
         args = _root_parser().parse_args(argv)
         return cmd_app(args, out, err)
     except SystemExit as exc:  # argparse: --help, --version, usage errors
@@ -789,20 +836,32 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
         except OSError:
             pass
         return EXIT_OK
-    except Exception as exc:  # noqa: BLE001 - the one place errors become a message
-        if debug:
-            raise
-        from inspector.textutil import printable, redact
-        from inspector.transcript.discovery import InspectorError
-
-        def say(text: str) -> None:  # one line, no credential, no terminal escapes
-            err.write(printable(redact(" ".join(text.split()))) + "\n")
-
-        if isinstance(exc, InspectorError):
-            say(f"inspector: {exc}")
-            return EXIT_USAGE
-        if isinstance(exc, OSError):
-            say(f"inspector: {exc.strerror or exc}: {exc.filename or ''}")
+    except ValueError as exc:
+        if "closed file" in str(exc):  # the output was closed while writing: nobody is left to tell
             return EXIT_ERROR
-        say(f"inspector: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)")
+        return _unexpected(exc, err, debug)
+    except Exception as exc:  # noqa: BLE001 - the one place errors become a message
+        return _unexpected(exc, err, debug)
+
+
+def _unexpected(exc: BaseException, err: Any, debug: bool) -> int:
+    """An error as one line on stderr (no credential, no terminal escapes); the traceback only with --debug."""
+    if debug:
+        raise exc
+    from inspector.textutil import printable, redact
+    from inspector.transcript.discovery import InspectorError
+
+    def say(text: str) -> None:
+        try:
+            err.write(printable(redact(" ".join(text.split()))) + "\n")
+        except (OSError, ValueError):
+            pass  # stderr is gone too
+
+    if isinstance(exc, InspectorError):
+        say(f"inspector: {exc}")
+        return EXIT_USAGE
+    if isinstance(exc, OSError):
+        say(f"inspector: {exc.strerror or exc}: {exc.filename or ''}")
         return EXIT_ERROR
+    say(f"inspector: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)")
+    return EXIT_ERROR

@@ -25,8 +25,23 @@ def printable(s: str, *, keep_newlines: bool = False) -> str:
     if not keep_newlines:
         s = s.replace("\n", " ").replace("\t", " ")
     if not s.isascii():
-        s = without_surrogates(s)
+        s = _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", without_surrogates(s))
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+
+
+# Characters that change how text reads without showing: bidi embeddings, overrides and isolates (which can
+# make a command read backwards), zero-width characters, line and paragraph separators, the BOM.
+_INVISIBLE = re.compile("[\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def json_safe_text(text: str) -> str:
+    """JSON text with the C1 controls (U+0080–U+009F, e.g. the one-byte CSI) and the invisible characters
+    above written as \\u escapes: the same JSON to a parser, nothing a terminal acts on or hides. They can only
+    occur inside strings, where the escape means the same character."""
+    if text.isascii():
+        return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if "\x7f" in text else text
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def human_size(n: int | None) -> str:

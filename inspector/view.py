@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from inspector.search import Query, search_file
 from inspector.textutil import human_size, printable
-from inspector.transcript.records import F_IMAGE, F_META, F_TEXT, F_THINKING, F_TOOL_ERROR, Record, context_tokens, iter_blocks, opt_int, text_of, tool_result_text
+from inspector.transcript.records import F_IMAGE, F_META, F_TEXT, F_THINKING, F_TOOL_ERROR, Record, context_tokens, iter_blocks, opt_count, text_of, tool_result_text
 from inspector.transcript.session import Session
 
 
@@ -79,11 +79,11 @@ def label_of(s: Session, i: int) -> str:
     if kind == "boundary":
         if r.is_compact_boundary:
             m = r.get("compact") or {}
-            pre = opt_int(m.get("preTokens"))
+            pre = opt_count(m.get("preTokens"))
             trigger = m.get("trigger") if isinstance(m.get("trigger"), str) else "?"
             return f"══ compaction ({printable(trigger)}) at {pre:,} tokens ══" if pre is not None else "══ compaction ══"
         m = r.get("microcompact") or {}
-        saved = opt_int(m.get("tokensSaved"))
+        saved = opt_count(m.get("tokensSaved"))
         return f"── microcompaction: {saved:,} tokens saved ──" if saved is not None else "── microcompaction ──"
     if kind == "tool_call":
         return "call " + ", ".join(name for _, name in r.tool_uses)

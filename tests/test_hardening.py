@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from builders import assistant, tool_result, tool_use, user
-from conftest import ROOT, sample_session, sha256, tree_hashes, write_jsonl
+from builders import assistant, system, tool_result, tool_use, user
+from conftest import ROOT, SAMPLES as SAMPLES_DIR, sample_session, sha256, tree_hashes, write_jsonl
 from conftest import run_cli as run
 from fake_anthropic import FakeAnthropic
 from inspector.compact import KeepConfig, SessionMemoryParams, compact
@@ -181,7 +181,7 @@ def _live(tmp_path):
     return p
 
 
-@pytest.mark.parametrize("change", ["truncate", "replace", "delete"])
+@pytest.mark.parametrize("change", ["truncate", "replace", "delete", "same-size replace", "recreate"])
 def test_tui_survives_files_changing_under_it(tmp_path, change):
     from inspector.tui.app import InspectorApp
     from inspector.tui.widgets.timeline import Timeline
@@ -205,13 +205,26 @@ def test_tui_survives_files_changing_under_it(tmp_path, change):
                 tmp = p.with_suffix(".new")
                 write_jsonl(tmp, [user("x1", None, "other", sec=0), assistant("x2", "x1", sec=1, usage=(1, 0, 5000, 5))])
                 os.replace(tmp, p)
+            elif change == "same-size replace":  # an editor's atomic save of a file of exactly the same size
+                data = p.read_bytes().replace(b'"more"', b'"MORE"')
+                tmp = p.with_suffix(".new")
+                tmp.write_bytes(data)
+                os.replace(tmp, p)
+            elif change == "recreate":
+                data = p.read_bytes()
+                p.unlink()
+                for _ in range(30):
+                    await pilot.pause(0.1)
+                    if any("gone from disk" in m for m in seen):
+                        break
+                write_jsonl(p, [user("y1", None, "again", sec=0), assistant("y2", "y1", sec=1, usage=(1, 0, 7000, 5))])
             else:
                 p.unlink()
-            expected = "gone from disk" if change == "delete" else "truncated or replaced"
+            expected = {"delete": "gone from disk", "recreate": "back on disk"}.get(change, "truncated or replaced")
             for _ in range(60):  # the file is checked once a second; allow for a slow machine
                 await pilot.pause(0.1)
                 await app.workers.wait_for_complete()
-                if any(expected in m for m in seen) and (change == "delete" or len(screen.query_one(Timeline).rows) != 4):
+                if any(expected in m for m in seen) and (change in ("delete", "same-size replace") or len(screen.query_one(Timeline).rows) != 4):
                     break
             for _ in range(3):
                 await app.workers.wait_for_complete()
@@ -222,6 +235,11 @@ def test_tui_survives_files_changing_under_it(tmp_path, change):
                 assert screen.series.turns == ()  # no stale number shown as current
             elif change == "replace":
                 assert any("truncated or replaced" in m for m in seen) and screen.series.turns[-1].tokens == 5006
+            elif change == "same-size replace":
+                assert any("truncated or replaced" in m for m in seen) and len(rows) == 4
+                assert "MORE" in screen.session.record_text(screen.session.conversation.by_uuid["u2"])
+            elif change == "recreate":
+                assert any("back on disk" in m for m in seen) and screen.series.turns[-1].tokens == 7006
             else:
                 assert any("gone from disk" in m for m in seen) and len(rows) == 4
 
@@ -654,3 +672,93 @@ def test_tokens_over_a_large_root_holds_one_session_at_a_time(tmp_path):
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.stdout.split()[:2] == ["0", "300"], r.stdout + r.stderr
+
+
+# -- smaller things a hostile transcript or a careless call can do --------------------------------
+
+def test_odd_numbers_and_a_byte_order_mark(tmp_path):
+    huge = b"1" + b"9" * 5_000
+    lines = [b"\xef\xbb\xbf" + orjson.dumps(user("u0", None, "first")),
+             orjson.dumps(assistant("a1", "u0", sec=1)).replace(b'"output_tokens":50', b'"output_tokens":' + huge),
+             orjson.dumps(user("u2", "a1", "third", sec=2)).replace(b'"third"', b'"third","score":NaN'),
+             orjson.dumps(system("b3", None, "compact_boundary", sec=3, compactMetadata={"trigger": "auto", "preTokens": -5}))]
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [], raw_lines=None)
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    s = Session.load(p)
+    assert [r.uuid for r in s.records] == ["u0", "a1", "u2", "b3"]  # the BOM did not cost the first record
+    assert [i for i in s.conversation.chain] == [0, 1, 2] or len(s.conversation.logical_chain) >= 3
+    notes = {pr.line: pr.reason for pr in s.transcript.problems}
+    assert "integer too long" in notes[2] and "NaN" in notes[3] and not any("UTF-8" in r for r in notes.values())
+    assert s.compactions()[0]["pre_tokens"] is None  # a negative preTokens is not shown as a number
+
+
+def test_json_and_text_output_carry_nothing_a_terminal_acts_on(tmp_path):
+    title = "evil\x9b31m\u202etxt.exe\u200b\u2028line"
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, title), assistant("a1", "u0", sec=1)])
+    code, out, err = run("stats", "--json", "--no-cache", p)
+    assert code == 0 and orjson.loads(out)[0]["title"].startswith("evil\x9b31m")  # the same text to a parser
+    assert not any(ch in out for ch in "\x9b\u202e\u200b\u2028")  # but escaped in the bytes
+    code, out, err = run("stats", "--no-cache", p)
+    assert code == 0 and not any(ch in out for ch in "\x9b\u202e\u200b\u2028")
+    code, out, err = run("show", tmp_path / "p" / "\x1b[31mnope\u202e.jsonl")
+    assert code != 0 and "\x1b" not in err and "\u202e" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ("tokens", "--window", "0"), ("tokens", "--window", "-1"), ("tokens", "--auto-compact-window", "-1"),
+    ("tokens", "--blocking-limit", "-1"), ("tokens", "--max-output-tokens", "-5"),
+    ("compact", "--strategy", "microcompact", "--keep-recent", "-1"), ("compact", "--strategy", "session-memory", "--min-tokens", "-5"),
+    ("compact", "--strategy", "session-memory", "--max-tokens", "0"), ("compact", "--strategy", "microcompact", "--now", "yesterday"),
+])
+def test_impossible_numbers_are_refused_in_one_line(argv):
+    path = str(sample_session("Fix forecast"))
+    code, out, err = run(*argv[:1], path, *argv[1:])
+    assert code == 2 and err.count("\n") <= 2 and "Traceback" not in err, err
+
+
+def test_tiny_or_flagged_windows_never_give_negative_thresholds(monkeypatch):
+    path = sample_session("Fix forecast")
+    monkeypatch.setenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "5000")
+    code, out, _ = run("tokens", "--json", path)
+    th = orjson.loads(out)[0]["thresholds"]
+    assert code == 0 and min(th["warning"], th["blocking"], th["auto_compact"], th["effective_window"]) >= 0
+    assert "CLAUDE_CODE_AUTO_COMPACT_WINDOW" in th["window_source"] and "leaves no room" in th["window_source"]
+    monkeypatch.delenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+    code, out, _ = run("tokens", "--json", "--auto-compact-window", "120000", path)
+    th = orjson.loads(out)[0]["thresholds"]
+    assert th["auto_compact"] == 87_000 and th["window_source"].startswith("--auto-compact-window: 120,000")
+
+
+def test_a_damaged_stats_cache_entry_is_recomputed(workdir, tmp_path):
+    from inspector.transcript.discovery import resolve_target
+    from inspector.transcript.stats import StatsCache, collect_stats
+
+    cache = StatsCache(tmp_path / "cache")
+    first = collect_stats(resolve_target(workdir), cache)
+    for f in (tmp_path / "cache").rglob("*.json"):  # the key still matches, the stats are damaged
+        data = orjson.loads(f.read_bytes())
+        data["stats"]["records"] = "garbage"
+        f.write_bytes(orjson.dumps(data))
+    again = collect_stats(resolve_target(workdir), StatsCache(tmp_path / "cache"))
+    assert again == first
+    code, out, err = run("stats", workdir)
+    assert code == 0
+
+
+def test_output_that_cannot_take_every_character_or_is_closed(tmp_path):
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "ünïcødé ✓ 日本"), assistant("a1", "u0", sec=1)])
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    r = subprocess.run([sys.executable, "-m", "inspector", "show", str(p)], capture_output=True, env=env, cwd=ROOT)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr
+    r = subprocess.run(f"{sys.executable} -m inspector stats --no-cache {p} >&-", shell=True, capture_output=True, cwd=ROOT)
+    assert b"Traceback" not in r.stderr and r.returncode in (0, 1)
+
+
+def test_options_may_come_between_the_arguments():
+    code, out, err = run("search", "forecast", "--json", SAMPLES_DIR)
+    assert code == 0 and orjson.loads(out)
+
+
+def test_a_time_long_before_the_session_is_a_gap_not_a_crash():
+    code, out, err = run("compact", sample_session("Fix forecast"), "--strategy", "microcompact", "--now", "0001-01-01T00:00:00")
+    assert code == 0 and "Nothing would change" in out and not err

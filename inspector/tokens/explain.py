@@ -24,7 +24,7 @@ from inspector.tokens.series import (
     token_count_with_estimation,
 )
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds
-from inspector.transcript.records import context_tokens, opt_int
+from inspector.transcript.records import context_tokens, opt_count
 from inspector.transcript.session import Session
 
 _ANALYSIS = re.compile(r"<analysis>(.*?)</analysis>", re.S)
@@ -239,8 +239,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     cal_all = cal_all or calibrator(s, series, counts)
     kind = compaction_kind(s, index)
     meta = (r.get("microcompact") if kind == "microcompact" else r.get("compact")) or {}
-    pre = opt_int(meta.get("preTokens"))
-    post_meta = opt_int(meta.get("postTokens"))
+    pre = opt_count(meta.get("preTokens"))
+    post_meta = opt_count(meta.get("postTokens"))
     # the responses just before and just after the boundary (a binary search: thousands of boundaries stay linear)
     if pos is None:
         before, after = [], []
@@ -268,7 +268,7 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
                 delta = turn_counted(counts, series, after[0]) - turn_counted(counts, series, before[-1])
                 predicted = round(before[-1].tokens + cal.ratio * (delta - gone))
             else:
-                saved = opt_int(meta.get("tokensSaved"))
+                saved = opt_count(meta.get("tokensSaved"))
                 predicted = round(before[-1].tokens - cal.ratio * saved) if saved is not None else None
     elif cal is not None and pos is not None and after:
         counted_after = turn_counted(counts, series, after[0])
@@ -284,8 +284,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     else:
         size_after, src = predicted, ("estimate" if predicted is not None else None)
     freed = None
-    if kind == "microcompact" and opt_int(meta.get("tokensSaved")) is not None:
-        freed = opt_int(meta.get("tokensSaved"))
+    if kind == "microcompact" and opt_count(meta.get("tokensSaved")) is not None:
+        freed = opt_count(meta.get("tokensSaved"))
     elif pre is not None and size_after is not None:
         freed = pre - size_after
 
@@ -303,8 +303,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
                 n = round(counts.per_record[res].by_category.get(f"tool_result:{tid}", 0) * cal.ratio)
             cleared.append({"tool_use_id": tid, "tool": s.tool_name(tid), "tokens": n})
     else:
-        if opt_int(meta.get("messagesSummarized")) is not None:
-            summarized = opt_int(meta.get("messagesSummarized"))
+        if opt_count(meta.get("messagesSummarized")) is not None:
+            summarized = opt_count(meta.get("messagesSummarized"))
         elif pos is not None:
             b = bisect.bisect_left(series.boundaries, pos)
             seg_start = series.boundaries[b - 1] + 1 if b > 0 else 0

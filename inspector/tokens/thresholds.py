@@ -342,12 +342,21 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
             configured = per_model[key]
         if configured is not None:
             configured = max(configured, MIN_CONFIGURED_WINDOW)
+    if configured is not None and configured < window:
+        origin = next((v for k, v in reversed(s.sources) if k == "auto_compact_window"), "an auto-compact window setting")
+        raised = " (raised to 100,000, the least Claude Code accepts)" if era.windows == "catalog" and (
+            s.auto_compact_window or 0) < MIN_CONFIGURED_WINDOW and configured == MIN_CONFIGURED_WINDOW else ""
+        why = f"{origin}: {configured:,}{raised}; the model's own window is {window:,} ({why})"
     if configured is not None:
         window = min(window, configured)
     reserved = max_out if era.reserve == "max-output" else min(max_out, MAX_OUTPUT_TOKENS_FOR_SUMMARY)
     effective = window - reserved
     enabled = s.auto_compact_enabled and not s.compact_disabled
     auto: int | None = effective - AUTOCOMPACT_BUFFER_TOKENS
+    if auto < 0:  # a window smaller than the reserve and the buffer: Claude Code would compact before every request
+        why += f"; a {window:,} window leaves no room for the {reserved:,} reserve and the 13,000 buffer: the threshold is 0"
+        auto = 0
+        effective = max(effective, 0)
     auto_pct = None
     if s.pct_override is not None and pct_in_range(s.pct_override):
         lowered = math.floor(effective * s.pct_override / 100)
@@ -368,9 +377,9 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         reserved=reserved,
         effective_window=effective,
         auto_compact=auto if enabled and enforced else None,
-        warning=base - WARNING_THRESHOLD_BUFFER_TOKENS,
-        error=base - ERROR_THRESHOLD_BUFFER_TOKENS,
-        blocking=blocking,
+        warning=max(0, base - WARNING_THRESHOLD_BUFFER_TOKENS),  # below 0 means "always": shown as 0
+        error=max(0, base - ERROR_THRESHOLD_BUFFER_TOKENS),
+        blocking=max(0, blocking),
         auto_compact_enabled=enabled,
         window_source=why,
         auto_pct=auto_pct,

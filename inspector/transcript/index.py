@@ -90,6 +90,8 @@ class Transcript:
             return new
         loads, problems, absorb, append = orjson.loads, self.problems, self._absorb, new.append
         with gc_paused(), open(self.path, "rb", buffering=1 << 20) as f:
+            if self.scanned_to == 0 and f.read(3) == b"\xef\xbb\xbf":
+                self.scanned_to = 3  # a UTF-8 byte order mark (an editor's save): not part of the first record
             f.seek(self.scanned_to)
             offset = self.scanned_to
             line_no = self._next_line
@@ -176,6 +178,11 @@ class Transcript:
                 self.agent_replacements.setdefault(aid, {}).update(reps)
             else:
                 self.replacements.update(reps)
+
+    @property
+    def inode(self) -> int | None:
+        """The inode of the file as it was indexed (a file replaced under the same name has another)."""
+        return self._ino
 
     @property
     def complete(self) -> bool:

@@ -215,23 +215,51 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-def decode_line(raw: bytes) -> tuple[dict[str, Any], str | None]:
-    """Decode one line. Returns (object, note); note says what had to be repaired.
+_HUGE_INT = 1 << 63  # what an integer too long to be a number becomes: beyond every range a field accepts
 
-    orjson is tried first; a line it refuses for encoding reasons (invalid UTF-8, an escaped
-    lone surrogate) is decoded again leniently and its bad characters replaced by U+FFFD.
+
+def decode_line(raw: bytes) -> tuple[dict[str, Any], str | None]:
+    """Decode one line. Returns (object, note); note says what had to be repaired, and why.
+
+    orjson is tried first. A line it refuses is decoded again leniently, and the note names the cause:
+    invalid UTF-8 or an escaped lone surrogate (replaced by U+FFFD), an integer beyond 64 bits (kept when
+    small enough to mean something, else ignored), NaN or Infinity (not JSON: read as null).
     Raises LineError when the line is not a JSON object at all.
     """
     try:
         obj = orjson.loads(raw)
         note = None
     except orjson.JSONDecodeError as exc:
+        causes: list[str] = []
+
+        def constant(name: str) -> None:
+            causes.append(f"{name} (not JSON) read as null")
+            return None
+
+        def integer(digits: str) -> int:
+            # one of hundreds of digits (Python refuses over 4,300) stands for nothing a transcript means: it
+            # becomes a value every numeric field ignores, instead of costing the whole record
+            if len(digits.lstrip("-")) > 30:
+                causes.append("an integer too long to be a number, ignored")
+                return -_HUGE_INT if digits.startswith("-") else _HUGE_INT
+            return int(digits)
+
         try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
             text = raw.decode("utf-8", "replace")
-            obj = _scrub(json.loads(text))
+            causes.append("invalid UTF-8 replaced by U+FFFD")
+        try:
+            obj = json.loads(text, parse_int=integer, parse_constant=constant)
         except (ValueError, RecursionError):
             raise LineError(_short_reason(str(exc))) from None
-        note = "invalid UTF-8 or lone surrogate replaced by U+FFFD"
+        scrubbed = _scrub(obj)
+        if scrubbed != obj or "\\ud" in text.lower():
+            causes.append("lone surrogate replaced by U+FFFD")
+        obj = scrubbed
+        if not causes and ("integer" in str(exc).lower() or "64-bit" in str(exc)):
+            causes.append("an integer beyond 64 bits")
+        note = "; ".join(dict.fromkeys(causes)) or _short_reason(str(exc))
     except RecursionError:
         raise LineError("nesting too deep") from None
     if not isinstance(obj, dict):
@@ -257,6 +285,13 @@ MAX_TOKENS_FIELD = 1 << 40  # no real token count comes near; larger values are 
 def opt_int(v: Any) -> int | None:
     """An int that JSON and the tables can carry (metadata numbers in a transcript can be anything)."""
     return v if isinstance(v, int) and not isinstance(v, bool) and -(1 << 53) < v < (1 << 53) else None
+
+
+def opt_count(v: Any) -> int | None:
+    """A token or message count from a transcript's metadata: a non-negative int, else None (a negative
+    preTokens is garbage, not a number to show)."""
+    n = opt_int(v)
+    return n if n is not None and n >= 0 else None
 
 
 def _int(v: Any) -> int:

@@ -27,7 +27,7 @@ from inspector.transcript.records import (
     Record,
     context_tokens,
     iter_blocks,
-    opt_int,
+    opt_count,
     parse_persisted,
     text_of,
     timestamp_key,
@@ -377,7 +377,7 @@ class Session:
         for i, r in enumerate(self.records):
             if r.is_compact_boundary:
                 m = r.get("compact") or {}
-                pre, post = _opt_int(m.get("preTokens")), _opt_int(m.get("postTokens"))
+                pre, post = opt_count(m.get("preTokens")), opt_count(m.get("postTokens"))
                 out.append(
                     {
                         "index": i,
@@ -393,7 +393,7 @@ class Session:
                 )
             elif r.is_microcompact_boundary:
                 m = r.get("microcompact") or {}
-                pre, saved = _opt_int(m.get("preTokens")), _opt_int(m.get("tokensSaved"))
+                pre, saved = opt_count(m.get("preTokens")), opt_count(m.get("tokensSaved"))
                 out.append(
                     {
                         "index": i,
@@ -623,7 +623,6 @@ def one_line(s: str, width: int = 100) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-_opt_int = opt_int
 
 
 def _size(p: Path | None) -> int | None:

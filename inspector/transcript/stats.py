@@ -19,7 +19,7 @@ from inspector import __version__
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, peek_session_id
 
-CACHE_FORMAT = 2  # bump when a stat is computed differently
+CACHE_FORMAT = 3  # bump when a stat is computed differently
 MAX_PROBLEMS_LISTED = 50
 
 
@@ -140,11 +140,11 @@ class StatsCache:
         except (OSError, orjson.JSONDecodeError):
             self.misses += 1
             return None
-        if not isinstance(data, dict) or data.get("key") != key:
-            self.misses += 1
+        if not isinstance(data, dict) or data.get("key") != key or not _well_formed(data.get("stats"), data.get("sum")):
+            self.misses += 1  # stale, or damaged: computed again (and the entry rewritten)
             return None
         self.hits += 1
-        return data.get("stats")
+        return data["stats"]
 
     def put(self, path: Path, key: dict[str, Any], stats: dict[str, Any]) -> None:
         if self.folder is None:
@@ -154,7 +154,9 @@ class StatsCache:
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(orjson.dumps({"key": key, "stats": stats}))  # TypeError: a path that is not UTF-8
+                    body = orjson.dumps(stats)  # TypeError: a path that is not UTF-8
+                    f.write(b'{"key":' + orjson.dumps(key) + b',"sum":"' + hashlib.sha1(body).hexdigest().encode() +
+                            b'","stats":' + body + b"}")
                 os.replace(tmp, self._file(path))
             except BaseException:
                 try:
@@ -164,6 +166,19 @@ class StatsCache:
                 raise
         except (OSError, TypeError):
             pass  # the cache is an optimisation; a read-only cache folder (or a path orjson cannot write) is not an error
+
+
+_REQUIRED = {"path": str, "session_id": str, "records": dict, "chain": dict, "compactions": list, "counts": dict,
+             "context": dict, "persisted_outputs": dict, "subagent_list": list, "problems": list}
+
+
+def _well_formed(stats: Any, digest: Any) -> bool:
+    """A cache entry's stats as they were written: the checksum matches and the fields the readers use are there."""
+    if not isinstance(stats, dict) or not isinstance(digest, str):
+        return False
+    if any(not isinstance(stats.get(k), t) for k, t in _REQUIRED.items()):
+        return False
+    return hashlib.sha1(orjson.dumps(stats)).hexdigest() == digest
 
 
 def own_agents(path: Path, agents: list[Path], owners: dict[Path, str | None]) -> list[Path]:

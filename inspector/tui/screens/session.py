@@ -77,6 +77,7 @@ class SessionScreen(Screen):
         self.title_hint = title
         self.partial = False
         self._file_size = 0
+        self._file_sig: tuple[int, int, int | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(printable(f"Loading {self.path} …")), id="title")
@@ -138,6 +139,7 @@ class SessionScreen(Screen):
         self.session, self.series = s, series
         self.partial = msg.partial
         self._file_size = s.transcript.size
+        self._file_sig = (s.transcript.size, s.transcript.mtime_ns, s.transcript.inode)
         tl = self.query_one(Timeline)
         at_end = msg.tail and bool(tl.rows) and tl.cursor >= len(tl.rows) - 1
         tl.snippets = Snippets(s)
@@ -174,17 +176,25 @@ class SessionScreen(Screen):
 
     # -- live sessions ------------------------------------------------------------------------
     def check_growth(self) -> None:
+        """Once a second: has the file grown, been replaced (even by one of the same size) or come back?"""
         if self.session is None or self.partial:
             return
         try:
-            size = os.stat(self.path).st_size
+            st = os.stat(self.path)
         except OSError:
-            self.app.notify(f"{self.path.name} is gone from disk; what you see is what was loaded", severity="warning")
+            if self._file_size >= 0:
+                self.app.notify(f"{self.path.name} is gone from disk; what you see is what was loaded", severity="warning")
             self._file_size = -1
             return
-        if size != self._file_size and self._file_size >= 0:
-            self._file_size = size
-            self.follow()
+        sig = (st.st_size, st.st_mtime_ns, st.st_ino)
+        if self._file_size < 0:  # deleted, and now there again: another file under the same name
+            self._file_size, self._file_sig = st.st_size, sig
+            self.app.notify(f"{self.path.name} is back on disk: reloading it", severity="warning")
+            self.load()
+            return
+        if sig != self._file_sig:
+            self._file_size, self._file_sig = st.st_size, sig
+            self.follow()  # an append is read; a replaced file is noticed by its inode and reloaded
 
     @work(thread=True, exclusive=True, group="follow")
     def follow(self) -> None:
@@ -480,7 +490,12 @@ class SessionScreen(Screen):
     def action_export(self) -> None:
         if self.session is None:
             return
-        self.export(self.session, self.scope, Path.cwd())
+        try:
+            folder = Path.cwd()
+        except OSError:  # the folder the app was started in was deleted meanwhile
+            folder = Path.home()
+            self.notify(f"The current folder no longer exists: exporting to {folder}", severity="warning")
+        self.export(self.session, self.scope, folder)
 
     @work(thread=True, exclusive=True, group="export")
     def export(self, s: Session, scope: str, folder: Path) -> None:
