@@ -228,3 +228,144 @@ def test_tui_opens_hostile_files(tmp_path):
 
 
 _ = REAL_PROJECTS
+
+
+# -- hostile trees: links, unreadable files, deep folders, over-long lines ---------------------------
+
+TREE_SECRET = "TREE-SECRET-77"
+LEVELS = ["session", "tool-results", "subagents", "session-memory", "subagents/nested", "tool-results/file", "subagents/file"]
+
+
+@st.composite
+def tree_mutations(draw):
+    muts = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["link", "unreadable", "deep", "longline"]))
+        muts.append((kind, draw(st.sampled_from(LEVELS)), draw(st.integers(0, 5))))
+    return muts
+
+
+class _Blocked:
+    """Files made unreadable for the duration (as chmod 000 would be for a user that is not root)."""
+
+    def __init__(self, paths):
+        import builtins
+
+        self.paths = {os.path.realpath(p) for p in paths}
+        self.builtins = builtins
+
+    def __enter__(self):
+        import io as iomod
+
+        real_open, real_os_open = self.builtins.open, os.open
+        blocked = self.paths
+
+        def check(p):
+            if not isinstance(p, int) and os.path.realpath(os.fspath(p)) in blocked:
+                raise PermissionError(13, "Permission denied", os.fspath(p))
+
+        def fake_open(f, *a, **k):
+            check(f)
+            return real_open(f, *a, **k)
+
+        def fake_os_open(p, *a, **k):
+            if k.get("dir_fd") is None:
+                check(p)
+            return real_os_open(p, *a, **k)
+
+        self.saved = (real_open, real_os_open, iomod.open)
+        self.builtins.open, os.open, iomod.open = fake_open, fake_os_open, fake_open
+        return self
+
+    def __exit__(self, *exc):
+        import io as iomod
+
+        self.builtins.open, os.open, iomod.open = self.saved[0], self.saved[1], self.saved[2]
+
+
+def _apply(root: Path, src: Path, muts, secret_dir: Path) -> list[Path]:
+    """Mutate the copied session's folder; returns the files to make unreadable."""
+    import shutil
+
+    sdir = src.with_suffix("")
+    blocked: list[Path] = []
+    for kind, level, k in muts:
+        if level == "session":
+            target = sdir
+        elif level.endswith("/file"):
+            folder = sdir / level.split("/")[0]
+            files = sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink()) if folder.is_dir() and not folder.is_symlink() else []
+            target = files[k % len(files)] if files else None
+        elif level == "subagents/nested":
+            target = sdir / "subagents" / "workflows" / f"wf{k}"
+        else:
+            target = sdir / level
+        if target is None:
+            continue
+        if kind == "link":
+            if target.is_symlink() or not target.parent.is_dir() or target.parent.is_symlink():
+                continue
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+            target.symlink_to(secret_dir, target_is_directory=True) if not level.endswith("/file") else target.symlink_to(secret_dir / "toolu_x.txt")
+        elif kind == "unreadable":
+            blocked += [p for p in ([target] if target.is_file() else list(target.rglob("*")) if target.is_dir() and not target.is_symlink() else []) if p.is_file()]
+            if level == "session":
+                blocked.append(src)
+        elif kind == "deep" and target.is_dir() and not target.is_symlink():
+            d = target
+            for n in range(40):
+                d = d / "d"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "agent-deep.jsonl").write_text(f'{{"type":"user","uuid":"dd","message":{{"content":"{TREE_SECRET}"}}}}\n')
+        elif kind == "longline":
+            with open(src, "ab") as f:
+                f.write(b'{"type":"user","uuid":"long","message":{"content":"' + b"y" * (5_000 + 1000 * k) + b'"}}\n')
+    return blocked
+
+
+@FUZZ
+@given(tree_mutations())
+def test_hostile_trees(tmp_path_factory, muts):
+    """A sample session whose folder has links, unreadable files, deep folders and over-long lines at random
+    places: every command ends with 0, 1 or 2 and one line of error at most, never reads through a link, never
+    prints an escape, and never changes an original."""
+    import shutil
+
+    import inspector.search as search_mod
+    import inspector.transcript.index as index_mod
+    from conftest import tree_hashes
+
+    base = tmp_path_factory.mktemp("tree")
+    root = base / "projects"
+    shutil.copytree(SAMPLES, root)
+    secret = base / "secret"
+    secret.mkdir()
+    (secret / "toolu_x.txt").write_text(TREE_SECRET)
+    (secret / "summary.md").write_text(f"# Current State\n{TREE_SECRET}\n")
+    (secret / "agent-s.jsonl").write_text(f'{{"type":"user","uuid":"s1","message":{{"content":"{TREE_SECRET}"}}}}\n')
+    src = next(p for p in (root / "-home-ann-work-weatherly").glob("*.jsonl") if (p.with_suffix("") / "session-memory").is_dir())
+    blocked = _apply(root, src, muts, secret)
+    before = tree_hashes(root)
+    saved = (index_mod.MAX_LINE, search_mod.MAX_LINE)
+    index_mod.MAX_LINE = search_mod.MAX_LINE = 4_000
+    try:
+        with _Blocked(blocked):
+            for argv in (["stats", "--json", "--no-cache", str(root)], ["tokens", "--json", str(root)], ["search", TREE_SECRET, str(root), "--json"],
+                         ["show", str(src), "--line", "19", "--full-output"], ["show", str(src), "--all"],
+                         ["compact", str(src), "--strategy", "session-memory", "--min-tokens", "1000", "--max-tokens", "3000",
+                          "--write", "--out", str(base / "out" / "new.jsonl")]):
+                out, err = io.StringIO(), io.StringIO()
+                code = main(argv, out, err)
+                assert code in (0, 1, 2), (argv, code, err.getvalue())
+                assert "unexpected error" not in err.getvalue() and "Traceback" not in err.getvalue(), (argv, err.getvalue())
+                assert TREE_SECRET not in out.getvalue() or argv[0] == "search" and not orjson.loads(out.getvalue() or "[]"), argv
+                assert "\x1b" not in out.getvalue() + err.getvalue()
+    finally:
+        index_mod.MAX_LINE, search_mod.MAX_LINE = saved
+    for p in (base / "out").rglob("*") if (base / "out").exists() else ():
+        if p.is_file():
+            assert TREE_SECRET not in p.read_text(errors="replace")
+    assert tree_hashes(root) == before

@@ -251,11 +251,11 @@ def decode_line(raw: bytes) -> tuple[dict[str, Any], str | None]:
             causes.append("invalid UTF-8 replaced by U+FFFD")
         try:
             obj = json.loads(text, parse_int=integer, parse_constant=constant)
+            scrubbed = _scrub(obj)
+            if "\\ud" in text.lower() and scrubbed != obj:
+                causes.append("lone surrogate replaced by U+FFFD")
         except (ValueError, RecursionError):
             raise LineError(_short_reason(str(exc))) from None
-        scrubbed = _scrub(obj)
-        if scrubbed != obj or "\\ud" in text.lower():
-            causes.append("lone surrogate replaced by U+FFFD")
         obj = scrubbed
         if not causes and ("integer" in str(exc).lower() or "64-bit" in str(exc)):
             causes.append("an integer beyond 64 bits")
