@@ -252,6 +252,27 @@ def test_export_writes_markdown_beside_never_over(workdir, tmp_path, monkeypatch
     assert files[0].read_text() == text and sha256(path) == before
 
 
+def test_export_when_the_current_folder_was_deleted(workdir, tmp_path, monkeypatch):
+    """e still exports (to the home folder, and says so) instead of ending the app."""
+    import os
+
+    path = sample_session("Fix forecast", workdir)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    home = Path(os.environ["HOME"])
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            gone.rmdir()
+            await pilot.press("e")
+            await settle(app, pilot)
+            assert app.is_running
+
+    run(go())
+    assert [f.name for f in home.glob("*.md")] == ["fix-forecast-crash-on-empty-hourly-data-6513270e.md"]
+
+
 def test_notifications_are_plain_text(workdir):
     path = sample_session("Fix forecast", workdir)
 
