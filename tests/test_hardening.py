@@ -762,3 +762,26 @@ def test_options_may_come_between_the_arguments():
 def test_a_time_long_before_the_session_is_a_gap_not_a_crash():
     code, out, err = run("compact", sample_session("Fix forecast"), "--strategy", "microcompact", "--now", "0001-01-01T00:00:00")
     assert code == 0 and "Nothing would change" in out and not err
+
+
+def test_lines_that_carry_nothing_cost_little(tmp_path):
+    """Lines with no uuid and no message (snapshots, queue operations, empty objects) are indexed as bare entries:
+    100,000 of them take well under 200 bytes each (a full entry took about 300)."""
+    import tracemalloc
+
+    from inspector.transcript.index import Transcript
+    from inspector.transcript.records import BareRecord
+
+    p = tmp_path / "tiny.jsonl"
+    p.write_bytes(b"{}\n" * 50_000 + b'{"type":"file-history-snapshot","messageId":"m"}\n' * 50_000)
+    tracemalloc.start()
+    t = Transcript.load(p)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(t.records) == 100_000 and all(isinstance(r, BareRecord) for r in t.records)
+    assert peak / 100_000 < 200, peak
+    s = Session.load(p)
+    from inspector.transcript.stats import session_stats
+
+    st = session_stats(s)
+    assert st["records"]["by_type"] == {"": 50_000, "file-history-snapshot": 50_000} and st["chain"]["length"] == 0

@@ -103,35 +103,16 @@ class PersistedMarker:
     preview_chars: int
 
 
-@dataclass(slots=True)
-class Record:
-    """The index entry of one decoded line. Bodies stay on disk until asked for."""
+class _Facts:
+    """What every index entry answers, from its fields."""
 
-    line: int  # 1-based line number in the file
-    offset: int  # byte offset of the line
-    length: int  # bytes, without the newline
-    type: str  # the line's `type` as written ("" if absent or not a string)
-    subtype: str | None = None
-    uuid: str | None = None
-    parent: str | None = None
-    logical_parent: str | None = None
-    timestamp: str | None = None
-    session_id: str | None = None
-    agent_id: str | None = None
-    message_id: str | None = None
-    model: str | None = None
-    request_id: str | None = None
-    usage: tuple[int, int, int, int] | None = None  # input, cache creation, cache read, output
-    stop_reason: str | None = None
-    flags: int = 0
-    tool_uses: tuple[tuple[str, str], ...] = ()  # (tool_use id, tool name)
-    tool_results: tuple[str, ...] = ()  # tool_use ids answered by this record
-    content_chars: int = 0  # characters of message content (text, thinking, tool io)
-    cwd: str | None = None
-    version: str | None = None
-    extra: dict[str, Any] | None = field(default=None)  # small per-type facts (see index_record)
+    __slots__ = ()
+    type: str
+    subtype: str | None
+    flags: int
+    usage: tuple[int, int, int, int] | None
+    extra: dict[str, Any] | None
 
-    # -- convenience -------------------------------------------------------------------------
     @property
     def is_message(self) -> bool:
         return self.type in MESSAGE_TYPES
@@ -163,6 +144,64 @@ class Record:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.extra.get(key, default) if self.extra else default
+
+
+@dataclass(slots=True)
+class Record(_Facts):
+    """The index entry of one decoded line. Bodies stay on disk until asked for."""
+
+    line: int  # 1-based line number in the file
+    offset: int  # byte offset of the line
+    length: int  # bytes, without the newline
+    type: str  # the line's `type` as written ("" if absent or not a string)
+    subtype: str | None = None
+    uuid: str | None = None
+    parent: str | None = None
+    logical_parent: str | None = None
+    timestamp: str | None = None
+    session_id: str | None = None
+    agent_id: str | None = None
+    message_id: str | None = None
+    model: str | None = None
+    request_id: str | None = None
+    usage: tuple[int, int, int, int] | None = None  # input, cache creation, cache read, output
+    stop_reason: str | None = None
+    flags: int = 0
+    tool_uses: tuple[tuple[str, str], ...] = ()  # (tool_use id, tool name)
+    tool_results: tuple[str, ...] = ()  # tool_use ids answered by this record
+    content_chars: int = 0  # characters of message content (text, thinking, tool io)
+    cwd: str | None = None
+    version: str | None = None
+    extra: dict[str, Any] | None = field(default=None)  # small per-type facts (see index_record)
+
+
+class BareRecord(_Facts):
+    """The index entry of a line that carries nothing the conversation is built from: no uuid, no message, no
+    fact inspector keeps (a file-history snapshot, a queue operation, an empty object). The same attributes as a
+    Record at a third of its memory, so a file of millions of such lines costs its index, not gigabytes."""
+
+    __slots__ = ("line", "offset", "length", "type", "timestamp", "session_id")
+    subtype = uuid = parent = logical_parent = agent_id = message_id = model = request_id = None
+    usage = stop_reason = cwd = version = extra = None
+    flags = content_chars = 0
+    tool_uses: tuple[tuple[str, str], ...] = ()
+    tool_results: tuple[str, ...] = ()
+
+    def __init__(self, line: int, offset: int, length: int, type: str, timestamp: str | None, session_id: str | None) -> None:
+        self.line, self.offset, self.length, self.type, self.timestamp, self.session_id = line, offset, length, type, timestamp, session_id
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (Record, BareRecord)):
+            return NotImplemented
+        names = ("line", "offset", "length", "type", "subtype", "uuid", "parent", "logical_parent", "timestamp", "session_id",
+                 "agent_id", "message_id", "model", "request_id", "usage", "stop_reason", "flags", "tool_uses", "tool_results",
+                 "content_chars", "cwd", "version", "extra")
+        return all(getattr(self, n) == getattr(other, n) for n in names)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"BareRecord(line={self.line}, offset={self.offset}, length={self.length}, type={self.type!r})"
 
 
 _gc_lock = threading.Lock()
@@ -603,6 +642,9 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
                         extra = {}
                     extra["spawned_agent"] = v
 
+    if (uuid is None and parent is None and message_id is None and usage is None and not extra and not flags and not content_chars
+            and cwd is None and version is None and agent_id is None and subtype is None and logical is None and not tool_results):
+        return BareRecord(line, offset, length, t, ts, session_id)
     return Record(line, offset, length, t, subtype, uuid, parent, logical, ts, session_id, agent_id, message_id, model,
                   request_id, usage, stop_reason, flags, tool_uses, tool_results, content_chars, cwd, version,
                   extra or None)
