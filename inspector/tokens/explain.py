@@ -61,6 +61,11 @@ class Explanation:
     summary_text: str | None = None
     cleared_tools: list[dict[str, Any]] = field(default_factory=list)
     explanation: str = ""
+    cause: str = ""  # threshold, prompt_too_long, manual, partial, session_memory, microcompact (or unknown)
+    cause_evidence: str = ""  # what in the transcript says so
+    kept_uuids: list[str] = field(default_factory=list)  # records kept verbatim after the summary
+    rounds_summarized: int | None = None  # API rounds (responses with their tool results) summarized
+    rounds_kept: int | None = None
     rules: str = ""  # which Claude Code rules set the threshold, and why
     rules_of: str = ""  # the releases whose rules those are, e.g. "2.1.21 – 2.1.158"
     threshold_source: str = ""  # how the threshold was computed (window, reserve, buffer; or not enforced)
@@ -88,6 +93,11 @@ class Explanation:
             "restored_files": [{"path": f.path, "tokens": f.tokens, "kind": f.kind} for f in self.restored_files],
             "cleared_tools": self.cleared_tools,
             "explanation": self.explanation,
+            "cause": self.cause,
+            "cause_evidence": self.cause_evidence,
+            "kept_uuids": self.kept_uuids,
+            "rounds_summarized": self.rounds_summarized,
+            "rounds_kept": self.rounds_kept,
             "rules": self.rules,
             "rules_of": self.rules_of,
             "threshold_source": self.threshold_source,
@@ -201,6 +211,67 @@ def _compact_call(s: Session, boundary: int) -> dict[str, Any] | None:
     return None
 
 
+def kept_uuids(s: Session, index: int, meta: dict[str, Any]) -> list[str]:
+    """The records a compaction kept verbatim: its `preservedMessages` (2.1.3xx), or the preserved segment's
+    records as the loader relinked them, in order."""
+    pm = meta.get("preservedMessages")
+    if isinstance(pm, dict) and isinstance(pm.get("uuids"), list):
+        return [u for u in pm["uuids"] if isinstance(u, str)]
+    conv = s.conversation
+    if conv.relink is not None and conv.relink.boundary == index:
+        return [s.records[i].uuid for i in conv.logical_chain if s.records[i].uuid in conv.relink.preserved]  # type: ignore[misc]
+    return []
+
+
+def _rounds(s: Session, series: Series, pos: int | None, kept: list[str]) -> tuple[int | None, int | None]:
+    """API rounds (one response each, with its tool results) summarized and kept by the compaction at `pos`."""
+    if pos is None:
+        return None, None
+    b = bisect.bisect_left(series.boundaries, pos)
+    start = series.boundaries[b - 1] + 1 if b > 0 else 0
+    kept_set = set(kept)
+    summarized: set[str] = set()
+    kept_ids: set[str] = set()
+    for k in range(start, pos):
+        r = s.records[series.chain[k]]
+        if r.type == "assistant" and not r.is_sidechain:
+            (kept_ids if r.uuid in kept_set else summarized).add(r.message_id or f"#{k}")
+    for u in kept:
+        i = s.conversation.by_uuid.get(u)
+        if i is not None and s.records[i].type == "assistant":
+            kept_ids.add(s.records[i].message_id or u)
+    return len(summarized - kept_ids), len(kept_ids)
+
+
+def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any) -> tuple[str, str]:
+    """Why a compaction happened, with the evidence: the kind of boundary, and for an automatic one the request
+    recorded before it (2.1.3xx: a request with no reply was refused as too long) or, without recorded requests,
+    what the release's rules allow (a threshold not enforced compacts only on a refusal)."""
+    if e.kind == "microcompact":
+        return "microcompact", "a microcompact_boundary record"
+    if e.kind == "session-memory":
+        return "session_memory", "the summary is the session's notes and keeps recent messages (\"Recent messages are preserved verbatim.\")"
+    if e.kind == "partial":
+        return "partial", "messagesSummarized on the boundary, or summarizeMetadata on the summary"
+    if e.kind == "manual":
+        return "manual", "trigger \"manual\" (/compact)"
+    if requests:
+        from inspector.claude.requests import request_before
+
+        q = request_before(s, requests, e.index)
+        if q is not None and not q.answered:
+            return "prompt_too_long", (f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "
+                                       "no reply: the API refused it")
+        if q is not None:
+            return "threshold", f"the last request before it ({q.id}) was answered: Claude Code compacted before sending the next"
+    if th.auto_compact_enabled and not th.enforced:
+        return "prompt_too_long", ("no threshold is enforced for this model by these rules, so only the API's refusal "
+                                   "compacts (no request is recorded to show it)")
+    if e.threshold is not None and e.pre_tokens is not None and e.pre_tokens >= e.threshold:
+        return "threshold", f"preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
+    return "unknown", "trigger \"auto\" below the threshold these rules give"
+
+
 def _turn_positions(series: Series) -> list[int]:
     memo = _TURN_POS.get(id(series))
     if memo is None or memo[0] is not series:
@@ -230,7 +301,7 @@ def boundary_thresholds(s: Session, series: Series, index: int, th: Thresholds, 
 
 def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th: Thresholds,
                      cal_all: Calibrator | None = None, positions: dict[int, int] | None = None,
-                     settings: Settings | None = None) -> Explanation:
+                     settings: Settings | None = None, requests: Any = None) -> Explanation:
     r = s.records[index]
     chain = series.chain
     if positions is None:
@@ -249,6 +320,13 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
         before, after = list(series.turns[max(0, k - 1):k]), list(series.turns[k:k + 1])
     cal = cal_all.before(pos) if pos is not None else None
     last_before = before[-1].tokens if before else None
+    conv = s.conversation
+    if conv.relink is not None and conv.relink.boundary == index:
+        # the kept records' responses were the last before the compaction (Claude Code zeroes their usage only
+        # for what comes after it)
+        kept_usage = [u for i, u in s.main_responses() if s.records[i].uuid in conv.relink.preserved and i < index]
+        if kept_usage:
+            last_before = context_tokens(kept_usage[-1])
     first_after = after[0].tokens if after else None
     th = boundary_thresholds(s, series, index, th, settings, before)
     threshold = th.auto_compact
@@ -332,6 +410,10 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     )
     e.rules = th.rules
     e.rules_of = th.era_label
+    e.cause, e.cause_evidence = compaction_cause(s, e, th, requests)
+    if kind != "microcompact":
+        e.kept_uuids = kept_uuids(s, index, meta)
+        e.rounds_summarized, e.rounds_kept = _rounds(s, series, pos, e.kept_uuids)
     e.threshold_source = _window_words(th)
     e.explanation = sentence(e, th)
     return e
@@ -412,25 +494,41 @@ def sentence(e: Explanation, th: Thresholds) -> str:
         return (f"Microcompaction cleared {len(e.cleared_tools)} old tool result(s) ({what}) {when} (recorded preTokens {fmt(e.pre_tokens)}), "
                 f"saving {fmt(e.tokens_freed)} tokens; nothing is summarized, old tool output is only dropped from what is sent"
                 + (f"; the next response used {fmt(e.first_usage_after)} tokens." if e.first_usage_after is not None else "."))
+    kept = ""
+    if e.rounds_kept:
+        kept = (f"; {fmt(e.rounds_summarized)} round(s) were summarized and the last {e.rounds_kept} kept verbatim "
+                f"({len(e.kept_uuids)} record(s))")
     if e.kind == "auto":
         usage = (f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
                  if e.last_usage_before is not None else "no API usage recorded before it on this chain")
+        if e.cause == "prompt_too_long":
+            rule = (f"for {th.model or 'this model'} these rules enforce no threshold (window source \"auto\": the "
+                    f"{fmt(th.unenforced_threshold)} it computes is not acted on), so only a refusal compacts"
+                    if not th.enforced else
+                    f"before the threshold of {fmt(e.threshold)} was reached")
+            return (f"The API refused a request as too long, and Claude Code compacted then: the context was {fmt(e.pre_tokens)} "
+                    f"tokens ({usage}); {rule}" + kept + after + ".")
         if e.margin is not None and e.threshold is not None and e.margin >= 0:
             why = (f"Auto-compaction fired because the context ({fmt(e.pre_tokens)} tokens, {usage}) "
-                   f"reached the auto-compact threshold of {fmt(e.threshold)} ({_window_words(th)}), {fmt(e.margin)} above it")
+                   f"reached the auto-compact threshold of {fmt(e.threshold)} ({_window_words(th)}), {fmt(e.margin)} above it") + kept
         elif e.margin is not None and e.threshold is not None:
             why = (f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}), {fmt(-e.margin)} below the threshold of "
                    f"{fmt(e.threshold)} ({_window_words(th)}) that these rules give: a lower threshold was in force "
                    "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, an auto-compact window setting, or a smaller window than assumed)")
+        elif e.cause == "threshold" and not th.enforced:
+            why = (f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}) before the next request, while the last one was "
+                   f"answered: a threshold was in force, so a window was set that the transcript does not record "
+                   f"(CLAUDE_CODE_AUTO_COMPACT_WINDOW, autoCompactWindow, modelSettings or /autocompact); without one these "
+                   f"rules enforce none for {th.model or 'this model'}") + kept
         elif th.auto_compact_enabled and not th.enforced:
             why = (f"Compaction at {fmt(e.pre_tokens)} tokens ({usage}) with no threshold in force: for {th.model or 'this model'} "
-                   f"Claude Code waits until the API refuses a request as too long (the window source is \"auto\"), then compacts")
+                   f"Claude Code waits until the API refuses a request as too long (the window source is \"auto\"), then compacts") + kept
         else:
             why = f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}) while auto-compact was off by the settings assumed"
         return why + after + "."
     if e.kind == "manual":
         pct = f" ({100 - percent_left(e.pre_tokens, th)}% of the way to auto-compact)" if e.pre_tokens is not None and th.auto_compact else ""
-        return f"You ran /compact at {fmt(e.pre_tokens)} tokens{pct}, so the conversation was summarized before the threshold was reached" + after + "."
+        return f"You ran /compact at {fmt(e.pre_tokens)} tokens{pct}, so the conversation was summarized before the threshold was reached" + kept + after + "."
     if e.kind == "session-memory":
         return (f"Session-memory compaction replaced the older messages with the session notes (summary.md) and kept {fmt(e.messages_kept)} recent messages "
                 f"verbatim, at {fmt(e.pre_tokens)} tokens (threshold {fmt(e.threshold)})" + after + ".")
@@ -488,11 +586,14 @@ def analyze(s: Session, settings: Settings | None = None, progress: Progress | N
     cal = cals.first(len(cals.pts))
     positions = {i: k for k, i in enumerate(series.chain)}
     bounds = [i for i, r in enumerate(s.records) if r.is_compact_boundary or r.is_microcompact_boundary]
+    from inspector.claude.requests import rebuild_requests
+
+    requests = rebuild_requests(s) if bounds else []
     exps = []
     for n, i in enumerate(bounds):
         if progress is not None and n % 10 == 0:
             progress("explaining compactions", n, len(bounds))
-        exps.append(explain_boundary(s, series, counts, i, th, cals, positions, settings))
+        exps.append(explain_boundary(s, series, counts, i, th, cals, positions, settings, requests))
     return TokenReport(s, settings, th, series, counts, cal, exps, find_anomalies(s, series, exps, th))
 
 

@@ -36,6 +36,7 @@ class Relink:
     anchor: str
     tail: str
     preserved: frozenset[str] = field(default_factory=frozenset)
+    head_was: int | None = None  # the kept head's parent before the relink: the last record the compaction summarized
 
 
 class Conversation:
@@ -98,7 +99,13 @@ class Conversation:
             parent[i] = by_uuid.get(p) if p is not None else None
 
     def _apply_preserved_segment(self) -> None:
-        """Relink the kept messages of the last compaction, as Claude Code does on load."""
+        """Relink the kept messages of the last compaction, as Claude Code does on load (§8.6; 2.1.328 §3.6).
+
+        Only when the last boundary that keeps messages is also the last boundary. With `preservedMessages`
+        (2.1.3xx) the listed records, all present, are chained in order after the anchor; with the older
+        `preservedSegment` the walk from its tail back to its head must hold. Either way the records that hung
+        off the anchor move after the last kept record, and so do the records after the boundary that hung off a
+        record the compaction dropped."""
         recs = self.records
         boundaries = [i for i, r in enumerate(recs) if r.is_compact_boundary]
         if not boundaries:
@@ -107,40 +114,51 @@ class Conversation:
         meta = recs[last].get("compact") or {}
         seg = meta.get("preservedSegment")
         pm = meta.get("preservedMessages")
-        head = anchor = tail = None
-        if isinstance(seg, dict):
-            head, anchor, tail = seg.get("headUuid"), seg.get("anchorUuid"), seg.get("tailUuid")
-        elif isinstance(pm, dict) and isinstance(pm.get("uuids"), list) and pm["uuids"]:
-            uu = [u for u in pm["uuids"] if isinstance(u, str)]
-            if uu:
-                head, anchor, tail = uu[0], pm.get("anchorUuid"), uu[-1]
-        if not all(isinstance(x, str) for x in (head, anchor, tail)):
-            return
         bu = self.by_uuid
-        if head not in bu or anchor not in bu or tail not in bu:
-            return
-        # validate: walking parents from tail must reach head
-        preserved: set[str] = set()
-        i: int | None = bu[tail]
-        steps = 0
-        while i is not None and steps <= len(recs):
-            u = recs[i].uuid
-            if u is not None:
-                preserved.add(u)
-            if u == head:
-                break
-            i = self.parent.get(i)
-            steps += 1
+        listed: list[str] = []
+        anchor = None
+        if isinstance(pm, dict) and isinstance(pm.get("uuids"), list) and pm["uuids"] and isinstance(pm.get("anchorUuid"), str):
+            listed = [u for u in pm["uuids"] if isinstance(u, str)]
+            anchor = pm["anchorUuid"]
+            if len(listed) != len(pm["uuids"]) or any(u not in bu for u in listed) or anchor not in bu:
+                return  # any listed uuid missing: Claude Code relinks nothing
+        elif isinstance(seg, dict) and all(isinstance(seg.get(k), str) for k in ("headUuid", "anchorUuid", "tailUuid")):
+            head, anchor, tail = seg["headUuid"], seg["anchorUuid"], seg["tailUuid"]
+            if head not in bu or anchor not in bu or tail not in bu:
+                return
+            walk: list[str] = []  # validate: walking parents from tail must reach head
+            i: int | None = bu[tail]
+            steps = 0
+            while i is not None and steps <= len(recs):
+                u = recs[i].uuid
+                if u is not None:
+                    walk.append(u)
+                if u == head:
+                    break
+                i = self.parent.get(i)
+                steps += 1
+            else:
+                return
+            if i is None:
+                return
+            listed = list(reversed(walk))
         else:
             return
-        if i is None:
-            return
-        h, a, t = bu[head], bu[anchor], bu[tail]
+        kept = [bu[u] for u in listed]
+        a = bu[anchor]
+        head_was = self.parent.get(kept[0])
+        kept_set = set(kept)
+        dropped = {j for j in range(last) if j in self.parent and j not in kept_set}
         for j, p in list(self.parent.items()):
-            if p == a and j != h:
-                self.parent[j] = t
-        self.parent[h] = a
-        self.relink = Relink(last, head, anchor, tail, frozenset(preserved))
+            if j in kept_set:
+                continue
+            if p == a or (j > last and p in dropped):
+                self.parent[j] = kept[-1]
+        prev = a
+        for k in kept:
+            self.parent[k] = prev
+            prev = k
+        self.relink = Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was)
 
     def _leaf_candidates(self) -> list[int]:
         """The leaf rule (§2.7, §2.6): records no other chain record names as parent, each walked up to
@@ -213,6 +231,10 @@ class Conversation:
             nxt = self.parent.get(i)
             if nxt is None and logical and recs[i].is_compact_boundary:
                 nxt = self.logical_predecessor(i)
+                if nxt is not None and nxt in seen and self.relink is not None and self.relink.boundary == i:
+                    # its logical parent is a kept record, already walked after the summary: the history goes
+                    # on from the last record the compaction summarized
+                    nxt = self.relink.head_was
             i = nxt
         out.reverse()
         return out

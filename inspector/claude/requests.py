@@ -1,0 +1,203 @@
+"""The exact API requests Claude Code sent, rebuilt from a 2.1.3xx transcript alone (claude-code-2.1.328.md §3.4).
+
+Since 2.1.3xx every main-thread and subagent request is recorded: `api-request` rows (the parameters, the id of the
+request it extends, how many of that request's messages it keeps, and the hashes of the messages it appends),
+`api-request-shape` rows (the system prompt and the tools, by hash) and `api-request-blob` rows (a message that no run
+of transcript records reproduces, e.g. a first user message with its reminders rendered in). A message hash is the
+sha256 of its canonical JSON (keys sorted, no whitespace, `cache_control` left out, string content as one text
+block); a run of consecutive user records, or of assistant records with one `message.id`, concatenated, is a
+candidate for every prefix of it. The summarize call of a compaction is not recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.transcript.records import iter_blocks
+from inspector.transcript.session import Session
+
+REQUEST_TYPES = frozenset({"api-request", "api-request-shape", "api-request-blob", "api-request-resumed"})
+
+
+def canonical(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: canonical(v) for k, v in sorted(obj.items()) if k != "cache_control"}
+    if isinstance(obj, list):
+        return [canonical(v) for v in obj]
+    return obj
+
+
+def _json(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def message_hash(message: dict[str, Any]) -> str:
+    """Claude Code's hash of one API message."""
+    content = message.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    body = {"content": content, "role": message.get("role")}
+    return hashlib.sha256(_json(canonical(body)).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class RebuiltRequest:
+    """One request as Claude Code sent it (cache markers and the billing line aside)."""
+
+    id: str
+    index: int  # record index of its api-request row
+    timestamp: str | None
+    query_source: str | None
+    model: str | None
+    request: dict[str, Any]  # system, tools, messages and the other parameters
+    replies: list[int] = field(default_factory=list)  # record indexes of the assistant records it produced
+    unresolved: list[str] = field(default_factory=list)  # message hashes the transcript does not hold
+    agent_id: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        return not self.unresolved
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.replies)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "timestamp": self.timestamp, "query_source": self.query_source, "model": self.model,
+                "agent_id": self.agent_id, "answered": self.answered, "exact": self.exact,
+                "unresolved": self.unresolved, "request": self.request}
+
+
+def _content_blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content) if isinstance(content, list) else []
+
+
+def candidate_messages(s: Session) -> dict[str, dict[str, Any]]:
+    """Every message a run of transcript records can make, by hash."""
+    out: dict[str, dict[str, Any]] = {}
+    recs = s.records
+    k = 0
+    idx = [i for i, r in enumerate(recs) if r.type in ("user", "assistant")]
+    while k < len(idx):
+        r = recs[idx[k]]
+        j = k + 1
+        if r.type == "user":
+            while j < len(idx) and recs[idx[j]].type == "user":
+                j += 1
+        else:
+            while j < len(idx) and recs[idx[j]].type == "assistant" and recs[idx[j]].message_id == r.message_id:
+                j += 1
+        content: list[Any] = []
+        role = "user" if r.type == "user" else "assistant"
+        for n in range(k, j):
+            msg = s.body(idx[n]).get("message")
+            if not isinstance(msg, dict):
+                break
+            content = content + _content_blocks(msg.get("content"))
+            m = {"role": role, "content": content}
+            out.setdefault(message_hash(m), m)
+        k = j
+    return out
+
+
+def rebuild_requests(s: Session) -> list[RebuiltRequest]:
+    """Every recorded request of a transcript, rebuilt; [] for a transcript that records none (before 2.1.3xx)."""
+    recs = s.records
+    rows = [i for i, r in enumerate(recs) if r.type in REQUEST_TYPES]
+    if not any(recs[i].type == "api-request" for i in rows):
+        return []
+    shapes: dict[str, dict[str, Any]] = {}
+    blobs: dict[str, dict[str, Any]] = {}
+    for i in rows:
+        b = s.body(i)
+        if recs[i].type == "api-request-shape" and isinstance(b.get("shapeHash"), str) and isinstance(b.get("shape"), dict):
+            shapes[b["shapeHash"]] = b["shape"]
+        elif recs[i].type == "api-request-blob" and isinstance(b.get("hash"), str) and isinstance(b.get("message"), dict):
+            blobs[b["hash"]] = b["message"]
+    cands = candidate_messages(s)
+    replies: dict[str, list[int]] = {}
+    for i, r in enumerate(recs):
+        if r.type == "assistant":
+            ref = s.body(i).get("requestRef")
+            if isinstance(ref, str):
+                replies.setdefault(ref, []).append(i)
+    built: dict[str, list[dict[str, Any]]] = {}
+    out: list[RebuiltRequest] = []
+    for i in rows:
+        if recs[i].type != "api-request":
+            continue
+        b = s.body(i)
+        rid = b.get("id") if isinstance(b.get("id"), str) else f"#{recs[i].line}"
+        base = built.get(b.get("base")) if isinstance(b.get("base"), str) else None
+        keep = b.get("keep") if isinstance(b.get("keep"), int) and not isinstance(b.get("keep"), bool) else 0
+        msgs = list(base[:keep]) if base is not None else []
+        unresolved = [] if base is not None or not b.get("base") else [f"base request {b.get('base')}"]
+        for h in b.get("tail") or ():
+            m = (blobs.get(h) or cands.get(h)) if isinstance(h, str) else None
+            if m is None:
+                unresolved.append(str(h))
+                continue
+            msgs.append(json.loads(json.dumps(m)))  # a copy: the cache markers below must not leak into the next request
+        built[rid] = msgs
+        params = b.get("params") if isinstance(b.get("params"), dict) else {}
+        shape = shapes.get(b.get("shapeHash")) or {}
+        request: dict[str, Any] = {**params, "system": shape.get("system"), "tools": shape.get("tools"),
+                                   "messages": [dict(m) for m in msgs]}
+        for cc in b.get("cacheControl") or ():
+            _set_path(request, cc.get("path"), cc.get("value"))
+        out.append(RebuiltRequest(rid, i, recs[i].timestamp, b.get("querySource") if isinstance(b.get("querySource"), str) else None,
+                                  params.get("model") if isinstance(params.get("model"), str) else None, request,
+                                  replies.get(rid, []), unresolved, b.get("agentId") if isinstance(b.get("agentId"), str) else None))
+    return out
+
+
+def _set_path(obj: Any, path: Any, value: Any) -> None:
+    """Put a cache marker back where Claude Code had it (`["messages", 0, "content", 8]`)."""
+    if not isinstance(path, list) or not path:
+        return
+    cur = obj
+    for key in path:
+        if isinstance(cur, dict) and isinstance(key, str) and key in cur:
+            cur = cur[key]
+        elif isinstance(cur, list) and isinstance(key, int) and 0 <= key < len(cur):
+            if isinstance(cur[key], str):  # a string content becomes its block form to carry a marker
+                cur[key] = {"type": "text", "text": cur[key]}
+            cur = cur[key]
+        else:
+            return
+    if isinstance(cur, dict) and isinstance(value, dict):
+        cur["cache_control"] = value
+
+
+def request_before(s: Session, requests: list[RebuiltRequest], index: int) -> RebuiltRequest | None:
+    """The last main-thread request recorded before record `index` in the file."""
+    best = None
+    for q in requests:
+        if q.index < index and q.agent_id is None:
+            best = q
+    return best
+
+
+def message_texts(message: dict[str, Any]) -> list[tuple[str, str]]:
+    """(kind, text) of each block of an API message, for counting what fills a request."""
+    out = []
+    for b in iter_blocks(message.get("content")) if isinstance(message.get("content"), list) else [
+            {"type": "text", "text": message.get("content") or ""}]:
+        t = b.get("type")
+        if t == "text":
+            out.append(("text", str(b.get("text", ""))))
+        elif t == "tool_use":
+            out.append(("tool_use", f"{b.get('name', '')}{_json(b.get('input', {}))}"))
+        elif t == "tool_result":
+            c = b.get("content")
+            out.append(("tool_result", c if isinstance(c, str) else "\n".join(str(x.get("text", "")) for x in iter_blocks(c))))
+        elif t in ("thinking", "redacted_thinking"):
+            out.append(("thinking", str(b.get("thinking") or b.get("data") or "")))
+        else:
+            out.append((str(t), _json(b)))
+    return out
