@@ -703,6 +703,61 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     return EXIT_OK if found else EXIT_ERROR
 
 
+def _request_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector request",
+        description="Rebuild, from a Claude Code 2.1.3xx transcript alone, the API requests it sent: the system prompt, the "
+        "tools and every message, as the API received them (the billing header line aside, which is not recorded).",
+    )
+    p.add_argument("path", help="the session's .jsonl transcript")
+    p.add_argument("--at", metavar="UUID", help="only the request that produced this record (or the last one before it)")
+    p.add_argument("--json", action="store_true", help="one JSON object per request: id, timestamp, query_source, model, request")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def cmd_request(args: argparse.Namespace, out: Any, err: Any) -> int:
+    from inspector.claude.requests import rebuild_requests
+    from inspector.textutil import printable
+    from inspector.transcript.discovery import InspectorError, resolve_target
+    from inspector.transcript.session import Session
+
+    target = resolve_target(Path(args.path))
+    if target.kind != "file":
+        raise InspectorError(f"request needs one .jsonl transcript, not a folder: {args.path}")
+    s = Session.load(target.path)
+    found = rebuild_requests(s)
+    if not found:
+        v = s.version or "an unknown version"
+        raise InspectorError(f"this transcript records no API request (Claude Code {v}; requests are recorded from 2.1.3xx)")
+    if args.at:
+        i = s.conversation.by_uuid.get(args.at)
+        if i is None:
+            raise InspectorError(f"no record with uuid {args.at} in {args.path}")
+        ref = s.body(i).get("requestRef")
+        mine = [q for q in found if q.id == ref] or [q for q in found if q.index < i][-1:]
+        if not mine:
+            raise InspectorError(f"no request was recorded before {args.at}")
+        found = mine
+    if args.json:
+        out.write(json_text([q.as_dict() for q in found]))
+        return EXIT_OK
+    lines = [f"{printable(s.title or s.session_id)}: {len(found)} request(s) rebuilt from the transcript"]
+    for q in found:
+        req = q.request
+        msgs = req.get("messages") or []
+        roles: dict[str, int] = {}
+        for m in msgs:
+            roles[str(m.get("role"))] = roles.get(str(m.get("role")), 0) + 1
+        state = "answered" if q.answered else "no reply (refused, or the session ended)"
+        exact = "" if q.exact else f"; {len(q.unresolved)} message(s) not in the transcript"
+        lines.append(f"  {q.id}  {(q.timestamp or '')[:19]}  {q.query_source or '?'}  {q.model or '?'}  "
+                     f"{len(req.get('system') or [])} system block(s), {len(req.get('tools') or [])} tools, {len(msgs)} messages "
+                     f"({', '.join(f'{n} {r}' for r, n in roles.items())}); {state}{exact}")
+    out.write(_report(lines))
+    return EXIT_OK
+
+
 def _show_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="inspector show",
@@ -817,7 +872,7 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
     debug = "--debug" in argv
     commands = {"stats": (_stats_parser, cmd_stats), "tokens": (_tokens_parser, cmd_tokens),
                 "compact": (_compact_parser, cmd_compact), "search": (_search_parser, cmd_search),
-                "show": (_show_parser, cmd_show)}
+                "show": (_show_parser, cmd_show), "request": (_request_parser, cmd_request)}
     try:
         if argv and argv[0] in commands:
             parser, command = commands[argv[0]]

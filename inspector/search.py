@@ -153,6 +153,16 @@ def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
     if t == "system":
         yield "system", "\n".join(_strings({k: v for k, v in body.items() if k not in ("compactMetadata", "microcompactMetadata")}))
         return
+    if t == "attachment":
+        att = body.get("attachment") if isinstance(body.get("attachment"), dict) else {}
+        if att.get("type") == "prompt_snapshot":
+            return  # the system prompt in force, again: it is searched once, in the request's shape
+        rendered = body.get("rendered")
+        if isinstance(rendered, list):  # 2.1.3xx: exactly what the model was shown
+            yield "attachment", "\n".join(x["content"] for x in rendered if isinstance(x, dict) and isinstance(x.get("content"), str))
+            return
+    if t == "api-request-blob":
+        return  # a copy of messages whose records are searched themselves
     yield (t if isinstance(t, str) and t else "record"), "\n".join(_strings(body))
 
 

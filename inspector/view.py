@@ -99,7 +99,7 @@ def label_of(s: Session, i: int) -> str:
     if kind == "attachment":
         return f"attachment {r.get('attachment_type') or ''}".strip()
     if kind == "metadata":
-        return r.type or "(no type)"
+        return METADATA_LABELS.get(r.type, r.type or "(no type)")
     if kind == "progress":
         return f"progress {r.get('progress_type') or ''}".strip()
     extra = " [image]" if r.flags & F_IMAGE else ""
@@ -108,6 +108,20 @@ def label_of(s: Session, i: int) -> str:
     if kind == "assistant" and r.flags & F_THINKING:
         extra += " [thinking]"
     return f"{kind}{extra}"
+
+
+# Readable names of the bookkeeping records (2.1.88 §2.1; 2.1.328 §3.1); an unknown type shows as written
+METADATA_LABELS = {
+    "api-request": "API request sent", "api-request-shape": "API request: system prompt and tools",
+    "api-request-blob": "API request: a message as sent", "api-request-resumed": "API request resumed",
+    "cost-state": "cost so far (Claude Code's own count)", "tools-used": "tools used so far",
+    "file-history-snapshot": "file backups (for rewind)", "file-history-delta": "file backups (for rewind)",
+    "queue-operation": "queued prompt", "last-prompt": "last prompt", "custom-title": "title (yours)",
+    "ai-title": "title (generated)", "summary": "summary (legacy title)", "atis-latch": "latched request setting",
+    "content-replacement": "tool results replaced in what is sent", "permission-mode": "permission mode",
+    "mode": "session mode", "worktree-state": "worktree", "pr-link": "pull request", "tag": "tag",
+    "attribution-snapshot": "attribution", "task-summary": "what it is doing",
+}
 
 
 def build_rows(s: Session, *, scope: str = "chain", hidden: frozenset[str] = frozenset()) -> list[Row]:
@@ -186,9 +200,50 @@ def snippet(s: Session, i: int, width: int = 200) -> str:
                     break
     elif isinstance(body.get("content"), str):
         text = body["content"]
+    elif r.type == "attachment":
+        text = attachment_text(body) or "(bookkeeping: not sent to the model)"
+    elif r.type == "api-request":
+        params = body.get("params") if isinstance(body.get("params"), dict) else {}
+        tail = body.get("tail") if isinstance(body.get("tail"), list) else []
+        keep = body.get("keep") if isinstance(body.get("keep"), int) else 0
+        text = (f"{params.get('model', '?')} · {body.get('querySource', '?')} · {keep + len(tail)} messages "
+                f"({keep} reused, {len(tail)} new) · id {body.get('id')}")
+    elif r.type == "api-request-blob":
+        m = body.get("message") if isinstance(body.get("message"), dict) else {}
+        text = f"{m.get('role', '?')}: {text_of(m.get('content'))}"
+    elif r.type == "cost-state":
+        cost = body.get("totalCostUSD")
+        text = f"${cost:.4f} in all" if isinstance(cost, (int, float)) and not isinstance(cost, bool) else "cost"
+        usage = body.get("modelUsage")
+        if isinstance(usage, dict):
+            text += " · " + ", ".join(f"{m}: ${u.get('costUSD', 0):.4f}" for m, u in usage.items() if isinstance(u, dict)
+                                      and isinstance(u.get("costUSD"), (int, float)))
+    elif r.type == "tools-used":
+        tools = body.get("tools")
+        text = ", ".join(str(t) for t in tools) if isinstance(tools, list) else ""
     elif r.type not in ("user", "assistant"):
         text = ", ".join(f"{k}={v}" for k, v in body.items() if isinstance(v, (str, int)) and k not in ("type", "uuid", "parentUuid", "sessionId", "timestamp", "cwd", "version", "gitBranch", "userType", "isSidechain"))
     return printable(" ".join(text.split()))[:width]
+
+
+def attachment_text(body: dict[str, Any]) -> str:
+    """What an attachment put in front of the model: its `rendered` text (2.1.3xx keeps it exactly as sent), else
+    the readable fields of older attachments (content, prompt, the file name)."""
+    rendered = body.get("rendered")
+    if isinstance(rendered, list):
+        parts = [x.get("content") for x in rendered if isinstance(x, dict) and isinstance(x.get("content"), str)]
+        if parts:
+            return "\n".join(parts)
+    att = body.get("attachment") if isinstance(body.get("attachment"), dict) else {}
+    for key in ("content", "prompt", "text", "filename", "planFilePath"):
+        v = att.get(key)
+        if isinstance(v, str) and v:
+            return v
+        if isinstance(v, list):
+            texts = [x for x in v if isinstance(x, str)]
+            if texts:
+                return "\n".join(texts)
+    return ""
 
 
 def search_records(s: Session, needle: str) -> list[int]:

@@ -120,11 +120,30 @@ def _context_series(s: Session, settings: Settings, th: Thresholds) -> Series:
     boundaries, micro = [], []
     seg_at: list[int] = []
     seg = 0
+    seg_at_kept = 0
+    # The responses a compaction kept verbatim sit after its summary on the chain, but they were answered before
+    # it: they are points of the segment the compaction closed (Claude Code zeroes their usage only for what follows).
+    kept_groups: list[tuple[str, list[int]]] = []
+    if conv.relink is not None:
+        for i in chain:
+            r = recs[i]
+            if r.uuid in stale and r.type == "assistant" and r.usage is not None and not r.flags & F_SYNTHETIC:
+                key = r.message_id or f"#{i}"
+                if kept_groups and kept_groups[-1][0] == key:
+                    kept_groups[-1][1].append(i)
+                else:
+                    kept_groups.append((key, [i]))
     for pos, i in enumerate(chain):
         r = recs[i]
         rt = r.type
         if rt == "system":
             if r.subtype == "compact_boundary":
+                if conv.relink is not None and i == conv.relink.boundary and kept_groups:
+                    for key, idx in kept_groups:  # just before the boundary, in the segment it closes
+                        key = f"kept:{key}"
+                        groups[key] = idx
+                        order.append((key, max(0, pos - 1)))
+                    seg_at_kept = seg
                 seg += 1
                 boundaries.append(pos)
             elif r.subtype == "microcompact_boundary":
@@ -158,7 +177,7 @@ def _context_series(s: Session, settings: Settings, th: Thresholds) -> Series:
                 tokens=tok,
                 input_side=inp,
                 output=out,
-                segment=seg_at[pos],
+                segment=seg_at_kept if key.startswith("kept:") else seg_at[pos],
                 state=warning_state(tok, th),
                 percent_left=percent_left(tok, th),
             )

@@ -67,6 +67,22 @@ def positive_int(v: Any) -> int | None:
     return n if n > 0 else None
 
 
+def window_value(v: Any) -> int | None:
+    """A window as Claude Code 2.1.3xx reads CLAUDE_CODE_AUTO_COMPACT_WINDOW: a positive number of tokens, with an
+    optional k or m suffix ("150k"); anything else is ignored."""
+    if isinstance(v, str):
+        t = v.strip().lower().replace("_", "").replace(",", "")
+        mult = 1_000 if t.endswith("k") else 1_000_000 if t.endswith("m") else 1
+        if mult > 1:
+            t = t[:-1]
+        try:
+            n = round(float(t) * mult)
+        except (ValueError, OverflowError):  # "nan", "inf"
+            return None
+        return n if n > 0 else None
+    return positive_int(v)
+
+
 def max_output_limits(model: str | None) -> tuple[int, int]:
     """(default, upper limit) of max output tokens for a model (§4.2)."""
     name = (model or "").lower()
@@ -107,6 +123,9 @@ class Settings:
         kw: dict[str, Any] = {}
         cfg = _read_global_config(env, config_dir)
         settings = _read_settings(env, config_dir)
+        block = settings.get("env")
+        if isinstance(block, dict):  # settings.json's env block is applied over the environment (2.1.3xx, measured)
+            env = {**env, **{k: str(v) for k, v in block.items() if isinstance(k, str) and isinstance(v, (str, int, float))}}
         if truthy(env.get("DISABLE_COMPACT")):
             kw["compact_disabled"] = True
             kw["auto_compact_enabled"] = False
@@ -117,12 +136,15 @@ class Settings:
         elif cfg.get("autoCompactEnabled") is False:
             kw["auto_compact_enabled"] = False
             src.append(("auto_compact", "autoCompactEnabled in .claude.json"))
-        w = positive_int(env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW"))
+        elif settings.get("autoCompactEnabled") is False:
+            kw["auto_compact_enabled"] = False
+            src.append(("auto_compact", "autoCompactEnabled in settings.json"))
+        w = window_value(env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW"))
         if w:
             kw["auto_compact_window"] = w
             src.append(("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW"))
         else:
-            w = positive_int(settings.get("autoCompactWindow"))
+            w = positive_int(settings.get("autoCompactWindow"))  # "auto" means no window: not a number
             if w:
                 kw["auto_compact_window"] = w
                 src.append(("auto_compact_window", "autoCompactWindow setting"))
@@ -235,6 +257,7 @@ class Thresholds:
             "error": self.error,
             "blocking": self.blocking,
             "enforced": self.enforced,
+            "source": self.compact_source,  # the auto-compact window's source (2.1.159+), None before
             "compact_source": self.compact_source,
             "unenforced_threshold": self.unenforced_threshold,
             "rules": self.rules,

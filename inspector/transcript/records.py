@@ -43,6 +43,8 @@ SMALL_METADATA_TYPES = frozenset(
         "mode",
         "worktree-state",
         "permission-mode",
+        "cost-state",  # 2.1.3xx: Claude Code's own cost counters (last wins)
+        "tools-used",  # 2.1.3xx: the tools used so far
     }
 )
 

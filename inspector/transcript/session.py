@@ -259,6 +259,29 @@ class Session:
         return self.transcript.metadata.get(kind)
 
     @property
+    def claude_cost(self) -> dict[str, Any] | None:
+        """Claude Code's own count of what the session cost (its last `cost-state` record, 2.1.3xx): total and by model."""
+        m = self.metadata("cost-state")
+        if not m:
+            return None
+        total = m.get("totalCostUSD")
+        by_model = {}
+        usage = m.get("modelUsage")
+        for model, u in (usage.items() if isinstance(usage, dict) else ()):
+            if isinstance(u, dict) and isinstance(u.get("costUSD"), (int, float)) and not isinstance(u.get("costUSD"), bool):
+                by_model[str(model)] = float(u["costUSD"])
+        if not isinstance(total, (int, float)) or isinstance(total, bool):
+            return None
+        return {"total_usd": float(total), "by_model": by_model, "unknown_model_cost": m.get("hasUnknownModelCost") is True}
+
+    @property
+    def tools_used(self) -> list[str] | None:
+        """The tools Claude Code says were used so far (its last `tools-used` record, 2.1.3xx)."""
+        m = self.metadata("tools-used")
+        tools = m.get("tools") if m else None
+        return [str(t) for t in tools if isinstance(t, str)] if isinstance(tools, list) else None
+
+    @property
     def title(self) -> str:
         """custom-title, else ai-title, else summary, else the first real user prompt."""
         for kind, key in TITLE_SOURCES:

@@ -19,7 +19,7 @@ from inspector import __version__
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, peek_session_id
 
-CACHE_FORMAT = 3  # bump when a stat is computed differently
+CACHE_FORMAT = 4  # bump when a stat is computed differently
 MAX_PROBLEMS_LISTED = 50
 
 
@@ -75,6 +75,8 @@ def session_stats(s: Session) -> dict[str, Any]:
             for a in subs
         ],
         "session_memory": s.memory_path.is_file(),
+        "claude_code_cost": s.claude_cost,
+        "tools_used": s.tools_used,
         "orphan_subagent": s.is_flat_agent,
     }
 

@@ -153,9 +153,11 @@ class SessionScreen(Screen):
         if msg.partial:
             problems += f"   loading: the first {QUICK_LOOK_BYTES >> 20} MB are shown, the rest is on its way…"
         title = self.title_hint or s.title or s.session_id
+        cost = s.claude_cost
+        spent = f"   ${cost['total_usd']:.2f} (Claude Code's count)" if cost else ""
         self.query_one("#title", Static).update(Text(printable(
             f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
-            f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{problems}", keep_newlines=True)))
+            f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{spent}{problems}", keep_newlines=True)))
         if self.initial_search and not msg.partial:
             q = self.initial_search
             self.initial_search = None

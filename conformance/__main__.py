@@ -1,0 +1,80 @@
+"""python -m conformance [--version V] [--scenario NAME ...] [--out DIR] [--goldens] [--readme]
+
+Runs the scenarios with the real Claude Code (installed with npm into a cache folder on first use), compares what
+it did with what inspector says, and prints the conformance table. --goldens refreshes the committed goldens under
+tests/goldens (the scenarios marked for it); --readme writes the table into the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from conformance.compare import compare, table
+from conformance.runner import DEFAULT_VERSION, install, run, save
+from conformance.scenarios import BY_NAME, SCENARIOS
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDENS = ROOT / "tests" / "goldens"
+START, END = "<!-- conformance:start -->\n", "<!-- conformance:end -->"
+
+
+def write_golden(folder: Path) -> Path:
+    """A run as committed for the normal tests: its transcripts and request log gzipped (they are text)."""
+    dst = GOLDENS / folder.name
+    shutil.rmtree(dst, ignore_errors=True)
+    for p in sorted(folder.rglob("*")):
+        if p.is_dir() or p.parent.name == "home" or "home" in p.relative_to(folder).parts:
+            continue
+        rel = p.relative_to(folder)
+        out = dst / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if p.suffix in (".jsonl", ".json") and p.name != "run.json":
+            out = out.with_name(out.name + ".gz")
+            out.write_bytes(gzip.compress(p.read_bytes(), mtime=0))
+        else:
+            shutil.copyfile(p, out)
+    return dst
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m conformance", description=__doc__.splitlines()[0])
+    ap.add_argument("--version", default=DEFAULT_VERSION, help=f"the Claude Code release to run (default {DEFAULT_VERSION})")
+    ap.add_argument("--scenario", action="append", choices=sorted(BY_NAME), help="run only these (repeatable)")
+    ap.add_argument("--out", type=Path, help="keep every run here (default: a temporary folder)")
+    ap.add_argument("--goldens", action="store_true", help="refresh tests/goldens from this run")
+    ap.add_argument("--readme", action="store_true", help="write the table into README.md")
+    args = ap.parse_args(argv)
+    binary = install(args.version, log=lambda m: print(m, file=sys.stderr))
+    out = args.out or Path(tempfile.mkdtemp(prefix="inspector-conformance-runs-"))
+    rows = []
+    for sc in [BY_NAME[n] for n in args.scenario] if args.scenario else SCENARIOS:
+        r = run(sc, binary, args.version)
+        folder = save(r, out)
+        failed = [st for st in r.steps if st.returncode not in (0, 1)]
+        row = compare(folder)
+        if failed:
+            row.notes.append(f"claude exited {failed[0].returncode}: {failed[0].stderr.strip()[-200:]}")
+        rows.append(row)
+        print(f"{sc.name}: {'match' if row.match else 'DIFFERENT: ' + '; '.join(row.notes)}", file=sys.stderr)
+        if args.goldens and sc.golden:
+            write_golden(folder)
+    text = table(rows, args.version)
+    print(text, end="")
+    print(f"runs kept in {out}", file=sys.stderr)
+    if args.readme:
+        readme = ROOT / "README.md"
+        body = readme.read_text()
+        if START in body and END in body:
+            head, rest = body.split(START, 1)
+            _, tail = rest.split(END, 1)
+            readme.write_text(head + START + text + END + tail)
+    return 0 if all(r.match for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

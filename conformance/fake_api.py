@@ -1,0 +1,211 @@
+"""A scripted fake of the Anthropic Messages API, for running the real Claude Code offline.
+
+Every request to `/v1/messages` is answered from the request itself, so the conversation Claude Code builds decides
+what happens next, as with the real API:
+
+- the context of a request is `start + step × (assistant messages in it)` tokens, reported as usage (input and a
+  little output); past `ptl_at` the request is refused with 400 "prompt is too long: N tokens > LIMIT maximum";
+- a request that asks for a summary (Claude Code's compaction prompt) is answered with a summary in `<analysis>` and
+  `<summary>` blocks (or refused as too long when it carries more than `summary_ptl_above` messages);
+- any other request gets a tool call (`tool`, with `cmd` formatted with the turn number) until `turns` of them
+  were given in this run (a compaction shortens the request, not the work to do), then a final text reply.
+
+Replies are streamed as server-sent events when asked (`stream: true`), as JSON otherwise. `/v1/messages/count_tokens`
+answers with the same size. Every request body is logged, with what was answered.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid as uuidlib
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+SUMMARY_MARKERS = ("create a detailed summary of the conversation", "Your task is to create a detailed summary",
+                   "summary of the RECENT portion", "summarize the conversation")
+SUMMARY = ("<analysis>\nThe user asked to run the checks; each step was run with a tool and reported.\n</analysis>\n\n"
+           "<summary>\n1. Primary Request and Intent:\n   Run the checks step by step.\n2. Key Technical Concepts:\n"
+           "   - shell commands\n3. Files and Code Sections:\n   - none\n4. Errors and fixes:\n   - none\n"
+           "5. Problem Solving:\n   Each step ran.\n6. All user messages:\n   - run the checks\n7. Pending Tasks:\n"
+           "   - the remaining steps\n8. Current Work:\n   Running the next step.\n9. Optional Next Step:\n"
+           "   Run the next step.\n</summary>")
+FINAL_TEXT = "All checks done."
+
+
+@dataclass
+class Script:
+    """How the fake behaves; one per step of a scenario."""
+
+    turns: int = 6  # tool-call replies before the final text
+    start: int = 20_000  # context of a request with no reply in it
+    step: int = 15_000  # added per assistant message in the request
+    ptl_at: int | None = None  # refuse requests at or above this size
+    limit: int = 200_000  # the maximum named in the refusal
+    tool: str = "Bash"
+    cmd: str = "echo step {k}"
+    summary_ptl_above: int | None = None  # refuse summarize requests with more messages than this
+    output_tokens: int = 10
+
+
+@dataclass
+class Logged:
+    path: str
+    body: dict[str, Any]
+    kind: str  # "turn", "summary", "count", "other"
+    answer: str  # "tool_use", "text", "summary", "prompt_too_long", "count", "404"
+    tokens: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    out = []
+    for b in content or ():
+        if isinstance(b, dict):
+            if isinstance(b.get("text"), str):
+                out.append(b["text"])
+            elif b.get("type") == "tool_result":
+                out.append(_text_of(b.get("content")))
+    return "\n".join(out)
+
+
+def is_summary_request(body: dict[str, Any]) -> bool:
+    msgs = body.get("messages") or []
+    last_user = next((m for m in reversed(msgs) if m.get("role") == "user"), None)
+    text = _text_of(last_user.get("content")) if last_user else ""
+    return any(m.lower() in text.lower() for m in SUMMARY_MARKERS) and "<summary>" in text
+
+
+class FakeAPI:
+    """The server, on 127.0.0.1 and a free port, in a thread. Use as a context manager."""
+
+    def __init__(self, script: Script | None = None) -> None:
+        self.script = script or Script()
+        self.log: list[Logged] = []
+        self.replies = 0
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(n) if n else b"{}"
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                headers = {k.lower(): v for k, v in self.headers.items() if k.lower() in ("anthropic-beta", "anthropic-version")}
+                path = self.path.split("?", 1)[0]
+                if path.endswith("/v1/messages/count_tokens"):
+                    tokens = fake.size(body)
+                    fake.record(Logged(self.path, body, "count", "count", tokens, headers))
+                    return self._json(200, {"input_tokens": tokens})
+                if not path.endswith("/v1/messages"):
+                    fake.record(Logged(self.path, body, "other", "404", None, headers))
+                    return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
+                s = fake.script
+                summary = is_summary_request(body)
+                tokens = fake.size(body)
+                msgs = body.get("messages") or []
+                too_long = (s.ptl_at is not None and tokens >= s.ptl_at) or (
+                    summary and s.summary_ptl_above is not None and len(msgs) > s.summary_ptl_above)
+                if too_long:
+                    fake.record(Logged(self.path, body, "summary" if summary else "turn", "prompt_too_long", tokens, headers))
+                    return self._json(400, {"type": "error", "error": {
+                        "type": "invalid_request_error", "message": f"prompt is too long: {tokens} tokens > {s.limit} maximum"}})
+                if summary:
+                    blocks = [{"type": "text", "text": SUMMARY}]
+                    answer = "summary"
+                else:
+                    with fake._lock:  # replies so far in this step: a compaction shortens the request, not the work
+                        k = fake.replies
+                        fake.replies += 1
+                    if k < s.turns:
+                        inp = {"command": s.cmd.format(k=k + 1)} if s.tool == "Bash" else {"file_path": s.cmd.format(k=k + 1)}
+                        if s.tool == "Bash":
+                            inp["description"] = f"Run step {k + 1}"
+                        blocks = [{"type": "text", "text": f"Running step {k + 1}."},
+                                  {"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:24], "name": s.tool, "input": inp}]
+                        answer = "tool_use"
+                    else:
+                        blocks = [{"type": "text", "text": FINAL_TEXT}]
+                        answer = "text"
+                fake.record(Logged(self.path, body, "summary" if summary else "turn", answer, tokens, headers))
+                usage = {"input_tokens": max(1, tokens - s.output_tokens), "cache_creation_input_tokens": 0,
+                         "cache_read_input_tokens": 0, "output_tokens": s.output_tokens}
+                stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+                message = {"id": "msg_" + uuidlib.uuid4().hex[:24], "type": "message", "role": "assistant",
+                           "model": body.get("model", "claude"), "content": blocks, "stop_reason": stop,
+                           "stop_sequence": None, "usage": usage}
+                if body.get("stream"):
+                    return self._stream(message)
+                return self._json(200, message)
+
+            def _json(self, code: int, obj: Any) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("content-type", "application/json")
+                self.send_header("request-id", "req_" + uuidlib.uuid4().hex[:24])
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, message: dict[str, Any]) -> None:
+                events: list[tuple[str, dict[str, Any]]] = []
+                start = dict(message, content=[], stop_reason=None, usage=dict(message["usage"], output_tokens=1))
+                events.append(("message_start", {"type": "message_start", "message": start}))
+                for i, b in enumerate(message["content"]):
+                    if b["type"] == "text":
+                        events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}))
+                        events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"]}}))
+                    else:
+                        events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                                               "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}}))
+                        events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                               "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}}))
+                    events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+                events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                                                 "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+                events.append(("message_stop", {"type": "message_stop"}))
+                data = b"".join(f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in events)
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("request-id", "req_" + uuidlib.uuid4().hex[:24])
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def size(self, body: dict[str, Any]) -> int:
+        k = sum(1 for m in body.get("messages") or () if m.get("role") == "assistant")
+        return self.script.start + self.script.step * k
+
+    def record(self, item: Logged) -> None:
+        with self._lock:
+            self.log.append(item)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> "FakeAPI":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
