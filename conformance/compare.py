@@ -113,10 +113,12 @@ def inspector_facts(folder: Path) -> Facts:
     logged = [q for q in load_requests(folder) if q["kind"] == "turn"]
     rebuilt = []
     th = None
+    most = -1
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
         s = Session.load(t)
         rep = analyze(s, settings)
-        th = rep.thresholds
+        if len(rep.series.turns) > most:  # the thresholds of the session that did the work (a /autocompact step
+            th, most = rep.thresholds, len(rep.series.turns)  # leaves a session of its own, with no model in it)
         for e in rep.compactions:
             if e.kind != "microcompact":
                 f.compactions.append(f"{e.cause} at {e.pre_tokens:,}, kept {len(e.kept_uuids)}")

@@ -82,6 +82,10 @@ def _tokens_parser() -> argparse.ArgumentParser:
     g.add_argument("--window", type=_positive, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)")
     g.add_argument("--one-m", action=argparse.BooleanOptionalAction, default=None, help="assume a 1M window (or not)")
     g.add_argument("--auto-compact-window", type=_positive, metavar="N", help="CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow")
+    g.add_argument("--model-auto-compact-window", type=_positive, metavar="N",
+                   help="settings modelSettings.<the session's model>.autoCompactWindow (2.1.3xx; what /autocompact writes)")
+    g.add_argument("--enforce", action=argparse.BooleanOptionalAction, default=None,
+                   help="assume the threshold is (not) enforced, whatever the window source says (2.1.159+)")
     g.add_argument("--pct", type=float, metavar="P", help="CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (can only lower the threshold)")
     g.add_argument("--no-auto-compact", action="store_true", help="as with DISABLE_AUTO_COMPACT or autoCompactEnabled=false")
     g.add_argument("--auto-compact", action="store_true", help="assume auto-compact on, whatever the config says")
@@ -138,6 +142,11 @@ def settings_from_args(args: argparse.Namespace) -> Any:
             changes[field] = v
             if field == "auto_compact_window":  # the flag, not the environment, set it now
                 sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [(field, "--auto-compact-window")]
+    if getattr(args, "model_auto_compact_window", None) is not None:
+        changes["model_windows"] = (("*", args.model_auto_compact_window),)
+        sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [("auto_compact_window", "--model-auto-compact-window")]
+    if getattr(args, "enforce", None) is not None:
+        changes["enforce"] = args.enforce
     if sources != list(s.sources):
         changes["sources"] = tuple(sources)
     if getattr(args, "no_auto_compact", False):

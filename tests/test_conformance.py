@@ -92,3 +92,76 @@ def test_claude_codes_side_is_read_from_the_run_not_from_inspector(tmp_path):
     assert [c.split(" at ")[0] for c in a.compactions] == ["threshold", "threshold"]
     b = inspector_facts(expand("reactive_ptl_sonnet45", tmp_path / "b"))
     assert b.compactions[0].startswith("prompt_too_long")
+
+
+def test_what_fills_the_context_is_the_exact_request_in_the_app(tmp_path):
+    """At a reply of a 2.1.3xx session the Why / context tab counts the request that produced it, part by part."""
+    import asyncio
+
+    from inspector.transcript.discovery import Target
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.widgets.detail import Detail
+    from inspector.tui.widgets.timeline import Timeline
+
+    path = transcript(expand("threshold_env_window_100k", tmp_path))
+
+    async def go():
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=(140, 42)) as pilot:
+            for _ in range(4):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            tl = app.screen.query_one(Timeline)
+            row = next(r for r in tl.rows if r.tokens)  # the first reply with its usage
+            tl.select_index(row.index)
+            await pilot.press("y")
+            for _ in range(4):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            from textual.widgets import Static
+
+            return "\n".join(str(w.render()) for w in app.screen.query_one("#why", Detail).query(Static))
+
+    text = asyncio.run(go())
+    assert "The request" in text and "system prompt" in text and "tools (" in text and "the API's count of this exact request" in text
+
+
+def test_what_if_the_per_model_window_or_enforcement(tmp_path):
+    path = transcript(expand("reactive_ptl_sonnet45", tmp_path))
+    code, out, _ = run_cli("tokens", "--json", path, "--model-auto-compact-window", "150000")
+    th = orjson.loads(out)[0]["thresholds"]
+    assert (th["auto_compact"], th["enforced"], th["source"]) == (117_000, True, "settings")
+    code, out, _ = run_cli("tokens", "--json", path, "--enforce")
+    assert orjson.loads(out)[0]["thresholds"]["auto_compact"] == 167_000
+    code, out, _ = run_cli("tokens", "--json", transcript(expand("threshold_env_window_100k", tmp_path / "t")))
+    levels = {t["level"] for t in orjson.loads(out)[0]["turns"]}
+    assert levels <= {"ok", "warn", "compact", "blocked"}
+
+
+def test_bookkeeping_of_today_is_read_and_shown(tmp_path):
+    path = transcript(expand("manual_compact_resume", tmp_path))
+    code, out, _ = run_cli("stats", "--json", "--no-cache", path)
+    st = orjson.loads(out)[0]
+    assert st["claude_code_cost"]["total_usd"] > 0 and "claude-sonnet-4-5" in st["claude_code_cost"]["by_model"]
+    assert st["tools_used"] == ["Bash"]
+    for t in ("api-request", "api-request-shape", "api-request-blob", "attachment", "cost-state", "tools-used"):
+        assert st["records"]["by_type"].get(t), t
+    code, out, _ = run_cli("show", path, "--all")
+    assert "API request sent" in out and "cost so far (Claude Code's own count)" in out and "attachment date" in out
+    code, out, _ = run_cli("search", "Today's date is", path, "--json")  # an attachment's rendered text
+    hits = orjson.loads(out)
+    assert hits and {h["type"] for h in hits} == {"attachment"}
+
+
+def test_a_transcript_from_a_newer_claude_code_still_loads_and_says_which_rules(tmp_path):
+    path = transcript(expand("reactive_ptl_sonnet45", tmp_path))
+    lines = path.read_bytes().splitlines()
+    newer = [ln.replace(b'"version":"2.1.328"', b'"version":"2.1.999"') for ln in lines]
+    newer.insert(5, b'{"type":"hologram-state","sessionId":"x","mood":"curious","timestamp":"2026-11-30T16:08:50.000Z"}')
+    path.write_bytes(b"\n".join(newer) + b"\n")
+    code, out, err = run_cli("show", path, "--all")
+    assert code == 0 and "hologram-state" in out
+    code, out, err = run_cli("tokens", "--json", path)
+    rep = orjson.loads(out)[0]
+    assert "2.1.999 is newer than any release inspector knows" in rep["thresholds"]["rules"]
+    assert "newer than any release" in rep["compactions"][0]["rules"] and rep["compactions"][0]["cause"] == "prompt_too_long"

@@ -405,3 +405,61 @@ def _describe_call(s: Session, tid: str) -> str:
         if isinstance(v, str) and v:
             return v if len(v) <= 120 else v[:119] + "…"
     return ""
+
+
+@dataclass(slots=True)
+class RequestPart:
+    label: str  # "system prompt", "tools (12)", "message 3 (user): tool result", ...
+    tokens: int  # estimated (calibrated offline count), scaled to the exact total when there is one
+
+
+@dataclass(slots=True)
+class RequestComposition:
+    """What filled one recorded request (2.1.3xx), part by part."""
+
+    request_id: str
+    total: int
+    exact_total: bool  # the total is the API's own count (the usage of the request's reply)
+    parts: list[RequestPart]
+    messages: int
+
+    @property
+    def source(self) -> str:
+        return ("the API's count of this exact request; the parts are offline counts scaled to it" if self.exact_total else
+                "an estimate of this exact request (it got no reply to count it): offline counts, calibrated")
+
+
+def request_composition(s: Session, request: Any, ratio: float) -> RequestComposition:
+    """The exact request Claude Code sent (rebuilt from the transcript), counted part by part: the system prompt,
+    the tools, and each message by its blocks. The total is exact when the request was answered (input, cache
+    creation and cache read of its reply); the split between parts is always an estimate."""
+    from inspector.claude.requests import message_texts
+
+    req = request.request
+    texts: list[tuple[str, str]] = []
+    system = req.get("system")
+    sys_text = system if isinstance(system, str) else "\n".join(str(b.get("text", "")) for b in system or () if isinstance(b, dict))
+    texts.append(("system prompt", sys_text))
+    tools = req.get("tools") or []
+    texts.append((f"tools ({len(tools)})", js_stringify(tools)))
+    for n, m in enumerate(req.get("messages") or (), 1):
+        if not isinstance(m, dict):
+            continue
+        kinds: dict[str, list[str]] = {}
+        for kind, text in message_texts(m):
+            kinds.setdefault(kind, []).append(text)
+        for kind, parts in kinds.items():
+            what = "reminders" if kind == "text" and all(p.lstrip().startswith("<system-reminder>") for p in parts) else kind.replace("_", " ")
+            texts.append((f"message {n} ({m.get('role')}): {what}", "\n".join(parts)))
+    from inspector.tokens.estimate import count_many
+
+    counted = count_many([t for _, t in texts])
+    est = [round(ratio * c) for c in counted]
+    total, exact = sum(est), False
+    if request.replies:
+        u = s.records[request.replies[0]].usage
+        if u is not None:
+            total, exact = u[0] + u[1] + u[2], True
+    k = total / sum(est) if sum(est) else 0.0
+    parts = [RequestPart(label, round(n * k)) for (label, _), n in zip(texts, est)]
+    return RequestComposition(request.id, total, exact, parts, len(req.get("messages") or ()))

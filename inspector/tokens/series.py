@@ -49,6 +49,7 @@ class Series:
     sidechain: bool
 
     def as_points(self) -> list[dict[str, Any]]:
+        names = LEVELS_2_1_159 if self.thresholds.era in ("2.1.159", "2.1.328") else {}
         return [
             {
                 "uuid": t.uuid,
@@ -56,10 +57,15 @@ class Series:
                 "context_tokens": t.tokens,
                 "percent_left": t.percent_left,
                 "state": t.state,
+                "level": names.get(t.state, t.state),  # Claude Code's own name for it, in the session's release
                 "segment": t.segment,
             }
             for t in self.turns
         ]
+
+
+# From 2.1.159 Claude Code's levels are ok / warn / compact / blocked (2.1.328 §1.3)
+LEVELS_2_1_159 = {"ok": "ok", "warning": "warn", "auto_compact": "compact", "blocking": "blocked"}
 
 
 def thread_is_sidechain(s: Session) -> bool:

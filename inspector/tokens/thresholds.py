@@ -110,6 +110,7 @@ class Settings:
     model_windows: tuple[tuple[str, int], ...] = ()  # settings modelSettings.<model>.autoCompactWindow (2.1.3xx)
     max_context_tokens: int | None = None  # CLAUDE_CODE_MAX_CONTEXT_TOKENS: sizes an unknown model (2.1.3xx)
     unknown_model_unenforced: bool = False  # CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT (2.1.3xx)
+    enforce: bool | None = None  # what if the threshold were (not) enforced, whatever the window source says
     sources: tuple[tuple[str, str], ...] = ()  # (setting, where it came from) for display
 
     def with_(self, **changes: Any) -> "Settings":
@@ -325,7 +326,7 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
     env_window = any(k == "auto_compact_window" and v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for k, v in s.sources)
     if s.auto_compact_window is not None and env_window:
         source = "env"
-    elif (key and key in per_model) or s.auto_compact_window is not None:
+    elif (key and key in per_model) or "*" in per_model or s.auto_compact_window is not None:
         source = "settings"
     elif cm is None:
         source = "auto" if s.unknown_model_unenforced else "unknown-model"
@@ -361,8 +362,10 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
 
         key = catalog_key(s.model)
         per_model = dict(s.model_windows)
-        if key and key in per_model and not any(v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for _, v in s.sources):
-            configured = per_model[key]
+        own = per_model.get(key) if key else None
+        own = own if own is not None else per_model.get("*")  # "*": the session's model (a what-if)
+        if own is not None and not any(v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for _, v in s.sources):
+            configured = own
         if configured is not None:
             configured = max(configured, MIN_CONFIGURED_WINDOW)
     if configured is not None and configured < window:
@@ -386,6 +389,8 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
             auto, auto_pct = lowered, s.pct_override
     enforced = era.enforcement == "always" or source != "auto"
+    if s.enforce is not None:  # a what-if
+        enforced = s.enforce
     base = auto if enabled else effective
     if era.windows == "catalog":
         # the blocking limit is measured on the model window, not the auto-compact window (§1.3)

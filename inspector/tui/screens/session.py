@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import time
 from dataclasses import dataclass
@@ -323,6 +325,10 @@ class SessionScreen(Screen):
         except ValueError:
             why.show_text("What fills the context", "This record is not on the conversation's chain.")
             return
+        exact = self._request_lines(row.index, rep)
+        if exact:
+            why.show_text("What fills the context", "\n".join(exact))
+            return
         comp = composition(self.session, rep.series, rep.counts, rep.calibration, pos)
         lines = [f"Context at this message: {comp.total:,} tokens ({comp.source}); tokenCountWithEstimation "
                  f"{token_count_with_estimation(self.session, rep.series, pos):,}", ""]
@@ -339,6 +345,34 @@ class SessionScreen(Screen):
         if rep.anomalies:
             lines += ["", "Anomalies in this session:"] + [f"! {a}" for a in rep.anomalies]
         why.show_text("What fills the context", "\n".join(lines))
+
+    def _request_lines(self, index: int, rep: Any) -> list[str] | None:
+        """What filled the exact request behind a record, when the transcript records requests (2.1.3xx)."""
+        from inspector.claude.requests import rebuild_requests
+        from inspector.tokens.context import request_composition
+
+        s = self.session
+        assert s is not None
+        memo = self.__dict__.get("_requests")
+        if memo is None or memo[0] is not s.conversation:
+            memo = (s.conversation, rebuild_requests(s))
+            self.__dict__["_requests"] = memo
+        requests = memo[1]
+        if not requests:
+            return None
+        ref = s.body(index).get("requestRef") if s.records[index].type == "assistant" else None
+        q = next((q for q in requests if q.id == ref), None) or next((q for q in reversed(requests) if q.index < index and q.agent_id is None), None)
+        if q is None:
+            return None
+        comp = request_composition(s, q, rep.calibration.ratio)
+        lines = [f"The request {q.id} ({(q.timestamp or '')[:19]}, {q.model or '?'}): {comp.total:,} tokens, "
+                 f"{comp.messages} messages", f"({comp.source})", ""]
+        for p in comp.parts:
+            share = 100 * p.tokens / comp.total if comp.total else 0
+            lines.append(f"{p.tokens:>9,}  {share:5.1f}%  {p.label}")
+        if not q.exact:
+            lines += ["", f"{len(q.unresolved)} message(s) of it are not in the transcript: counted without them."]
+        return lines
 
     @on(TabbedContent.TabActivated)
     def on_tab(self, event: TabbedContent.TabActivated) -> None:

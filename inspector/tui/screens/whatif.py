@@ -19,6 +19,7 @@ from inspector.tokens.thresholds import Settings, pct_in_range
 
 TRISTATE = [("as configured", "keep"), ("on", "on"), ("off", "off")]
 ONE_M = [("infer from usage above 200k", "infer"), ("yes", "on"), ("no", "off")]
+ENFORCE = [("as Claude Code decides (by the window source)", "keep"), ("enforced", "on"), ("not enforced", "off")]
 
 
 class InvalidSetting(ValueError):
@@ -61,7 +62,10 @@ def settings_from_form(base: Settings, values: dict[str, Any]) -> Settings:
         "blocking_override": _int(str(values.get("blocking", "")), "blocking limit"),
         "disable_1m": bool(values.get("disable_1m")),
         "output_slot_cap": bool(values.get("output_cap")),
+        "enforce": {"keep": None, "on": True, "off": False}[values.get("enforce", "keep")],
     }
+    per_model = _int(str(values.get("model_window", "")), "per-model auto-compact window")
+    changes["model_windows"] = (("*", per_model),) if per_model else tuple(w for w in base.model_windows if w[0] != "*")
     auto = values.get("auto_compact", "keep")
     if auto == "on":
         changes["auto_compact_enabled"], changes["compact_disabled"] = True, False
@@ -74,7 +78,8 @@ def describe(s: Settings, base: Settings) -> str:
     """What differs from the configured settings, in a line ("" when nothing does)."""
     names = {"model": "model", "window": "window", "one_m": "1M", "auto_compact_enabled": "auto-compact",
              "auto_compact_window": "auto-compact window", "pct_override": "percent", "max_output_tokens": "max output",
-             "blocking_override": "blocking", "disable_1m": "1M disabled", "output_slot_cap": "output-slot cap"}
+             "blocking_override": "blocking", "disable_1m": "1M disabled", "output_slot_cap": "output-slot cap",
+             "enforce": "enforced", "model_windows": "per-model window"}
     out = []
     for field, label in names.items():
         v = getattr(s, field)
@@ -108,6 +113,11 @@ class WhatIfScreen(ModalScreen[Settings | None]):
             yield Select(TRISTATE, value=auto, allow_blank=False, id="wi-auto")
             yield Label("Auto-compact window, tokens (CLAUDE_CODE_AUTO_COMPACT_WINDOW)")
             yield Input(f"{c.auto_compact_window}" if c.auto_compact_window else "", id="wi-acw")
+            yield Label("Per-model auto-compact window, tokens (modelSettings.<model>.autoCompactWindow, /autocompact)")
+            own = dict(c.model_windows).get("*")
+            yield Input(f"{own}" if own else "", id="wi-model-window")
+            yield Label("Threshold enforced (2.1.159+: only for some window sources)")
+            yield Select(ENFORCE, value={None: "keep", True: "on", False: "off"}[c.enforce], allow_blank=False, id="wi-enforce")
             yield Label("Auto-compact percent (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, only lowers it)")
             yield Input(f"{c.pct_override:g}" if c.pct_override else "", id="wi-pct")
             yield Label("Max output tokens (CLAUDE_CODE_MAX_OUTPUT_TOKENS)")
@@ -137,6 +147,7 @@ class WhatIfScreen(ModalScreen[Settings | None]):
             "auto_compact_window": q("#wi-acw", Input).value, "pct": q("#wi-pct", Input).value,
             "max_output_tokens": q("#wi-maxout", Input).value, "blocking": q("#wi-blocking", Input).value,
             "disable_1m": q("#wi-disable-1m", Switch).value, "output_cap": q("#wi-cap", Switch).value,
+            "model_window": q("#wi-model-window", Input).value, "enforce": q("#wi-enforce", Select).value,
         }
 
     def action_apply(self) -> None:
