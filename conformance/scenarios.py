@@ -44,8 +44,8 @@ RUN = "run the checks"
 S45 = "claude-sonnet-4-5"
 
 
-def _model(name: str, model: str, doc: str, **kw: Any) -> Scenario:
-    return Scenario(name, model, (Step(RUN, _ptl(**kw)),), doc=doc)
+def _model(name: str, model: str, doc: str, golden: bool = False, **kw: Any) -> Scenario:
+    return Scenario(name, model, (Step(RUN, _ptl(**kw)),), doc=doc, golden=golden)
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -65,18 +65,19 @@ SCENARIOS: tuple[Scenario, ...] = (
     _model("model_haiku45", "claude-haiku-4-5", "source auto: reactive only (185,075)"),
     _model("model_opus45", "claude-opus-4-5", "source auto: reactive only (185,075)"),
     _model("model_opus47_threshold", "claude-opus-4-7", "native 1M: threshold 967,000, fired at 970,190",
-           turns=22, step=50_000, ptl_at=3_000_000),
+           turns=22, step=50_000, ptl_at=3_000_000, golden=True),
     _model("model_opus47_ptl_first", "claude-opus-4-7", "native 1M, but the API refused at 1M first (920,190)",
            turns=12, step=100_000, ptl_at=1_000_000),
     _model("model_sonnet5_threshold", "claude-sonnet-5", "native 1M: threshold 967,000, fired at 970,075",
-           turns=22, step=50_000, ptl_at=3_000_000),
+           turns=22, step=50_000, ptl_at=3_000_000, golden=True),
     Scenario("model_opus47_disable_1m", "claude-opus-4-7", (Step(RUN, _ptl()),), env={"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"},
              doc="DISABLE_1M on a native-1M model: 200k, threshold 167,000"),
     _model("model_sonnet45_suffix_1m", "claude-sonnet-4-5[1m]", "[1m] suffix: 1M window but source auto: PTL only (920,190)",
            turns=12, step=100_000, ptl_at=1_000_000),
     _model("model_opus46_suffix_1m", "claude-opus-4-6[1m]", "[1m] suffix: 1M window but source auto: PTL only (920,190)",
            turns=12, step=100_000, ptl_at=1_000_000),
-    _model("model_unknown", "claude-foo-1", "unknown model: 1M, enforced; PTL at 1M first", turns=12, step=100_000, ptl_at=1_000_000),
+    _model("model_unknown", "claude-foo-1", "unknown model: 1M, enforced; PTL at 1M first", turns=12, step=100_000, ptl_at=1_000_000,
+           golden=True),
     Scenario("model_unknown_max_context_150k", "claude-foo-1", (Step(RUN, _ptl()),), env={"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "150000"},
              doc="MAX_CONTEXT_TOKENS sizes an unknown model: threshold 117,000, fired at 125,053"),
     Scenario("model_unknown_no_enforcement", "claude-foo-1", (Step(RUN, _ptl(turns=12, step=100_000, ptl_at=1_000_000)),),

@@ -165,3 +165,32 @@ def test_a_transcript_from_a_newer_claude_code_still_loads_and_says_which_rules(
     rep = orjson.loads(out)[0]
     assert "2.1.999 is newer than any release inspector knows" in rep["thresholds"]["rules"]
     assert "newer than any release" in rep["compactions"][0]["rules"] and rep["compactions"][0]["cause"] == "prompt_too_long"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_request_is_what_the_chain_at_that_moment_sends(name, tmp_path):
+    """The wire form (inspector.claude.wire) from the records alone: for each request Claude Code sent, the records
+    of the chain in force just before it, turned into API messages, are the messages the fake API received."""
+    from inspector.claude.requests import rebuild_requests
+    from inspector.claude.wire import api_messages, sent_bodies, wire_style
+    from inspector.transcript.session import Session
+    from inspector.transcript.tree import Conversation
+
+    s = Session.load(transcript(expand(name, tmp_path)))
+    style = wire_style(s)
+    assert style == {"model_sonnet5_threshold": "system", "model_unknown": "system-bare"}.get(name, "user")
+    requests = [q for q in rebuild_requests(s) if q.agent_id is None]
+    assert requests
+    for q in requests:
+        conv = Conversation(s.records[: q.index])
+        assert canonical(api_messages(sent_bodies(s, conv.chain), style)) == canonical(q.request["messages"]), q.id
+
+
+def test_wire_style_by_model():
+    from inspector.claude.wire import style_for_model
+
+    assert style_for_model("claude-sonnet-4-5-20250929") == "user"
+    assert style_for_model("claude-opus-4-7") == "user"
+    assert style_for_model("claude-sonnet-5") == "system"
+    assert style_for_model("claude-opus-5-5") == "system"
+    assert style_for_model("claude-foo-1") == "system-bare"

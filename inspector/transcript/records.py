@@ -513,6 +513,8 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
         att = get("attachment")
         if isinstance(att, dict):
             extra = {"attachment_type": _str(att.get("type"))}
+            if isinstance(get("rendered"), list):
+                extra["rendered"] = True  # 2.1.3xx: sent to the API as this text, and a node of the chain a resume sends
 
     message = get("message")
     message_id = model = request_id = usage = stop_reason = None

@@ -19,7 +19,7 @@ from inspector import __version__
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, peek_session_id
 
-CACHE_FORMAT = 4  # bump when a stat is computed differently
+CACHE_FORMAT = 5  # bump when a stat is computed differently
 MAX_PROBLEMS_LISTED = 50
 
 

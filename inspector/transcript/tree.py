@@ -39,6 +39,11 @@ class Relink:
     head_was: int | None = None  # the kept head's parent before the relink: the last record the compaction summarized
 
 
+def _sent(r: Record) -> bool:
+    """A record a resumed Claude Code sends: a message, or an attachment with the text it rendered (2.1.3xx)."""
+    return r.type in MESSAGE_TYPES or (r.type == "attachment" and bool(r.get("rendered")))
+
+
 class Conversation:
     """The tree of one transcript's chain records, and the chains that matter."""
 
@@ -162,7 +167,8 @@ class Conversation:
 
     def _leaf_candidates(self) -> list[int]:
         """The leaf rule (§2.7, §2.6): records no other chain record names as parent, each walked up to
-        its nearest user/assistant record. `progress` records are not chain records: Claude Code keeps
+        its nearest user/assistant record (or 2.1.3xx attachment that was sent: its `rendered` text is part of the
+        request a resume sends, §3.6 of the 2.1.328 notes). `progress` records are not chain records: Claude Code keeps
         them out of its message map and bridges over them, so a Stop hook's progress hanging off the
         final reply (about half of the files 2.1.1x–2.1.4x wrote) does not make that reply a non-leaf."""
         recs = self.records
@@ -173,10 +179,10 @@ class Conversation:
                 continue
             j: int | None = i
             steps = 0
-            while j is not None and recs[j].type not in MESSAGE_TYPES and steps <= len(recs):
+            while j is not None and not _sent(recs[j]) and steps <= len(recs):
                 j = self.parent.get(j)
                 steps += 1
-            if j is not None and recs[j].type in MESSAGE_TYPES:
+            if j is not None and _sent(recs[j]):
                 cands.add(j)
         out = sorted(cands)
         if self.main_thread:
