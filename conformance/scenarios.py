@@ -107,6 +107,12 @@ SCENARIOS: tuple[Scenario, ...] = (
              env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}, tool="Read",
              files={f"f{k}.txt": "".join(f"file {k} line {n}\n" for n in range(1, 21)) for k in range(1, 10)},
              doc="threshold compaction after 5 reads: 4 file attachments re-inject the files read before (f4..f1)", golden=True),
+    Scenario("manual_compact_file_restore", S45,
+             (Step("read the files", Script(turns=4, start=20_000, step=15_000, tool="Read", cmd="{work}/f{k}.txt")),
+              Step("/compact", Script(turns=0), resume="resume"),
+              Step("continue", Script(turns=1), resume="resume")),
+             tool="Read", files={f"f{k}.txt": "".join(f"file {k} line {n}\n" for n in range(1, 21)) for k in range(1, 10)},
+             doc="(not in the document) manual /compact after reads: where the re-attached files go", golden=True),
 )
 
 BY_NAME = {s.name: s for s in SCENARIOS}

@@ -10,10 +10,16 @@ rules, read from the binary and checked against every request of the conformance
   `rendered` are not sent;
 * attachments move up, past user messages, until they meet an assistant message or a user message that starts
   with a tool result (reorderAttachmentsForAPI);
-* consecutive user messages become one: where a message ending in a text block meets one starting with a text
-  block, the earlier text gets a newline; attachments that follow a tool result are folded into its text (each
-  part trimmed, joined by a blank line), except those rendered beside the tool result, which stay text blocks;
-  several attachments in a row are one group (no newline between their blocks).
+* a user record joins the user turn before it (a newline where text meets text, tool results first), else
+  starts one;
+* an attachment's entries join the user turn before it: folded into the tool result they follow (each part
+  trimmed, joined by a blank line), except those rendered beside the tool result, which stay text blocks, and
+  otherwise appended with no newline; after an assistant message (or at the start) each entry is a user turn of
+  its own, which is why a re-attached file after a final reply is sent as two turns;
+* for models that take reminders as system turns (the Claude 5 models, and without the <system-reminder>
+  wrapper models the catalog does not know), the reminders rendered with the system role wait for the end of the
+  user turn and are sent after it as one system-role entry, joined by a blank line; files re-attached are then
+  joined as user text instead of folded.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ class _Item:
     message_id: str | None = None
     beside: bool = False  # an attachment rendered beside a tool result
     system: bool = False  # an attachment rendered with the system role
+    att_type: str | None = None
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -79,7 +86,8 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
             blocks = [{"type": "text", "text": r["content"]} for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str)]
             if blocks:
                 out.append(_Item("attachment", blocks, beside=bool(b.get("renderedBesideToolResult")),
-                                 system=b.get("renderedRole") == "system"))
+                                 system=b.get("renderedRole") == "system",
+                                 att_type=str((b.get("attachment") or {}).get("type")) if isinstance(b.get("attachment"), dict) else None))
     return out
 
 
@@ -106,30 +114,74 @@ def _fold(tool_result: dict[str, Any], texts: list[str]) -> dict[str, Any]:
     if c is None or isinstance(c, str):
         parts = [(c or "").strip()] + [t.strip() for t in texts]
         return {**tool_result, "content": "\n\n".join(p for p in parts if p)}
-    blocks: list[dict[str, Any]] = []
-    for b in list(c) + [{"type": "text", "text": t} for t in texts]:
-        if isinstance(b, dict) and b.get("type") == "text":
-            t = str(b.get("text", "")).strip()
-            if not t:
-                continue
-            if blocks and blocks[-1].get("type") == "text":
-                blocks[-1] = {**blocks[-1], "text": f"{blocks[-1]['text']}\n\n{t}"}
-            else:
-                blocks.append({"type": "text", "text": t})
-        else:
-            blocks.append(b)
-    return {**tool_result, "content": blocks}
+    blocks = list(c)
+    if blocks and isinstance(blocks[-1], dict) and blocks[-1].get("type") == "text":
+        blocks[-1] = {**blocks[-1], "text": f"{blocks[-1].get('text', '')}\n"}
+    return {**tool_result, "content": blocks + [{"type": "text", "text": t} for t in texts]}
+
+
+def _foldable(tool_result: dict[str, Any]) -> bool:
+    c = tool_result.get("content")
+    return c is None or isinstance(c, str) or (isinstance(c, list) and not any(
+        isinstance(b, dict) and b.get("type") in ("tool_reference", "search_result") for b in c))
+
+
+def _results_first(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [b for b in blocks if b.get("type") == "tool_result"] + [b for b in blocks if b.get("type") != "tool_result"]
+
+
+@dataclass
+class _Msg:
+    role: str
+    blocks: list[dict[str, Any]]
+    text: str | None = None  # string content, while nothing has joined it
+    beside: set[int] = field(default_factory=set)  # indexes of text blocks rendered beside a tool result
+
+    def content(self) -> Any:
+        return self.text if self.text is not None else self.blocks
+
+
+def _join(prev: _Msg, new: _Msg) -> None:
+    """Two user turns as one (NU): a newline where text meets text, tool results first."""
+    blocks = prev.blocks
+    if blocks and new.blocks and blocks[-1].get("type") == "text" and new.blocks[0].get("type") == "text":
+        blocks[-1] = {**blocks[-1], "text": blocks[-1].get("text", "") + "\n"}
+    n = sum(1 for b in blocks if b.get("type") == "tool_result")
+    results = [b for b in new.blocks if b.get("type") == "tool_result"]
+    blocks[n:n] = results
+    blocks += [b for b in new.blocks if b.get("type") != "tool_result"]
+    prev.text = None
+    prev.beside = set()
+
+
+def _attach(prev: _Msg, texts: list[str], beside: bool) -> None:
+    """An attachment's text joining a user turn (gTe/mXo): folded into the tool result it follows (past the blocks
+    rendered beside it), else appended as blocks with no newline between."""
+    blocks = prev.blocks
+    k = len(blocks)
+    while k > 0 and (k - 1) in prev.beside:
+        k -= 1
+    if not beside and k > 0 and blocks[k - 1].get("type") == "tool_result" and _foldable(blocks[k - 1]):
+        blocks[k - 1] = _fold(blocks[k - 1], texts)
+    else:
+        start = len(blocks)
+        blocks += [{"type": "text", "text": t} for t in texts]
+        if beside:
+            prev.beside |= set(range(start, len(blocks)))
+    prev.blocks[:] = _results_first(blocks) if k == len(blocks) else blocks
+    prev.text = None
 
 
 STYLES = ("user", "system", "system-bare")
-_OPEN, _CLOSE = "<system-reminder>\n", "\n</system-reminder>"
+_OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
+_JOINED_IN_SYSTEM_TURNS = frozenset({"nested_memory", "file", "directory"})  # E3o: joined, not folded, when reminders are system turns
 
 
 def _bare(text: str) -> str:
     """A reminder's text without its <system-reminder> wrapper."""
     t = text.strip()
-    if t.startswith(_OPEN.strip()) and t.endswith(_CLOSE.strip()):
-        t = t[len(_OPEN.strip()):-len(_CLOSE.strip())].strip("\n")
+    if t.startswith(_OPEN) and t.endswith(_CLOSE):
+        t = t[len(_OPEN):-len(_CLOSE)].strip("\n")
     return t
 
 
@@ -142,59 +194,48 @@ def api_messages(bodies: Iterable[Mapping[str, Any]], style: str = "user") -> li
     not know)."""
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, not {style!r}")
-    items = _reorder(_items(bodies))
-    out: list[dict[str, Any]] = []
-    cur: _Item | None = None  # the user message being built
-    cur_atts = False  # whether `cur` ends with an attachment group (no newline between attachment blocks)
+    system_turns = style != "user"
+    out: list[_Msg] = []
     pending: list[str] = []  # system-role reminders waiting for the end of the user turn
 
-    def flush() -> None:
-        nonlocal cur
-        if cur is not None:
-            if cur.text is not None and len(cur.blocks) == 1:
-                out.append({"role": "user", "content": cur.text})
-            else:
-                out.append({"role": "user", "content": cur.blocks})
-        cur = None
-        if pending:
-            text = "\n\n".join(_bare(t) if style == "system-bare" else t for t in pending)
-            out.append({"role": "system", "content": text})
-            pending.clear()
+    def flush_system() -> None:
+        if not pending:
+            return
+        text = "\n\n".join(_bare(t) if style == "system-bare" else t for t in pending)
+        pending.clear()
+        if out and out[-1].role == "system":
+            out[-1].text = f"{out[-1].text}\n\n{text}"
+        elif out and out[-1].role == "user":
+            out.append(_Msg("system", [], text))
+        else:  # no user turn to follow: sent as a user turn of its own
+            out.append(_Msg("user", [{"type": "text", "text": text}], text))
 
-    for it in items:
+    for it in _reorder(_items(bodies)):
+        last = out[-1] if out else None
         if it.kind == "assistant":
-            flush()
-            out.append({"role": "assistant", "content": it.blocks})
-            continue
-        if it.kind == "attachment" and it.system and style != "user":
+            flush_system()
+            out.append(_Msg("assistant", it.blocks))
+        elif it.kind == "user":
+            new = _Msg("user", list(it.blocks), it.text)
+            if last is not None and last.role == "user":
+                _join(last, new)
+            else:
+                out.append(new)
+        elif system_turns and it.system:
             pending.extend(b["text"] for b in it.blocks)
-            continue
-        if cur is None:
-            cur = _Item("user", list(it.blocks), text=it.text if it.kind == "user" else None)
-            cur_atts = it.kind == "attachment"
-            continue
-        last = cur.blocks[-1] if cur.blocks else None
-        if it.kind == "attachment" and last is not None and last.get("type") == "tool_result" and not it.beside:
-            cur.blocks[-1] = _fold(last, [b["text"] for b in it.blocks])
-            cur.text = None
-            continue
-        if it.kind == "attachment" and cur_atts:
-            cur.blocks += it.blocks
-            cur.text = None
-            continue
-        first = it.blocks[0] if it.blocks else None
-        if last is not None and first is not None and last.get("type") == "text" and first.get("type") == "text":
-            cur.blocks[-1] = {**last, "text": last["text"] + "\n"}
-        results = [b for b in it.blocks if b.get("type") == "tool_result"]
-        others = [b for b in it.blocks if b.get("type") != "tool_result"]
-        if results:
-            n = sum(1 for b in cur.blocks if b.get("type") == "tool_result")
-            cur.blocks[n:n] = results
-        cur.blocks += others
-        cur.text = None
-        cur_atts = it.kind == "attachment"
-    flush()
-    return out
+        else:
+            texts = [b["text"] for b in it.blocks]
+            if last is not None and last.role == "user":
+                if system_turns and it.att_type in _JOINED_IN_SYSTEM_TURNS:
+                    for t in texts:
+                        _join(last, _Msg("user", [{"type": "text", "text": t}], t))
+                else:
+                    _attach(last, texts, it.beside)
+            else:  # each rendered entry is a turn of its own
+                for t in texts:
+                    out.append(_Msg("user", [{"type": "text", "text": t}], t, {0} if it.beside else set()))
+    flush_system()
+    return [{"role": m.role, "content": m.content()} for m in out]
 
 
 def style_for_model(model: str | None) -> str:
