@@ -1,8 +1,10 @@
-"""python -m conformance [--version V] [--scenario NAME ...] [--out DIR] [--goldens] [--readme]
+"""python -m conformance [--version V] [--scenario NAME ...] [--out DIR] [--goldens] [--resume] [--readme]
 
 Runs the scenarios with the real Claude Code (installed with npm into a cache folder on first use), compares what
 it did with what inspector says, and prints the conformance table. --goldens refreshes the committed goldens under
-tests/goldens (the scenarios marked for it); --readme writes the table into the README.
+tests/goldens (the scenarios marked for it); --resume instead takes every committed golden session, saves each
+compaction strategy inspector has for it as a new session, resumes that with the real Claude Code and compares the
+first request with inspector's preview; --readme writes the table into the README.
 """
 
 from __future__ import annotations
@@ -21,6 +23,55 @@ from conformance.scenarios import BY_NAME, SCENARIOS
 ROOT = Path(__file__).resolve().parent.parent
 GOLDENS = ROOT / "tests" / "goldens"
 START, END = "<!-- conformance:start -->\n", "<!-- conformance:end -->"
+RESUME_START, RESUME_END = "<!-- resume:start -->\n", "<!-- resume:end -->"
+
+
+def expand_golden(name: str, dst: Path) -> Path:
+    """A committed golden as the harness saved it (transcripts and request logs unzipped)."""
+    src = GOLDENS / name
+    out = dst / name
+    for p in src.rglob("*"):
+        if p.is_dir():
+            continue
+        target = out / p.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if p.suffix == ".gz":
+            target.with_suffix("").write_bytes(gzip.decompress(p.read_bytes()))
+        else:
+            shutil.copyfile(p, target)
+    return out
+
+
+def write_readme(text: str, start: str, end: str) -> None:
+    readme = ROOT / "README.md"
+    body = readme.read_text()
+    if start in body and end in body:
+        head, rest = body.split(start, 1)
+        _, tail = rest.split(end, 1)
+        readme.write_text(head + start + text + end + tail)
+
+
+def resume_main(args: argparse.Namespace) -> int:
+    from conformance.resume import run_resume, table as resume_table
+
+    binary = install(args.version, log=lambda m: print(m, file=sys.stderr))
+    names = args.scenario or sorted(p.name for p in GOLDENS.iterdir() if p.is_dir())
+    tmp = Path(tempfile.mkdtemp(prefix="inspector-conformance-resume-"))
+    rows = []
+    for name in names:
+        if not (GOLDENS / name).is_dir():
+            print(f"{name}: no golden", file=sys.stderr)
+            continue
+        got = run_resume(expand_golden(name, tmp), binary)
+        for r in got:
+            print(f"{name} / {r.case}: {'ok' if r.ok else 'DIFFERENT: ' + r.detail}", file=sys.stderr)
+        rows += got
+    text = resume_table(rows, args.version)
+    print(text, end="")
+    if args.readme:
+        write_readme(text, RESUME_START, RESUME_END)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if rows and all(r.ok for r in rows) else 1
 
 
 def write_golden(folder: Path) -> Path:
@@ -44,11 +95,14 @@ def write_golden(folder: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m conformance", description=__doc__.splitlines()[0])
     ap.add_argument("--version", default=DEFAULT_VERSION, help=f"the Claude Code release to run (default {DEFAULT_VERSION})")
-    ap.add_argument("--scenario", action="append", choices=sorted(BY_NAME), help="run only these (repeatable)")
+    ap.add_argument("--scenario", action="append", help="run only these (repeatable; with --resume: golden names)")
     ap.add_argument("--out", type=Path, help="keep every run here (default: a temporary folder)")
     ap.add_argument("--goldens", action="store_true", help="refresh tests/goldens from this run")
+    ap.add_argument("--resume", action="store_true", help="the round trip on the goldens: save each strategy, resume it, compare")
     ap.add_argument("--readme", action="store_true", help="write the table into README.md")
     args = ap.parse_args(argv)
+    if args.resume:
+        return resume_main(args)
     binary = install(args.version, log=lambda m: print(m, file=sys.stderr))
     out = args.out or Path(tempfile.mkdtemp(prefix="inspector-conformance-runs-"))
     rows = []
@@ -67,12 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text, end="")
     print(f"runs kept in {out}", file=sys.stderr)
     if args.readme:
-        readme = ROOT / "README.md"
-        body = readme.read_text()
-        if START in body and END in body:
-            head, rest = body.split(START, 1)
-            _, tail = rest.split(END, 1)
-            readme.write_text(head + START + text + END + tail)
+        write_readme(text, START, END)
     return 0 if all(r.match for r in rows) else 1
 
 

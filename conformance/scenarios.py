@@ -51,6 +51,11 @@ def _model(name: str, model: str, doc: str, golden: bool = False, **kw: Any) -> 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("reactive_ptl_sonnet45", S45, (Step(RUN, _ptl()), Step("continue", Script(turns=1, start=20_000, step=15_000), resume="resume")),
              doc="no proactive compaction; the API refuses at 200k, reactive compaction (preTokens 185,075), 7 rounds kept", golden=True),
+    Scenario("reactive_ptl_gap_1", S45, (Step(RUN, _ptl(limit=199_999)),),
+             doc="(not in the document's table) the refusal says 200,000 > 199,999: a gap of 1 token sizes the kept tail",
+             golden=True),
+    Scenario("reactive_ptl_gap_60k", S45, (Step(RUN, _ptl(limit=140_000)),),
+             doc="(not in the document's table) the refusal says 200,000 > 140,000: a gap of 60,000 tokens sizes the kept tail"),
     Scenario("reactive_ptl_ladder", S45, (Step(RUN, _ptl(summary_ptl_above=5)),),
              doc="the summarize request itself refused: more rounds move to the kept tail and it retries"),
     Scenario("threshold_env_window_100k", S45, (Step(RUN, _ptl(turns=10, ptl_at=None)), Step("continue", Script(turns=1), resume="continue")),

@@ -93,6 +93,47 @@ ERAS: tuple[Era, ...] = (
         "threshold is enforced"),
 )
 NEWEST = ERAS[-1]
+
+# the workbench's strategies, and the era strategy each one is
+WORKBENCH = {
+    "compact": TAIL, "reactive": TAIL, "partial-from": PARTIAL_FROM, "partial-up-to": PARTIAL_UP_TO, "full": FULL,
+    "session-memory": SESSION_MEMORY, "microcompact": MICROCOMPACT,
+}
+STRATEGY_WORDS = {
+    "compact": "compaction that keeps the last round (threshold or /compact)",
+    "reactive": "compaction after the API refused a request as too long",
+    "partial-from": "summarize from a chosen message",
+    "partial-up-to": "summarize up to a chosen message",
+    "full": "full compaction with no kept tail",
+    "session-memory": "session-memory compaction",
+    "microcompact": "time-based microcompaction",
+}
+
+
+def releases_with(strategy: str) -> str:
+    """The releases that had a workbench strategy, in words ("2.0.0 – 2.1.158")."""
+    kind = WORKBENCH[strategy]
+    eras = [e for e in ERAS if kind in e.strategies]
+    if not eras:
+        return "no known release"
+    first, last = eras[0], eras[-1]
+    lo = show_version(first.first) if first.first else "the first releases"
+    if last.last is None:
+        return f"{lo} and later"
+    return f"{lo} – {show_version(last.last)}"
+
+
+def default_strategy(era: "Era") -> str:
+    """What the session's own Claude Code does when it compacts: the kept-tail engine from 2.1.159, full before."""
+    return "compact" if TAIL in era.strategies else "full"
+
+
+def what_if(strategy: str, era: "Era") -> str | None:
+    """None when the session's release had this strategy; else a sentence saying it is a what-if."""
+    kind = WORKBENCH.get(strategy)
+    if kind is None or kind in era.strategies:
+        return None
+    return (f"a what-if: Claude Code {era.label} does not do {STRATEGY_WORDS[strategy]}; it is what {releases_with(strategy)} did")
 REFERENCE = ERAS[2]  # the 2.1.88 format reference
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from inspector.claude.versions import default_strategy, releases_with, rules_for, what_if
 from inspector.compact.base import CompactError, CompactionResult, Estimator, RecordFactory, Slice, make_slice
+from inspector.compact.engine import EngineParams, engine_compact
 from inspector.compact.invariants import KeepConfig
 from inspector.compact.microcompact import MicrocompactParams, microcompact
 from inspector.compact.session_memory import SessionMemoryParams, session_memory_compact
@@ -19,12 +21,12 @@ from inspector.compact.summary_compact import FullParams, PartialParams, full_co
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
 
-STRATEGIES = ("microcompact", "session-memory", "partial", "full")
+STRATEGIES = ("compact", "reactive", "partial", "full", "session-memory", "microcompact")
 
 
 def compact(
     s: Session,
-    strategy: str,
+    strategy: str | None = None,
     *,
     at: str | None = None,
     summarizer: Summarizer | None = None,
@@ -38,13 +40,46 @@ def compact(
     estimator: Estimator | None = None,
     progress: Progress | None = None,
     cancel: Cancel | None = None,
+    trigger: str = "manual",
+    refused_at: int | None = None,
+    prompt_tokens: int | None = None,
 ) -> CompactionResult:
+    """Run a strategy (default: what the session's own Claude Code does) and say which release's rules it follows."""
+    rules = rules_for(s.version)
+    strategy = strategy or default_strategy(rules.era)
     if strategy not in STRATEGIES:
         raise CompactError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+    key = f"partial-{direction.replace('_', '-')}" if strategy == "partial" else strategy
+    res = _run(s, strategy, rules, at=at, summarizer=summarizer, settings=settings, microcompact_params=microcompact_params,
+               session_memory_params=session_memory_params, pivot=pivot, direction=direction, instructions=instructions,
+               factory=factory, estimator=estimator, progress=progress, cancel=cancel, trigger=trigger, refused_at=refused_at,
+               prompt_tokens=prompt_tokens)
+    label = f"{key}: the rules of Claude Code {rules.era.label} ({releases_with(key)} had it)"
+    wi = what_if(key, rules.era)
+    return replace(res, rules=rules.note, strategy_label=label, what_if=wi, notes=((wi,) if wi else ()) + res.notes)
+
+
+def _run(s: Session, strategy: str, rules: object, *, at: str | None, summarizer: Summarizer | None, settings: Settings | None,
+         microcompact_params: MicrocompactParams | None, session_memory_params: SessionMemoryParams | None, pivot: str | None,
+         direction: str, instructions: str | None, factory: RecordFactory | None, estimator: Estimator | None,
+         progress: Progress | None, cancel: Cancel | None, trigger: str, refused_at: int | None,
+         prompt_tokens: int | None) -> CompactionResult:
+    from inspector.claude.versions import TAIL
+
     settings = settings or Settings()
     sl = make_slice(s, at, settings)
     est = estimator or Estimator(s, sl.series, settings)
     summarizer = summarizer or OfflineSummarizer()
+    tail_era = TAIL in getattr(getattr(rules, "era"), "strategies")
+    if strategy in ("compact", "reactive"):
+        mode = "compact" if strategy == "compact" else "reactive"
+        return engine_compact(sl, est, summarizer, EngineParams(mode, trigger, instructions, refused_at, prompt_tokens),
+                              factory, progress, cancel)
+    if strategy == "partial" and tail_era:
+        if pivot is None:
+            raise CompactError("partial compaction needs a pivot: the uuid of a prompt you typed (--at)")
+        return engine_compact(sl, est, summarizer, EngineParams("partial", "manual", instructions, None, None, pivot, direction), factory,
+                              progress, cancel)
     if strategy == "microcompact":
         return microcompact(sl, est, microcompact_params or MicrocompactParams(), factory)
     if strategy == "partial":
@@ -61,5 +96,5 @@ def compact(
     return res
 
 
-__all__ = ["STRATEGIES", "CompactError", "CompactionResult", "Estimator", "KeepConfig", "MicrocompactParams", "RecordFactory",
+__all__ = ["EngineParams", "STRATEGIES", "CompactError", "CompactionResult", "Estimator", "KeepConfig", "MicrocompactParams", "RecordFactory",
            "SessionMemoryParams", "Slice", "compact", "make_slice"]

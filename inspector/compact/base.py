@@ -169,6 +169,10 @@ class CompactionResult:
     session_memory_file: Path | None = None  # the session's own summary.md they came from (copied byte for byte on save)
     slice_records: int = 0
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    api_messages: tuple[Mapping[str, Any], ...] | None = None  # 2.1.3xx: the messages of the first request after a resume
+    rules: str | None = None  # which release's rules were applied, and why
+    strategy_label: str | None = None  # the strategy and the releases that had it
+    what_if: str | None = None  # set when the session's own release did not do this
 
     @property
     def changed(self) -> bool:
@@ -215,6 +219,10 @@ class CompactionResult:
                 {"type": r.get("type"), "subtype": r.get("subtype"), "uuid": r.get("uuid")} for r in self.new_records
             ],
             "parameters": dict(self.parameters),
+            "api_messages": [dict(m) for m in self.api_messages] if self.api_messages is not None else None,
+            "rules": self.rules,
+            "strategy_label": self.strategy_label,
+            "what_if": self.what_if,
         }
 
 

@@ -316,11 +316,11 @@ def _with_session(rec: dict[str, Any], sid: str) -> dict[str, Any]:
 def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: Path) -> tuple[list[dict[str, Any]], set[str], set[str]]:
     """The new file's records, and the tool_use ids / agent ids whose files must be copied."""
     sl = make_slice(s, result.point_uuid)
-    old_dir = str(s.session_dir)
     out: list[dict[str, Any]] = []
     persisted: set[str] = set()
     agents: set[str] = set()
     title = s.title or "session"
+    fork_marks = result.api_messages is not None  # a 2.1.3xx session: copied records name where they come from
     out.append({"type": "custom-title", "sessionId": new_sid, "customTitle": f"{title[:80]} ({result.strategy} compaction by inspector)"})
     prev: str | None = None
     for i in sl.history:
@@ -329,6 +329,12 @@ def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: P
             continue
         body = copy.deepcopy(dict(result.rewritten[r.uuid])) if r.uuid in result.rewritten else copy.deepcopy(s.body(i))
         _with_session(body, new_sid)
+        if fork_marks:  # as Claude Code's own branch writes a copied record (2.1.3xx)
+            if body.get("type") == "assistant":
+                fk = body.get("forkedFrom")
+                body["requestSessionId"] = next((x for x in (body.get("requestSessionId"), fk.get("sessionId") if isinstance(fk, dict)
+                                                             else None, s.body(i).get("sessionId")) if isinstance(x, str)), None)
+            body["forkedFrom"] = {"sessionId": s.session_id, "messageUuid": r.uuid}
         if r.is_compact_boundary:
             body["parentUuid"] = None
         else:
@@ -340,10 +346,9 @@ def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: P
         msg = body.get("message")
         for b in iter_blocks(msg.get("content") if isinstance(msg, dict) else None):
             if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                # the file is copied beside the new session; the text, which names the original's copy, is left as it
+                # was sent, so a resume sends the kept records byte for byte (and the original's file stays in place)
                 persisted.add(b["tool_use_id"])
-                c = b.get("content")
-                if isinstance(c, str) and c.startswith("<persisted-output>") and old_dir in c:
-                    b["content"] = c.replace(old_dir, str(new_dir))
         out.append(body)
     last_written = prev
     for rec in result.new_records:
@@ -392,7 +397,19 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
     estimate_ok = saved_counted == preview_counted
     if not estimate_ok:
         problems.append(f"the saved session counts {saved_counted:,} tokens where the preview counted {preview_counted:,}")
+    if result.api_messages is not None:  # 2.1.3xx: what a resume sends, exactly
+        from inspector.claude.requests import canonical
+        from inspector.claude.wire import api_messages, sent_bodies
+
+        sent = api_messages(sent_bodies(saved, chain), str(result.parameters.get("wire_style") or "user"))
+        if canonical(_as_blocks(sent)) != canonical(_as_blocks([dict(m) for m in result.api_messages])):
+            estimate_ok = False
+            problems.append("a resume of the saved session would send other messages than the preview shows")
     return Verification(chain_ok, pairs_ok, estimate_ok, saved_counted, preview_counted, problems)
+
+
+def _as_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**m, "content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m for m in messages]
 
 
 def save(s: Session, result: CompactionResult, *, out: Path | None = None,

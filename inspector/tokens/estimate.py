@@ -160,6 +160,9 @@ def count_many(texts: list[str]) -> list[int]:
     return [next(exact_counts) if len(t) <= EXACT_LIMIT else next(long_counts) for t in texts]
 
 
+UNSENT_ATTACHMENTS = frozenset({"session_context", "prompt_snapshot"})  # 2.1.3xx bookkeeping, never rendered
+
+
 def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), replacements: dict[str, str] | None = None,
                include_thinking: bool = True) -> tuple[dict[str, str], int]:
     """What a record contributes to an API request, split by category, as text to count.
@@ -175,8 +178,15 @@ def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), r
 
     t = body.get("type")
     if t == "attachment":
+        rendered = body.get("rendered")
         att = body.get("attachment")
-        if att is not None:
+        if isinstance(rendered, list):  # 2.1.3xx: the exact text sent
+            for r in rendered:
+                if isinstance(r, dict) and isinstance(r.get("content"), str):
+                    add("attachment", r["content"])
+        elif isinstance(att, dict) and att.get("type") in UNSENT_ATTACHMENTS:
+            pass
+        elif att is not None:
             add("attachment", js_stringify(att))
         return {k: "\n".join(v) for k, v in out.items()}, fixed
     if t not in ("user", "assistant"):

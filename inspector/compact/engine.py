@@ -1,0 +1,594 @@
+"""Claude Code 2.1.3xx's compaction: one engine that summarizes every API round but a kept tail
+(claude-code-2.1.328.md §2.0–2.4), with the records it writes and the request a resume then sends.
+
+* "compact now" — a threshold compaction (`trigger: auto`) or `/compact [instructions]` (`manual`): every round but
+  the last is summarized, the last round is kept verbatim;
+* "as if the API refused at N tokens" — the reactive compaction that follows a 400 "prompt is too long": the kept
+  tail is sized from the refusal's gap, scaled by how the API's count compares with the local estimate;
+* partial compaction from the rewind menu, "summarize from here" (`from`: the messages before the pivot are kept,
+  the summary follows them) and "summarize up to here" (`up_to`: the summary comes first, the pivot and what
+  follows it are kept), each with the optional context the user types.
+
+Each writes, after the history, the records 2.1.328 writes (a boundary whose `preservedMessages` list the kept
+records, which Claude Code relinks after the summary on load; the summary in 2.1.328's own words; up to 5 files
+re-attached; the re-announcements of tools, agents, skills, environment and model, each with the exact `rendered`
+text Claude Code sends) and knows the first request a resume of the saved session sends: `api_messages`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from inspector.claude.requests import rebuild_requests
+from inspector.claude.wire import api_messages, wire_style
+from inspector.compact.base import (
+    CONTINUE_INTRO,
+    CompactError,
+    CompactionResult,
+    Estimator,
+    RecordFactory,
+    Slice,
+    ViewMessage,
+    format_compact_summary,
+)
+from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
+from inspector.tokens.context import file_states
+from inspector.tokens.estimate import count_bodies
+from inspector.transcript.records import context_tokens, iter_blocks
+
+DIRECTIVE = ("Continue the conversation from where it left off without asking the user any further questions. Resume directly "
+             "\u2014 do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or "
+             "similar. Pick up the last task as if the break never happened.")
+KEPT_AFTER = ("The messages after this summary are the most recent messages from before compaction, kept verbatim. The summary "
+              "was written without seeing them, so something it says has not happened yet may already have happened in them.")
+TRANSCRIPT_POINTER = ("If you need specific details from before compaction (like exact code snippets, error messages, or content "
+                      "you generated), read the full transcript at: ")
+CAVEAT = ("<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, and its output "
+          "goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>")
+STDOUT = "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"
+MAX_FILES = 5  # files re-attached after a compaction [E post_compact_file_restore_max5]
+MAX_FILE_TOKENS = 5_000  # a file over this (rough) is not re-attached whole
+# the re-announcements that follow a compaction, in the order 2.1.328 writes them
+REANNOUNCED = ("deferred_tools_delta", "agent_listing_delta", "skill_listing", "environment", "model")
+ACCUMULATED = frozenset({"deferred_tools_delta", "agent_listing_delta", "skill_listing"})  # deltas: the state is all of them
+PTL_RATIO_FLOOR = 1.0
+# The length of 2.1.328's summarize instruction (characters, measured in the conformance runs' summarize requests), and
+# what "/compact <instructions>" adds to it ("\n\nAdditional Instructions:\n" + the text). Only its size matters here:
+# the kept tail after a refusal is sized with it.
+SUMMARIZE_PROMPT_CHARS = 6_361
+INSTRUCTIONS_HEADER_CHARS = 27
+MODES = ("compact", "reactive", "partial")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineParams:
+    mode: str = "compact"  # "compact" (threshold or /compact), "reactive" (as if the API refused), "partial"
+    trigger: str = "manual"  # compact: "manual" (/compact [instructions]) or "auto" (the threshold)
+    instructions: str | None = None  # /compact instructions, or the context typed in the rewind menu
+    refused_at: int | None = None  # reactive: the API's limit in tokens
+    prompt_tokens: int | None = None  # reactive: the size the API said the refused request had (default: the context)
+    pivot_uuid: str | None = None  # partial: the user message picked in the rewind menu
+    direction: str = "from"  # partial: "from" or "up_to"
+
+
+# ---------------------------------------------------------------------------------------------
+# rounds and their rough sizes
+
+
+def api_rounds(s: Any, indexes: list[int]) -> list[list[int]]:
+    """The API rounds of a stretch of records (2.1.328's groups): a new round at each assistant message with a new
+    `message.id`, unless the round so far still waits for the result of one of its tool calls; round 0 is what
+    comes before the first reply. Progress records are not messages."""
+    groups: list[list[int]] = []
+    cur: list[int] = []
+    last_id: str | None = None
+    waiting: set[str] = set()
+    for i in indexes:
+        r = s.records[i]
+        if r.type == "progress":
+            continue
+        if r.type == "assistant" and r.message_id != last_id and cur and not waiting:
+            groups.append(cur)
+            cur = []
+        cur.append(i)
+        if r.type == "assistant":
+            last_id = r.message_id
+            waiting |= {tid for tid, _ in r.tool_uses}
+        waiting -= set(r.tool_results)
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def _js_len(text: str) -> int:
+    """A string's length as JavaScript counts it (UTF-16 code units)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _rough(text: str) -> int:
+    return round(_js_len(text) / 4)
+
+
+def _rough_content(content: Any) -> int:
+    if isinstance(content, str):
+        return _rough(content)
+    n = 0
+    for b in iter_blocks(content):
+        t = b.get("type")
+        if t == "text":
+            n += _rough(str(b.get("text", "")))
+        elif t == "tool_result":
+            n += _rough_content(b.get("content"))
+        elif t == "tool_use":
+            n += round((_js_len(str(b.get("name", ""))) + _js_len(json.dumps(b.get("input", {}), separators=(",", ":"),
+                                                                               ensure_ascii=False))) / 4)
+        elif t == "thinking":
+            n += _rough(str(b.get("thinking", "")))
+        elif t in ("image", "document"):
+            n += 2_000
+        else:
+            n += _rough(json.dumps(b, separators=(",", ":"), ensure_ascii=False))
+    return n
+
+
+def rough_record(body: Mapping[str, Any]) -> int:
+    """Claude Code 2.1.328's rough estimate of one record (its characters / 4, block by block)."""
+    if body.get("type") in ("user", "assistant"):
+        msg = body.get("message")
+        return _rough_content(msg.get("content")) if isinstance(msg, dict) else 0
+    if body.get("type") == "attachment":
+        return sum(_rough(str(r.get("content", ""))) for r in body.get("rendered") or () if isinstance(r, dict))
+    return 0
+
+
+def _halve_walk(sizes: list[int], n: int, need: float) -> int:
+    """HEt: how many rounds, walking back from round n-1, cover `need` tokens; half of them when that takes all."""
+    total, taken = 0, 0
+    for k in range(n - 1, -1, -1):
+        total += sizes[k]
+        taken += 1
+        if total >= need:
+            break
+    if taken >= n - 1:
+        return max(1, n // 2)
+    return taken
+
+
+# ---------------------------------------------------------------------------------------------
+# the session's state that a compaction re-announces
+
+
+def _segment(sl: Slice) -> list[int]:
+    return [i for i in sl.chain if not sl.session.records[i].is_compact_boundary]
+
+
+def _attachments_of(s: Any, indexes: list[int], kind: str) -> list[int]:
+    return [i for i in indexes if s.records[i].type == "attachment" and s.records[i].get("attachment_type") == kind]
+
+
+def _latest_payload(s: Any, kind: str) -> dict[str, Any] | None:
+    for i in reversed(s.conversation.logical_chain):
+        if s.records[i].type == "attachment" and s.records[i].get("attachment_type") == kind:
+            return s.body(i)
+    return None
+
+
+def _rendered_fields(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: json.loads(json.dumps(v)) for k, v in body.items() if k.startswith("rendered")}
+
+
+def reannouncements(sl: Slice, point_chain: list[int]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The attachments a compaction re-announces, as the session last had them: (bodies to copy, notes)."""
+    s = sl.session
+    seg = [i for i in point_chain]
+    out: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for kind in REANNOUNCED:
+        found = _attachments_of(s, seg, kind)
+        if not found:
+            found = _attachments_of(s, list(s.conversation.logical_chain), kind)[-1:]
+        if not found:
+            continue
+        if kind in ACCUMULATED:
+            picked = found
+            if len(found) > 1:
+                notes.append(f"the session announced {kind.replace('_', ' ')} {len(found)} times since its last compaction: "
+                             "re-announced as those announcements in order (Claude Code would send one that merges them)")
+        else:
+            picked = found[-1:]
+        out += [s.body(i) for i in picked]
+    return out, notes
+
+
+def _display_path(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
+
+
+def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The `file` attachments 2.1.328 writes after a compaction: up to 5 files read or changed before it and not
+    visible in the kept records, newest first, each with the text of a whole Read. Only files whose whole content the
+    transcript holds are re-attached (inspector never reads your files); the others are named in the notes."""
+    s = sl.session
+    visible: set[str] = set()
+    for i in kept:
+        for tid, name in s.records[i].tool_uses:
+            if name == "Read":
+                got = s.tool_index.get(tid, (None, None))
+                if got[1] is not None and got[1] in kept:
+                    for b in iter_blocks((s.body(i).get("message") or {}).get("content")):
+                        if b.get("id") == tid and isinstance(b.get("input"), dict) and isinstance(b["input"].get("file_path"), str):
+                            visible.add(b["input"]["file_path"])
+    states = sorted(file_states(s, list(summarized) + list(kept)).values(), key=lambda f: (f.modified, f.touched), reverse=True)
+    bodies: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for st in states:
+        name = st.path.replace("\\", "/").rsplit("/", 1)[-1]
+        if st.path in visible or name in ("CLAUDE.md", "CLAUDE.local.md") or "/.claude/plans/" in st.path.replace("\\", "/"):
+            continue
+        if len(bodies) >= MAX_FILES:
+            break
+        if st.content is None or st.scale != 1.0:
+            skipped.append(f"{st.path} (the transcript holds only part of it)")
+            continue
+        if _rough(st.content) > MAX_FILE_TOKENS:
+            skipped.append(f"{st.path} (over {MAX_FILE_TOKENS:,} tokens: Claude Code attaches a reference to it)")
+            continue
+        lines = st.content.split("\n")
+        numbered_text = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
+        call = json.dumps({"file_path": st.path}, separators=(",", ":"), ensure_ascii=False)
+        bodies.append({
+            "attachment": {"type": "file", "filename": st.path,
+                           "content": {"type": "text", "file": {"filePath": st.path, "content": st.content, "numLines": len(lines),
+                                                                "startLine": 1, "totalLines": len(lines)}},
+                           "displayPath": _display_path(st.path, s.cwd), "savedCopyFraming": {"enveloped": False}},
+            "rendered": [{"content": f"<system-reminder>\nCalled the Read tool with the following input: {call}\n</system-reminder>"},
+                         {"content": f"<system-reminder>\nResult of calling the Read tool:\n{numbered_text}\n</system-reminder>"}],
+            "renderedRole": "user",
+        })
+    notes = []
+    if skipped:
+        notes.append("not re-attached (Claude Code would read them from disk; inspector does not read your files): "
+                     + "; ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
+    return bodies, notes
+
+
+def tools_used(s: Any, indexes: list[int]) -> list[str]:
+    """The tools used so far, as the summary's <tools-used-before-summary> lists them: the session's `tools-used`
+    record when it has one, else the tool calls of the chain; sorted."""
+    names: set[str] = set()
+    rec = next((k for k in range(len(s.records) - 1, -1, -1) if s.records[k].type == "tools-used"), None)
+    if rec is not None:
+        tools = s.body(rec).get("tools")
+        if isinstance(tools, list):
+            names |= {t for t in tools if isinstance(t, str)}
+    for i in indexes:
+        names |= {name for _, name in s.records[i].tool_uses}
+    return sorted(names)
+
+
+def wrap_summary_328(formatted: str, *, tools: list[str], transcript_path: str | None, directive: bool, kept_after: bool) -> str:
+    """The summary message of 2.1.328 (§2.0): the opening sentence, the tools used, the summary, the transcript
+    pointer, the continuation directive, and the paragraph on the records kept after it."""
+    out = CONTINUE_INTRO + "\n\n"
+    if tools:
+        out += f"<system-reminder>\n<tools-used-before-summary>{', '.join(tools)}</tools-used-before-summary>\n</system-reminder>\n"
+    out += formatted
+    if transcript_path:
+        out += "\n\n" + TRANSCRIPT_POINTER + transcript_path
+    if directive:
+        out += "\n" + DIRECTIVE
+    if kept_after:
+        out += "\n\n" + KEPT_AFTER
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# how much is kept
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    summarize: list[int]
+    keep: list[int]
+    rounds: int
+    kept_rounds: int
+    why: str
+
+
+def _system_prompt_text(s: Any) -> str:
+    body = _latest_payload(s, "prompt_snapshot")
+    sp = (body or {}).get("attachment", {}).get("systemPrompt") if body else None
+    if isinstance(sp, list):
+        return "\n".join(x for x in sp if isinstance(x, str))
+    for q in reversed(rebuild_requests(s)):
+        system = q.request.get("system")
+        if isinstance(system, list):
+            return "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    return ""
+
+
+def split_compact(s: Any, msgs: list[int]) -> Split:
+    groups = api_rounds(s, msgs)
+    if len(groups) < 2:
+        raise CompactError(f"nothing to compact: {len(groups)} API round(s) since the last compaction, and Claude Code "
+                           "compacts only with 2 or more (it would say 'fewer than 2 groups')")
+    return Split([i for g in groups[:-1] for i in g], groups[-1], len(groups), 1, "the last API round is kept verbatim")
+
+
+def split_reactive(s: Any, msgs: list[int], actual: int, limit: int, instructions: str | None) -> Split:
+    """The tail a prompt-too-long compaction keeps (K7n): the refusal's gap, in local-estimate units, plus the size of
+    the summarize prompt, minus the last round, covered by the rounds before it; half the rounds when that would
+    take nearly all of them."""
+    groups = api_rounds(s, msgs)
+    r = len(groups)
+    if r < 2:
+        raise CompactError(f"nothing to compact: {r} API round(s) since the last compaction (Claude Code needs 2)")
+    keep = 1
+    why = "the last API round is kept (too few rounds to size the tail from the gap)"
+    if actual <= limit:
+        why = f"the refusal names no gap ({actual:,} is not over {limit:,}), so the tail is not sized from it: the last round is kept"
+    elif r > 3:
+        sizes = [sum(rough_record(s.body(i)) for i in g) for g in groups]
+        total = sum(sizes)
+        ratio = max(PTL_RATIO_FLOOR, (actual - _rough(_system_prompt_text(s))) / total) if total > 0 else 1.0
+        prompt = round((SUMMARIZE_PROMPT_CHARS + (INSTRUCTIONS_HEADER_CHARS + _js_len(instructions) if instructions else 0)) / 4)
+        gap = actual - limit
+        need = gap / ratio + prompt - sizes[-1]
+        if need > 0:
+            more = _halve_walk(sizes, r - 1, need)
+            keep = 1 + more
+            why = (f"the refusal's gap of {gap:,} tokens is {gap / ratio:,.0f} in the local estimate (the API counts {ratio:.1f}× "
+                   f"it), plus {prompt:,} for the summarize prompt, less the last round's {sizes[-1]:,}: {need:,.0f} to free, "
+                   f"so {keep} of {r} rounds are kept" + (" (half the rounds: covering it would take nearly all)"
+                                                          if more == max(1, (r - 1) // 2) and more < r - 2 else ""))
+        else:
+            why = f"the refusal's gap fits in what the summary frees: the last of {r} rounds is kept"
+    return Split([i for g in groups[: r - keep] for i in g], [i for g in groups[r - keep:] for i in g], r, keep, why)
+
+
+# ---------------------------------------------------------------------------------------------
+# the engine
+
+
+def _copy_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
+    rec: dict[str, Any] = {"parentUuid": parent, **factory.envelope(tmpl)}
+    att = body.get("attachment")
+    rec["attachment"] = json.loads(json.dumps(att)) if isinstance(att, dict) else {}
+    rec["type"] = "attachment"
+    rec["uuid"] = factory.new_id()
+    rec["timestamp"] = factory.timestamp()
+    rec.update(_rendered_fields(body))
+    return rec
+
+
+def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None) -> dict[str, Any]:
+    day = factory.now.astimezone().date().isoformat() if factory.now.tzinfo else factory.now.date().isoformat()
+    return _copy_attachment(factory, tmpl, parent, {"attachment": {"type": "date", "date": day},
+                                                   "rendered": [{"content": f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"}],
+                                                   "renderedRole": "system"})
+
+
+def _chain_records(new: list[dict[str, Any]]) -> None:
+    for a, b in zip(new, new[1:]):
+        if b.get("type") != "system" or b.get("subtype") != "compact_boundary":
+            b["parentUuid"] = a["uuid"]
+
+
+def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: EngineParams, factory: RecordFactory | None = None,
+                   progress: Progress | None = None, cancel: Cancel | None = None) -> CompactionResult:
+    s = sl.session
+    recs = s.records
+    if params.mode not in MODES:
+        raise CompactError(f"mode must be one of {', '.join(MODES)}, not {params.mode!r}")
+    msgs = [i for i in sl.messages if recs[i].type != "progress"]
+    before = est.before(sl)
+    notes: list[str] = []
+    pivot_note: str | None = None
+    if params.mode == "compact":
+        split = split_compact(s, msgs)
+        trigger = params.trigger
+    elif params.mode == "reactive":
+        if params.refused_at is None or params.refused_at <= 0:
+            raise CompactError("as if the API refused: give the limit it refused at (--refused-at N)")
+        actual = params.prompt_tokens if params.prompt_tokens is not None else max(before, params.refused_at + 1)
+        split = split_reactive(s, msgs, actual, params.refused_at, params.instructions)
+        trigger = "auto"
+        told = "" if params.prompt_tokens is not None or before > params.refused_at else (
+            f" (the context here is {before:,} tokens, under the limit: taken as a refusal by 1 token, the smallest)")
+        notes.append(f"as if the API had refused the request: {actual:,} tokens > {params.refused_at:,}{told}; {split.why}")
+    else:
+        split, pivot_note = _split_partial(sl, msgs, params)
+        trigger = "manual"
+    if not any(recs[i].type in ("user", "assistant") for i in split.summarize):
+        raise CompactError("nothing to summarize: no message before the kept records")
+    kind = "full" if params.mode != "partial" else ("partial_from" if params.direction == "from" else "partial_up_to")
+    context = tuple(split.keep) if params.mode == "partial" and params.direction == "from" else ()
+    out = summarizer.summarize(SummaryRequest(s, tuple(split.summarize), context=context, kind=kind, instructions=params.instructions),
+                               progress, cancel)
+    formatted = format_compact_summary(out.text)
+    tools = tools_used(s, list(sl.history))
+    kept_after = bool(split.keep) and not (params.mode == "partial" and params.direction == "from")
+    wrapped = wrap_summary_328(formatted, tools=tools, transcript_path=str(s.path.resolve()), directive=params.mode != "partial",
+                               kept_after=kept_after)
+    factory = factory or RecordFactory(s)
+    tmpl = s.body(sl.point)
+    keep_uuids = [recs[i].uuid for i in split.keep if recs[i].uuid]
+    boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
+    anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
+    meta: dict[str, Any] = {}
+    if params.mode == "partial":
+        meta["messagesSummarized"] = len(split.summarize)
+        if params.instructions:
+            meta["userContext"] = params.instructions
+    if keep_uuids:
+        meta["preservedSegment"] = {"headUuid": keep_uuids[0], "anchorUuid": anchor, "tailUuid": keep_uuids[-1]}
+        meta["preservedMessages"] = {"anchorUuid": anchor, "uuids": keep_uuids, "allUuids": keep_uuids}
+    logical = sl.uuid(sl.point)
+    if params.mode == "partial":
+        logical = (recs[split.keep[-1]].uuid if params.direction == "from" and split.keep
+                   else recs[_last_before(sl, msgs, params.pivot_uuid)].uuid if params.direction == "up_to" and _last_before(sl, msgs, params.pivot_uuid) is not None
+                   else None)
+    boundary = factory.boundary(tmpl, trigger=trigger, pre_tokens=before, logical_parent=logical, extra_meta=meta)
+    boundary["uuid"] = boundary_uuid
+    summary_extra: dict[str, Any] = {"isCompactSummary": True, "isVisibleInTranscriptOnly": True}
+    if params.mode == "partial" and split.keep:
+        summary_extra["summarizeMetadata"] = {"messagesSummarized": len(split.summarize), "userContext": params.instructions,
+                                              "direction": params.direction}
+    summary = factory.user(tmpl, boundary_uuid, wrapped, **summary_extra)
+    summary["uuid"] = summary_uuid
+    files, file_notes = restored_file_bodies(sl, split.summarize, split.keep)
+    reanns, re_notes = reannouncements(sl, msgs)
+    notes += file_notes + re_notes
+    auto = trigger == "auto"
+    before_summary: list[dict[str, Any]] = []
+    after_summary: list[dict[str, Any]] = []
+    if auto:
+        ctx = _latest_payload(s, "session_context")
+        before_summary.append(_copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}}))
+        before_summary.append(_date_attachment(factory, tmpl, None))
+    elif params.mode == "compact":
+        args = params.instructions or ""
+        after_summary.append(factory.user(tmpl, None, CAVEAT, isMeta=True))
+        after_summary.append(factory.user(tmpl, None, "<command-name>/compact</command-name>\n            <command-message>compact"
+                                          f"</command-message>\n            <command-args>{args}</command-args>"))
+        after_summary.append(factory.user(tmpl, None, STDOUT))
+    after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
+    after_summary += [_copy_attachment(factory, tmpl, None, b) for b in reanns]
+    if auto:
+        remote = _latest_payload(s, "remote_session_change")
+        if remote is not None and "rendered" in remote:
+            after_summary.append(_copy_attachment(factory, tmpl, None, remote))
+        snap = _latest_payload(s, "prompt_snapshot")
+        if snap is not None:
+            after_summary.append(_copy_attachment(factory, tmpl, None, snap))
+    new = [boundary] + before_summary + [summary] + after_summary
+    _chain_records(new)
+    # the chain a resume rebuilds (§3.6): the kept records relinked after the anchor, the rest after them
+    kept_bodies = [s.body(i) for i in split.keep]
+    if params.mode == "partial" and params.direction == "from":
+        resumed = kept_bodies + [summary] + after_summary
+    else:
+        resumed = before_summary + [summary] + kept_bodies + after_summary
+    style = wire_style(s)
+    sent = api_messages(resumed, style)
+    view = [ViewMessage(b.get("uuid"), str(b.get("type")), b, _origin(b, set(keep_uuids), summary_uuid)) for b in resumed
+            if b.get("type") in ("user", "assistant", "attachment")]
+    post_tokens = sum(rough_record(b) for b in resumed)
+    boundary["compactMetadata"]["postTokens"] = post_tokens
+    after, how = tokens_after(s, est, sent)
+    notes.append(how)
+    if pivot_note:
+        notes.append(pivot_note)
+    if params.mode == "partial" and params.direction == "from":
+        notes.append("after a 'from' compaction Claude Code puts the pivot message's text back in the input box (it is not resent)")
+    strategy = {"compact": "compact", "reactive": "reactive", "partial": "partial"}[params.mode]
+    return CompactionResult(
+        strategy=strategy, direction=params.direction if params.mode == "partial" else None, point_uuid=sl.uuid(sl.point),
+        pivot_uuid=params.pivot_uuid if params.mode == "partial" else None, view=tuple(view), new_records=tuple(new), rewritten={},
+        cleared_tool_results=(), cleared_tokens={},
+        summarized_uuids=tuple(recs[i].uuid for i in split.summarize if recs[i].uuid), kept_uuids=tuple(keep_uuids), summary=wrapped,
+        tokens_before=before, tokens_after=after, restored_files_tokens=0, thresholds=est.thresholds,
+        notes=tuple(notes + list(out.notes)), summarizer=out.summarizer,
+        summarizer_usage={**out.usage, "cost_usd": out.cost_usd} if out.usage else None, slice_records=len(sl.chain),
+        parameters={"mode": params.mode, "trigger": trigger, "instructions": params.instructions, "refused_at": params.refused_at,
+                    "pivot_uuid": params.pivot_uuid, "direction": params.direction if params.mode == "partial" else None,
+                    "rounds": split.rounds, "kept_rounds": split.kept_rounds, "wire_style": style},
+        api_messages=tuple(sent),
+    )
+
+
+def _origin(body: Mapping[str, Any], kept: set[str], summary_uuid: str) -> str:
+    u = body.get("uuid")
+    if u == summary_uuid:
+        return "summary"
+    return "kept" if u in kept else "new"
+
+
+def _last_before(sl: Slice, msgs: list[int], pivot: str | None) -> int | None:
+    s = sl.session
+    k = s.conversation.by_uuid.get(pivot) if pivot else None
+    if k is None or k not in msgs:
+        return None
+    before = [i for i in msgs[: msgs.index(k)] if s.records[i].type != "progress"]
+    return before[-1] if before else None
+
+
+def rewind_candidates(sl: Slice) -> list[int]:
+    """The messages the rewind menu offers to summarize from or up to: the prompts the user typed since the last
+    compaction (not tool results, meta messages, summaries or command breadcrumbs)."""
+    s = sl.session
+    out = []
+    for i in sl.messages:
+        r = s.records[i]
+        if r.type != "user" or r.tool_results or r.is_meta or r.is_compact_summary or r.get("prompt") is None:
+            continue
+        text = r.get("prompt") or ""
+        if text.startswith("<command-name>") or text.startswith("<local-command"):
+            continue
+        out.append(i)
+    return out
+
+
+def _split_partial(sl: Slice, msgs: list[int], params: EngineParams) -> tuple[Split, str | None]:
+    s = sl.session
+    recs = s.records
+    if params.direction not in ("from", "up_to"):
+        raise CompactError(f"direction must be 'from' or 'up_to', not {params.direction!r}")
+    if not params.pivot_uuid:
+        raise CompactError("partial compaction needs a pivot: the uuid of a prompt you typed (--at)")
+    k = s.conversation.by_uuid.get(params.pivot_uuid)
+    if k is None or k not in msgs:
+        raise CompactError(f"pivot {params.pivot_uuid} is not a message after the last compaction on the conversation's chain")
+    if k not in rewind_candidates(sl):
+        raise CompactError(f"pivot {params.pivot_uuid} is not a message the rewind menu offers (pick a prompt you typed, not a tool "
+                           "result, a reply, a reminder or a command's output)")
+    at = msgs.index(k)
+    if params.direction == "from":
+        summarize = msgs[at:]
+        keep = msgs[:at]
+    else:
+        summarize = msgs[:at]
+        keep = [i for i in msgs[at:] if not recs[i].is_compact_boundary and not recs[i].is_compact_summary]
+    if not any(recs[i].type in ("user", "assistant") for i in summarize):
+        raise CompactError("nothing to summarize on that side of the pivot")
+    return Split(summarize, keep, len(api_rounds(s, msgs)), 0, "partial"), None
+
+
+# ---------------------------------------------------------------------------------------------
+# the size of the first request after a resume
+
+
+def tokens_after(s: Any, est: Estimator, sent: list[dict[str, Any]]) -> tuple[int, str]:
+    """The tokens of the first request a resume sends (system prompt and tools included), and how it is known.
+
+    With a recorded request that the API answered: its exact count, less the local count of its messages scaled by
+    the session's ratio, plus the same for the new messages (the system prompt and tools are the ones it had).
+    Otherwise the calibrated estimate (fixed overhead + ratio × the messages' count)."""
+    counted = count_bodies([{"type": "user", "message": m} if m.get("role") != "assistant" else {"type": "assistant", "message": m}
+                            for m in sent])
+    ratio = est.calibration.ratio
+    ref = None
+    for q in reversed(rebuild_requests(s)):
+        if q.agent_id is None and q.replies and q.exact:
+            u = s.records[q.replies[0]].usage
+            if u is not None:
+                ref = (q, context_tokens(u) - u[3])
+                break
+    if ref is not None:
+        q, api = ref
+        old = count_bodies([{"type": "user", "message": m} if m.get("role") != "assistant" else {"type": "assistant", "message": m}
+                            for m in q.request.get("messages") or ()])
+        value = max(0, round(api + ratio * (counted - old)))
+        return value, (f"tokens after: the recorded request {q.id} ({api:,} tokens by the API, system prompt and tools included) "
+                       f"with its messages replaced by these (estimated ×{ratio:.2f} from the offline count)")
+    value = max(0, est.calibration.predict(counted))
+    return value, "tokens after: estimated (the session's fixed overhead + its calibrated ratio × the offline count of the messages)"
+
+
+__all__ = ["EngineParams", "MODES", "api_rounds", "engine_compact", "rewind_candidates", "rough_record", "split_compact",
+           "split_reactive", "tokens_after", "wrap_summary_328"]
+
