@@ -108,6 +108,16 @@ def _positive(text: str) -> int:
     return n
 
 
+def _window_arg(text: str) -> int:
+    """A number of tokens, with an optional k or m suffix ("200k")."""
+    from inspector.tokens.thresholds import window_value
+
+    n = window_value(text)
+    if n is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens above 0 (200000, 200k, 1m)")
+    return n
+
+
 def _non_negative(text: str) -> int:
     try:
         n = int(text.replace(",", "").replace("_", ""))
@@ -359,15 +369,27 @@ def _compact_parser() -> argparse.ArgumentParser:
         "(the original is never modified) and prints the command to resume it.",
     )
     p.add_argument("path", help="the session's .jsonl transcript")
-    p.add_argument("--strategy", required=True, choices=["microcompact", "session-memory", "partial", "full"])
-    p.add_argument("--at", metavar="UUID", help="partial: the user message to summarize from (or up to); "
+    p.add_argument("--strategy", choices=["compact", "reactive", "partial", "full", "session-memory", "microcompact"],
+                   help="default: what the session's own Claude Code does (compact from 2.1.159, full before); "
+                   "--strategies lists them with the releases that had each")
+    p.add_argument("--strategies", action="store_true", help="list the strategies for this session's release and exit")
+    p.add_argument("--at", metavar="UUID", help="partial: the prompt to summarize from (or up to), one the rewind menu offers; "
                    "other strategies: compact as if the session ended at this record (default: its last message)")
     p.add_argument("--direction", default="from", choices=["from", "up-to", "up_to"], help="partial: summarize from the message on, or up to it")
+    p.add_argument("--trigger", default="manual", choices=["manual", "auto"],
+                   help="compact: as /compact [instructions] (manual, default) or as the threshold would (auto)")
+    p.add_argument("--refused-at", type=_window_arg, metavar="N",
+                   help="reactive: the limit the API refused the request at (e.g. 200k)")
+    p.add_argument("--prompt-tokens", type=_window_arg, metavar="N",
+                   help="reactive: the size the refusal gave the request (default: the context at the point, or 1 over the limit)")
+    p.add_argument("--allow-live", action="store_true", help="with --write: save even when the session is still being written")
+    p.add_argument("--allow-newer", action="store_true",
+                   help="with --write: save a session from a Claude Code newer than the releases inspector's saves were checked on")
     p.add_argument("--summarizer", default="offline", choices=["offline", "anthropic"],
                    help="offline (default: nothing leaves this machine) or anthropic (sends the conversation; asks first)")
     p.add_argument("--model", help="anthropic: the model that writes the summary (default: %(default)s)", default=None)
     p.add_argument("--instructions", metavar="TEXT", help="full: /compact instructions; partial: the context you give")
-    p.add_argument("--yes", action="store_true", help="anthropic: send without asking (after you have seen the estimate once)")
+    p.add_argument("--yes", action="store_true", help="anthropic, --exact: send without asking (after you have seen what it sends once)")
     p.add_argument("--exact", action="store_true", help="with ANTHROPIC_API_KEY: count the messages after the compaction with the "
                    "API's token-counting endpoint (sends those messages to count them; nothing is generated)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -387,12 +409,11 @@ def _compact_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> None:
-    """Show what the Anthropic summarizer would send and what it costs; send only with consent."""
+def _confirm(args: argparse.Namespace, err: Any, what: str) -> None:
+    """Say what would leave the machine; go on only with --yes or a yes typed at a terminal."""
     from inspector.transcript.discovery import InspectorError
 
-    est = summ.estimate(req)
-    err.write(f"inspector: the Anthropic summarizer would send {est.describe()}\n")
+    err.write(f"inspector: {what}\n")
     if args.yes:
         return
     if not (hasattr(sys.stdin, "isatty") and sys.stdin.isatty()):
@@ -401,6 +422,12 @@ def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> No
     err.flush()
     if sys.stdin.readline().strip().lower() not in ("y", "yes"):
         raise InspectorError("nothing was sent")
+
+
+def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> None:
+    """Show what the Anthropic summarizer would send and what it costs; send only with consent."""
+    est = summ.estimate(req)
+    _confirm(args, err, f"the Anthropic summarizer would send {est.describe()}")
 
 
 def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
@@ -413,8 +440,11 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     target = resolve_target(args.path)
     if target.kind != "file":
         raise InspectorError(f"compact works on one session: give a .jsonl file, not {target.kind} {args.path}")
-    assert args.strategy in STRATEGIES
+    assert args.strategy is None or args.strategy in STRATEGIES
     s = Session.load(target.path)
+    if args.strategies:
+        out.write(format_strategies(s))
+        return EXIT_OK
     settings = settings_from_args(argparse.Namespace(**{**vars(args), "model": None, "window": None, "one_m": None,
                                                         "auto_compact_window": None, "pct": None, "max_output_tokens": None,
                                                         "blocking_limit": None}))
@@ -425,7 +455,7 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         summarizer = AnthropicSummarizer(args.model or DEFAULT_MODEL)
         if not summarizer.has_key:
             raise InspectorError("set ANTHROPIC_API_KEY to use the Anthropic summarizer (nothing was sent)")
-        if args.strategy in ("full", "partial", "session-memory"):
+        if args.strategy != "microcompact":
             sl = make_slice(s, None if args.strategy == "partial" else args.at, settings)
             req = SummaryRequest(s, tuple(sl.messages), instructions=args.instructions)
             _confirm_send(summarizer, req, args, err)
@@ -448,6 +478,7 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         direction=direction, instructions=args.instructions, summarizer=summarizer, settings=settings,
         microcompact_params=MicrocompactParams(gap_minutes=args.gap_minutes, keep_recent=args.keep_recent, now=now, force=args.force),
         session_memory_params=SessionMemoryParams(KeepConfig(args.min_tokens, args.min_text_messages, args.max_tokens), args.last_summarized),
+        trigger=args.trigger, refused_at=args.refused_at, prompt_tokens=args.prompt_tokens,
     )
     exact = None
     if args.exact:
@@ -457,11 +488,25 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         counter = AnthropicSummarizer(args.model or DEFAULT_MODEL)
         if not counter.has_key:
             raise InspectorError("--exact needs ANTHROPIC_API_KEY (nothing was sent)")
-        overhead = round(Estimator(s, make_slice(s, None, settings).series, settings).calibration.overhead)
-        exact = overhead + counter.count_messages([(v.role, dict(v.body)) for v in res.view])
+        shape = _recorded_shape(s)
+        what = (f"the request a resume would send ({len(res.api_messages)} messages with the session's system prompt and tools, "
+                f"about {res.tokens_after:,} tokens)" if res.api_messages is not None and shape is not None else
+                f"the {len(res.view)} messages after the compaction")
+        _confirm(args, err, f"--exact sends {what} to the Anthropic API's token-counting endpoint (no charge, nothing is generated)")
+        if res.api_messages is not None and shape is not None:  # 2.1.3xx: the whole request, as Claude Code would send it
+            exact = counter.count_request(shape.get("system"), shape.get("tools"), [dict(m) for m in res.api_messages],
+                                          s.main_model)
+        else:
+            overhead = round(Estimator(s, make_slice(s, None, settings).series, settings).calibration.overhead)
+            exact = overhead + counter.count_messages([(v.role, dict(v.body)) for v in res.view])
     saved = None
     if args.write:
-        saved = save(s, res, out=Path(args.out) if args.out else None)
+        from inspector.edit.saving import RefusedSave
+
+        try:
+            saved = save(s, res, out=Path(args.out) if args.out else None, allow_live=args.allow_live, allow_newer=args.allow_newer)
+        except RefusedSave as exc:
+            raise InspectorError(f"{exc} ({exc.flag} saves it anyway)") from None
     if args.json:
         d = res.as_dict()
         d["written"] = str(saved.path) if saved else None
@@ -475,6 +520,30 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     return EXIT_OK
 
 
+def _recorded_shape(s: Any) -> dict[str, Any] | None:
+    """The system prompt and tools of the session's last recorded main-thread request (2.1.3xx)."""
+    from inspector.claude.requests import rebuild_requests
+
+    for q in reversed(rebuild_requests(s)):
+        if q.agent_id is None and q.request.get("system") is not None:
+            return q.request
+    return None
+
+
+def format_strategies(s: Any) -> str:
+    from inspector.claude.versions import STRATEGY_WORDS, default_strategy, releases_with, rules_for, what_if
+    from inspector.textutil import printable
+
+    rules = rules_for(s.version)
+    default = default_strategy(rules.era)
+    lines = [printable(f"{s.title or s.session_id}: {rules.note}"), ""]
+    for name, words in STRATEGY_WORDS.items():
+        cli = name.replace("partial-from", "partial").replace("partial-up-to", "partial --direction up-to")
+        mark = " (default)" if name == default else " (a what-if for this session)" if what_if(name, rules.era) else ""
+        lines.append(f"  {cli:<28} {words}: {releases_with(name)}{mark}")
+    return _report(lines)
+
+
 def format_compaction(res: Any, saved: Any = None) -> str:
     from inspector.textutil import printable
 
@@ -483,12 +552,15 @@ def format_compaction(res: Any, saved: Any = None) -> str:
     auto = th["auto_compact"]
     lines = [f"{res.strategy} compaction" + (f" ({res.direction.replace('_', ' ')} {res.pivot_uuid})" if res.direction else "")
              + (f" — fell back from session-memory: {res.fallback}" if res.fallback else "")]
+    if res.strategy_label:
+        lines.append(f"  Rules: {printable(res.strategy_label)}")
     if res.noop:
         lines.append(f"  Nothing would change: {res.noop}")
     lines.append(f"  Tokens: {res.tokens_before:,} ({d['state_before']}, {d['percent_left_before']}% left) → "
                  f"{res.tokens_after:,} ({d['state_after']}, {d['percent_left_after']}% left); {res.change_words}")
-    lines.append(f"  Thresholds: warning {th['warning']:,}, " + (f"auto-compact {auto:,}, " if auto is not None else "auto-compact off, ")
-                 + f"blocking {th['blocking']:,}, window {th['context_window']:,}")
+    auto_words = (f"auto-compact {auto:,}, " if auto is not None else
+                  f"auto-compact {th['unenforced_threshold']:,} not enforced, " if th.get("unenforced_threshold") else "auto-compact off, ")
+    lines.append(f"  Thresholds: warning {th['warning']:,}, " + auto_words + f"blocking {th['blocking']:,}, window {th['context_window']:,}")
     width = 50
     top = max(th["context_window"], res.tokens_before)
     for label, n in (("before", res.tokens_before), ("after", res.tokens_after)):
@@ -503,6 +575,10 @@ def format_compaction(res: Any, saved: Any = None) -> str:
         lines.append(f"  A live compaction would also re-attach recently used files, the plan and open todos: +{res.restored_files_tokens:,} tokens")
     for n in res.notes:
         lines.append(f"  note: {printable(n)}")
+    if res.api_messages is not None:
+        roles = ", ".join(f"{m.get('role')}" for m in res.api_messages)
+        lines.append(f"  After `claude --resume`, Claude Code sends {len(res.api_messages)} message(s) before your next prompt: {roles} "
+                     "(--json: api_messages)")
     if res.summarizer_usage:
         u = res.summarizer_usage
         lines.append(f"  Summarizer usage: {u.get('input_tokens', 0):,} in, {u.get('output_tokens', 0):,} out")

@@ -78,3 +78,29 @@ def run_cli(*argv):
     out, err = io.StringIO(), io.StringIO()
     code = main([str(a) for a in argv], out, err)
     return code, out.getvalue(), err.getvalue()
+
+
+GOLDENS = ROOT / "tests" / "goldens"
+
+
+def expand_golden(name: str, tmp: Path) -> Path:
+    """A golden of the conformance harness as it saved it, unzipped into a temporary folder."""
+    import gzip
+    import shutil
+
+    src = GOLDENS / name
+    dst = tmp / name
+    for p in src.rglob("*"):
+        if p.is_dir():
+            continue
+        out = dst / p.relative_to(src)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if p.suffix == ".gz":
+            out.with_suffix("").write_bytes(gzip.decompress(p.read_bytes()))
+        else:
+            shutil.copyfile(p, out)
+    return dst
+
+
+def golden_transcript(folder: Path) -> Path:
+    return next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)

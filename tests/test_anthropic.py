@@ -189,7 +189,7 @@ def test_exact_count_of_the_preview(workdir_copy, monkeypatch):
     with FakeAnthropic() as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         out, err = io.StringIO(), io.StringIO()
-        code = main(["compact", str(workdir_copy), "--strategy", "full", "--exact", "--json"], out, err)
+        code = main(["compact", str(workdir_copy), "--strategy", "full", "--exact", "--yes", "--json"], out, err)
     assert code == 0, err.getvalue()
     import orjson
 

@@ -7,39 +7,20 @@ what inspector says of the same transcript, and every request must be rebuilt fr
 
 from __future__ import annotations
 
-import gzip
-import shutil
-from pathlib import Path
 
 import orjson
 import pytest
 
 from conformance.compare import claude_facts, compare, inspector_facts
 from conformance.runner import canonical, load_requests
-from conftest import ROOT, run_cli, sha256
+from conftest import ROOT, expand_golden, golden_transcript, run_cli, sha256
 
 GOLDENS = ROOT / "tests" / "goldens"
 NAMES = sorted(p.name for p in GOLDENS.iterdir() if p.is_dir()) if GOLDENS.is_dir() else []
 
 
-def expand(name: str, tmp: Path) -> Path:
-    """A golden as the harness saved it, unzipped into a temporary folder."""
-    src = GOLDENS / name
-    dst = tmp / name
-    for p in src.rglob("*"):
-        if p.is_dir():
-            continue
-        out = dst / p.relative_to(src)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if p.suffix == ".gz":
-            out.with_suffix("").write_bytes(gzip.decompress(p.read_bytes()))
-        else:
-            shutil.copyfile(p, out)
-    return dst
-
-
-def transcript(folder: Path) -> Path:
-    return next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+expand = expand_golden
+transcript = golden_transcript
 
 
 def test_there_are_goldens():

@@ -169,7 +169,11 @@ def test_appended_while_compacting_is_noted_and_original_kept(workdir):
     with open(src, "ab") as f:
         f.write(orjson.dumps(user("late", s.conversation.leaf_uuid, "one more thing")) + b"\n")
     h = sha256(src)
-    res = save(s, r)
+    before = sorted(p.name for p in src.parent.iterdir())
+    with pytest.raises(SaveError, match="still being written .it changed since inspector read it"):
+        save(s, r)  # refused: one line, nothing written
+    assert sorted(p.name for p in src.parent.iterdir()) == before and sha256(src) == h
+    res = save(s, r, allow_live=True)  # asked for: saved as loaded, and said
     assert sha256(src) == h
     assert any("grew" in n for n in res.notes)
     assert "late" not in {rec.uuid for rec in Session.load(res.path).records}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import asyncio
 import contextlib
 from pathlib import Path
@@ -321,6 +323,7 @@ def test_titles_and_headers_show_hostile_text_literally(tmp_path):
         assistant("a1", "u1", model=evil),
         assistant("a2", "a1", [{"type": "tool_use", "id": "t1", "name": evil, "input": {}}], timestamp="2026-04-02T" + evil),
         {"type": "custom-title", "customTitle": evil, "sessionId": "S"}])
+    os.utime(p, (p.stat().st_atime - 3600, p.stat().st_mtime - 3600))  # an hour old: not a session still being written
 
     async def go(target):
         app = InspectorApp(target)

@@ -93,6 +93,9 @@ ERAS: tuple[Era, ...] = (
         "threshold is enforced"),
 )
 NEWEST = ERAS[-1]
+# The newest release that resumed sessions inspector saved, in the conformance round trip (python -m conformance
+# --resume): a session from a newer one is previewed, and saved only when asked to.
+SAVES_CHECKED_ON: Version = (2, 1, 332)
 
 # the workbench's strategies, and the era strategy each one is
 WORKBENCH = {

@@ -354,10 +354,17 @@ def split_reactive(s: Any, msgs: list[int], actual: int, limit: int, instruction
 # the engine
 
 
+STARTUP_ONLY = ("pendingMcpServers", "needsAuthMcpServers", "failedMcpServers")  # a session's first tool announcement only
+
+
 def _copy_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
     rec: dict[str, Any] = {"parentUuid": parent, **factory.envelope(tmpl)}
     att = body.get("attachment")
     rec["attachment"] = json.loads(json.dumps(att)) if isinstance(att, dict) else {}
+    if rec["attachment"].get("type") == "deferred_tools_delta":  # the MCP state at startup is not re-announced when empty
+        for k in STARTUP_ONLY:
+            if rec["attachment"].get(k) == []:
+                del rec["attachment"][k]
     rec["type"] = "attachment"
     rec["uuid"] = factory.new_id()
     rec["timestamp"] = factory.timestamp()
@@ -370,6 +377,24 @@ def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: st
     return _copy_attachment(factory, tmpl, parent, {"attachment": {"type": "date", "date": day},
                                                    "rendered": [{"content": f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"}],
                                                    "renderedRole": "system"})
+
+
+ENVELOPE_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
+
+
+def _envelope_template(sl: Slice, reach: int = 200) -> dict[str, Any]:
+    """The envelope new records carry: each field as the newest records of the chain have it (a final reply can lack
+    the `slug` that the records before it carry)."""
+    s = sl.session
+    out: dict[str, Any] = {}
+    for n, i in enumerate(reversed(sl.chain)):
+        if n >= reach or len(out) == len(ENVELOPE_KEYS):
+            break
+        body = s.body(i)
+        for k in ENVELOPE_KEYS:
+            if k not in out and k in body:
+                out[k] = body[k]
+    return out
 
 
 def _chain_records(new: list[dict[str, Any]]) -> None:
@@ -415,7 +440,7 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     wrapped = wrap_summary_328(formatted, tools=tools, transcript_path=str(s.path.resolve()), directive=params.mode != "partial",
                                kept_after=kept_after)
     factory = factory or RecordFactory(s)
-    tmpl = s.body(sl.point)
+    tmpl = _envelope_template(sl)
     keep_uuids = [recs[i].uuid for i in split.keep if recs[i].uuid]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
@@ -434,6 +459,8 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
                    else None)
     boundary = factory.boundary(tmpl, trigger=trigger, pre_tokens=before, logical_parent=logical, extra_meta=meta)
     boundary["uuid"] = boundary_uuid
+    if trigger == "auto":
+        boundary.pop("isMeta", None)  # as 2.1.328 writes an automatic boundary
     summary_extra: dict[str, Any] = {"isCompactSummary": True, "isVisibleInTranscriptOnly": True}
     if params.mode == "partial" and split.keep:
         summary_extra["summarizeMetadata"] = {"messagesSummarized": len(split.summarize), "userContext": params.instructions,
@@ -463,8 +490,11 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         if remote is not None and "rendered" in remote:
             after_summary.append(_copy_attachment(factory, tmpl, None, remote))
         snap = _latest_payload(s, "prompt_snapshot")
-        if snap is not None:
-            after_summary.append(_copy_attachment(factory, tmpl, None, snap))
+        if snap is not None:  # the system prompt in force; the tool list and CLI prefix are written only with the first
+            rec = _copy_attachment(factory, tmpl, None, snap)
+            for k in ("tools", "cliPrefix"):
+                rec["attachment"].pop(k, None)
+            after_summary.append(rec)
     new = [boundary] + before_summary + [summary] + after_summary
     _chain_records(new)
     # the chain a resume rebuilds (§3.6): the kept records relinked after the anchor, the rest after them

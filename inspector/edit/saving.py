@@ -32,7 +32,13 @@ from inspector.transcript.session import Session, safe_child
 
 
 class SaveError(InspectorError):
-    pass
+    flag: str | None = None  # the command-line flag that overrides this refusal, if any
+
+
+class RefusedSave(SaveError):
+    def __init__(self, message: str, flag: str) -> None:
+        super().__init__(message)
+        self.flag = flag
 
 
 @dataclass(slots=True)
@@ -412,8 +418,33 @@ def _as_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**m, "content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m for m in messages]
 
 
+LIVE_SECONDS = 60  # a transcript changed this recently, mid-turn, is one Claude Code is still writing
+
+
+def still_written(s: Session, now: float | None = None) -> str | None:
+    """Why the session looks like one Claude Code is still writing, or None: it changed since it was loaded, or it
+    changed in the last minute and its conversation stops in the middle of a turn (a prompt or a tool result with no
+    reply yet, or a reply that called a tool)."""
+    try:
+        st = s.path.stat()
+    except OSError:
+        return None
+    if st.st_size != s.transcript.size or st.st_mtime_ns != s.transcript.mtime_ns:
+        return "it changed since inspector read it"
+    age = (now if now is not None else time.time()) - st.st_mtime
+    if age >= LIVE_SECONDS:
+        return None
+    chain = s.conversation.chain
+    last = next((s.records[i] for i in reversed(chain) if s.records[i].type in ("user", "assistant")), None)
+    if last is None:
+        return None
+    mid_turn = last.type == "user" or bool(last.tool_uses) or last.stop_reason == "tool_use"
+    return f"it changed {age:.0f} s ago and stops in the middle of a turn" if mid_turn else None
+
+
 def save(s: Session, result: CompactionResult, *, out: Path | None = None,
-         new_id: Callable[[], str] = lambda: str(uuidlib.uuid4())) -> SaveResult:
+         new_id: Callable[[], str] = lambda: str(uuidlib.uuid4()), allow_live: bool = False,
+         allow_newer: bool = False) -> SaveResult:
     """Write `result` as a new session; verify it; return where it is and how to resume it.
 
     The session appears whole or not at all: its folder is filled first (each file atomic, copied byte for
@@ -422,6 +453,17 @@ def save(s: Session, result: CompactionResult, *, out: Path | None = None,
     in the same project folder removes what the interrupted one left."""
     if not result.changed:
         raise SaveError(f"nothing to save: {result.noop or 'the compaction changes nothing'}")
+    from inspector.claude.versions import SAVES_CHECKED_ON, parse_version, show_version
+
+    v = parse_version(s.version)
+    if not allow_newer and v is not None and v > SAVES_CHECKED_ON:
+        raise RefusedSave(f"nothing was saved: the session was written by Claude Code {show_version(v)}, newer than "
+                          f"{show_version(SAVES_CHECKED_ON)}, the newest release that resumed inspector's saves in its checks "
+                          "(the preview stands)", "--allow-newer")
+    live = None if allow_live else still_written(s)
+    if live is not None:
+        raise RefusedSave(f"nothing was saved: the session is still being written ({live}); save it once Claude Code has "
+                          "finished the turn", "--allow-live")
     new_sid = new_id()
     target = Path(out) if out is not None else s.project_dir / f"{new_sid}.jsonl"
     if target.suffix != ".jsonl":
@@ -570,4 +612,4 @@ def _copy_beside(plan: list[_Copy], created: list[Path], made_dirs: list[Path]) 
     return done
 
 
-__all__ = ["save", "SaveResult", "SaveError", "ReadError", "Verification", "write_atomic", "build_records", "verify", "clean_stale"]
+__all__ = ["save", "SaveResult", "SaveError", "RefusedSave", "still_written", "ReadError", "Verification", "write_atomic", "build_records", "verify", "clean_stale"]

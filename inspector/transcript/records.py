@@ -79,6 +79,9 @@ _PERSISTED_RE = re.compile(
 
 COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 
+# 2.1.3xx rows that hold copies of API messages (as sent), not conversation records
+REQUEST_COPY_TYPES = frozenset({"api-request-blob", "api-request-resumed"})
+
 # Record.flags bits
 F_COMPACT_SUMMARY = 1 << 0  # user record with isCompactSummary (or the legacy text prefix)
 F_VISIBLE_ONLY = 1 << 1  # isVisibleInTranscriptOnly
@@ -516,7 +519,7 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
             if isinstance(get("rendered"), list):
                 extra["rendered"] = True  # 2.1.3xx: sent to the API as this text, and a node of the chain a resume sends
 
-    message = get("message")
+    message = get("message") if t not in REQUEST_COPY_TYPES else None  # a request's copy of a message is not the message
     message_id = model = request_id = usage = stop_reason = None
     tool_uses: tuple[tuple[str, str], ...] = ()
     tool_results: tuple[str, ...] = ()

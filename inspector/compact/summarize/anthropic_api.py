@@ -215,6 +215,18 @@ class AnthropicSummarizer:
             msgs.append({"role": "user", "content": "."})
         return int(self.client().messages.count_tokens(model=self.model, messages=msgs).input_tokens)
 
+    def count_request(self, system: Any, tools: Any, messages: list[dict[str, Any]], model: str | None = None) -> int:
+        """The API's count of a whole request (the token-counting endpoint: nothing is generated)."""
+        kw: dict[str, Any] = {"model": model or self.model, "messages": messages}
+        if system:
+            kw["system"] = system
+        if tools:
+            kw["tools"] = tools
+        try:
+            return int(self.client().messages.count_tokens(**kw).input_tokens)
+        except Exception as exc:  # noqa: BLE001
+            raise SummarizerError(f"the token-counting endpoint failed: {_error_message(exc)}") from None
+
     def summarize(self, req: SummaryRequest, progress: Progress | None = None, cancel: Cancel | None = None) -> SummaryOutput:
         import anthropic
 
