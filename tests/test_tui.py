@@ -406,6 +406,51 @@ def test_workbench_previews_and_saves(workdir):
     assert sha256(path) == h
 
 
+def test_workbench_on_a_2_1_328_session_defaults_to_its_engine_and_saves_a_refusal(tmp_path):
+    from textual.widgets import Select
+
+    from conftest import expand_golden, golden_transcript
+
+    path = golden_transcript(expand_golden("manual_compact_resume", tmp_path))
+    os.utime(path, (path.stat().st_atime - 3600, path.stat().st_mtime - 3600))
+    h = sha256(path)
+
+    async def wait_for(app, pilot, strategy):
+        for _ in range(100):
+            await pilot.pause(0.1)
+            await settle(app, pilot, 1)
+            if isinstance(app.screen, WorkbenchScreen) and app.screen.result is not None and app.screen.result.strategy == strategy:
+                return app.screen
+        raise AssertionError(f"no {strategy} preview")
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            await pilot.press("w")
+            wb = await wait_for(app, pilot, "compact")
+            assert wb.result.api_messages and wb.result.what_if is None
+            shown = str(wb.query_one("#wb-lists").render())
+            assert "What Claude Code sends after `claude --resume`" in shown
+            wb.query_one("#strategy", Select).value = "session-memory"
+            wb = await wait_for(app, pilot, "session-memory")
+            from rich.console import Console
+
+            console = Console(width=140, record=True)
+            console.print(wb.numbers(wb.result))
+            assert "what-if" in wb.result.what_if and "2.1.21 – 2.1.158" in console.export_text()
+            wb.query_one("#strategy", Select).value = "reactive"
+            wb = await wait_for(app, pilot, "reactive")
+            assert wb.result.parameters["refused_at"] == 200_000 and len(wb.result.kept_uuids) > 1
+            await pilot.press("ctrl+s")
+            await settle(app, pilot, 5)
+            assert type(app.screen).__name__ == "SavedScreen"
+            new = Path(str(app.screen.text).splitlines()[0])
+            back = Session.load(new)
+            assert any(back.records[i].is_compact_boundary for i in back.conversation.chain)
+
+    run(go())
+    assert sha256(path) == h
+
+
 def test_live_session_updates_and_half_line(tmp_path):
     p = tmp_path / "proj" / "live.jsonl"
     full = orjson.dumps(assistant("a2", "u2", sec=3, usage=(1, 0, 50_000, 9)))

@@ -120,10 +120,11 @@ def releases_with(strategy: str) -> str:
     if not eras:
         return "no known release"
     first, last = eras[0], eras[-1]
-    lo = show_version(first.first) if first.first else "the first releases"
+    if first.first is None:
+        return "every release" if last.last is None else f"up to {show_version(last.last)}"
     if last.last is None:
-        return f"{lo} and later"
-    return f"{lo} – {show_version(last.last)}"
+        return f"{show_version(first.first)} and later"
+    return f"{show_version(first.first)} – {show_version(last.last)}"
 
 
 def default_strategy(era: "Era") -> str:

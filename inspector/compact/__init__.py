@@ -54,7 +54,7 @@ def compact(
                session_memory_params=session_memory_params, pivot=pivot, direction=direction, instructions=instructions,
                factory=factory, estimator=estimator, progress=progress, cancel=cancel, trigger=trigger, refused_at=refused_at,
                prompt_tokens=prompt_tokens)
-    label = f"{key}: the rules of Claude Code {rules.era.label} ({releases_with(key)} had it)"
+    label = f"{key}: the rules of Claude Code {rules.era.label} (releases {releases_with(key)} had it)"
     wi = what_if(key, rules.era)
     return replace(res, rules=rules.note, strategy_label=label, what_if=wi, notes=((wi,) if wi else ()) + res.notes)
 

@@ -21,8 +21,29 @@ from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
 from inspector.tui.actions import bindings
 
-STRATEGIES = [("Microcompact (clear old tool results)", "microcompact"), ("Session memory (notes + recent messages)", "session-memory"),
-              ("Partial from / up to the selected message", "partial"), ("Full compaction (/compact)", "full")]
+LABELS = {
+    "compact": "Compact now (keeps the last round)",
+    "reactive": "As if the API refused (keeps a tail)",
+    "partial": "Partial from / up to the selected prompt",
+    "full": "Full compaction (no kept tail)",
+    "session-memory": "Session memory (notes + recent messages)",
+    "microcompact": "Microcompact (clear old tool results)",
+}
+
+
+def strategy_options(session: Session) -> tuple[list[tuple[str, str]], str]:
+    """The strategies, each named with the releases that had it and marked when the session's own release did not:
+    (options, the default: what the session's Claude Code does)."""
+    from inspector.claude.versions import default_strategy, releases_with, rules_for, what_if
+
+    era = rules_for(session.version).era
+    opts = []
+    for name, label in LABELS.items():
+        key = "partial-from" if name == "partial" else name
+        mark = " · what-if" if what_if(key, era) else ""
+        opts.append((f"{label} — {releases_with(key)}{mark}", name))
+    return opts, default_strategy(era)
+
 
 
 class ConfirmSend(ModalScreen[bool]):
@@ -97,8 +118,16 @@ class WorkbenchScreen(Screen):
         yield Static(Text(printable(f"Compaction workbench: {s.title or s.session_id}")), id="title")
         with Horizontal():
             with VerticalScroll(id="wb-form"):
+                options, default = strategy_options(s)
                 yield Label("Strategy")
-                yield Select(STRATEGIES, value="full", allow_blank=False, id="strategy")
+                yield Select(options, value=default, allow_blank=False, id="strategy")
+                yield Label("Compact: as")
+                yield Select([("/compact (manual)", "manual"), ("the threshold (auto)", "auto")], value="manual", allow_blank=False,
+                             id="trigger")
+                yield Label("Refused: the API's limit (tokens, e.g. 200k)")
+                yield Input(f"{self.default_limit():,}".replace(",", "_"), id="refused-at")
+                yield Label("Refused: the request's size (empty: the context)")
+                yield Input("", placeholder="e.g. 210k", id="prompt-tokens")
                 yield Label("Pivot: the selected message")
                 yield Static(Text(sel or "none: select one in the timeline"), id="wb-selected")
                 yield Label("Others: compact as of the pivot")
@@ -127,8 +156,25 @@ class WorkbenchScreen(Screen):
         yield Static("", id="wb-status")
         yield Footer(compact=True)
 
+    def default_limit(self) -> int:
+        from inspector.tokens.series import session_thresholds
+
+        try:
+            return session_thresholds(self.session, self.settings).context_window
+        except Exception:  # noqa: BLE001 - a default for a field the user can change
+            return 200_000
+
     def on_mount(self) -> None:
         self.schedule_preview()
+        self.fit_form()
+
+    def on_resize(self) -> None:
+        self.fit_form()
+
+    def fit_form(self) -> None:
+        """The form narrower on a small terminal, so the preview keeps most of the width."""
+        form = self.query_one("#wb-form")
+        form.styles.width = 42 if self.size.width >= 120 else max(26, self.size.width * 2 // 5)
 
     # -- parameters ---------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -138,10 +184,15 @@ class WorkbenchScreen(Screen):
             except ValueError:
                 return default
 
+        from inspector.tokens.thresholds import window_value
+
         strategy = self.query_one("#strategy", Select).value
         sel_uuid = self.session.records[self.selected].uuid if self.selected is not None else None
         at_sel = self.query_one("#at-selected", Switch).value
         return {
+            "trigger": self.query_one("#trigger", Select).value,
+            "refused_at": window_value(self.query_one("#refused-at", Input).value),
+            "prompt_tokens": window_value(self.query_one("#prompt-tokens", Input).value),
             "strategy": strategy,
             "at": sel_uuid if at_sel and strategy != "partial" else None,
             "pivot": sel_uuid if strategy == "partial" else None,
@@ -178,7 +229,8 @@ class WorkbenchScreen(Screen):
             res = compact(self.session, p["strategy"], at=p["at"], pivot=p["pivot"], direction=p["direction"],
                           instructions=p["instructions"], settings=self.settings, microcompact_params=p["microcompact_params"],
                           session_memory_params=p["session_memory_params"], summarizer=summarizer,
-                          estimator=self.estimator if p["at"] is None else None, cancel=cancel,
+                          estimator=self.estimator if p["at"] is None else None, cancel=cancel, trigger=p["trigger"],
+                          refused_at=p["refused_at"], prompt_tokens=p["prompt_tokens"],
                           progress=lambda what, _fraction: self.app.call_from_thread(self.status, what))
             self.post_message(self.Previewed(res, None))
         except Cancelled:
@@ -219,10 +271,15 @@ class WorkbenchScreen(Screen):
             f"auto-compact {th.unenforced_threshold:,} not enforced" if th.unenforced_threshold is not None else "auto-compact off")
         t.add_row("", Text(f"warning {th.warning:,} · {auto} · blocking {th.blocking:,} · window {th.context_window:,}",
                            style="dim"), "")
+        if res.strategy_label:
+            t.add_row("rules", Text(printable(res.strategy_label), style="dim"), "")
+        if res.what_if:
+            t.add_row("what-if", Text(printable(res.what_if), style="bold yellow"), "")
         if res.fallback:
             t.add_row("fallback", Text(res.fallback, style="yellow"), "")
         for n in res.notes:
-            t.add_row("note", Text(printable(n)), "")
+            if n != res.what_if:
+                t.add_row("note", Text(printable(n)), "")
         if res.restored_files_tokens:
             t.add_row("live", Text(f"+{res.restored_files_tokens:,} tokens of re-attached files in a live compaction"), "")
         return t
@@ -240,7 +297,9 @@ class WorkbenchScreen(Screen):
                 if i is None:
                     continue
                 r = s.records[i]
-                out.append(printable(f"  {r.type:<9} {(r.timestamp or '')[11:19]}  {human_size(r.content_chars):>8}  {u[:8]}") + "\n")
+                kind = r.get("attachment_type") or r.type if r.type == "attachment" else r.type
+                size = human_size(r.content_chars) if r.type != "attachment" else "—"
+                out.append(printable(f"  {str(kind)[:20]:<20} {(r.timestamp or '')[11:19]}  {size:>8}  {u[:8]}") + "\n")
             if len(uuids) > 40:
                 out.append(f"  … and {len(uuids) - 40} more\n", style="dim")
 
@@ -250,6 +309,17 @@ class WorkbenchScreen(Screen):
                 out.append(printable(f"  {s.tool_name(tid) or '?':<8} {tid}  {res.cleared_tokens.get(tid, 0):,} tokens") + "\n")
         block("Summarized", res.summarized_uuids)
         block("Kept", res.kept_uuids)
+        if res.api_messages is not None:
+            out.append(f"\nWhat Claude Code sends after `claude --resume`, before your prompt ({len(res.api_messages)} messages)\n",
+                       style="bold")
+            for m in res.api_messages:
+                c = m.get("content")
+                blocks = [{"type": "text", "text": c}] if isinstance(c, str) else [b for b in c or () if isinstance(b, dict)]
+                chars = sum(len(str(b.get("text") or b.get("content") or b.get("input") or "")) for b in blocks)
+                kinds = ", ".join(sorted({str(b.get("type")) for b in blocks}))
+                first = next((str(b.get("text")) for b in blocks if b.get("type") == "text"), "")
+                first = next((ln for ln in first.splitlines() if ln.strip() and ln.strip() != "<system-reminder>"), "")[:60]
+                out.append(printable(f"  {str(m.get('role')):<9} {len(blocks):>3} block(s) {human_size(chars):>8}  {kinds}  {first}") + "\n")
         return out
 
     def status(self, text: str) -> None:
