@@ -52,7 +52,7 @@ def write_readme(text: str, start: str, end: str) -> None:
 
 
 def resume_main(args: argparse.Namespace) -> int:
-    from conformance.resume import run_resume, table as resume_table
+    from conformance.resume import run_resume, table as resume_table  # noqa: I001
 
     binary = install(args.version, log=lambda m: print(m, file=sys.stderr))
     names = args.scenario or sorted(p.name for p in GOLDENS.iterdir() if p.is_dir())
@@ -66,6 +66,14 @@ def resume_main(args: argparse.Namespace) -> int:
         for r in got:
             print(f"{name} / {r.case}: {'ok' if r.ok else 'DIFFERENT: ' + r.detail}", file=sys.stderr)
         rows += got
+    if not args.scenario:  # sessions older releases wrote (the bundled samples), saved in their own format
+        from conformance.resume import run_resume_old
+
+        for sample in sorted((ROOT / "sample_sessions").glob("*/*.jsonl")):
+            got = run_resume_old(sample, binary)
+            for r in got:
+                print(f"{sample.name} / {r.case}: {'ok' if r.ok else 'DIFFERENT: ' + r.detail}", file=sys.stderr)
+            rows += got
     text = resume_table(rows, args.version)
     print(text, end="")
     if args.readme:
