@@ -488,7 +488,9 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         counter = AnthropicSummarizer(args.model or DEFAULT_MODEL)
         if not counter.has_key:
             raise InspectorError("--exact needs ANTHROPIC_API_KEY (nothing was sent)")
-        shape = _recorded_shape(s)
+        from inspector.claude.requests import recorded_shape
+
+        shape = recorded_shape(s)
         what = (f"the request a resume would send ({len(res.api_messages)} messages with the session's system prompt and tools, "
                 f"about {res.tokens_after:,} tokens)" if res.api_messages is not None and shape is not None else
                 f"the {len(res.view)} messages after the compaction")
@@ -518,16 +520,6 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         if exact is not None:
             out.write(f"Exact: the API counts the messages after the compaction at {exact:,} tokens (with the calibrated fixed overhead).\n")
     return EXIT_OK
-
-
-def _recorded_shape(s: Any) -> dict[str, Any] | None:
-    """The system prompt and tools of the session's last recorded main-thread request (2.1.3xx)."""
-    from inspector.claude.requests import rebuild_requests
-
-    for q in reversed(rebuild_requests(s)):
-        if q.agent_id is None and q.request.get("system") is not None:
-            return q.request
-    return None
 
 
 def format_strategies(s: Any) -> str:

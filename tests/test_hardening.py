@@ -789,3 +789,48 @@ def test_lines_that_carry_nothing_cost_little(tmp_path):
 
     st = session_stats(s)
     assert st["records"]["by_type"] == {"": 50_000, "file-history-snapshot": 50_000} and st["chain"]["length"] == 0
+
+
+def test_exact_count_from_the_workbench_asks_then_counts_the_whole_request(tmp_path, monkeypatch):
+    from conftest import expand_golden, golden_transcript
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.workbench import ConfirmSend, WorkbenchScreen
+
+    src = golden_transcript(expand_golden("manual_compact_resume", tmp_path))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+
+    async def go(fake):
+        app = InspectorApp(Target("file", src))
+        async with app.run_test(size=(160, 48)) as pilot:
+            for _ in range(3):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            await pilot.press("w")
+            for _ in range(100):
+                await pilot.pause(0.1)
+                await app.workers.wait_for_complete()
+                if isinstance(app.screen, WorkbenchScreen) and app.screen.result is not None:
+                    break
+            wb = app.screen
+            assert isinstance(wb, WorkbenchScreen) and wb.result is not None and wb.result.api_messages
+            await pilot.press("ctrl+t")
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if isinstance(app.screen, ConfirmSend):
+                    break
+            assert isinstance(app.screen, ConfirmSend) and "token-counting" in app.screen.text
+            assert fake.requests == []  # nothing sent before consent
+            await pilot.click("#yes")
+            for _ in range(200):
+                await pilot.pause(0.05)
+                await app.workers.wait_for_complete()
+                if "exact:" in str(wb.query_one("#wb-status").render()):
+                    break
+            assert "exact:" in str(wb.query_one("#wb-status").render())
+            [req] = fake.requests
+            assert req["path"].startswith("/v1/messages/count_tokens") and req["body"]["tools"] and req["body"]["system"]
+            assert len(req["body"]["messages"]) == len(wb.result.api_messages)
+
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        asyncio.run(go(fake))

@@ -174,6 +174,14 @@ def _set_path(obj: Any, path: Any, value: Any) -> None:
         cur["cache_control"] = value
 
 
+def recorded_shape(s: Session) -> dict[str, Any] | None:
+    """The system prompt and tools of the session's last recorded main-thread request (2.1.3xx), else None."""
+    for q in reversed(rebuild_requests(s)):
+        if q.agent_id is None and q.request.get("system") is not None:
+            return q.request
+    return None
+
+
 def request_before(s: Session, requests: list[RebuiltRequest], index: int) -> RebuiltRequest | None:
     """The last main-thread request recorded before record `index` in the file."""
     best = None

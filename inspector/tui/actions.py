@@ -61,6 +61,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     # workbench
     ActionSpec("preview", "p", "Preview", "Recompute the preview", "workbench"),
     ActionSpec("anthropic", "ctrl+a", "Anthropic…", "Summarize with the Anthropic API (asks first, shows tokens and cost)", "workbench"),
+    ActionSpec("exact_count", "ctrl+t", "Exact count…", "Count the request a resume sends with the API's token-counting endpoint (asks first)",
+               "workbench"),
     ActionSpec("cancel_job", "ctrl+c", "Cancel", "Cancel a running summary", "workbench", footer=False),
     ActionSpec("save", "ctrl+s", "Save", "Save the result as a new session (never touches the original)", "workbench"),
 )

@@ -360,6 +360,55 @@ class WorkbenchScreen(Screen):
 
         self.app.call_from_thread(self.app.push_screen, ConfirmSend(est.describe()), answer)
 
+    def action_exact_count(self) -> None:
+        res = self.result
+        if res is None:
+            self.notify("no preview to count yet", severity="warning")
+            return
+        from inspector.compact.summarize.anthropic_api import AnthropicSummarizer
+
+        counter = AnthropicSummarizer()
+        if not counter.has_key:
+            self.notify("Set ANTHROPIC_API_KEY to count with the API; nothing was sent.", severity="error", timeout=8)
+            return
+        from inspector.claude.requests import recorded_shape
+
+        shape = recorded_shape(self.session)
+        exact_request = res.api_messages is not None and shape is not None
+        what = (f"the request a resume would send: {len(res.api_messages or ())} messages with the session's system prompt and "
+                f"tools, about {res.tokens_after:,} tokens" if exact_request else
+                f"the {len(res.view)} messages after the compaction (about {res.tokens_after:,} tokens with the fixed overhead)")
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.status("counting with the Anthropic API…")
+                self.count_exact(res, shape if exact_request else None)
+            else:
+                self.status("nothing was sent")
+
+        self.app.push_screen(ConfirmSend(f"The token-counting endpoint gets {what}. It costs nothing and generates nothing."), answer)
+
+    @work(thread=True, exclusive=True, group="count")
+    def count_exact(self, res: CompactionResult, shape: dict[str, Any] | None) -> None:
+        from inspector.compact.summarize.anthropic_api import AnthropicSummarizer
+
+        counter = AnthropicSummarizer()
+        try:
+            if shape is not None:
+                n = counter.count_request(shape.get("system"), shape.get("tools"), [dict(m) for m in res.api_messages or ()],
+                                          self.session.main_model)
+                text = f"exact: {n:,} tokens by the API's count of the whole request ({res.tokens_after:,} estimated)"
+            else:
+                assert self.estimator is not None
+                n = round(self.estimator.calibration.overhead) + counter.count_messages([(v.role, dict(v.body)) for v in res.view])
+                text = f"exact: {n:,} tokens (the API's count of the messages + the calibrated fixed overhead; {res.tokens_after:,} estimated)"
+        except Exception as exc:  # noqa: BLE001
+            self.app.call_from_thread(self.app.notify, f"Not counted: {redact(str(exc))}", severity="error", timeout=10)
+            self.app.call_from_thread(self.status, "not counted")
+            return
+        self.app.call_from_thread(self.status, text)
+        self.app.call_from_thread(self.app.notify, text, timeout=10)
+
     def action_cancel_job(self) -> None:
         if self.cancel is not None:
             self.cancel.set()
