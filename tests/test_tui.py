@@ -523,3 +523,54 @@ def test_every_real_session_opens_in_the_app():
     for p in REAL_PROJECTS.rglob("*.jsonl"):
         if "subagents" not in p.parts:
             asyncio.run(go(p))
+
+
+def test_a_session_deleted_under_the_browser_goes_and_discovery_goes_on(tmp_path):
+    """Deleting the session under the cursor (the last row) while the browser is open: the row goes, the cursor
+    lands on a row that exists, enter opens it, and a session that appears afterwards shows up."""
+    root = tmp_path / "root"
+    paths = [write_jsonl(root / "-w" / f"s{k}.jsonl", [user(f"u{k}", None, f"session {k}", sec=k), assistant(f"a{k}", f"u{k}", sec=k + 1)])
+             for k in range(3)]
+
+    async def go():
+        app = InspectorApp(Target("root", root))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            assert isinstance(b, BrowserScreen) and len(b.shown) == 3
+            table = b.query_one("#sessions")
+            table.move_cursor(row=2)
+            victim = b.selected_path()
+            victim.unlink()
+            b.rescan()
+            await settle(app, pilot)
+            assert len(b.shown) == 2 and victim not in {b.items[k].path for k in b.shown}
+            assert b.selected_path() is not None
+            write_jsonl(root / "-w" / "s9.jsonl", [user("u9", None, "a new one", sec=9), assistant("a9", "u9", sec=10)])
+            b.rescan()
+            await settle(app, pilot)
+            assert len(b.shown) == 3
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert isinstance(app.screen, SessionScreen)
+
+    run(go())
+    assert sum(p.exists() for p in paths) == 2  # the one deleted, and only it
+
+
+def test_an_unexpected_error_stays_on_screen(tmp_path, monkeypatch):
+    p = write_jsonl(tmp_path / "root" / "-w" / "s.jsonl", [user("u1", None, "hello"), assistant("a1", "u1")])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+    async def go():
+        app = InspectorApp(Target("file", p))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            monkeypatch.setattr(type(app), "is_headless", property(lambda self: False))
+            app._handle_exception(RuntimeError("boom"))
+            await settle(app, pilot)
+            banner = app.screen.query_one("#error-banner")
+            assert "RuntimeError: boom" in str(banner.render()) and "last-error.txt" in str(banner.render())
+            monkeypatch.undo()
+
+    run(go())

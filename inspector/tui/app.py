@@ -77,7 +77,26 @@ class InspectorApp(App[None]):
             where = str(path)
         except OSError:
             pass
-        self.notify(f"Unexpected error: {type(error).__name__}: {error}. Details in {where}.", severity="error", timeout=15)
+        text = f"Unexpected error: {type(error).__name__}: {redact(str(error))}. Details in {where}."
+        self.notify(text, severity="error", timeout=30)
+        self.call_later(self.show_error, text)
+
+    def show_error(self, text: str) -> None:
+        """The error stays on screen, above the footer, until the next one replaces it (esc on the banner clears it)."""
+        from textual.widgets import Static
+
+        from inspector.textutil import printable
+
+        screen = self.screen
+        try:
+            banner = screen.query_one("#error-banner", Static)
+            banner.update(printable(text))
+            banner.display = True
+        except Exception:  # noqa: BLE001 - no banner on this screen yet
+            try:
+                screen.mount(Static(printable(text), id="error-banner"))
+            except Exception:  # noqa: BLE001 - the notification stands
+                pass
 
     def action_help(self) -> None:
         from inspector.tui.screens.help import HelpScreen

@@ -178,8 +178,18 @@ class BrowserScreen(Screen):
         if changed or gone:
             self.post_message(self.Changed(changed, gone))
 
+    def selected_path(self) -> Path | None:
+        """The session under the cursor, or None (no rows, or the rows are being rebuilt)."""
+        t = self.query_one(DataTable)
+        row = t.cursor_row
+        if row is None or not 0 <= row < len(self.shown):
+            return None
+        k = self.shown[row]
+        return self.items[k].path if 0 <= k < len(self.items) else None
+
     @on(Changed)
     def on_changed(self, msg: Changed) -> None:
+        keep = self.selected_path()  # before the items change under the table's rows
         by_path = {it.path: k for k, it in enumerate(self.items)}
         fresh: list[int] = []
         for it in msg.items:
@@ -199,7 +209,10 @@ class BrowserScreen(Screen):
                 self.seen.pop(p, None)
             changed = {i.path for i in msg.items}
             fresh = [k for k, it in enumerate(self.items) if it.path in changed]
-        self.redraw(keep_cursor=True)
+            if keep in msg.gone:
+                keep = None
+        self.shown = []  # the rows' indexes are stale now
+        self.redraw(keep_cursor=True, keep=keep)
         new = sum(1 for it in msg.items if it.path not in by_path)
         if new:
             self.notify(f"{new} new session(s)", timeout=3)
@@ -337,12 +350,12 @@ class BrowserScreen(Screen):
         if self.items:
             self.redraw(keep_cursor=True)
 
-    def redraw(self, keep_cursor: bool = False) -> None:
+    def redraw(self, keep_cursor: bool = False, keep: Path | None = None) -> None:
+        """Rebuild the rows; the cursor stays on the session it was on (`keep`, or the current one)."""
         t = self.query_one(DataTable)
         width = self._title_width = self.title_width()
-        current = None
-        if keep_cursor and self.shown and t.cursor_row is not None and t.cursor_row < len(self.shown):
-            current = self.items[self.shown[t.cursor_row]].path
+        current = keep if keep is not None else self.selected_path() if keep_cursor else None
+        row_before = t.cursor_row or 0
         t.clear(columns=True)  # the columns too: their widths only ever grow, and titles may now be shorter
         for key, label in COLUMNS:
             t.add_column(label, key=key)
@@ -356,6 +369,8 @@ class BrowserScreen(Screen):
         if current is not None:
             row = next((r for r, k in enumerate(self.shown) if self.items[k].path == current), 0)
             t.move_cursor(row=row)
+        elif keep_cursor and self.shown:  # the session under the cursor went away: the row that took its place
+            t.move_cursor(row=min(row_before, len(self.shown) - 1))
 
     @on(Input.Changed, "#filter")
     def on_filter(self, event: Input.Changed) -> None:
@@ -401,13 +416,12 @@ class BrowserScreen(Screen):
         self.action_open()
 
     def action_open(self) -> None:
-        t = self.query_one(DataTable)
-        if not self.shown or t.cursor_row is None or t.cursor_row >= len(self.shown):
+        path = self.selected_path()
+        if path is None:
             return
-        it = self.items[self.shown[t.cursor_row]]
         from inspector.tui.screens.session import SessionScreen
 
-        self.app.push_screen(SessionScreen(it.path, search=self.search_term))
+        self.app.push_screen(SessionScreen(path, search=self.search_term))
 
     # -- search inside every session ---------------------------------------------------------
     def action_search_all(self) -> None:
