@@ -579,8 +579,12 @@ def format_compaction(res: Any, saved: Any = None) -> str:
         lines += ["    " + printable(ln, keep_newlines=True) for ln in res.summary.splitlines()]
     if saved is not None:
         lines.append(f"Saved {saved.records} records to {saved.path}" + (f" (+{len(saved.copied)} file(s) copied beside it)" if saved.copied else ""))
-        lines.append(f"Checked: chain intact, tool calls paired, {saved.verification.saved_counted:,} counted tokens as previewed.")
-        lines.append(f"Resume it with: {saved.resume_command}")
+        lines.append("Checked: chain intact, tool calls paired, the messages saved are those previewed"
+                     + (" and a resume sends the previewed api_messages." if res.api_messages is not None else "."))
+        if saved.resumable:
+            lines.append(f"Resume it with: {saved.resume_command}")
+        else:
+            lines += saved.resume_hint.splitlines()
         for n in saved.notes:
             lines.append(f"note: {printable(n)}")
     elif res.changed:

@@ -10,7 +10,24 @@ import orjson
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "sample_sessions"
+SAMPLES_SOURCE = ROOT / "sample_sessions"  # the committed samples (a user may have saved sessions in a clone's copy)
+
+
+def _pristine_samples() -> Path:
+    """The samples as the generator makes them, in a temporary folder: the tests never depend on what else the
+    checkout's sample_sessions/ holds (a session a user saved there)."""
+    import atexit
+    import tempfile
+
+    from inspector.samplegen import generate
+
+    base = Path(tempfile.mkdtemp(prefix="inspector-samples-"))
+    atexit.register(shutil.rmtree, base, True)
+    generate(base / "sample_sessions")
+    return base / "sample_sessions"
+
+
+SAMPLES = _pristine_samples()
 REALDATA = (ROOT / ".." / "shared" / "realdata").resolve()
 REAL_PROJECTS = REALDATA / "projects"
 
@@ -24,6 +41,7 @@ def isolated_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(base / "claude"))
     monkeypatch.setenv("HOME", str(base / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(base / "cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(base / "data"))
     yield base
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 from datetime import datetime, timedelta, timezone
 
 import orjson
@@ -283,8 +285,42 @@ def test_cli_compact_json_and_write(workdir):
     assert d["written"] is None and d["tokens_after"] < d["tokens_before"]
     code, out, err = run("compact", p, "--strategy", "full", "--write")
     assert code == 0, err
-    assert "Saved" in out and "Resume it with: cd /home/ann/work/weatherly && claude --resume" in out
+    # a folder Claude Code does not look in: where to copy it, then the command
+    assert "Saved" in out and "copy it to its projects folder first" in out and "-home-ann-work-weatherly/" in out
+    assert "then: cd /home/ann/work/weatherly && claude --resume" in out
     assert sha256(p) == h
+
+
+def test_a_session_saved_in_claude_codes_projects_folder_resumes_as_is(monkeypatch, tmp_path):
+    """Under the projects root, in the folder named after the cwd, `claude --resume` finds it: the command alone."""
+    config = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    src = sample_session("Fix forecast")
+    dst = config / "projects" / "-home-ann-work-weatherly" / src.name
+    dst.parent.mkdir(parents=True)
+    shutil.copyfile(src, dst)
+    code, out, err = run("compact", dst, "--strategy", "full", "--write", "--json")
+    assert code == 0, err
+    saved = orjson.loads(out)["save"]
+    assert saved["resumable"] is True and saved["resume_hint"] == saved["resume_command"]
+    assert saved["resume_command"].startswith("cd /home/ann/work/weatherly && claude --resume ")
+
+
+def test_saving_a_bundled_sample_never_writes_into_the_package_or_the_checkout(monkeypatch, tmp_path):
+    from inspector.transcript.discovery import samples_root
+
+    root = samples_root()
+    before = tree_hashes(root)
+    src = next(p for p in root.rglob("*.jsonl") if "subagents" not in p.parts and Session.load(p).title.startswith("Fix forecast"))
+    code, out, err = run("compact", src, "--strategy", "full", "--write", "--json")
+    assert code == 0, err
+    saved = orjson.loads(out)["save"]
+    assert saved["path"].startswith(str(tmp_path.parent)) or "inspector/saved" in saved["path"]
+    assert any("bundled samples" in n for n in saved["notes"]) and not saved["resumable"]
+    assert tree_hashes(root) == before
+    code, out, err = run("compact", src, "--strategy", "full", "--write", "--out", str(root / "x.jsonl"))
+    assert code == 2 and "does not write inside" in err
+    assert tree_hashes(root) == before
 
 
 @pytest.mark.parametrize("args, expect", [

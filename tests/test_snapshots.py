@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import SAMPLES
 from inspector.transcript.discovery import Target
 from inspector.tui.app import InspectorApp
 
@@ -22,10 +22,11 @@ SESSION = Path("sample_sessions/-home-ann-work-weatherly/6513270e-269e-4d37-b2a7
 
 @pytest.fixture(autouse=True)
 def stable(monkeypatch):
-    """The same picture on every machine: UTC clock, paths relative to the checkout."""
+    """The same picture on every machine: UTC clock, paths relative to a folder that holds the pristine samples (never
+    what else a checkout's sample_sessions/ may hold)."""
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(SAMPLES.parent)
     yield
     monkeypatch.undo()
     time.tzset()

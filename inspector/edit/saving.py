@@ -70,12 +70,74 @@ class SaveResult:
         cd = f"cd {_shell_quote(self.cwd)} && " if self.cwd else ""
         return f"{cd}claude --resume {self.session_id}"
 
+    @property
+    def project_folder(self) -> Path:
+        """Where Claude Code looks for this session's file: its projects root, the folder named after the cwd."""
+        from inspector.transcript.discovery import default_projects_root
+
+        return default_projects_root() / project_folder_name(self.cwd or "")
+
+    @property
+    def resumable(self) -> bool:
+        """Whether `claude --resume` (run in the session's folder) finds the saved file where it is."""
+        from inspector.transcript.discovery import default_projects_root
+
+        try:
+            folder = self.path.parent.resolve()
+            root = default_projects_root().resolve()
+        except OSError:
+            return False
+        if folder.parent != root:
+            return False
+        return not self.cwd or folder.name == project_folder_name(self.cwd) or (
+            len(project_folder_name(self.cwd)) > 200 and folder.name.startswith(project_folder_name(self.cwd)[:200]))
+
+    @property
+    def resume_hint(self) -> str:
+        """How to continue the saved session in Claude Code: the command, or first where to copy it."""
+        if self.resumable:
+            return self.resume_command
+        dest = self.project_folder
+        folder = self.path.with_suffix("")
+        copy = f"mkdir -p {_shell_quote(str(dest))} && cp {_shell_quote(str(self.path))} {_shell_quote(str(dest))}/"
+        if folder.is_dir():
+            copy += f" && cp -r {_shell_quote(str(folder))} {_shell_quote(str(dest))}/"
+        return (f"Claude Code does not look for sessions in {self.path.parent}: copy it to its projects folder first,\n"
+                f"  {copy}\nthen: {self.resume_command}")
+
     def as_dict(self) -> dict[str, Any]:
         v = self.verification
         return {"path": str(self.path), "session_id": self.session_id, "records": self.records, "copied": [str(p) for p in self.copied],
-                "resume_command": self.resume_command, "notes": self.notes,
+                "resume_command": self.resume_command, "resumable": self.resumable, "resume_hint": self.resume_hint,
+                "notes": self.notes,
                 "verification": {"ok": v.ok, "chain_ok": v.chain_ok, "tool_pairs_ok": v.tool_pairs_ok, "estimate_ok": v.estimate_ok,
                                  "saved_counted_tokens": v.saved_counted, "preview_counted_tokens": v.preview_counted, "problems": v.problems}}
+
+
+def project_folder_name(cwd: str) -> str:
+    """The name of the folder Claude Code keeps a project's sessions in (§1.2): every character that is not a letter
+    or a digit becomes '-'. (Over 200 characters Claude Code adds a hash of the path that only its runtime makes.)"""
+    return re.sub(r"[^a-zA-Z0-9]", "-", cwd)
+
+
+def user_save_root() -> Path:
+    """Where sessions saved from something inspector must not write into (the bundled samples) go:
+    $XDG_DATA_HOME/inspector/saved, by default ~/.local/share/inspector/saved."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "inspector" / "saved"
+
+
+def _own_tree(path: Path) -> bool:
+    """Inside inspector's own package or its bundled samples (never written to)."""
+    from inspector.transcript.discovery import samples_root
+
+    try:
+        p = path.resolve()
+    except OSError:
+        return False
+    package = Path(__file__).resolve().parent.parent
+    roots = [package] + ([samples_root().resolve()] if samples_root() is not None else [])
+    return any(p == r or r in p.parents for r in roots)
 
 
 def _shell_quote(s: str) -> str:
@@ -465,7 +527,16 @@ def save(s: Session, result: CompactionResult, *, out: Path | None = None,
         raise RefusedSave(f"nothing was saved: the session is still being written ({live}); save it once Claude Code has "
                           "finished the turn", "--allow-live")
     new_sid = new_id()
-    target = Path(out) if out is not None else s.project_dir / f"{new_sid}.jsonl"
+    placed: list[str] = []
+    if out is not None:
+        target = Path(out)
+        if _own_tree(target):
+            raise SaveError(f"inspector does not write inside its own package or the bundled samples: {target}")
+    elif _own_tree(s.path):  # a bundled sample: saved in the user's data folder, never in the package or the checkout
+        target = user_save_root() / s.project_dir.name / f"{new_sid}.jsonl"
+        placed.append(f"the original is one of inspector's bundled samples: saved under {target.parent} instead of beside it")
+    else:
+        target = s.project_dir / f"{new_sid}.jsonl"
     if target.suffix != ".jsonl":
         raise SaveError(f"the output must be a .jsonl file: {target}")
     if target.exists() or target.is_symlink():
@@ -530,7 +601,7 @@ def save(s: Session, result: CompactionResult, *, out: Path | None = None,
         for d in reversed(made_dirs):
             _quiet(DISK.rmdir, d)
         raise
-    notes = []
+    notes = list(placed)
     if cleaned:
         notes.append(f"removed {len(cleaned)} file(s) and folder(s) an interrupted earlier save had left")
     try:

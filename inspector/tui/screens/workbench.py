@@ -432,8 +432,10 @@ class WorkbenchScreen(Screen):
             self.app.call_from_thread(self.app.notify, f"Not saved: {exc}", severity="error", timeout=10)
             self.app.call_from_thread(self.status, f"not saved: {exc}")
             return
+        sends = " and a resume sends the previewed messages" if res.api_messages is not None else ""
+        how = f"Resume it with:\n  {out.resume_command}" if out.resumable else out.resume_hint
         text = (f"{out.path}\n{out.records} records, {len(out.copied)} file(s) copied beside it; checked: chain intact, tool calls "
-                f"paired, {out.verification.saved_counted:,} counted tokens as previewed.\n\nResume it with:\n  {out.resume_command}\n\n"
+                f"paired, the messages saved are those previewed{sends}.\n\n{how}\n\n"
                 "The original transcript was not modified." + "".join(f"\nNote: {n}" for n in out.notes))
         self.app.call_from_thread(self.status, f"saved to {out.path}")
         self.app.call_from_thread(self.app.push_screen, SavedScreen(text))
