@@ -574,3 +574,89 @@ def test_an_unexpected_error_stays_on_screen(tmp_path, monkeypatch):
             monkeypatch.undo()
 
     run(go())
+
+
+def test_record_keys_show_the_record_tab_and_y_toggles(tmp_path):
+    """With the Why tab open, r (raw), f (full output) and o (subagent) act on the record, so the Record tab shows;
+    y again returns to it."""
+    from textual.widgets import TabbedContent
+
+    path = sample_session("Fix forecast")
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            tabs = app.screen.query_one(TabbedContent)
+            await pilot.press("y")
+            await settle(app, pilot)
+            assert tabs.active == "tab-why"
+            await pilot.press("r")
+            await settle(app, pilot)
+            assert tabs.active == "tab-record" and app.screen.raw
+            await pilot.press("y")
+            await settle(app, pilot)
+            assert tabs.active == "tab-why"
+            await pilot.press("y")
+            await settle(app, pilot)
+            assert tabs.active == "tab-record"
+            await pilot.press("y", "f")
+            await settle(app, pilot)
+            assert tabs.active == "tab-record"
+
+    run(go())
+
+
+def test_esc_closes_the_innermost_thing_first(tmp_path):
+    from textual.widgets import Input
+
+    path = sample_session("Fix forecast")
+
+    async def go():
+        app = InspectorApp(Target("root", SAMPLES))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            assert isinstance(b, BrowserScreen)
+            n = len(b.shown)
+            await pilot.press("slash", "f", "i", "x")
+            await settle(app, pilot)
+            assert len(b.shown) < n
+            await pilot.press("escape")  # the filter goes, the browser stays
+            await settle(app, pilot)
+            assert isinstance(app.screen, BrowserScreen) and len(b.shown) == n and b.query_one("#filter", Input).value == ""
+        async with session_app(path) as (app, pilot):
+            screen = app.screen
+            await pilot.press("slash")
+            await settle(app, pilot)
+            box = screen.query_one("#search", Input)
+            assert box.display
+            await pilot.press("escape")  # the search bar goes, the session stays
+            await settle(app, pilot)
+            assert app.screen is screen and not box.display
+            screen.run_search("IndexError")
+            await settle(app, pilot)
+            assert screen.matches
+            await pilot.press("escape")  # then the highlights
+            await settle(app, pilot)
+            assert app.screen is screen and not screen.matches
+
+    run(go())
+
+
+def test_opening_a_search_result_lands_on_the_first_match():
+    """Opened from a search of every session, the session shows its first match, even on the first row."""
+    path = sample_session("Fix forecast")
+    s = Session.load(path)
+    hits = search_records(s, "forecast")  # the first prompt says it: the first row is a match
+
+    async def go():
+        app = InspectorApp(Target("file", path))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            app.push_screen(SessionScreen(path, search="forecast"))
+            await settle(app, pilot)
+            await settle(app, pilot)
+            tl = app.screen.query_one(Timeline)
+            shown = [r.index for r in tl.rows if r.index in set(hits)]
+            assert shown[0] == tl.rows[0].index and tl.current.index == shown[0]
+
+    run(go())

@@ -55,7 +55,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("open_subagent", "o", "Subagent", "Open the subagent transcript of the selected Agent call", "session"),
     ActionSpec("what_if", "s", "What if…", "Change the settings that move the thresholds (model, window, auto-compact, overrides) and see the session again", "session"),
     ActionSpec("workbench", "w", "Compact…", "Open the compaction workbench (partial compaction pivots on the selected message)", "session"),
-    ActionSpec("why", "y", "Why", "Explain the selected compaction, or what fills the context at the selected message", "session", title="Why / context"),
+    ActionSpec("why", "y", "Why", "Explain the selected compaction, or what fills the context at the selected message (y again: the record)",
+               "session", title="Why / context"),
     ActionSpec("export", "e", "Export", "Export the conversation (or, with a, every record) as Markdown to a new file in the current folder", "session", footer=False),
     ActionSpec("reload", "ctrl+r", "Reload", "Reload the session from disk", "session", footer=False),
     # workbench
@@ -73,5 +74,7 @@ def bindings(scope: str) -> list[Binding]:
     for a in ACTIONS:
         if a.scope == scope:
             out.append(Binding(a.key, a.action, a.label, show=a.footer))
+    if scope in ("browser", "session"):  # esc closes what is open inside the screen before the screen itself
+        out.append(Binding("escape", "back", "Back"))
     return out
 

@@ -392,6 +392,27 @@ class BrowserScreen(Screen):
             self.redraw()
         self.query_one(DataTable).focus()
 
+    def action_back(self) -> None:
+        """esc: the filter first, then the results of a search inside every session, then the screen."""
+        box = self.query_one("#filter", Input)
+        if box.value:
+            box.value = ""
+            self.query_text = ""
+            self.redraw()
+            self.query_one(DataTable).focus()
+            return
+        if box.has_focus:
+            self.query_one(DataTable).focus()
+            return
+        if self.search_term is not None:
+            self.search_term = None
+            for it in self.items:
+                it.matches = None
+            self.redraw()
+            self.notify("search results cleared", timeout=2)
+            return
+        self.app.action_back()
+
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
 

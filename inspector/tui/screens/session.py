@@ -391,7 +391,27 @@ class SessionScreen(Screen):
         self.rebuild()
         self.notify("every record of the file (off-chain rows in italics)" if self.scope == "file" else "the conversation's chain only", timeout=3)
 
+    def action_back(self) -> None:
+        """esc: the search bar first, then the search's highlights, then the screen."""
+        box = self.query_one("#search", Input)
+        if box.display:
+            box.display = False
+            self.query_one(Timeline).focus()
+            return
+        tl = self.query_one(Timeline)
+        if self.matches or tl.matches:
+            self.matches = []
+            tl.matches = set()
+            tl.refresh()
+            self.notify("search cleared", timeout=2)
+            return
+        self.app.action_back()
+
+    def show_record_tab(self) -> None:
+        self.query_one(TabbedContent).active = "tab-record"
+
     def action_toggle_raw(self) -> None:
+        self.show_record_tab()
         self.raw = not self.raw
         row = self.query_one(Timeline).current
         if row is not None and self.session is not None:
@@ -443,15 +463,20 @@ class SessionScreen(Screen):
                         severity="warning")
             return
         self.notify(f"{len(self.matches)} match(es) for {q!r}", timeout=3)
-        self.action_next_match()
+        self._jump(self.matches, inclusive=True)
 
-    def _jump(self, candidates: list[int], forward: bool = True) -> bool:
+    def _jump(self, candidates: list[int], forward: bool = True, inclusive: bool = False) -> bool:
+        """Move to the next (or previous) candidate row; `inclusive`: the current row counts (a new search starts at the
+        first match, even when the cursor is on it)."""
         tl = self.query_one(Timeline)
         cur = tl.current.index if tl.current else -1
         order = [k for k, r in enumerate(tl.rows) if r.index in set(candidates)]
         if not order:
             return False
-        pos = [k for k in order if (tl.rows[k].index > cur if forward else tl.rows[k].index < cur)]
+        if inclusive and forward:
+            pos = [k for k in order if tl.rows[k].index >= cur]
+        else:
+            pos = [k for k in order if (tl.rows[k].index > cur if forward else tl.rows[k].index < cur)]
         target = (pos[0] if forward else pos[-1]) if pos else (order[0] if forward else order[-1])
         tl.cursor = target
         return True
@@ -485,6 +510,7 @@ class SessionScreen(Screen):
         s = self.session
         ids = set(s.records[row.index].tool_results)
         po = next((p for p in s.persisted_outputs if p.tool_use_id in ids and p.file is not None), None)
+        self.show_record_tab()
         if po is None:
             self.notify("this record has no persisted output file", severity="warning")
             return
@@ -495,8 +521,9 @@ class SessionScreen(Screen):
             self.page = 0
         text, total = s.read_persisted(po, limit=PAGE, offset=self.page * PAGE)
         self.query_one(TabbedContent).active = "tab-record"
+        more = "; f for the next page" if pages > 1 else ""
         self.query_one("#detail", Detail).show_text(
-            f"{po.file.name}: page {self.page + 1} of {pages} ({human_size(total)}; f for the next page)", text)  # type: ignore[union-attr]
+            f"{po.file.name}: page {self.page + 1} of {pages} ({human_size(total)}{more})", text)  # type: ignore[union-attr]
 
     def action_open_subagent(self) -> None:
         row = self.query_one(Timeline).current
@@ -505,6 +532,7 @@ class SessionScreen(Screen):
         s = self.session
         r = s.records[row.index]
         ids = {t for t, _ in r.tool_uses} | set(r.tool_results)
+        self.show_record_tab()
         for sa in s.subagents:
             if (sa.spawned_by in ids or (r.get("spawned_agent") == sa.agent_id)) and sa.path is not None:
                 self.app.push_screen(SessionScreen(sa.path, settings=self.settings, title=f"subagent {sa.agent_id} of {s.title}"))
@@ -516,7 +544,11 @@ class SessionScreen(Screen):
         self.notify("select an Agent/Task call, its result, or a compaction to open its transcript", severity="warning")
 
     def action_why(self) -> None:
-        self.query_one(TabbedContent).active = "tab-why"
+        tabs = self.query_one(TabbedContent)
+        if tabs.active == "tab-why":  # y again: back to the record
+            tabs.active = "tab-record"
+            return
+        tabs.active = "tab-why"
         self.show_why()
 
     def action_reload(self) -> None:
