@@ -97,3 +97,26 @@ def test_small_terminal_keeps_room_for_the_timeline(snap_compare):
         await loaded(pilot)
 
     assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_light_theme(snap_compare):
+    """A light theme: the chart, the timeline and the detail on light backgrounds, at a compaction with its why."""
+    async def run_before(pilot):
+        pilot.app.theme = "textual-light"
+        await loaded(pilot)
+        await pilot.press("c", "y")
+        await loaded(pilot)
+
+    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=(120, 36), run_before=run_before)
+
+
+def test_workbench_at_80x24(snap_compare):
+    """The workbench on a small terminal: the form narrows so that the preview keeps most of the width."""
+    async def run_before(pilot):
+        await loaded(pilot)
+        await pilot.press("w")
+        await loaded(pilot)
+        await pilot.pause(0.6)
+        await loaded(pilot)
+
+    assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=(80, 24), run_before=run_before)

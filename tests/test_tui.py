@@ -501,7 +501,7 @@ def test_palette_offers_registry_actions(workdir):
     async def go():
         async with session_app(path) as (app, pilot):
             titles = [c.title for c in app.get_system_commands(app.screen)]
-            assert "Next compaction" in titles and "Compact…" in titles and "Help" in titles
+            assert "Next compaction  (c)" in titles and "Compact…  (w)" in titles and "Help  (?)" in titles
             assert any("theme" in t.lower() for t in titles)
 
     run(go())
@@ -658,5 +658,90 @@ def test_opening_a_search_result_lands_on_the_first_match():
             tl = app.screen.query_one(Timeline)
             shown = [r.index for r in tl.rows if r.index in set(hits)]
             assert shown[0] == tl.rows[0].index and tl.current.index == shown[0]
+
+    run(go())
+
+
+def test_empty_states_are_shown_on_screen(tmp_path):
+    """An empty folder and a filter that matches nothing each show why, in place of the table (no endless progress)."""
+    from textual.widgets import ProgressBar, Static
+
+    (tmp_path / "empty").mkdir()
+
+    async def go():
+        app = InspectorApp(Target("root", tmp_path / "empty"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            empty = b.query_one("#empty", Static)
+            assert empty.display and "No sessions under" in str(empty.render())
+            assert not b.query_one(ProgressBar).display
+        app = InspectorApp(Target("root", SAMPLES))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            await pilot.press("slash", *"zzqq")
+            await settle(app, pilot)
+            empty = b.query_one("#empty", Static)
+            assert empty.display and "No session matches 'zzqq'" in str(empty.render())
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert not empty.display and b.shown
+
+    run(go())
+
+
+@pytest.mark.parametrize("size, theme", [((80, 24), "textual-light"), ((160, 48), "textual-light"), ((120, 40), "solarized-light"),
+                                         ((120, 40), "catppuccin-latte"), ((120, 40), "rose-pine-dawn"), ((120, 40), "atom-one-light")])
+def test_a_light_theme_has_no_dark_patches(size, theme):
+    """Every cell of the session screen (chart rows included) is painted with the theme's light backgrounds."""
+    import re
+
+    path = sample_session("Fix forecast")
+
+    async def go():
+        async with session_app(path, size=size) as (app, pilot):
+            app.theme = theme
+            await settle(app, pilot)
+            await pilot.press("c", "y")
+            await settle(app, pilot)
+            svg = app.export_screenshot()
+        fills = set(re.findall(r'<rect fill="#([0-9a-f]{6})" x=', svg))  # the cells (not the window frame)
+
+        def light(h: str) -> float:
+            r, g, b = (int(h[k:k + 2], 16) / 255 for k in (0, 2, 4))
+            return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+        dark = sorted(f for f in fills if light(f) < 0.35)
+        assert not dark, dark
+
+    run(go())
+
+
+def test_the_key_bar_never_cuts_a_label_and_the_palette_has_each_command_once_with_its_key():
+    from inspector.tui.widgets.keybar import MORE, KeyBar, fit
+
+    pairs = [("/", "Search"), ("c", "Compaction"), ("t", "Crossing"), ("a", "All records")]
+    assert fit(pairs, 200) == pairs
+    cut = fit(pairs, 34)
+    assert cut == pairs[:2] and len("/ Search  c Compaction  " + MORE) == 34 and fit(pairs, 33) == pairs[:1]
+    path = sample_session("Fix forecast")
+
+    async def go():
+        for width in (200, 120, 80, 60):
+            async with session_app(path, size=(width, 30)) as (app, pilot):
+                bar = app.screen.query_one(KeyBar)
+                text = str(bar.render())
+                assert len(text) <= width - 2
+                labels = [label for _, label in bar.pairs()]
+                shown = [label for label in labels if label in text]
+                assert text.endswith(MORE) == (len(shown) < len(labels))
+                for label in shown:  # whole labels only
+                    assert f" {label}" in text
+                if width == 200:
+                    assert "Next match" in text  # keys Textual's footer hid show where there is room
+                names = [c.title for c in app.get_system_commands(app.screen)]
+                assert len(names) == len(set(names))
+                assert "Search  (/)" in names and "Why / context  (y)" in names
 
     run(go())

@@ -60,7 +60,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("export", "e", "Export", "Export the conversation (or, with a, every record) as Markdown to a new file in the current folder", "session", footer=False),
     ActionSpec("reload", "ctrl+r", "Reload", "Reload the session from disk", "session", footer=False),
     # workbench
-    ActionSpec("preview", "p", "Preview", "Recompute the preview", "workbench"),
+    ActionSpec("preview", "f5,ctrl+r", "Preview", "Recompute the preview (it also follows every change of the form)", "workbench"),
     ActionSpec("anthropic", "ctrl+a", "Anthropic…", "Summarize with the Anthropic API (asks first, shows tokens and cost)", "workbench"),
     ActionSpec("exact_count", "ctrl+t", "Exact count…", "Count the request a resume sends with the API's token-counting endpoint (asks first)",
                "workbench"),

@@ -49,10 +49,13 @@ class InspectorApp(App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         scope = getattr(screen, "scope_name", None)
+        from textual.binding import Binding
+
         for a in ACTIONS:
-            if a.palette and a.scope in ("app", scope):
+            if a.palette and a.scope in ("app", scope) and a.action != "quit":  # Textual's own Quit is listed already
                 target = self if a.scope == "app" else screen
-                yield SystemCommand(a.name, a.help, partial(self._run, target, a.action))
+                key = self.get_key_display(Binding(a.key.split(",")[0], a.action))
+                yield SystemCommand(f"{a.name}  ({key})", a.help, partial(self._run, target, a.action))
 
     def _run(self, target: object, action: str) -> None:
         self.call_later(target.run_action, action)  # type: ignore[attr-defined]

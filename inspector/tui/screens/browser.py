@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import DataTable, Input, ProgressBar, Static
 
 from inspector.search import Query, search_file
 from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
@@ -21,6 +21,7 @@ from inspector.transcript.discovery import Target, quick_info, session_files
 from inspector.transcript.session import subagent_files
 from inspector.transcript.stats import StatsCache, cache_dir, own_agents
 from inspector.tui.actions import bindings
+from inspector.tui.widgets.keybar import KeyBar
 
 SORTS = ("when", "size", "peak", "compactions", "title")
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
@@ -118,9 +119,11 @@ class BrowserScreen(Screen):
         yield Input(placeholder="Filter by title, project or id (type to filter; ctrl+f searches inside every session)", id="filter")
         yield ProgressBar(id="progress", show_eta=False)
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield Static("", id="empty")
+        yield KeyBar()
 
     def on_mount(self) -> None:
+        self.query_one("#empty", Static).display = False
         t = self.query_one(DataTable)
         for key, label in COLUMNS:
             t.add_column(label, key=key)
@@ -225,7 +228,7 @@ class BrowserScreen(Screen):
         self.seen = {it.path: (it.size, it.mtime_ns) for it in self.items}
         self.redraw()
         if not self.items:
-            self.notify(f"No sessions under {self.target.path}", severity="warning")
+            self.query_one(ProgressBar).display = False
             return
         self.fill()
 
@@ -366,11 +369,33 @@ class BrowserScreen(Screen):
         for k in self.shown:
             it = self.items[k]
             t.add_row(*it.cells(width), key=str(it.path))
+        self.show_empty_state()
         if current is not None:
             row = next((r for r, k in enumerate(self.shown) if self.items[k].path == current), 0)
             t.move_cursor(row=row)
         elif keep_cursor and self.shown:  # the session under the cursor went away: the row that took its place
             t.move_cursor(row=min(row_before, len(self.shown) - 1))
+
+    def show_empty_state(self) -> None:
+        """A message in place of an empty table, saying why it is empty and what to do."""
+        empty = self.query_one("#empty", Static)
+        t = self.query_one(DataTable)
+        if self.shown:
+            empty.display = False
+            t.display = True
+            return
+        if not self.items:
+            text = (f"No sessions under {self.target.path}.\nClaude Code keeps them in ~/.claude/projects (or "
+                    "$CLAUDE_CONFIG_DIR/projects); new ones appear here within seconds. r looks again.")
+        elif self.query_text:
+            text = f"No session matches {self.query_text!r} in its title, project or id. esc clears the filter."
+        elif self.search_term is not None:
+            text = f"No session contains {self.search_term!r}. esc clears the search."
+        else:
+            text = "No sessions to show."
+        empty.update(Text(printable(text, keep_newlines=True)))
+        empty.display = True
+        t.display = False
 
     @on(Input.Changed, "#filter")
     def on_filter(self, event: Input.Changed) -> None:

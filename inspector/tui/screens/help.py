@@ -25,7 +25,9 @@ def help_table() -> Table:
                 keys = " / ".join(k.replace("question_mark", "?").replace("slash", "/") for k in a.key.split(","))
                 t.add_row(keys, a.help)
         t.add_row("", "")
-    t.add_row("ctrl+p", "Command palette: every action above, and the theme switcher")
+    t.add_row("tab / shift+tab", "Move between the panes of a screen (the focused one has a bright border; keys act on it)")
+    t.add_row("ctrl+p", "Command palette: every action above with its key, and the theme switcher")
+    t.add_row("", "The key bar at the bottom shows the keys that fit, then \"? all keys\": this screen.")
     return t
 
 

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from inspector.textutil import human_size, printable
 from inspector.tokens.explain import TokenReport, analyze, fmt
@@ -25,6 +25,7 @@ from inspector.tokens.thresholds import Settings
 from inspector.transcript.index import FileChanged, Transcript
 from inspector.transcript.session import Session
 from inspector.tui.actions import bindings
+from inspector.tui.widgets.keybar import KeyBar
 from inspector.view import Row, Snippets, build_rows, search_records
 from inspector.tui.widgets.chart import TokenChart
 from inspector.tui.widgets.detail import Detail
@@ -94,7 +95,7 @@ class SessionScreen(Screen):
                     yield Detail(id="detail")
                 with TabPane("Why / context", id="tab-why"):
                     yield Detail(id="why")
-        yield Footer(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#search", Input).display = False

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
 from inspector.compact.base import CompactionResult, Estimator
@@ -20,6 +20,8 @@ from inspector.textutil import human_size, printable, redact
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
 from inspector.tui.actions import bindings
+from inspector.tui.widgets.keybar import KeyBar
+from inspector.view import snippet
 
 LABELS = {
     "compact": "Compact now (keeps the last round)",
@@ -116,45 +118,54 @@ class WorkbenchScreen(Screen):
             r = s.records[self.selected]
             sel = f"{r.type} {r.uuid or ''} at {r.timestamp or '?'}"
         yield Static(Text(printable(f"Compaction workbench: {s.title or s.session_id}")), id="title")
+        memory = self.remembered()
         with Horizontal():
             with VerticalScroll(id="wb-form"):
                 options, default = strategy_options(s)
                 yield Label("Strategy")
-                yield Select(options, value=default, allow_blank=False, id="strategy")
-                yield Label("Compact: as")
-                yield Select([("/compact (manual)", "manual"), ("the threshold (auto)", "auto")], value="manual", allow_blank=False,
-                             id="trigger")
-                yield Label("Refused: the API's limit (tokens, e.g. 200k)")
-                yield Input(f"{self.default_limit():,}".replace(",", "_"), id="refused-at")
-                yield Label("Refused: the request's size (empty: the context)")
-                yield Input("", placeholder="e.g. 210k", id="prompt-tokens")
-                yield Label("Pivot: the selected message")
-                yield Static(Text(sel or "none: select one in the timeline"), id="wb-selected")
-                yield Label("Others: compact as of the pivot")
-                yield Switch(value=False, id="at-selected")
-                yield Label("Partial: direction")
-                yield Select([("Summarize from here", "from"), ("Summarize up to here", "up_to")], value="from", allow_blank=False, id="direction")
-                yield Label("Instructions / context (optional)")
-                yield Input(placeholder="e.g. keep the API decisions", id="instructions")
-                yield Label("Microcompact: idle gap, minutes")
-                yield Input("60", id="gap")
-                yield Label("Microcompact: keep last N results")
-                yield Input("5", id="keep")
-                yield Label("Microcompact: run without the gap")
-                yield Switch(value=True, id="force")
-                yield Label("Session memory: min tokens kept")
-                yield Input("10000", id="min-tokens")
-                yield Label("Session memory: min text messages")
-                yield Input("5", id="min-text")
-                yield Label("Session memory: max tokens kept")
-                yield Input("40000", id="max-tokens")
-                yield Label("Summary: offline (ctrl+a: Anthropic)")
+                yield Select(options, value=memory.get("strategy", default), allow_blank=False, id="strategy")
+                with Vertical(classes="field", id="f-trigger"):
+                    yield Label("As")
+                    yield Select([("/compact (manual)", "manual"), ("the threshold (auto)", "auto")], value=memory.get("trigger", "manual"),
+                                 allow_blank=False, id="trigger")
+                with Vertical(classes="field", id="f-refused"):
+                    yield Label("The API's limit (tokens, e.g. 200k)")
+                    yield Input(memory.get("refused-at", f"{self.default_limit():,}".replace(",", "_")), id="refused-at")
+                    yield Label("The request's size (empty: the context)")
+                    yield Input(memory.get("prompt-tokens", ""), placeholder="e.g. 210k", id="prompt-tokens")
+                with Vertical(classes="field", id="f-pivot"):
+                    yield Label("Pivot: the selected prompt")
+                    yield Static(Text(sel or "none: select a prompt you typed in the timeline"), id="wb-selected")
+                    yield Label("Direction")
+                    yield Select([("Summarize from here", "from"), ("Summarize up to here", "up_to")], value=memory.get("direction", "from"),
+                                 allow_blank=False, id="direction")
+                with Vertical(classes="field", id="f-at"):
+                    yield Label("Compact as of the selected message")
+                    yield Switch(value=False, id="at-selected")
+                with Vertical(classes="field", id="f-instructions"):
+                    yield Label("Instructions / context (optional)")
+                    yield Input(memory.get("instructions", ""), placeholder="e.g. keep the API decisions", id="instructions")
+                with Vertical(classes="field", id="f-microcompact"):
+                    yield Label("Idle gap, minutes")
+                    yield Input(memory.get("gap", "60"), id="gap")
+                    yield Label("Keep the last N results")
+                    yield Input(memory.get("keep", "5"), id="keep")
+                    yield Label("Run without the gap")
+                    yield Switch(value=True, id="force")
+                with Vertical(classes="field", id="f-session-memory"):
+                    yield Label("Min tokens kept")
+                    yield Input(memory.get("min-tokens", "10000"), id="min-tokens")
+                    yield Label("Min text messages")
+                    yield Input(memory.get("min-text", "5"), id="min-text")
+                    yield Label("Max tokens kept")
+                    yield Input(memory.get("max-tokens", "40000"), id="max-tokens")
+                yield Label("Summary: offline (ctrl+a: Anthropic)", id="summary-note")
             with VerticalScroll(id="wb-preview"):
                 yield Static("", id="wb-numbers")
                 yield Static("", id="wb-lists")
                 yield Static("", id="wb-summary")
         yield Static("", id="wb-status")
-        yield Footer(compact=True)
+        yield KeyBar()
 
     def default_limit(self) -> int:
         from inspector.tokens.series import session_thresholds
@@ -164,7 +175,37 @@ class WorkbenchScreen(Screen):
         except Exception:  # noqa: BLE001 - a default for a field the user can change
             return 200_000
 
+    FIELDS = {  # the fields each strategy reads
+        "compact": ("f-trigger", "f-at", "f-instructions"),
+        "reactive": ("f-refused", "f-at", "f-instructions"),
+        "partial": ("f-pivot", "f-instructions"),
+        "full": ("f-at", "f-instructions"),
+        "session-memory": ("f-at", "f-session-memory"),
+        "microcompact": ("f-at", "f-microcompact"),
+    }
+
+    def remembered(self) -> dict[str, Any]:
+        """What was chosen the last time the workbench was open on this session (while the app runs)."""
+        memory = getattr(self.app, "workbench_memory", None)
+        return dict(memory.get(str(self.session.path), {})) if isinstance(memory, dict) else {}
+
+    def remember(self) -> None:
+        if not hasattr(self.app, "workbench_memory"):
+            self.app.workbench_memory = {}  # type: ignore[attr-defined]
+        values: dict[str, Any] = {k: self.query_one(f"#{k}", Select).value for k in ("strategy", "trigger", "direction")}
+        for k in ("refused-at", "prompt-tokens", "instructions", "gap", "keep", "min-tokens", "min-text", "max-tokens"):
+            values[k] = self.query_one(f"#{k}", Input).value
+        self.app.workbench_memory[str(self.session.path)] = values  # type: ignore[attr-defined]
+
+    def show_fields(self) -> None:
+        """Only the fields the chosen strategy reads."""
+        wanted = set(self.FIELDS.get(str(self.query_one("#strategy", Select).value), ()))
+        for group in self.query(".field"):
+            group.display = group.id in wanted
+        self.query_one("#summary-note").display = self.query_one("#strategy", Select).value != "microcompact"
+
     def on_mount(self) -> None:
+        self.show_fields()
         self.schedule_preview()
         self.fit_form()
 
@@ -209,6 +250,8 @@ class WorkbenchScreen(Screen):
     @on(Switch.Changed)
     def changed(self) -> None:
         self.anthropic_result = False
+        self.show_fields()
+        self.remember()
         self.schedule_preview()
 
     def schedule_preview(self) -> None:
@@ -299,7 +342,8 @@ class WorkbenchScreen(Screen):
                 r = s.records[i]
                 kind = r.get("attachment_type") or r.type if r.type == "attachment" else r.type
                 size = human_size(r.content_chars) if r.type != "attachment" else "—"
-                out.append(printable(f"  {str(kind)[:20]:<20} {(r.timestamp or '')[11:19]}  {size:>8}  {u[:8]}") + "\n")
+                words = " ".join(snippet(s, i, 80).split())[:60]
+                out.append(printable(f"  {str(kind)[:14]:<14} {(r.timestamp or '')[11:16]} {size:>8}  {words}") + "\n")
             if len(uuids) > 40:
                 out.append(f"  … and {len(uuids) - 40} more\n", style="dim")
 
