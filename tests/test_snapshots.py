@@ -110,13 +110,27 @@ def test_light_theme(snap_compare):
     assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=(120, 36), run_before=run_before)
 
 
-def test_workbench_at_80x24(snap_compare):
+async def workbench_ready(pilot) -> None:
+    """The workbench open with its first preview shown (debounced, then computed in a worker)."""
+    await loaded(pilot)
+    await pilot.press("w")
+    for _ in range(100):
+        await pilot.pause(0.05)
+        await loaded(pilot)
+        if getattr(pilot.app.screen, "result", None) is not None:
+            break
+    await pilot.pause()
+
+
+def test_workbench_at_80x24(snap_compare, monkeypatch):
     """The workbench on a small terminal: the form narrows so that the preview keeps most of the width."""
+    import inspector.compact.summary_compact as sc
+
+    real = sc.wrap_summary  # the summary names the transcript by its absolute path: the same on every machine here
+    monkeypatch.setattr(sc, "wrap_summary", lambda formatted, *, transcript_path, **kw: real(
+        formatted, transcript_path=f"/home/ann/.claude/projects/-home-ann-work-weatherly/{SESSION.name}", **kw))
+
     async def run_before(pilot):
-        await loaded(pilot)
-        await pilot.press("w")
-        await loaded(pilot)
-        await pilot.pause(0.6)
-        await loaded(pilot)
+        await workbench_ready(pilot)
 
     assert snap_compare(InspectorApp(Target("file", SESSION)), terminal_size=(80, 24), run_before=run_before)
