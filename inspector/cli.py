@@ -699,6 +699,8 @@ def format_table(stats: list[dict[str, Any]]) -> str:
                 title = "[subagent without its session] " + title
             if s["records"]["malformed"]:
                 title += f"  [{s['records']['malformed']} bad line(s)]"
+            if s.get("cwd") and s["cwd"] != items[0]["project"]:  # started elsewhere than the folder's other sessions
+                title += f"  [in {printable(s['cwd'])}]"
             lines.append(
                 f"  {s['session_id'][:10]:<10} {human_when(s['first_timestamp']) or '-':<16} "
                 f"{human_duration(s['first_timestamp'], s['last_timestamp']) or '-':>5} {human_size(s['size']):>9} "

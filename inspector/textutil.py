@@ -22,12 +22,16 @@ def printable(s: str, *, keep_newlines: bool = False) -> str:
     """Show control characters (ESC, BEL, CSI, ...) as visible escapes instead of obeying them.
 
     Lone surrogates (a file name with bytes that are not UTF-8) become U+FFFD: they cannot be printed."""
+    if "\x1b[" in s:  # colour codes of captured terminal output: dropped, they only style the text
+        s = _SGR.sub("", s)
     if not keep_newlines:
         s = s.replace("\n", " ").replace("\t", " ")
     if not s.isascii():
         s = _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", without_surrogates(s))
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
 
+
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")  # Select Graphic Rendition: colours and bold, nothing else
 
 # Characters that change how text reads without showing: bidi embeddings, overrides and isolates (which can
 # make a command read backwards), zero-width characters, line and paragraph separators, the BOM.
@@ -89,6 +93,17 @@ def human_duration(first: str | None, last: str | None) -> str | None:
     if secs < 48 * 3600:
         return f"{secs / 3600:.1f}h"
     return f"{secs / 86400:.0f}d"  # a session resumed weeks later
+
+
+def human_span(seconds: float) -> str:
+    """A length of time for a sentence: "40 s", "12 min", "3.5 h", "292 days"."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.0f} days"
 
 
 def json_dumps(obj: Any, *, indent: bool = False) -> bytes:

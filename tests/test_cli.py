@@ -38,10 +38,12 @@ def test_stats_json_schema_on_samples():
 
 
 def test_table_output_is_readable_and_escapes_control_codes(tmp_path):
-    p = write_jsonl(tmp_path / "p" / "s1.jsonl", [user("u1", None, "make it \x1b[31mred\x1b[0m please"), assistant("a1", "u1")])
+    p = write_jsonl(tmp_path / "p" / "s1.jsonl", [user("u1", None, "make it \x1b[31mred\x1b[0m please \x1b]0;pwned\x07"),
+                                                  assistant("a1", "u1")])
     code, out, _ = run("stats", str(p))
     assert code == 0
-    assert "\x1b" not in out and "\\x1b[31mred" in out
+    # colour codes are dropped (they only style captured output); any other escape is shown, never obeyed
+    assert "\x1b" not in out and "make it red please" in out and "\\x1b]0;pwned\\x07" in out
     assert "1 session(s) in 1 project(s)" in out
 
 
@@ -202,6 +204,6 @@ def test_show_markdown_exports_the_conversation_safely(tmp_path):
     fence = next(ln for ln in out.splitlines() if ln.startswith("````"))  # longer than the ``` inside the prompt
     assert fence == "````" and "```py\nx = 1\n```" in out
     assert "**Done.** &lt;script>alert(1)&lt;/script>" in out and "<script>" not in out
-    assert "> line one\n> line two" in out and "\x1b" not in out and "\\x1b[31mred" in out
+    assert "> line one\n> line two" in out and "\x1b" not in out and "and red" in out
     code, one, _ = run("show", str(path), "--markdown", "--line", "2")
     assert code == 0 and one.count("### ") == 1 and "**Done.**" in one

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 from datetime import datetime, timedelta, timezone
@@ -374,3 +375,24 @@ def test_tokens_after_is_never_negative_even_when_the_first_response_is_odd(tmp_
     p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
     res = compact(Session.load(p), "partial", pivot="u1", direction="up_to")
     assert res.tokens_after >= 0
+
+
+def test_a_saved_session_keeps_its_own_times_and_the_usual_file_mode(workdir):
+    """The new records are dated just after the point they compact (not the day of the save: a session saved a year
+    later does not last a year), and the files are written with the mode new files usually get (0644), as Claude
+    Code's own are."""
+    import stat
+
+    from inspector.transcript.stats import session_stats
+
+    src = next(x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast"))
+    s = Session.load(src)
+    res = save(s, compact(s, "full"))
+    before, after = session_stats(s), session_stats(Session.load(res.path))
+    assert abs((datetime.fromisoformat(after["last_timestamp"].replace("Z", "+00:00"))
+                - datetime.fromisoformat(before["last_timestamp"].replace("Z", "+00:00"))).total_seconds()) < 60
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(res.path.stat().st_mode) == 0o666 & ~mask
+    for p in res.copied:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.textutil import human_duration, human_size, human_tokens, human_when, printable
+from inspector.textutil import human_span, human_duration, human_size, human_tokens, human_when, printable
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,10 @@ def test_other_formatters():
     assert [human_size(n) for n in (None, 117, 2048, 5 << 20, 3 << 40)] == ["-", "117 B", "2.0 KB", "5.0 MB", "3072.0 GB"]
     assert [human_tokens(n) for n in (None, 999, 167_000)] == ["-", "999", "167.0k"]
     assert human_when("2026-02-10T22:57:03.123Z") == "2026-02-10 22:57" and human_when("yesterday") is None
-    assert printable("a\x1b[31mred\x07\nb") == "a\\x1b[31mred\\x07 b"
+    assert printable("a\x1b[31mred\x07\nb") == "ared\\x07 b"  # a colour code dropped, the bell shown
+    assert printable("\x1b[2mdim\x1b[0m \x1b]0;title\x07 \x1b[2J") == "dim \\x1b]0;title\\x07 \\x1b[2J"
+    assert human_span(40) == "40 s" and human_span(12 * 60) == "12 min" and human_span(3.5 * 3600) == "3.5 h"
+    assert human_span(419_967 * 60) == "292 days"
 
 
 def test_json_that_survives_paths_which_are_not_utf8():

@@ -8,6 +8,7 @@ compaction falls back to full compaction where Claude Code would, and says why.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from inspector.claude.versions import default_strategy, releases_with, rules_for, what_if
 from inspector.compact.base import CompactError, CompactionResult, Estimator, RecordFactory, Slice, make_slice
@@ -59,6 +60,18 @@ def compact(
     return replace(res, rules=rules.note, strategy_label=label, what_if=wi, notes=((wi,) if wi else ()) + res.notes)
 
 
+def _just_after(s: Session, index: int) -> "datetime":
+    from datetime import datetime, timedelta, timezone
+
+    from inspector.transcript.records import timestamp_key
+
+    for i in range(index, -1, -1):
+        t = timestamp_key(s.records[i].timestamp)
+        if t is not None:
+            return datetime.fromtimestamp(t, tz=timezone.utc) + timedelta(seconds=1)
+    return datetime.now(timezone.utc)
+
+
 def _run(s: Session, strategy: str, rules: object, *, at: str | None, summarizer: Summarizer | None, settings: Settings | None,
          microcompact_params: MicrocompactParams | None, session_memory_params: SessionMemoryParams | None, pivot: str | None,
          direction: str, instructions: str | None, factory: RecordFactory | None, estimator: Estimator | None,
@@ -69,6 +82,8 @@ def _run(s: Session, strategy: str, rules: object, *, at: str | None, summarizer
     settings = settings or Settings()
     sl = make_slice(s, at, settings)
     est = estimator or Estimator(s, sl.series, settings)
+    if factory is None:  # the new records are dated just after the point they compact, not on the day they are saved
+        factory = RecordFactory(s, now=_just_after(s, sl.point))
     summarizer = summarizer or OfflineSummarizer()
     tail_era = TAIL in getattr(getattr(rules, "era"), "strategies")
     if strategy in ("compact", "reactive"):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from inspector.textutil import human_span
 from inspector.compact.base import CompactionResult, Estimator, RecordFactory, Slice, ViewMessage
 from inspector.tokens.estimate import CLEARED_MARKER, IMAGE_TOKENS_ROUGH, rough
 from inspector.transcript.records import iter_blocks, timestamp_key
@@ -52,7 +53,8 @@ def microcompact(sl: Slice, est: Estimator, params: MicrocompactParams = Microco
         if gap is None:
             noop = "the last assistant message has no usable timestamp"
         elif gap < params.gap_minutes and not params.force:
-            noop = f"the gap since the last assistant message is {gap:.0f} min, under the {params.gap_minutes:g} min threshold: Claude Code would not clear anything"
+            noop = (f"the gap since the last assistant message is {human_span(gap * 60)}, under the {params.gap_minutes:g} min threshold: "
+                    "Claude Code would not clear anything")
     ids: list[str] = []
     for i in sl.chain:
         for tid, name in recs[i].tool_uses:
@@ -98,7 +100,7 @@ def microcompact(sl: Slice, est: Estimator, params: MicrocompactParams = Microco
                                           microcompactMetadata={"trigger": "manual", "preTokens": before, "tokensSaved": saved,
                                                                 "compactedToolIds": list(cleared), "clearedAttachmentUUIDs": []}))
     if gap is not None:
-        notes.insert(0, f"gap since the last assistant message: {gap:.0f} min (threshold {params.gap_minutes:g} min)")
+        notes.insert(0, f"gap since the last assistant message: {human_span(gap * 60)} (threshold {params.gap_minutes:g} min)")
     return CompactionResult(
         strategy="microcompact", direction=None, point_uuid=sl.uuid(sl.point), pivot_uuid=None, view=tuple(view),
         new_records=tuple(new_records), rewritten=rewritten, cleared_tool_results=tuple(cleared), cleared_tokens=cleared,

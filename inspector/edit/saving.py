@@ -154,6 +154,15 @@ INCOMPLETE = ".inspector-incomplete"  # in a new session's folder until its tran
 STALE_AFTER = 24 * 3600  # a temporary of a process that may still run is removed after a day
 
 
+def _file_mode() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+FILE_MODE = _file_mode()
+
+
 class _Disk:
     """Every change a save makes to the disk goes through here, in order (the kill test stops at each)."""
 
@@ -161,7 +170,12 @@ class _Disk:
         os.mkdir(path)
 
     def temp(self, folder: Path) -> tuple[int, str]:
-        return tempfile.mkstemp(dir=folder, prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".tmp")
+        fd, name = tempfile.mkstemp(dir=folder, prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".tmp")
+        try:  # a new file's usual mode (0644 under the usual umask), as Claude Code's own files have, not mkstemp's 0600
+            os.fchmod(fd, FILE_MODE)
+        except OSError:
+            pass
+        return fd, name
 
     def write(self, f: Any, data: bytes) -> None:
         f.write(data)

@@ -28,7 +28,7 @@ WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
 FILTER_PAUSE = 0.15  # seconds
 # the most telling first, so that a narrow terminal still shows when, how big and how full
-COLUMNS = (("title", "Title"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak"), ("comp", "Compactions"),
+COLUMNS = (("title", "Title"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak ctx"), ("comp", "Compactions"),
            ("model", "Model"), ("project", "Project"))
 
 
@@ -51,7 +51,7 @@ class Item:
 
     def cells(self, title_width: int = 64) -> tuple[Any, ...]:
         """The row's cells, in the order of COLUMNS."""
-        peak = f"{100 * self.peak / self.window:.0f}%" if self.peak else ""
+        peak = f"{self.peak / 1000:.0f}k {100 * self.peak / self.window:.0f}%" if self.peak else ""  # tokens, share of the window
         title = printable(self.title or "(untitled)")
         if self.matches is not None:
             title = f"[{self.matches} match{'es' if self.matches != 1 else ''}] " + title
