@@ -26,11 +26,16 @@ def _report(lines: list[str]) -> str:
 
 
 def json_text(obj: Any) -> str:
-    """Indented JSON for the --json outputs (paths that are not UTF-8 included), with nothing in it a terminal
-    would act on or hide (C1 controls, bidi overrides, zero-width characters are \\u escapes)."""
+    """One JSON value on one line, for the --json outputs (paths that are not UTF-8 included), with nothing in it a
+    terminal would act on or hide (C1 controls, bidi overrides, zero-width characters are \\u escapes)."""
     from inspector.textutil import json_dumps, json_safe_text
 
-    return json_safe_text(json_dumps(obj, indent=True).decode()) + "\n"
+    return json_safe_text(json_dumps(obj).decode()) + "\n"
+
+
+def json_lines(objs: Any) -> str:
+    """JSON Lines: one object per line, what `jq` and scripts read as a stream (stats, tokens, search, request)."""
+    return "".join(json_text(o) for o in objs)
 
 
 def _root_parser() -> argparse.ArgumentParser:
@@ -60,7 +65,7 @@ def _stats_parser() -> argparse.ArgumentParser:
         description="Facts about every session under PATH: records, chain, compactions, context, subagents.",
     )
     p.add_argument("path", nargs="?", help="projects root, project folder or .jsonl file (default: the projects root)")
-    p.add_argument("--json", action="store_true", help="print a JSON array, one object per session")
+    p.add_argument("--json", action="store_true", help="print JSON Lines: one object per session, one per line")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the stats cache")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -74,7 +79,7 @@ def _tokens_parser() -> argparse.ArgumentParser:
         "the flags override them to ask 'what if'.",
     )
     p.add_argument("path", nargs="?", help="a .jsonl transcript, a project folder or a projects root")
-    p.add_argument("--json", action="store_true", help="print a JSON array, one object per session")
+    p.add_argument("--json", action="store_true", help="print JSON Lines: one object per session, one per line")
     p.add_argument("--full", action="store_true", help="with --json: full summary and analysis texts")
     p.add_argument("--at", metavar="UUID", help="also show what fills the context at this record")
     g = p.add_argument_group("what if (override Claude Code's settings)")
@@ -223,7 +228,7 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     if array is not None:
         array.close()
     elif args.json:
-        out.write(json_text([d for _, d in held]))
+        out.write(json_lines(d for _, d in held))
     elif held:
         out.write("\n".join(format_token_report(rep, d) for rep, d in held))
     elif not printed:
@@ -232,18 +237,17 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
 
 
 class JsonArray:
-    """A JSON array written one element at a time, laid out as json_text lays out a whole list."""
+    """JSON Lines written one object at a time, as each session is done (memory stays flat over many sessions)."""
 
     def __init__(self, out: Any) -> None:
         self.out, self.n = out, 0
 
     def add(self, obj: Any) -> None:
-        text = json_text(obj).rstrip("\n")
-        self.out.write(("[\n" if self.n == 0 else ",\n") + "\n".join("  " + ln for ln in text.split("\n")))
+        self.out.write(json_text(obj))
         self.n += 1
 
     def close(self) -> None:
-        self.out.write("[]\n" if self.n == 0 else "\n]\n")
+        pass
 
 
 def report_skipped(skipped: list[tuple[Path, str]], err: Any) -> None:
@@ -392,7 +396,7 @@ def _compact_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="anthropic, --exact: send without asking (after you have seen what it sends once)")
     p.add_argument("--exact", action="store_true", help="with ANTHROPIC_API_KEY: count the messages after the compaction with the "
                    "API's token-counting endpoint (sends those messages to count them; nothing is generated)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object (on one line)")
     p.add_argument("--write", action="store_true", help="save the result as a new session beside the original")
     p.add_argument("--out", metavar="FILE", help="with --write: the new .jsonl file (must not exist)")
     g = p.add_argument_group("microcompact")
@@ -669,7 +673,7 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
             why = f" (line {first['line']}: {first['reason']})" if first else ""
             raise InspectorError(f"not a JSONL transcript: no line of {path} could be read{why}")
     if args.json:
-        out.write(json_text(stats))
+        out.write(json_lines(stats))
     else:
         out.write(format_table(stats))
     return EXIT_OK
@@ -721,7 +725,7 @@ def _search_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("text", help="the text to find")
     p.add_argument("path", nargs="?", help="a projects root, a project folder or a .jsonl file (default: the projects root)")
-    p.add_argument("--json", action="store_true", help="print a JSON array, one object per match")
+    p.add_argument("--json", action="store_true", help="print JSON Lines: one object per match, one per line")
     p.add_argument("--limit", type=_positive, metavar="N", default=None, help="stop after N matches")
     p.add_argument("--no-subagents", action="store_true", help="do not search subagent transcripts")
     p.add_argument("--no-persisted", action="store_true", help="do not search tool results persisted to disk")
@@ -775,7 +779,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     if show_progress:
         err.write("\r\x1b[K")
     if args.json:
-        out.write(json_text([h.as_dict() for h in found]))
+        out.write(json_lines(h.as_dict() for h in found))
     elif found:
         n_sessions = len({h.path for h in found})
         more = " (stopped at --limit)" if args.limit is not None and len(found) >= args.limit else ""
@@ -794,7 +798,7 @@ def _request_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("path", help="the session's .jsonl transcript")
     p.add_argument("--at", metavar="UUID", help="only the request that produced this record (or the last one before it)")
-    p.add_argument("--json", action="store_true", help="one JSON object per request: id, timestamp, query_source, model, request")
+    p.add_argument("--json", action="store_true", help="JSON Lines: one object per request (id, timestamp, query_source, model, request), one per line")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -823,7 +827,7 @@ def cmd_request(args: argparse.Namespace, out: Any, err: Any) -> int:
             raise InspectorError(f"no request was recorded before {args.at}")
         found = mine
     if args.json:
-        out.write(json_text([q.as_dict() for q in found]))
+        out.write(json_lines(q.as_dict() for q in found))
         return EXIT_OK
     lines = [f"{printable(s.title or s.session_id)}: {len(found)} request(s) rebuilt from the transcript"]
     for q in found:

@@ -122,3 +122,11 @@ def expand_golden(name: str, tmp: Path) -> Path:
 
 def golden_transcript(folder: Path) -> Path:
     return next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+
+
+def jsonl(text: str) -> list:
+    """The objects of a --json output: JSON Lines, one object per line (json, not orjson: a path that is not
+    UTF-8 is written with a lone surrogate escape, which JSON allows and orjson refuses)."""
+    import json
+
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

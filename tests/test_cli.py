@@ -12,6 +12,7 @@ import pytest
 from builders import assistant, user
 from conftest import ROOT, SAMPLES, sample_session, tree_hashes, write_jsonl
 from conftest import run_cli as run
+from conftest import jsonl
 from inspector.transcript.discovery import resolve_target
 from inspector.transcript.session import Session
 from inspector.transcript.stats import StatsCache, cache_dir, collect_stats
@@ -21,7 +22,7 @@ def test_stats_json_schema_on_samples():
     before = tree_hashes(SAMPLES)
     code, out, err = run("stats", str(SAMPLES), "--json")
     assert code == 0, err
-    data = orjson.loads(out)
+    data = jsonl(out)
     assert len(data) == 4
     for s in data:
         assert set(s) >= {"path", "session_id", "title", "model", "version", "records", "chain", "compactions", "context",
@@ -89,7 +90,7 @@ def test_default_root_is_claude_config_dir(isolated_env):
     write_jsonl(proj / "abc.jsonl", [user("u1", None, "hello from config dir"), assistant("a1", "u1")])
     code, out, err = run("stats", "--json")
     assert code == 0 and err == ""
-    [s] = orjson.loads(out)
+    [s] = jsonl(out)
     assert s["title"] == "hello from config dir" and s["project"] == "/w/proj"
 
 
@@ -116,7 +117,7 @@ def test_a_config_folder_given_as_path_means_its_projects(tmp_path):
     target = resolve_target(cfg)
     assert (target.kind, target.path) == ("root", cfg / "projects")
     code, out, err = run("stats", "--json", str(cfg))
-    assert code == 0 and [s["title"] for s in orjson.loads(out)] == ["typed in a config folder"]
+    assert code == 0 and [s["title"] for s in jsonl(out)] == ["typed in a config folder"]
 
 
 def test_cache_hits_and_invalidation(tmp_path):

@@ -8,12 +8,11 @@ what inspector says of the same transcript, and every request must be rebuilt fr
 from __future__ import annotations
 
 
-import orjson
 import pytest
 
 from conformance.compare import claude_facts, compare, inspector_facts
 from conformance.runner import canonical, load_requests
-from conftest import ROOT, expand_golden, golden_transcript, run_cli, sha256
+from conftest import ROOT, expand_golden, golden_transcript, run_cli, sha256, jsonl
 
 GOLDENS = ROOT / "tests" / "goldens"
 NAMES = sorted(p.name for p in GOLDENS.iterdir() if p.is_dir()) if GOLDENS.is_dir() else []
@@ -42,7 +41,7 @@ def test_every_request_is_rebuilt_from_the_transcript_alone(name, tmp_path):
     before = sha256(transcript(folder))
     code, out, err = run_cli("request", transcript(folder), "--json")
     assert code == 0, err
-    rebuilt = [q for q in orjson.loads(out) if q["agent_id"] is None]
+    rebuilt = [q for q in jsonl(out) if q["agent_id"] is None]
     assert len(rebuilt) == len(logged) > 0
     for sent, got in zip(logged, rebuilt):
         assert canonical(sent["messages"]) == canonical(got["request"]["messages"])
@@ -55,7 +54,7 @@ def test_every_request_is_rebuilt_from_the_transcript_alone(name, tmp_path):
 def test_a_refused_request_explained_in_words(tmp_path):
     folder = expand("reactive_ptl_sonnet45", tmp_path)
     code, out, err = run_cli("tokens", "--json", transcript(folder))
-    rep = orjson.loads(out)[0]
+    rep = jsonl(out)[0]
     th = rep["thresholds"]
     assert (th["enforced"], th["source"], th["unenforced_threshold"]) == (False, "auto", 167_000)
     [c] = rep["compactions"]
@@ -110,19 +109,19 @@ def test_what_fills_the_context_is_the_exact_request_in_the_app(tmp_path):
 def test_what_if_the_per_model_window_or_enforcement(tmp_path):
     path = transcript(expand("reactive_ptl_sonnet45", tmp_path))
     code, out, _ = run_cli("tokens", "--json", path, "--model-auto-compact-window", "150000")
-    th = orjson.loads(out)[0]["thresholds"]
+    th = jsonl(out)[0]["thresholds"]
     assert (th["auto_compact"], th["enforced"], th["source"]) == (117_000, True, "settings")
     code, out, _ = run_cli("tokens", "--json", path, "--enforce")
-    assert orjson.loads(out)[0]["thresholds"]["auto_compact"] == 167_000
+    assert jsonl(out)[0]["thresholds"]["auto_compact"] == 167_000
     code, out, _ = run_cli("tokens", "--json", transcript(expand("threshold_env_window_100k", tmp_path / "t")))
-    levels = {t["level"] for t in orjson.loads(out)[0]["turns"]}
+    levels = {t["level"] for t in jsonl(out)[0]["turns"]}
     assert levels <= {"ok", "warn", "compact", "blocked"}
 
 
 def test_bookkeeping_of_today_is_read_and_shown(tmp_path):
     path = transcript(expand("manual_compact_resume", tmp_path))
     code, out, _ = run_cli("stats", "--json", "--no-cache", path)
-    st = orjson.loads(out)[0]
+    st = jsonl(out)[0]
     assert st["claude_code_cost"]["total_usd"] > 0 and "claude-sonnet-4-5" in st["claude_code_cost"]["by_model"]
     assert st["tools_used"] == ["Bash"]
     for t in ("api-request", "api-request-shape", "api-request-blob", "attachment", "cost-state", "tools-used"):
@@ -130,7 +129,7 @@ def test_bookkeeping_of_today_is_read_and_shown(tmp_path):
     code, out, _ = run_cli("show", path, "--all")
     assert "API request sent" in out and "cost so far (Claude Code's own count)" in out and "attachment date" in out
     code, out, _ = run_cli("search", "Today's date is", path, "--json")  # an attachment's rendered text
-    hits = orjson.loads(out)
+    hits = jsonl(out)
     assert hits and {h["type"] for h in hits} == {"attachment"}
 
 
@@ -143,7 +142,7 @@ def test_a_transcript_from_a_newer_claude_code_still_loads_and_says_which_rules(
     code, out, err = run_cli("show", path, "--all")
     assert code == 0 and "hologram-state" in out
     code, out, err = run_cli("tokens", "--json", path)
-    rep = orjson.loads(out)[0]
+    rep = jsonl(out)[0]
     assert "2.1.999 is newer than any release inspector knows" in rep["thresholds"]["rules"]
     assert "newer than any release" in rep["compactions"][0]["rules"] and rep["compactions"][0]["cause"] == "prompt_too_long"
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import REAL_PROJECTS, SAMPLES, real_files
+from conftest import REAL_PROJECTS, SAMPLES, real_files, jsonl
 from inspector.cli import main
 from inspector.transcript.index import Transcript
 from inspector.transcript.session import Session
@@ -361,7 +361,7 @@ def test_hostile_trees(tmp_path_factory, muts):
                 code = main(argv, out, err)
                 assert code in (0, 1, 2), (argv, code, err.getvalue())
                 assert "unexpected error" not in err.getvalue() and "Traceback" not in err.getvalue(), (argv, err.getvalue())
-                assert TREE_SECRET not in out.getvalue() or argv[0] == "search" and not orjson.loads(out.getvalue() or "[]"), argv
+                assert TREE_SECRET not in out.getvalue() or argv[0] == "search" and not jsonl(out.getvalue()), argv
                 assert "\x1b" not in out.getvalue() + err.getvalue()
     finally:
         index_mod.MAX_LINE, search_mod.MAX_LINE = saved

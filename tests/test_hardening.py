@@ -16,6 +16,7 @@ import pytest
 from builders import assistant, system, tool_result, tool_use, user
 from conftest import ROOT, SAMPLES as SAMPLES_DIR, sample_session, sha256, tree_hashes, write_jsonl
 from conftest import run_cli as run
+from conftest import jsonl
 from fake_anthropic import FakeAnthropic
 from inspector.compact import KeepConfig, SessionMemoryParams, compact
 from inspector.edit import SaveError, save
@@ -299,7 +300,6 @@ def test_cancel_from_the_workbench(workdir, monkeypatch):
 
 
 def test_a_folder_name_that_is_not_utf8(tmp_path, workdir):
-    import json
     import shutil
 
     from inspector.tui.app import InspectorApp
@@ -311,7 +311,7 @@ def test_a_folder_name_that_is_not_utf8(tmp_path, workdir):
     assert code == 0 and "Zsh prompt shows git branch" in out and "proj\ufffd" in out, err
     for argv in (["stats", "--json", str(root)], ["tokens", "--json", str(root)], ["search", "zsh", str(root), "--json"]):
         code, out, err = run(*argv)
-        assert code == 0 and json.loads(out), (argv, err)
+        assert code == 0 and jsonl(out), (argv, err)
     code, out, _ = run("search", "zsh", str(root))
     assert code == 0 and "proj\ufffd" in out
 
@@ -490,7 +490,7 @@ def test_nothing_is_read_through_a_folder_that_is_a_link(workdir, tmp_path, wher
     assert all("a123" not in sa.agent_id for sa in s.subagents)
     assert s.memory_file() is None or where not in ("session-memory", "session folder")
     code, out, err = run("search", SECRET, src.parent, "--json")
-    assert code == 1 and orjson.loads(out) == [], out
+    assert code == 1 and jsonl(out) == [], out
     for line in (19, 27, 35):
         code, out, err = run("show", src, "--line", line, "--full-output")
         assert SECRET not in out
@@ -578,11 +578,11 @@ def test_an_unreadable_session_or_agent_file_is_skipped_and_named(workdir, unrea
     unreadable(victim, stray)
     code, out, err = run("stats", "--json", "--no-cache", workdir)
     assert code == 0, err
-    got = {Path(s["path"]).name for s in orjson.loads(out)}
+    got = {Path(s["path"]).name for s in jsonl(out)}
     assert victim.name not in got and len(got) >= 2
     assert "skipped 2 file(s)" in err and victim.name in err and "agent-deadbeef.jsonl" in err and "Permission denied" in err
     code, out, err = run("tokens", "--json", workdir)
-    assert code == 0 and len(orjson.loads(out)) >= 2 and victim.name in err
+    assert code == 0 and len(jsonl(out)) >= 2 and victim.name in err
 
 
 def test_an_unreadable_subagent_costs_its_own_row(workdir, unreadable):
@@ -591,7 +591,7 @@ def test_an_unreadable_subagent_costs_its_own_row(workdir, unreadable):
     unreadable(*agents)
     code, out, err = run("tokens", "--json", src)
     assert code == 0, err
-    rows = orjson.loads(out)[0]["subagents"]
+    rows = jsonl(out)[0]["subagents"]
     assert any(r.get("error") == "Permission denied" for r in rows)
 
 
@@ -633,7 +633,7 @@ def test_a_line_over_the_cap_is_reported_with_its_size_and_never_held(tmp_path, 
     [prob] = s.transcript.problems
     assert prob.line == 2 and f"{len(big):,} bytes" in prob.reason and "too long" in prob.reason
     code, out, err = run("search", "needle", p, "--json")
-    assert code == 0 and [h["line"] for h in orjson.loads(out)] == [3]
+    assert code == 0 and [h["line"] for h in jsonl(out)] == [3]
     code, out, err = run("search", "néedle", p, "--json")  # the line-by-line path of a non-ASCII query
     assert code == 1
 
@@ -672,7 +672,7 @@ def test_tokens_over_a_large_root_holds_one_session_at_a_time(tmp_path):
         "from inspector.cli import main\n"
         "out, err = io.StringIO(), io.StringIO()\n"
         f"rc = main(['tokens', '--json', {str(tmp_path / 'root')!r}], out, err)\n"
-        "import json; print(rc, len(json.loads(out.getvalue())), err.getvalue().replace(chr(10), ' '))\n"
+        "print(rc, len(out.getvalue().splitlines()), err.getvalue().replace(chr(10), ' '))\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.stdout.split()[:2] == ["0", "300"], r.stdout + r.stderr
@@ -700,7 +700,7 @@ def test_json_and_text_output_carry_nothing_a_terminal_acts_on(tmp_path):
     title = "evil\x9b31m\u202etxt.exe\u200b\u2028line"
     p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, title), assistant("a1", "u0", sec=1)])
     code, out, err = run("stats", "--json", "--no-cache", p)
-    assert code == 0 and orjson.loads(out)[0]["title"].startswith("evil\x9b31m")  # the same text to a parser
+    assert code == 0 and jsonl(out)[0]["title"].startswith("evil\x9b31m")  # the same text to a parser
     assert not any(ch in out for ch in "\x9b\u202e\u200b\u2028")  # but escaped in the bytes
     code, out, err = run("stats", "--no-cache", p)
     assert code == 0 and not any(ch in out for ch in "\x9b\u202e\u200b\u2028")
@@ -724,12 +724,12 @@ def test_tiny_or_flagged_windows_never_give_negative_thresholds(monkeypatch):
     path = sample_session("Fix forecast")
     monkeypatch.setenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "5000")
     code, out, _ = run("tokens", "--json", path)
-    th = orjson.loads(out)[0]["thresholds"]
+    th = jsonl(out)[0]["thresholds"]
     assert code == 0 and min(th["warning"], th["blocking"], th["auto_compact"], th["effective_window"]) >= 0
     assert "CLAUDE_CODE_AUTO_COMPACT_WINDOW" in th["window_source"] and "leaves no room" in th["window_source"]
     monkeypatch.delenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
     code, out, _ = run("tokens", "--json", "--auto-compact-window", "120000", path)
-    th = orjson.loads(out)[0]["thresholds"]
+    th = jsonl(out)[0]["thresholds"]
     assert th["auto_compact"] == 87_000 and th["window_source"].startswith("--auto-compact-window: 120,000")
 
 
@@ -760,7 +760,7 @@ def test_output_that_cannot_take_every_character_or_is_closed(tmp_path):
 
 def test_options_may_come_between_the_arguments():
     code, out, err = run("search", "forecast", "--json", SAMPLES_DIR)
-    assert code == 0 and orjson.loads(out)
+    assert code == 0 and jsonl(out)
 
 
 def test_a_time_long_before_the_session_is_a_gap_not_a_crash():

@@ -11,10 +11,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import orjson
 import pytest
 
-from conftest import REAL_PROJECTS, real_files, requires_realdata, tree_hashes
+from conftest import REAL_PROJECTS, real_files, requires_realdata, tree_hashes, jsonl
 from inspector.cli import main
 
 pytestmark = requires_realdata
@@ -82,7 +81,7 @@ def reported():
     out, err = io.StringIO(), io.StringIO()
     assert main(["stats", "--json", "--no-cache", str(REAL_PROJECTS)], out, err) == 0, err.getvalue()
     assert tree_hashes(REAL_PROJECTS) == before
-    return {Path(s["path"]).resolve(): s for s in orjson.loads(out.getvalue())}
+    return {Path(s["path"]).resolve(): s for s in jsonl(out.getvalue())}
 
 
 def session_files():

@@ -9,6 +9,7 @@ import orjson
 from builders import assistant, tool_result, tool_use, user
 from conftest import sha256, write_jsonl
 from conftest import run_cli as run
+from conftest import jsonl
 from inspector.search import Query, search_file
 from inspector.transcript.session import Session
 from inspector.view import search_records
@@ -80,13 +81,13 @@ def test_search_command(tmp_path):
     assert "line 2" in out and "thinking" in out and "subagent agent-a1b2.jsonl" in out and "Found it in test_tabs.py" in out
     assert "match(es) in 2 transcript(s)." in out and out.rstrip().endswith("open FILE in the app and press /).")
     code, out, _ = run("search", "quokkas", str(tmp_path / "projects"), "--json")
-    assert code == 0 and [h["path"].endswith("wf_1/agent-w1.jsonl") for h in orjson.loads(out)] == [True]
+    assert code == 0 and [h["path"].endswith("wf_1/agent-w1.jsonl") for h in jsonl(out)] == [True]
     code, out, _ = run("search", "tabs", str(proj), "--no-subagents", "--json")
-    hits = orjson.loads(out)
+    hits = jsonl(out)
     assert code == 0 and {h["where"] for h in hits} == {"thinking", "reply"} and all(h["path"] == str(path) for h in hits)
     assert set(hits[0]) == {"path", "line", "offset", "type", "where", "count", "timestamp", "file", "snippet"}
     code, out, _ = run("search", "tabs", str(path), "--limit", "1", "--json")
-    assert len(orjson.loads(out)) == 1
+    assert len(jsonl(out)) == 1
     code, out, _ = run("search", "segmentationfault", str(path), "--no-persisted")
     assert code == 1 and "No match" in out
     code, _out, err = run("search", "", str(path))

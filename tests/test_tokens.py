@@ -11,6 +11,7 @@ import pytest
 from builders import assistant, system, tool_result, tool_use, user
 from conftest import REAL_PROJECTS, SAMPLES, requires_realdata, sample_session, write_jsonl
 from conftest import run_cli as run
+from conftest import jsonl
 from inspector.tokens.calibrate import fit
 from inspector.tokens.context import composition, restored_files
 from inspector.tokens.estimate import count, estimate_record_padded, js_len, js_stringify, rough, rough_record
@@ -261,7 +262,7 @@ def test_composition_adds_up_to_the_api_number():
 def test_tokens_json_schema():
     code, out, err = run("tokens", "--json", str(sample_session("Fix forecast")))
     assert code == 0, err
-    [d] = orjson.loads(out)
+    [d] = jsonl(out)
     assert set(d["thresholds"]) >= {"context_window", "effective_window", "auto_compact", "warning", "error", "blocking"}
     assert set(d["turns"][0]) >= {"uuid", "timestamp", "context_tokens", "percent_left", "state"}
     assert {t["state"] for t in d["turns"]} >= {"ok", "warning", "auto_compact"}
@@ -283,16 +284,16 @@ def test_tokens_json_schema():
 def test_what_if_flags_move_the_thresholds(flags, auto, warning, blocking):
     code, out, err = run("tokens", "--json", *flags, str(sample_session("Fix forecast")))
     assert code == 0, err
-    th = orjson.loads(out)[0]["thresholds"]
+    th = jsonl(out)[0]["thresholds"]
     assert (th["auto_compact"], th["warning"], th["blocking"]) == (auto, warning, blocking)
 
 
 def test_environment_is_read_and_flags_win(monkeypatch):
     monkeypatch.setenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "50")
-    assert orjson.loads(run("tokens", "--json", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] == 90_000
+    assert jsonl(run("tokens", "--json", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] == 90_000
     monkeypatch.setenv("DISABLE_AUTO_COMPACT", "1")
-    assert orjson.loads(run("tokens", "--json", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] is None
-    assert orjson.loads(run("tokens", "--json", "--auto-compact", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] == 90_000
+    assert jsonl(run("tokens", "--json", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] is None
+    assert jsonl(run("tokens", "--json", "--auto-compact", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] == 90_000
 
 
 def test_tokens_text_report_and_at():
