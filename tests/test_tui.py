@@ -745,3 +745,58 @@ def test_the_key_bar_never_cuts_a_label_and_the_palette_has_each_command_once_wi
                 assert "Search  (/)" in names and "Why / context  (y)" in names
 
     run(go())
+
+
+# -- the chart (issue 15.11) ------------------------------------------------------------------------
+
+def chart_text(app) -> list[str]:
+    from inspector.tui.widgets.chart import TokenChart
+
+    ch = app.screen.query_one(TokenChart)
+    return ["".join(seg.text for seg in ch.render_line(y)) for y in range(ch.size.height)]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (160, 48)])
+def test_the_chart_names_every_threshold_and_says_what_its_x_axis_is(size):
+    """At every size the auto-compact line is drawn and every threshold is named on the right, also when several
+    fall in one text row; the bottom row says the x-axis is the response number, from #1 to the last."""
+    path = sample_session("Fix forecast", SAMPLES)
+
+    async def go():
+        async with session_app(path, size=size) as (app, pilot):
+            rows = chart_text(app)
+            n = len(app.screen.series.turns)
+            named = " ".join(r[-9:] for r in rows[:-1])
+            assert "auto" in named, rows
+            body = [r for r in rows[:-1] if r.rstrip().endswith(("auto", "block", "warn", "window"))
+                    or "+" in r[-9:]]
+            assert any("─" in r for r in body)  # the lines themselves are drawn
+            if size[1] >= 40:  # room for every name, alone or beside the one drawn in its row
+                for name in ("blo", "warn", "window"):
+                    assert name in named, (name, rows)
+            axis = rows[-1]
+            assert "#1 " in axis and f"#{n}" in axis and "response number" in axis
+    run(go())
+
+
+def test_the_chart_spreads_few_responses_over_the_whole_width(tmp_path):
+    """Three responses fill the plot (a third of it each), not three columns at the left under a full-width axis."""
+    from inspector.tui.widgets.chart import TokenChart
+
+    recs = [user("u0", None, "hello")]
+    for k in range(3):
+        recs += [assistant(f"a{k}", recs[-1]["uuid"], sec=2 * k + 1, usage=(10, 100, 20_000 * (k + 1), 50)),
+                 user(f"u{k + 1}", f"a{k}", "more", sec=2 * k + 2)]
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+
+    async def go():
+        async with session_app(p, size=(100, 30)) as (app, pilot):
+            ch = app.screen.query_one(TokenChart)
+            w = ch.size.width - ch.AXIS - ch.NAMES
+            bottom = chart_text(app)[-2][ch.AXIS:ch.AXIS + w]
+            assert bottom.strip() and " " not in bottom, bottom  # every column shows a response
+            spans = [ch.columns_of(k) for k in range(3)]
+            assert sum(map(len, spans)) == w and min(map(len, spans)) >= w // 3
+            assert spans[0].start == 0 and spans[2].stop == w
+            assert "#3" in chart_text(app)[-1]
+    run(go())

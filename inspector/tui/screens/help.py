@@ -28,6 +28,13 @@ def help_table() -> Table:
     t.add_row("tab / shift+tab", "Move between the panes of a screen (the focused one has a bright border; keys act on it)")
     t.add_row("ctrl+p", "Command palette: every action above with its key, and the theme switcher")
     t.add_row("", "The key bar at the bottom shows the keys that fit, then \"? all keys\": this screen.")
+    t.add_row("", "")
+    t.add_row(Text("The token chart", style="bold underline"), "")
+    t.add_row("x-axis", "The responses in order, first to last (not time): its ends give their number and time")
+    t.add_row("bars", "The context sent with each response (a column's largest, when it shows several), coloured by band")
+    t.add_row("lines", "Claude Code's thresholds, valued on the left, named on the right; when several fall in one "
+              "row, the most telling is drawn and named first (\"auto +2\": two more in that row)")
+    t.add_row("▼", "A compaction or a microcompaction, above the first response after it")
     return t
 
 

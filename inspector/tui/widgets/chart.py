@@ -1,8 +1,10 @@
 """The token chart: the context at every response, against Claude Code's thresholds.
 
-Each column is a bucket of responses (its largest context). Horizontal lines mark the warning,
-auto-compact and blocking thresholds and the window; the bars take the colour of the band they
-reach. Compactions are marked on the top row, and the cursor column follows the timeline.
+The responses are spread over the width in order (the x-axis is the response number, and says so);
+a column shows the largest context of its responses. Horizontal lines mark the warning, auto-compact
+and blocking thresholds and the window, valued on the left and named on the right (every one of them,
+also when several fall in one text row); the bars take the colour of the band they reach.
+Compactions are marked on the top row, and the cursor column follows the timeline.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ class TokenChart(Widget):
     COMPONENT_CLASSES = {"chart--ok", "chart--warning", "chart--auto", "chart--blocking", "chart--line", "chart--cursor",
                          "chart--marker", "chart--axis"}
     DEFAULT_CSS = """
-    TokenChart { height: 30%; min-height: 5; max-height: 12; background: $surface; }
+    TokenChart { height: 30%; min-height: 6; max-height: 12; background: $surface; }
     TokenChart > .chart--ok { color: $success; }
     TokenChart > .chart--warning { color: $warning; }
     TokenChart > .chart--auto { color: $error; }
@@ -48,12 +50,18 @@ class TokenChart(Widget):
         self.refresh()
 
     # -- layout -------------------------------------------------------------------------------
-    AXIS = 8
+    AXIS = 8  # the left axis: the value of the threshold drawn on a row
+    NAMES = 9  # the right margin: the name of every threshold that falls in a row
 
     def _geometry(self) -> tuple[int, int, float, list[tuple[int, int, int, str]]]:
-        """(plot width, plot height, tokens per text row, buckets as (first turn, last turn, peak, state)); cached."""
+        """(plot width, plot height, tokens per text row, columns as (first turn, last turn, peak, state)); cached.
+
+        The responses are spread over the whole width in order (a column per response when they are fewer than
+        the columns, a run of responses per column, shown by its largest context, when they are more): the
+        x-axis is the response number, not time, and the axis says so.
+        """
         assert self.series is not None
-        w = max(1, self.size.width - self.AXIS)
+        w = max(1, self.size.width - self.AXIS - self.NAMES)
         h = max(2, self.size.height - 1)
         key = (w, h, id(self.series))
         if getattr(self, "_geo_key", None) == key:
@@ -63,57 +71,94 @@ class TokenChart(Widget):
         peak = max((t.tokens for t in turns), default=0)
         top = max(th.context_window, peak) * 1.02
         n = len(turns)
-        buckets: list[tuple[int, int, int, str]] = []
+        cols: list[tuple[int, int, int, str]] = []
         if n:
-            per = max(1, -(-n // w))
-            for start in range(0, n, per):
-                end = min(n, start + per) - 1
-                k = max(range(start, end + 1), key=lambda j: turns[j].tokens)
-                buckets.append((start, end, turns[k].tokens, turns[k].state))
-        self._geo_key, self._geo = key, (w, h, top / h, buckets)
+            for c in range(w):
+                a = c * n // w
+                b = max(a, (c + 1) * n // w - 1)
+                k = max(range(a, b + 1), key=lambda j: turns[j].tokens)
+                cols.append((a, b, turns[k].tokens, turns[k].state))
+        self._geo_key, self._geo = key, (w, h, top / h, cols)
         return self._geo
 
-    def column_of(self, turn: int) -> int | None:
+    def columns_of(self, turn: int) -> range:
+        """The columns that show this response (several when the responses are fewer than the columns)."""
         if self.series is None or not self.series.turns:
-            return None
-        w, _, _, buckets = self._geometry()
-        for c, (a, b, _, _) in enumerate(buckets):
-            if a <= turn <= b:
-                return c
-        return None
+            return range(0)
+        w, _, _, cols = self._geometry()
+        first = next((c for c, (a, b, _, _) in enumerate(cols) if a <= turn <= b), None)
+        if first is None:
+            return range(0)
+        last = first
+        while last + 1 < len(cols) and cols[last + 1][0] <= turn <= cols[last + 1][1]:
+            last += 1
+        return range(first, last + 1)
+
+    def column_of(self, turn: int) -> int | None:
+        r = self.columns_of(turn)
+        return r.start if r else None
+
+    def threshold_lines(self) -> list[tuple[int, str]]:
+        """The horizontal lines, most important first: when two fall in one text row, the first is drawn and
+        the right margin names both, so no threshold ever disappears."""
+        assert self.series is not None
+        th = self.series.thresholds
+        if not th.enforced:
+            # Claude Code acts on none of its thresholds here (it compacts when the API refuses): the window,
+            # and the threshold it computes but does not enforce, dashed like the window
+            lines = [(th.unenforced_threshold, "unenforced")] if th.unenforced_threshold is not None else []
+            return lines + [(th.context_window, "window")]
+        lines = [(th.auto_compact, "auto")] if th.auto_compact is not None else []
+        return lines + [(th.blocking, "blocking"), (th.warning, "warning"), (th.context_window, "window")]
+
+    SHORT = {"auto": "auto", "blocking": "block", "warning": "warn", "window": "window", "unenforced": "auto off"}
+
+    def x_axis(self, width: int) -> str:
+        """The bottom row: the first and last response's number and time, and what the axis is."""
+        turns = self.series.turns if self.series else []
+        if not turns:
+            return ""
+        w = max(1, width - self.AXIS - self.NAMES)
+
+        def when(t) -> str:
+            ts = t.timestamp or ""
+            if not ts:
+                return ""
+            same_day = (turns[0].timestamp or "")[:10] == (turns[-1].timestamp or "")[:10]
+            return printable(ts[11:16] if same_day else ts[5:10] + " " + ts[11:16])  # the transcript's text
+
+        left = f"#1 {when(turns[0])}".rstrip()
+        right = f"{when(turns[-1])} #{len(turns)}".lstrip() if len(turns) > 1 else ""
+        room = w - len(left) - len(right)
+        middle = ""
+        for m in (f"response number ({len(turns)}), not time", "response number", "responses"):
+            if len(m) + 2 <= room:
+                middle = m
+                break
+        gap = max(1, room - len(middle))
+        body = left + " " * (gap // 2) + middle + " " * (gap - gap // 2) + right
+        return " " * self.AXIS + body
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         base = self.rich_style
         if self.series is None:
             return Strip.blank(width, base)
-        w, h, per_row, buckets = self._geometry()
-        th = self.series.thresholds
+        w, h, per_row, cols = self._geometry()
         turns = self.series.turns
         style = {k: base + self.get_component_rich_style(f"chart--{k}") for k in ("ok", "warning", "auto", "blocking", "line", "cursor", "marker", "axis")}
-        if y == h:  # bottom axis: first and last time
-            first = printable(turns[0].timestamp[11:16]) if turns and turns[0].timestamp else ""  # the transcript's text
-            last = printable(turns[-1].timestamp[11:16]) if turns and turns[-1].timestamp else ""
-            text = " " * self.AXIS + first + " " * max(1, w - len(first) - len(last)) + last
-            return Strip([Segment(set_cell_size(text, width), style["axis"])], width)
+        if y == h:
+            return Strip([Segment(set_cell_size(self.x_axis(width), width), style["axis"])], width)
         row_low = (h - 1 - y) * per_row  # tokens at the bottom of this text row
         row_high = row_low + per_row
-        lines = [(th.context_window, "window")]
-        if not th.enforced:
-            # Claude Code acts on none of its thresholds here (it compacts when the API refuses): only the
-            # window, and the threshold it computes but does not enforce, dashed like the window
-            if th.unenforced_threshold is not None:
-                lines.append((th.unenforced_threshold, "window"))
-        else:
-            if th.auto_compact is not None:
-                lines.append((th.auto_compact, "auto"))  # wins over blocking when both fall on one text row
-            lines += [(th.blocking, "blocking"), (th.warning, "warning")]
-        label = ""
-        line_here = None
-        for value, name in lines:
-            if row_low <= value < row_high:
-                line_here = name
-                label = f"{value / 1000:.0f}k"
+        here = [(v, name) for v, name in self.threshold_lines() if row_low <= v < row_high]
+        line_here = here[0][1] if here else None
+        label = f"{here[0][0] / 1000:.0f}k" if here else ""
+        names = ""
+        first = self.SHORT[here[0][1]] if here else ""
+        for names in ("+".join(self.SHORT[n] for _, n in here), "+".join([first] + [self.SHORT[n][:3] for _, n in here[1:]]),
+                      f"{first} +{len(here) - 1}"):
+            if len(names) <= self.NAMES - 1:  # "auto+block", "auto+blo", "auto +2": as much as the margin holds
                 break
         segs = [Segment(set_cell_size(label.rjust(self.AXIS - 1) + "┤" if label else " " * (self.AXIS - 1) + "│", self.AXIS), style["axis"])]
         boundary_cols = set()
@@ -123,11 +168,12 @@ class TokenChart(Widget):
                 c = self.column_of(k) if k is not None else None
                 if c is not None:
                     boundary_cols.add(c)
-        cursor_col = self.column_of(self.cursor_turn) if self.cursor_turn is not None else None
+        cursor_cols = self.columns_of(self.cursor_turn) if self.cursor_turn is not None else range(0)
+        line_style = style["warning" if line_here == "warning" else "auto" if line_here in ("auto", "blocking") else "line"]
         for c in range(w):
             ch, st = " ", base
-            if c < len(buckets):
-                _, _, tok, state = buckets[c]
+            if c < len(cols):
+                _, _, tok, state = cols[c]
                 if tok >= row_high:
                     ch = "█"
                 elif tok > row_low:
@@ -135,11 +181,11 @@ class TokenChart(Widget):
                 if ch != " ":
                     st = style["ok" if state == "ok" else "warning" if state == "warning" else "auto" if state == "auto_compact" else "blocking"]
             if ch == " " and line_here is not None:
-                ch, st = ("╌" if line_here == "window" else "─"), style["warning" if line_here == "warning" else "auto" if line_here in ("auto", "blocking") else "line"]
+                ch, st = ("╌" if line_here in ("window", "unenforced") else "─"), line_style
             if c in boundary_cols:
                 ch, st = "▼", style["marker"]
-            if c == cursor_col:
+            if c in cursor_cols:
                 st = st + style["cursor"]
             segs.append(Segment(ch, st))
+        segs.append(Segment(set_cell_size((" " + names) if names else "", self.NAMES), line_style if names else base))
         return Strip(segs, width)
-
