@@ -186,7 +186,10 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.transcript.discovery import InspectorError, resolve_target, session_files
     from inspector.transcript.session import Session
 
+    from inspector.tokens.thresholds import Settings
+
     settings = settings_from_args(args)
+    baseline = Settings.from_environment()  # what the session's own settings are taken to be, when a flag is a what-if
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
     files = session_files(target)
@@ -200,7 +203,7 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     for f, _agents in files:
         try:
             s = Session.load(f)
-            rep = analyze(s, settings)
+            rep = analyze(s, settings, baseline=baseline)
             d = rep.as_dict(full=args.full)
         except OSError as exc:
             if target.kind == "file":
@@ -563,10 +566,12 @@ def format_compaction(res: Any, saved: Any = None) -> str:
         bar = "█" * min(width, round(n / top * width))
         lines.append(f"  {label:>6} {bar:<{width}} {n:>9,}")
     if res.cleared_tool_results:
-        lines.append(f"  Cleared {len(res.cleared_tool_results)} tool result(s), {sum(res.cleared_tokens.values()):,} tokens (rough): "
+        lines.append(f"  Cleared {len(res.cleared_tool_results)} tool result(s): "
                      + ", ".join(res.cleared_tool_results[:6]) + (" …" if len(res.cleared_tool_results) > 6 else ""))
     if res.summarized_uuids or res.kept_uuids:
         lines.append(f"  Summarized {len(res.summarized_uuids)} record(s), kept {len(res.kept_uuids)}")
+    if res.accounting_words:
+        lines.append(f"  Made of: {res.accounting_words}")
     if res.restored_files_tokens:
         lines.append(f"  A live compaction would also re-attach recently used files, the plan and open todos: +{res.restored_files_tokens:,} tokens")
     for n in res.notes:

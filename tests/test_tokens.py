@@ -482,3 +482,56 @@ def test_a_poor_calibration_fit_is_said_to_be_one():
     assert code == 0 and "a poor fit" in out and "Rules: Claude Code 2.0.58: the rules of 2.0.0 – 2.1.20" in out
     code, out, _ = run("tokens", str(SPOTTER))
     assert code == 0 and "a poor fit" not in out
+
+
+# -- explanations that never contradict themselves (issue 15.10) ----------------------------------------
+
+def test_a_what_if_never_rewrites_why_a_compaction_fired():
+    """Under --window 1000000 the compaction at 167k is still explained by the 167,000 threshold in force; the what-if
+    says it would not have fired, instead of 'fired ... 799,849 below the threshold of 967,000'."""
+    path = str(sample_session("Fix forecast"))
+    [base] = [c for c in jsonl(run("tokens", "--json", path)[1])[0]["compactions"] if c["strategy"] == "auto"]
+    assert "what_if" not in base
+    [c] = [c for c in jsonl(run("tokens", "--json", "--window", "1000000", path)[1])[0]["compactions"] if c["strategy"] == "auto"]
+    assert c["threshold"] == base["threshold"] == 167_000 and c["margin"] == base["margin"] >= 0
+    assert c["what_if_threshold"] == 967_000 and c["what_if_margin"] == c["pre_tokens"] - 967_000 < 0
+    assert "below the threshold" not in c["explanation"] and "would not have compacted here" in c["explanation"]
+    [c] = [c for c in jsonl(run("tokens", "--json", "--no-auto-compact", path)[1])[0]["compactions"] if c["strategy"] == "auto"]
+    assert "What if (auto-compact off): no auto-compact threshold" in c["explanation"]
+    [c] = [c for c in jsonl(run("tokens", "--json", "--pct", "50", path)[1])[0]["compactions"] if c["strategy"] == "auto"]
+    assert c["what_if_threshold"] == 90_000 and "earlier: the response of" in c["explanation"]
+
+
+def test_a_microcompaction_states_its_trigger_has_no_margin_and_is_no_anomaly(tmp_path):
+    recs = [user("u0", None, "go", sec=0),
+            assistant("a1", "u0", [{"type": "text", "text": "ok"}], sec=1, usage=(1, 0, 99_000, 10)),
+            user("u1", "a1", "more", sec=2),
+            assistant("a2", "u1", [{"type": "text", "text": "ok"}], sec=3, usage=(1, 0, 100_000, 10)),
+            system("m1", "a2", "microcompact_boundary", sec=4, microcompactMetadata={"trigger": "auto", "preTokens": 60_000, "tokensSaved": 20_000, "compactedToolIds": ["toolu_gone"]}),
+            user("u2", "m1", "again", sec=5),
+            assistant("a3", "u2", [{"type": "text", "text": "ok"}], sec=6, usage=(1, 0, 75_000, 10))]
+    rep = analyze(load(tmp_path, recs))
+    [e] = rep.compactions
+    assert e.threshold is None and e.margin is None
+    assert 'trigger "auto"' in e.explanation and "not the auto-compact threshold" in e.explanation
+    assert not any("icrocompaction" in a for a in rep.anomalies)
+
+
+def test_a_compaction_preview_says_what_its_size_after_is_made_of():
+    """The parts add up to the size after, for a summary and for a microcompaction, and the microcompaction's drop is
+    exactly what its cleared results counted less what is left of them (Claude Code's own rough figure beside)."""
+    from inspector.compact import MicrocompactParams, compact
+
+    s = Session.load(sample_session("Fix forecast"))
+    for strategy in ("full", "compact"):
+        res = compact(s, strategy)
+        a = res.accounting
+        assert a["fixed"] + a["summary"] + a["new"] + a["kept"] + a["cleared_left"] == res.tokens_after
+        assert a["fixed_before"] + a["records_before"] == res.tokens_before
+        assert a["summary"] > 0 and a["replaced_messages"] == len([u for u in res.summarized_uuids
+                                                                    if s.records[s.conversation.by_uuid[u]].type in ("user", "assistant", "attachment")])
+        assert "summary" in res.accounting_words and f"{res.tokens_after:,} after =" in res.accounting_words
+    res = compact(s, "microcompact", microcompact_params=MicrocompactParams(keep_recent=1, force=True))
+    a = res.accounting
+    assert res.cleared_tool_results and a["cleared_before"] - a["cleared_left"] == res.tokens_before - res.tokens_after
+    assert "characters / 4" in res.accounting_words

@@ -220,6 +220,10 @@ def test_what_if_moves_the_thresholds_and_goes_back(workdir):
             assert app.screen is screen and screen.series.thresholds.auto_compact == 90_000
             assert screen.report.thresholds.auto_compact == 90_000
             assert "what if: percent 50" in str(screen.query_one("#thresholds", Static).render())
+            [e] = [e for e in screen.report.compactions if e.kind == "auto"]
+            # the compaction that happened is explained by the settings in force, the what-if beside it (issue 15.10)
+            assert e.threshold == 167_000 and "reached the auto-compact threshold of 167,000" in e.explanation
+            assert e.what_if_threshold == 90_000 and "What if (percent 50%): the threshold would be 90,000" in e.explanation
             await pilot.press("s")
             await pilot.pause()
             await pilot.press("ctrl+r")  # back to what the environment says

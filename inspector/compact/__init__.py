@@ -51,13 +51,47 @@ def compact(
     if strategy not in STRATEGIES:
         raise CompactError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     key = f"partial-{direction.replace('_', '-')}" if strategy == "partial" else strategy
+    settings = settings or Settings()
+    if estimator is None:
+        estimator = Estimator(s, make_slice(s, at, settings).series, settings)
     res = _run(s, strategy, rules, at=at, summarizer=summarizer, settings=settings, microcompact_params=microcompact_params,
                session_memory_params=session_memory_params, pivot=pivot, direction=direction, instructions=instructions,
                factory=factory, estimator=estimator, progress=progress, cancel=cancel, trigger=trigger, refused_at=refused_at,
                prompt_tokens=prompt_tokens)
     label = f"{key}: the rules of Claude Code {rules.era.label} (releases {releases_with(key)} had it)"
     wi = what_if(key, rules.era)
-    return replace(res, rules=rules.note, strategy_label=label, what_if=wi, notes=((wi,) if wi else ()) + res.notes)
+    return replace(res, rules=rules.note, strategy_label=label, what_if=wi, notes=((wi,) if wi else ()) + res.notes,
+                   accounting=account(s, estimator, res))
+
+
+def account(s: Session, est: Estimator, res: CompactionResult) -> dict[str, int] | None:
+    """What the size after a compaction is made of (summary, re-attached files, kept records, and the rest: the system
+    prompt, tools and whatever the estimate anchors on), each in the session's calibrated tokens, and what the
+    summarized records or the cleared results counted. The parts add up to `tokens_after` exactly."""
+    if res.noop is not None:
+        return None
+    ratio = est.calibration.ratio
+
+    def tokens(bodies: list) -> int:
+        return round(ratio * est.counted([dict(b) for b in bodies])) if bodies else 0
+
+    by = {o: [v.body for v in res.view if v.origin == o] for o in ("summary", "new", "kept", "cleared")}
+    out = {"summary": tokens(by["summary"]), "new": tokens(by["new"]), "kept": tokens(by["kept"]),
+           "kept_messages": len(by["kept"]) + len(by["cleared"]), "cleared_left": tokens(by["cleared"])}
+    if res.cleared_tool_results:
+        originals = [s.body(s.conversation.by_uuid[v.uuid]) for v in res.view if v.origin == "cleared" and v.uuid in s.conversation.by_uuid]
+        out["cleared_before"] = tokens(originals)
+    replaced = [s.body(i) for u in res.summarized_uuids if (i := s.conversation.by_uuid.get(u)) is not None
+                and s.records[i].type in ("user", "assistant", "attachment")]
+    out["replaced"], out["replaced_messages"] = tokens(replaced), len(replaced)
+    out["fixed"] = res.tokens_after - out["summary"] - out["new"] - out["kept"] - out["cleared_left"]
+    # the same split of the size before: the records compacted, and the rest (the system prompt and tools, what an
+    # earlier compaction re-attached, and whatever the offline count of the records misses)
+    originals = [s.body(i) for v in res.view if v.origin in ("kept", "cleared") and v.uuid is not None
+                 and (i := s.conversation.by_uuid.get(v.uuid)) is not None]
+    out["records_before"] = tokens(replaced + originals)
+    out["fixed_before"] = res.tokens_before - out["records_before"]
+    return out
 
 
 def _just_after(s: Session, index: int) -> "datetime":

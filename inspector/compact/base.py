@@ -173,6 +173,7 @@ class CompactionResult:
     rules: str | None = None  # which release's rules were applied, and why
     strategy_label: str | None = None  # the strategy and the releases that had it
     what_if: str | None = None  # set when the session's own release did not do this
+    accounting: Mapping[str, int] | None = None  # what the size after is made of, and what it replaces (see account())
 
     @property
     def changed(self) -> bool:
@@ -223,7 +224,38 @@ class CompactionResult:
             "rules": self.rules,
             "strategy_label": self.strategy_label,
             "what_if": self.what_if,
+            "accounting": dict(self.accounting) if self.accounting else None,
         }
+
+    @property
+    def accounting_words(self) -> str | None:
+        """The size after as a sum of its parts, and what it replaces: why the context drops by what it drops."""
+        a = self.accounting
+        if not a:
+            return None
+        parts = [f"{a['fixed']:,} system prompt, tools and the rest"]
+        if a.get("summary"):
+            parts.append(f"{a['summary']:,} summary")
+        if a.get("new"):
+            parts.append(f"{a['new']:,} re-attached files and notes")
+        if a["kept_messages"]:
+            parts.append(f"{a['kept']:,} kept ({a['kept_messages']:,} records)")
+        if self.cleared_tool_results:
+            parts.append(f"{a['cleared_left']:,} left of the cleared results")
+        words = (f"{self.tokens_before:,} before = {a['fixed_before']:,} system prompt, tools and the rest + "
+                 f"{a['records_before']:,} in the records compacted; ")
+        words += f"{self.tokens_after:,} after = " + " + ".join(parts)
+        if a.get("replaced_messages"):
+            words += f"; the {a['replaced_messages']:,} summarized records it replaces counted {a['replaced']:,}"
+        if self.cleared_tool_results:
+            words += (f"; the {len(self.cleared_tool_results)} cleared results counted {a['cleared_before']:,} before "
+                      f"(Claude Code's own rough figure, characters / 4, is {sum(self.cleared_tokens.values()):,})")
+        words += " (calibrated tokens)"
+        if a["fixed_before"] - a["fixed"] > max(1000, a["fixed"] // 10):
+            words += (f". The rest is {a['fixed_before'] - a['fixed']:,} smaller after: before, it held what an earlier "
+                      "compaction re-attached and whatever the offline count of the records misses (measured by the API), "
+                      "which the estimate after does not carry over")
+        return words
 
 
 # ---------------------------------------------------------------------------------------------

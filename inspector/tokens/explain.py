@@ -23,7 +23,7 @@ from inspector.tokens.series import (
     summary_index,
     token_count_with_estimation,
 )
-from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds
+from inspector.tokens.thresholds import Settings, Thresholds, describe_changes, percent_left, thresholds
 from inspector.transcript.records import context_tokens, opt_count
 from inspector.transcript.session import Session
 
@@ -70,6 +70,9 @@ class Explanation:
     rules_of: str = ""  # the releases whose rules those are, e.g. "2.1.21 – 2.1.158"
     threshold_source: str = ""  # how the threshold was computed (window, reserve, buffer; or not enforced)
     prediction_notes: list[str] = field(default_factory=list)  # what the predicted size after rests on
+    what_if_threshold: int | None = None  # under a what-if: the auto-compact threshold it would give here
+    what_if_margin: int | None = None  # pre_tokens - what_if_threshold
+    what_if: str | None = None  # under a what-if: what it would change about this compaction, in words
 
     def as_dict(self, *, full: bool = False) -> dict[str, Any]:
         d = {
@@ -103,6 +106,8 @@ class Explanation:
             "threshold_source": self.threshold_source,
             "prediction_notes": self.prediction_notes,
         }
+        if self.what_if is not None:
+            d.update(what_if=self.what_if, what_if_threshold=self.what_if_threshold, what_if_margin=self.what_if_margin)
         if self.compact_call is not None:
             call = dict(self.compact_call)
             if not full and call.get("analysis"):
@@ -329,7 +334,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
             last_before = context_tokens(kept_usage[-1])
     first_after = after[0].tokens if after else None
     th = boundary_thresholds(s, series, index, th, settings, before)
-    threshold = th.auto_compact
+    # the auto-compact threshold says nothing about a microcompaction (it has its own trigger): no margin against it
+    threshold = th.auto_compact if kind != "microcompact" else None
     margin = pre - threshold if pre is not None and threshold is not None else None
 
     # the prediction uses only what was known before the boundary
@@ -491,9 +497,14 @@ def sentence(e: Explanation, th: Thresholds) -> str:
             tools[name] = tools.get(name, 0) + 1
         what = ", ".join(f"{n} {t}" for t, n in tools.items()) or "none"
         when = f"when the context was {fmt(e.last_usage_before)} tokens" if e.last_usage_before is not None else "at an unknown context size"
+        trigger = (f"Claude Code decided it on its own (trigger \"{e.trigger}\"), by a rule of its own that is not the auto-compact "
+                   "threshold and is not written to the transcript (in 2.1.88's code: a count of compactable tool results since the "
+                   "last clearing, set remotely; or, when enabled, an idle gap of an hour since the last reply)"
+                   if e.trigger in (None, "auto") else f"trigger \"{e.trigger}\"")
         return (f"Microcompaction cleared {len(e.cleared_tools)} old tool result(s) ({what}) {when} (recorded preTokens {fmt(e.pre_tokens)}), "
-                f"saving {fmt(e.tokens_freed)} tokens; nothing is summarized, old tool output is only dropped from what is sent"
-                + (f"; the next response used {fmt(e.first_usage_after)} tokens." if e.first_usage_after is not None else "."))
+                f"saving {fmt(e.tokens_freed)} tokens (Claude Code's own figure); nothing is summarized, old tool output is only "
+                f"dropped from what is sent. {trigger}"
+                + (f". The next response used {fmt(e.first_usage_after)} tokens." if e.first_usage_after is not None else "."))
     kept = ""
     if e.rounds_kept:
         kept = (f"; {fmt(e.rounds_summarized)} round(s) were summarized and the last {e.rounds_kept} kept verbatim "
@@ -570,16 +581,46 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
         if e.kind == "auto" and e.pre_tokens is not None and e.threshold is not None and e.pre_tokens < e.threshold * 0.9:
             out.append(f"Auto-compaction at {fmt(e.pre_tokens)} tokens fired well below the threshold of {fmt(e.threshold)}: a lower threshold was set "
                        "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE or CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow), or the window was smaller than assumed.")
-        if e.kind == "microcompact":
-            ids = ", ".join(f"{c['tool'] or 'a call not in the file'} {c['tool_use_id']}" for c in e.cleared_tools)
-            out.append(f"Microcompaction at {fmt(e.pre_tokens)} tokens cleared {len(e.cleared_tools)} tool result(s): {ids}.")
     return out
 
 
-def analyze(s: Session, settings: Settings | None = None, progress: Progress | None = None) -> TokenReport:
-    """The token story of a session; `progress(what, done, total)` hears about the slow parts."""
+def what_if_words(e: Explanation, real: Thresholds, wi: Thresholds, series: Series, changes: str) -> tuple[int | None, int | None, str]:
+    """What a what-if would change about a compaction that happened: (its threshold, the margin, in words). The
+    explanation itself stays the one of the settings in force; the chart and the states follow the what-if."""
+    head = f"What if ({changes})"
+    if e.kind in ("manual", "partial"):
+        return wi.auto_compact, None, f"{head}: nothing here, you asked for this compaction."
+    t = wi.auto_compact if wi.enforced else None
+    if t is None:
+        return None, None, (f"{head}: no auto-compact threshold would be enforced, so Claude Code would not have compacted here "
+                            "on its own (only when the API refused a request as too long, or on /compact).")
+    if e.pre_tokens is None:
+        return t, None, f"{head}: the threshold would be {fmt(t)}; the size before this compaction is not recorded."
+    margin = e.pre_tokens - t
+    if margin < 0:
+        return t, margin, (f"{head}: the threshold would be {fmt(t)}, {fmt(-margin)} above the context here ({fmt(e.pre_tokens)}), "
+                           "so Claude Code would not have compacted here.")
+    first = None
+    if e.pos is not None:
+        seg_start = max((b for b in series.boundaries if b < e.pos), default=-1)
+        first = next((x for x in series.turns if seg_start < x.pos < e.pos and x.tokens >= t), None)
+    earlier = (f", and earlier: the response of {(first.timestamp or '')[11:16] or '?'} was already at {fmt(first.tokens)}"
+               if first is not None else "")
+    return t, margin, (f"{head}: the threshold would be {fmt(t)}; the context here ({fmt(e.pre_tokens)}) is {fmt(margin)} above it, "
+                       f"so it would have fired here at the latest{earlier}.")
+
+
+def analyze(s: Session, settings: Settings | None = None, progress: Progress | None = None,
+            baseline: Settings | None = None) -> TokenReport:
+    """The token story of a session; `progress(what, done, total)` hears about the slow parts.
+
+    With `baseline` (the settings Claude Code's environment and config give) different from `settings` (a what-if),
+    the series and the chart follow the what-if, while each compaction that happened is explained by the settings
+    in force, with what the what-if would have changed about it beside."""
     settings = settings or Settings()
+    what_if = baseline is not None and baseline != settings
     th = session_thresholds(s, settings)
+    real = session_thresholds(s, baseline) if what_if and baseline is not None else th
     series = context_series(s, settings, th)
     counts = chain_counts(s, series, progress)
     cals = calibrator(s, series, counts)
@@ -593,7 +634,13 @@ def analyze(s: Session, settings: Settings | None = None, progress: Progress | N
     for n, i in enumerate(bounds):
         if progress is not None and n % 10 == 0:
             progress("explaining compactions", n, len(bounds))
-        exps.append(explain_boundary(s, series, counts, i, th, cals, positions, settings, requests))
+        e = explain_boundary(s, series, counts, i, real, cals, positions, baseline if what_if else settings, requests)
+        if what_if and e.kind != "microcompact":
+            k = bisect.bisect_left(_turn_positions(series), e.pos) if e.pos is not None else 0
+            wi = boundary_thresholds(s, series, i, th, settings, list(series.turns[max(0, k - 1):k]))
+            e.what_if_threshold, e.what_if_margin, e.what_if = what_if_words(e, real, wi, series, describe_changes(settings, baseline))
+            e.explanation += " " + e.what_if
+        exps.append(e)
     return TokenReport(s, settings, th, series, counts, cal, exps, find_anomalies(s, series, exps, th))
 
 

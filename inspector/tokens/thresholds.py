@@ -440,3 +440,22 @@ def warning_state(tokens: int, t: Thresholds) -> str:
     if tokens >= t.warning:
         return "warning"
     return "ok"
+
+
+def describe_changes(s: Settings, base: Settings) -> str:
+    """What differs from the configured settings, in a line ("" when nothing does)."""
+    names = {"model": "model", "window": "window", "one_m": "1M", "auto_compact_enabled": "auto-compact",
+             "auto_compact_window": "auto-compact window", "pct_override": "percent", "max_output_tokens": "max output",
+             "blocking_override": "blocking", "disable_1m": "1M disabled", "output_slot_cap": "output-slot cap",
+             "enforce": "enforced", "model_windows": "per-model window"}
+    out = []
+    for field, label in names.items():
+        v = getattr(s, field)
+        if v != getattr(base, field):
+            if isinstance(v, bool):
+                out.append(f"{label} {'on' if v else 'off'}")
+            elif isinstance(v, float):
+                out.append(f"{label} {v:g}%" if field == "pct_override" else f"{label} {v:g}")
+            else:
+                out.append(f"{label} {v:,}" if isinstance(v, int) else f"{label} {v}")
+    return ", ".join(out)

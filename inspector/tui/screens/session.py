@@ -130,7 +130,7 @@ class SessionScreen(Screen):
             self.app.call_from_thread(self.app.notify, f"thresholds: auto-compact {auto}, blocking {fmt(th.blocking)}", timeout=3)
         series = context_series(s, self.settings, th)  # the same key as analyze's: computed once
         self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep, tail=tail))
-        self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress)))
+        self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress, baseline=self.configured)))
 
     def rows_for(self, s: Session) -> list[Row]:
         """The timeline's rows with the current filters (safe to call from a worker)."""

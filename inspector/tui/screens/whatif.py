@@ -15,7 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from inspector.tokens.thresholds import Settings, pct_in_range
+from inspector.tokens.thresholds import describe_changes, Settings, pct_in_range
 
 TRISTATE = [("as configured", "keep"), ("on", "on"), ("off", "off")]
 ONE_M = [("infer from usage above 200k", "infer"), ("yes", "on"), ("no", "off")]
@@ -74,18 +74,7 @@ def settings_from_form(base: Settings, values: dict[str, Any]) -> Settings:
     return base.with_(**changes)
 
 
-def describe(s: Settings, base: Settings) -> str:
-    """What differs from the configured settings, in a line ("" when nothing does)."""
-    names = {"model": "model", "window": "window", "one_m": "1M", "auto_compact_enabled": "auto-compact",
-             "auto_compact_window": "auto-compact window", "pct_override": "percent", "max_output_tokens": "max output",
-             "blocking_override": "blocking", "disable_1m": "1M disabled", "output_slot_cap": "output-slot cap",
-             "enforce": "enforced", "model_windows": "per-model window"}
-    out = []
-    for field, label in names.items():
-        v = getattr(s, field)
-        if v != getattr(base, field):
-            out.append(f"{label} {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{label} {v}")
-    return ", ".join(out)
+describe = describe_changes
 
 
 class WhatIfScreen(ModalScreen[Settings | None]):

@@ -310,6 +310,8 @@ class WorkbenchScreen(Screen):
             bar = Text("█" * min(width, round(n / top * width)), style="green" if n < th.warning else "yellow" if n < (th.auto_compact or th.effective_window) else "red")
             t.add_row(label, bar + Text(" " * max(0, width - len(bar))), f"{n:,}")
         t.add_row("change", Text(res.change_words, style="bold yellow" if res.tokens_after > res.tokens_before else ""), "")
+        if res.accounting_words:
+            t.add_row("made of", Text(res.accounting_words), "")
         auto = f"auto-compact {th.auto_compact:,}" if th.auto_compact is not None else (
             f"auto-compact {th.unenforced_threshold:,} not enforced" if th.unenforced_threshold is not None else "auto-compact off")
         t.add_row("", Text(f"warning {th.warning:,} · {auto} · blocking {th.blocking:,} · window {th.context_window:,}",
@@ -350,7 +352,8 @@ class WorkbenchScreen(Screen):
         if res.cleared_tool_results:
             out.append(f"\nCleared tool results ({len(res.cleared_tool_results)})\n", style="bold")
             for tid in res.cleared_tool_results:
-                out.append(printable(f"  {s.tool_name(tid) or '?':<8} {tid}  {res.cleared_tokens.get(tid, 0):,} tokens") + "\n")
+                out.append(printable(f"  {s.tool_name(tid) or '?':<8} {tid}  {res.cleared_tokens.get(tid, 0):,} tokens by Claude Code's "
+                                     "rough count (characters / 4)") + "\n")
         block("Summarized", res.summarized_uuids)
         block("Kept", res.kept_uuids)
         if res.api_messages is not None:
