@@ -804,3 +804,76 @@ def test_the_chart_spreads_few_responses_over_the_whole_width(tmp_path):
             assert spans[0].start == 0 and spans[2].stop == w
             assert "#3" in chart_text(app)[-1]
     run(go())
+
+
+# -- focus you can see (issue 15.13) ---------------------------------------------------------------------
+
+def test_panes_are_titled_the_focused_one_stands_out_and_brackets_jump_between_them():
+    from textual.widgets import TabbedContent
+
+    from inspector.tui.widgets.detail import Detail
+
+    path = sample_session("Fix forecast", SAMPLES)
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            screen = app.screen
+            tl, tabs = screen.query_one(Timeline), screen.query_one(TabbedContent)
+            assert "Timeline" in tl.border_title and "Detail" in tabs.border_title
+            tl.focus()
+            await pilot.pause()
+            assert tl.styles.border_top[0] == "heavy" and tabs.styles.border_top[0] == "round"
+            await pilot.press("right_square_bracket")
+            await pilot.pause()
+            assert isinstance(app.focused, Detail) and app.focused.id == "detail"
+            assert tabs.styles.border_top[0] == "heavy" and tl.styles.border_top[0] == "round"
+            await pilot.press("y")  # the Why tab: ] then focuses it
+            await pilot.press("left_square_bracket")
+            await pilot.pause()
+            assert app.focused is tl
+            await pilot.press("right_square_bracket")
+            await pilot.pause()
+            assert app.focused.id == "why"
+            help_text = __import__("inspector.tui.screens.help", fromlist=["x"]).help_table()
+            from rich.console import Console
+
+            console = Console(width=160, record=True)
+            console.print(help_text)
+            out = console.export_text()
+            assert "tab / shift+tab" in out and "[" in out and "Focus the timeline" in out
+    run(go())
+
+
+# -- modals on a small terminal (issue 15.19) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+def test_modals_fit_a_small_terminal_and_wrap_their_labels(size):
+    """Help, what-if: inside the screen (no cut right edge), every label whole (wrapped, not cut), the buttons
+    reachable by scrolling, the keys that act without them said at the top."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import Button, Label
+
+    path = sample_session("Fix forecast", SAMPLES)
+
+    async def go():
+        async with session_app(path, size=size) as (app, pilot):
+            for key, box_id in (("question_mark", "help"), ("s", "whatif-box")):
+                await pilot.press(key)
+                await pilot.pause()
+                box = app.screen.query_one(f"#{box_id}", VerticalScroll)
+                r = box.region
+                assert r.x >= 0 and r.right <= size[0] and r.bottom <= size[1], (box_id, r)
+                for label in app.screen.query(Label):
+                    text = str(label.render())
+                    assert label.size.width <= r.width and label.virtual_size.width <= r.width
+                    if len(text) > label.size.width:  # a long label takes several lines, never one cut line
+                        assert label.size.height > 1, text
+                if box_id == "whatif-box":
+                    assert "ctrl+s applies" in str(app.screen.query_one("#whatif-src").render())
+                    box.scroll_end(animate=False)
+                    await pilot.pause()
+                    apply = app.screen.query_one("#wi-apply", Button)
+                    assert apply.region.bottom <= r.bottom and apply.region.y >= r.y  # in view once scrolled
+                await pilot.press("escape")
+                await pilot.pause()
+    run(go())

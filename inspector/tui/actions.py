@@ -59,6 +59,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "session", title="Why / context"),
     ActionSpec("export", "e", "Export", "Export the conversation (or, with a, every record) as Markdown to a new file in the current folder", "session", footer=False),
     ActionSpec("reload", "ctrl+r", "Reload", "Reload the session from disk", "session", footer=False),
+    ActionSpec("focus_pane('timeline')", "left_square_bracket", "Timeline", "Focus the timeline (the left pane)", "session",
+               footer=False, title="Focus the timeline"),
+    ActionSpec("focus_pane('detail')", "right_square_bracket", "Detail", "Focus the record / why pane (the right pane)", "session",
+               footer=False, title="Focus the detail pane"),
     # workbench
     ActionSpec("preview", "f5,ctrl+r", "Preview", "Recompute the preview (it also follows every change of the form)", "workbench"),
     ActionSpec("anthropic", "ctrl+a", "Anthropic…", "Summarize with the Anthropic API (asks first, shows tokens and cost)", "workbench"),

@@ -125,6 +125,7 @@ class BrowserScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#empty", Static).display = False
         t = self.query_one(DataTable)
+        t.border_title = "Sessions"
         for key, label in COLUMNS:
             t.add_column(label, key=key)
         self.discover()

@@ -22,7 +22,7 @@ def help_table() -> Table:
         t.add_row(Text(title, style="bold underline"), "")
         for a in ACTIONS:
             if a.scope == scope:
-                keys = " / ".join(k.replace("question_mark", "?").replace("slash", "/") for k in a.key.split(","))
+                keys = " / ".join(k.replace("question_mark", "?").replace("slash", "/").replace("left_square_bracket", "[").replace("right_square_bracket", "]") for k in a.key.split(","))
                 t.add_row(keys, a.help)
         t.add_row("", "")
     t.add_row("tab / shift+tab", "Move between the panes of a screen (the focused one has a bright border; keys act on it)")

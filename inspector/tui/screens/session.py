@@ -99,6 +99,8 @@ class SessionScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#search", Input).display = False
+        self.query_one(Timeline).border_title = "Timeline  ["
+        self.query_one(TabbedContent).border_title = "Detail  ]"
         self.load()
         self.set_interval(1.0, self.check_growth)
 
@@ -407,6 +409,14 @@ class SessionScreen(Screen):
             self.notify("search cleared", timeout=2)
             return
         self.app.action_back()
+
+    def action_focus_pane(self, pane: str) -> None:
+        """[ and ]: the timeline, or the detail pane (the Record or Why tab shown), as posting and harlequin jump panes."""
+        if pane == "timeline":
+            self.query_one(Timeline).focus()
+        else:
+            tabs = self.query_one(TabbedContent)
+            self.query_one("#why" if tabs.active == "tab-why" else "#detail", Detail).focus()
 
     def show_record_tab(self) -> None:
         self.query_one(TabbedContent).active = "tab-record"

@@ -90,7 +90,8 @@ class WhatIfScreen(ModalScreen[Settings | None]):
         src = ", ".join(f"{k} from {v}" for k, v in self.configured.sources) or "Claude Code's defaults (no override found)"
         with VerticalScroll(id="whatif-box"):
             yield Static(Text("What if: the settings that move the thresholds", style="bold"))
-            yield Static(Text(f"Configured: {src}. Leave a box empty for Claude Code's own rule."), id="whatif-src")
+            yield Static(Text(f"Configured: {src}. Leave a box empty for Claude Code's own rule. "
+                              "ctrl+s applies, ctrl+r resets, esc cancels (the buttons are at the end)."), id="whatif-src")
             yield Label("Model (e.g. claude-opus-4-6, opus[1m]); empty: the session's")
             yield Input(c.model or "", placeholder="the session's model", id="wi-model")
             yield Label("Context window, tokens; empty: resolve from the model")

@@ -205,6 +205,8 @@ class WorkbenchScreen(Screen):
         self.query_one("#summary-note").display = self.query_one("#strategy", Select).value != "microcompact"
 
     def on_mount(self) -> None:
+        self.query_one("#wb-form").border_title = "Compaction"
+        self.query_one("#wb-preview").border_title = "Preview: what the model would see"
         self.show_fields()
         self.schedule_preview()
         self.fit_form()
