@@ -877,3 +877,68 @@ def test_modals_fit_a_small_terminal_and_wrap_their_labels(size):
                 await pilot.press("escape")
                 await pilot.pause()
     run(go())
+
+
+# -- the browser's table and the session's toggles (issue 15.18) ------------------------------------------
+
+def test_browser_sorting_shows_its_column_and_direction_reverses_and_follows_header_clicks(workdir):
+    from textual.widgets import DataTable
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            t = b.query_one(DataTable)
+            labels = [str(c.label) for c in t.columns.values()]
+            assert labels[:2] == ["Title", "Project"]  # the project right after the title, not last and clipped
+            assert labels[2] == "When ▼" and "sorted by when ▼" in t.border_subtitle
+            whens = [b.items[k].ts for k in b.shown]
+            assert whens == sorted(whens, reverse=True)
+            await pilot.press("S")
+            await pilot.pause()
+            assert [b.items[k].ts for k in b.shown] == sorted(whens)
+            assert str(list(t.columns.values())[2].label) == "When ▲" and "▲" in t.border_subtitle
+            await pilot.press("s")  # the next column: size, largest first
+            await pilot.pause()
+            sizes = [b.items[k].size for k in b.shown]
+            assert sizes == sorted(sizes, reverse=True) and "Size ▼" in [str(c.label) for c in t.columns.values()]
+            b.post_message(DataTable.HeaderSelected(t, t.ordered_columns[0].key, 0, t.ordered_columns[0].label))
+            await pilot.pause()
+            titles = [b.items[k].title.lower() for k in b.shown]
+            assert titles == sorted(titles) and "Title ▲" in [str(c.label) for c in t.columns.values()]
+            b.post_message(DataTable.HeaderSelected(t, t.ordered_columns[0].key, 0, t.ordered_columns[0].label))
+            await pilot.pause()
+            assert [b.items[k].title.lower() for k in b.shown] == sorted(titles, reverse=True)
+    run(go())
+
+
+def test_browser_filter_matches_the_folder_name(workdir):
+    from textual.widgets import Input
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            every = len(b.shown)
+            b.query_one("#filter", Input).value = "-home-ann-work-dotfiles"  # the folder's name, not its cwd
+            await settle(app, pilot)
+            assert 0 < len(b.shown) < every and all(b.items[k].path.parent.name == "-home-ann-work-dotfiles" for k in b.shown)
+    run(go())
+
+
+def test_the_timeline_always_says_what_it_hides_and_its_scope():
+    path = sample_session("Fix forecast", SAMPLES)
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            tl = app.screen.query_one(Timeline)
+            assert "all kinds" in tl.border_subtitle and "a: the chain" in tl.border_subtitle
+            await pilot.press("3", "4", "a")
+            await pilot.pause()
+            assert "hidden: 3 tools, 4 thinking" in tl.border_subtitle and "every record" in tl.border_subtitle
+            await pilot.press("3")
+            await pilot.pause()
+            assert "hidden: 4 thinking ·" in tl.border_subtitle
+    run(go())

@@ -33,9 +33,11 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("quit", "q,ctrl+q", "Quit", "Quit inspector", "app"),
     # session browser
     ActionSpec("open", "enter", "Open", "Open the selected session", "browser"),
-    ActionSpec("focus_filter", "slash", "Filter", "Filter the sessions as you type (title, project, id)", "browser"),
+    ActionSpec("focus_filter", "slash", "Filter", "Filter the sessions as you type (title, project, folder name, id)", "browser"),
     ActionSpec("search_all", "ctrl+f", "Search all", "Search the text of every session, its subagents and persisted outputs", "browser"),
-    ActionSpec("sort", "s", "Sort", "Sort by the next column (when, size, peak, compactions, title)", "browser"),
+    ActionSpec("sort", "s", "Sort", "Sort by the next column (when, size, peak, compactions, title, project, duration, model)", "browser"),
+    ActionSpec("reverse_sort", "S", "Reverse", "Reverse the order of the sort (a second click on a header does too)", "browser",
+               footer=False, title="Reverse the sort"),
     ActionSpec("refresh", "r", "Refresh", "Look for new and changed sessions", "browser"),
     # session screen
     ActionSpec("search", "slash", "Search", "Search this session's text (persisted outputs included)", "session"),

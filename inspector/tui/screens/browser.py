@@ -23,13 +23,15 @@ from inspector.transcript.stats import StatsCache, cache_dir, own_agents
 from inspector.tui.actions import bindings
 from inspector.tui.widgets.keybar import KeyBar
 
-SORTS = ("when", "size", "peak", "compactions", "title")
+# the columns `s` sorts by, in turn; S (or a second click on a header) reverses the order
+SORTS = ("when", "size", "peak", "comp", "title", "project", "dur", "model")
+ASCENDING_FIRST = {"title", "project", "model"}  # text reads A to Z first; times and sizes largest first
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
 FILTER_PAUSE = 0.15  # seconds
 # the most telling first, so that a narrow terminal still shows when, how big and how full
-COLUMNS = (("title", "Title"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak ctx"), ("comp", "Compactions"),
-           ("model", "Model"), ("project", "Project"))
+COLUMNS = (("title", "Title"), ("project", "Project"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak ctx"),
+           ("comp", "Compactions"), ("model", "Model"))
 
 
 @dataclass(slots=True)
@@ -48,6 +50,7 @@ class Item:
     flat_agents: list[Path] = field(default_factory=list)
     ts: str = ""
     mtime_ns: int = 0
+    span: float = 0.0  # seconds from the first record to the last
 
     def cells(self, title_width: int = 64) -> tuple[Any, ...]:
         """The row's cells, in the order of COLUMNS."""
@@ -59,11 +62,18 @@ class Item:
         project = project if len(project) <= 26 else "…" + project[-25:]
         title = title if len(title) <= title_width else title[: title_width - 1] + "…"
         # Text, not str: DataTable reads a str cell as markup, and the model name comes from the transcript
-        return (Text(title), Text(self.when), Text(self.duration), Text(human_size(self.size)), Text(peak),
-                Text(self.compactions), Text(printable(self.model)), Text(project))
+        return (Text(title), Text(project), Text(self.when), Text(self.duration), Text(human_size(self.size)), Text(peak),
+                Text(self.compactions), Text(printable(self.model)))
 
     def text(self) -> str:
-        return f"{self.project} {self.title} {self.path.stem}".lower()
+        """What the filter looks in: the project, the title, the session id and the project's folder name."""
+        return f"{self.project} {self.title} {self.path.stem} {self.path.parent.name}".lower()
+
+    def sort_value(self, column: str) -> Any:
+        comp = self.compactions.split("+")
+        return {"when": self.ts, "size": self.size, "peak": self.peak or 0, "title": self.title.lower(),
+                "comp": (int(comp[0]) if comp[0].isdigit() else -1, self.compactions), "project": self.project.lower(),
+                "dur": self.span, "model": self.model}[column]
 
 
 class SearchPrompt(ModalScreen[str | None]):
@@ -106,6 +116,7 @@ class BrowserScreen(Screen):
         self.items: list[Item] = []
         self.shown: list[int] = []
         self.sort = "when"
+        self.descending = True
         self.query_text = ""
         self.search_term: str | None = None
         self.seen: dict[Path, tuple[int, int]] = {}  # path -> (size, mtime_ns) when last read
@@ -116,7 +127,7 @@ class BrowserScreen(Screen):
         yield Static(Text(printable(f"Sessions under {self.target.path}")), id="title")
         if self.notice:
             yield Static(Text(self.notice), id="notice")
-        yield Input(placeholder="Filter by title, project or id (type to filter; ctrl+f searches inside every session)", id="filter")
+        yield Input(placeholder="Filter by title, project, folder or id (type to filter; ctrl+f searches inside every session)", id="filter")
         yield ProgressBar(id="progress", show_eta=False)
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("", id="empty")
@@ -126,6 +137,7 @@ class BrowserScreen(Screen):
         self.query_one("#empty", Static).display = False
         t = self.query_one(DataTable)
         t.border_title = "Sessions"
+        t.border_subtitle = self.sort_words()
         for key, label in COLUMNS:
             t.add_column(label, key=key)
         self.discover()
@@ -149,9 +161,12 @@ class BrowserScreen(Screen):
             info = quick_info(path)
         except OSError:
             return None
+        from inspector.transcript.records import timestamp_key
+
+        a, b = timestamp_key(info.first_timestamp), timestamp_key(info.last_timestamp)
         return Item(path, info.cwd or path.parent.name, info.title or "", human_when(info.first_timestamp, local=True) or "",
                     human_duration(info.first_timestamp, info.last_timestamp) or "", info.size, flat_agents=agents,
-                    ts=info.first_timestamp or "", mtime_ns=info.mtime_ns)
+                    ts=info.first_timestamp or "", mtime_ns=info.mtime_ns, span=(b - a) if a is not None and b is not None else 0.0)
 
     # -- sessions that appear or grow while the browser is open --------------------------------
     def watch_files(self) -> None:
@@ -337,7 +352,13 @@ class BrowserScreen(Screen):
 
     # -- table --------------------------------------------------------------------------------
     def sort_key(self, it: Item) -> Any:
-        return {"when": it.ts, "size": it.size, "peak": it.peak or 0, "compactions": it.compactions, "title": it.title.lower()}[self.sort]
+        return it.sort_value(self.sort)
+
+    def header(self, key: str, label: str) -> Text:
+        """A column's header, with ▼ or ▲ on the one the rows are sorted by."""
+        if key != self.sort:
+            return Text(label)
+        return Text(label + (" ▼" if self.descending else " ▲"), style="bold")
 
     def title_width(self) -> int:
         """The title column gets what the other columns leave, within 24 to 64 characters."""
@@ -362,9 +383,9 @@ class BrowserScreen(Screen):
         row_before = t.cursor_row or 0
         t.clear(columns=True)  # the columns too: their widths only ever grow, and titles may now be shorter
         for key, label in COLUMNS:
-            t.add_column(label, key=key)
+            t.add_column(self.header(key, label), key=key)
         q = self.query_text.lower()
-        order = sorted(range(len(self.items)), key=lambda k: self.sort_key(self.items[k]), reverse=self.sort != "title")
+        order = sorted(range(len(self.items)), key=lambda k: self.sort_key(self.items[k]), reverse=self.descending)
         self.shown = [k for k in order if (not q or q in self.items[k].text()) and
                         (self.search_term is None or (self.items[k].matches or 0) > 0)]
         for k in self.shown:
@@ -389,7 +410,7 @@ class BrowserScreen(Screen):
             text = (f"No sessions under {self.target.path}.\nClaude Code keeps them in ~/.claude/projects (or "
                     "$CLAUDE_CONFIG_DIR/projects); new ones appear here within seconds. r looks again.")
         elif self.query_text:
-            text = f"No session matches {self.query_text!r} in its title, project or id. esc clears the filter."
+            text = f"No session matches {self.query_text!r} in its title, project, folder name or id. esc clears the filter."
         elif self.search_term is not None:
             text = f"No session contains {self.search_term!r}. esc clears the search."
         else:
@@ -442,10 +463,24 @@ class BrowserScreen(Screen):
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
 
+    def sort_by(self, column: str, *, reverse: bool = False) -> None:
+        """Sort by a column (its natural order first: times and sizes largest first, text A to Z), or reverse it."""
+        if reverse and column == self.sort:
+            self.descending = not self.descending
+        else:
+            self.sort, self.descending = column, column not in ASCENDING_FIRST
+        self.redraw(keep_cursor=True)
+        self.query_one(DataTable).border_subtitle = self.sort_words()
+
+    def sort_words(self) -> str:
+        label = dict(COLUMNS)[self.sort]
+        return f"sorted by {label.lower()} {'▼' if self.descending else '▲'} · s next column · S reverse · click a header"
+
     def action_sort(self) -> None:
-        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
-        self.redraw()
-        self.notify(f"sorted by {self.sort}", timeout=2)
+        self.sort_by(SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)])
+
+    def action_reverse_sort(self) -> None:
+        self.sort_by(self.sort, reverse=True)
 
     def action_refresh(self) -> None:
         self.query_one(ProgressBar).display = True
@@ -453,10 +488,8 @@ class BrowserScreen(Screen):
 
     @on(DataTable.HeaderSelected)
     def on_header(self, event: DataTable.HeaderSelected) -> None:
-        by = {"when": "when", "dur": "when", "size": "size", "peak": "peak", "comp": "compactions", "title": "title", "project": "title"}
-        self.sort = by.get(str(event.column_key.value), self.sort)
-        self.redraw()
-        self.notify(f"sorted by {self.sort}", timeout=2)
+        """A click on a header sorts by that column; a second click reverses it."""
+        self.sort_by(str(event.column_key.value), reverse=True)
 
     @on(DataTable.RowSelected)
     def on_row(self, event: DataTable.RowSelected) -> None:

@@ -100,6 +100,7 @@ class SessionScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#search", Input).display = False
         self.query_one(Timeline).border_title = "Timeline  ["
+        self.query_one(Timeline).border_subtitle = self.view_words()
         self.query_one(TabbedContent).border_title = "Detail  ]"
         self.load()
         self.set_interval(1.0, self.check_growth)
@@ -180,6 +181,16 @@ class SessionScreen(Screen):
         tl = self.query_one(Timeline)
         current = keep if keep is not None else (tl.current.index if tl.current else None)
         tl.set_rows(rows if rows is not None else self.rows_for(self.session), keep_index=current)
+        tl.border_subtitle = self.view_words()
+
+    FILTER_KEYS = (("user", "1 users"), ("assistant", "2 replies"), ("tool_calls", "3 tools"), ("thinking", "4 thinking"),
+                   ("system", "5 system"), ("metadata", "6 metadata"))
+
+    def view_words(self) -> str:
+        """What the timeline shows, always on screen (the 1-6 and a toggles), not only in a passing toast."""
+        hidden = [label for name, label in self.FILTER_KEYS if name in self.hidden]
+        scope = "a: every record of the file" if self.scope == "file" else "a: the chain"
+        return (f"hidden: {', '.join(hidden)} · " if hidden else "all kinds (1-6 hide) · ") + scope
 
     # -- live sessions ------------------------------------------------------------------------
     def check_growth(self) -> None:
