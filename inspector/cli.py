@@ -81,7 +81,8 @@ def _tokens_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="a .jsonl transcript, a project folder or a projects root")
     p.add_argument("--json", action="store_true", help="print JSON Lines: one object per session, one per line")
     p.add_argument("--full", action="store_true", help="with --json: full summary and analysis texts")
-    p.add_argument("--at", metavar="UUID", help="also show what fills the context at this record")
+    p.add_argument("--at", metavar="REF", help="also show what fills the context at this record (a uuid, a uuid prefix or, "
+                   "for one file, a line number, as show prints them)")
     g = p.add_argument_group("what if (override Claude Code's settings)")
     g.add_argument("--model", help="model id or setting, e.g. claude-opus-4-6 or opus[1m] (default: the session's)")
     g.add_argument("--window", type=_positive, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)")
@@ -211,12 +212,17 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
             skipped.append((f, exc.strerror or str(exc)))
             continue
         if args.at:
-            i = s.conversation.by_uuid.get(args.at)
+            try:  # a uuid, a uuid prefix, or (for one file) a line number
+                i = s.find_record(args.at) if target.kind == "file" or not args.at.strip().isdigit() else None
+            except LookupError as exc:
+                if target.kind == "file":
+                    raise InspectorError(f"{exc} in {f}") from None
+                i = None
             if i is not None and i in rep.series.chain:
                 found_at = True
                 pos = rep.series.chain.index(i)
                 comp = composition(s, rep.series, rep.counts, rep.calibration, pos)
-                d["at"] = {"uuid": args.at, "token_count_with_estimation": token_count_with_estimation(s, rep.series, pos),
+                d["at"] = {"uuid": s.records[i].uuid, "token_count_with_estimation": token_count_with_estimation(s, rep.series, pos),
                            "composition": comp.as_dict()}
             held.append((rep, d))
         elif array is not None:
@@ -380,8 +386,9 @@ def _compact_parser() -> argparse.ArgumentParser:
                    help="default: what the session's own Claude Code does (compact from 2.1.159, full before); "
                    "--strategies lists them with the releases that had each")
     p.add_argument("--strategies", action="store_true", help="list the strategies for this session's release and exit")
-    p.add_argument("--at", metavar="UUID", help="partial: the prompt to summarize from (or up to), one the rewind menu offers; "
-                   "other strategies: compact as if the session ended at this record (default: its last message)")
+    p.add_argument("--at", metavar="REF", help="partial: the prompt to summarize from (or up to), one the rewind menu offers; "
+                   "other strategies: compact as if the session ended at this record (default: its last message). A uuid, "
+                   "a uuid prefix or a line number, as show prints them")
     p.add_argument("--direction", default="from", choices=["from", "up-to", "up_to"], help="partial: summarize from the message on, or up to it")
     p.add_argument("--trigger", default="manual", choices=["manual", "auto"],
                    help="compact: as /compact [instructions] (manual, default) or as the threshold would (auto)")
@@ -438,7 +445,7 @@ def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> No
 
 
 def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.compact import STRATEGIES, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
+    from inspector.compact import STRATEGIES, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice, resolve_reference
     from inspector.compact.summarize.base import SummaryRequest
     from inspector.edit import save
     from inspector.transcript.discovery import InspectorError, resolve_target
@@ -455,6 +462,8 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     settings = settings_from_args(argparse.Namespace(**{**vars(args), "model": None, "window": None, "one_m": None,
                                                         "auto_compact_window": None, "pct": None, "max_output_tokens": None,
                                                         "blocking_limit": None}))
+    if args.at:  # a uuid, a uuid prefix or a line number, as `show` prints them
+        args.at = resolve_reference(s, args.at, pivot=args.strategy == "partial", settings=settings)
     summarizer = None
     if args.summarizer == "anthropic":
         from inspector.compact.summarize.anthropic_api import DEFAULT_MODEL, AnthropicSummarizer
@@ -802,7 +811,8 @@ def _request_parser() -> argparse.ArgumentParser:
         "tools and every message, as the API received them (the billing header line aside, which is not recorded).",
     )
     p.add_argument("path", help="the session's .jsonl transcript")
-    p.add_argument("--at", metavar="UUID", help="only the request that produced this record (or the last one before it)")
+    p.add_argument("--at", metavar="REF", help="only the request that produced this record (or the last one before it); a uuid, "
+                   "a uuid prefix or a line number")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per request (id, timestamp, query_source, model, request), one per line")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -823,9 +833,10 @@ def cmd_request(args: argparse.Namespace, out: Any, err: Any) -> int:
         v = s.version or "an unknown version"
         raise InspectorError(f"this transcript records no API request (Claude Code {v}; requests are recorded from 2.1.3xx)")
     if args.at:
-        i = s.conversation.by_uuid.get(args.at)
-        if i is None:
-            raise InspectorError(f"no record with uuid {args.at} in {args.path}")
+        try:  # a uuid, a uuid prefix or a line number, as `show` prints them
+            i = s.find_record(args.at)
+        except LookupError as exc:
+            raise InspectorError(f"{exc} in {args.path}") from None
         ref = s.body(i).get("requestRef")
         mine = [q for q in found if q.id == ref] or [q for q in found if q.index < i][-1:]
         if not mine:
@@ -859,7 +870,7 @@ def _show_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="the session's .jsonl transcript")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--line", type=_positive, metavar="N", help="print the record on line N of the file in full")
-    g.add_argument("--uuid", metavar="UUID", help="print the record with this uuid in full")
+    g.add_argument("--uuid", metavar="UUID", help="print the record with this uuid (or a unique prefix of it) in full")
     p.add_argument("--all", action="store_true", help="timeline: every record of the file, not only the chain")
     p.add_argument("--raw", action="store_true", help="with --line/--uuid: the record's JSON as written")
     p.add_argument("--full-output", action="store_true", help="with --line/--uuid: also print the tool output persisted to disk")
@@ -901,9 +912,10 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
             why = f": {bad.reason}" if bad else " (blank, or past the end of the file)"
             raise InspectorError(f"no record on line {args.line} of {args.path}{why}")
     else:
-        idx = s.conversation.by_uuid.get(args.uuid)
-        if idx is None:
-            raise InspectorError(f"no record with uuid {args.uuid} in {args.path}")
+        try:  # a whole uuid or a unique prefix of one
+            idx = s.find_record(args.uuid)
+        except LookupError as exc:
+            raise InspectorError(f"{exc} in {args.path}") from None
     if args.markdown:
         out.write(parts_markdown(record_parts(s, idx, raw=args.raw)))
         return EXIT_OK

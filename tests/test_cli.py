@@ -189,7 +189,7 @@ def test_show_says_why_a_line_has_no_record(tmp_path):
     code, _, err = run("show", str(path), "--line", "3")
     assert code == 2 and "blank, or past the end" in err
     code, _, err = run("show", str(path), "--uuid", "nope")
-    assert code == 2 and "no record with uuid nope" in err
+    assert code == 2 and "no record nope: no uuid is or starts with it" in err
     code, _, err = run("show", str(tmp_path / "p"))
     assert code == 2 and "not a folder" in err
 

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import SAMPLES, sample_session, sha256, tree_hashes, write_jsonl
+from conftest import SAMPLES, jsonl, sample_session, sha256, tree_hashes, write_jsonl
 from conftest import run_cli as run
 from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
 from inspector.compact.base import RecordFactory, format_compact_summary
@@ -325,7 +325,7 @@ def test_saving_a_bundled_sample_never_writes_into_the_package_or_the_checkout(m
 
 
 @pytest.mark.parametrize("args, expect", [
-    (["--strategy", "partial", "--at", "no-such-uuid"], "is not a message"),
+    (["--strategy", "partial", "--at", "no-such-uuid"], "no record no-such-uuid: no uuid is or starts with it"),
     (["--strategy", "partial"], "needs a pivot"),
     (["--strategy", "full", "--at", "no-such-uuid"], "no record no-such-uuid"),
     (["--strategy", "microcompact", "--now", "yesterday"], "--now must be"),
@@ -396,3 +396,47 @@ def test_a_saved_session_keeps_its_own_times_and_the_usual_file_mode(workdir):
     assert stat.S_IMODE(res.path.stat().st_mode) == 0o666 & ~mask
     for p in res.copied:
         assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask
+
+
+# -- pivots a user can find (issue 15.16) -------------------------------------------------------------------
+
+def test_a_record_is_named_as_show_prints_it_and_a_bad_pivot_says_why():
+    from inspector.compact import CompactError, pivot_candidates, resolve_reference
+
+    s = Session.load(sample_session("Add a changelog"))  # a short session: prompts on lines 1 and 7, no compaction
+    cands = pivot_candidates(s)
+    assert [s.records[k].line for k in cands] == [1, 7]
+    reply = next(k for k, r in enumerate(s.records) if r.type == "assistant")
+    assert resolve_reference(s, "7", pivot=True) == s.records[cands[1]].uuid  # a line number
+    assert resolve_reference(s, f"line {s.records[reply].line}") == s.records[reply].uuid
+    assert resolve_reference(s, s.records[cands[0]].uuid[:8], pivot=True) == s.records[cands[0]].uuid  # a prefix
+    with pytest.raises(CompactError, match=r"is a reply of the model, not a prompt you typed: not a message the rewind menu offers; the pivots here .*line 1 .*line 7"):
+        resolve_reference(s, str(s.records[reply].line), pivot=True)
+    result = next(k for k, r in enumerate(s.records) if r.type == "user" and r.tool_results)
+    with pytest.raises(CompactError, match="is a tool result"):
+        resolve_reference(s, str(s.records[result].line), pivot=True)
+    with pytest.raises(CompactError, match="no record on line 999: the file has"):
+        resolve_reference(s, "999")
+    with pytest.raises(CompactError, match="no record zzzzzzzz: no uuid is or starts with it"):
+        resolve_reference(s, "zzzzzzzz")
+
+
+def test_a_session_whose_prompts_are_all_before_its_last_compaction_has_no_pivot_and_says_so():
+    from inspector.compact import CompactError, pivot_candidates, resolve_reference
+
+    s = Session.load(sample_session("Fix forecast"))
+    assert pivot_candidates(s) == []
+    first_prompt = next(k for k, r in enumerate(s.records) if r.type == "user" and not r.tool_results)
+    with pytest.raises(CompactError, match=r"is before the last compaction \(line \d+\).*has no pivot at all"):
+        resolve_reference(s, str(s.records[first_prompt].line), pivot=True)
+
+
+def test_compact_at_takes_a_line_number(tmp_path):
+    path = sample_session("Add a changelog")
+    code, out, err = run("compact", str(path), "--strategy", "partial", "--at", "7", "--direction", "up-to", "--json")
+    assert code == 0, err
+    d = jsonl(out)[0]
+    s = Session.load(path)
+    assert d["pivot_uuid"] == next(r.uuid for r in s.records if r.line == 7)
+    code, out, err = run("compact", str(path), "--strategy", "partial", "--at", "4")
+    assert code != 0 and "not a prompt you typed" in err and "line 7" in err

@@ -942,3 +942,39 @@ def test_the_timeline_always_says_what_it_hides_and_its_scope():
             await pilot.pause()
             assert "hidden: 4 thinking ·" in tl.border_subtitle
     run(go())
+
+
+# -- pivots (issue 15.16) ------------------------------------------------------------------------------------
+
+def test_the_timeline_marks_pivots_and_the_workbench_says_when_there_are_none():
+    from textual.widgets import Select, Static
+
+    from inspector.compact import pivot_candidates
+
+    short = sample_session("Add a changelog", SAMPLES)
+    compacted = sample_session("Fix forecast", SAMPLES)
+
+    async def go():
+        async with session_app(short) as (app, pilot):
+            tl = app.screen.query_one(Timeline)
+            s = app.screen.session
+            assert tl.pivots == set(pivot_candidates(s)) and len(tl.pivots) == 2
+            lines = ["".join(seg.text for seg in tl.render_line(y)) for y in range(len(tl.rows))]
+            marked = [r.index for r, text in zip(tl.rows, lines) if text[1] == "»"]
+            assert marked == sorted(tl.pivots)
+            tl.select_index(next(r.index for r in tl.rows if r.kind == "assistant"))  # a reply: not a pivot
+            await pilot.press("w")
+            await settle(app, pilot)
+            wb = app.screen
+            wb.query_one("#strategy", Select).value = "partial"
+            await settle(app, pilot)
+            await pilot.pause(0.5)
+            await settle(app, pilot)
+            assert "not a pivot" in str(wb.query_one("#wb-selected", Static).render())
+            assert "is a reply of the model, not a prompt you typed" in str(wb.query_one("#wb-numbers", Static).render())
+        async with session_app(compacted) as (app, pilot):
+            assert app.screen.query_one(Timeline).pivots == set()
+            await pilot.press("w")
+            await settle(app, pilot)
+            assert "has no pivot at all" in str(app.screen.query_one("#wb-selected", Static).render())
+    run(go())

@@ -19,6 +19,7 @@ from inspector.compact.session_memory import SessionMemoryParams, session_memory
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer
 from inspector.compact.summarize.offline import OfflineSummarizer
 from inspector.compact.summary_compact import FullParams, PartialParams, full_compact, partial_compact
+from inspector.tokens.series import Series
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
 
@@ -62,6 +63,76 @@ def compact(
     wi = what_if(key, rules.era)
     return replace(res, rules=rules.note, strategy_label=label, what_if=wi, notes=((wi,) if wi else ()) + res.notes,
                    accounting=account(s, estimator, res))
+
+
+def pivot_candidates(s: Session, settings: Settings | None = None, series: Series | None = None) -> list[int]:
+    """The records a partial compaction can pivot on, by the rules of the session's release: the prompts you typed
+    since the last compaction (what the rewind menu offers), not tool results, replies, meta messages or summaries."""
+    from inspector.claude.versions import TAIL
+
+    try:
+        sl = make_slice(s, None, settings or Settings(), series)
+    except CompactError:
+        return []
+    if TAIL in rules_for(s.version).era.strategies:
+        from inspector.compact.engine import rewind_candidates
+
+        return rewind_candidates(sl)
+    from inspector.compact.summary_compact import is_pivot_candidate
+
+    return [i for i in sl.messages if is_pivot_candidate(sl, i)]
+
+
+def pivot_words(s: Session, cands: list[int]) -> str:
+    """Which records can be pivots, in words: none, or the last few with their line and first words."""
+    if not cands:
+        return "this session has no prompt you typed after its last compaction, so it has no pivot at all"
+    listed = ", ".join(f"line {s.records[k].line} ({' '.join(str(s.records[k].get('prompt') or '').split())[:30]!r})"
+                       for k in cands[-5:])
+    return f"the pivots here are the prompts you typed since the last compaction: {listed}" + (
+        f" and {len(cands) - 5} earlier" if len(cands) > 5 else "")
+
+
+def resolve_reference(s: Session, ref: str, *, pivot: bool = False, settings: Settings | None = None) -> str:
+    """The uuid of the record `ref` names (a uuid, a uuid prefix or a line number, as `show` prints them); for a pivot,
+    an error that says why the record cannot be one and which can."""
+    try:
+        i = s.find_record(ref)
+    except LookupError as exc:
+        raise CompactError(str(exc)) from None
+    r = s.records[i]
+    if r.uuid is None:
+        raise CompactError(f"line {r.line} is a {r.type} record without a uuid: it cannot be compacted at")
+    if not pivot:
+        return r.uuid
+    cands = pivot_candidates(s, settings)
+    if i in cands:
+        return r.uuid
+
+    def offer() -> str:
+        return "; " + pivot_words(s, cands)
+
+    chain = make_slice(s, None, settings or Settings()).series.chain
+    if i not in chain:
+        why = "is not on the conversation's chain (an abandoned branch, a sidechain or metadata)"
+    else:
+        last_boundary = max((k for k in chain if s.records[k].is_compact_boundary), default=None)
+        if last_boundary is not None and chain.index(i) <= chain.index(last_boundary):
+            why = (f"is before the last compaction (line {s.records[last_boundary].line}): only what came after it can be "
+                   "summarized from or up to")
+        elif r.type == "assistant":
+            why = "is a reply of the model, not a prompt you typed"
+        elif r.type == "user" and r.tool_results:
+            why = "is a tool result, not a prompt you typed"
+        elif r.type == "user" and r.is_compact_summary:
+            why = "is a compaction summary, not a prompt you typed"
+        elif r.type == "user" and r.is_meta:
+            why = "is a message Claude Code added (meta), not a prompt you typed"
+        elif r.type == "user":
+            why = "is a slash command's breadcrumb or output, which the rewind menu does not offer"
+        else:
+            why = f"is a {r.type} record, not a prompt you typed"
+    raise CompactError(f"line {r.line} ({r.uuid[:8]}) {why}: not a message the rewind menu offers" + offer())
 
 
 def account(s: Session, est: Estimator, res: CompactionResult) -> dict[str, int] | None:
@@ -145,5 +216,5 @@ def _run(s: Session, strategy: str, rules: object, *, at: str | None, summarizer
     return res
 
 
-__all__ = ["EngineParams", "STRATEGIES", "CompactError", "CompactionResult", "Estimator", "KeepConfig", "MicrocompactParams", "RecordFactory",
+__all__ = ["pivot_candidates", "pivot_words", "resolve_reference", "EngineParams", "STRATEGIES", "CompactError", "CompactionResult", "Estimator", "KeepConfig", "MicrocompactParams", "RecordFactory",
            "SessionMemoryParams", "Slice", "compact", "make_slice"]

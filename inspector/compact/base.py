@@ -73,9 +73,9 @@ class Slice:
         return [i for i in self.chain if not self.session.records[i].is_compact_boundary]
 
 
-def make_slice(s: Session, at: str | None = None, settings: Settings | None = None) -> Slice:
+def make_slice(s: Session, at: str | None = None, settings: Settings | None = None, series: Series | None = None) -> Slice:
     """The post-boundary slice ending at record `at` (a uuid on the logical chain; default: the leaf)."""
-    series = context_series(s, settings or Settings())
+    series = series or context_series(s, settings or Settings())
     chain = list(series.chain)
     if not chain:
         raise CompactError(f"{s.path} has no conversation to compact")

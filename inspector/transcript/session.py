@@ -632,6 +632,35 @@ class Session:
         return Session.load(sa.path) if sa.path is not None else None
 
     # -- text helpers -----------------------------------------------------------------------
+    def find_record(self, ref: str) -> int:
+        """The record a user names as `show` prints it: a whole uuid, a unique uuid prefix (at least 4 characters), or a
+        line number ("42", "line 42" or "L42"). Raises LookupError with the reason when there is none or several."""
+        ref = ref.strip()
+        i = self.conversation.by_uuid.get(ref)
+        if i is not None:
+            return i
+        low = ref.lower()
+        digits = low.removeprefix("line").strip().removeprefix("l").strip() if not low.isdigit() else low
+        if digits.isdigit() and len(digits) < 9:  # a line number (a uuid prefix of digits alone is never this short)
+            n = int(digits)
+            k = next((k for k, r in enumerate(self.records) if r.line == n), None)
+            if k is not None:
+                return k
+            bad = next((p for p in self.transcript.problems if p.line == n), None)
+            why = f": that line was skipped ({bad.reason})" if bad else (
+                f": the file has {self.records[-1].line if self.records else 0} lines" if not self.records or n > self.records[-1].line
+                else ": it holds no record")
+            raise LookupError(f"no record on line {n}{why}")
+        if len(ref) < 4:
+            raise LookupError(f"no record with uuid {ref} (a uuid prefix needs at least 4 characters; a line number is digits)")
+        hits = [k for k, r in enumerate(self.records) if r.uuid and r.uuid.lower().startswith(low)]
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            raise LookupError(f"no record {ref}: no uuid is or starts with it")
+        lines = ", ".join(str(self.records[k].line) for k in hits[:6])
+        raise LookupError(f"{len(hits)} records have a uuid starting with {ref!r} (lines {lines}{' …' if len(hits) > 6 else ''}): give more of it")
+
     def record_text(self, index: int) -> str:
         body = self.body(index)
         msg = body.get("message")

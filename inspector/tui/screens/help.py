@@ -35,6 +35,9 @@ def help_table() -> Table:
     t.add_row("lines", "Claude Code's thresholds, valued on the left, named on the right; when several fall in one "
               "row, the most telling is drawn and named first (\"auto +2\": two more in that row)")
     t.add_row("▼", "A compaction or a microcompaction, above the first response after it")
+    t.add_row("", "")
+    t.add_row(Text("The timeline", style="bold underline"), "")
+    t.add_row("»", "A prompt you typed that a partial compaction can pivot on (summarize from / up to here)")
     return t
 
 

@@ -42,6 +42,7 @@ class Loaded:
     session: Session
     series: Series
     rows: list[Row] | None = None  # the timeline's rows, built in the worker
+    pivots: frozenset[int] = frozenset()  # the records a partial compaction can pivot on
 
 
 class SessionScreen(Screen):
@@ -132,7 +133,10 @@ class SessionScreen(Screen):
             auto = fmt(th.auto_compact) if th.auto_compact else "off"
             self.app.call_from_thread(self.app.notify, f"thresholds: auto-compact {auto}, blocking {fmt(th.blocking)}", timeout=3)
         series = context_series(s, self.settings, th)  # the same key as analyze's: computed once
-        self.post_message(self.Ready(Loaded(s, series, self.rows_for(s)), keep, tail=tail))
+        from inspector.compact import pivot_candidates
+
+        pivots = frozenset(pivot_candidates(s, self.settings, series))
+        self.post_message(self.Ready(Loaded(s, series, self.rows_for(s), pivots), keep, tail=tail))
         self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress, baseline=self.configured)))
 
     def rows_for(self, s: Session) -> list[Row]:
@@ -149,6 +153,7 @@ class SessionScreen(Screen):
         tl = self.query_one(Timeline)
         at_end = msg.tail and bool(tl.rows) and tl.cursor >= len(tl.rows) - 1
         tl.snippets = Snippets(s)
+        tl.pivots = set(msg.loaded.pivots)
         self.rebuild(keep=msg.keep, rows=msg.loaded.rows)
         if at_end and tl.rows:
             tl.cursor = len(tl.rows) - 1  # like tail -f: on the last row, stay on the last row

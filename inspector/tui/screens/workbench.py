@@ -110,13 +110,23 @@ class WorkbenchScreen(Screen):
         self.cancel: Cancel | None = None
         self._preview_timer: Any = None
         self.anthropic_result = False
+        self.pivots: list[int] = []
 
     def compose(self) -> ComposeResult:
         s = self.session
+        from inspector.compact import pivot_candidates, pivot_words
+
+        self.pivots = pivot_candidates(s, self.settings)
         sel = ""
         if self.selected is not None:
             r = s.records[self.selected]
-            sel = f"{r.type} {r.uuid or ''} at {r.timestamp or '?'}"
+            sel = f"line {r.line}: {r.type} {(r.uuid or '')[:8]} at {(r.timestamp or '?')[11:19]}"
+            if self.selected in self.pivots:
+                sel += " (a pivot)"
+        if not self.pivots:
+            sel = (sel + "\n" if sel else "") + pivot_words(s, [])  # said up front, before any preview
+        elif self.selected not in self.pivots:
+            sel = (sel + ": not a pivot. " if sel else "") + "Select a prompt marked » in the timeline"
         yield Static(Text(printable(f"Compaction workbench: {s.title or s.session_id}")), id="title")
         memory = self.remembered()
         with Horizontal():
@@ -267,7 +277,14 @@ class WorkbenchScreen(Screen):
 
     @work(thread=True, exclusive=True, group="preview")
     def preview(self, p: dict[str, Any], summarizer: Any = None, cancel: Cancel | None = None) -> None:
+        from inspector.compact import pivot_words, resolve_reference
+
         try:
+            if p["strategy"] == "partial":  # the real reason a pivot cannot be one, and which can
+                if p["pivot"] is None:
+                    raise CompactError("partial compaction pivots on the selected message: select a prompt you typed "
+                                       "(marked » in the timeline); " + pivot_words(self.session, self.pivots))
+                resolve_reference(self.session, p["pivot"], pivot=True, settings=self.settings)
             if self.estimator is None:
                 sl = make_slice(self.session, None, self.settings)
                 self.estimator = Estimator(self.session, sl.series, self.settings)

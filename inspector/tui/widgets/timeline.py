@@ -61,6 +61,7 @@ class Timeline(ScrollView, can_focus=True):
         self.rows: list[Row] = rows
         self.snippets = snippets
         self.matches: set[int] = set()
+        self.pivots: set[int] = set()  # records a partial compaction can pivot on, marked »
         self.virtual_size = Size(0, len(rows))
 
     def set_rows(self, rows: list[Row], keep_index: int | None = None) -> None:
@@ -129,7 +130,8 @@ class Timeline(ScrollView, can_focus=True):
         if k == self.cursor:
             style += self.get_component_rich_style("timeline--cursor")
         tok = human_tokens(row.tokens) if row.tokens is not None else ""
-        head = printable(f"{KIND_MARK.get(row.kind, ' ')} {row.time:>8} {tok:>7} {row.label}")  # time and label: the transcript's
+        pivot = "»" if row.index in self.pivots else " "
+        head = printable(f"{KIND_MARK.get(row.kind, ' ')}{pivot}{row.time:>8} {tok:>7} {row.label}")  # time and label: the transcript's
         if row.kind != "boundary" and self.snippets is not None:
             head += "  " + self.snippets.get(row.index)
         return Strip([Segment(set_cell_size(head, width), style)], width)
