@@ -978,3 +978,57 @@ def test_the_timeline_marks_pivots_and_the_workbench_says_when_there_are_none():
             await settle(app, pilot)
             assert "has no pivot at all" in str(app.screen.query_one("#wb-selected", Static).render())
     run(go())
+
+
+# -- the search of every session: a result list, and the match marked (issue 15.17) ---------------------------
+
+def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
+    from textual.widgets import DataTable, Static
+
+    from inspector.search import Query, search_file
+    from inspector.tui.widgets.detail import Detail
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            await pilot.press("ctrl+f")
+            await pilot.pause()
+            await pilot.press(*"hourly", "enter")
+            await settle(app, pilot)
+            await settle(app, pilot)
+            results = b.query_one("#results", DataTable)
+            assert results.display and app.focused is results
+            expected = sum(len(search_file(p, Query("hourly"), persisted=p.suffix == ".jsonl" and "subagents" not in p.parts))
+                           for it in b.items for p in [it.path, *__import__("inspector.transcript.session", fromlist=["x"]).subagent_files(it.path)])
+            assert results.row_count == len(b.results) == min(expected, 2000) and expected > 1
+            assert f"{expected:,} in" in results.border_title
+            snippets = [str(results.get_row_at(k)[4]) for k in range(results.row_count)]
+            assert all("hourly" in s.lower() for s in snippets)
+            k = next(k for k, (_, _, h) in enumerate(b.results) if h.line > 1 and b.results[k][0].suffix == ".jsonl") \
+                if any(h.line > 1 for _, _, h in b.results) else 0
+            path, _, hit = b.results[k]
+            results.move_cursor(row=k)
+            await pilot.press("enter")
+            await settle(app, pilot)
+            await settle(app, pilot)
+            screen = app.screen
+            assert isinstance(screen, SessionScreen) and screen.path == path
+            assert screen.session.records[screen.query_one(Timeline).current.index].line == hit.line  # that match, not the first
+            detail = screen.query_one("#detail", Detail)
+            marked = [w for w in detail.query(Static) if "detail--match" in w.classes]
+            assert marked, "the match is marked in the detail pane"
+            text = marked[0].content  # the Rich Text the pane was given
+            spans = [sp for sp in text.spans if "reverse" in str(sp.style)]
+            assert spans and all(text.plain[sp.start:sp.end].lower() == "hourly" for sp in spans)
+            await pilot.press("escape")  # the search's highlights go, and its marks with them
+            await settle(app, pilot)
+            assert not [w for w in screen.query_one("#detail", Detail).query(Static) if "detail--match" in w.classes]
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert app.screen is b and b.query_one("#results", DataTable).display
+            await pilot.press("escape")  # then the search of every session is cleared, its list hidden
+            await settle(app, pilot)
+            assert not b.query_one("#results", DataTable).display and b.search_term is None
+    run(go())

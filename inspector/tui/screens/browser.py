@@ -34,6 +34,10 @@ COLUMNS = (("title", "Title"), ("project", "Project"), ("when", "When"), ("dur",
            ("comp", "Compactions"), ("model", "Model"))
 
 
+RESULT_COLUMNS = (("session", "Session"), ("when", "When"), ("line", "Line"), ("where", "Where"), ("snippet", "Text around it"))
+RESULTS_SHOWN = 2000  # matches listed (every session with one is still in the sessions table)
+
+
 @dataclass(slots=True)
 class Item:
     path: Path
@@ -116,6 +120,7 @@ class BrowserScreen(Screen):
         self.items: list[Item] = []
         self.shown: list[int] = []
         self.sort = "when"
+        self.results: list[tuple[Path, str, Any]] = []  # the matches of the last search of every session
         self.descending = True
         self.query_text = ""
         self.search_term: str | None = None
@@ -130,13 +135,18 @@ class BrowserScreen(Screen):
         yield Input(placeholder="Filter by title, project, folder or id (type to filter; ctrl+f searches inside every session)", id="filter")
         yield ProgressBar(id="progress", show_eta=False)
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
         yield Static("", id="empty")
         yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#empty", Static).display = False
-        t = self.query_one(DataTable)
+        t = self.query_one("#sessions", DataTable)
         t.border_title = "Sessions"
+        results = self.query_one("#results", DataTable)
+        results.display = False
+        for key, label in RESULT_COLUMNS:
+            results.add_column(label, key=key)
         t.border_subtitle = self.sort_words()
         for key, label in COLUMNS:
             t.add_column(label, key=key)
@@ -199,7 +209,7 @@ class BrowserScreen(Screen):
 
     def selected_path(self) -> Path | None:
         """The session under the cursor, or None (no rows, or the rows are being rebuilt)."""
-        t = self.query_one(DataTable)
+        t = self.query_one("#sessions", DataTable)
         row = t.cursor_row
         if row is None or not 0 <= row < len(self.shown):
             return None
@@ -337,7 +347,7 @@ class BrowserScreen(Screen):
     def on_filled(self, msg: Filled) -> None:
         bar = self.query_one(ProgressBar)
         bar.update(total=msg.total, progress=msg.done)
-        t = self.query_one(DataTable)
+        t = self.query_one("#sessions", DataTable)
         width = self._title_width  # as laid out by the last redraw: computing it again per row is quadratic
         for it in msg.ks:
             key = str(it.path)
@@ -377,7 +387,7 @@ class BrowserScreen(Screen):
 
     def redraw(self, keep_cursor: bool = False, keep: Path | None = None) -> None:
         """Rebuild the rows; the cursor stays on the session it was on (`keep`, or the current one)."""
-        t = self.query_one(DataTable)
+        t = self.query_one("#sessions", DataTable)
         width = self._title_width = self.title_width()
         current = keep if keep is not None else self.selected_path() if keep_cursor else None
         row_before = t.cursor_row or 0
@@ -401,7 +411,7 @@ class BrowserScreen(Screen):
     def show_empty_state(self) -> None:
         """A message in place of an empty table, saying why it is empty and what to do."""
         empty = self.query_one("#empty", Static)
-        t = self.query_one(DataTable)
+        t = self.query_one("#sessions", DataTable)
         if self.shown:
             empty.display = False
             t.display = True
@@ -437,7 +447,7 @@ class BrowserScreen(Screen):
             self._filter_timer.stop()
             self._filter_timer = None
             self.redraw()
-        self.query_one(DataTable).focus()
+        self.query_one("#sessions", DataTable).focus()
 
     def action_back(self) -> None:
         """esc: the filter first, then the results of a search inside every session, then the screen."""
@@ -446,19 +456,27 @@ class BrowserScreen(Screen):
             box.value = ""
             self.query_text = ""
             self.redraw()
-            self.query_one(DataTable).focus()
+            self.query_one("#sessions", DataTable).focus()
             return
         if box.has_focus:
-            self.query_one(DataTable).focus()
+            self.query_one("#sessions", DataTable).focus()
             return
         if self.search_term is not None:
-            self.search_term = None
-            for it in self.items:
-                it.matches = None
-            self.redraw()
+            self.clear_search()
             self.notify("search results cleared", timeout=2)
             return
         self.app.action_back()
+
+    def clear_search(self) -> None:
+        self.search_term = None
+        self.results = []
+        for it in self.items:
+            it.matches = None
+        results = self.query_one("#results", DataTable)
+        results.clear()
+        results.display = False
+        self.redraw()
+        self.query_one("#sessions", DataTable).focus()
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
@@ -470,7 +488,7 @@ class BrowserScreen(Screen):
         else:
             self.sort, self.descending = column, column not in ASCENDING_FIRST
         self.redraw(keep_cursor=True)
-        self.query_one(DataTable).border_subtitle = self.sort_words()
+        self.query_one("#sessions", DataTable).border_subtitle = self.sort_words()
 
     def sort_words(self) -> str:
         label = dict(COLUMNS)[self.sort]
@@ -491,9 +509,46 @@ class BrowserScreen(Screen):
         """A click on a header sorts by that column; a second click reverses it."""
         self.sort_by(str(event.column_key.value), reverse=True)
 
-    @on(DataTable.RowSelected)
+    @on(DataTable.RowSelected, "#sessions")
     def on_row(self, event: DataTable.RowSelected) -> None:
         self.action_open()
+
+    @on(DataTable.RowSelected, "#results")
+    def on_result(self, event: DataTable.RowSelected) -> None:
+        """A match of the search of every session: its session, on that record, the term marked."""
+        from inspector.tui.screens.session import SessionScreen
+
+        k = event.cursor_row
+        if not 0 <= k < len(self.results):
+            return
+        path, _title, hit = self.results[k]
+        self.app.push_screen(SessionScreen(path, search=self.search_term, line=hit.line or None))
+
+    class Grepped(Message):
+        def __init__(self, term: str, results: list[tuple[Path, str, Any]], total: int) -> None:
+            super().__init__()
+            self.term, self.results, self.total = term, results, total
+
+    @on(Grepped)
+    def on_grepped(self, msg: Grepped) -> None:
+        """The result list: one row per match, with its session, time, line, where it is and the text around it."""
+        self.results = msg.results[:RESULTS_SHOWN]
+        table = self.query_one("#results", DataTable)
+        table.clear()
+        for path, title, hit in self.results:
+            t = printable(title or path.stem)
+            t = t if len(t) <= 40 else t[:39] + "…"
+            when = human_when(hit.timestamp, local=True) or ""
+            where = hit.where + (f" {hit.file}" if hit.file else "")
+            table.add_row(Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)),
+                          Text(" ".join(printable(hit.snippet).split())[:200]))
+        sessions = len({p for p, _, _ in msg.results})
+        more = f", the first {RESULTS_SHOWN:,} listed" if msg.total > RESULTS_SHOWN else ""
+        table.border_title = f"Matches for {printable(msg.term)!r}: {msg.total:,} in {sessions:,} session(s){more}"
+        table.border_subtitle = "enter opens the session on the match · esc clears the search"
+        table.display = bool(self.results)
+        if self.results:
+            table.focus()
 
     def action_open(self) -> None:
         path = self.selected_path()
@@ -510,10 +565,7 @@ class BrowserScreen(Screen):
                 self.search_term = term
                 self.grep(term)
             elif self.search_term is not None:
-                self.search_term = None
-                for it in self.items:
-                    it.matches = None
-                self.redraw()
+                self.clear_search()
 
         self.app.push_screen(SearchPrompt(), done)
 
@@ -522,7 +574,8 @@ class BrowserScreen(Screen):
         import time
 
         query = Query(term)
-        total = 0
+        total = hits_total = 0
+        results: list[tuple[Path, str, Any]] = []
         items = list(self.items)
         bar = self.query_one(ProgressBar)
         last = time.monotonic()
@@ -534,11 +587,16 @@ class BrowserScreen(Screen):
             n = 0
             for path in [it.path, *subagent_files(it.path)]:
                 try:
-                    n += len(search_file(path, query, persisted=path == it.path))
+                    found = search_file(path, query, persisted=path == it.path)
                 except OSError:
-                    pass
+                    continue
+                n += len(found)
+                hits_total += len(found)
+                if len(results) < RESULTS_SHOWN:
+                    results += [(path, it.title, h) for h in found[: RESULTS_SHOWN - len(results)]]
             it.matches = n
             total += n > 0
         self.app.call_from_thread(lambda: setattr(bar, "display", False))
         self.app.call_from_thread(self.redraw)
+        self.post_message(self.Grepped(term, results, hits_total))
         self.app.call_from_thread(self.app.notify, f"{total} session(s) contain {term!r} (ctrl+f and an empty search to clear)")

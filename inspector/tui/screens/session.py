@@ -62,7 +62,8 @@ class SessionScreen(Screen):
             super().__init__()
             self.report = report
 
-    def __init__(self, path: Path, *, settings: Settings | None = None, search: str | None = None, title: str | None = None) -> None:
+    def __init__(self, path: Path, *, settings: Settings | None = None, search: str | None = None, title: str | None = None,
+                 line: int | None = None) -> None:
         super().__init__()
         self.path = Path(path)
         self.configured = Settings.from_environment()  # what Claude Code's environment and config say
@@ -74,6 +75,8 @@ class SessionScreen(Screen):
         self.scope = "chain"
         self.raw = False
         self.matches: list[int] = []
+        self.search_term: str | None = None  # the last search, marked in the detail pane while its matches are shown
+        self.initial_line = line  # opened from a search result: land on this line's record
         self.initial_search = search
         self.progress_text = "Counting tokens…"
         self._progress_at = 0.0
@@ -245,7 +248,9 @@ class SessionScreen(Screen):
         if row is None or self.session is None:
             self.query_one("#detail", Detail).clear()
             return
-        self.query_one("#detail", Detail).show_record(self.session, row.index, raw=self.raw)
+        detail = self.query_one("#detail", Detail)
+        detail.highlight = self.search_term if self.matches else None
+        detail.show_record(self.session, row.index, raw=self.raw)
         self.update_cursor(row)
         if self.query_one(TabbedContent).active == "tab-why":
             self.show_why()
@@ -422,9 +427,18 @@ class SessionScreen(Screen):
             self.matches = []
             tl.matches = set()
             tl.refresh()
+            self.refresh_detail()
             self.notify("search cleared", timeout=2)
             return
         self.app.action_back()
+
+    def refresh_detail(self) -> None:
+        """The selected record again (the search's marks on or off)."""
+        row = self.query_one(Timeline).current
+        if row is not None and self.session is not None:
+            detail = self.query_one("#detail", Detail)
+            detail.highlight = self.search_term if self.matches else None
+            detail.show_record(self.session, row.index, raw=self.raw)
 
     def action_focus_pane(self, pane: str) -> None:
         """[ and ]: the timeline, or the detail pane (the Record or Why tab shown), as posting and harlequin jump panes."""
@@ -440,9 +454,7 @@ class SessionScreen(Screen):
     def action_toggle_raw(self) -> None:
         self.show_record_tab()
         self.raw = not self.raw
-        row = self.query_one(Timeline).current
-        if row is not None and self.session is not None:
-            self.query_one("#detail", Detail).show_record(self.session, row.index, raw=self.raw)
+        self.refresh_detail()
 
     def action_search(self) -> None:
         box = self.query_one("#search", Input)
@@ -479,6 +491,7 @@ class SessionScreen(Screen):
     @on(Searched)
     def on_searched(self, msg: Searched) -> None:
         q, hits = msg.query, msg.hits
+        self.search_term = q
         tl = self.query_one(Timeline)
         shown = {r.index for r in tl.rows}
         self.matches = [h for h in hits if h in shown]
@@ -490,7 +503,13 @@ class SessionScreen(Screen):
                         severity="warning")
             return
         self.notify(f"{len(self.matches)} match(es) for {q!r}", timeout=3)
-        self._jump(self.matches, inclusive=True)
+        line, self.initial_line = self.initial_line, None
+        target = next((i for i in self.matches if self.session is not None and self.session.records[i].line == line), None)
+        if target is not None:  # opened from one result of a search of every session: that result
+            tl.select_index(target)
+        else:
+            self._jump(self.matches, inclusive=True)
+        self.refresh_detail()
 
     def _jump(self, candidates: list[int], forward: bool = True, inclusive: bool = False) -> bool:
         """Move to the next (or previous) candidate row; `inclusive`: the current row counts (a new search starts at the

@@ -31,6 +31,8 @@ class Detail(VerticalScroll, can_focus=True):
     Detail > .detail--note { color: $warning; }
     """
 
+    highlight: str | None = None  # the search term, marked wherever it appears in the record
+
     def clear(self) -> None:
         self.remove_children()
 
@@ -41,11 +43,37 @@ class Detail(VerticalScroll, can_focus=True):
 
     def show_record(self, s: Session, i: int, *, raw: bool = False) -> None:
         self.remove_children()
-        self.mount(*[self._widget(p) for p in record_parts(s, i, raw=raw)])
-        self.scroll_home(animate=False)
+        widgets = [self._widget(p) for p in record_parts(s, i, raw=raw)]
+        self.mount(*widgets)
+        first = next((w for w in widgets if "detail--match" in w.classes), None)
+        if first is not None:  # the first match in view, not the top of a long record
+            self.call_after_refresh(self.scroll_to_widget, first, animate=False, top=True)
+        else:
+            self.scroll_home(animate=False)
+
+    def _marked(self, text: Text, raw: str) -> Text:
+        """The search term marked in a block's text (case-insensitive, as the search is)."""
+        term = self.highlight
+        if term and term.casefold() in raw.casefold():
+            text.highlight_words([term], style="reverse bold", case_sensitive=False)
+        return text
+
+    def _widget(self, p: Part) -> Static | Markdown:
+        term = self.highlight
+        hit = bool(term) and term.casefold() in p.text.casefold()  # type: ignore[union-attr]
+        w = self._plain_widget(p, hit)
+        if hit:
+            w.add_class("detail--match")
+        return w
+
+    def _plain_widget(self, p: Part, hit: bool) -> Static | Markdown:
+        if hit and p.kind not in ("head", "label", "note", "persisted"):  # shown as text, so the match can be marked
+            return Static(self._marked(safe(p.text, JSON_CAP if p.kind == "json" else TEXT_CAP), p.text),
+                          classes="detail--thinking" if p.kind == "thinking" else "detail--block")
+        return self._widget_of(p)
 
     @staticmethod
-    def _widget(p: Part) -> Static | Markdown:
+    def _widget_of(p: Part) -> Static | Markdown:
         if p.kind == "head":
             return Static(Text(printable(p.text, keep_newlines=True)), classes="detail--head")
         if p.kind == "label":
