@@ -242,11 +242,48 @@ def test_export_writes_markdown_beside_never_over(workdir, tmp_path, monkeypatch
     monkeypatch.chdir(out)
 
     async def go():
+        from textual.widgets import Input, Static
+
+        from inspector.tui.screens.export import ExportScreen
+
         async with session_app(path) as (app, pilot):
             await pilot.press("e")
+            await pilot.pause()
+            assert isinstance(app.screen, ExportScreen)  # the path is shown before anything is written
+            box = app.screen.query_one("#export-path", Input)
+            assert box.value == str(out / "fix-forecast-crash-on-empty-hourly-data-6513270e.md") and not list(out.iterdir())
+            await pilot.press("enter")
             await settle(app, pilot)
-            await pilot.press("e")  # a second export goes to a new file
+            await pilot.press("e")  # a second export is offered a new name
+            await pilot.pause()
+            box = app.screen.query_one("#export-path", Input)
+            assert box.value.endswith("-6513270e-2.md")
+            first = str(out / "fix-forecast-crash-on-empty-hourly-data-6513270e.md")
+            box.value = first  # the name of a file that exists: refused, said, nothing written
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ExportScreen)
+            assert "exists already" in str(app.screen.query_one("#export-error", Static).content)
+            box.value = str(out / "nowhere" / "x.md")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "No folder" in str(app.screen.query_one("#export-error", Static).content)
+            box.value = str(out / "fix-forecast-crash-on-empty-hourly-data-6513270e-2.md")
+            await pilot.press("enter")
             await settle(app, pilot)
+            await pilot.press("e")
+            await pilot.pause()
+            await pilot.press("escape")  # cancelled: nothing written
+            await settle(app, pilot)
+            assert isinstance(app.screen, SessionScreen)
+            mine = tmp_path / "elsewhere"
+            mine.mkdir()
+            await pilot.press("e")
+            await pilot.pause()
+            app.screen.query_one("#export-path", Input).value = str(mine / "notes.md")
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert (mine / "notes.md").read_text().startswith("# Fix forecast")
 
     run(go())
     files = sorted(out.iterdir())
@@ -272,6 +309,8 @@ def test_export_when_the_current_folder_was_deleted(workdir, tmp_path, monkeypat
         async with session_app(path) as (app, pilot):
             gone.rmdir()
             await pilot.press("e")
+            await pilot.pause()
+            await pilot.press("enter")
             await settle(app, pilot)
             assert app.is_running
 
@@ -1031,4 +1070,53 @@ def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
             await pilot.press("escape")  # then the search of every session is cleared, its list hidden
             await settle(app, pilot)
             assert not b.query_one("#results", DataTable).display and b.search_term is None
+    run(go())
+
+
+# -- smaller things (issue 15.9) ------------------------------------------------------------------------------
+
+def test_a_subagent_whose_session_is_gone_is_listed_as_stats_lists_it(tmp_path):
+    """A flat agent-*.jsonl (2.0.x) whose session file is gone: in the browser, marked, and still there after a rescan."""
+    from conftest import run_cli
+
+    proj = tmp_path / "projects" / "-w-proj"
+    write_jsonl(proj / "11111111-1111-4111-8111-111111111111.jsonl", [user("u0", None, "hello", sessionId="S1"),
+                                                                      assistant("a1", "u0", sec=1, sessionId="S1")])
+    write_jsonl(proj / "agent-abc123.jsonl", [user("x0", None, "look for the bug", sessionId="GONE", isSidechain=True, agentId="abc123"),
+                                             assistant("x1", "x0", sec=1, sessionId="GONE", isSidechain=True, agentId="abc123")])
+    code, out, err = run_cli("stats", "--json", str(tmp_path / "projects"))
+    listed = {Path(d["path"]).name for d in __import__("conftest").jsonl(out)}
+    assert listed == {"11111111-1111-4111-8111-111111111111.jsonl", "agent-abc123.jsonl"}
+
+    async def go():
+        app = InspectorApp(resolve_target(tmp_path / "projects"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            assert {it.path.name for it in b.items} == listed
+            orphan = next(it for it in b.items if it.path.name == "agent-abc123.jsonl")
+            assert orphan.orphan and str(orphan.cells()[0]).startswith("[subagent without its session]")
+            b.rescan()
+            await settle(app, pilot)
+            assert {it.path.name for it in b.items} == listed  # a rescan does not take it away
+    run(go())
+
+
+def test_deleting_the_open_session_says_so_once(workdir):
+    """One notice when the file of the open session goes away, not one per look or per screen."""
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await pilot.press("enter")
+            await settle(app, pilot)
+            path = app.screen.path
+            said: list[str] = []
+            real = app.notify
+            app.notify = lambda message, *a, **k: (said.append(str(message)), real(message, *a, **k))[1]
+            path.unlink()
+            await pilot.pause(3.5)
+            await pilot.press("escape")
+            await pilot.pause(3.5)
+            assert [m for m in said if path.name in m] == [f"{path.name} is gone from disk; what you see is what was loaded"]
     run(go())

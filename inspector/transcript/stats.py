@@ -183,6 +183,34 @@ def _well_formed(stats: Any, digest: Any) -> bool:
     return hashlib.sha1(orjson.dumps(stats)).hexdigest() == digest
 
 
+def orphan_agents(files: list[tuple[Path, list[Path]]], owners: dict[Path, str | None] | None = None,
+                  ids: dict[Path, str] | None = None) -> list[Path]:
+    """The flat `agent-*.jsonl` files whose session is not among `files` (its transcript was deleted, or never
+    written): the browser and `stats` list them on their own, so that no transcript is hidden. `owners` and `ids`
+    keep what was read of each file's head between calls (a file's session id does not change)."""
+    owners = {} if owners is None else owners
+    ids = {} if ids is None else ids
+    if not any(agents for _, agents in files):
+        return []  # only 2.0.x wrote flat agent files: nothing to read for the rest
+    sessions = set()
+    for path, _ in files:
+        if path not in ids:
+            ids[path] = peek_session_id(path) or path.stem
+        sessions.add(ids[path])
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for _path, agents in files:
+        for a in agents:
+            if a in seen:
+                continue
+            seen.add(a)
+            if a not in owners:
+                owners[a] = peek_session_id(a)
+            if owners[a] not in sessions:
+                out.append(a)
+    return out
+
+
 def own_agents(path: Path, agents: list[Path], owners: dict[Path, str | None]) -> list[Path]:
     """The project's flat `agent-*.jsonl` files that belong to this session (by their sessionId).
 
@@ -293,18 +321,11 @@ def collect_stats(
         failed(files[n][0], exc)
     out.extend(st for st in slots if st is not None)
     # flat agent files that belong to no session in their project are listed on their own
-    owners = {s["session_id"] for s in out}
-    seen_agents: set[Path] = set()
-    for _path, agents in files:
-        for a in agents:
-            if a in seen_agents:
-                continue
-            seen_agents.add(a)
-            if agent_owner.get(a) not in owners:
-                try:
-                    out.append(session_stats(Session.load(a)))
-                except OSError as exc:
-                    failed(a, exc)
+    for a in orphan_agents(files, agent_owner):
+        try:
+            out.append(session_stats(Session.load(a)))
+        except OSError as exc:
+            failed(a, exc)
     by_project: dict[str, list[dict[str, Any]]] = {}
     for st in out:
         by_project.setdefault(str(Path(st["path"]).parent), []).append(st)

@@ -59,7 +59,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("workbench", "w", "Compact…", "Open the compaction workbench (partial compaction pivots on the selected message)", "session"),
     ActionSpec("why", "y", "Why", "Explain the selected compaction, or what fills the context at the selected message (y again: the record)",
                "session", title="Why / context"),
-    ActionSpec("export", "e", "Export", "Export the conversation (or, with a, every record) as Markdown to a new file in the current folder", "session", footer=False),
+    ActionSpec("export", "e", "Export", "Export the conversation (or, with a, every record) as Markdown: a dialog shows the new file's path to keep or change", "session", footer=False),
     ActionSpec("reload", "ctrl+r", "Reload", "Reload the session from disk", "session", footer=False),
     ActionSpec("focus_pane('timeline')", "left_square_bracket", "Timeline", "Focus the timeline (the left pane)", "session",
                footer=False, title="Focus the timeline"),

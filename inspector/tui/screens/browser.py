@@ -19,7 +19,7 @@ from inspector.search import Query, search_file
 from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
 from inspector.transcript.session import subagent_files
-from inspector.transcript.stats import StatsCache, cache_dir, own_agents
+from inspector.transcript.stats import StatsCache, cache_dir, orphan_agents, own_agents
 from inspector.tui.actions import bindings
 from inspector.tui.widgets.keybar import KeyBar
 
@@ -55,11 +55,14 @@ class Item:
     ts: str = ""
     mtime_ns: int = 0
     span: float = 0.0  # seconds from the first record to the last
+    orphan: bool = False  # a subagent transcript whose session is gone
 
     def cells(self, title_width: int = 64) -> tuple[Any, ...]:
         """The row's cells, in the order of COLUMNS."""
         peak = f"{self.peak / 1000:.0f}k {100 * self.peak / self.window:.0f}%" if self.peak else ""  # tokens, share of the window
         title = printable(self.title or "(untitled)")
+        if self.orphan:
+            title = "[subagent without its session] " + title
         if self.matches is not None:
             title = f"[{self.matches} match{'es' if self.matches != 1 else ''}] " + title
         project = printable(self.project)
@@ -120,6 +123,8 @@ class BrowserScreen(Screen):
         self.items: list[Item] = []
         self.shown: list[int] = []
         self.sort = "when"
+        self._agent_owner: dict[Path, str | None] = {}  # what was read of flat agent files' heads
+        self._session_ids: dict[Path, str] = {}
         self.results: list[tuple[Path, str, Any]] = []  # the matches of the last search of every session
         self.descending = True
         self.query_text = ""
@@ -160,6 +165,11 @@ class BrowserScreen(Screen):
         try:
             files = session_files(self.target)
             items = [it for path, agents in files if (it := self.make_item(path, agents)) is not None]
+            for a in orphan_agents(files, self._agent_owner, self._session_ids):  # on their own, as stats lists them
+                it = self.make_item(a, [])
+                if it is not None:
+                    it.orphan = True
+                    items.append(it)
             self.post_message(self.Found(items))
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not list sessions: {exc}", severity="error")
@@ -192,7 +202,8 @@ class BrowserScreen(Screen):
             return
         changed: list[Item] = []
         present: set[Path] = set()
-        for path, agents in files:
+        orphans = orphan_agents(files, self._agent_owner, self._session_ids)
+        for path, agents in files + [(a, []) for a in orphans]:
             present.add(path)
             try:
                 st = os.stat(path)
@@ -202,6 +213,7 @@ class BrowserScreen(Screen):
                 continue
             it = self.make_item(path, agents)
             if it is not None:
+                it.orphan = path in orphans
                 changed.append(it)
         gone = set(self.seen) - present
         if changed or gone:

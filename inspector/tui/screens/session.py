@@ -602,27 +602,31 @@ class SessionScreen(Screen):
         self.load(row.index if row else None)
 
     def action_export(self) -> None:
+        """e: the export dialog, with the path it would write (the current folder, a free name) to keep or change."""
+        from inspector.tui.screens.export import ExportScreen, free_name
+        from inspector.view import export_name
+
         if self.session is None:
             return
         try:
             folder = Path.cwd()
         except OSError:  # the folder the app was started in was deleted meanwhile
             folder = Path.home()
-            self.notify(f"The current folder no longer exists: exporting to {folder}", severity="warning")
-        self.export(self.session, self.scope, folder)
+        s, scope = self.session, self.scope
+        what = "Every record of the file" if scope == "file" else "The conversation"
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.export(s, scope, path)
+
+        self.app.push_screen(ExportScreen(free_name(folder, export_name(s)), what), chosen)
 
     @work(thread=True, exclusive=True, group="export")
-    def export(self, s: Session, scope: str, folder: Path) -> None:
-        """Write the Markdown export to a new file (never over an existing one)."""
+    def export(self, s: Session, scope: str, target: Path) -> None:
+        """Write the Markdown export to a new file (never over an existing one: the write fails if one appeared)."""
         from inspector.edit.saving import SaveError, write_atomic
-        from inspector.view import export_markdown, export_name
+        from inspector.view import export_markdown
 
-        name = export_name(s)
-        target = folder / name
-        for n in range(2, 100):
-            if not target.exists():
-                break
-            target = folder / name.replace(".md", f"-{n}.md")
         try:
             write_atomic(target, (chunk.encode("utf-8", "replace") for chunk in export_markdown(s, scope=scope)))
         except SaveError as exc:
