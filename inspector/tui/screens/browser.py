@@ -537,9 +537,9 @@ class BrowserScreen(Screen):
         self.app.push_screen(SessionScreen(path, search=self.search_term, line=hit.line or None))
 
     class Grepped(Message):
-        def __init__(self, term: str, results: list[tuple[Path, str, Any]], total: int) -> None:
+        def __init__(self, term: str, results: list[tuple[Path, str, Any]], total: int, sessions: int) -> None:
             super().__init__()
-            self.term, self.results, self.total = term, results, total
+            self.term, self.results, self.total, self.sessions = term, results, total, sessions
 
     @on(Grepped)
     def on_grepped(self, msg: Grepped) -> None:
@@ -554,7 +554,7 @@ class BrowserScreen(Screen):
             where = hit.where + (f" {hit.file}" if hit.file else "")
             table.add_row(Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)),
                           Text(" ".join(printable(hit.snippet).split())[:200]))
-        sessions = len({p for p, _, _ in msg.results})
+        sessions = msg.sessions  # a match in a subagent's transcript counts for its session
         more = f", the first {RESULTS_SHOWN:,} listed" if msg.total > RESULTS_SHOWN else ""
         table.border_title = f"Matches for {printable(msg.term)!r}: {msg.total:,} in {sessions:,} session(s){more}"
         table.border_subtitle = "enter opens the session on the match · esc clears the search"
@@ -610,5 +610,6 @@ class BrowserScreen(Screen):
             total += n > 0
         self.app.call_from_thread(lambda: setattr(bar, "display", False))
         self.app.call_from_thread(self.redraw)
-        self.post_message(self.Grepped(term, results, hits_total))
-        self.app.call_from_thread(self.app.notify, f"{total} session(s) contain {term!r} (ctrl+f and an empty search to clear)")
+        self.post_message(self.Grepped(term, results, hits_total, total))
+        if not total:
+            self.app.call_from_thread(self.app.notify, f"no session contains {term!r}", severity="warning")
