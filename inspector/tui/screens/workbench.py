@@ -324,7 +324,7 @@ class WorkbenchScreen(Screen):
         th = res.thresholds
         t = Table(box=None, show_header=False, padding=(0, 1))
         top = max(th.context_window, res.tokens_before)
-        width = max(6, min(40, self.query_one("#wb-preview").size.width - 34))  # the bars shrink on a narrow screen
+        width = max(8, min(40, self.query_one("#wb-preview").size.width - 24))  # the bars shrink on a narrow screen
         for label, n in (("before", res.tokens_before), ("after", res.tokens_after)):
             bar = Text("█" * min(width, round(n / top * width)), style="green" if n < th.warning else "yellow" if n < (th.auto_compact or th.effective_window) else "red")
             t.add_row(label, bar + Text(" " * max(0, width - len(bar))), f"{n:,}")
