@@ -1120,3 +1120,39 @@ def test_deleting_the_open_session_says_so_once(workdir):
             await pilot.pause(3.5)
             assert [m for m in said if path.name in m] == [f"{path.name} is gone from disk; what you see is what was loaded"]
     run(go())
+
+
+# -- cost on screen (issue 16) ---------------------------------------------------------------------------------
+
+def test_cost_in_the_browser_the_header_and_each_responses_detail(workdir):
+    from textual.widgets import DataTable, Static
+
+    from inspector.cost import session_cost, usd
+    from inspector.tui.widgets.detail import Detail
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=(200, 50)) as pilot:
+            await settle(app, pilot)
+            await settle(app, pilot)
+            b = app.screen
+            t = b.query_one("#sessions", DataTable)
+            assert "Cost" in [str(c.label) for c in t.columns.values()]
+            for it in b.items:
+                assert it.cost == pytest.approx(session_cost(Session.load(it.path))["cost_usd_priced"])
+            b.sort_by("cost")
+            await pilot.pause()
+            costs = [b.items[k].cost for k in b.shown]
+            assert costs == sorted(costs, reverse=True)
+            t.move_cursor(row=0)
+            await pilot.press("enter")
+            await settle(app, pilot)
+            s = app.screen.session
+            header = str(app.screen.query_one("#title", Static).content)
+            assert usd(session_cost(s)["cost_usd_priced"]) in header
+            tl = app.screen.query_one(Timeline)
+            tl.select_index(next(i for i, r in enumerate(s.records) if r.type == "assistant" and r.usage))
+            await settle(app, pilot)
+            text = " ".join(str(w.content) for w in app.screen.query_one("#detail", Detail).query(Static))
+            assert "cost of this response: $" in text
+    run(go())

@@ -361,6 +361,16 @@ def usage_tuple(usage: Any) -> tuple[int, int, int, int] | None:
     )
 
 
+def billing_extras(usage: dict[str, Any]) -> tuple[int, int] | None:
+    """(1-hour cache writes, web search requests) of an API usage object, when either is there: what the price of a
+    response needs beyond the four counts (a 1-hour cache write costs more than a 5-minute one)."""
+    cc = usage.get("cache_creation")
+    h1 = _int(cc.get("ephemeral_1h_input_tokens")) if isinstance(cc, dict) else 0
+    st = usage.get("server_tool_use")
+    web = _int(st.get("web_search_requests")) if isinstance(st, dict) else 0
+    return (h1, web) if h1 or web else None
+
+
 def context_tokens(u: tuple[int, int, int, int]) -> int:
     """§3.2 getTokenCountFromUsage: the full context at that API call."""
     return u[0] + u[1] + u[2] + u[3]
@@ -616,7 +626,14 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
             request_id = v if v.__class__ is str else None
             v = message.get("stop_reason")
             stop_reason = v if v.__class__ is str else None
-            usage = usage_tuple(message.get("usage"))
+            u = message.get("usage")
+            usage = usage_tuple(u)
+            if usage is not None:
+                bill = billing_extras(u)
+                if bill is not None:
+                    if extra is None:
+                        extra = {}
+                    extra["billing"] = bill
             if model == SYNTHETIC_MODEL:
                 flags |= F_SYNTHETIC
             else:

@@ -16,6 +16,9 @@ from typing import Any, Callable, Iterable
 import orjson
 
 from inspector import __version__
+from inspector.cost import session_cost
+
+STATS_SCHEMA = 2  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, peek_session_id
 
@@ -76,6 +79,7 @@ def session_stats(s: Session) -> dict[str, Any]:
         ],
         "session_memory": s.memory_path.is_file(),
         "claude_code_cost": s.claude_cost,
+        **session_cost(s),
         "tools_used": s.tools_used,
         "orphan_subagent": s.is_flat_agent,
     }
@@ -132,6 +136,7 @@ class StatsCache:
             "mtime_ns": st.st_mtime_ns,
             "beside": _dir_signature(path.with_suffix(""), flat_agents),
             "inspector": __version__,
+            "schema": STATS_SCHEMA,
         }
 
     def get(self, path: Path, key: dict[str, Any]) -> dict[str, Any] | None:

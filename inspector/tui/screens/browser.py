@@ -24,14 +24,14 @@ from inspector.tui.actions import bindings
 from inspector.tui.widgets.keybar import KeyBar
 
 # the columns `s` sorts by, in turn; S (or a second click on a header) reverses the order
-SORTS = ("when", "size", "peak", "comp", "title", "project", "dur", "model")
+SORTS = ("when", "size", "peak", "cost", "comp", "title", "project", "dur", "model")
 ASCENDING_FIRST = {"title", "project", "model"}  # text reads A to Z first; times and sizes largest first
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
 FILTER_PAUSE = 0.15  # seconds
 # the most telling first, so that a narrow terminal still shows when, how big and how full
 COLUMNS = (("title", "Title"), ("project", "Project"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak ctx"),
-           ("comp", "Compactions"), ("model", "Model"))
+           ("cost", "Cost"), ("comp", "Compactions"), ("model", "Model"))
 
 
 RESULT_COLUMNS = (("session", "Session"), ("when", "When"), ("line", "Line"), ("where", "Where"), ("snippet", "Text around it"))
@@ -56,6 +56,8 @@ class Item:
     mtime_ns: int = 0
     span: float = 0.0  # seconds from the first record to the last
     orphan: bool = False  # a subagent transcript whose session is gone
+    cost: float | None = None  # USD, subagents included (None: not known yet)
+    cost_unknown: bool = False  # some responses are of a model with no price: the figure is a lower bound
 
     def cells(self, title_width: int = 64) -> tuple[Any, ...]:
         """The row's cells, in the order of COLUMNS."""
@@ -69,8 +71,11 @@ class Item:
         project = project if len(project) <= 26 else "…" + project[-25:]
         title = title if len(title) <= title_width else title[: title_width - 1] + "…"
         # Text, not str: DataTable reads a str cell as markup, and the model name comes from the transcript
+        from inspector.cost import usd
+
+        cost = "" if self.cost is None else usd(self.cost) + ("+?" if self.cost_unknown else "")
         return (Text(title), Text(project), Text(self.when), Text(self.duration), Text(human_size(self.size)), Text(peak),
-                Text(self.compactions), Text(printable(self.model)))
+                Text(cost), Text(self.compactions), Text(printable(self.model)))
 
     def text(self) -> str:
         """What the filter looks in: the project, the title, the session id and the project's folder name."""
@@ -80,7 +85,7 @@ class Item:
         comp = self.compactions.split("+")
         return {"when": self.ts, "size": self.size, "peak": self.peak or 0, "title": self.title.lower(),
                 "comp": (int(comp[0]) if comp[0].isdigit() else -1, self.compactions), "project": self.project.lower(),
-                "dur": self.span, "model": self.model}[column]
+                "dur": self.span, "model": self.model, "cost": self.cost or 0.0}[column]
 
 
 class SearchPrompt(ModalScreen[str | None]):
@@ -354,6 +359,8 @@ class BrowserScreen(Screen):
         c = st["counts"]
         it.compactions = f"{c['compactions']}" + (f"+{c['microcompactions']}mc" if c["microcompactions"] else "")
         it.title = st.get("title") or it.title
+        it.cost = st.get("cost_usd_priced")
+        it.cost_unknown = bool(st.get("cost_unknown_models"))
 
     @on(Filled)
     def on_filled(self, msg: Filled) -> None:

@@ -43,6 +43,7 @@ class Loaded:
     series: Series
     rows: list[Row] | None = None  # the timeline's rows, built in the worker
     pivots: frozenset[int] = frozenset()  # the records a partial compaction can pivot on
+    cost: str = ""  # the header's cost words, computed in the worker (subagent files are read for them)
 
 
 class SessionScreen(Screen):
@@ -139,7 +140,7 @@ class SessionScreen(Screen):
         from inspector.compact import pivot_candidates
 
         pivots = frozenset(pivot_candidates(s, self.settings, series))
-        self.post_message(self.Ready(Loaded(s, series, self.rows_for(s), pivots), keep, tail=tail))
+        self.post_message(self.Ready(Loaded(s, series, self.rows_for(s), pivots, self.cost_words(s)), keep, tail=tail))
         self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress, baseline=self.configured)))
 
     def rows_for(self, s: Session) -> list[Row]:
@@ -167,8 +168,7 @@ class SessionScreen(Screen):
         if msg.partial:
             problems += f"   loading: the first {QUICK_LOOK_BYTES >> 20} MB are shown, the rest is on its way…"
         title = self.title_hint or s.title or s.session_id
-        cost = s.claude_cost
-        spent = f"   ${cost['total_usd']:.2f} (Claude Code's count)" if cost else ""
+        spent = msg.loaded.cost
         self.query_one("#title", Static).update(Text(printable(
             f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
             f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{spent}{problems}", keep_newlines=True)))
@@ -177,6 +177,22 @@ class SessionScreen(Screen):
             self.initial_search = None
             self.run_search(q)
         tl.focus()
+
+    @staticmethod
+    def cost_words(s: Session) -> str:
+        """The session's cost in the header: inspector's figure (subagents included), Claude Code's own beside it."""
+        from inspector.cost import session_cost, usd
+
+        try:
+            c = session_cost(s)
+        except OSError:
+            return ""
+        words = f"   {usd(c['cost_usd_priced'])}" + ("+?" if c["cost_unknown_models"] else "")
+        if c["cost_subagents_usd"]:
+            words += f" ({usd(c['cost_subagents_usd'])} subagents)"
+        if "cost_claude_code_usd" in c:
+            words += f", Claude Code's count {usd(c['cost_claude_code_usd'])}"
+        return words
 
     @on(ReportReady)
     def on_report(self, msg: ReportReady) -> None:

@@ -1,0 +1,332 @@
+"""What sessions cost: every API response priced by its model, each response counted once.
+
+The prices ship with the package (dated, offline) and a user file overrides or extends them
+(`$XDG_CONFIG_HOME/inspector/prices.json`, or `INSPECTOR_PRICES`): a JSON object of model name to
+`{"input", "output", "cache_write_5m", "cache_write_1h", "cache_read"}` in USD per million tokens, with an
+optional `"long"` object (`"over"`: the prompt size in tokens above which a request pays the long-context
+rates, and the same five rates). A model that is in neither is reported as unknown, never priced as zero.
+
+A response is one API call. Claude Code writes one record per content block of a streamed response, all with
+the same `message.id` and `requestId`; a resumed or forked session copies the records of the one it continues,
+and a subagent file can repeat its parent's. A `Ledger` keeps the keys it has priced, so whatever reads
+through it (one session and its subagents, or a whole root) counts each response once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import orjson
+
+PRICES_DATE = "2026-11-30"
+PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
+WEB_SEARCH_USD = 0.01  # $10 per 1,000 searches
+SYNTHETIC = "<synthetic>"  # Claude Code's own placeholder replies: no API call, no cost
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write_5m: float
+    cache_write_1h: float
+    cache_read: float
+    long_over: int | None = None  # a prompt (input + cache writes + cache reads) above this pays `long`
+    long: "Rates | None" = None
+
+
+def _r(i: float, o: float, w5: float, w1: float, rd: float, long: tuple[int, "Rates"] | None = None) -> Rates:
+    return Rates(i, o, w5, w1, rd, long[0] if long else None, long[1] if long else None)
+
+
+_OPUS_NEW = _r(5, 25, 6.25, 10, 0.50)
+_OPUS_OLD = _r(15, 75, 18.75, 30, 1.50)
+_SONNET = _r(3, 15, 3.75, 6, 0.30)
+_SONNET_LONG = _r(3, 15, 3.75, 6, 0.30, (200_000, _r(6, 22.50, 7.50, 12, 0.60)))  # Sonnet 4 and 4.5 beyond 200k
+_HAIKU_55 = _r(0.10, 0.50, 0.125, 0.20, 0.01, (100_000, _r(0.50, 2.50, 0.625, 1.00, 0.05)))
+
+# the model names of the API without "claude-" and a date; old names ("3-5-sonnet") are turned around first
+BUILTIN: dict[str, Rates] = {
+    "fable-5-1": _r(10, 50, 12.50, 20, 0.25), "mythos-5-1": _r(10, 50, 12.50, 20, 0.25),
+    "fable-5": _r(10, 50, 12.50, 20, 1.00), "mythos-5": _r(10, 50, 12.50, 20, 1.00),
+    "opus-5-5": _r(4, 20, 5, 8, 0.20),
+    "opus-5": _OPUS_NEW, "opus-4-8": _OPUS_NEW, "opus-4-7": _OPUS_NEW, "opus-4-6": _OPUS_NEW, "opus-4-5": _OPUS_NEW,
+    "opus-4-1": _OPUS_OLD, "opus-4": _OPUS_OLD, "opus-4-0": _OPUS_OLD, "opus-3": _OPUS_OLD,
+    "sonnet-5-5": _r(2, 10, 2.50, 4, 0.10), "sonnet-5": _r(2, 10, 2.50, 4, 0.20),
+    "sonnet-4-6": _SONNET, "sonnet-4-5": _SONNET_LONG, "sonnet-4": _SONNET_LONG, "sonnet-4-0": _SONNET_LONG,
+    "sonnet-3-7": _SONNET, "sonnet-3-5": _SONNET,
+    "haiku-5-5": _HAIKU_55, "haiku-4-5": _r(1, 5, 1.25, 2, 0.10), "haiku-3-5": _r(0.80, 4, 1, 1.60, 0.08),
+    "haiku-3": _r(0.25, 1.25, 0.30, 0.50, 0.03),
+}
+# dated changes: (model, first UTC day the new rates apply, rates)
+CHANGES: tuple[tuple[str, str, Rates], ...] = (
+    ("sonnet-5-5", "0000-00-00", _r(2, 10, 2.50, 4, 0.20)),  # cache reads cut from 0.20 to 0.10 on 2026-10-07
+    ("sonnet-5-5", "2026-10-07", _r(2, 10, 2.50, 4, 0.10)),
+)
+
+_DATE = re.compile(r"-(\d{8}|v\d+(:\d+)?|latest)$")
+_OLD = re.compile(r"^(\d(?:-\d)?)-(opus|sonnet|haiku)$")
+
+
+def model_key(model: str) -> str:
+    """`claude-sonnet-4-5-20250929`, `sonnet-4-5[1m]`, `claude-3-5-sonnet-20241022`, a Bedrock id... to `sonnet-4-5`."""
+    m = model.strip().lower()
+    m = m.split("/")[-1]  # vertex / gateway prefixes
+    if "anthropic." in m:  # bedrock: us.anthropic.claude-...-v1:0
+        m = m.split("anthropic.", 1)[1]
+    m = m.replace("[1m]", "").replace("@", "-").removeprefix("claude-")
+    m = _DATE.sub("", m)
+    m = _DATE.sub("", m)
+    old = _OLD.match(m)
+    return f"{old.group(2)}-{old.group(1)}" if old else m
+
+
+def _rates_from(d: Any) -> Rates | None:
+    try:
+        vals = [float(d[k]) for k in ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if any(v < 0 or v != v for v in vals):
+        return None
+    long = d.get("long")
+    lr = _rates_from(long) if isinstance(long, dict) else None
+    over = long.get("over") if isinstance(long, dict) else None
+    return Rates(*vals, long_over=int(over) if lr is not None and isinstance(over, int) and over > 0 else None, long=lr)
+
+
+def user_prices_path(env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("INSPECTOR_PRICES"):
+        return Path(env["INSPECTOR_PRICES"])
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "inspector" / "prices.json"
+
+
+@dataclass(slots=True)
+class PriceTable:
+    rates: dict[str, Rates]
+    date: str = PRICES_DATE
+    source: str = "built in, " + PRICES_SOURCE
+    problems: list[str] = field(default_factory=list)  # a user file that could not be read, or entries skipped
+
+    @classmethod
+    def load(cls, env: dict[str, str] | None = None) -> "PriceTable":
+        """The built-in prices, then the user's file over them (its entries win; bad ones are named and skipped)."""
+        table = cls(dict(BUILTIN))
+        path = user_prices_path(env)
+        if not path.is_file():
+            return table
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            table.problems.append(f"{path}: not read ({exc})")
+            return table
+        if not isinstance(data, dict):
+            table.problems.append(f"{path}: not a JSON object of model name to prices")
+            return table
+        n = 0
+        for name, d in data.items():
+            r = _rates_from(d) if isinstance(d, dict) else None
+            if r is None:
+                table.problems.append(f"{path}: {name!r} skipped (needs input, output, cache_write_5m, cache_write_1h, cache_read)")
+                continue
+            table.rates[model_key(str(name))] = r
+            n += 1
+        if n:
+            table.source += f"; {n} from {path}"
+        return table
+
+    def rates_for(self, model: str, day: str | None = None) -> Rates | None:
+        key = model_key(model)
+        r = self.rates.get(key)
+        if r is None:
+            return None
+        if r is BUILTIN.get(key):  # the built-in table's dated changes (a user's own entry is used as written)
+            for name, since, rates in CHANGES:
+                if name == key and (day or "9999") >= since:
+                    r = rates
+        return r
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One API response, its fragments merged."""
+
+    key: str
+    model: str | None
+    timestamp: str | None
+    input: int
+    cache_write: int  # 5-minute and 1-hour writes together, as cache_creation_input_tokens says
+    cache_write_1h: int
+    cache_read: int
+    output: int
+    web_searches: int
+    line: int  # of its first record
+
+    def cost(self, table: PriceTable) -> float | None:
+        """USD, or None when the model has no price."""
+        if self.model is None or self.model == SYNTHETIC:
+            return 0.0
+        r = table.rates_for(self.model, (self.timestamp or "")[:10] or None)
+        if r is None:
+            return None
+        prompt = self.input + self.cache_write + self.cache_read
+        if r.long is not None and r.long_over is not None and prompt > r.long_over:
+            r = r.long
+        w1 = min(self.cache_write_1h, self.cache_write)
+        usd = (self.input * r.input + self.output * r.output + (self.cache_write - w1) * r.cache_write_5m
+               + w1 * r.cache_write_1h + self.cache_read * r.cache_read) / 1e6
+        return usd + self.web_searches * WEB_SEARCH_USD
+
+
+def responses(s: Any) -> list[Response]:
+    """The API responses of one transcript, in file order, each once (its streamed fragments merged, field by field
+    the largest: a fragment written before the response ended can carry a smaller output count)."""
+    merged: dict[str, list[Any]] = {}
+    order: list[str] = []
+    for r in s.records:
+        if r.type != "assistant" or r.usage is None:
+            continue
+        key = (f"{r.message_id}:{r.request_id}" if r.request_id else r.message_id) if r.message_id else f"uuid:{r.uuid or r.line}"
+        bill = (r.extra or {}).get("billing") or (0, 0)
+        cur = merged.get(key)
+        if cur is None:
+            merged[key] = [r.model, r.timestamp, *r.usage, bill[0], bill[1], r.line]
+            order.append(key)
+            continue
+        u = r.usage
+        for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, bill[0]), (7, bill[1])):
+            if v > cur[k]:
+                cur[k] = v
+        if cur[0] is None and r.model:
+            cur[0] = r.model
+    out = []
+    for key in order:
+        m, ts, inp, cw, cr, o, h1, web, line = merged[key]
+        out.append(Response(key, m, ts, inp, cw, h1, cr, o, web, line))
+    return out
+
+
+@dataclass(slots=True)
+class Cost:
+    """What a set of responses cost."""
+
+    usd: float = 0.0
+    by_model: dict[str, float] = field(default_factory=dict)
+    unknown: dict[str, int] = field(default_factory=dict)  # model -> responses it has no price for
+    responses: int = 0
+    duplicates: int = 0  # responses already counted elsewhere (a copy in a resumed session, a fork, a subagent)
+    tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "cache_write_5m": 0,
+                                                              "cache_write_1h": 0, "cache_read": 0})
+    web_searches: int = 0
+
+    def add(self, resp: Response, table: PriceTable) -> float | None:
+        usd = resp.cost(table)
+        model = resp.model or "?"
+        self.responses += 1
+        t = self.tokens
+        t["input"] += resp.input
+        t["output"] += resp.output
+        t["cache_write_1h"] += min(resp.cache_write_1h, resp.cache_write)
+        t["cache_write_5m"] += resp.cache_write - min(resp.cache_write_1h, resp.cache_write)
+        t["cache_read"] += resp.cache_read
+        self.web_searches += resp.web_searches
+        if usd is None:
+            self.unknown[model] = self.unknown.get(model, 0) + 1
+            return None
+        self.usd += usd
+        if model != SYNTHETIC:
+            self.by_model[model] = self.by_model.get(model, 0.0) + usd
+        return usd
+
+    def merge(self, other: "Cost") -> None:
+        self.usd += other.usd
+        for m, v in other.by_model.items():
+            self.by_model[m] = self.by_model.get(m, 0.0) + v
+        for m, n in other.unknown.items():
+            self.unknown[m] = self.unknown.get(m, 0) + n
+        self.responses += other.responses
+        self.duplicates += other.duplicates
+        for k, v in other.tokens.items():
+            self.tokens[k] += v
+        self.web_searches += other.web_searches
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"usd": round(self.usd, 6), "by_model": {m: round(v, 6) for m, v in sorted(self.by_model.items())},
+                "unknown_models": dict(sorted(self.unknown.items())), "responses": self.responses,
+                "duplicates_skipped": self.duplicates, "tokens": dict(self.tokens), "web_searches": self.web_searches}
+
+
+class Ledger:
+    """Prices responses, each key once across everything read through it."""
+
+    def __init__(self, table: PriceTable | None = None) -> None:
+        self.table = table or PriceTable.load()
+        self.seen: set[str] = set()
+
+    def price(self, resps: Iterable[Response], into: Cost | None = None) -> Cost:
+        c = into if into is not None else Cost()
+        for r in resps:
+            if r.key in self.seen and not r.key.startswith("uuid:"):
+                c.duplicates += 1
+                continue
+            self.seen.add(r.key)
+            c.add(r, self.table)
+        return c
+
+    def session(self, s: Any) -> tuple[Cost, Cost]:
+        """(the session's own responses, its subagents') for a loaded session; subagent transcripts are read here."""
+        own = self.price(responses(s))
+        subs = Cost()
+        for sa in s.subagents:
+            if sa.path is None:
+                continue
+            try:
+                sub = s.load_subagent(sa)
+            except OSError:
+                continue
+            if sub is None:
+                continue
+            try:
+                self.price(responses(sub), subs)
+            finally:
+                sub.close()
+        return own, subs
+
+
+def session_cost(s: Any, table: PriceTable | None = None) -> dict[str, Any]:
+    """The fields `stats --json` carries: the session's cost with its subagents', by model, what has no price, and
+    Claude Code's own figure beside it when the transcript records one (2.1.3xx `cost-state`)."""
+    ledger = Ledger(table)
+    own, subs = ledger.session(s)
+    total = Cost()
+    total.merge(own)
+    total.merge(subs)
+    out = {"cost_usd": round(total.usd, 6) if not total.unknown else None,
+           "cost_usd_priced": round(total.usd, 6),
+           "cost_by_model": {m: round(v, 6) for m, v in sorted(total.by_model.items())},
+           "cost_subagents_usd": round(subs.usd, 6),
+           "cost_unknown_models": dict(sorted(total.unknown.items())),
+           "cost_responses": total.responses,
+           "cost_prices": ledger.table.date}
+    cc = s.claude_cost
+    if cc is not None:
+        out["cost_claude_code_usd"] = cc["total_usd"]
+        out["cost_difference_usd"] = round(total.usd - cc["total_usd"], 6)
+    return out
+
+
+def usd(v: float | None) -> str:
+    if v is None:
+        return "?"
+    return f"${v:,.2f}" if v >= 0.995 or v == 0 else f"${v:.3f}" if v >= 0.001 else f"${v:.4f}"
+
+
+__all__ = ["BUILTIN", "Cost", "Ledger", "PRICES_DATE", "PriceTable", "Rates", "Response", "model_key", "responses",
+           "session_cost", "usd"]

@@ -1,0 +1,149 @@
+"""What sessions cost: prices by model, each response once (issue 16, part 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from builders import assistant, user
+from conftest import REAL_PROJECTS, expand_golden, golden_transcript, jsonl, requires_realdata, tree_hashes, write_jsonl
+from conftest import run_cli as run
+from inspector.cost import BUILTIN, Ledger, PriceTable, model_key, responses, session_cost
+from inspector.transcript.session import Session
+
+
+def reply(uuid, parent, *, mid, rid="req_1", model="claude-sonnet-4-5-20250929", usage=(10, 100, 1000, 50), sec=1, h1=None,
+          web=None, **kw):
+    r = assistant(uuid, parent, sec=sec, mid=mid, usage=usage, model=model, requestId=rid, **kw)
+    if h1 is not None:
+        r["message"]["usage"]["cache_creation"] = {"ephemeral_5m_input_tokens": usage[1] - h1, "ephemeral_1h_input_tokens": h1}
+    if web is not None:
+        r["message"]["usage"]["server_tool_use"] = {"web_search_requests": web}
+    return r
+
+
+def test_model_names_of_every_era_find_their_price():
+    assert model_key("claude-sonnet-4-5-20250929") == "sonnet-4-5"
+    assert model_key("claude-3-5-sonnet-20241022") == "sonnet-3-5"
+    assert model_key("claude-3-haiku-20240307") == "haiku-3"
+    assert model_key("opus[1m]") == "opus"
+    assert model_key("claude-opus-4-6[1m]") == "opus-4-6"
+    assert model_key("us.anthropic.claude-opus-4-1-20250805-v1:0") == "opus-4-1"
+    assert model_key("claude-opus-4-1@20250805") == "opus-4-1"
+    table = PriceTable(dict(BUILTIN))
+    assert table.rates_for("claude-opus-4-5-20251101").input == 5 and table.rates_for("claude-opus-4-1").input == 15
+    assert table.rates_for("some-new-model") is None
+
+
+def test_a_streamed_response_is_counted_once_with_its_final_numbers(tmp_path):
+    """Three records of one message.id/requestId (the output count growing) are one response: priced by hand."""
+    recs = [user("u0", None, "go"),
+            reply("a1", "u0", mid="msg_A", usage=(10, 2000, 30000, 5), h1=500, web=2),
+            reply("a2", "a1", mid="msg_A", usage=(10, 2000, 30000, 80), h1=500, web=2),
+            reply("a3", "a2", mid="msg_A", usage=(10, 2000, 30000, 120), h1=500, web=2),
+            user("u4", "a3", "more", sec=2),
+            reply("a5", "u4", mid="msg_B", rid="req_2", usage=(3, 0, 32000, 40), sec=3)]
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    rs = responses(s)
+    assert [r.key for r in rs] == ["msg_A:req_1", "msg_B:req_2"] and rs[0].output == 120 and rs[0].cache_write_1h == 500
+    # sonnet 4.5: input $3, output $15, 5m writes $3.75, 1h writes $6, reads $0.30 per million; a search $0.01
+    a = (10 * 3 + 120 * 15 + 1500 * 3.75 + 500 * 6 + 30000 * 0.30) / 1e6 + 2 * 0.01
+    b = (3 * 3 + 40 * 15 + 32000 * 0.30) / 1e6
+    c = session_cost(s)
+    assert c["cost_usd"] == pytest.approx(a + b, abs=1e-6) and c["cost_responses"] == 2
+    assert c["cost_by_model"] == {"claude-sonnet-4-5-20250929": pytest.approx(a + b, abs=1e-6)}
+
+
+def test_a_long_prompt_pays_the_long_context_rates_and_an_unknown_model_is_never_free(tmp_path):
+    recs = [user("u0", None, "go"),
+            reply("a1", "u0", mid="m1", usage=(1000, 0, 250_000, 100)),  # a 251k prompt on sonnet 4.5: $6 / $22.50 / $0.60
+            user("u2", "a1", "x", sec=2),
+            reply("a3", "u2", mid="m3", rid="r3", usage=(5, 0, 0, 5), model="claude-nova-9", sec=3)]
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    c = session_cost(s)
+    assert c["cost_usd_priced"] == pytest.approx((1000 * 6 + 100 * 22.5 + 250_000 * 0.6) / 1e6, abs=1e-6)
+    assert c["cost_usd"] is None and c["cost_unknown_models"] == {"claude-nova-9": 1}
+
+
+def test_a_users_price_file_wins_and_a_bad_entry_is_named(tmp_path, monkeypatch):
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"claude-nova-9": {"input": 1, "output": 2, "cache_write_5m": 1, "cache_write_1h": 1, "cache_read": 0.1},
+                                  "claude-sonnet-4-5": {"input": "lots"}}))
+    monkeypatch.setenv("INSPECTOR_PRICES", str(prices))
+    t = PriceTable.load()
+    assert t.rates_for("claude-nova-9-20270101").output == 2 and t.rates_for("claude-sonnet-4-5").input == 3
+    assert any("'claude-sonnet-4-5' skipped" in p for p in t.problems)
+
+
+def test_a_subagent_is_included_and_shown_apart(tmp_path):
+    main = write_jsonl(tmp_path / "p" / "S.jsonl", [user("u0", None, "go"), reply("a1", "u0", mid="m1")])
+    write_jsonl(tmp_path / "p" / "S" / "subagents" / "agent-x1.jsonl",
+                [user("x0", None, "look", isSidechain=True, agentId="x1"),
+                 reply("x1", "x0", mid="mx", rid="rx", model="claude-haiku-4-5-20251001", usage=(100, 0, 0, 100), isSidechain=True, agentId="x1")])
+    c = session_cost(Session.load(main))
+    sub = (100 * 1 + 100 * 5) / 1e6
+    own = (10 * 3 + 50 * 15 + 100 * 3.75 + 1000 * 0.30) / 1e6
+    assert c["cost_subagents_usd"] == pytest.approx(sub, abs=1e-7) and c["cost_usd"] == pytest.approx(own + sub, abs=1e-7)
+
+
+def test_a_response_copied_into_a_resumed_session_is_counted_once_across_the_root(tmp_path):
+    """A resumed session starts with a copy of the first one's records: `cost` counts the copy once, in the first."""
+    first = [user("u0", None, "go", sessionId="A"), reply("a1", "u0", mid="m1", sessionId="A")]
+    second = [dict(r, sessionId="B") for r in first] + [user("u2", "a1", "again", sec=5, sessionId="B"),
+                                                        reply("a3", "u2", mid="m3", rid="r3", sec=6, sessionId="B")]
+    root = tmp_path / "projects"
+    write_jsonl(root / "-w-p" / "aaaaaaaa-0000-4000-8000-000000000000.jsonl", first)
+    write_jsonl(root / "-w-p" / "bbbbbbbb-0000-4000-8000-000000000000.jsonl", second)
+    before = tree_hashes(root)
+    code, out, err = run("cost", str(root), "--json")
+    assert code == 0, err
+    rows = {os.path.basename(d["path"])[:8]: d for d in jsonl(out)}
+    one = (10 * 3 + 50 * 15 + 100 * 3.75 + 1000 * 0.30) / 1e6
+    assert rows["aaaaaaaa"]["cost_usd"] == pytest.approx(one) and rows["aaaaaaaa"]["responses"] == 1
+    assert rows["bbbbbbbb"]["cost_usd"] == pytest.approx(one) and rows["bbbbbbbb"]["duplicates_skipped"] == 1
+    code, out, _ = run("cost", str(root), "--by", "model", "--json")
+    assert [d["responses"] for d in jsonl(out)] == [2]
+    code, out, _ = run("cost", str(root))
+    assert "1 duplicate response(s) counted once" in out and "$0.003" in out.splitlines()[-2]
+    assert tree_hashes(root) == before
+
+
+def test_claude_codes_own_figure_is_shown_beside_and_the_difference_said(tmp_path):
+    """2.1.3xx writes its own total (cost-state): inspector's figure prices the responses the transcript has; Claude
+    Code's also has the compaction's summarizer call, whose response is not written as a record."""
+    folder = expand_golden("manual_compact_resume", tmp_path)
+    s = Session.load(golden_transcript(folder))
+    c = session_cost(s)
+    assert c["cost_claude_code_usd"] == pytest.approx(2.14632)
+    assert c["cost_difference_usd"] == pytest.approx(c["cost_usd"] - 2.14632)
+    usage = s.metadata("cost-state")["modelUsage"]["claude-sonnet-4-5"]
+    rs = responses(s)
+    missing_in = usage["inputTokens"] - sum(r.input for r in rs)
+    missing_out = usage["outputTokens"] - sum(r.output for r in rs)
+    assert missing_out == 10 and missing_in > 0  # one call more than the transcript's responses: the summarizer's
+    assert c["cost_difference_usd"] == pytest.approx(-(missing_in * 3 + missing_out * 15) / 1e6, abs=1e-6)
+
+
+def test_stats_json_carries_the_cost():
+    code, out, err = run("stats", "--json", "--no-cache", str(expand_golden.__globals__["SAMPLES"]))
+    assert code == 0, err
+    for d in jsonl(out):
+        assert d["cost_prices"] and isinstance(d["cost_by_model"], dict)
+        assert d["cost_usd"] is None or d["cost_usd"] == pytest.approx(sum(d["cost_by_model"].values()), abs=1e-5)
+
+
+@requires_realdata
+def test_the_real_sessions_agree_with_ccusages_figures():
+    """Totals measured with ccusage 20.0.24 (--offline) on ../shared/realdata: 157.28 USD over the root, the same
+    records counted. A few sessions by hand-checked figures."""
+    ledger = Ledger()
+    total = 0.0
+    for p in sorted(REAL_PROJECTS.glob("*/*.jsonl")):
+        own, subs = ledger.session(Session.load(p))
+        total += own.usd + subs.usd
+    code, out, _ = run("cost", str(REAL_PROJECTS), "--json")
+    got = sum(d["cost_usd_priced"] for d in jsonl(out))
+    assert got == pytest.approx(157.28, abs=0.01)
+    assert total <= got + 1e-6  # the orphan subagent is priced by `cost` too
