@@ -687,11 +687,29 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
             first = stats[0]["problems"][0] if stats[0]["problems"] else None
             why = f" (line {first['line']}: {first['reason']})" if first else ""
             raise InspectorError(f"not a JSONL transcript: no line of {path} could be read{why}")
+    from inspector.retention import Retention
+
+    keep = Retention.read()
+    for st in stats:  # when Claude Code's cleanup deletes it: from the file's time now, never cached
+        due = keep.due(Path(st["path"]))
+        st["deletion_due"] = due.isoformat(timespec="seconds").replace("+00:00", "Z") if due else None
     if args.json:
         out.write(json_lines(stats))
     else:
         out.write(format_table(stats))
+        at_risk = [st for st in stats if st["deletion_due"] and st["deletion_due"] <= _soon()]
+        if at_risk:
+            out.write(f"\n{len(at_risk)} session(s) will be deleted by Claude Code's cleanup within 7 days or at its next "
+                      f"start ({keep.source}): `inspector archive --to DIR` keeps a copy.\n")
     return EXIT_OK
+
+
+def _soon() -> str:
+    from datetime import datetime, timedelta, timezone
+
+    from inspector.retention import SOON_DAYS
+
+    return (datetime.now(timezone.utc) + timedelta(days=SOON_DAYS)).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def format_table(stats: list[dict[str, Any]]) -> str:
@@ -870,6 +888,45 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         tail += f" of what has a price; no price for {', '.join(f'{m} ({n})' for m, n in total.unknown.items())}"
     out.write(tail + "\n")
     out.write(f"prices of {ledger.table.date} ({ledger.table.source}); {total.duplicates:,} duplicate response(s) counted once\n")
+    return EXIT_OK
+
+
+def _archive_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector archive",
+        description="Copy the sessions under PATH, with their folders (subagents, tool results, memory) and flat agent "
+        "files, into DIR laid out like a projects root (browse it with `inspector DIR`): only new or grown files, each "
+        "verified by hash before it takes its name; an original is never moved or changed. Claude Code deletes "
+        "transcripts older than cleanupPeriodDays (default 30) when it starts: an archive keeps them.",
+    )
+    p.add_argument("path", nargs="?", help="a projects root, a project folder or a .jsonl file (default: the projects root)")
+    p.add_argument("--to", required=True, metavar="DIR", help="the archive folder (created if needed)")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def cmd_archive(args: argparse.Namespace, out: Any, err: Any) -> int:
+    from inspector.retention import ArchiveError, archive
+    from inspector.textutil import human_size, printable
+    from inspector.transcript.discovery import resolve_target
+
+    path = Path(args.path) if args.path else _default_path(err)
+    target = resolve_target(path)
+    try:
+        rep = archive(target, Path(args.to))
+    except ArchiveError as exc:
+        err.write(printable(f"inspector: archive: {exc}") + "\n")
+        return EXIT_ERROR
+    for w in rep.warnings:
+        err.write(printable(f"inspector: warning: {w}") + "\n")
+    if args.json:
+        out.write(json_text({"to": str(rep.to), "sessions": rep.sessions, "copied": [str(p) for p in rep.copied],
+                             "unchanged": rep.unchanged, "bytes": rep.bytes, "warnings": rep.warnings}))
+        return EXIT_OK
+    out.write(printable(f"Archived {rep.sessions} session(s) into {rep.to}: {len(rep.copied)} file(s) copied "
+                        f"({human_size(rep.bytes)}), {rep.unchanged} already there and unchanged; every copy checked "
+                        f"by its hash. Browse it with: inspector {rep.to}") + "\n")
     return EXIT_OK
 
 
@@ -1119,7 +1176,8 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
     debug = "--debug" in argv
     commands = {"stats": (_stats_parser, cmd_stats), "tokens": (_tokens_parser, cmd_tokens),
                 "compact": (_compact_parser, cmd_compact), "search": (_search_parser, cmd_search),
-                "show": (_show_parser, cmd_show), "request": (_request_parser, cmd_request), "cost": (_cost_parser, cmd_cost)}
+                "show": (_show_parser, cmd_show), "request": (_request_parser, cmd_request), "cost": (_cost_parser, cmd_cost),
+                "archive": (_archive_parser, cmd_archive)}
     try:
         if argv and argv[0] in commands:
             parser, command = commands[argv[0]]

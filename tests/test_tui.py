@@ -1156,3 +1156,45 @@ def test_cost_in_the_browser_the_header_and_each_responses_detail(workdir):
             text = " ".join(str(w.content) for w in app.screen.query_one("#detail", Detail).query(Static))
             assert "cost of this response: $" in text
     run(go())
+
+
+# -- retention on screen (issue 16) ----------------------------------------------------------------------------
+
+def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tmp_path, monkeypatch):
+    import json as _json
+    import shutil
+    import time
+
+    from textual.widgets import Input, Static
+
+    home = tmp_path / "claude"
+    home.mkdir()
+    (home / "settings.json").write_text(_json.dumps({"cleanupPeriodDays": 30}))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    files = sorted(p for p in root.glob("*/*.jsonl"))
+    doomed, soon = files[0], files[1]
+    for p, age in ((doomed, 40), (soon, 26)):
+        t = time.time() - age * 86400
+        os.utime(p, (t, t))
+
+    async def go():
+        app = InspectorApp(resolve_target(root))
+        async with app.run_test(size=(200, 50)) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            risk = b.query_one("#risk", Static)
+            assert risk.display and "1 session(s) will be deleted the next time Claude Code starts" in str(risk.content)
+            assert "1 more within 7 days" in str(risk.content) and "cleanupPeriodDays 30" in str(risk.content)
+            by = {it.path: it for it in b.items}
+            assert str(by[doomed].cells()[7]) == "next start!" and by[soon].risk == "soon" and str(by[soon].cells()[7])
+            assert all(it.risk is None for p, it in by.items() if p not in (doomed, soon))
+            await pilot.press("A")
+            await pilot.pause()
+            app.screen.query_one("#archive-path", Input).value = str(tmp_path / "kept")
+            await pilot.press("enter")
+            await settle(app, pilot)
+            kept = {p.relative_to(tmp_path / "kept") for p in (tmp_path / "kept").rglob("*.jsonl")}
+            assert {doomed.relative_to(root), soon.relative_to(root)} <= kept
+    run(go())

@@ -39,6 +39,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("reverse_sort", "S", "Reverse", "Reverse the order of the sort (a second click on a header does too)", "browser",
                footer=False, title="Reverse the sort"),
     ActionSpec("refresh", "r", "Refresh", "Look for new and changed sessions", "browser"),
+    ActionSpec("archive", "A", "Archive…", "Copy the sessions listed (with their folders) into an archive folder, before Claude "
+               "Code's cleanup deletes them", "browser", footer=False, title="Archive the sessions listed"),
     # session screen
     ActionSpec("search", "slash", "Search", "Search this session's text (persisted outputs included)", "session"),
     ActionSpec("next_match", "n", "Next match", "Jump to the next search match", "session", footer=False),

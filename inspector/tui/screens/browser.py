@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
+from inspector.retention import DEFAULT_DAYS, Retention
 from inspector.search import Query, search_file
 from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
@@ -25,13 +27,13 @@ from inspector.tui.widgets.keybar import KeyBar
 
 # the columns `s` sorts by, in turn; S (or a second click on a header) reverses the order
 SORTS = ("when", "size", "peak", "cost", "comp", "title", "project", "dur", "model")
-ASCENDING_FIRST = {"title", "project", "model"}  # text reads A to Z first; times and sizes largest first
+ASCENDING_FIRST = {"title", "project", "model", "cleanup"}  # and the sessions due soonest first  # text reads A to Z first; times and sizes largest first
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
 FILTER_PAUSE = 0.15  # seconds
 # the most telling first, so that a narrow terminal still shows when, how big and how full
 COLUMNS = (("title", "Title"), ("project", "Project"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak ctx"),
-           ("cost", "Cost"), ("comp", "Compactions"), ("model", "Model"))
+           ("cost", "Cost"), ("cleanup", "Cleanup"), ("comp", "Compactions"), ("model", "Model"))
 
 
 RESULT_COLUMNS = (("session", "Session"), ("when", "When"), ("line", "Line"), ("where", "Where"), ("snippet", "Text around it"))
@@ -58,6 +60,8 @@ class Item:
     orphan: bool = False  # a subagent transcript whose session is gone
     cost: float | None = None  # USD, subagents included (None: not known yet)
     cost_unknown: bool = False  # some responses are of a model with no price: the figure is a lower bound
+    due: datetime | None = None  # when Claude Code's cleanup deletes it
+    risk: str | None = None  # "next start", "soon" or None
 
     def cells(self, title_width: int = 64) -> tuple[Any, ...]:
         """The row's cells, in the order of COLUMNS."""
@@ -74,8 +78,13 @@ class Item:
         from inspector.cost import usd
 
         cost = "" if self.cost is None else usd(self.cost) + ("+?" if self.cost_unknown else "")
+        cleanup = Text("")
+        if self.risk == "next start":
+            cleanup = Text("next start!", style="bold red")
+        elif self.risk == "soon" and self.due is not None:
+            cleanup = Text(self.due.astimezone().strftime("%m-%d"), style="bold yellow")
         return (Text(title), Text(project), Text(self.when), Text(self.duration), Text(human_size(self.size)), Text(peak),
-                Text(cost), Text(self.compactions), Text(printable(self.model)))
+                Text(cost), cleanup, Text(self.compactions), Text(printable(self.model)))
 
     def text(self) -> str:
         """What the filter looks in: the project, the title, the session id and the project's folder name."""
@@ -85,7 +94,8 @@ class Item:
         comp = self.compactions.split("+")
         return {"when": self.ts, "size": self.size, "peak": self.peak or 0, "title": self.title.lower(),
                 "comp": (int(comp[0]) if comp[0].isdigit() else -1, self.compactions), "project": self.project.lower(),
-                "dur": self.span, "model": self.model, "cost": self.cost or 0.0}[column]
+                "dur": self.span, "model": self.model, "cost": self.cost or 0.0,
+                "cleanup": (self.due.timestamp() if self.due else float("inf"))}[column]
 
 
 class SearchPrompt(ModalScreen[str | None]):
@@ -100,9 +110,38 @@ class SearchPrompt(ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
 
+class ArchivePrompt(ModalScreen[Path | None]):
+    """Where the archive goes: a folder laid out like a projects root (new or grown files only are copied)."""
+
+    BINDINGS = [("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, sessions: int) -> None:
+        super().__init__()
+        self.sessions = sessions
+
+    def compose(self) -> ComposeResult:
+        from textual.containers import Vertical
+
+        with Vertical(id="archive-box"):
+            yield Static(Text("Archive sessions", style="bold"))
+            yield Static(Text(f"Copy the {self.sessions} session(s) listed, with their subagents, tool results and memory, "
+                              "into this folder (only what is new or grown; every copy checked by its hash; originals never "
+                              "touched). Enter archives, esc cancels. Browse it later with `inspector FOLDER`."))
+            yield Input(str(Path.home() / "claude-archive"), id="archive-path")
+
+    def on_mount(self) -> None:
+        self.query_one("#archive-path", Input).focus()
+
+    @on(Input.Submitted)
+    def done(self, event: Input.Submitted) -> None:
+        v = event.value.strip()
+        self.dismiss(Path(v).expanduser() if v else None)
+
+
 class BrowserScreen(Screen):
     BINDINGS = bindings("browser")
     scope_name = "browser"
+    retention = Retention(DEFAULT_DAYS, "")  # read from Claude Code's settings when the screen is made
 
     class Found(Message):
         def __init__(self, items: list[Item]) -> None:
@@ -122,6 +161,7 @@ class BrowserScreen(Screen):
             self.ks, self.done, self.total = ks, done, total
 
     def __init__(self, target: Target, notice: str | None = None) -> None:
+        BrowserScreen.retention = Retention.read()  # Claude Code's cleanupPeriodDays, as its next start will read it
         super().__init__()
         self.target = target
         self.notice = notice
@@ -142,6 +182,7 @@ class BrowserScreen(Screen):
         yield Static(Text(printable(f"Sessions under {self.target.path}")), id="title")
         if self.notice:
             yield Static(Text(self.notice), id="notice")
+        yield Static("", id="risk")
         yield Input(placeholder="Filter by title, project, folder or id (type to filter; ctrl+f searches inside every session)", id="filter")
         yield ProgressBar(id="progress", show_eta=False)
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
@@ -151,6 +192,7 @@ class BrowserScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#empty", Static).display = False
+        self.query_one("#risk", Static).display = False
         t = self.query_one("#sessions", DataTable)
         t.border_title = "Sessions"
         results = self.query_one("#results", DataTable)
@@ -189,9 +231,12 @@ class BrowserScreen(Screen):
         from inspector.transcript.records import timestamp_key
 
         a, b = timestamp_key(info.first_timestamp), timestamp_key(info.last_timestamp)
-        return Item(path, info.cwd or path.parent.name, info.title or "", human_when(info.first_timestamp, local=True) or "",
-                    human_duration(info.first_timestamp, info.last_timestamp) or "", info.size, flat_agents=agents,
-                    ts=info.first_timestamp or "", mtime_ns=info.mtime_ns, span=(b - a) if a is not None and b is not None else 0.0)
+        it = Item(path, info.cwd or path.parent.name, info.title or "", human_when(info.first_timestamp, local=True) or "",
+                  human_duration(info.first_timestamp, info.last_timestamp) or "", info.size, flat_agents=agents,
+                  ts=info.first_timestamp or "", mtime_ns=info.mtime_ns, span=(b - a) if a is not None and b is not None else 0.0)
+        keep = BrowserScreen.retention
+        it.due, it.risk = keep.due(path), keep.risk(path)
+        return it
 
     # -- sessions that appear or grow while the browser is open --------------------------------
     def watch_files(self) -> None:
@@ -270,6 +315,7 @@ class BrowserScreen(Screen):
         self.items = msg.items
         self.seen = {it.path: (it.size, it.mtime_ns) for it in self.items}
         self.redraw()
+        self.show_risk()
         if not self.items:
             self.query_one(ProgressBar).display = False
             return
@@ -427,6 +473,23 @@ class BrowserScreen(Screen):
         elif keep_cursor and self.shown:  # the session under the cursor went away: the row that took its place
             t.move_cursor(row=min(row_before, len(self.shown) - 1))
 
+    def show_risk(self) -> None:
+        """A notice while any session is due for Claude Code's cleanup: how many, when, and how to keep them."""
+        box = self.query_one("#risk", Static)
+        now = [it for it in self.items if it.risk == "next start"]
+        soon = [it for it in self.items if it.risk == "soon"]
+        if not now and not soon:
+            box.display = False
+            return
+        parts = []
+        if now:
+            parts.append(f"{len(now)} session(s) will be deleted the next time Claude Code starts")
+        if soon:
+            parts.append(f"{len(soon)} more within {7} days")
+        box.update(Text(printable(f"{'; '.join(parts)} ({self.retention.source}). A archives every session listed "
+                                  "to a folder you choose; the Cleanup column has the dates."), style="bold yellow"))
+        box.display = True
+
     def show_empty_state(self) -> None:
         """A message in place of an empty table, saying why it is empty and what to do."""
         empty = self.query_one("#empty", Static)
@@ -496,6 +559,35 @@ class BrowserScreen(Screen):
         results.display = False
         self.redraw()
         self.query_one("#sessions", DataTable).focus()
+
+    def action_archive(self) -> None:
+        """A: archive the sessions listed (the filter's and the search's), to a folder the user picks."""
+        paths = [self.items[k].path for k in self.shown]
+        if not paths:
+            self.notify("no session listed to archive", severity="warning")
+            return
+
+        def chosen(to: Path | None) -> None:
+            if to is not None:
+                self.notify(f"archiving {len(paths)} session(s) to {to}…", timeout=3)
+                self.do_archive(paths, to)
+
+        self.app.push_screen(ArchivePrompt(len(paths)), chosen)
+
+    @work(thread=True, exclusive=True, group="archive")
+    def do_archive(self, paths: list[Path], to: Path) -> None:
+        from inspector.retention import ArchiveError, archive
+
+        try:
+            rep = archive(self.target, to, only=set(paths))
+            copied, unchanged, warnings = len(rep.copied), rep.unchanged, set(rep.warnings)
+        except ArchiveError as exc:
+            self.app.call_from_thread(self.app.notify, f"Archive stopped: {exc}", severity="error", timeout=15)
+            return
+        for w in sorted(warnings):
+            self.app.call_from_thread(self.app.notify, w, severity="warning", timeout=10)
+        self.app.call_from_thread(self.app.notify, f"Archived {len(paths)} session(s) to {to}: {copied} file(s) copied, "
+                                  f"{unchanged} already there (checked by hash)", timeout=10)
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()

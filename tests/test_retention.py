@@ -1,0 +1,166 @@
+"""Claude Code's cleanup and the archive that outlives it (issue 16, part 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES, jsonl, tree_hashes
+from conftest import run_cli as run
+from inspector.retention import TMP_PREFIX, ArchiveError, Retention, archive
+from inspector.transcript.discovery import resolve_target
+
+DAY = 86400
+
+
+def test_cleanup_period_is_read_where_claude_code_reads_it(tmp_path):
+    home = tmp_path / "claude"
+    home.mkdir()
+    none = tmp_path / "no-managed.json"
+    r = Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=none)
+    assert r.days == 30 and "default" in r.source
+    (home / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 10}))
+    r = Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=none)
+    assert r.days == 10 and str(home / "settings.json") in r.source
+    managed = tmp_path / "managed.json"
+    managed.write_text(json.dumps({"cleanupPeriodDays": 90}))
+    assert Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=managed).days == 90  # managed settings win
+    (home / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 99999}))
+    r = Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=none)
+    assert r.days is None and r.due(home / "settings.json") is None  # cleanup off, in effect: no date
+
+
+def test_the_dates_at_risk_follow_the_files_time_and_the_setting(tmp_path):
+    now = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+    r = Retention(30, "test")
+    old, soon, safe = tmp_path / "old.jsonl", tmp_path / "soon.jsonl", tmp_path / "safe.jsonl"
+    for p, age in ((old, 31), (soon, 25), (safe, 10)):
+        p.write_text("{}\n")
+        t = (now - timedelta(days=age)).timestamp()
+        os.utime(p, (t, t))
+    assert r.risk(old, now) == "next start" and r.risk(soon, now) == "soon" and r.risk(safe, now) is None
+    assert r.due(soon) == now - timedelta(days=25) + timedelta(days=30)
+
+
+def test_stats_says_when_each_session_is_deleted(tmp_path, monkeypatch):
+    home = tmp_path / "claude"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 7}))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    root = tmp_path / "root"
+    shutil.copytree(SAMPLES, root)
+    victim = next(root.rglob("*.jsonl"))
+    t = time.time() - 8 * DAY
+    os.utime(victim, (t, t))
+    code, out, err = run("stats", "--json", "--no-cache", str(root))
+    assert code == 0, err
+    due = {Path(d["path"]).resolve(): d["deletion_due"] for d in jsonl(out)}
+    expect = datetime.fromtimestamp(t, timezone.utc) + timedelta(days=7)
+    assert due[victim.resolve()] == expect.isoformat(timespec="seconds").replace("+00:00", "Z")
+    code, out, _ = run("stats", "--no-cache", str(root))
+    assert "will be deleted by Claude Code's cleanup" in out
+
+
+def test_archive_round_trip_then_the_original_is_gone_and_the_archive_browses_the_same(tmp_path):
+    """Archive a root, delete the originals (in a copy), browse the archive: the same stats, file for file."""
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    before = tree_hashes(root)
+    code, out, err = run("stats", "--json", "--no-cache", str(root))
+    stats_before = sorted((Path(d["path"]).relative_to(root).as_posix(), d["records"]["total"], d["cost_usd_priced"],
+                           d["subagents"], d["persisted_outputs"]["files"]) for d in jsonl(out))
+    to = tmp_path / "archive"
+    code, out, err = run("archive", str(root), "--to", str(to), "--json")
+    assert code == 0, err
+    rep = jsonl(out)[0]
+    assert rep["sessions"] == len(stats_before) and rep["copied"] and rep["unchanged"] == 0
+    assert "same disk" in err
+    assert tree_hashes(root) == before  # nothing moved or changed
+    copied = {p.relative_to(to).as_posix(): p.read_bytes() for p in to.rglob("*") if p.is_file()}
+    originals = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert copied == {k: v for k, v in originals.items() if k in copied} and len(copied) >= len(stats_before)
+    code, out, err = run("archive", str(root), "--to", str(to), "--json")  # incremental: nothing new
+    assert jsonl(out)[0]["copied"] == [] and jsonl(out)[0]["unchanged"] == rep["unchanged"] + len(rep["copied"])
+    grown = next(root.rglob("*.jsonl"))
+    with open(grown, "ab") as f:  # a live session grows: only it is copied again
+        f.write(b'{"type":"summary","summary":"more","leafUuid":"x"}\n')
+    code, out, err = run("archive", str(root), "--to", str(to), "--json")
+    assert [Path(p).name for p in jsonl(out)[0]["copied"]] == [grown.name]
+    shutil.rmtree(root)
+    code, out, err = run("stats", "--json", "--no-cache", str(to))
+    stats_after = sorted((Path(d["path"]).relative_to(to).as_posix(), d["records"]["total"], d["cost_usd_priced"],
+                          d["subagents"], d["persisted_outputs"]["files"]) for d in jsonl(out))
+    grown_rel = grown.relative_to(root).as_posix()
+    assert [s for s in stats_after if s[0] != grown_rel] == [s for s in stats_before if s[0] != grown_rel]
+    assert [s[1] for s in stats_after if s[0] == grown_rel] == [s[1] + 1 for s in stats_before if s[0] == grown_rel]
+
+
+def test_an_interrupted_archive_leaves_no_partial_file_and_the_next_run_completes(tmp_path, monkeypatch):
+    import inspector.retention as ret
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    to = tmp_path / "archive"
+    real = ret._sha256_copy
+    calls = {"n": 0}
+
+    def dies_halfway(src, dst_tmp):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            with open(dst_tmp, "wb") as f:  # half a file written, then the process is interrupted
+                f.write(Path(src).read_bytes()[: 100])
+            raise KeyboardInterrupt
+        return real(src, dst_tmp)
+
+    monkeypatch.setattr(ret, "_sha256_copy", dies_halfway)
+    with pytest.raises(KeyboardInterrupt):
+        archive(resolve_target(root), to)
+    visible = [p for p in to.rglob("*") if p.is_file()]
+    assert len(visible) == 2 and not any(p.name.startswith(TMP_PREFIX) for p in visible)
+    for p in visible:  # what is there is whole
+        assert p.read_bytes() == (root / p.relative_to(to)).read_bytes()
+    monkeypatch.setattr(ret, "_sha256_copy", real)
+    rep = archive(resolve_target(root), to)
+    assert rep.unchanged == 2 and not list(to.rglob(f"{TMP_PREFIX}*"))
+
+
+def test_a_full_disk_or_a_read_only_target_is_one_clear_error(tmp_path, monkeypatch):
+    import errno
+
+    import inspector.retention as ret
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+
+    def full(src, dst_tmp):
+        with open(dst_tmp, "wb") as f:
+            f.write(b"x")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ret, "_sha256_copy", full)
+    code, out, err = run("archive", str(root), "--to", str(tmp_path / "a"))
+    assert code == 1 and err.count("\n") <= 2 and "disk of" in err and "is full" in err
+    assert not [p for p in (tmp_path / "a").rglob("*") if p.is_file()]
+
+    def read_only(src, dst_tmp):  # a read-only file system (as root, a chmod would not stop the write)
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(ret, "_sha256_copy", read_only)
+    code, out, err = run("archive", str(root), "--to", str(tmp_path / "b"))
+    assert code == 1 and "cannot write in" in err and "Read-only file system" in err
+    assert not [p for p in (tmp_path / "b").rglob("*") if p.is_file()]
+
+
+def test_an_archive_inside_the_transcripts_is_refused(tmp_path):
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    before = tree_hashes(root)
+    with pytest.raises(ArchiveError, match="overlaps"):
+        archive(resolve_target(root), root)
+    assert tree_hashes(root) == before
