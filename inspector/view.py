@@ -285,30 +285,33 @@ def media(b: dict[str, Any]) -> str:
     return f"[{b.get('type')}: {src.get('media_type', '?')}, {human_size(len(data) * 3 // 4)}]"
 
 
-def response_cost_words(s: Session, i: int) -> str:
-    """What the API response this record belongs to cost (its fragments merged), by the shipped or the user's prices."""
-    from inspector.cost import PriceTable, responses, usd
+def response_cost(s: Session, i: int) -> tuple[Any, Any]:
+    """(the API response this record belongs to, its cost in USD or None when its model has no price); (None, None)
+    when the record is no response. Memoised per session until it grows."""
+    from inspector.cost import PriceTable, responses
 
     r = s.records[i]
-    memo = s.__dict__.get("_cost_memo") if hasattr(s, "__dict__") else None
+    memo = s.__dict__.get("_cost_memo")
     if memo is None or memo[0] != len(s.records):
-        by_key = {}
-        for resp in responses(s):
-            by_key[resp.key] = resp
-        memo = (len(s.records), by_key, PriceTable.load())
-        try:
-            s.__dict__["_cost_memo"] = memo
-        except AttributeError:
-            pass
+        memo = (len(s.records), {resp.key: resp for resp in responses(s)}, PriceTable.load())
+        s.__dict__["_cost_memo"] = memo
     key = (f"{r.message_id}:{r.request_id}" if r.request_id else r.message_id) if r.message_id else f"uuid:{r.uuid or r.line}"
     resp = memo[1].get(key)
+    return (resp, resp.cost(memo[2])) if resp is not None else (None, None)
+
+
+def response_cost_words(s: Session, i: int) -> str:
+    """What the API response this record belongs to cost (its fragments merged), by the shipped or the user's prices."""
+    from inspector.cost import usd
+
+    r = s.records[i]
+    resp, c = response_cost(s, i)
     if resp is None:
         return "cost: ?"
-    c = resp.cost(memo[2])
     if c is None:
         return f"cost: no price for {r.model} (add it to the prices file)"
     split = f", {resp.cache_write_1h:,} of the cache writes for 1 hour" if resp.cache_write_1h else ""
-    return f"cost of this response: {usd(c)} ({r.model}, prices of {memo[2].date}{split})"
+    return f"cost of this response: {usd(c)} ({r.model}, prices of {s.__dict__['_cost_memo'][2].date}{split})"
 
 
 def record_parts(s: Session, i: int, *, raw: bool = False) -> list[Part]:

@@ -1155,6 +1155,8 @@ def test_cost_in_the_browser_the_header_and_each_responses_detail(workdir):
             await settle(app, pilot)
             text = " ".join(str(w.content) for w in app.screen.query_one("#detail", Detail).query(Static))
             assert "cost of this response: $" in text
+            below_chart = str(app.screen.query_one("#thresholds", Static).content)
+            assert "this response $" in below_chart  # beside the chart, with the context at the cursor
     run(go())
 
 

@@ -308,6 +308,13 @@ class SessionScreen(Screen):
         if k is not None:
             t = self.series.turns[k]
             line += f"\nat the cursor: {fmt(t.tokens)} tokens, {t.percent_left}% left before auto-compact, state {t.state.replace('_', '-')}"
+            if self.session is not None and 0 <= t.index < len(self.session.records):
+                from inspector.cost import usd
+                from inspector.view import response_cost
+
+                resp, c = response_cost(self.session, t.index)
+                if resp is not None:
+                    line += f", this response {usd(c)}" if c is not None else ", this response: no price for its model"
         self.query_one("#thresholds", Static).update(Text(line))
 
     def report_progress(self, what: str, done: int, total: int) -> None:
