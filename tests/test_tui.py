@@ -931,6 +931,7 @@ def test_browser_sorting_shows_its_column_and_direction_reverses_and_follows_hea
             t = b.query_one(DataTable)
             labels = [str(c.label) for c in t.columns.values()]
             assert labels[:2] == ["Title", "Project"]  # the project right after the title, not last and clipped
+            assert "Cleanup" not in labels  # only while some session is due for Claude Code's cleanup
             assert labels[2] == "When ▼" and "sorted by when ▼" in t.border_subtitle
             whens = [b.items[k].ts for k in b.shown]
             assert whens == sorted(whens, reverse=True)
@@ -1167,7 +1168,7 @@ def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tm
     import shutil
     import time
 
-    from textual.widgets import Input, Static
+    from textual.widgets import DataTable, Input, Static
 
     home = tmp_path / "claude"
     home.mkdir()
@@ -1191,6 +1192,7 @@ def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tm
             assert "1 more within 7 days" in str(risk.content) and "cleanupPeriodDays 30" in str(risk.content)
             by = {it.path: it for it in b.items}
             assert str(by[doomed].cells()[7]) == "next start!" and by[soon].risk == "soon" and str(by[soon].cells()[7])
+            assert "Cleanup" in [str(c.label) for c in b.query_one("#sessions", DataTable).columns.values()]
             assert all(it.risk is None for p, it in by.items() if p not in (doomed, soon))
             await pilot.press("A")
             await pilot.pause()

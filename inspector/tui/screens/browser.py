@@ -200,8 +200,9 @@ class BrowserScreen(Screen):
         for key, label in RESULT_COLUMNS:
             results.add_column(label, key=key)
         t.border_subtitle = self.sort_words()
-        for key, label in COLUMNS:
-            t.add_column(label, key=key)
+        self._shown_columns = self.columns()
+        for k in self._shown_columns:
+            t.add_column(COLUMNS[k][1], key=COLUMNS[k][0])
         self.discover()
         self.set_interval(WATCH_EVERY, self.watch_files)
         t.focus()
@@ -419,8 +420,8 @@ class BrowserScreen(Screen):
             if key in t.rows:
                 # no column-width update per cell: with thousands of sessions that is quadratic;
                 # the widths are settled once, when everything is filled in
-                for (col, _), value in zip(COLUMNS, it.cells(width)):
-                    t.update_cell(key, col, value)
+                for k, value in zip(self._shown_columns, self.row_cells(it, width)):
+                    t.update_cell(key, COLUMNS[k][0], value)
         if msg.done >= msg.total and not msg.ks:
             bar.display = False
             self.redraw(keep_cursor=True)
@@ -435,13 +436,23 @@ class BrowserScreen(Screen):
             return Text(label)
         return Text(label + (" ▼" if self.descending else " ▲"), style="bold")
 
+    def columns(self) -> list[int]:
+        """The indexes of COLUMNS shown: the Cleanup column only while some session is due for Claude Code's cleanup."""
+        at_risk = any(it.risk for it in self.items)
+        return [k for k, (key, _) in enumerate(COLUMNS) if key != "cleanup" or at_risk]
+
+    def row_cells(self, it: Item, width: int) -> list[Any]:
+        cells = it.cells(width)
+        return [cells[k] for k in self._shown_columns]
+
     def title_width(self) -> int:
         """The title column gets what the other columns leave, within 24 to 64 characters."""
         others = 0
+        shown = self.columns()
         if self.items:
-            cells = [it.cells(1)[1:] for it in self.items[:5000]]
-            for k, (_, label) in enumerate(COLUMNS[1:]):
-                others += max(len(label), max(len(str(c[k])) for c in cells)) + 2  # a cell's padding: one each side
+            cells = [it.cells(1) for it in self.items[:5000]]
+            for k in shown[1:]:
+                others += max(len(COLUMNS[k][1]), max(len(str(c[k])) for c in cells)) + 2  # a cell's padding: one each side
         else:
             others = 110
         return max(24, min(64, self.size.width - others - 6))  # and the scrollbar
@@ -457,7 +468,9 @@ class BrowserScreen(Screen):
         current = keep if keep is not None else self.selected_path() if keep_cursor else None
         row_before = t.cursor_row or 0
         t.clear(columns=True)  # the columns too: their widths only ever grow, and titles may now be shorter
-        for key, label in COLUMNS:
+        self._shown_columns = self.columns()
+        for k in self._shown_columns:
+            key, label = COLUMNS[k]
             t.add_column(self.header(key, label), key=key)
         q = self.query_text.lower()
         order = sorted(range(len(self.items)), key=lambda k: self.sort_key(self.items[k]), reverse=self.descending)
@@ -465,7 +478,7 @@ class BrowserScreen(Screen):
                         (self.search_term is None or (self.items[k].matches or 0) > 0)]
         for k in self.shown:
             it = self.items[k]
-            t.add_row(*it.cells(width), key=str(it.path))
+            t.add_row(*self.row_cells(it, width), key=str(it.path))
         self.show_empty_state()
         if current is not None:
             row = next((r for r, k in enumerate(self.shown) if self.items[k].path == current), 0)
