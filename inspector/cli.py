@@ -943,8 +943,67 @@ def _search_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_positive, metavar="N", default=None, help="stop after N matches")
     p.add_argument("--no-subagents", action="store_true", help="do not search subagent transcripts")
     p.add_argument("--no-persisted", action="store_true", help="do not search tool results persisted to disk")
+    p.add_argument("--no-index", action="store_true", help="scan every file instead of using the search index "
+                   "(the same results, slower; the index is built and kept up to date as you search)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+def _index_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector index",
+        description="The search index ($XDG_CACHE_HOME/inspector/index.sqlite, SQLite FTS5 with trigrams): bring it up "
+        "to date for the transcripts under PATH (new files, and only the new lines of grown ones), --rebuild it from "
+        "nothing, or show its --status. search and the app keep it up to date on their own; deleting it loses nothing.",
+    )
+    p.add_argument("path", nargs="?", help="a projects root, a project folder or a .jsonl file (default: the projects root)")
+    p.add_argument("--rebuild", action="store_true", help="delete the index and build it again")
+    p.add_argument("--status", action="store_true", help="only say what the index holds")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
+    import time
+
+    from inspector.fts import IndexUnavailable, SearchIndex, db_path
+    from inspector.search import transcripts_under
+    from inspector.textutil import human_size, printable
+    from inspector.transcript.discovery import InspectorError, resolve_target
+
+    def notice(m: str) -> None:
+        err.write(printable(f"inspector: {m}") + "\n")
+
+    if args.rebuild:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(db_path()) + suffix)
+            except FileNotFoundError:
+                pass
+    try:
+        idx = SearchIndex(notice=notice)
+    except IndexUnavailable as exc:
+        raise InspectorError(f"the search index cannot be used: {exc}") from None
+    try:
+        if not args.status:
+            path = Path(args.path) if args.path else _default_path(err)
+            files = transcripts_under(resolve_target(path))
+            t0 = time.perf_counter()
+            lines = 0
+            for n, (f, _session) in enumerate(files):
+                try:
+                    lines += idx.update(f)
+                except OSError:
+                    continue
+            gone = idx.prune(f for f, _ in files)
+            out.write(f"Indexed {lines:,} new line(s) of {len(files):,} transcript(s) in {time.perf_counter() - t0:.2f} s"
+                      + (f"; {gone} file(s) no longer on disk dropped" if gone else "") + "\n")
+        st = idx.status()
+        out.write(printable(f"{st.path}: {st.files:,} transcript(s), {st.texts:,} texts, {human_size(st.bytes_indexed)} of "
+                            f"transcripts indexed, {human_size(st.size)} on disk") + "\n")
+    finally:
+        idx.close()
+    return EXIT_OK
 
 
 def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
@@ -966,10 +1025,13 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             err.write(f"\rinspector: searching {n + 1}/{total} transcripts…")
             err.flush()
 
+    from inspector.fts import open_index
+
+    index = None if args.no_index else open_index(notice=lambda m: err.write(printable(f"inspector: {m}") + "\n"))
     found: list[Any] = []
     last_session: Path | None = None
     for fh in search_target(target, query, persisted=not args.no_persisted, subagents=not args.no_subagents,
-                            limit=args.limit, progress=progress):
+                            limit=args.limit, progress=progress, index=index):
         if show_progress:
             err.write("\r\x1b[K")
         found.extend(fh.hits)
@@ -1177,7 +1239,7 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
     commands = {"stats": (_stats_parser, cmd_stats), "tokens": (_tokens_parser, cmd_tokens),
                 "compact": (_compact_parser, cmd_compact), "search": (_search_parser, cmd_search),
                 "show": (_show_parser, cmd_show), "request": (_request_parser, cmd_request), "cost": (_cost_parser, cmd_cost),
-                "archive": (_archive_parser, cmd_archive)}
+                "archive": (_archive_parser, cmd_archive), "index": (_index_parser, cmd_index)}
     try:
         if argv and argv[0] in commands:
             parser, command = commands[argv[0]]

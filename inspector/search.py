@@ -171,12 +171,29 @@ def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool = True,
-                limit: int | None = None) -> list[Hit]:
+                limit: int | None = None, index: Any = None) -> list[Hit]:
     """Every readable text of a transcript (and its persisted outputs) that contains the query.
 
+    With `index` (an `inspector.fts.SearchIndex`), the file is brought up to date in it and the texts the trigrams
+    pick are tested; without, or for a query too short for trigrams, every line is scanned. Same hits either way.
     Lines that cannot be decoded are skipped: a search never fails on a bad line."""
     path = Path(path)
     hits: list[Hit] = []
+    cands = None
+    if index is not None:
+        index.update(path)
+        cands = index.candidates(path, query)
+    if cands is not None:
+        for line_no, offset, t, where, ts, text in cands:
+            pos, n = query.find_in(text)
+            if n:
+                hits.append(Hit(path, line_no, offset, t, where, query.snippet(text, pos), n, ts))
+                if limit is not None and len(hits) >= limit:
+                    return hits
+        if persisted:
+            hits.extend(_search_persisted(path, query, limit=None if limit is None else limit - len(hits)))
+            hits.sort(key=lambda h: h.line or 1 << 62)
+        return hits
     for line_no, offset, raw in _candidate_lines(path, query):
         try:
             body, _ = decode_line(raw)
@@ -352,7 +369,8 @@ def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[P
 
 
 def search_target(target: Target, query: Query, *, persisted: bool = True, subagents: bool = True,
-                  limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> Iterator[FileHits]:
+                  limit: int | None = None, progress: Callable[[int, int], None] | None = None,
+                  index: Any = None) -> Iterator[FileHits]:
     """The transcripts under a target that contain the query, in order, with their hits.
 
     A file that cannot be read is skipped (it may have been deleted since it was listed)."""
@@ -362,7 +380,7 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
         if progress is not None:
             progress(n, len(files))
         try:
-            hits = search_file(path, query, persisted=persisted and path == session, limit=left)
+            hits = search_file(path, query, persisted=persisted and path == session, limit=left, index=index)
         except OSError:
             continue
         if hits:

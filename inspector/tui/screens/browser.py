@@ -697,7 +697,10 @@ class BrowserScreen(Screen):
     def grep(self, term: str) -> None:
         import time
 
+        from inspector.fts import open_index
+
         query = Query(term)
+        index = open_index(notice=lambda m: self.app.call_from_thread(self.app.notify, m, severity="warning"))
         total = hits_total = 0
         results: list[tuple[Path, str, Any]] = []
         items = list(self.items)
@@ -711,7 +714,7 @@ class BrowserScreen(Screen):
             n = 0
             for path in [it.path, *subagent_files(it.path)]:
                 try:
-                    found = search_file(path, query, persisted=path == it.path)
+                    found = search_file(path, query, persisted=path == it.path, index=index)
                 except OSError:
                     continue
                 n += len(found)
@@ -720,6 +723,8 @@ class BrowserScreen(Screen):
                     results += [(path, it.title, h) for h in found[: RESULTS_SHOWN - len(results)]]
             it.matches = n
             total += n > 0
+        if index is not None:
+            index.close()
         self.app.call_from_thread(lambda: setattr(bar, "display", False))
         self.app.call_from_thread(self.redraw)
         self.post_message(self.Grepped(term, results, hits_total, total))

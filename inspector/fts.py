@@ -1,0 +1,249 @@
+"""A full-text index of what a person reads in the transcripts, in SQLite (FTS5, trigram): instant search.
+
+One database under `$XDG_CACHE_HOME/inspector/index.sqlite` holds, for every transcript searched, the texts
+`search` looks in (`record_texts` of each line: prompts, replies, thinking, tool inputs and results, summaries,
+system notes, attachments' rendered text), each with its file, line, byte offset, record type, place and time.
+
+- Incremental: a file is indexed once; a file that grew (a live session) only from the end of its last complete
+  line indexed; a file replaced (another inode, other first bytes) or truncated is dropped and indexed again.
+- What it returns is what the scan returns: the trigram match only picks the candidate texts, and the same
+  `Query.find_in` as the scan decides, counts and cuts the snippet. A query under 3 characters (which trigrams
+  cannot look up) is left to the scan. Tool results persisted beside a session are searched as before.
+- Safe: WAL mode, a short busy timeout; a database that is corrupt or of another schema is deleted and built again
+  (with one notice); one that stays locked is not waited on: the caller falls back to the scan. It holds nothing
+  the transcripts do not: delete it and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+SCHEMA = 2
+HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
+
+
+def db_path(env: dict[str, str] | None = None) -> Path:
+    from inspector.transcript.stats import cache_dir
+
+    return cache_dir(env) / "index.sqlite"
+
+
+class IndexUnavailable(Exception):
+    """The index cannot be used now (locked for long, no FTS5): search by scanning instead."""
+
+
+@dataclass(slots=True)
+class IndexStatus:
+    path: Path
+    files: int
+    texts: int
+    bytes_indexed: int
+    size: int
+
+
+class SearchIndex:
+    def __init__(self, path: Path | None = None, *, notice: Callable[[str], None] | None = None) -> None:
+        self.path = Path(path) if path is not None else db_path()
+        self.notice = notice or (lambda _msg: None)
+        self.db = self._open()
+
+    # -- opening ------------------------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for attempt in (1, 2):
+            try:
+                db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                version = self._version(db)
+                if version != SCHEMA:
+                    if version is not None:
+                        self.notice(f"the search index {self.path} is from another version of inspector: built again")
+                    self._create(db)
+                db.execute("SELECT count(*) FROM files").fetchone()
+                return db
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise IndexUnavailable(f"the search index is locked by another process ({exc})") from None
+                if "fts5" in str(exc) or "trigram" in str(exc):
+                    raise IndexUnavailable(f"this Python's SQLite has no FTS5 trigram tokenizer ({exc})") from None
+                if attempt == 2:
+                    raise IndexUnavailable(str(exc)) from None
+                self._discard(f"the search index {self.path} could not be read ({exc}): built again")
+            except sqlite3.DatabaseError as exc:  # not a database, or damaged
+                if attempt == 2:
+                    raise IndexUnavailable(str(exc)) from None
+                self._discard(f"the search index {self.path} was damaged ({exc}): built again")
+        raise IndexUnavailable("unreachable")
+
+    def _discard(self, why: str) -> None:
+        self.notice(why)
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(self.path) + suffix)
+            except OSError:
+                pass
+
+    @staticmethod
+    def _version(db: sqlite3.Connection) -> int | None:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return int(row[0]) if row else None
+
+    @staticmethod
+    def _create(db: sqlite3.Connection) -> None:
+        db.executescript("""
+            DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta;
+            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE files(id INTEGER PRIMARY KEY, path BLOB UNIQUE NOT NULL, inode INTEGER, size INTEGER,
+                               mtime_ns INTEGER, head BLOB, indexed_to INTEGER NOT NULL DEFAULT 0,
+                               lines INTEGER NOT NULL DEFAULT 0);
+            CREATE VIRTUAL TABLE texts USING fts5(text, file_id UNINDEXED, line UNINDEXED, off UNINDEXED,
+                                                  type UNINDEXED, place UNINDEXED, ts UNINDEXED, tokenize='trigram');
+        """)
+        db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA),))
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- keeping it up to date ----------------------------------------------------------------
+    def update(self, path: Path) -> int:
+        """Index what is new in a transcript; returns the lines read. A replaced or truncated file is redone."""
+        from inspector.transcript.index import MAX_LINE
+
+        key = _key(path)
+        try:
+            st = os.stat(path)
+            with open(path, "rb") as f:
+                head = f.read(HEAD)
+        except OSError:
+            self.forget(key)
+            return 0
+        row = self.db.execute("SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?",
+                              (key,)).fetchone()
+        if row is not None:
+            fid, inode, size, mtime_ns, old_head, indexed_to, lines = row
+            if inode == st.st_ino and size == st.st_size and mtime_ns == st.st_mtime_ns:
+                return 0  # unchanged
+            replaced = inode != st.st_ino or st.st_size < indexed_to or head[: len(old_head or b"")] != (old_head or b"")[: len(head)]
+            if replaced:
+                self.db.execute("DELETE FROM texts WHERE file_id=?", (fid,))
+                indexed_to = lines = 0
+            elif size > indexed_to:  # its last line had no end when it was read: read again, from its start
+                self.db.execute("DELETE FROM texts WHERE file_id=? AND line>?", (fid, lines))
+        else:
+            fid, indexed_to, lines = None, 0, 0
+        rows: list[tuple[Any, ...]] = []
+        read = 0
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if fid is None:
+                fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (key,)).lastrowid
+            with open(path, "rb") as f:
+                f.seek(indexed_to)
+                offset = indexed_to
+                while True:
+                    raw = f.readline(MAX_LINE + 1)
+                    if not raw:
+                        break
+                    if raw[-1] != 10:  # an over-long line (skipped as the scan skips it) or a last line without its end
+                        if len(raw) > MAX_LINE:
+                            while raw and raw[-1] != 10:
+                                offset += len(raw)
+                                raw = f.readline(1 << 20)
+                            offset += len(raw)
+                            lines += 1
+                            continue
+                        # searched as the scan searches it, but not counted as done: it is indexed again (its rows
+                        # replaced) once the file changes, as a line still being written would be
+                        rows.extend(self._texts(raw, fid, lines + 1, offset))
+                        break
+                    lines += 1
+                    read += 1
+                    rows.extend(self._texts(raw, fid, lines, offset))
+                    offset += len(raw)
+                    if len(rows) >= 5000:
+                        self.db.executemany("INSERT INTO texts VALUES(?,?,?,?,?,?,?)", rows)
+                        rows.clear()
+            if rows:
+                self.db.executemany("INSERT INTO texts VALUES(?,?,?,?,?,?,?)", rows)
+            self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
+                            (st.st_ino, st.st_size, st.st_mtime_ns, head, offset, lines, fid))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return read
+
+    @staticmethod
+    def _texts(raw: bytes, fid: int, line: int, offset: int) -> Iterable[tuple[Any, ...]]:
+        from inspector.search import record_texts
+        from inspector.transcript.records import LineError, decode_line
+
+        try:
+            body, _ = decode_line(raw)
+        except LineError:
+            return ()
+        t = body.get("type")
+        t = t if isinstance(t, str) else ""
+        ts = body.get("timestamp") if isinstance(body.get("timestamp"), str) else None
+        return [(text, fid, line, offset, t, where, ts) for where, text in record_texts(body) if text]
+
+    def forget(self, key: bytes) -> None:
+        row = self.db.execute("SELECT id FROM files WHERE path=?", (key,)).fetchone()
+        if row:
+            self.db.execute("DELETE FROM texts WHERE file_id=?", (row[0],))
+            self.db.execute("DELETE FROM files WHERE id=?", (row[0],))
+
+    def prune(self, present: Iterable[Path]) -> int:
+        """Drop the files no longer on disk (of those under the folders given)."""
+        keep = {_key(p) for p in present}
+        gone = [p for (p,) in self.db.execute("SELECT path FROM files") if p not in keep and not os.path.exists(p)]
+        for p in gone:
+            self.forget(p)
+        return len(gone)
+
+    # -- looking up ---------------------------------------------------------------------------
+    def candidates(self, path: Path, query: Any) -> list[tuple[int, int, str, str, str | None, str]] | None:
+        """(line, offset, type, place, time, text) of the texts of one transcript the trigrams say may match, in file
+        order; None when the query is too short for trigrams (the caller scans)."""
+        if len(query.folded) < 3:
+            return None
+        row = self.db.execute("SELECT id FROM files WHERE path=?", (_key(path),)).fetchone()
+        if row is None:
+            return []
+        phrase = '"' + query.text.replace('"', '""') + '"'
+        return self.db.execute("SELECT line, off, type, place, ts, text FROM texts WHERE file_id=? AND texts MATCH ? "
+                               "ORDER BY rowid", (row[0], phrase)).fetchall()
+
+    def status(self) -> IndexStatus:
+        files, done = self.db.execute("SELECT count(*), coalesce(sum(indexed_to), 0) FROM files").fetchone()
+        texts = self.db.execute("SELECT count(*) FROM texts").fetchone()[0]
+        size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
+        return IndexStatus(self.path, files, texts, done, size)
+
+
+def _key(path: Path | str) -> bytes:
+    """A file's key: its absolute path as bytes (a name that is not UTF-8 is a valid key too)."""
+    return os.fsencode(os.path.abspath(path))
+
+
+def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | None:
+    """The index, or None (with the reason told to `notice`) when it cannot be used now: the scan is used then."""
+    if os.environ.get("INSPECTOR_NO_INDEX"):
+        return None
+    try:
+        return SearchIndex(notice=notice)
+    except (IndexUnavailable, OSError) as exc:
+        if notice:
+            notice(f"searching without the index: {exc}")
+        return None
+
+
+__all__ = ["IndexStatus", "IndexUnavailable", "SearchIndex", "db_path", "open_index"]

@@ -1,0 +1,99 @@
+"""The search index (issue 17, first part): the same hits as the scan, kept up to date, never in the way."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+
+from builders import assistant, user
+from conftest import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, tree_hashes, write_jsonl
+from conftest import run_cli as run
+from inspector.fts import SearchIndex, db_path
+from inspector.search import Query, search_file, search_target
+from inspector.transcript.discovery import resolve_target
+
+TERMS = ["error", "hourly", "Read", "the", "def ", "ok", '"', "TODO", "forecast crash", "zzqqxx", "é", "phoenix", "a"]
+
+
+def both(root, term, idx):
+    t = resolve_target(root)
+    scan = [(fh.path, [h.as_dict() for h in fh.hits]) for fh in search_target(t, Query(term))]
+    indexed = [(fh.path, [h.as_dict() for h in fh.hits]) for fh in search_target(t, Query(term), index=idx)]
+    return scan, indexed
+
+
+def test_the_index_finds_what_the_scan_finds_on_the_samples(tmp_path):
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    before = tree_hashes(root)
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    for term in TERMS:
+        scan, indexed = both(root, term, idx)
+        assert scan == indexed, term
+    assert idx.status().files > 0 and tree_hashes(root) == before
+
+
+@requires_realdata
+def test_the_index_finds_what_the_scan_finds_on_real_sessions(tmp_path):
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    for term in TERMS:
+        scan, indexed = both(REAL_PROJECTS, term, idx)
+        assert scan == indexed, term
+
+
+def test_a_grown_file_is_read_from_where_it_stopped_and_a_replaced_one_again(tmp_path):
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "first needle"), assistant("a1", "u0", sec=1)])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    assert [h.line for h in search_file(p, Query("needle"), index=idx)] == [1]
+    with open(p, "ab") as f:  # a live session: one more line, and a last one still being written
+        f.write(b'{"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user","content":"second needle"}}\n')
+        f.write(b'{"type":"user","uuid":"u3","parentUuid":"u2","message":{"role":"user","content":"third needle"}}')
+    assert idx.update(p) == 1  # only the new complete line was read
+    assert [h.line for h in search_file(p, Query("needle"), index=idx)] == [1, 3, 4] == \
+        [h.line for h in search_file(p, Query("needle"))]
+    with open(p, "ab") as f:  # the last line ends: searched once, not twice
+        f.write(b"\n")
+    assert [h.line for h in search_file(p, Query("needle"), index=idx)] == [1, 3, 4]
+    write_jsonl(p, [user("x0", None, "another file, another needle")])  # replaced (shorter): indexed again
+    assert [(h.line, h.snippet) for h in search_file(p, Query("needle"), index=idx)] == \
+        [(h.line, h.snippet) for h in search_file(p, Query("needle"))] == [(1, "another file, another needle")]
+
+
+def test_a_damaged_index_is_built_again_with_one_notice(tmp_path):
+    path = tmp_path / "i.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    said = []
+    idx = SearchIndex(path, notice=said.append)
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "needle")])
+    assert len(search_file(p, Query("needle"), index=idx)) == 1
+    assert len(said) == 1 and "damaged" in said[0]
+
+
+def test_an_index_of_another_schema_is_built_again(tmp_path):
+    path = tmp_path / "i.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES('schema', '0');")
+    db.close()
+    said = []
+    SearchIndex(path, notice=said.append)
+    assert said and "another version" in said[0]
+
+
+def test_search_uses_the_index_and_index_status_says_what_it_holds(tmp_path):
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    code, out, err = run("search", "hourly", str(root), "--json")
+    assert code == 0 and db_path().exists()
+    code2, out2, _ = run("search", "hourly", str(root), "--json", "--no-index")
+    assert jsonl(out) == jsonl(out2)
+    code, out, err = run("index", "--status")
+    assert code == 0 and "transcript(s)" in out
+    code, out, err = run("index", str(root), "--rebuild")
+    assert code == 0 and "Indexed" in out and "new line(s)" in out
+    code, out, err = run("index", str(root))
+    assert out.startswith("Indexed 0 new line(s)")  # nothing new: nothing read again
+    gone = next(root.rglob("*.jsonl"))
+    os.unlink(gone)
+    code, out, err = run("index", str(root))
+    assert "1 file(s) no longer on disk dropped" in out
