@@ -184,16 +184,11 @@ def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool =
         index.update(path)
         cands = index.candidates(path, query)
     if cands is not None:
-        for line_no, offset, t, where, ts, text in cands:
-            pos, n = query.find_in(text)
-            if n:
-                hits.append(Hit(path, line_no, offset, t, where, query.snippet(text, pos), n, ts))
-                if limit is not None and len(hits) >= limit:
-                    return hits
+        pc = None
         if persisted:
-            hits.extend(_search_persisted(path, query, limit=None if limit is None else limit - len(hits)))
-            hits.sort(key=lambda h: h.line or 1 << 62)
-        return hits
+            index.refresh([], [path])
+            pc = index.persisted_candidates(path, query)
+        return hits_of(path, query, cands, persisted=persisted, limit=limit, persisted_cands=pc)
     for line_no, offset, raw in _candidate_lines(path, query):
         try:
             body, _ = decode_line(raw)
@@ -210,6 +205,22 @@ def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool =
     if persisted:
         hits.extend(_search_persisted(path, query, limit=None if limit is None else limit - len(hits)))
         hits.sort(key=lambda h: h.line or 1 << 62)  # a persisted output beside the record that points at it
+    return hits
+
+
+def hits_of(path: Path, query: Query, cands: list[tuple[Any, ...]], *, persisted: bool, limit: int | None,
+            persisted_cands: list[tuple[Path, str]] | None = None) -> list[Hit]:
+    """The hits among an index's candidate texts of one file (the scan's matcher decides), then its persisted outputs."""
+    hits: list[Hit] = []
+    for line_no, offset, t, where, ts, text in cands:
+        pos, n = query.find_in(text)
+        if n:
+            hits.append(Hit(path, line_no, offset, t, where, query.snippet(text, pos), n, ts))
+            if limit is not None and len(hits) >= limit:
+                return hits
+    if persisted:
+        hits.extend(_search_persisted(path, query, limit=None if limit is None else limit - len(hits), index=persisted_cands))
+        hits.sort(key=lambda h: h.line or 1 << 62)
     return hits
 
 
@@ -294,9 +305,17 @@ class _LineCounter:
         return self.line
 
 
-def _search_persisted(path: Path, query: Query, limit: int | None) -> list[Hit]:
+def _search_persisted(path: Path, query: Query, limit: int | None, index: Any = None) -> list[Hit]:
+    """`index`: the persisted outputs' candidates from the search index, [(file, text)], instead of reading them."""
     found: list[tuple[Path, int, int, str]] = []
-    for p in tool_result_files(path):
+    if index is not None:  # the index's candidates, decided by the same matcher
+        for p, text in index:
+            pos, n = query.find_in(text)
+            if n:
+                found.append((p, pos, n, text))
+            if limit is not None and len(found) >= limit:
+                break
+    for p in tool_result_files(path) if index is None else ():
         try:
             with open_regular(p) as f:
                 data = f.read(PERSISTED_CAP)
@@ -376,11 +395,24 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
     A file that cannot be read is skipped (it may have been deleted since it was listed)."""
     files = transcripts_under(target, subagents=subagents)
     left = limit
+    found = None
+    found_persisted: dict[Path, list[Any]] = {}
+    from inspector.fts import usable
+
+    if index is not None and usable(query):  # every file brought up to date, then one lookup for all
+        sessions = sorted({s for _, s in files}) if persisted else []
+        index.refresh([p for p, _ in files], sessions)
+        found = index.search_all([p for p, _ in files], query)
+        found_persisted = index.search_all([], query, persisted_of=sessions) if sessions else {}
     for n, (path, session) in enumerate(files):
         if progress is not None:
             progress(n, len(files))
         try:
-            hits = search_file(path, query, persisted=persisted and path == session, limit=left, index=index)
+            if found is not None:
+                hits = hits_of(path, query, found.get(path, []), persisted=persisted and path == session, limit=left,
+                               persisted_cands=found_persisted.get(path, []))
+            else:
+                hits = search_file(path, query, persisted=persisted and path == session, limit=left, index=index)
         except OSError:
             continue
         if hits:

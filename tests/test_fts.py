@@ -13,7 +13,7 @@ from inspector.fts import SearchIndex, db_path
 from inspector.search import Query, search_file, search_target
 from inspector.transcript.discovery import resolve_target
 
-TERMS = ["error", "hourly", "Read", "the", "def ", "ok", '"', "TODO", "forecast crash", "zzqqxx", "é", "phoenix", "a"]
+TERMS = ["error", "hourly", "Read", "the", "def ", "ok", '"', "TODO", "forecast crash", "zzqqxx", "é", "phoenix", "a", "100%", "tool_", "Zsh prompt"]
 
 
 def both(root, term, idx):
