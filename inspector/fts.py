@@ -61,9 +61,11 @@ class SearchIndex:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 version = self._version(db)
+                if version is not None and version != SCHEMA and attempt == 1:
+                    db.close()  # another layout: the file goes (dropping its tables would keep its size)
+                    self._discard(f"the search index {self.path} is from another version of inspector: built again")
+                    continue
                 if version != SCHEMA:
-                    if version is not None:
-                        self.notice(f"the search index {self.path} is from another version of inspector: built again")
                     self._create(db)
                 db.execute("SELECT count(*) FROM files").fetchone()
                 return db
