@@ -15,6 +15,7 @@ Matching is a case-insensitive substring. Nothing here imports Textual or Rich.
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -181,13 +182,17 @@ def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool =
     hits: list[Hit] = []
     cands = None
     if index is not None:
-        index.update(path)
-        cands = index.candidates(path, query)
+        try:
+            index.update(path)
+            cands = index.candidates(path, query)
+            pc = None
+            if cands is not None and persisted:
+                index.refresh([], [path])
+                pc = index.persisted_candidates(path, query)
+        except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
+            index.notice(f"searching without the index: {exc}")
+            cands = None
     if cands is not None:
-        pc = None
-        if persisted:
-            index.refresh([], [path])
-            pc = index.persisted_candidates(path, query)
         return hits_of(path, query, cands, persisted=persisted, limit=limit, persisted_cands=pc)
     for line_no, offset, raw in _candidate_lines(path, query):
         try:
@@ -401,9 +406,13 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
 
     if index is not None and usable(query):  # every file brought up to date, then one lookup for all
         sessions = sorted({s for _, s in files}) if persisted else []
-        index.refresh([p for p, _ in files], sessions)
-        found = index.search_all([p for p, _ in files], query)
-        found_persisted = index.search_all([], query, persisted_of=sessions) if sessions else {}
+        try:
+            index.refresh([p for p, _ in files], sessions)
+            found = index.search_all([p for p, _ in files], query)
+            found_persisted = index.search_all([], query, persisted_of=sessions) if sessions else {}
+        except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
+            index.notice(f"searching without the index: {exc}")
+            found, index = None, None
     for n, (path, session) in enumerate(files):
         if progress is not None:
             progress(n, len(files))

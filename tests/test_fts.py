@@ -97,3 +97,24 @@ def test_search_uses_the_index_and_index_status_says_what_it_holds(tmp_path):
     os.unlink(gone)
     code, out, err = run("index", str(root))
     assert "1 file(s) no longer on disk dropped" in out
+
+
+def test_a_search_while_another_process_writes_the_index_is_never_blocked_for_long(tmp_path):
+    """Another writer holds the index: the search waits its moment (2 s at most), then scans, with one notice."""
+    import time
+
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "needle here")])
+    said = []
+    idx = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
+    other = sqlite3.connect(tmp_path / "i.sqlite", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # a writer (the app, or another command) in the middle of its update
+    try:
+        t0 = time.perf_counter()
+        hits = search_file(p, Query("needle"), index=idx)
+        waited = time.perf_counter() - t0
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert [h.line for h in hits] == [1] and waited < 5
+    assert said and "without the index" in said[0]
+    assert [h.line for h in search_file(p, Query("needle"), index=idx)] == [1]  # and the next one uses it again
