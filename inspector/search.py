@@ -377,14 +377,33 @@ class FileHits:
     hits: list[Hit]
 
 
+def _folders_in(project: Path) -> set[str]:
+    try:
+        with os.scandir(project) as it:
+            return {e.name for e in it if e.is_dir(follow_symlinks=False)}
+    except OSError:
+        return set()
+
+
+def session_has_folder(session: Path, folders: dict[Path, set[str]]) -> bool:
+    """Whether the session has its own folder (subagents, tool results, memory), from one listing per project."""
+    if session.parent not in folders:
+        folders[session.parent] = _folders_in(session.parent)
+    return session.stem in folders[session.parent]
+
+
 def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[Path, Path]]:
     """(transcript, the session it belongs to) for every session under a target, its subagents after it."""
     out: list[tuple[Path, Path]] = []
     flat_seen: set[Path] = set()
+    folders: dict[Path, set[str]] = {}  # each project's sub-folders, listed once: most sessions have none to look in
     for path, agents in session_files(target):
         out.append((path, path))
         if subagents:
-            out.extend((a, path) for a in subagent_files(path))
+            if path.parent not in folders:
+                folders[path.parent] = _folders_in(path.parent)
+            if path.stem in folders[path.parent]:
+                out.extend((a, path) for a in subagent_files(path))
             for a in agents:  # a project's flat agent-*.jsonl files, once each
                 if a not in flat_seen:
                     flat_seen.add(a)
@@ -405,7 +424,8 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
     from inspector.fts import usable
 
     if index is not None and usable(query):  # every file brought up to date, then one lookup for all
-        sessions = sorted({s for _, s in files}) if persisted else []
+        folders: dict[Path, set[str]] = {}
+        sessions = sorted(s for s in {s for _, s in files} if session_has_folder(s, folders)) if persisted else []
         try:
             index.refresh([p for p, _ in files], sessions)
             found = index.search_all([p for p, _ in files], query)
