@@ -943,6 +943,10 @@ def _search_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_positive, metavar="N", default=None, help="stop after N matches")
     p.add_argument("--no-subagents", action="store_true", help="do not search subagent transcripts")
     p.add_argument("--no-persisted", action="store_true", help="do not search tool results persisted to disk")
+    p.add_argument("--project", metavar="WORDS", help="only the sessions whose project folder name or working folder "
+                   "contains these words (any case)")
+    p.add_argument("--since", metavar="WHEN", help="only records from then on: a date (2026-11-02), a UTC time "
+                   "(2026-11-02T14:00) or a span back from now (7d, 12h)")
     p.add_argument("--no-index", action="store_true", help="scan every file instead of using the search index "
                    "(the same results, slower; the index is built and kept up to date as you search)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -1018,6 +1022,12 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
     query = Query(args.text)
+    from inspector.search import parse_since
+
+    try:
+        since = parse_since(args.since) if args.since else None
+    except ValueError as exc:
+        raise InspectorError(str(exc)) from None
     show_progress = (err.isatty() if hasattr(err, "isatty") else False) and not args.json
 
     def progress(n: int, total: int) -> None:
@@ -1031,7 +1041,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     found: list[Any] = []
     last_session: Path | None = None
     for fh in search_target(target, query, persisted=not args.no_persisted, subagents=not args.no_subagents,
-                            limit=args.limit, progress=progress, index=index):
+                            limit=args.limit, progress=progress, index=index, project=args.project, since=since):
         if show_progress:
             err.write("\r\x1b[K")
         found.extend(fh.hits)

@@ -411,13 +411,63 @@ def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[P
     return out
 
 
+def parse_since(text: str, now: float | None = None) -> str:
+    """`--since`: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h), as the
+    ISO prefix the transcripts' UTC timestamps are compared with. Raises ValueError."""
+    import re
+    import time
+    from datetime import datetime, timezone
+
+    t = text.strip()
+    m = re.fullmatch(r"(\d+)\s*([dhm])", t)
+    if m:
+        secs = int(m.group(1)) * {"d": 86400, "h": 3600, "m": 60}[m.group(2)]
+        at = datetime.fromtimestamp((now if now is not None else time.time()) - secs, timezone.utc)
+        return at.strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        at = datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"--since takes a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span (7d, 12h), not {text!r}") from None
+    if at.tzinfo is not None:
+        at = at.astimezone(timezone.utc)
+    return at.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _project_matches(session: Path, words: str, cwds: dict[Path, str]) -> bool:
+    """`--project`: the words in the project's folder name or in the session's working folder (any case)."""
+    w = words.lower()
+    if w in session.parent.name.lower():
+        return True
+    if session not in cwds:
+        from inspector.transcript.discovery import quick_info
+
+        try:
+            cwds[session] = (quick_info(session).cwd or "").lower()
+        except OSError:
+            cwds[session] = ""
+    return w in cwds[session]
+
+
 def search_target(target: Target, query: Query, *, persisted: bool = True, subagents: bool = True,
                   limit: int | None = None, progress: Callable[[int, int], None] | None = None,
-                  index: Any = None) -> Iterator[FileHits]:
+                  index: Any = None, project: str | None = None, since: str | None = None) -> Iterator[FileHits]:
     """The transcripts under a target that contain the query, in order, with their hits.
 
     A file that cannot be read is skipped (it may have been deleted since it was listed)."""
     files = transcripts_under(target, subagents=subagents)
+    if project:
+        cwds: dict[Path, str] = {}
+        files = [(p, sess) for p, sess in files if _project_matches(sess, project, cwds)]
+    if since:
+        from datetime import datetime, timezone
+
+        def written_since(p: Path) -> bool:  # a file last written before `since` holds no record after it
+            try:
+                return datetime.fromtimestamp(os.stat(p).st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") >= since
+            except OSError:
+                return False
+
+        files = [(p, sess) for p, sess in files if written_since(p)]
     left = limit
     found = None
     found_persisted: dict[Path, list[Any]] = {}
@@ -444,6 +494,8 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
                 hits = search_file(path, query, persisted=persisted and path == session, limit=left, index=index)
         except OSError:
             continue
+        if since:  # a record of before `since` is no hit (one without a time is kept: its file was written since)
+            hits = [h for h in hits if not h.timestamp or h.timestamp[:19] >= since]
         if hits:
             yield FileHits(path, session, hits)
             if left is not None:

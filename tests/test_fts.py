@@ -118,3 +118,27 @@ def test_a_search_while_another_process_writes_the_index_is_never_blocked_for_lo
     assert [h.line for h in hits] == [1] and waited < 5
     assert said and "without the index" in said[0]
     assert [h.line for h in search_file(p, Query("needle"), index=idx)] == [1]  # and the next one uses it again
+
+
+def test_search_by_project_and_since(tmp_path):
+    import time
+
+    root = tmp_path / "projects"
+    write_jsonl(root / "-w-alpha" / "a.jsonl", [user("u0", None, "needle in alpha", cwd="/w/alpha", sec=0)])
+    b = write_jsonl(root / "-w-beta" / "b.jsonl", [user("u0", None, "needle in beta", cwd="/srv/beta-service", sec=0),
+                                                  assistant("a1", "u0", [{"type": "text", "text": "a later needle"}],
+                                                            timestamp="2026-04-05T09:00:00.000Z")])
+    old = write_jsonl(root / "-w-gamma" / "c.jsonl", [user("u0", None, "needle in gamma", sec=0)])
+    t = time.time() - 86400 * 400
+    os.utime(old, (t, t))  # not written for a year: not read at all for a recent --since
+    code, out, err = run("search", "needle", str(root), "--project", "BETA-serv", "--json")
+    assert code == 0 and {os.path.basename(d["path"]) for d in jsonl(out)} == {"b.jsonl"}  # the cwd matched
+    code, out, err = run("search", "needle", str(root), "--project", "alpha", "--json")
+    assert {os.path.basename(d["path"]) for d in jsonl(out)} == {"a.jsonl"}  # the folder name matched
+    ts = [d["timestamp"] for d in jsonl(run("search", "needle", str(b), "--json")[1])]
+    day = max(ts)[:10]  # the day of the later reply, three days after the prompts
+    later = [d for d in jsonl(run("search", "needle", str(root), "--since", day, "--json")[1])]
+    assert [d["snippet"] for d in later] == ["a later needle"]
+    assert all(os.path.basename(d["path"]) != "c.jsonl" for d in jsonl(run("search", "needle", str(root), "--since", "30d", "--json")[1]))
+    code, out, err = run("search", "needle", str(root), "--since", "yesterday")
+    assert code == 2 and "--since takes" in err
