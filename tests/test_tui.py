@@ -1202,3 +1202,20 @@ def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tm
             kept = {p.relative_to(tmp_path / "kept") for p in (tmp_path / "kept").rglob("*.jsonl")}
             assert {doomed.relative_to(root), soon.relative_to(root)} <= kept
     run(go())
+
+
+def test_the_project_column_widens_on_a_wide_terminal(tmp_path):
+    """A long project path keeps more of its end at 200 columns than at 120 (the end tells projects apart)."""
+    long = "/home/someone/work/clients/acme/very-long-project-name-for-the-service"
+    write_jsonl(tmp_path / "projects" / "-p" / "s.jsonl", [user("u0", None, "hi", cwd=long), assistant("a1", "u0", sec=1, cwd=long)])
+
+    async def project_cell(size):
+        app = InspectorApp(resolve_target(tmp_path / "projects"))
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            return str(b.row_cells(b.items[0], 40)[1])
+
+    narrow, wide = run(project_cell((120, 40))), run(project_cell((200, 50)))
+    assert narrow.startswith("…") and len(narrow) == 26
+    assert len(wide) > len(narrow) and long.endswith(wide.lstrip("…"))

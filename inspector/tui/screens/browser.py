@@ -63,7 +63,7 @@ class Item:
     due: datetime | None = None  # when Claude Code's cleanup deletes it
     risk: str | None = None  # "next start", "soon" or None
 
-    def cells(self, title_width: int = 64) -> tuple[Any, ...]:
+    def cells(self, title_width: int = 64, project_width: int = 26) -> tuple[Any, ...]:
         """The row's cells, in the order of COLUMNS."""
         peak = f"{self.peak / 1000:.0f}k {100 * self.peak / self.window:.0f}%" if self.peak else ""  # tokens, share of the window
         title = printable(self.title or "(untitled)")
@@ -72,7 +72,7 @@ class Item:
         if self.matches is not None:
             title = f"[{self.matches} match{'es' if self.matches != 1 else ''}] " + title
         project = printable(self.project)
-        project = project if len(project) <= 26 else "…" + project[-25:]
+        project = project if len(project) <= project_width else "…" + project[-(project_width - 1):]
         title = title if len(title) <= title_width else title[: title_width - 1] + "…"
         # Text, not str: DataTable reads a str cell as markup, and the model name comes from the transcript
         from inspector.cost import usd
@@ -441,8 +441,12 @@ class BrowserScreen(Screen):
         at_risk = any(it.risk for it in self.items)
         return [k for k, (key, _) in enumerate(COLUMNS) if key != "cleanup" or at_risk]
 
+    def project_width(self) -> int:
+        """The project column: 26 characters, more on a wide terminal (its end is the part that tells projects apart)."""
+        return 26 if self.size.width < 180 else min(48, 26 + (self.size.width - 180) // 2 + 10)
+
     def row_cells(self, it: Item, width: int) -> list[Any]:
-        cells = it.cells(width)
+        cells = it.cells(width, self.project_width())
         return [cells[k] for k in self._shown_columns]
 
     def title_width(self) -> int:
@@ -450,7 +454,7 @@ class BrowserScreen(Screen):
         others = 0
         shown = self.columns()
         if self.items:
-            cells = [it.cells(1) for it in self.items[:5000]]
+            cells = [it.cells(1, self.project_width()) for it in self.items[:5000]]
             for k in shown[1:]:
                 others += max(len(COLUMNS[k][1]), max(len(str(c[k])) for c in cells)) + 2  # a cell's padding: one each side
         else:
