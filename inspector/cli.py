@@ -767,7 +767,7 @@ def _cost_parser() -> argparse.ArgumentParser:
 
 
 def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.cost import Cost, Ledger, responses, usd
+    from inspector.cost import Cost, Ledger, responses, subagent_responses, usd
     from inspector.textutil import printable
     from inspector.transcript.discovery import quick_info, resolve_target, session_files
     from inspector.transcript.session import Session
@@ -818,14 +818,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                 total.merge(own)
                 total.merge(subs)
                 continue
-            own_resps = [("own", r) for r in responses(s)]
-            sub_resps = []
-            for sa in s.subagents:
-                sub = s.load_subagent(sa) if sa.path is not None else None
-                if sub is not None:
-                    sub_resps += [("subagents", r) for r in responses(sub)]
-                    sub.close()
-            for side, r in own_resps + sub_resps:
+            for side, r in [("own", r) for r in responses(s)] + [("subagents", r) for r in subagent_responses(s)]:
                 if args.by == "project":
                     key = str(f.parent)
                     g = group(key, project=project_name([s.cwd], f.parent) if s.cwd else f.parent.name)

@@ -185,6 +185,33 @@ class Response:
         return usd + self.web_searches * WEB_SEARCH_USD
 
 
+def response_key(r: Any) -> str:
+    """What makes the records of one API response one: its message id and request id (a record with neither is a
+    response of its own)."""
+    if not r.message_id:
+        return f"uuid:{r.uuid or r.line}"
+    return f"{r.message_id}:{r.request_id}" if r.request_id else r.message_id
+
+
+def subagent_responses(s: Any) -> list[Response]:
+    """The responses of a session's subagent transcripts (each read, then closed); an unreadable one is left out."""
+    out: list[Response] = []
+    for sa in s.subagents:
+        if sa.path is None:
+            continue
+        try:
+            sub = s.load_subagent(sa)
+        except OSError:
+            continue
+        if sub is None:
+            continue
+        try:
+            out += responses(sub)
+        finally:
+            sub.close()
+    return out
+
+
 def responses(s: Any) -> list[Response]:
     """The API responses of one transcript, in file order, each once (its streamed fragments merged, field by field
     the largest: a fragment written before the response ended can carry a smaller output count)."""
@@ -193,7 +220,7 @@ def responses(s: Any) -> list[Response]:
     for r in s.records:
         if r.type != "assistant" or r.usage is None:
             continue
-        key = (f"{r.message_id}:{r.request_id}" if r.request_id else r.message_id) if r.message_id else f"uuid:{r.uuid or r.line}"
+        key = response_key(r)
         bill = (r.extra or {}).get("billing") or (0, 0)
         cur = merged.get(key)
         if cur is None:
@@ -283,21 +310,7 @@ class Ledger:
     def session(self, s: Any) -> tuple[Cost, Cost]:
         """(the session's own responses, its subagents') for a loaded session; subagent transcripts are read here."""
         own = self.price(responses(s))
-        subs = Cost()
-        for sa in s.subagents:
-            if sa.path is None:
-                continue
-            try:
-                sub = s.load_subagent(sa)
-            except OSError:
-                continue
-            if sub is None:
-                continue
-            try:
-                self.price(responses(sub), subs)
-            finally:
-                sub.close()
-        return own, subs
+        return own, self.price(subagent_responses(s))
 
 
 def session_cost(s: Any, table: PriceTable | None = None) -> dict[str, Any]:
@@ -328,5 +341,6 @@ def usd(v: float | None) -> str:
     return f"${v:,.2f}" if v >= 0.995 or v == 0 else f"${v:.3f}" if v >= 0.001 else f"${v:.4f}"
 
 
-__all__ = ["BUILTIN", "Cost", "Ledger", "PRICES_DATE", "PriceTable", "Rates", "Response", "model_key", "responses",
+__all__ = ["BUILTIN", "Cost", "Ledger", "PRICES_DATE", "PriceTable", "Rates", "Response", "model_key", "response_key",
+           "responses", "subagent_responses",
            "session_cost", "usd"]

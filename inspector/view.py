@@ -288,15 +288,14 @@ def media(b: dict[str, Any]) -> str:
 def response_cost(s: Session, i: int) -> tuple[Any, Any]:
     """(the API response this record belongs to, its cost in USD or None when its model has no price); (None, None)
     when the record is no response. Memoised per session until it grows."""
-    from inspector.cost import PriceTable, responses
+    from inspector.cost import PriceTable, response_key, responses
 
     r = s.records[i]
     memo = s.__dict__.get("_cost_memo")
     if memo is None or memo[0] != len(s.records):
         memo = (len(s.records), {resp.key: resp for resp in responses(s)}, PriceTable.load())
         s.__dict__["_cost_memo"] = memo
-    key = (f"{r.message_id}:{r.request_id}" if r.request_id else r.message_id) if r.message_id else f"uuid:{r.uuid or r.line}"
-    resp = memo[1].get(key)
+    resp = memo[1].get(response_key(r))
     return (resp, resp.cost(memo[2])) if resp is not None else (None, None)
 
 
