@@ -17,11 +17,12 @@ system notes, attachments' rendered text), each with its file, line, byte offset
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 SCHEMA = 4
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
@@ -139,20 +140,22 @@ class SearchIndex:
         except OSError:
             self.forget(key)
             return 0
+        drop: tuple[str, tuple[Any, ...]] | None = None  # what of the file's rows goes, in the same transaction
         if row is not None:
             fid, inode, size, mtime_ns, old_head, indexed_to, lines = row
             replaced = inode != st.st_ino or st.st_size < indexed_to or head[: len(old_head or b"")] != (old_head or b"")[: len(head)]
             if replaced:
-                self.db.execute("DELETE FROM texts WHERE file_id=?", (fid,))
+                drop = ("DELETE FROM texts WHERE file_id=?", (fid,))
                 indexed_to = lines = 0
             elif size > indexed_to:  # its last line had no end when it was read: read again, from its start
-                self.db.execute("DELETE FROM texts WHERE file_id=? AND line>?", (fid, lines))
+                drop = ("DELETE FROM texts WHERE file_id=? AND line>?", (fid, lines))
         else:
             fid, indexed_to, lines = None, 0, 0
         rows: list[tuple[Any, ...]] = []
         read = 0
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._write():
+            if drop is not None:
+                self.db.execute(*drop)
             if fid is None:
                 fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (key,)).lastrowid
             with open(path, "rb") as f:
@@ -185,11 +188,18 @@ class SearchIndex:
                 self.db.executemany("INSERT INTO texts VALUES(?,?,?,?,?,?,?)", rows)
             self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
                             (st.st_ino, st.st_size, st.st_mtime_ns, head, offset, lines, fid))
-            self.db.execute("COMMIT")
+        return read
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction: all of it, or (on any error or interruption) none of it."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return read
+        self.db.execute("COMMIT")
 
     @staticmethod
     def _texts(raw: bytes, fid: int, line: int, offset: int) -> Iterable[tuple[Any, ...]]:
@@ -222,7 +232,12 @@ class SearchIndex:
     def refresh(self, paths: list[Path], sessions: list[Path] = ()) -> int:
         """Bring many files up to date: one query for what is known, one stat per file, a read only of what changed;
         for each of `sessions`, its persisted tool results (listed again only when their folder changed)."""
-        known = {k: (i, sz, m) for k, i, sz, m in self.db.execute("SELECT path, inode, size, mtime_ns FROM files")}
+        known: dict[bytes, tuple[int, int, int]] = {}
+        persisted: dict[bytes, list[bytes]] = {}  # a session's persisted files, from the same query
+        for k, i, sz, m, owner in self.db.execute("SELECT path, inode, size, mtime_ns, owner FROM files"):
+            known[k] = (i, sz, m)
+            if owner is not None:
+                persisted.setdefault(owner, []).append(k)
         read = 0
         for p in paths:
             try:
@@ -239,22 +254,11 @@ class SearchIndex:
                     m = os.stat(d).st_mtime_ns
                 except OSError:
                     continue
-                if dirs.get(_key(d)) == m and not self._persisted_changed(session, known):
+                if dirs.get(_key(d)) == m and not _changed(persisted.get(_key(session), ()), known):
                     continue
                 read += self.update_persisted(session)
                 self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (_key(d), m))
         return read
-
-    def _persisted_changed(self, session: Path, known: dict[bytes, tuple[int, int, int]]) -> bool:
-        """Whether a persisted file of the session changed in place (its folder's time does not say so)."""
-        for (p,) in self.db.execute("SELECT path FROM files WHERE owner=?", (_key(session),)):
-            try:
-                st = os.stat(p)
-            except OSError:
-                return True
-            if known.get(p) != (st.st_ino, st.st_size, st.st_mtime_ns):
-                return True
-        return False
 
     def update_persisted(self, session: Path) -> int:
         """Index the session's persisted tool results, each file as one text (as the scan reads it: its first
@@ -284,8 +288,7 @@ class SearchIndex:
                     data = f.read(PERSISTED_CAP)
             except OSError:
                 continue
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
+            with self._write():
                 if row is not None:
                     self.db.execute("DELETE FROM texts WHERE file_id=?", (row[0],))
                     fid = row[0]
@@ -295,10 +298,6 @@ class SearchIndex:
                                 (data.decode("utf-8", "replace"), fid, 0, -1, "user", "persisted output", None))
                 self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, indexed_to=?, owner=? WHERE id=?",
                                 (st.st_ino, st.st_size, st.st_mtime_ns, len(data), owner, fid))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
             n += 1
         return n
 
@@ -365,6 +364,18 @@ def like(query: Any) -> str:
     """The LIKE pattern that picks the candidates. No ESCAPE clause (SQLite then does not use the trigram index): a
     % or _ in the query stays a wildcard, which only widens the candidates; the matcher decides."""
     return "%" + query.folded + "%"
+
+
+def _changed(keys: Iterable[bytes], known: dict[bytes, tuple[int, int, int]]) -> bool:
+    """Whether one of these indexed files changed in place or went (a folder's time does not say so)."""
+    for k in keys:
+        try:
+            st = os.stat(k)
+        except OSError:
+            return True
+        if known.get(k) != (st.st_ino, st.st_size, st.st_mtime_ns):
+            return True
+    return False
 
 
 def _key(path: Path | str) -> bytes:

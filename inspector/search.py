@@ -224,7 +224,7 @@ def hits_of(path: Path, query: Query, cands: list[tuple[Any, ...]], *, persisted
             if limit is not None and len(hits) >= limit:
                 return hits
     if persisted:
-        hits.extend(_search_persisted(path, query, limit=None if limit is None else limit - len(hits), index=persisted_cands))
+        hits.extend(_search_persisted(path, query, limit=None if limit is None else limit - len(hits), candidates=persisted_cands))
         hits.sort(key=lambda h: h.line or 1 << 62)
     return hits
 
@@ -310,17 +310,18 @@ class _LineCounter:
         return self.line
 
 
-def _search_persisted(path: Path, query: Query, limit: int | None, index: Any = None) -> list[Hit]:
-    """`index`: the persisted outputs' candidates from the search index, [(file, text)], instead of reading them."""
+def _search_persisted(path: Path, query: Query, limit: int | None,
+                      candidates: list[tuple[Path, str]] | None = None) -> list[Hit]:
+    """`candidates`: the persisted outputs the search index picked, [(file, text)], instead of reading every one."""
     found: list[tuple[Path, int, int, str]] = []
-    if index is not None:  # the index's candidates, decided by the same matcher
-        for p, text in index:
+    if candidates is not None:  # the index's candidates, decided by the same matcher
+        for p, text in candidates:
             pos, n = query.find_in(text)
             if n:
                 found.append((p, pos, n, text))
             if limit is not None and len(found) >= limit:
                 break
-    for p in tool_result_files(path) if index is None else ():
+    for p in tool_result_files(path) if candidates is None else ():
         try:
             with open_regular(p) as f:
                 data = f.read(PERSISTED_CAP)
