@@ -697,19 +697,11 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
         out.write(json_lines(stats))
     else:
         out.write(format_table(stats))
-        at_risk = [st for st in stats if st["deletion_due"] and st["deletion_due"] <= _soon()]
+        at_risk = [st for st in stats if keep.risk(Path(st["path"]))]
         if at_risk:
             out.write(f"\n{len(at_risk)} session(s) will be deleted by Claude Code's cleanup within 7 days or at its next "
                       f"start ({keep.source}): `inspector archive --to DIR` keeps a copy.\n")
     return EXIT_OK
-
-
-def _soon() -> str:
-    from datetime import datetime, timedelta, timezone
-
-    from inspector.retention import SOON_DAYS
-
-    return (datetime.now(timezone.utc) + timedelta(days=SOON_DAYS)).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def format_table(stats: list[dict[str, Any]]) -> str:

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
-from inspector.retention import DEFAULT_DAYS, Retention
+from inspector.retention import Retention
 from inspector.search import Query, search_file
 from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
@@ -141,7 +141,6 @@ class ArchivePrompt(ModalScreen[Path | None]):
 class BrowserScreen(Screen):
     BINDINGS = bindings("browser")
     scope_name = "browser"
-    retention = Retention(DEFAULT_DAYS, "")  # read from Claude Code's settings when the screen is made
 
     class Found(Message):
         def __init__(self, items: list[Item]) -> None:
@@ -161,7 +160,7 @@ class BrowserScreen(Screen):
             self.ks, self.done, self.total = ks, done, total
 
     def __init__(self, target: Target, notice: str | None = None) -> None:
-        BrowserScreen.retention = Retention.read()  # Claude Code's cleanupPeriodDays, as its next start will read it
+        self.retention = Retention.read()  # Claude Code's cleanupPeriodDays, as its next start will read it
         super().__init__()
         self.target = target
         self.notice = notice
@@ -222,8 +221,7 @@ class BrowserScreen(Screen):
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not list sessions: {exc}", severity="error")
 
-    @staticmethod
-    def make_item(path: Path, agents: list[Path]) -> Item | None:
+    def make_item(self, path: Path, agents: list[Path]) -> Item | None:
         """The cheap facts of one session (its head and tail), or None if it cannot be read."""
         try:
             info = quick_info(path)
@@ -235,8 +233,7 @@ class BrowserScreen(Screen):
         it = Item(path, info.cwd or path.parent.name, info.title or "", human_when(info.first_timestamp, local=True) or "",
                   human_duration(info.first_timestamp, info.last_timestamp) or "", info.size, flat_agents=agents,
                   ts=info.first_timestamp or "", mtime_ns=info.mtime_ns, span=(b - a) if a is not None and b is not None else 0.0)
-        keep = BrowserScreen.retention
-        it.due, it.risk = keep.due(path), keep.risk(path)
+        it.due, it.risk = self.retention.due(path), self.retention.risk(path)
         return it
 
     # -- sessions that appear or grow while the browser is open --------------------------------
