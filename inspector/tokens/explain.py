@@ -304,6 +304,15 @@ def boundary_thresholds(s: Session, series: Series, index: int, th: Thresholds, 
     return thresholds(settings.with_(model=model), peak_usage=peak, version=version)
 
 
+def _around(series: Series, pos: int | None) -> tuple[list[Turn], list[Turn]]:
+    """The response just before a chain position and the one just after (a binary search: thousands of boundaries
+    stay linear); two empty lists for a boundary off the chain."""
+    if pos is None:
+        return [], []
+    k = bisect.bisect_left(_turn_positions(series), pos)
+    return list(series.turns[max(0, k - 1):k]), list(series.turns[k:k + 1])
+
+
 def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th: Thresholds,
                      cal_all: Calibrator | None = None, positions: dict[int, int] | None = None,
                      settings: Settings | None = None, requests: Any = None) -> Explanation:
@@ -317,12 +326,7 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     meta = (r.get("microcompact") if kind == "microcompact" else r.get("compact")) or {}
     pre = opt_count(meta.get("preTokens"))
     post_meta = opt_count(meta.get("postTokens"))
-    # the responses just before and just after the boundary (a binary search: thousands of boundaries stay linear)
-    if pos is None:
-        before, after = [], []
-    else:
-        k = bisect.bisect_left(_turn_positions(series), pos)
-        before, after = list(series.turns[max(0, k - 1):k]), list(series.turns[k:k + 1])
+    before, after = _around(series, pos)
     cal = cal_all.before(pos) if pos is not None else None
     last_before = before[-1].tokens if before else None
     conv = s.conversation
@@ -636,8 +640,7 @@ def analyze(s: Session, settings: Settings | None = None, progress: Progress | N
             progress("explaining compactions", n, len(bounds))
         e = explain_boundary(s, series, counts, i, real, cals, positions, baseline if what_if else settings, requests)
         if what_if and e.kind != "microcompact":
-            k = bisect.bisect_left(_turn_positions(series), e.pos) if e.pos is not None else 0
-            wi = boundary_thresholds(s, series, i, th, settings, list(series.turns[max(0, k - 1):k]))
+            wi = boundary_thresholds(s, series, i, th, settings, _around(series, e.pos)[0])
             e.what_if_threshold, e.what_if_margin, e.what_if = what_if_words(e, real, wi, series, describe_changes(settings, baseline))
             e.explanation += " " + e.what_if
         exps.append(e)
