@@ -180,6 +180,21 @@ def test_appended_while_compacting_is_noted_and_original_kept(workdir):
     assert "late" not in {rec.uuid for rec in Session.load(res.path).records}
 
 
+async def open_workbench(app, pilot):
+    """The session loaded, w pressed, and the workbench's first preview computed (at most 10 s)."""
+    from inspector.tui.screens.workbench import WorkbenchScreen
+
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    await pilot.press("w")
+    for _ in range(100):
+        await pilot.pause(0.1)
+        await app.workers.wait_for_complete()
+        if isinstance(app.screen, WorkbenchScreen) and app.screen.result is not None:
+            break
+
+
 def _live(tmp_path):
     p = write_jsonl(tmp_path / "proj" / "live.jsonl", [user("u1", None, "start", sec=0), assistant("a1", "u1", sec=1, usage=(1, 0, 9000, 5)),
                                                         user("u2", "a1", "more", sec=2), assistant("a2", "u2", sec=3, usage=(1, 0, 20000, 5))])
@@ -263,15 +278,7 @@ def test_cancel_from_the_workbench(workdir, monkeypatch):
     async def go(fake):
         app = InspectorApp(Target("file", src))
         async with app.run_test(size=(160, 48)) as pilot:
-            for _ in range(3):
-                await app.workers.wait_for_complete()
-                await pilot.pause()
-            await pilot.press("w")
-            for _ in range(100):
-                await pilot.pause(0.1)
-                await app.workers.wait_for_complete()
-                if isinstance(app.screen, WorkbenchScreen) and app.screen.result is not None:
-                    break
+            await open_workbench(app, pilot)
             wb = app.screen
             assert isinstance(wb, WorkbenchScreen) and wb.result is not None
             offline = wb.result
@@ -802,15 +809,7 @@ def test_exact_count_from_the_workbench_asks_then_counts_the_whole_request(tmp_p
     async def go(fake):
         app = InspectorApp(Target("file", src))
         async with app.run_test(size=(160, 48)) as pilot:
-            for _ in range(3):
-                await app.workers.wait_for_complete()
-                await pilot.pause()
-            await pilot.press("w")
-            for _ in range(100):
-                await pilot.pause(0.1)
-                await app.workers.wait_for_complete()
-                if isinstance(app.screen, WorkbenchScreen) and app.screen.result is not None:
-                    break
+            await open_workbench(app, pilot)
             wb = app.screen
             assert isinstance(wb, WorkbenchScreen) and wb.result is not None and wb.result.api_messages
             await pilot.press("ctrl+t")

@@ -409,16 +409,20 @@ def test_files_a_compaction_puts_back_are_whole_files(tmp_path):
     assert "/home/u/.claude/plans/happy-plan.md" not in [f.path for f in got]  # the plan file is not a file re-attachment
 
 
-def test_a_microcompaction_of_results_before_the_file_starts_uses_the_recorded_size(tmp_path):
-    """The cleared results are not in the file: the prediction subtracts tokensSaved from the last usage."""
-    recs = [user("u0", None, "go", sec=0),
+def microcompacted() -> list[dict]:
+    """A microcompaction of one result whose call is not in the file (it starts after it), then one more response."""
+    return [user("u0", None, "go", sec=0),
             assistant("a1", "u0", [{"type": "text", "text": "ok"}], sec=1, usage=(1, 0, 99_000, 10)),
             user("u1", "a1", "more", sec=2),
             assistant("a2", "u1", [{"type": "text", "text": "ok"}], sec=3, usage=(1, 0, 100_000, 10)),
             system("m1", "a2", "microcompact_boundary", sec=4, microcompactMetadata={"trigger": "auto", "preTokens": 60_000, "tokensSaved": 20_000, "compactedToolIds": ["toolu_gone"]}),
             user("u2", "m1", "again", sec=5),
             assistant("a3", "u2", [{"type": "text", "text": "ok"}], sec=6, usage=(1, 0, 75_000, 10))]
-    [e] = analyze(load(tmp_path, recs)).compactions
+
+
+def test_a_microcompaction_of_results_before_the_file_starts_uses_the_recorded_size(tmp_path):
+    """The cleared results are not in the file: the prediction subtracts tokensSaved from the last usage."""
+    [e] = analyze(load(tmp_path, microcompacted())).compactions
     assert e.kind == "microcompact" and e.first_usage_after == 75_011
     assert abs(e.predicted_post_tokens - e.first_usage_after) / e.first_usage_after < 0.08
 
@@ -503,14 +507,7 @@ def test_a_what_if_never_rewrites_why_a_compaction_fired():
 
 
 def test_a_microcompaction_states_its_trigger_has_no_margin_and_is_no_anomaly(tmp_path):
-    recs = [user("u0", None, "go", sec=0),
-            assistant("a1", "u0", [{"type": "text", "text": "ok"}], sec=1, usage=(1, 0, 99_000, 10)),
-            user("u1", "a1", "more", sec=2),
-            assistant("a2", "u1", [{"type": "text", "text": "ok"}], sec=3, usage=(1, 0, 100_000, 10)),
-            system("m1", "a2", "microcompact_boundary", sec=4, microcompactMetadata={"trigger": "auto", "preTokens": 60_000, "tokensSaved": 20_000, "compactedToolIds": ["toolu_gone"]}),
-            user("u2", "m1", "again", sec=5),
-            assistant("a3", "u2", [{"type": "text", "text": "ok"}], sec=6, usage=(1, 0, 75_000, 10))]
-    rep = analyze(load(tmp_path, recs))
+    rep = analyze(load(tmp_path, microcompacted()))
     [e] = rep.compactions
     assert e.threshold is None and e.margin is None
     assert 'trigger "auto"' in e.explanation and "not the auto-compact threshold" in e.explanation
