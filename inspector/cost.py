@@ -193,11 +193,20 @@ def response_key(r: Any) -> str:
     return f"{r.message_id}:{r.request_id}" if r.request_id else r.message_id
 
 
-def subagent_responses(s: Any) -> list[Response]:
-    """The responses of a session's subagent transcripts (each read, then closed); an unreadable one is left out."""
+def subagent_responses(s: Any, memo: dict[tuple[str, int, int], list[Response]] | None = None) -> list[Response]:
+    """The responses of a session's subagent transcripts (each read, then closed); an unreadable one is left out.
+    `memo` keeps each file's responses by (path, size, mtime): a live session asked again reads only what changed."""
     out: list[Response] = []
     for sa in s.subagents:
         if sa.path is None:
+            continue
+        try:
+            st = os.stat(sa.path)
+        except OSError:
+            continue
+        key = (str(sa.path), st.st_size, st.st_mtime_ns)
+        if memo is not None and key in memo:
+            out += memo[key]
             continue
         try:
             sub = s.load_subagent(sa)
@@ -206,9 +215,12 @@ def subagent_responses(s: Any) -> list[Response]:
         if sub is None:
             continue
         try:
-            out += responses(sub)
+            found = responses(sub)
         finally:
             sub.close()
+        if memo is not None:
+            memo[key] = found
+        out += found
     return out
 
 
@@ -307,17 +319,19 @@ class Ledger:
             c.add(r, self.table)
         return c
 
-    def session(self, s: Any) -> tuple[Cost, Cost]:
-        """(the session's own responses, its subagents') for a loaded session; subagent transcripts are read here."""
+    def session(self, s: Any, memo: dict[tuple[str, int, int], list[Response]] | None = None) -> tuple[Cost, Cost]:
+        """(the session's own responses, its subagents') for a loaded session; subagent transcripts are read here
+        (or taken from `memo`, see subagent_responses)."""
         own = self.price(responses(s))
-        return own, self.price(subagent_responses(s))
+        return own, self.price(subagent_responses(s, memo))
 
 
-def session_cost(s: Any, table: PriceTable | None = None) -> dict[str, Any]:
+def session_cost(s: Any, table: PriceTable | None = None,
+                 memo: dict[tuple[str, int, int], list[Response]] | None = None) -> dict[str, Any]:
     """The fields `stats --json` carries: the session's cost with its subagents', by model, what has no price, and
     Claude Code's own figure beside it when the transcript records one (2.1.3xx `cost-state`)."""
     ledger = Ledger(table)
-    own, subs = ledger.session(s)
+    own, subs = ledger.session(s, memo)
     total = Cost()
     total.merge(own)
     total.merge(subs)

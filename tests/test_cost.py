@@ -147,3 +147,22 @@ def test_the_real_sessions_agree_with_ccusages_figures():
     got = sum(d["cost_usd_priced"] for d in jsonl(out))
     assert got == pytest.approx(157.28, abs=0.01)
     assert total <= got + 1e-6  # the orphan subagent is priced by `cost` too
+
+
+def test_a_live_sessions_unchanged_subagents_are_not_read_again(tmp_path):
+    """The session screen asks for the cost at each growth: subagent files that did not change come from the memo."""
+    main = write_jsonl(tmp_path / "p" / "S.jsonl", [user("u0", None, "go"), reply("a1", "u0", mid="m1")])
+    sub = write_jsonl(tmp_path / "p" / "S" / "subagents" / "agent-x1.jsonl",
+                      [user("x0", None, "look", isSidechain=True, agentId="x1"),
+                       reply("x1", "x0", mid="mx", rid="rx", usage=(100, 0, 0, 100), isSidechain=True, agentId="x1")])
+    s = Session.load(main)
+    memo: dict = {}
+    first = session_cost(s, memo=memo)
+    loaded = []
+    real = s.load_subagent
+    s.load_subagent = lambda sa: (loaded.append(sa.path), real(sa))[1]
+    assert session_cost(s, memo=memo) == first and loaded == []
+    with open(sub, "a") as f:  # the subagent grows: read again, and its new response priced
+        f.write(json.dumps(reply("x2", "x1", mid="my", rid="ry", usage=(100, 0, 0, 100), isSidechain=True, agentId="x1")) + "\n")
+    again = session_cost(s, memo=memo)
+    assert loaded == [sub] and again["cost_subagents_usd"] > first["cost_subagents_usd"]

@@ -86,6 +86,7 @@ class SessionScreen(Screen):
         self.partial = False
         self._file_size = 0
         self._file_sig: tuple[int, int, int | None] | None = None
+        self._subagent_costs: dict[tuple[str, int, int], Any] = {}  # each subagent file's responses, by its size and time
 
     def compose(self) -> ComposeResult:
         yield Static(Text(printable(f"Loading {self.path} …")), id="title")
@@ -178,13 +179,13 @@ class SessionScreen(Screen):
             self.run_search(q)
         tl.focus()
 
-    @staticmethod
-    def cost_words(s: Session) -> str:
-        """The session's cost in the header: inspector's figure (subagents included), Claude Code's own beside it."""
+    def cost_words(self, s: Session) -> str:
+        """The session's cost in the header: inspector's figure (subagents included), Claude Code's own beside it.
+        Asked again at each growth of a live session: the subagent transcripts that did not change are not read again."""
         from inspector.cost import session_cost, usd
 
         try:
-            c = session_cost(s)
+            c = session_cost(s, memo=self._subagent_costs)
         except OSError:
             return ""
         words = f"   {usd(c['cost_usd_priced'])}" + ("+?" if c["cost_unknown_models"] else "")
