@@ -662,7 +662,7 @@ class BrowserScreen(Screen):
         table.clear()
         for path, title, hit in self.results:
             t = printable(title or path.stem)
-            t = t if len(t) <= 40 else t[:39] + "…"
+            t = t if len(t) <= 28 else t[:27] + "…"  # room left for the text around the match at 100 columns
             when = human_when(hit.timestamp, local=True) or ""
             where = hit.where + (f" {hit.file}" if hit.file else "")
             table.add_row(Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)),
