@@ -665,6 +665,7 @@ class BrowserScreen(Screen):
             t = t if len(t) <= 28 else t[:27] + "…"  # room left for the text around the match at 100 columns
             when = human_when(hit.timestamp, local=True) or ""
             where = hit.where + (f" {hit.file}" if hit.file else "")
+            where = where if len(where) <= 24 else where[:23] + "…"  # a persisted file's long name would push the text off
             table.add_row(Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)),
                           Text(" ".join(printable(hit.snippet).split())[:200]))
         sessions = msg.sessions  # a match in a subagent's transcript counts for its session
