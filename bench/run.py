@@ -41,7 +41,12 @@ class Result:
 
 
 def run(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None) -> tuple[float | None, float | None, int, str]:
-    """Run a command; return (seconds, peak RSS in MB, exit code, the tail of its output)."""
+    """Run a command; return (seconds, peak RSS in MB, exit code, the tail of its output).
+
+    The peak is the child's ru_maxrss, which the kernel seeds at exec with this process's own peak
+    (vfork shares our memory until exec): this harness imports the standard library only and stays
+    near 15 MB, a floor every reading shares; never run it from a process that holds much memory.
+    """
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
