@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-SCHEMA = 4
+SCHEMA = 5
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
 
 
@@ -104,12 +104,15 @@ class SearchIndex:
     def _create(db: sqlite3.Connection) -> None:
         db.executescript("""
             DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS dirs;
+            DROP TABLE IF EXISTS stats;
             CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE files(id INTEGER PRIMARY KEY, path BLOB UNIQUE NOT NULL, inode INTEGER, size INTEGER,
                                mtime_ns INTEGER, head BLOB, indexed_to INTEGER NOT NULL DEFAULT 0,
                                lines INTEGER NOT NULL DEFAULT 0, owner BLOB);
             CREATE INDEX files_owner ON files(owner);
             CREATE TABLE dirs(path BLOB PRIMARY KEY, mtime_ns INTEGER);
+            -- `stats --json` of a session (StatsCache), valid while `key` (its size, time, folder) still holds
+            CREATE TABLE stats(path BLOB PRIMARY KEY, key BLOB NOT NULL, stats BLOB NOT NULL);
             CREATE VIRTUAL TABLE texts USING fts5(text, file_id UNINDEXED, line UNINDEXED, off UNINDEXED,
                                                   type UNINDEXED, place UNINDEXED, ts UNINDEXED, tokenize='trigram',
                                                   detail=none);

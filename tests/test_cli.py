@@ -139,6 +139,25 @@ def test_cache_hits_and_invalidation(tmp_path):
     assert str(cache_dir()).startswith(os.environ["XDG_CACHE_HOME"])
 
 
+def test_stats_are_kept_in_the_database_one_row_per_session(tmp_path):
+    import sqlite3
+
+    for k in range(3):
+        write_jsonl(tmp_path / "root" / "-w" / f"s{k}.jsonl", [user(f"u{k}", None, f"session {k}")])
+    old = cache_dir() / "stats-v5"  # what earlier versions wrote: one JSON file per session
+    old.mkdir(parents=True)
+    (old / "0123.json").write_text("{}")
+    c = StatsCache(cache_dir())
+    first = collect_stats(resolve_target(tmp_path / "root"), c)
+    c.close()
+    db = sqlite3.connect(cache_dir() / "index.sqlite")
+    rows = dict(db.execute("SELECT path, stats FROM stats"))
+    db.close()
+    assert sorted(rows) == sorted(os.fsencode(s["path"]) for s in first)
+    assert [orjson.loads(rows[os.fsencode(s["path"])])["title"] for s in first] == [s["title"] for s in first]
+    assert not old.exists() and not list(cache_dir().rglob("*.json"))
+
+
 def test_unwritable_cache_is_ignored(tmp_path):
     blocker = tmp_path / "file-not-dir"
     blocker.write_text("x")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -749,12 +750,19 @@ def test_a_damaged_stats_cache_entry_is_recomputed(workdir, tmp_path):
 
     cache = StatsCache(tmp_path / "cache")
     first = collect_stats(resolve_target(workdir), cache)
-    for f in (tmp_path / "cache").rglob("*.json"):  # the key still matches, the stats are damaged
-        data = orjson.loads(f.read_bytes())
-        data["stats"]["records"] = "garbage"
-        f.write_bytes(orjson.dumps(data))
-    again = collect_stats(resolve_target(workdir), StatsCache(tmp_path / "cache"))
-    assert again == first
+    db = sqlite3.connect(tmp_path / "cache" / "index.sqlite")
+    rows = db.execute("SELECT path, stats FROM stats").fetchall()
+    assert len(rows) == len(first)
+    for path, body in rows:  # the key still matches, the stats are damaged: one of the wrong type, one not JSON
+        data = orjson.loads(body)
+        data["records"] = "garbage"
+        db.execute("UPDATE stats SET stats=? WHERE path=?", (orjson.dumps(data) if path < rows[-1][0] else b"{no", path))
+    db.commit()
+    db.close()
+    cache = StatsCache(tmp_path / "cache")
+    again = collect_stats(resolve_target(workdir), cache)
+    assert again == first and cache.misses == len(first)
+    assert collect_stats(resolve_target(workdir), StatsCache(tmp_path / "cache")) == first  # rewritten: hits again
     code, out, err = run("stats", workdir)
     assert code == 0
 

@@ -76,22 +76,25 @@ def resolve_target(path: str | os.PathLike[str]) -> Target:
 
 def project_dirs(root: Path) -> list[Path]:
     try:
-        return sorted(c for c in root.iterdir() if c.is_dir() and not c.is_symlink())
+        with os.scandir(root) as it:
+            names = sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
+    return [root / n for n in names]
 
 
 def project_files(project: Path) -> tuple[list[Path], list[Path]]:
-    """(session transcripts, flat `agent-*.jsonl` subagent transcripts) of a project folder."""
-    sessions, agents = [], []
+    """(session transcripts, flat `agent-*.jsonl` subagent transcripts) of a project folder: regular files named
+    `*.jsonl` (never a link), in name order."""
     try:
-        entries = sorted(project.iterdir())
+        with os.scandir(project) as it:
+            names = sorted(e.name for e in it
+                           if e.name.endswith(".jsonl") and len(e.name) > 6 and e.is_file(follow_symlinks=False))
     except OSError:
         return [], []
-    for c in entries:
-        if c.suffix != ".jsonl" or c.is_symlink() or not c.is_file():
-            continue
-        (agents if c.name.startswith("agent-") else sessions).append(c)
+    sessions, agents = [], []
+    for n in names:
+        (agents if n.startswith("agent-") else sessions).append(project / n)
     return sessions, agents
 
 

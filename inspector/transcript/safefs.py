@@ -22,44 +22,47 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-def no_links_below(base: Path, path: Path) -> bool:
-    """Every component of `path` below `base` exists and none is a symbolic link (or `..`)."""
-    try:
-        rel = path.relative_to(base)
-    except ValueError:
-        return False
-    cur = base
-    for part in rel.parts:
+def _lstat_below(base: Path, path: Path) -> os.stat_result | None:
+    """The lstat of `path` when every component of it below `base` exists and none is a symbolic link (or `..`)."""
+    b, p = os.fspath(base), os.fspath(path)  # both normalised by pathlib: compared as strings (pathlib's costs 10×)
+    prefix = b if b.endswith(os.sep) else b + os.sep
+    if p == b:
+        try:
+            return os.lstat(p)
+        except (OSError, ValueError):
+            return None
+    if not p.startswith(prefix):
+        return None
+    cur = b
+    st = None
+    for part in p[len(prefix):].split(os.sep):
         if part in ("", ".", ".."):
-            return False
-        cur = cur / part
+            return None
+        cur = os.path.join(cur, part)
         try:
             st = os.lstat(cur)
         except (OSError, ValueError):
-            return False
+            return None
         if stat.S_ISLNK(st.st_mode):
-            return False
-    return True
+            return None
+    return st
+
+
+def no_links_below(base: Path, path: Path) -> bool:
+    """Every component of `path` below `base` exists and none is a symbolic link (or `..`)."""
+    return _lstat_below(base, path) is not None
 
 
 def real_dir(base: Path, path: Path) -> bool:
     """`path` is a folder below `base` reached without any link."""
-    if not no_links_below(base, path):
-        return False
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
+    st = _lstat_below(base, path)
+    return st is not None and stat.S_ISDIR(st.st_mode)
 
 
 def real_file(base: Path, path: Path) -> bool:
     """`path` is a regular file below `base` reached without any link."""
-    if not no_links_below(base, path):
-        return False
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
+    st = _lstat_below(base, path)
+    return st is not None and stat.S_ISREG(st.st_mode)
 
 
 def list_files(base: Path, folder: Path) -> list[Path]:
@@ -76,10 +79,20 @@ def list_files(base: Path, folder: Path) -> list[Path]:
 def walk_files(base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: int = MAX_FILES) -> list[Path]:
     """The regular files under `folder` (a real folder below `base`), never through a link, at most `max_depth`
     folders down and `limit` files (iterative: an untrusted depth never exhausts the stack), sorted."""
+    root = os.fspath(folder)
+    return [Path(root, rel) for rel, _st in walk_stat(base, folder, max_depth=max_depth, limit=limit)]
+
+
+def walk_stat(base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: int = MAX_FILES,
+              opaque: tuple[str, ...] = ()) -> list[tuple[str, os.stat_result]]:
+    """`walk_files` as (path relative to `folder`, its lstat), in the same order, without a Path per file. A folder
+    directly in `folder` named in `opaque` is not looked into: it is listed itself, as `name/` with its own lstat."""
     if not real_dir(base, folder):
         return []
-    out: list[Path] = []
-    stack: list[tuple[str, int]] = [(str(folder), 0)]
+    root = os.fspath(folder)
+    out: list[tuple[str, os.stat_result]] = []
+    stack: list[tuple[str, int]] = [(root, 0)]
+    cut = len(root) + 1
     while stack and len(out) < limit:
         d, depth = stack.pop()
         try:
@@ -92,13 +105,17 @@ def walk_files(base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: i
                 if e.is_symlink():
                     continue
                 if e.is_dir(follow_symlinks=False):
-                    if depth < max_depth:
+                    if depth == 0 and e.name in opaque:
+                        out.append((e.name + os.sep, e.stat(follow_symlinks=False)))
+                    elif depth < max_depth:
                         stack.append((e.path, depth + 1))
                 elif e.is_file(follow_symlinks=False):
-                    out.append(Path(e.path))
+                    out.append((e.path[cut:], e.stat(follow_symlinks=False)))
             except OSError:
                 continue
-    return sorted(out[:limit])
+    out = out[:limit]
+    out.sort(key=lambda t: t[0].split(os.sep))  # pathlib's order: part by part
+    return out
 
 
 def open_regular(path: Path) -> BinaryIO:

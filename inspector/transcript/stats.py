@@ -6,9 +6,7 @@ own folder. The cache is best effort: a cache that cannot be read or written is 
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -22,7 +20,6 @@ STATS_SCHEMA = 2  # bumped when the stats of a session gain or change a field: o
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, peek_session_id
 
-CACHE_FORMAT = 5  # bump when a stat is computed differently
 MAX_PROBLEMS_LISTED = 50
 
 
@@ -96,17 +93,14 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
 
 
 def _dir_signature(folder: Path, flat_agents: Iterable[Path]) -> list[Any]:
-    """Names, sizes and mtimes of what lies beside a session (subagents, tool-results, memory): the files read for
-    its stats, so reached the same way (no link, a bounded depth)."""
-    from inspector.transcript.safefs import walk_files
+    """Names, sizes and mtimes of what lies beside a session (subagents, memory): the files read for its stats, so
+    reached the same way (no link, a bounded depth). Its `tool-results` folder counts by its own time: the stats
+    count its files, which Claude Code writes once each (a file added or removed changes the folder's time), and
+    each is written with the record that names it (which changes the transcript's size, in the key too)."""
+    from inspector.transcript.safefs import walk_stat
 
-    sig: list[Any] = []
-    for p in walk_files(folder.parent, folder):
-        try:
-            st = p.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        sig.append([str(p.relative_to(folder)), st.st_size, st.st_mtime_ns])
+    sig: list[Any] = [[rel, st.st_size, st.st_mtime_ns]
+                      for rel, st in walk_stat(folder.parent, folder, opaque=("tool-results",))]
     for p in flat_agents:
         try:
             st = p.stat()
@@ -117,19 +111,37 @@ def _dir_signature(folder: Path, flat_agents: Iterable[Path]) -> list[Any]:
 
 
 class StatsCache:
-    """One small JSON file per session, written atomically; never inside ~/.claude."""
+    """One row per session in the inspector database (`index.sqlite` in the cache folder, beside the search index),
+    keyed by the session's path and checked against its `key` (size, time and what lies beside it); written in
+    batches, in transactions; never inside ~/.claude. Best effort: a database that cannot be opened or written (a
+    read-only or missing cache folder, locked by a writer for long) costs the speed, never the stats."""
+
+    BATCH = 200
 
     def __init__(self, folder: Path | None) -> None:
-        self.folder = folder / f"stats-v{CACHE_FORMAT}" if folder is not None else None
+        self.folder = folder
         self.hits = 0
         self.misses = 0
+        self._db: Any = None
+        self._unusable = folder is None
+        self._pending: list[tuple[bytes, bytes, bytes]] = []
 
-    def _file(self, path: Path) -> Path:
-        assert self.folder is not None
-        return self.folder / (hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass")).hexdigest() + ".json")
+    def _conn(self) -> Any:
+        if self._db is None and not self._unusable:
+            import sqlite3
+
+            from inspector.fts import IndexUnavailable, SearchIndex
+
+            assert self.folder is not None
+            try:
+                self._db = SearchIndex(self.folder / "index.sqlite").db
+                _sweep_json_cache(self.folder)
+            except (OSError, IndexUnavailable, sqlite3.Error):
+                self._unusable = True
+        return self._db
 
     def key(self, path: Path, flat_agents: list[Path]) -> dict[str, Any]:
-        st = path.stat()
+        st = os.stat(path)
         return {
             "path": os.path.abspath(path),
             "size": st.st_size,
@@ -140,52 +152,86 @@ class StatsCache:
         }
 
     def get(self, path: Path, key: dict[str, Any]) -> dict[str, Any] | None:
-        if self.folder is None:
+        import sqlite3
+
+        db = self._conn()
+        if db is None:
             return None
         try:
-            data = orjson.loads(self._file(path).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            row = db.execute("SELECT key, stats FROM stats WHERE path=?", (os.fsencode(os.path.abspath(path)),)).fetchone()
+            want = orjson.dumps(key)
+        except (sqlite3.Error, TypeError):
+            row = None
+        stats = None
+        if row is not None and row[0] == want:
+            try:
+                stats = orjson.loads(row[1])
+            except orjson.JSONDecodeError:
+                stats = None
+            if not _well_formed(stats):
+                stats = None  # damaged: computed again (and the row rewritten)
+        if stats is None:
             self.misses += 1
             return None
-        if not isinstance(data, dict) or data.get("key") != key or not _well_formed(data.get("stats"), data.get("sum")):
-            self.misses += 1  # stale, or damaged: computed again (and the entry rewritten)
-            return None
         self.hits += 1
-        return data["stats"]
+        return stats
 
     def put(self, path: Path, key: dict[str, Any], stats: dict[str, Any]) -> None:
-        if self.folder is None:
+        if self._conn() is None:
             return
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
+            self._pending.append((os.fsencode(os.path.abspath(path)), orjson.dumps(key), orjson.dumps(stats)))
+        except TypeError:
+            return  # a path orjson cannot write (not UTF-8): not cached
+        if len(self._pending) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what `put` holds, in one transaction (dropped, not raised, when the database cannot take it)."""
+        import sqlite3
+
+        rows, self._pending = self._pending, []
+        if not rows or self._db is None:
+            return
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
             try:
-                with os.fdopen(fd, "wb") as f:
-                    body = orjson.dumps(stats)  # TypeError: a path that is not UTF-8
-                    f.write(b'{"key":' + orjson.dumps(key) + b',"sum":"' + hashlib.sha1(body).hexdigest().encode() +
-                            b'","stats":' + body + b"}")
-                os.replace(tmp, self._file(path))
+                self._db.executemany("INSERT OR REPLACE INTO stats VALUES(?, ?, ?)", rows)
             except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+                self._db.execute("ROLLBACK")
                 raise
-        except (OSError, TypeError):
-            pass  # the cache is an optimisation; a read-only cache folder (or a path orjson cannot write) is not an error
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            pass  # the cache is an optimisation
+
+    def close(self) -> None:
+        self.flush()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+            self._unusable = True
+
+
+def _sweep_json_cache(folder: Path) -> None:
+    """Remove the stats caches of earlier inspectors, one JSON file per session (folders `stats-v*` in inspector's
+    own cache folder): the database holds the stats now."""
+    import shutil
+
+    try:
+        old = [d for d in folder.iterdir() if d.name.startswith("stats-v") and d.is_dir() and not d.is_symlink()]
+    except OSError:
+        return
+    for d in old:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 _REQUIRED = {"path": str, "session_id": str, "records": dict, "chain": dict, "compactions": list, "counts": dict,
              "context": dict, "persisted_outputs": dict, "subagent_list": list, "problems": list}
 
 
-def _well_formed(stats: Any, digest: Any) -> bool:
-    """A cache entry's stats as they were written: the checksum matches and the fields the readers use are there."""
-    if not isinstance(stats, dict) or not isinstance(digest, str):
-        return False
-    if any(not isinstance(stats.get(k), t) for k, t in _REQUIRED.items()):
-        return False
-    return hashlib.sha1(orjson.dumps(stats)).hexdigest() == digest
+def _well_formed(stats: Any) -> bool:
+    """A cache row's stats have the fields the readers use, of their types."""
+    return isinstance(stats, dict) and all(isinstance(stats.get(k), t) for k, t in _REQUIRED.items())
 
 
 def orphan_agents(files: list[tuple[Path, list[Path]]], owners: dict[Path, str | None] | None = None,
@@ -322,6 +368,8 @@ def collect_stats(
         done += 1
         if progress:
             progress(done - 1, len(files), files[n][0])
+    if cache:
+        cache.flush()
     for n, exc in errors:
         failed(files[n][0], exc)
     out.extend(st for st in slots if st is not None)

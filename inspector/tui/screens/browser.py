@@ -372,6 +372,7 @@ class BrowserScreen(Screen):
                 flush()
         except Exception as exc:  # noqa: BLE001 - a file that cannot be read keeps its cheap facts
             self.app.call_from_thread(self.app.notify, f"Some sessions could not be read: {exc}", severity="warning")
+        cache.close()
         done = total
         flush(force=True)
         if only is None:  # the first fill: the table's widths are settled now
