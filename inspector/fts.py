@@ -20,11 +20,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-SCHEMA = 5
+import orjson
+
+SCHEMA = 6
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
 
 
@@ -104,13 +107,15 @@ class SearchIndex:
     def _create(db: sqlite3.Connection) -> None:
         db.executescript("""
             DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS dirs;
-            DROP TABLE IF EXISTS stats;
+            DROP TABLE IF EXISTS stats; DROP TABLE IF EXISTS listings;
             CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE files(id INTEGER PRIMARY KEY, path BLOB UNIQUE NOT NULL, inode INTEGER, size INTEGER,
                                mtime_ns INTEGER, head BLOB, indexed_to INTEGER NOT NULL DEFAULT 0,
                                lines INTEGER NOT NULL DEFAULT 0, owner BLOB);
             CREATE INDEX files_owner ON files(owner);
             CREATE TABLE dirs(path BLOB PRIMARY KEY, mtime_ns INTEGER);
+            -- a folder's files and folders (Listings), valid while its time is `mtime_ns`
+            CREATE TABLE listings(dir BLOB PRIMARY KEY, mtime_ns INTEGER NOT NULL, entries BLOB NOT NULL);
             -- `stats --json` of a session (StatsCache), valid while `key` (its size, time, folder) still holds
             CREATE TABLE stats(path BLOB PRIMARY KEY, key BLOB NOT NULL, stats BLOB NOT NULL);
             CREATE VIRTUAL TABLE texts USING fts5(text, file_id UNINDEXED, line UNINDEXED, off UNINDEXED,
@@ -234,13 +239,11 @@ class SearchIndex:
 
     def refresh(self, paths: list[Path], sessions: list[Path] = ()) -> int:
         """Bring many files up to date: one query for what is known, one stat per file, a read only of what changed;
-        for each of `sessions`, its persisted tool results (listed again only when their folder changed)."""
-        known: dict[bytes, tuple[int, int, int]] = {}
-        persisted: dict[bytes, list[bytes]] = {}  # a session's persisted files, from the same query
-        for k, i, sz, m, owner in self.db.execute("SELECT path, inode, size, mtime_ns, owner FROM files"):
-            known[k] = (i, sz, m)
-            if owner is not None:
-                persisted.setdefault(owner, []).append(k)
+        for each of `sessions`, its persisted tool results, looked at again only when their folder's time changed
+        (Claude Code writes each once, under a new name: one added or removed changes the folder's time; a folder
+        changed in the last 2 s is looked at again next time, as a coarse clock may not have ticked yet)."""
+        known = {k: (i, sz, m) for k, i, sz, m in
+                 self.db.execute("SELECT path, inode, size, mtime_ns FROM files WHERE owner IS NULL")}
         read = 0
         for p in paths:
             try:
@@ -251,16 +254,17 @@ class SearchIndex:
                 read += self.update(p)
         if sessions:
             dirs = dict(self.db.execute("SELECT path, mtime_ns FROM dirs"))
+            now = time.time_ns()
             for session in sessions:
-                d = session.with_suffix("") / "tool-results"
+                d = _key(session)[:-6] + b"/tool-results"
                 try:
                     m = os.stat(d).st_mtime_ns
                 except OSError:
                     continue
-                if dirs.get(_key(d)) == m and not _changed(persisted.get(_key(session), ()), known):
+                if dirs.get(d) == m:
                     continue
                 read += self.update_persisted(session)
-                self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (_key(d), m))
+                self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (d, m if 0 <= now - m > RACY_NS else -1))
         return read
 
     def update_persisted(self, session: Path) -> int:
@@ -306,37 +310,47 @@ class SearchIndex:
 
     def persisted_candidates(self, session: Path, query: Any) -> list[tuple[Path, str]]:
         """(persisted file, its text) of one session's persisted tool results the index says may match, by name."""
-        return self.search_all([], query, persisted_of=[session]).get(session, [])  # type: ignore[union-attr]
+        found = self.search_all([], query, persisted_of=[session])
+        return found[1].get(session, []) if found is not None else []
 
-    def search_all(self, paths: list[Path], query: Any,
-                   persisted_of: list[Path] = ()) -> dict[Path, list[tuple[Any, ...]]] | None:
-        """The candidate texts of every one of `paths` at once (in each file's order), and for each session of
-        `persisted_of` its persisted outputs' as (file, text) by name, in one lookup (the trigram index first: a join
-        on the unindexed file column would scan every text for every file); None when the query is not `usable`."""
+    def search_all(self, paths: list[Path], query: Any, persisted_of: list[Path] = ()
+                   ) -> tuple[dict[Path, list[tuple[Any, ...]]], dict[Path, list[tuple[Path, str]]]] | None:
+        """The candidate texts of every one of `paths` (in each file's order), and for each session of `persisted_of`
+        its persisted outputs' as (file, text) by name, in one lookup (the trigram index first, then the files of
+        what it found: a join on the unindexed file column would scan every text); None when the query is not
+        `usable`."""
         if not usable(query):
             return None
-        ids = {fid: (p, owner) for fid, p, owner in self.db.execute("SELECT id, path, owner FROM files")}
+        found = self.db.execute("SELECT file_id, line, off, type, place, ts, text FROM texts WHERE text LIKE ? "
+                                "ORDER BY rowid", (like(query),)).fetchall()
+        out: dict[Path, list[tuple[Any, ...]]] = {}
+        outp: dict[Path, list[tuple[Path, str]]] = {}
+        if not found:
+            return out, outp
+        fids = sorted({r[0] for r in found})
+        ids: dict[int, tuple[bytes, bytes | None]] = {}
+        for n in range(0, len(fids), 500):
+            part = fids[n:n + 500]
+            ids.update((fid, (k, o)) for fid, k, o in self.db.execute(
+                f"SELECT id, path, owner FROM files WHERE id IN ({','.join('?' * len(part))})", part))
         wanted = {_key(p): p for p in paths}
         owners = {_key(p): p for p in persisted_of}
-        by_id = {fid: wanted[k] for fid, (k, _o) in ids.items() if k in wanted}
-        out: dict[Path, list[tuple[Any, ...]]] = {}
-        if owners:
-            for fid, text in self.db.execute("SELECT file_id, text FROM texts WHERE text LIKE ? AND line=0",
-                                             (like(query),)):
-                k, owner = ids.get(fid, (None, None))
-                if owner in owners and k is not None:
-                    out.setdefault(owners[owner], []).append((Path(os.fsdecode(k)), text))
-            for v in out.values():
-                v.sort()
-            if not paths:
-                return out
-        for fid, line, off, t, place, ts, text in self.db.execute(
-                "SELECT file_id, line, off, type, place, ts, text FROM texts WHERE text LIKE ? ORDER BY rowid",
-                (like(query),)):
-            p = by_id.get(fid)
-            if p is not None:
-                out.setdefault(p, []).append((line, off, t, place, ts, text))
-        return out
+        for fid, line, off, t, place, ts, text in found:
+            k, owner = ids.get(fid, (None, None))
+            if k is None:
+                continue
+            if line == 0:
+                if owner in owners:
+                    outp.setdefault(owners[owner], []).append((Path(os.fsdecode(k)), text))
+            elif k in wanted:
+                out.setdefault(wanted[k], []).append((line, off, t, place, ts, text))
+        for v in outp.values():
+            v.sort()
+        return out, outp
+
+    def listing(self) -> Listings:
+        """Folder listings for `search.list_transcripts`, from the database while a folder's time is unchanged."""
+        return Listings(self)
 
     # -- looking up ---------------------------------------------------------------------------
     def candidates(self, path: Path, query: Any) -> list[tuple[int, int, str, str, str | None, str]] | None:
@@ -357,6 +371,68 @@ class SearchIndex:
         return IndexStatus(self.path, files, texts, done, size)
 
 
+RACY_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick: not kept
+
+
+class Listings:
+    """What `os.scandir` says of a folder (its regular files and folders, links left out; as JSON, or as "f"/"d" + name
+    joined by "/" when a name is not UTF-8), kept in the database with
+    the folder's time: a folder whose time has not changed has the same entries (adding, removing or renaming an
+    entry changes it), so a warm search costs one stat per folder instead of a listing. A listing is kept only once
+    its folder has been still for 2 s, so that two changes within one tick of a coarse file-system clock are never
+    taken for none."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self.index = index
+        self.known: dict[bytes, tuple[int, bytes]] | None = None
+        self.new: list[tuple[bytes, int, bytes]] = []
+
+    def _load(self, first: str) -> dict[bytes, tuple[int, bytes]]:
+        lo = os.fsencode(os.path.abspath(first))
+        try:  # the folders under the first one asked for (the target): one query
+            rows = self.index.db.execute("SELECT dir, mtime_ns, entries FROM listings WHERE dir >= ? AND dir < ?",
+                                         (lo, lo + b"\xff")).fetchall()
+        except sqlite3.Error:
+            rows = []
+        return {d: (m, e) for d, m, e in rows}
+
+    def __call__(self, d: str) -> list[tuple[str, int]]:
+        from inspector.search import DIR, FILE, scan_dir
+
+        if self.known is None:
+            self.known = self._load(d)
+        key = os.fsencode(os.path.abspath(d))
+        try:
+            mtime = os.stat(d).st_mtime_ns
+        except OSError:
+            return []
+        hit = self.known.get(key)
+        if hit is not None and hit[0] == mtime:
+            if hit[1][:1] == b"[":
+                return [tuple(e) for e in orjson.loads(hit[1])]  # type: ignore[misc]
+            return [(os.fsdecode(e[1:]), FILE if e[:1] == b"f" else DIR) for e in hit[1].split(b"/") if e]
+        entries = scan_dir(d)
+        if 0 <= time.time_ns() - mtime > RACY_NS:
+            try:  # as JSON, [[name, kind], ...], the fastest to read back; a name that is not UTF-8 as bytes instead
+                blob = orjson.dumps(entries)
+            except TypeError:
+                blob = b"/".join((b"f" if k == FILE else b"d") + os.fsencode(n) for n, k in entries)
+            self.known[key] = (mtime, blob)
+            self.new.append((key, mtime, blob))
+        return entries
+
+    def save(self) -> None:
+        """Keep the listings read in this search (best effort: a locked database keeps them for the next one)."""
+        rows, self.new = self.new, []
+        if not rows:
+            return
+        try:
+            with self.index._write():
+                self.index.db.executemany("INSERT OR REPLACE INTO listings VALUES(?, ?, ?)", rows)
+        except sqlite3.Error:
+            pass
+
+
 def usable(query: Any) -> bool:
     """Whether the index can pick the candidates: 3 characters or more (a trigram), ASCII (SQLite's LIKE folds the case
     of ASCII only; another query is scanned, so that what Python's lower() matches is never missed)."""
@@ -369,21 +445,10 @@ def like(query: Any) -> str:
     return "%" + query.folded + "%"
 
 
-def _changed(keys: Iterable[bytes], known: dict[bytes, tuple[int, int, int]]) -> bool:
-    """Whether one of these indexed files changed in place or went (a folder's time does not say so)."""
-    for k in keys:
-        try:
-            st = os.stat(k)
-        except OSError:
-            return True
-        if known.get(k) != (st.st_ino, st.st_size, st.st_mtime_ns):
-            return True
-    return False
-
-
 def _key(path: Path | str) -> bytes:
     """A file's key: its absolute path as bytes (a name that is not UTF-8 is a valid key too)."""
-    return os.fsencode(os.path.abspath(path))
+    s = os.fspath(path)
+    return os.fsencode(s if s.startswith("/") and "/." not in s and "//" not in s else os.path.abspath(s))
 
 
 def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | None:

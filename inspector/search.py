@@ -23,11 +23,11 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from inspector.textutil import printable, without_surrogates
-from inspector.transcript.discovery import Target, session_files
+from inspector.transcript.discovery import Target
 from inspector.transcript.index import MAX_LINE
 from inspector.transcript.records import LineError, decode_line, iter_blocks
 from inspector.transcript.safefs import open_regular
-from inspector.transcript.session import subagent_files, tool_result_files
+from inspector.transcript.session import tool_result_files
 
 SNIPPET = 160  # characters of context shown around a match
 PERSISTED_CAP = 64 << 20  # bytes of one persisted output searched
@@ -378,38 +378,85 @@ class FileHits:
     hits: list[Hit]
 
 
-def _folders_in(project: Path) -> set[str]:
+FILE, DIR = 1, 2  # the kinds of entries a listing keeps (a link, or anything else, is never followed nor read)
+
+Scan = Callable[[str], "list[tuple[str, int]]"]
+
+
+def scan_dir(d: str) -> list[tuple[str, int]]:
+    """(name, FILE or DIR) of the regular files and folders directly in `d`, links left out; [] when unreadable."""
     try:
-        with os.scandir(project) as it:
-            return {e.name for e in it if e.is_dir(follow_symlinks=False)}
+        with os.scandir(d) as it:
+            return [(e.name, FILE if e.is_file(follow_symlinks=False) else DIR) for e in it
+                    if not e.is_symlink() and (e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False))]
     except OSError:
-        return set()
+        return []
 
 
-def session_has_folder(session: Path, folders: dict[Path, set[str]]) -> bool:
-    """Whether the session has its own folder (subagents, tool results, memory), from one listing per project."""
-    if session.parent not in folders:
-        folders[session.parent] = _folders_in(session.parent)
-    return session.stem in folders[session.parent]
+def _agents_below(folder: str, scan: Scan) -> list[str]:
+    """The `agent-*.jsonl` files under a session's `subagents` folder, as `subagent_files` finds them (no link, a
+    bounded depth and number of files, pathlib's order), from listings."""
+    from inspector.transcript.safefs import MAX_DEPTH, MAX_FILES
+
+    found: list[str] = []
+    stack = [(folder, 0)]
+    files = 0
+    while stack and files < MAX_FILES:
+        d, depth = stack.pop()
+        for name, kind in scan(d):
+            if kind == DIR:
+                if depth < MAX_DEPTH:
+                    stack.append((d + os.sep + name, depth + 1))
+            else:
+                files += 1
+                if name.startswith("agent-") and name.endswith(".jsonl") and files <= MAX_FILES:
+                    found.append(d + os.sep + name)
+    cut = len(folder) + 1
+    found.sort(key=lambda p: p[cut:].split(os.sep))
+    return found
+
+
+def list_transcripts(target: Target, *, subagents: bool = True,
+                     scan: Scan = scan_dir) -> tuple[list[tuple[Path, Path]], list[Path]]:
+    """(transcript, the session it belongs to) for every session under a target, its subagents after it, and the
+    sessions whose folder has a `tool-results` folder. The listings come from `scan` (the search index serves them
+    from its database while a folder's time is unchanged); no link is followed below a project folder."""
+    out: list[tuple[Path, Path]] = []
+    with_results: list[Path] = []
+    if target.kind == "file":
+        groups = [(os.fspath(target.path.parent), [target.path.name], [])]
+    else:
+        projects = [os.fspath(target.path)] if target.kind == "project" else \
+            [os.fspath(target.path) + os.sep + n for n, k in sorted(scan(os.fspath(target.path))) if k == DIR]
+        groups = []
+        for proj in projects:
+            names = sorted(n for n, k in scan(proj) if k == FILE and n.endswith(".jsonl") and len(n) > 6)
+            groups.append((proj, [n for n in names if not n.startswith("agent-")],
+                           [n for n in names if n.startswith("agent-")]))
+    for proj, sessions, agents in groups:
+        folders = {n for n, k in scan(proj) if k == DIR} if sessions else set()
+        flat_done = False
+        folder = Path(proj)
+        for name in sessions:
+            session = folder / name  # a child of a parsed Path: half the cost of parsing the whole path
+            out.append((session, session))
+            stem = name[:-6]
+            if stem in folders:
+                beside = dict(scan(proj + os.sep + stem))
+                if beside.get("tool-results") == DIR:
+                    with_results.append(session)
+                if subagents and beside.get("subagents") == DIR:
+                    out.extend((Path(a), session) for a in _agents_below(proj + os.sep + stem + os.sep + "subagents",
+                                                                          scan))
+            if subagents and not flat_done:  # a project's flat agent-*.jsonl files, once, after its first session
+                flat_done = True
+                out.extend((folder / a, folder / a) for a in agents)
+    return out, sorted(with_results)
 
 
 def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[Path, Path]]:
     """(transcript, the session it belongs to) for every session under a target, its subagents after it."""
-    out: list[tuple[Path, Path]] = []
-    flat_seen: set[Path] = set()
-    folders: dict[Path, set[str]] = {}  # each project's sub-folders, listed once: most sessions have none to look in
-    for path, agents in session_files(target):
-        out.append((path, path))
-        if subagents:
-            if path.parent not in folders:
-                folders[path.parent] = _folders_in(path.parent)
-            if path.stem in folders[path.parent]:
-                out.extend((a, path) for a in subagent_files(path))
-            for a in agents:  # a project's flat agent-*.jsonl files, once each
-                if a not in flat_seen:
-                    flat_seen.add(a)
-                    out.append((a, a))
-    return out
+    return list_transcripts(target, subagents=subagents)[0]
 
 
 def parse_since(text: str, now: float | None = None) -> str:
@@ -455,7 +502,10 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
     """The transcripts under a target that contain the query, in order, with their hits.
 
     A file that cannot be read is skipped (it may have been deleted since it was listed)."""
-    files = transcripts_under(target, subagents=subagents)
+    listing = index.listing() if index is not None else None
+    files, with_results = list_transcripts(target, subagents=subagents, scan=listing or scan_dir)
+    if listing is not None:
+        listing.save()
     if project:
         cwds: dict[Path, str] = {}
         files = [(p, sess) for p, sess in files if _project_matches(sess, project, cwds)]
@@ -475,12 +525,13 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
     from inspector.fts import usable
 
     if index is not None and usable(query):  # every file brought up to date, then one lookup for all
-        folders: dict[Path, set[str]] = {}
-        sessions = sorted(s for s in {s for _, s in files} if session_has_folder(s, folders)) if persisted else []
+        kept = {s for _, s in files}
+        sessions = [s for s in with_results if s in kept] if persisted else []
         try:
             index.refresh([p for p, _ in files], sessions)
-            found = index.search_all([p for p, _ in files], query)
-            found_persisted = index.search_all([], query, persisted_of=sessions) if sessions else {}
+            both = index.search_all([p for p, _ in files], query, persisted_of=sessions)
+            assert both is not None  # the query is usable
+            found, found_persisted = both
         except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
             index.notice(f"searching without the index: {exc}")
             found, index = None, None

@@ -142,3 +142,63 @@ def test_search_by_project_and_since(tmp_path):
     assert all(os.path.basename(d["path"]) != "c.jsonl" for d in jsonl(run("search", "needle", str(root), "--since", "30d", "--json")[1]))
     code, out, err = run("search", "needle", str(root), "--since", "yesterday")
     assert code == 2 and "--since takes" in err
+
+
+def _backdate(root, secs=60):
+    """Every folder under root (and root) last changed `secs` ago: old enough for its listing to be kept."""
+    import time
+
+    when = time.time() - secs
+    for d, _dirs, _files in os.walk(root):
+        os.utime(d, (when, when))
+
+
+def _old_listing(target):
+    """What the search listed before the index served listings: session_files, then subagent_files of each."""
+    from inspector.transcript.discovery import session_files
+    from inspector.transcript.session import subagent_files
+
+    out, flat_seen = [], set()
+    for path, agents in session_files(target):
+        out.append((path, path))
+        out.extend((a, path) for a in subagent_files(path))
+        for a in agents:
+            if a not in flat_seen:
+                flat_seen.add(a)
+                out.append((a, a))
+    return out
+
+
+def test_listings_kept_in_the_index_list_what_the_folders_hold(tmp_path):
+    from inspector.search import list_transcripts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    (root / "-evil").mkdir()
+    (root / "-evil" / "s.jsonl").symlink_to(next(root.glob("*/*.jsonl")))  # a link: never listed
+    _backdate(root)
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    target = resolve_target(root)
+    want = _old_listing(target)
+    first = idx.listing()
+    assert list_transcripts(target, scan=first)[0] == want and len(first.new) > 3  # kept: still for a minute
+    first.save()
+    served = idx.listing()
+    assert list_transcripts(target, scan=served)[0] == want and served.new == []  # all from the database
+    proj = next(p for p in sorted(root.iterdir()) if p.name != "-evil")
+    shutil.copy(next(proj.glob("*.jsonl")), proj / "zz-new.jsonl")  # the folder's time changes: listed again
+    again = idx.listing()
+    got = list_transcripts(target, scan=again)[0]
+    assert got == _old_listing(target) and (proj / "zz-new.jsonl", proj / "zz-new.jsonl") in got
+    assert [k for k, _m, _e in again.new] == []  # changed just now: not kept (a coarse clock may tick late)
+    for term in ("error", "the"):
+        scan, indexed = both(root, term, idx)
+        assert scan == indexed, term
+
+
+@requires_realdata
+def test_the_listing_of_real_projects_is_the_old_one():
+    from inspector.search import list_transcripts
+
+    target = resolve_target(REAL_PROJECTS)
+    assert list_transcripts(target)[0] == _old_listing(target)
