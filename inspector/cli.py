@@ -956,7 +956,7 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
     import time
 
     from inspector.fts import IndexUnavailable, SearchIndex, db_path
-    from inspector.search import transcripts_under
+    from inspector.search import list_transcripts
     from inspector.textutil import human_size, printable
     from inspector.transcript.discovery import InspectorError, resolve_target
 
@@ -976,20 +976,19 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
     try:
         if not args.status:
             path = Path(args.path) if args.path else _default_path(err)
-            files = transcripts_under(resolve_target(path))
+            listing = idx.listing()
+            files, with_results = list_transcripts(resolve_target(path), scan=listing)
+            listing.save()
             t0 = time.perf_counter()
-            lines = 0
-            for n, (f, _session) in enumerate(files):
-                try:
-                    lines += idx.update(f)
-                except OSError:
-                    continue
+            lines = idx.refresh([f for f, _ in files], with_results)
             gone = idx.prune(f for f, _ in files)
-            out.write(f"Indexed {lines:,} new line(s) of {len(files):,} transcript(s) in {time.perf_counter() - t0:.2f} s"
+            out.write(f"Indexed {lines:,} new line(s) and persisted output(s) of {len(files):,} transcript(s) and the "
+                      f"tool-results folders of {len(with_results):,} session(s) in {time.perf_counter() - t0:.2f} s"
                       + (f"; {gone} file(s) no longer on disk dropped" if gone else "") + "\n")
         st = idx.status()
-        out.write(printable(f"{st.path}: {st.files:,} transcript(s), {st.texts:,} texts, {human_size(st.bytes_indexed)} of "
-                            f"transcripts indexed, {human_size(st.size)} on disk") + "\n")
+        out.write(printable(f"{st.path}: {st.files:,} transcript(s) and {st.persisted:,} persisted output(s) indexed "
+                            f"({human_size(st.bytes_indexed)}, {st.texts:,} texts), the stats of {st.sessions:,} "
+                            f"session(s); {human_size(st.size)} on disk") + "\n")
     finally:
         idx.close()
     return EXIT_OK

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
-SCHEMA = 6
+SCHEMA = 7
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
 
 
@@ -44,10 +44,12 @@ class IndexUnavailable(Exception):
 @dataclass(slots=True)
 class IndexStatus:
     path: Path
-    files: int
+    files: int  # transcripts
     texts: int
-    bytes_indexed: int
+    bytes_indexed: int  # of transcripts and persisted outputs
     size: int
+    persisted: int = 0  # persisted tool results
+    sessions: int = 0  # rows of the stats cache
 
 
 class SearchIndex:
@@ -107,12 +109,16 @@ class SearchIndex:
     def _create(db: sqlite3.Connection) -> None:
         db.executescript("""
             DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS dirs;
-            DROP TABLE IF EXISTS stats; DROP TABLE IF EXISTS listings;
+            DROP TABLE IF EXISTS stats; DROP TABLE IF EXISTS listings; DROP TABLE IF EXISTS spans;
             CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE files(id INTEGER PRIMARY KEY, path BLOB UNIQUE NOT NULL, inode INTEGER, size INTEGER,
                                mtime_ns INTEGER, head BLOB, indexed_to INTEGER NOT NULL DEFAULT 0,
                                lines INTEGER NOT NULL DEFAULT 0, owner BLOB);
             CREATE INDEX files_owner ON files(owner);
+            -- the rowids of a file's texts, a span per update (an FTS5 table finds rows by rowid only: deleting
+            -- by file_id would read every text); `tail`: the rows of a last line read before its end was written
+            CREATE TABLE spans(file_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL, tail INTEGER NOT NULL);
+            CREATE INDEX spans_file ON spans(file_id);
             CREATE TABLE dirs(path BLOB PRIMARY KEY, mtime_ns INTEGER);
             -- a folder's files and folders (Listings), valid while its time is `mtime_ns`
             CREATE TABLE listings(dir BLOB PRIMARY KEY, mtime_ns INTEGER NOT NULL, entries BLOB NOT NULL);
@@ -130,73 +136,125 @@ class SearchIndex:
     # -- keeping it up to date ----------------------------------------------------------------
     def update(self, path: Path) -> int:
         """Index what is new in a transcript; returns the lines read. A replaced or truncated file is redone."""
-        from inspector.transcript.index import MAX_LINE
+        plan = self._plan(path)
+        if plan is None:
+            return 0
+        return self._apply(plan, read_texts(os.fspath(path), plan.start, plan.lines))
 
+    def _plan(self, path: Path) -> _Plan | None:
+        """What to read of a transcript (None: nothing, it is unchanged or gone)."""
         key = _key(path)
         try:
             st = os.stat(path)
         except OSError:
             self.forget(key)
-            return 0
+            return None
         row = self.db.execute("SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?",
                               (key,)).fetchone()
         if row is not None and (row[1], row[2], row[3]) == (st.st_ino, st.st_size, st.st_mtime_ns):
-            return 0  # unchanged: one stat, nothing read
+            return None  # unchanged: one stat, nothing read
         try:
             with open(path, "rb") as f:
                 head = f.read(HEAD)
         except OSError:
             self.forget(key)
-            return 0
-        drop: tuple[str, tuple[Any, ...]] | None = None  # what of the file's rows goes, in the same transaction
-        if row is not None:
-            fid, inode, size, mtime_ns, old_head, indexed_to, lines = row
-            replaced = inode != st.st_ino or st.st_size < indexed_to or head[: len(old_head or b"")] != (old_head or b"")[: len(head)]
-            if replaced:
-                drop = ("DELETE FROM texts WHERE file_id=?", (fid,))
-                indexed_to = lines = 0
-            elif size > indexed_to:  # its last line had no end when it was read: read again, from its start
-                drop = ("DELETE FROM texts WHERE file_id=? AND line>?", (fid, lines))
-        else:
-            fid, indexed_to, lines = None, 0, 0
-        rows: list[tuple[Any, ...]] = []
-        read = 0
+            return None
+        if row is None:
+            return _Plan(key, None, None, 0, 0, head, st)
+        fid, inode, size, mtime_ns, old_head, indexed_to, lines = row
+        if inode != st.st_ino or st.st_size < indexed_to or head[: len(old_head or b"")] != (old_head or b"")[: len(head)]:
+            return _Plan(key, fid, True, 0, 0, head, st)  # replaced: all of it goes
+        return _Plan(key, fid, False, indexed_to, lines, head, st)  # grown: an unfinished last line's rows go
+
+    def _apply(self, plan: _Plan, batches: Iterable[Any]) -> int:
+        """Write what `read_texts` yields for a plan, in one transaction; returns the lines read."""
         with self._write():
-            if drop is not None:
-                self.db.execute(*drop)
-            if fid is None:
-                fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (key,)).lastrowid
-            with open(path, "rb") as f:
-                f.seek(indexed_to)
-                offset = indexed_to
-                while True:
-                    raw = f.readline(MAX_LINE + 1)
-                    if not raw:
-                        break
-                    if raw[-1] != 10:  # an over-long line (skipped as the scan skips it) or a last line without its end
-                        if len(raw) > MAX_LINE:
-                            while raw and raw[-1] != 10:
-                                offset += len(raw)
-                                raw = f.readline(1 << 20)
-                            offset += len(raw)
-                            lines += 1
-                            continue
-                        # searched as the scan searches it, but not counted as done: it is indexed again (its rows
-                        # replaced) once the file changes, as a line still being written would be
-                        rows.extend(self._texts(raw, fid, lines + 1, offset))
-                        break
-                    lines += 1
-                    read += 1
-                    rows.extend(self._texts(raw, fid, lines, offset))
-                    offset += len(raw)
-                    if len(rows) >= 5000:
-                        self.db.executemany("INSERT INTO texts VALUES(?,?,?,?,?,?,?)", rows)
-                        rows.clear()
-            if rows:
-                self.db.executemany("INSERT INTO texts VALUES(?,?,?,?,?,?,?)", rows)
+            fid = plan.fid
+            if fid is not None:
+                self._drop(fid, tail_only=not plan.drop)
+            else:
+                fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
+            first = next_id = self._next_rowid()
+            tail_from = None
+            for item in batches:
+                if isinstance(item, _End):
+                    end = item
+                    break
+                if item and item[0] is None:  # the marker before the rows of an unfinished last line
+                    tail_from = next_id
+                    item = item[1:]
+                next_id = self._insert(item, fid, next_id)
+            if tail_from is None:
+                tail_from = next_id
+            if tail_from > first:
+                self.db.execute("INSERT INTO spans VALUES(?, ?, ?, 0)", (fid, first, tail_from - 1))
+            if next_id > tail_from:
+                self.db.execute("INSERT INTO spans VALUES(?, ?, ?, 1)", (fid, tail_from, next_id - 1))
+            st = plan.st
             self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
-                            (st.st_ino, st.st_size, st.st_mtime_ns, head, offset, lines, fid))
+                            (st.st_ino, st.st_size, st.st_mtime_ns, plan.head, end.offset, end.lines, fid))
+        return end.read
+
+    def _update_many(self, paths: list[Path], workers: int | None = None) -> int:
+        """`update` each file; when there is much to read, the lines are read and decoded in a process per core
+        (`workers`, default the number of cores) while this one writes, in the files' order, a few files ahead at
+        most (bounded memory). A file with more than BIG bytes to read is read here, in batches."""
+        plans = [(p, plan) for p in paths if (plan := self._plan(p)) is not None]
+        todo = sum(max(0, plan.st.st_size - plan.start) for _, plan in plans)
+        n = workers if workers is not None else (os.cpu_count() or 1)
+        if n <= 1 or len(plans) < 4 or todo < POOL_MIN:
+            return sum(self._apply_read(p, plan) for p, plan in plans)
+        import collections
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        read = 0
+        # forkserver, not fork: the caller may be a threaded app (the TUI), and forking threads is unsafe
+        with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            ahead: collections.deque[tuple[Path, _Plan, Any]] = collections.deque()
+            for p, plan in plans:
+                small = plan.st.st_size - plan.start <= BIG
+                ahead.append((p, plan, pool.submit(_read_all, os.fspath(p), plan.start, plan.lines) if small else None))
+                while len(ahead) > 2 * n or (ahead and ahead[0][2] is None):
+                    read += self._take(*ahead.popleft())
+            while ahead:
+                read += self._take(*ahead.popleft())
         return read
+
+    def _take(self, p: Path, plan: _Plan, future: Any) -> int:
+        if future is None:
+            return self._apply_read(p, plan)
+        try:
+            return self._apply(plan, future.result())
+        except OSError:
+            return 0  # gone since it was listed
+
+    def _apply_read(self, p: Path, plan: _Plan) -> int:
+        try:
+            return self._apply(plan, read_texts(os.fspath(p), plan.start, plan.lines))
+        except OSError:
+            return 0
+
+    def _next_rowid(self) -> int:
+        """The rowid the next text takes (in a write transaction: no one else inserts meanwhile)."""
+        row = self.db.execute("SELECT rowid FROM texts ORDER BY rowid DESC LIMIT 1").fetchone()
+        return (row[0] if row else 0) + 1
+
+    def _insert(self, rows: list[tuple[Any, ...]], fid: int, next_id: int) -> int:
+        """Insert texts (text, line, offset, type, place, time) of a file with consecutive rowids from `next_id`;
+        returns the rowid after the last."""
+        if rows:
+            self.db.executemany("INSERT INTO texts(rowid, text, file_id, line, off, type, place, ts) "
+                                "VALUES(?,?,?,?,?,?,?,?)",
+                                [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(rows)])
+        return next_id + len(rows)
+
+    def _drop(self, fid: int, *, tail_only: bool = False) -> None:
+        """Delete a file's texts (or only those of its unfinished last line), by their rowids."""
+        q = "SELECT rowid, lo, hi FROM spans WHERE file_id=?" + (" AND tail=1" if tail_only else "")
+        for span, lo, hi in self.db.execute(q, (fid,)).fetchall():
+            self.db.execute("DELETE FROM texts WHERE rowid BETWEEN ? AND ?", (lo, hi))
+            self.db.execute("DELETE FROM spans WHERE rowid=?", (span,))
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
@@ -209,25 +267,12 @@ class SearchIndex:
             raise
         self.db.execute("COMMIT")
 
-    @staticmethod
-    def _texts(raw: bytes, fid: int, line: int, offset: int) -> Iterable[tuple[Any, ...]]:
-        from inspector.search import record_texts
-        from inspector.transcript.records import LineError, decode_line
-
-        try:
-            body, _ = decode_line(raw)
-        except LineError:
-            return ()
-        t = body.get("type")
-        t = t if isinstance(t, str) else ""
-        ts = body.get("timestamp") if isinstance(body.get("timestamp"), str) else None
-        return [(text, fid, line, offset, t, where, ts) for where, text in record_texts(body) if text]
-
     def forget(self, key: bytes) -> None:
         row = self.db.execute("SELECT id FROM files WHERE path=?", (key,)).fetchone()
         if row:
-            self.db.execute("DELETE FROM texts WHERE file_id=?", (row[0],))
-            self.db.execute("DELETE FROM files WHERE id=?", (row[0],))
+            with contextlib.nullcontext() if self.db.in_transaction else self._write():
+                self._drop(row[0])
+                self.db.execute("DELETE FROM files WHERE id=?", (row[0],))
 
     def prune(self, present: Iterable[Path]) -> int:
         """Drop the files no longer on disk (of those under the folders given)."""
@@ -237,21 +282,22 @@ class SearchIndex:
             self.forget(p)
         return len(gone)
 
-    def refresh(self, paths: list[Path], sessions: list[Path] = ()) -> int:
+    def refresh(self, paths: list[Path], sessions: list[Path] = (), workers: int | None = None) -> int:
         """Bring many files up to date: one query for what is known, one stat per file, a read only of what changed;
         for each of `sessions`, its persisted tool results, looked at again only when their folder's time changed
         (Claude Code writes each once, under a new name: one added or removed changes the folder's time; a folder
         changed in the last 2 s is looked at again next time, as a coarse clock may not have ticked yet)."""
         known = {k: (i, sz, m) for k, i, sz, m in
                  self.db.execute("SELECT path, inode, size, mtime_ns FROM files WHERE owner IS NULL")}
-        read = 0
+        changed = []
         for p in paths:
             try:
                 st = os.stat(p)
             except OSError:
                 continue
             if known.get(_key(p)) != (st.st_ino, st.st_size, st.st_mtime_ns):
-                read += self.update(p)
+                changed.append(p)
+        read = self._update_many(changed, workers) if changed else 0
         if sessions:
             dirs = dict(self.db.execute("SELECT path, mtime_ns FROM dirs"))
             now = time.time_ns()
@@ -297,12 +343,13 @@ class SearchIndex:
                 continue
             with self._write():
                 if row is not None:
-                    self.db.execute("DELETE FROM texts WHERE file_id=?", (row[0],))
+                    self._drop(row[0])
                     fid = row[0]
                 else:
                     fid = self.db.execute("INSERT INTO files(path, owner) VALUES(?, ?)", (key, owner)).lastrowid
-                self.db.execute("INSERT INTO texts VALUES(?,?,?,?,?,?,?)",
-                                (data.decode("utf-8", "replace"), fid, 0, -1, "user", "persisted output", None))
+                rid = self._next_rowid()
+                self._insert([(data.decode("utf-8", "replace"), 0, -1, "user", "persisted output", None)], fid, rid)
+                self.db.execute("INSERT INTO spans VALUES(?, ?, ?, 0)", (fid, rid, rid))
                 self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, indexed_to=?, owner=? WHERE id=?",
                                 (st.st_ino, st.st_size, st.st_mtime_ns, len(data), owner, fid))
             n += 1
@@ -365,10 +412,103 @@ class SearchIndex:
                                "ORDER BY rowid", (row[0], like(query))).fetchall()
 
     def status(self) -> IndexStatus:
-        files, done = self.db.execute("SELECT count(*), coalesce(sum(indexed_to), 0) FROM files").fetchone()
+        files, persisted, done = self.db.execute(
+            "SELECT count(*) FILTER (WHERE owner IS NULL), count(*) FILTER (WHERE owner IS NOT NULL), "
+            "coalesce(sum(indexed_to), 0) FROM files").fetchone()
         texts = self.db.execute("SELECT count(*) FROM texts").fetchone()[0]
+        sessions = self.db.execute("SELECT count(*) FROM stats").fetchone()[0]
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
-        return IndexStatus(self.path, files, texts, done, size)
+        return IndexStatus(self.path, files, texts, done, size, persisted, sessions)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What `update` reads of a file: from `start` (its line count then `lines`), dropping all its rows first
+    (`drop` True), those of an unfinished last line (False), or none (None: a new file, `fid` None)."""
+
+    key: bytes
+    fid: int | None
+    drop: bool | None
+    start: int
+    lines: int
+    head: bytes
+    st: os.stat_result
+
+
+@dataclass(slots=True)
+class _End:
+    offset: int  # where the next read starts: the end of the last complete line
+    lines: int  # complete lines up to there
+    read: int  # lines read this time
+
+
+BATCH = 5000
+
+
+def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
+    """The texts of a transcript's lines from byte `start` (line `lines` + 1), in batches of rows (text, line, offset,
+    type, place, time), then an `_End`. The rows of a last line without its end (still being written) come in a
+    batch of their own that starts with None: searched now, read again once the file changes. A line over MAX_LINE
+    bytes is skipped as the scan skips it. Pure (no database): a worker process can run it."""
+    from inspector.transcript.index import MAX_LINE
+
+    rows: list[tuple[Any, ...]] = []
+    read = 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        offset = start
+        while True:
+            raw = f.readline(MAX_LINE + 1)
+            if not raw:
+                break
+            if raw[-1] != 10:  # an over-long line or a last line without its end
+                if len(raw) > MAX_LINE:
+                    while raw and raw[-1] != 10:
+                        offset += len(raw)
+                        raw = f.readline(1 << 20)
+                    offset += len(raw)
+                    lines += 1
+                    continue
+                if rows:
+                    yield rows
+                    rows = []
+                tail = _texts(raw, lines + 1, offset)
+                if tail:
+                    yield [None, *tail]
+                break
+            lines += 1
+            read += 1
+            rows.extend(_texts(raw, lines, offset))
+            offset += len(raw)
+            if len(rows) >= BATCH:
+                yield rows
+                rows = []
+    if rows:
+        yield rows
+    yield _End(offset, lines, read)
+
+
+POOL_MIN = 32 << 20  # bytes to read below which the files are read here (starting workers costs more)
+BIG = 64 << 20  # bytes to read above which a file is read here, in batches, not held whole by a worker
+
+
+def _read_all(path: str, start: int, lines: int) -> list[Any]:
+    """`read_texts` whole, in a worker process."""
+    return list(read_texts(path, start, lines))
+
+
+def _texts(raw: bytes, line: int, offset: int) -> list[tuple[Any, ...]]:
+    from inspector.search import record_texts
+    from inspector.transcript.records import LineError, decode_line
+
+    try:
+        body, _ = decode_line(raw)
+    except LineError:
+        return []
+    t = body.get("type")
+    t = t if isinstance(t, str) else ""
+    ts = body.get("timestamp") if isinstance(body.get("timestamp"), str) else None
+    return [(text, line, offset, t, where, ts) for where, text in record_texts(body) if text]
 
 
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick: not kept

@@ -202,3 +202,58 @@ def test_the_listing_of_real_projects_is_the_old_one():
 
     target = resolve_target(REAL_PROJECTS)
     assert list_transcripts(target)[0] == _old_listing(target)
+
+
+def test_dropped_rows_go_by_rowid_and_none_is_left_behind(tmp_path):
+    """A tail read before its end, a file replaced, a file deleted: the texts table holds exactly what the files say."""
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "first needle")])
+    q = write_jsonl(tmp_path / "p" / "t.jsonl", [user("v0", None, "other needle")])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+
+    def texts():
+        return sorted(t for (t,) in idx.db.execute("SELECT text FROM texts"))
+
+    def spans_cover_all():
+        n = idx.db.execute("SELECT coalesce(sum(hi - lo + 1), 0) FROM spans").fetchone()[0]
+        return n == idx.db.execute("SELECT count(*) FROM texts").fetchone()[0]
+
+    idx.update(q)
+    with open(p, "ab") as f:
+        f.write(b'{"type":"user","uuid":"u1","parentUuid":"u0","message":{"role":"user","content":"half a needle"}}')
+    idx.update(p)
+    assert texts() == ["first needle", "half a needle", "other needle"] and spans_cover_all()
+    with open(p, "ab") as f:
+        f.write(b'\n{"type":"user","uuid":"u2","parentUuid":"u1","message":{"role":"user","content":"whole"}}\n')
+    idx.update(p)  # the tail's rows replaced by the finished line's, once
+    assert texts() == ["first needle", "half a needle", "other needle", "whole"] and spans_cover_all()
+    write_jsonl(p, [user("x0", None, "replaced")])
+    idx.update(p)
+    assert texts() == ["other needle", "replaced"] and spans_cover_all()
+    q.unlink()
+    idx.update(q)
+    assert texts() == ["replaced"] and spans_cover_all()
+
+
+def test_many_files_read_in_worker_processes_index_what_one_process_does(tmp_path, monkeypatch):
+    import inspector.fts as fts
+    from inspector.search import list_transcripts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    files, with_results = list_transcripts(resolve_target(root))
+    one = SearchIndex(tmp_path / "one.sqlite")
+    one.refresh([f for f, _ in files], with_results, workers=1)
+    monkeypatch.setattr(fts, "POOL_MIN", 0)  # the samples are small: use the workers anyway
+    monkeypatch.setattr(fts, "BIG", 4096)  # and read the bigger files here, in batches, between the workers' files
+    many = SearchIndex(tmp_path / "many.sqlite")
+    assert many.refresh([f for f, _ in files], with_results, workers=2) == one.refresh([], []) + sum(
+        n for (n,) in one.db.execute("SELECT lines FROM files WHERE owner IS NULL")) + one.status().persisted
+
+    def rows(idx):
+        ids = dict(idx.db.execute("SELECT id, path FROM files"))
+        return sorted((ids[f], line, off, text) for f, line, off, text in idx.db.execute("SELECT file_id, line, off, text FROM texts"))
+
+    assert rows(many) == rows(one) and many.status().files == len(files) > 4
+    for term in ("error", "the", "Read"):
+        scan, indexed = both(root, term, many)
+        assert scan == indexed, term
