@@ -160,15 +160,20 @@ class SearchIndex:
             self.forget(key)
             return None
         if row is None:
-            return _Plan(key, None, None, 0, 0, head, st)
+            return _Plan(key, None, None, 0, 0, head, st, row)
         fid, inode, size, mtime_ns, old_head, indexed_to, lines = row
         if inode != st.st_ino or st.st_size < indexed_to or head[: len(old_head or b"")] != (old_head or b"")[: len(head)]:
-            return _Plan(key, fid, True, 0, 0, head, st)  # replaced: all of it goes
-        return _Plan(key, fid, False, indexed_to, lines, head, st)  # grown: an unfinished last line's rows go
+            return _Plan(key, fid, True, 0, 0, head, st, row)  # replaced: all of it goes
+        return _Plan(key, fid, False, indexed_to, lines, head, st, row)  # grown: an unfinished last line's rows go
 
     def _apply(self, plan: _Plan, batches: Iterable[Any]) -> int:
-        """Write what `read_texts` yields for a plan, in one transaction; returns the lines read."""
+        """Write what `read_texts` yields for a plan, in one transaction; returns the lines read. When another
+        process (the app, a command) indexed the file since the plan was made, nothing is written: it is done."""
         with self._write():
+            now = self.db.execute("SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?",
+                                  (plan.key,)).fetchone()
+            if now != plan.row:
+                return 0
             fid = plan.fid
             if fid is not None:
                 self._drop(fid, tail_only=not plan.drop)
@@ -342,6 +347,8 @@ class SearchIndex:
             except OSError:
                 continue
             with self._write():
+                if self.db.execute("SELECT id, inode, size, mtime_ns FROM files WHERE path=?", (key,)).fetchone() != row:
+                    continue  # another process indexed it meanwhile
                 if row is not None:
                     self._drop(row[0])
                     fid = row[0]
@@ -433,6 +440,7 @@ class _Plan:
     lines: int
     head: bytes
     st: os.stat_result
+    row: tuple[Any, ...] | None  # the file's row when planned: written only if still the same
 
 
 @dataclass(slots=True)

@@ -257,3 +257,23 @@ def test_many_files_read_in_worker_processes_index_what_one_process_does(tmp_pat
     for term in ("error", "the", "Read"):
         scan, indexed = both(root, term, many)
         assert scan == indexed, term
+
+
+def test_a_file_another_process_indexed_meanwhile_is_not_indexed_twice(tmp_path):
+    """Two processes bring the same file up to date at once (the app and `inspector index`): the one that comes
+    second writes nothing, and no text is held twice."""
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "first needle"), assistant("a1", "u0", sec=1)])
+    a = SearchIndex(tmp_path / "i.sqlite")
+    b = SearchIndex(tmp_path / "i.sqlite")
+    plan = a._plan(p)  # a looks and plans (a new file) ...
+    assert b.update(p) == 2  # ... b indexes it meanwhile ...
+    from inspector.fts import read_texts
+
+    assert a._apply(plan, read_texts(str(p), plan.start, plan.lines)) == 0  # ... a writes nothing
+    assert [t for (t,) in a.db.execute("SELECT text FROM texts")].count("first needle") == 1
+    with open(p, "ab") as f:
+        f.write(b'{"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user","content":"second needle"}}\n')
+    plan = a._plan(p)
+    assert b.update(p) == 1
+    assert a._apply(plan, read_texts(str(p), plan.start, plan.lines)) == 0
+    assert [h.line for h in search_file(p, Query("needle"), index=a)] == [1, 3]
