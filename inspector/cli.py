@@ -1019,13 +1019,14 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             err.write(f"\rinspector: searching {n + 1}/{total} transcripts…")
             err.flush()
 
-    from inspector.fts import open_index
+    from inspector.fts import SEARCH_BUDGET, open_index
 
     index = None if args.no_index else open_index(notice=lambda m: err.write(printable(f"inspector: {m}") + "\n"))
     found: list[Any] = []
     last_session: Path | None = None
     for fh in search_target(target, query, persisted=not args.no_persisted, subagents=not args.no_subagents,
-                            limit=args.limit, progress=progress, index=index, project=args.project, since=since):
+                            limit=args.limit, progress=progress, index=index, project=args.project, since=since,
+                            budget=SEARCH_BUDGET):
         if show_progress:
             err.write("\r\x1b[K")
         found.extend(fh.hits)
@@ -1048,6 +1049,8 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             out.write(f"    {line:<11} {(human_when(h.timestamp, local=True) or '')[11:]:>5}  {printable(where)}: {h.snippet}\n")
     if show_progress:
         err.write("\r\x1b[K")
+    if index is not None and (index.stale or index.stale_sessions):
+        err.write("inspector: each search adds a part to the index; `inspector index` adds the rest now (once)\n")
     if args.json:
         out.write(json_lines(h.as_dict() for h in found))
     elif found:

@@ -56,6 +56,10 @@ class SearchIndex:
     def __init__(self, path: Path | None = None, *, notice: Callable[[str], None] | None = None) -> None:
         self.path = Path(path) if path is not None else db_path()
         self.notice = notice or (lambda _msg: None)
+        self.stale: set[Path] = set()  # what the last `refresh` left out for its budget
+        self.stale_sessions: set[Path] = set()
+        self.stale_bytes = 0
+        self._read_bytes = 0
         self.db = self._open()
 
     # -- opening ------------------------------------------------------------------------------
@@ -200,15 +204,21 @@ class SearchIndex:
                             (st.st_ino, st.st_size, st.st_mtime_ns, plan.head, end.offset, end.lines, fid))
         return end.read
 
-    def _update_many(self, paths: list[Path], workers: int | None = None) -> int:
+    def _update_many(self, paths: list[Path], workers: int | None = None, stop: Callable[[], bool] | None = None) -> int:
         """`update` each file; when there is much to read, the lines are read and decoded in a process per core
         (`workers`, default the number of cores) while this one writes, in the files' order, a few files ahead at
         most (bounded memory). A file with more than BIG bytes to read is read here, in batches."""
         plans = [(p, plan) for p in paths if (plan := self._plan(p)) is not None]
         todo = sum(max(0, plan.st.st_size - plan.start) for _, plan in plans)
         n = workers if workers is not None else (os.cpu_count() or 1)
+        stop = stop or (lambda: False)
         if n <= 1 or len(plans) < 4 or todo < POOL_MIN:
-            return sum(self._apply_read(p, plan) for p, plan in plans)
+            read = 0
+            for p, plan in plans:
+                if stop():
+                    break
+                read += self._apply_read(p, plan)
+            return read
         import collections
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -218,12 +228,17 @@ class SearchIndex:
         with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver")) as pool:
             ahead: collections.deque[tuple[Path, _Plan, Any]] = collections.deque()
             for p, plan in plans:
+                if stop():
+                    break
                 small = plan.st.st_size - plan.start <= BIG
                 ahead.append((p, plan, pool.submit(_read_all, os.fspath(p), plan.start, plan.lines) if small else None))
                 while len(ahead) > 2 * n or (ahead and ahead[0][2] is None):
                     read += self._take(*ahead.popleft())
-            while ahead:
+            while ahead and not stop():
                 read += self._take(*ahead.popleft())
+            for _p, _plan, future in ahead:  # left for the next time
+                if future is not None:
+                    future.cancel()
         return read
 
     def _take(self, p: Path, plan: _Plan, future: Any) -> int:
@@ -287,22 +302,37 @@ class SearchIndex:
             self.forget(p)
         return len(gone)
 
-    def refresh(self, paths: list[Path], sessions: list[Path] = (), workers: int | None = None) -> int:
+    def refresh(self, paths: list[Path], sessions: list[Path] = (), workers: int | None = None,
+                budget: int | None = None, stop: Callable[[], bool] | None = None) -> int:
         """Bring many files up to date: one query for what is known, one stat per file, a read only of what changed;
         for each of `sessions`, its persisted tool results, looked at again only when their folder's time changed
         (Claude Code writes each once, under a new name: one added or removed changes the folder's time; a folder
-        changed in the last 2 s is looked at again next time, as a coarse clock may not have ticked yet)."""
+        changed in the last 2 s is looked at again next time, as a coarse clock may not have ticked yet).
+
+        `budget`: at most about this many bytes are read (a first search of a large folder reads a part; the
+        caller scans the rest, which is 20 times quicker than indexing it): the files left out are in `stale`,
+        the sessions whose persisted outputs were left out in `stale_sessions`, `stale_bytes` says how much.
+        `stop`: asked between files; when it says so, what is done is kept and the rest left (an app quitting)."""
+        self.stale, self.stale_sessions, self.stale_bytes = set(), set(), 0
         known = {k: (i, sz, m) for k, i, sz, m in
                  self.db.execute("SELECT path, inode, size, mtime_ns FROM files WHERE owner IS NULL")}
         changed = []
+        left = budget if budget is not None else 1 << 62
         for p in paths:
             try:
                 st = os.stat(p)
             except OSError:
                 continue
-            if known.get(_key(p)) != (st.st_ino, st.st_size, st.st_mtime_ns):
+            was = known.get(_key(p))
+            if was != (st.st_ino, st.st_size, st.st_mtime_ns):
+                new = st.st_size - (was[1] if was is not None and was[0] == st.st_ino and was[1] <= st.st_size else 0)
+                if new > left and budget is not None:  # left for later (a file larger than the budget: for `index`)
+                    self.stale.add(p)
+                    self.stale_bytes += new
+                    continue
+                left -= new
                 changed.append(p)
-        read = self._update_many(changed, workers) if changed else 0
+        read = self._update_many(changed, workers, stop) if changed else 0
         if sessions:
             dirs = dict(self.db.execute("SELECT path, mtime_ns FROM dirs"))
             now = time.time_ns()
@@ -314,7 +344,14 @@ class SearchIndex:
                     continue
                 if dirs.get(d) == m:
                     continue
+                if stop is not None and stop():
+                    break
+                if left <= 0 and budget is not None:
+                    self.stale_sessions.add(session)
+                    continue
+                self._read_bytes = 0
                 read += self.update_persisted(session)
+                left -= self._read_bytes
                 self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (d, m if 0 <= now - m > RACY_NS else -1))
         return read
 
@@ -346,6 +383,7 @@ class SearchIndex:
                     data = f.read(PERSISTED_CAP)
             except OSError:
                 continue
+            self._read_bytes += len(data)
             with self._write():
                 if self.db.execute("SELECT id, inode, size, mtime_ns FROM files WHERE path=?", (key,)).fetchone() != row:
                     continue  # another process indexed it meanwhile
@@ -496,6 +534,7 @@ def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
     yield _End(offset, lines, read)
 
 
+SEARCH_BUDGET = 64 << 20  # bytes a search reads to bring the index up to date (the rest it scans): about 2 s
 POOL_MIN = 32 << 20  # bytes to read below which the files are read here (starting workers costs more)
 BIG = 64 << 20  # bytes to read above which a file is read here, in batches, not held whole by a worker
 

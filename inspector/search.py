@@ -451,6 +451,8 @@ def list_transcripts(target: Target, *, subagents: bool = True,
             if subagents and not flat_done:  # a project's flat agent-*.jsonl files, once, after its first session
                 flat_done = True
                 out.extend((folder / a, folder / a) for a in agents)
+        if subagents and not sessions:  # flat agent files whose session transcript is gone: searched all the same
+            out.extend((folder / a, folder / a) for a in agents)
     return out, sorted(with_results)
 
 
@@ -498,8 +500,11 @@ def _project_matches(session: Path, words: str, cwds: dict[Path, str]) -> bool:
 
 def search_target(target: Target, query: Query, *, persisted: bool = True, subagents: bool = True,
                   limit: int | None = None, progress: Callable[[int, int], None] | None = None,
-                  index: Any = None, project: str | None = None, since: str | None = None) -> Iterator[FileHits]:
+                  index: Any = None, project: str | None = None, since: str | None = None,
+                  budget: int | None = None) -> Iterator[FileHits]:
     """The transcripts under a target that contain the query, in order, with their hits.
+
+    With an index, `budget` bounds the bytes it reads to catch up (None: all); what it leaves is scanned.
 
     A file that cannot be read is skipped (it may have been deleted since it was listed)."""
     listing = index.listing() if index is not None else None
@@ -522,16 +527,24 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
     left = limit
     found = None
     found_persisted: dict[Path, list[Any]] = {}
+    stale: set[Path] = set()  # files the index was not brought up to date for (its budget): scanned
+    stale_sessions: set[Path] = set()
     from inspector.fts import usable
 
     if index is not None and usable(query):  # every file brought up to date, then one lookup for all
         kept = {s for _, s in files}
         sessions = [s for s in with_results if s in kept] if persisted else []
         try:
-            index.refresh([p for p, _ in files], sessions)
+            index.refresh([p for p, _ in files], sessions, budget=budget)
             both = index.search_all([p for p, _ in files], query, persisted_of=sessions)
             assert both is not None  # the query is usable
             found, found_persisted = both
+            stale, stale_sessions = index.stale, index.stale_sessions
+            if stale or stale_sessions:
+                from inspector.textutil import human_size
+
+                index.notice(f"{human_size(index.stale_bytes)} in {len(stale):,} transcript(s) not in the search index "
+                             "yet: read instead")
         except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
             index.notice(f"searching without the index: {exc}")
             found, index = None, None
@@ -539,11 +552,11 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
         if progress is not None:
             progress(n, len(files))
         try:
-            if found is not None:
+            if found is not None and path not in stale:
                 hits = hits_of(path, query, found.get(path, []), persisted=persisted and path == session, limit=left,
-                               persisted_cands=found_persisted.get(path, []))
+                               persisted_cands=None if path in stale_sessions else found_persisted.get(path, []))
             else:
-                hits = search_file(path, query, persisted=persisted and path == session, limit=left, index=index)
+                hits = search_file(path, query, persisted=persisted and path == session, limit=left)
         except OSError:
             continue
         if since:  # a record of before `since` is no hit (one without a time is kept: its file was written since)

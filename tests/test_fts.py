@@ -169,6 +169,19 @@ def _old_listing(target):
     return out
 
 
+def _with_orphans(target, listed):
+    """The old listing and, since, the flat agent files of a project folder with no session transcript left."""
+    from inspector.transcript.discovery import project_dirs, project_files
+
+    projects = [target.path] if target.kind == "project" else project_dirs(target.path) if target.kind == "root" else []
+    out = list(listed)
+    for proj in projects:
+        sessions, agents = project_files(proj)
+        if not sessions:
+            out.extend((a, a) for a in agents)
+    return out
+
+
 def test_listings_kept_in_the_index_list_what_the_folders_hold(tmp_path):
     from inspector.search import list_transcripts
 
@@ -201,7 +214,7 @@ def test_the_listing_of_real_projects_is_the_old_one():
     from inspector.search import list_transcripts
 
     target = resolve_target(REAL_PROJECTS)
-    assert list_transcripts(target)[0] == _old_listing(target)
+    assert list_transcripts(target)[0] == _with_orphans(target, _old_listing(target))
 
 
 def test_dropped_rows_go_by_rowid_and_none_is_left_behind(tmp_path):
@@ -277,3 +290,54 @@ def test_a_file_another_process_indexed_meanwhile_is_not_indexed_twice(tmp_path)
     assert b.update(p) == 1
     assert a._apply(plan, read_texts(str(p), plan.start, plan.lines)) == 0
     assert [h.line for h in search_file(p, Query("needle"), index=a)] == [1, 3]
+
+
+def test_a_search_with_a_budget_indexes_a_part_and_reads_the_rest_with_the_same_results(tmp_path):
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    t = resolve_target(root)
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    sizes = sorted(p.stat().st_size for p, _ in transcripts_of(t))
+    budget = sizes[-2] + 1  # a few of the samples at a time; the largest one never (it is left for `index`)
+    said: list[str] = []
+    idx.notice = said.append
+    rounds = 0
+    while True:
+        term = ("hourly", "error", "Read")[rounds % 3]
+        scan = [(fh.path, [h.as_dict() for h in fh.hits]) for fh in search_target(t, Query(term))]
+        indexed = [(fh.path, [h.as_dict() for h in fh.hits]) for fh in search_target(t, Query(term), index=idx, budget=budget)]
+        assert scan == indexed, term
+        rounds += 1
+        assert said and "not in the search index yet: read instead" in said[-1]
+        if len(idx.stale) == 1 and not idx.stale_sessions:
+            break
+        assert rounds < 100
+    assert rounds >= 2  # it took several searches: each indexed a part
+    biggest = max((p for p, _ in transcripts_of(t)), key=lambda p: p.stat().st_size)
+    assert idx.stale == {biggest} and idx.status().files == len(transcripts_of(t)) - 1
+
+
+def transcripts_of(target):
+    from inspector.search import list_transcripts
+
+    return list_transcripts(target)[0]
+
+
+def test_refresh_stops_when_asked_and_keeps_what_it_did(tmp_path):
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    files = [p for p, _ in transcripts_of(resolve_target(root))]
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    asked = iter([False, False, True])
+    idx.refresh(files, [], workers=1, stop=lambda: next(asked, True))
+    assert idx.status().files == 2  # two files done, then it stopped
+    idx.refresh(files, [], workers=1)
+    assert idx.status().files == len(files)
+
+
+def test_the_flat_agent_files_of_a_project_with_no_session_left_are_searched(tmp_path):
+    proj = tmp_path / "projects" / "-w"
+    write_jsonl(proj / "agent-a1.jsonl", [user("x0", None, "orphan needle")])  # its session's transcript is gone
+    for no_index in ([], ["--no-index"]):
+        code, out, err = run("search", "orphan needle", str(tmp_path / "projects"), "--json", *no_index)
+        assert code == 0 and [h["path"] for h in jsonl(out)] == [str(proj / "agent-a1.jsonl")]

@@ -1219,3 +1219,41 @@ def test_the_project_column_widens_on_a_wide_terminal(tmp_path):
     narrow, wide = run(project_cell((120, 40))), run(project_cell((200, 50)))
     assert narrow.startswith("…") and len(narrow) == 26
     assert len(wide) > len(narrow) and long.endswith(wide.lstrip("…"))
+
+
+def test_a_search_of_every_session_with_the_index_behind_reads_the_rest_and_builds_the_index_behind(workdir, monkeypatch):
+    """ctrl+f on sessions the index does not hold yet: the matches at once (read, not looked up), then the index is
+    built in the background, and the next search looks them up: the same matches."""
+    import inspector.fts as fts
+    from textual.widgets import DataTable
+
+    monkeypatch.setattr(fts, "SEARCH_BUDGET", 0)  # a search indexes nothing itself
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            await pilot.press("ctrl+f")
+            await pilot.pause()
+            await pilot.press(*"hourly", "enter")
+            for _ in range(200):  # the search, then the build, both in the background
+                await pilot.pause(0.05)
+                if any("Search index ready" in str(n.message) for n in app._notifications):
+                    break
+            first = [(str(p), h.line, h.count) for p, _, h in b.results]
+            assert first and b.query_one("#results", DataTable).row_count == len(first)
+            idx = fts.SearchIndex()
+            try:
+                assert idx.status().files >= len(b.items)  # every transcript, subagents too
+            finally:
+                idx.close()
+            await pilot.press("escape")
+            await settle(app, pilot)
+            await pilot.press("ctrl+f")
+            await pilot.pause()
+            await pilot.press(*"hourly", "enter")
+            await settle(app, pilot)
+            await settle(app, pilot)
+            assert [(str(p), h.line, h.count) for p, _, h in b.results] == first
+    run(go())

@@ -17,10 +17,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
 from inspector.retention import Retention
-from inspector.search import Query, search_file
+from inspector.search import Query, search_target
 from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
-from inspector.transcript.session import subagent_files
 from inspector.transcript.stats import StatsCache, cache_dir, orphan_agents, own_agents
 from inspector.tui.actions import bindings
 from inspector.tui.widgets.keybar import KeyBar
@@ -696,39 +695,83 @@ class BrowserScreen(Screen):
 
         self.app.push_screen(SearchPrompt(), done)
 
+    @work(thread=True, exclusive=True, group="index")
+    def build_index(self) -> None:
+        """Bring the search index up to date for every session here, in the background (a process per core reads,
+        this thread writes); a search meanwhile reads what is not indexed yet."""
+        import time
+
+        from inspector.fts import open_index
+        from inspector.search import list_transcripts
+        from inspector.textutil import human_size
+
+        def say(m: str, severity: str = "information") -> None:
+            self.app.call_from_thread(self.app.notify, m, severity=severity)
+
+        index = open_index(notice=lambda m: say(m, "warning"))
+        if index is None:
+            return
+        try:
+            listing = index.listing()
+            files, with_results = list_transcripts(self.target, scan=listing)
+            listing.save()
+            t0 = time.monotonic()
+            say("Building the search index in the background: the next searches look it up instead of reading "
+                "every session.")
+            from textual.worker import get_current_worker
+
+            worker = get_current_worker()
+            index.refresh([f for f, _ in files], with_results, stop=lambda: worker.is_cancelled)
+            if worker.is_cancelled:
+                return
+            say(f"Search index ready ({human_size(index.status().bytes_indexed)} indexed in "
+                f"{time.monotonic() - t0:.0f} s).")
+        except Exception as exc:  # noqa: BLE001 - the index is an optimisation: the searches read the files
+            say(f"The search index could not be built: {exc}", "warning")
+        finally:
+            index.close()
+
     @work(thread=True, exclusive=True, group="grep")
     def grep(self, term: str) -> None:
         import time
 
-        from inspector.fts import open_index
+        from inspector.fts import SEARCH_BUDGET, open_index
 
         query = Query(term)
         index = open_index(notice=lambda m: self.app.call_from_thread(self.app.notify, m, severity="warning"))
-        total = hits_total = 0
+        hits_total = 0
         results: list[tuple[Path, str, Any]] = []
         items = list(self.items)
+        by_path = {it.path: it for it in items}
+        counts: dict[Path, int] = {}
         bar = self.query_one(ProgressBar)
         last = time.monotonic()
         self.app.call_from_thread(lambda: (setattr(bar, "display", True), bar.update(total=len(items), progress=0)))
-        for k, it in enumerate(items):
-            if time.monotonic() - last > 0.2:  # progress on a long search, a few times a second
+
+        def progress(n: int, of: int) -> None:  # a long search (a scan, or an index being built) says how far it is
+            nonlocal last
+            if time.monotonic() - last > 0.2:
                 last = time.monotonic()
-                self.app.call_from_thread(bar.update, progress=k)
-            n = 0
-            for path in [it.path, *subagent_files(it.path)]:
-                try:
-                    found = search_file(path, query, persisted=path == it.path, index=index)
-                except OSError:
-                    continue
-                n += len(found)
-                hits_total += len(found)
-                if len(results) < RESULTS_SHOWN:
-                    results += [(path, it.title, h) for h in found[: RESULTS_SHOWN - len(results)]]
-            it.matches = n
-            total += n > 0
+                self.app.call_from_thread(bar.update, total=of, progress=n)
+
+        # one search of the whole folder: with the index, every file is brought up to date and looked up at once
+        for fh in search_target(self.target, query, index=index, progress=progress, budget=SEARCH_BUDGET):
+            it = by_path.get(fh.session)
+            if it is None:  # a flat agent file of a listed session, or a session listed since: not a row here
+                continue
+            counts[it.path] = counts.get(it.path, 0) + len(fh.hits)
+            hits_total += len(fh.hits)
+            if len(results) < RESULTS_SHOWN:
+                results += [(fh.path, it.title, h) for h in fh.hits[: RESULTS_SHOWN - len(results)]]
+        for it in items:
+            it.matches = counts.get(it.path, 0)
+        total = sum(1 for n in counts.values() if n)
+        behind = index is not None and bool(index.stale or index.stale_sessions)
         if index is not None:
             index.close()
         self.app.call_from_thread(lambda: setattr(bar, "display", False))
+        if behind:  # what this search read instead of looking up: indexed now, for the next search
+            self.build_index()
         self.app.call_from_thread(self.redraw)
         self.post_message(self.Grepped(term, results, hits_total, total))
         if not total:
