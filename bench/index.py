@@ -73,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         n = sum(1 for _ in root.glob("*/*.jsonl"))
         cold_stats, _ = timed(py + ["stats", "--json", str(root)], env)
         warm_stats = best(py + ["stats", "--json", str(root)], env)
+        fresh = {**env, "XDG_CACHE_HOME": str(Path(t) / "cache-first")}
+        first_search, _ = timed(py + ["search", "zq9absentword", str(root)], fresh)  # no index yet: reads the most
         build, _ = timed(py + ["index", str(root)], env)
         absent = best(py + ["search", "zq9absentword", str(root)], env)
         scan, _ = timed(py + ["search", "zq9absentword", str(root), "--no-index"], env)
@@ -96,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             same.append(f"'{term}': {len(a.splitlines()):,} hits, {'identical' if a == b else 'DIFFERENT'}")
         size = sum(p.stat().st_size for p in (Path(t) / "cache" / "inspector").glob("index.sqlite*"))
     rows = [("stats --json, cold", cold_stats), ("stats --json, warm", warm_stats),
+            ("first search, no index yet (indexes 64 MB, reads the rest)", first_search),
             ("index, cold (transcripts and persisted outputs)", build),
             ("search, absent word, warm", absent), ("search, rare word (1 record), warm", rare),
             ("search --no-index (the scan), absent word", scan), ("grep -r, absent word", grep),

@@ -60,6 +60,7 @@ class SearchIndex:
         self.stale_sessions: set[Path] = set()
         self.stale_bytes = 0
         self._read_bytes = 0
+        self._known_cache: tuple[int, dict[bytes, tuple[int, int, int]]] | None = None
         self.db = self._open()
 
     # -- opening ------------------------------------------------------------------------------
@@ -280,6 +281,7 @@ class SearchIndex:
     def _write(self) -> Iterator[None]:
         """One write transaction: all of it, or (on any error or interruption) none of it."""
         self.db.execute("BEGIN IMMEDIATE")
+        self._known_cache = None
         try:
             yield
         except BaseException:
@@ -314,8 +316,7 @@ class SearchIndex:
         the sessions whose persisted outputs were left out in `stale_sessions`, `stale_bytes` says how much.
         `stop`: asked between files; when it says so, what is done is kept and the rest left (an app quitting)."""
         self.stale, self.stale_sessions, self.stale_bytes = set(), set(), 0
-        known = {k: (i, sz, m) for k, i, sz, m in
-                 self.db.execute("SELECT path, inode, size, mtime_ns FROM files WHERE owner IS NULL")}
+        known = self._known()
         changed = []
         left = budget if budget is not None else 1 << 62
         for p in paths:
@@ -355,6 +356,15 @@ class SearchIndex:
                 self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (d, m if 0 <= now - m > RACY_NS else -1))
         return read
 
+    def _known(self) -> dict[bytes, tuple[int, int, int]]:
+        """(inode, size, mtime) of every transcript indexed, by key: read again only when the database changed since
+        (another process committed: SQLite's data_version; this one wrote: `_write` forgets it)."""
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if self._known_cache is None or self._known_cache[0] != version:
+            self._known_cache = (version, {k: (i, sz, m) for k, i, sz, m in self.db.execute(
+                "SELECT path, inode, size, mtime_ns FROM files WHERE owner IS NULL")})
+        return self._known_cache[1]
+
     def update_persisted(self, session: Path) -> int:
         """Index the session's persisted tool results, each file as one text (as the scan reads it: its first
         PERSISTED_CAP bytes); files gone are dropped."""
@@ -363,7 +373,7 @@ class SearchIndex:
         from inspector.transcript.session import tool_result_files
 
         owner = _key(session)
-        present = tool_result_files(session)
+        present = tool_result_files(Path(session))
         keys = {_key(p) for p in present}
         for (k,) in self.db.execute("SELECT path FROM files WHERE owner=?", (owner,)).fetchall():
             if k not in keys:
@@ -575,7 +585,7 @@ class Listings:
         self.new: list[tuple[bytes, int, bytes]] = []
 
     def _load(self, first: str) -> dict[bytes, tuple[int, bytes]]:
-        lo = os.fsencode(os.path.abspath(first))
+        lo = _key(first)
         try:  # the folders under the first one asked for (the target): one query
             rows = self.index.db.execute("SELECT dir, mtime_ns, entries FROM listings WHERE dir >= ? AND dir < ?",
                                          (lo, lo + b"\xff")).fetchall()
@@ -588,7 +598,7 @@ class Listings:
 
         if self.known is None:
             self.known = self._load(d)
-        key = os.fsencode(os.path.abspath(d))
+        key = _key(d)
         try:
             mtime = os.stat(d).st_mtime_ns
         except OSError:
@@ -596,7 +606,7 @@ class Listings:
         hit = self.known.get(key)
         if hit is not None and hit[0] == mtime:
             if hit[1][:1] == b"[":
-                return [tuple(e) for e in orjson.loads(hit[1])]  # type: ignore[misc]
+                return orjson.loads(hit[1])  # type: ignore[no-any-return]  # [name, kind] pairs, as lists
             return [(os.fsdecode(e[1:]), FILE if e[:1] == b"f" else DIR) for e in hit[1].split(b"/") if e]
         entries = scan_dir(d)
         if 0 <= time.time_ns() - mtime > RACY_NS:

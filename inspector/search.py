@@ -421,13 +421,27 @@ def list_transcripts(target: Target, *, subagents: bool = True,
     """(transcript, the session it belongs to) for every session under a target, its subagents after it, and the
     sessions whose folder has a `tool-results` folder. The listings come from `scan` (the search index serves them
     from its database while a folder's time is unchanged); no link is followed below a project folder."""
-    out: list[tuple[Path, Path]] = []
-    with_results: list[Path] = []
+    files, with_results = _list_names(target, subagents, scan)
+    paths: dict[str, Path] = {}
+
+    def path(s: str) -> Path:
+        if s not in paths:
+            paths[s] = Path(s)
+        return paths[s]
+
+    return [(path(a), path(b)) for a, b in files], [path(s) for s in with_results]
+
+
+def _list_names(target: Target, subagents: bool, scan: Scan) -> tuple[list[tuple[str, str]], list[str]]:
+    """`list_transcripts` as strings (a search makes a Path only of the files it finds something in)."""
+    out: list[tuple[str, str]] = []
+    with_results: list[str] = []
+    sep = os.sep
     if target.kind == "file":
         groups = [(os.fspath(target.path.parent), [target.path.name], [])]
     else:
         projects = [os.fspath(target.path)] if target.kind == "project" else \
-            [os.fspath(target.path) + os.sep + n for n, k in sorted(scan(os.fspath(target.path))) if k == DIR]
+            [os.fspath(target.path) + sep + n for n, k in sorted(scan(os.fspath(target.path))) if k == DIR]
         groups = []
         for proj in projects:
             names = sorted(n for n, k in scan(proj) if k == FILE and n.endswith(".jsonl") and len(n) > 6)
@@ -436,24 +450,23 @@ def list_transcripts(target: Target, *, subagents: bool = True,
     for proj, sessions, agents in groups:
         folders = {n for n, k in scan(proj) if k == DIR} if sessions else set()
         flat_done = False
-        folder = Path(proj)
         for name in sessions:
-            session = folder / name  # a child of a parsed Path: half the cost of parsing the whole path
+            session = proj + sep + name
             out.append((session, session))
             stem = name[:-6]
             if stem in folders:
-                beside = dict(scan(proj + os.sep + stem))
+                beside = dict(scan(proj + sep + stem))
                 if beside.get("tool-results") == DIR:
                     with_results.append(session)
                 if subagents and beside.get("subagents") == DIR:
-                    out.extend((Path(a), session) for a in _agents_below(proj + os.sep + stem + os.sep + "subagents",
-                                                                          scan))
+                    out.extend((a, session) for a in _agents_below(proj + sep + stem + sep + "subagents", scan))
             if subagents and not flat_done:  # a project's flat agent-*.jsonl files, once, after its first session
                 flat_done = True
-                out.extend((folder / a, folder / a) for a in agents)
+                out.extend((proj + sep + a, proj + sep + a) for a in agents)
         if subagents and not sessions:  # flat agent files whose session transcript is gone: searched all the same
-            out.extend((folder / a, folder / a) for a in agents)
-    return out, sorted(with_results)
+            out.extend((proj + sep + a, proj + sep + a) for a in agents)
+    with_results.sort(key=lambda p: p.split(sep))  # pathlib's order
+    return out, with_results
 
 
 def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[Path, Path]]:
@@ -508,16 +521,16 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
 
     A file that cannot be read is skipped (it may have been deleted since it was listed)."""
     listing = index.listing() if index is not None else None
-    files, with_results = list_transcripts(target, subagents=subagents, scan=listing or scan_dir)
+    files, with_results = _list_names(target, subagents, listing or scan_dir)
     if listing is not None:
         listing.save()
     if project:
         cwds: dict[Path, str] = {}
-        files = [(p, sess) for p, sess in files if _project_matches(sess, project, cwds)]
+        files = [(p, sess) for p, sess in files if _project_matches(Path(sess), project, cwds)]
     if since:
         from datetime import datetime, timezone
 
-        def written_since(p: Path) -> bool:  # a file last written before `since` holds no record after it
+        def written_since(p: str) -> bool:  # a file last written before `since` holds no record after it
             try:
                 return datetime.fromtimestamp(os.stat(p).st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") >= since
             except OSError:
@@ -526,9 +539,9 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
         files = [(p, sess) for p, sess in files if written_since(p)]
     left = limit
     found = None
-    found_persisted: dict[Path, list[Any]] = {}
-    stale: set[Path] = set()  # files the index was not brought up to date for (its budget): scanned
-    stale_sessions: set[Path] = set()
+    found_persisted: dict[Any, list[Any]] = {}
+    stale: set[Any] = set()  # files the index was not brought up to date for (its budget): scanned
+    stale_sessions: set[Any] = set()
     from inspector.fts import usable
 
     if index is not None and usable(query):  # every file brought up to date, then one lookup for all
@@ -548,21 +561,25 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
         except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
             index.notice(f"searching without the index: {exc}")
             found, index = None, None
-    for n, (path, session) in enumerate(files):
+    for n, (name, session) in enumerate(files):
         if progress is not None:
             progress(n, len(files))
+        own = persisted and name == session
         try:
-            if found is not None and path not in stale:
-                hits = hits_of(path, query, found.get(path, []), persisted=persisted and path == session, limit=left,
-                               persisted_cands=None if path in stale_sessions else found_persisted.get(path, []))
+            if found is not None and name not in stale:
+                cands = found.get(name, [])
+                pc = None if name in stale_sessions else found_persisted.get(name, [])
+                if not cands and not (own and (pc is None or pc)):
+                    continue  # nothing the index picked, nothing to read
+                hits = hits_of(Path(name), query, cands, persisted=own, limit=left, persisted_cands=pc)
             else:
-                hits = search_file(path, query, persisted=persisted and path == session, limit=left)
+                hits = search_file(Path(name), query, persisted=own, limit=left)
         except OSError:
             continue
         if since:  # a record of before `since` is no hit (one without a time is kept: its file was written since)
             hits = [h for h in hits if not h.timestamp or h.timestamp[:19] >= since]
         if hits:
-            yield FileHits(path, session, hits)
+            yield FileHits(hits[0].path, Path(session), hits)
             if left is not None:
                 left -= len(hits)
                 if left <= 0:
