@@ -691,7 +691,7 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
 
     keep = Retention.read()
     for st in stats:  # when Claude Code's cleanup deletes it: from the file's time now, never cached
-        due = keep.due(Path(st["path"]))
+        due = keep.due(st["path"])
         st["deletion_due"] = due.isoformat(timespec="seconds").replace("+00:00", "Z") if due else None
     if args.json:
         out.write(json_lines(stats))

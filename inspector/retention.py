@@ -62,7 +62,7 @@ class Retention:
                 return cls(None if d >= OFF_DAYS else d, f"cleanupPeriodDays {d} in {path}")
         return cls(DEFAULT_DAYS, f"Claude Code's default of {DEFAULT_DAYS} days (no cleanupPeriodDays in its settings)")
 
-    def due(self, path: Path) -> datetime | None:
+    def due(self, path: Path | str) -> datetime | None:
         """When Claude Code's cleanup deletes this file (its mtime + the period), or None when cleanup is off."""
         if self.days is None:
             return None

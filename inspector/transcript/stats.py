@@ -125,6 +125,7 @@ class StatsCache:
         self._db: Any = None
         self._unusable = folder is None
         self._pending: list[tuple[bytes, bytes, bytes]] = []
+        self._rows: dict[bytes, tuple[bytes, bytes]] | None = None  # read ahead by `get`
 
     def _conn(self) -> Any:
         if self._db is None and not self._unusable:
@@ -157,8 +158,11 @@ class StatsCache:
         db = self._conn()
         if db is None:
             return None
+        k = os.fsencode(key["path"]) if isinstance(key.get("path"), str) else os.fsencode(os.path.abspath(path))
         try:
-            row = db.execute("SELECT key, stats FROM stats WHERE path=?", (os.fsencode(os.path.abspath(path)),)).fetchone()
+            row = self._rows.pop(k, None) if self._rows is not None else None
+            if row is None:
+                row = db.execute("SELECT key, stats FROM stats WHERE path=?", (k,)).fetchone()
             want = orjson.dumps(key)
         except (sqlite3.Error, TypeError):
             row = None
@@ -175,6 +179,20 @@ class StatsCache:
             return None
         self.hits += 1
         return stats
+
+    def prefetch(self, folder: Path) -> None:
+        """Read the rows of every session under a folder in one query (`get` then looks them up)."""
+        import sqlite3
+
+        db = self._conn()
+        if db is None:
+            return
+        lo = os.fsencode(os.path.abspath(folder)) + b"/"
+        try:
+            self._rows = {p: (k, st) for p, k, st in db.execute(
+                "SELECT path, key, stats FROM stats WHERE path >= ? AND path < ?", (lo, lo[:-1] + b"0"))}
+        except sqlite3.Error:
+            self._rows = None
 
     def put(self, path: Path, key: dict[str, Any], stats: dict[str, Any]) -> None:
         if self._conn() is None:
@@ -227,11 +245,17 @@ def _sweep_json_cache(folder: Path) -> None:
 
 _REQUIRED = {"path": str, "session_id": str, "records": dict, "chain": dict, "compactions": list, "counts": dict,
              "context": dict, "persisted_outputs": dict, "subagent_list": list, "problems": list}
+_REQUIRED_ITEMS = tuple(_REQUIRED.items())
 
 
 def _well_formed(stats: Any) -> bool:
     """A cache row's stats have the fields the readers use, of their types."""
-    return isinstance(stats, dict) and all(isinstance(stats.get(k), t) for k, t in _REQUIRED.items())
+    if not isinstance(stats, dict):
+        return False
+    for k, t in _REQUIRED_ITEMS:
+        if not isinstance(stats.get(k), t):
+            return False
+    return True
 
 
 def orphan_agents(files: list[tuple[Path, list[Path]]], owners: dict[Path, str | None] | None = None,
@@ -344,6 +368,8 @@ def collect_stats(
 
     agent_owner: dict[Path, str | None] = {}
     slots: list[dict[str, Any] | None] = []
+    if cache and target.kind != "file":
+        cache.prefetch(target.path)
     todo: list[tuple[int, Path, list[Path], dict[str, Any] | None]] = []
     for n, (path, agents) in enumerate(files):
         mine = own_agents(path, agents, agent_owner)
@@ -381,7 +407,7 @@ def collect_stats(
             failed(a, exc)
     by_project: dict[str, list[dict[str, Any]]] = {}
     for st in out:
-        by_project.setdefault(str(Path(st["path"]).parent), []).append(st)
+        by_project.setdefault(os.path.dirname(st["path"]) or ".", []).append(st)
     for folder, items in by_project.items():
         name = project_name([i["cwd"] for i in items], Path(folder))
         for i in items:

@@ -327,6 +327,8 @@ class BrowserScreen(Screen):
         import time
 
         cache = StatsCache(cache_dir())
+        if self.target.kind != "file" and (only is None or len(only) > 50):
+            cache.prefetch(self.target.path)
         items = list(self.items)
         total = len(items)
         done = 0
