@@ -31,9 +31,14 @@ SCHEMA = 7
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
 
 
-def db_path(env: dict[str, str] | None = None) -> Path:
-    from inspector.transcript.stats import cache_dir
+def cache_dir(env: dict[str, str] | None = None) -> Path:
+    """inspector's cache folder: $XDG_CACHE_HOME/inspector (by default ~/.cache/inspector)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "inspector"
 
+
+def db_path(env: dict[str, str] | None = None) -> Path:
     return cache_dir(env) / "index.sqlite"
 
 

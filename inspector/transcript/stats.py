@@ -15,6 +15,7 @@ import orjson
 
 from inspector import __version__
 from inspector.cost import session_cost
+from inspector.fts import cache_dir
 
 STATS_SCHEMA = 2  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 from inspector.transcript.discovery import Target, project_name, session_files
@@ -84,12 +85,6 @@ def session_stats(s: Session) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------
 # cache
-
-
-def cache_dir(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "inspector"
 
 
 def _dir_signature(folder: Path, flat_agents: Iterable[Path]) -> list[Any]:
@@ -414,3 +409,6 @@ def collect_stats(
             i["project"] = name
             i["project_dir"] = folder
     return out
+
+
+__all__ = ["StatsCache", "cache_dir", "collect_stats", "orphan_agents", "own_agents", "session_stats"]
