@@ -514,10 +514,11 @@ def _project_matches(session: Path, words: str, cwds: dict[Path, str]) -> bool:
 def search_target(target: Target, query: Query, *, persisted: bool = True, subagents: bool = True,
                   limit: int | None = None, progress: Callable[[int, int], None] | None = None,
                   index: Any = None, project: str | None = None, since: str | None = None,
-                  budget: int | None = None) -> Iterator[FileHits]:
+                  budget: int | None = None, workers: int | None = None) -> Iterator[FileHits]:
     """The transcripts under a target that contain the query, in order, with their hits.
 
-    With an index, `budget` bounds the bytes it reads to catch up (None: all); what it leaves is scanned.
+    With an index, `budget` bounds the bytes it reads to catch up (None: all); what it leaves is scanned;
+    `workers`: the processes it may read with (the app says 1: its threads are never forked).
 
     A file that cannot be read is skipped (it may have been deleted since it was listed)."""
     listing = index.listing() if index is not None else None
@@ -548,7 +549,7 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
         kept = {s for _, s in files}
         sessions = [s for s in with_results if s in kept] if persisted else []
         try:
-            index.refresh([p for p, _ in files], sessions, budget=budget)
+            index.refresh([p for p, _ in files], sessions, budget=budget, workers=workers)
             both = index.search_all([p for p, _ in files], query, persisted_of=sessions)
             assert both is not None  # the query is usable
             found, found_persisted = both

@@ -1257,3 +1257,35 @@ def test_a_search_of_every_session_with_the_index_behind_reads_the_rest_and_buil
             await settle(app, pilot)
             assert [(str(p), h.line, h.count) for p, _, h in b.results] == first
     run(go())
+
+
+def test_the_app_never_starts_a_process_pool_to_index(workdir, monkeypatch):
+    """A pool of processes started from the app's threads fails in a real terminal ('bad value(s) in fds_to_keep'):
+    the app's search indexes in its own process, whatever the amount."""
+    import concurrent.futures
+
+    import inspector.fts as fts
+
+    monkeypatch.setattr(fts, "POOL_MIN", 0)  # the samples would be read by a pool, were it allowed
+
+    def no_pool(*a, **k):
+        raise AssertionError("a process pool was started from the app")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await pilot.press("ctrl+f")
+            await pilot.pause()
+            await pilot.press(*"hourly", "enter")
+            await settle(app, pilot)
+            await settle(app, pilot)
+            assert app.screen.results and not [n for n in app._notifications if "rror" in str(n.message)]
+            idx = fts.SearchIndex()
+            try:
+                assert idx.status().files >= len(app.screen.items)  # it indexed them all itself
+            finally:
+                idx.close()
+    run(go())

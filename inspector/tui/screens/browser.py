@@ -699,39 +699,38 @@ class BrowserScreen(Screen):
 
     @work(thread=True, exclusive=True, group="index")
     def build_index(self) -> None:
-        """Bring the search index up to date for every session here, in the background (a process per core reads,
-        this thread writes); a search meanwhile reads what is not indexed yet."""
+        """Bring the search index up to date for every session here, in the background: `inspector index` in a child
+        process (its own process per core; the app's threads are never forked), stopped when the app quits (what
+        it indexed is kept: each file is one transaction). A search meanwhile reads what is not indexed yet."""
+        import subprocess
+        import sys
+        import tempfile
         import time
 
-        from inspector.fts import open_index
-        from inspector.search import list_transcripts
-        from inspector.textutil import human_size
+        from textual.worker import get_current_worker
 
         def say(m: str, severity: str = "information") -> None:
             self.app.call_from_thread(self.app.notify, m, severity=severity)
 
-        index = open_index(notice=lambda m: say(m, "warning"))
-        if index is None:
-            return
-        try:
-            listing = index.listing()
-            files, with_results = list_transcripts(self.target, scan=listing)
-            listing.save()
-            t0 = time.monotonic()
-            say("Building the search index in the background: the next searches look it up instead of reading "
-                "every session.")
-            from textual.worker import get_current_worker
-
-            worker = get_current_worker()
-            index.refresh([f for f, _ in files], with_results, stop=lambda: worker.is_cancelled)
-            if worker.is_cancelled:
-                return
-            say(f"Search index ready ({human_size(index.status().bytes_indexed)} indexed in "
-                f"{time.monotonic() - t0:.0f} s).")
-        except Exception as exc:  # noqa: BLE001 - the index is an optimisation: the searches read the files
-            say(f"The search index could not be built: {exc}", "warning")
-        finally:
-            index.close()
+        worker = get_current_worker()
+        t0 = time.monotonic()
+        say("Building the search index in the background: the next searches look it up instead of reading every "
+            "session.")
+        with tempfile.TemporaryFile() as errors, subprocess.Popen(
+                [sys.executable, "-m", "inspector", "index", str(self.target.path)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors) as proc:
+            while proc.poll() is None:
+                if worker.is_cancelled:
+                    proc.terminate()
+                    proc.wait()
+                    return
+                time.sleep(0.2)
+            errors.seek(0)
+            why = errors.read(64 << 10).decode("utf-8", "replace").strip()
+        if proc.returncode == 0:
+            say(f"Search index ready (built in {time.monotonic() - t0:.0f} s).")
+        else:
+            say(f"The search index could not be built: {why.splitlines()[-1] if why else proc.returncode}", "warning")
 
     @work(thread=True, exclusive=True, group="grep")
     def grep(self, term: str) -> None:
@@ -757,7 +756,8 @@ class BrowserScreen(Screen):
                 self.app.call_from_thread(bar.update, total=of, progress=n)
 
         # one search of the whole folder: with the index, every file is brought up to date and looked up at once
-        for fh in search_target(self.target, query, index=index, progress=progress, budget=SEARCH_BUDGET):
+        # workers=1: no process pool from the app (its threads are never forked; the build below is a child process)
+        for fh in search_target(self.target, query, index=index, progress=progress, budget=SEARCH_BUDGET, workers=1):
             it = by_path.get(fh.session)
             if it is None:  # a flat agent file of a listed session, or a session listed since: not a row here
                 continue
