@@ -955,7 +955,7 @@ def _index_parser() -> argparse.ArgumentParser:
 def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
     import time
 
-    from inspector.fts import IndexUnavailable, SearchIndex, db_path
+    from inspector.fts import IndexUnavailable, SearchIndex, db_path, remove_index
     from inspector.search import list_transcripts
     from inspector.textutil import human_size, printable
     from inspector.transcript.discovery import InspectorError, resolve_target
@@ -964,11 +964,7 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
         err.write(printable(f"inspector: {m}") + "\n")
 
     if args.rebuild:
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(str(db_path()) + suffix)
-            except FileNotFoundError:
-                pass
+        remove_index(db_path())
     try:
         idx = SearchIndex(notice=notice)
     except IndexUnavailable as exc:
@@ -980,7 +976,7 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
             files, with_results = list_transcripts(resolve_target(path), scan=listing)
             listing.save()
             t0 = time.perf_counter()
-            lines = idx.refresh([f for f, _ in files], with_results)
+            lines = idx.refresh([f for f, _ in files], with_results, wait=True)
             gone = idx.prune(f for f, _ in files)
             out.write(f"Indexed {lines:,} new line(s) and persisted output(s) of {len(files):,} transcript(s) and the "
                       f"tool-results folders of {len(with_results):,} session(s) in {time.perf_counter() - t0:.2f} s"

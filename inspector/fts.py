@@ -27,7 +27,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
-SCHEMA = 7
+SCHEMA = 8
+SHARDS_MAX = 8  # the texts are spread over this many databases at most (one per core): each is written by one process
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
 
 
@@ -40,6 +41,32 @@ def cache_dir(env: dict[str, str] | None = None) -> Path:
 
 def db_path(env: dict[str, str] | None = None) -> Path:
     return cache_dir(env) / "index.sqlite"
+
+
+def shard_path(path: Path, k: int) -> Path:
+    """The database of the k-th shard of the texts, beside the main one (index-t0.sqlite, ...)."""
+    return path.with_name(f"{path.stem}-t{k}{path.suffix}")
+
+
+def remove_index(path: Path) -> None:
+    """Delete the index's files: the main database, its shards, their journals (nothing else is touched)."""
+    import glob
+
+    names = [str(path)] + glob.glob(glob.escape(str(path.with_name(path.stem + "-t"))) + "[0-9]*" + path.suffix)
+    for name in names:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(name + suffix)
+            except OSError:
+                pass
+
+
+class _Retry(Exception):
+    pass
+
+
+class IndexBusy(sqlite3.OperationalError):
+    """Another process is writing the index (one writes at a time): look up what it holds, read the rest."""
 
 
 class IndexUnavailable(Exception):
@@ -66,6 +93,8 @@ class SearchIndex:
         self.stale_bytes = 0
         self._read_bytes = 0
         self._known_cache: tuple[int, dict[bytes, tuple[int, int, int]]] | None = None
+        self._lock_fd: int | None = None
+        self._lock_depth = 0
         self.db = self._open()
 
     # -- opening ------------------------------------------------------------------------------
@@ -83,8 +112,23 @@ class SearchIndex:
                     continue
                 if version != SCHEMA:
                     self._create(db)
+                self.shards = int(db.execute("SELECT value FROM meta WHERE key='shards'").fetchone()[0])
+                for k in range(self.shards):
+                    db.execute(f"ATTACH DATABASE ? AS t{k}", (str(shard_path(self.path, k)),))
+                    db.execute(f"PRAGMA t{k}.journal_mode=WAL")
+                    db.execute(f"PRAGMA t{k}.synchronous=NORMAL")
+                    has = db.execute(f"SELECT count(*) FROM t{k}.sqlite_master WHERE name='texts'").fetchone()[0]
+                    if not has:
+                        if version == SCHEMA and attempt == 1:  # a shard lost (deleted): what it held is unknown
+                            db.close()
+                            self._discard(f"the search index {self.path} was incomplete: built again")
+                            raise _Retry
+                        self._create_shard(db, k)
+                    db.execute(f"SELECT count(*) FROM t{k}.spans").fetchone()
                 db.execute("SELECT count(*) FROM files").fetchone()
                 return db
+            except _Retry:
+                continue
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
                     raise IndexUnavailable(f"the search index is locked by another process ({exc})") from None
@@ -101,11 +145,7 @@ class SearchIndex:
 
     def _discard(self, why: str) -> None:
         self.notice(why)
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(str(self.path) + suffix)
-            except OSError:
-                pass
+        remove_index(self.path)
 
     @staticmethod
     def _version(db: sqlite3.Connection) -> int | None:
@@ -125,31 +165,74 @@ class SearchIndex:
                                mtime_ns INTEGER, head BLOB, indexed_to INTEGER NOT NULL DEFAULT 0,
                                lines INTEGER NOT NULL DEFAULT 0, owner BLOB);
             CREATE INDEX files_owner ON files(owner);
-            -- the rowids of a file's texts, a span per update (an FTS5 table finds rows by rowid only: deleting
-            -- by file_id would read every text); `tail`: the rows of a last line read before its end was written
-            CREATE TABLE spans(file_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL, tail INTEGER NOT NULL);
-            CREATE INDEX spans_file ON spans(file_id);
             CREATE TABLE dirs(path BLOB PRIMARY KEY, mtime_ns INTEGER);
             -- a folder's files and folders (Listings), valid while its time is `mtime_ns`
             CREATE TABLE listings(dir BLOB PRIMARY KEY, mtime_ns INTEGER NOT NULL, entries BLOB NOT NULL);
             -- `stats --json` of a session (StatsCache), valid while `key` (its size, time, folder) still holds
             CREATE TABLE stats(path BLOB PRIMARY KEY, key BLOB NOT NULL, stats BLOB NOT NULL);
-            CREATE VIRTUAL TABLE texts USING fts5(text, file_id UNINDEXED, line UNINDEXED, off UNINDEXED,
-                                                  type UNINDEXED, place UNINDEXED, ts UNINDEXED, tokenize='trigram',
-                                                  detail=none);
         """)
         db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA),))
+        # the texts of file `id` live in shard id % shards (its own database: one process can write each at once)
+        db.execute("INSERT INTO meta VALUES('shards', ?)", (str(max(1, min(os.cpu_count() or 1, SHARDS_MAX))),))
+
+    @staticmethod
+    def _create_shard(db: sqlite3.Connection, k: int) -> None:
+        db.executescript(f"""
+            CREATE VIRTUAL TABLE t{k}.texts USING fts5(text, file_id UNINDEXED, line UNINDEXED, off UNINDEXED,
+                                                       type UNINDEXED, place UNINDEXED, ts UNINDEXED,
+                                                       tokenize='trigram', detail=none);
+            -- the rowids of a file's texts, a span per update (an FTS5 table finds rows by rowid only: deleting by
+            -- file_id would read every text); `line_lo`: the first line of the span (0: a persisted output)
+            CREATE TABLE t{k}.spans(file_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,
+                                    line_lo INTEGER NOT NULL);
+            CREATE INDEX t{k}.spans_file ON spans(file_id);
+        """)
 
     def close(self) -> None:
         self.db.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    @contextlib.contextmanager
+    def writer(self, wait: bool = False) -> Iterator[None]:
+        """The index's writer lock (`index.lock`, flock): one process writes the texts at a time, so that what the
+        main database says of a file and what its shard holds never come from two writers. Raises IndexBusy when
+        another process holds it (or, with `wait`, waits for it). Re-entrant in one process."""
+        if self._lock_depth == 0:
+            try:
+                import fcntl
+            except ImportError:  # no flock (Windows): one writer is assumed
+                fcntl = None  # type: ignore[assignment]
+            if fcntl is not None:
+                if self._lock_fd is None:
+                    self._lock_fd = os.open(self.path.with_name(self.path.stem + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    if not wait:
+                        raise IndexBusy("the search index is being written by another inspector") from None
+                    self.notice("waiting for another inspector to finish writing the search index…")
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        self._lock_depth += 1
+        try:
+            yield
+        finally:
+            self._lock_depth -= 1
+            if self._lock_depth == 0 and self._lock_fd is not None:
+                import fcntl
+
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     # -- keeping it up to date ----------------------------------------------------------------
     def update(self, path: Path) -> int:
-        """Index what is new in a transcript; returns the lines read. A replaced or truncated file is redone."""
-        plan = self._plan(path)
-        if plan is None:
-            return 0
-        return self._apply(plan, read_texts(os.fspath(path), plan.start, plan.lines))
+        """Index what is new in a transcript; returns the lines read. A replaced or truncated file is redone.
+        Raises IndexBusy when another process is writing the index."""
+        with self.writer():
+            plan = self._plan(path)
+            if plan is None:
+                return 0
+            return self._apply(plan, read_texts(os.fspath(path), plan.start, plan.lines))
 
     def _plan(self, path: Path) -> _Plan | None:
         """What to read of a transcript (None: nothing, it is unchanged or gone)."""
@@ -185,102 +268,84 @@ class SearchIndex:
             if now != plan.row:
                 return 0
             fid = plan.fid
-            if fid is not None:
-                self._drop(fid, tail_only=not plan.drop)
-            else:
+            if fid is None:
                 fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
-            first = next_id = self._next_rowid()
-            tail_from = None
-            for item in batches:
-                if isinstance(item, _End):
-                    end = item
-                    break
-                if item and item[0] is None:  # the marker before the rows of an unfinished last line
-                    tail_from = next_id
-                    item = item[1:]
-                next_id = self._insert(item, fid, next_id)
-            if tail_from is None:
-                tail_from = next_id
-            if tail_from > first:
-                self.db.execute("INSERT INTO spans VALUES(?, ?, ?, 0)", (fid, first, tail_from - 1))
-            if next_id > tail_from:
-                self.db.execute("INSERT INTO spans VALUES(?, ?, ?, 1)", (fid, tail_from, next_id - 1))
+            end = write_texts(self.db, f"t{fid % self.shards}.", fid, plan.lines if plan.drop is False else -1,
+                              batches)
             st = plan.st
             self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
                             (st.st_ino, st.st_size, st.st_mtime_ns, plan.head, end.offset, end.lines, fid))
         return end.read
 
     def _update_many(self, paths: list[Path], workers: int | None = None, stop: Callable[[], bool] | None = None) -> int:
-        """`update` each file; when there is much to read, the lines are read and decoded in a process per core
-        (`workers`, default the number of cores) while this one writes, in the files' order, a few files ahead at
-        most (bounded memory). A file with more than BIG bytes to read is read here, in batches."""
+        """`update` each file (the writer lock held): in shard processes when there is much to read
+        (`_run_in_shards`), otherwise here."""
         plans = [(p, plan) for p in paths if (plan := self._plan(p)) is not None]
         todo = sum(max(0, plan.st.st_size - plan.start) for _, plan in plans)
-        n = workers if workers is not None else (os.cpu_count() or 1)
         stop = stop or (lambda: False)
-        if n <= 1 or len(plans) < 4 or todo < POOL_MIN:
+        if not self._use_shards(workers, len(plans), todo):
             read = 0
             for p, plan in plans:
                 if stop():
                     break
                 read += self._apply_read(p, plan)
             return read
+        with self._write():  # the new files get their ids (and so their shards) first
+            for _p, plan in plans:
+                if plan.fid is None:
+                    plan.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
+        jobs = [_Job(plan.fid, os.fspath(p), plan.start, plan.lines, plan.lines if plan.drop is False else -1, "t",
+                     plan.st, plan.head, None) for p, plan in plans if plan.fid is not None]
+        return self._run_in_shards(jobs, workers, stop)
+
+    def _use_shards(self, workers: int | None, files: int, todo: int) -> bool:
+        n = min(workers if workers is not None else (os.cpu_count() or 1), self.shards)
+        return n > 1 and files >= 4 and todo >= POOL_MIN
+
+    def _run_in_shards(self, jobs: list[_Job], workers: int | None, stop: Callable[[], bool]) -> int:
+        """A process per shard reads, decodes and writes its files' texts into its own shard database (SQLite's
+        tokenizer, the slow part, then runs on every core), a batch of files at a time, while this process records
+        in the main database what each shard has done. Returns the lines read."""
         import collections
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+        n = min(workers if workers is not None else (os.cpu_count() or 1), self.shards)
+        queues: dict[int, collections.deque[_Job]] = collections.defaultdict(collections.deque)
+        for job in jobs:
+            queues[job.fid % self.shards].append(job)
         read = 0
-        # forkserver, not fork: the caller may be a threaded app (the TUI), and forking threads is unsafe
+        running: dict[Any, tuple[int, list[_Job]]] = {}
+        # forkserver, not fork: the caller may be a threaded program, and forking threads is unsafe
         with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver")) as pool:
-            ahead: collections.deque[tuple[Path, _Plan, Any]] = collections.deque()
-            for p, plan in plans:
-                if stop():
+            while True:
+                busy = {k for k, _ in running.values()}
+                for k, q in queues.items():
+                    if q and k not in busy and len(running) < n and not stop():
+                        batch: list[_Job] = []
+                        size = 0
+                        while q and (not batch or (size < SHARD_BATCH and len(batch) < 64)):
+                            batch.append(q.popleft())
+                            size += batch[-1].st.st_size - batch[-1].start
+                        items = [(j.fid, j.path, j.start, j.lines, j.after, j.kind) for j in batch]
+                        running[pool.submit(_index_shard, str(shard_path(self.path, k)), items)] = (k, batch)
+                if not running:
                     break
-                small = plan.st.st_size - plan.start <= BIG
-                ahead.append((p, plan, pool.submit(_read_all, os.fspath(p), plan.start, plan.lines) if small else None))
-                while len(ahead) > 2 * n or (ahead and ahead[0][2] is None):
-                    read += self._take(*ahead.popleft())
-            while ahead and not stop():
-                read += self._take(*ahead.popleft())
-            for _p, _plan, future in ahead:  # left for the next time
-                if future is not None:
-                    future.cancel()
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in done:
+                    _k, batch = running.pop(future)
+                    with self._write():  # what the shard now holds of each file
+                        for job, (_fid, offset, lines, n_read) in zip(batch, future.result()):
+                            if offset is not None:  # (None: unreadable now, left as its row says)
+                                self._record(job, offset, lines)
+                                read += n_read if job.kind == "t" else 1
         return read
-
-    def _take(self, p: Path, plan: _Plan, future: Any) -> int:
-        if future is None:
-            return self._apply_read(p, plan)
-        try:
-            return self._apply(plan, future.result())
-        except OSError:
-            return 0  # gone since it was listed
 
     def _apply_read(self, p: Path, plan: _Plan) -> int:
         try:
             return self._apply(plan, read_texts(os.fspath(p), plan.start, plan.lines))
         except OSError:
             return 0
-
-    def _next_rowid(self) -> int:
-        """The rowid the next text takes (in a write transaction: no one else inserts meanwhile)."""
-        row = self.db.execute("SELECT rowid FROM texts ORDER BY rowid DESC LIMIT 1").fetchone()
-        return (row[0] if row else 0) + 1
-
-    def _insert(self, rows: list[tuple[Any, ...]], fid: int, next_id: int) -> int:
-        """Insert texts (text, line, offset, type, place, time) of a file with consecutive rowids from `next_id`;
-        returns the rowid after the last."""
-        if rows:
-            self.db.executemany("INSERT INTO texts(rowid, text, file_id, line, off, type, place, ts) "
-                                "VALUES(?,?,?,?,?,?,?,?)",
-                                [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(rows)])
-        return next_id + len(rows)
-
-    def _drop(self, fid: int, *, tail_only: bool = False) -> None:
-        """Delete a file's texts (or only those of its unfinished last line), by their rowids."""
-        q = "SELECT rowid, lo, hi FROM spans WHERE file_id=?" + (" AND tail=1" if tail_only else "")
-        for span, lo, hi in self.db.execute(q, (fid,)).fetchall():
-            self.db.execute("DELETE FROM texts WHERE rowid BETWEEN ? AND ?", (lo, hi))
-            self.db.execute("DELETE FROM spans WHERE rowid=?", (span,))
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
@@ -298,19 +363,21 @@ class SearchIndex:
         row = self.db.execute("SELECT id FROM files WHERE path=?", (key,)).fetchone()
         if row:
             with contextlib.nullcontext() if self.db.in_transaction else self._write():
-                self._drop(row[0])
+                drop_texts(self.db, f"t{row[0] % self.shards}.", row[0], -1)
                 self.db.execute("DELETE FROM files WHERE id=?", (row[0],))
 
     def prune(self, present: Iterable[Path]) -> int:
         """Drop the files no longer on disk (of those under the folders given)."""
         keep = {_key(p) for p in present}
         gone = [p for (p,) in self.db.execute("SELECT path FROM files") if p not in keep and not os.path.exists(p)]
-        for p in gone:
-            self.forget(p)
+        if gone:
+            with self.writer(wait=True):
+                for p in gone:
+                    self.forget(p)
         return len(gone)
 
     def refresh(self, paths: list[Path], sessions: list[Path] = (), workers: int | None = None,
-                budget: int | None = None, stop: Callable[[], bool] | None = None) -> int:
+                budget: int | None = None, stop: Callable[[], bool] | None = None, wait: bool = False) -> int:
         """Bring many files up to date: one query for what is known, one stat per file, a read only of what changed;
         for each of `sessions`, its persisted tool results, looked at again only when their folder's time changed
         (Claude Code writes each once, under a new name: one added or removed changes the folder's time; a folder
@@ -319,7 +386,8 @@ class SearchIndex:
         `budget`: at most about this many bytes are read (a first search of a large folder reads a part; the
         caller scans the rest, which is 20 times quicker than indexing it): the files left out are in `stale`,
         the sessions whose persisted outputs were left out in `stale_sessions`, `stale_bytes` says how much.
-        `stop`: asked between files; when it says so, what is done is kept and the rest left (an app quitting)."""
+        `stop`: asked between files; when it says so, what is done is kept and the rest left (an app quitting).
+        When another process is writing the index (and not `wait`), nothing is written: all that changed is stale."""
         self.stale, self.stale_sessions, self.stale_bytes = set(), set(), 0
         known = self._known()
         changed = []
@@ -337,29 +405,54 @@ class SearchIndex:
                     self.stale_bytes += new
                     continue
                 left -= new
-                changed.append(p)
-        read = self._update_many(changed, workers, stop) if changed else 0
+                changed.append((p, new))
+        behind: list[tuple[Path, bytes, int]] = []  # sessions whose tool-results folder changed
         if sessions:
             dirs = dict(self.db.execute("SELECT path, mtime_ns FROM dirs"))
-            now = time.time_ns()
             for session in sessions:
                 d = _key(session)[:-6] + b"/tool-results"
                 try:
                     m = os.stat(d).st_mtime_ns
                 except OSError:
                     continue
-                if dirs.get(d) == m:
-                    continue
-                if stop is not None and stop():
-                    break
-                if left <= 0 and budget is not None:
-                    self.stale_sessions.add(session)
-                    continue
-                self._read_bytes = 0
-                read += self.update_persisted(session)
-                left -= self._read_bytes
-                self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (d, m if 0 <= now - m > RACY_NS else -1))
-        return read
+                if dirs.get(d) != m:
+                    behind.append((session, d, m))
+        if not changed and not behind:
+            return 0
+        try:
+            with self.writer(wait=wait):
+                read = self._update_many([p for p, _ in changed], workers, stop) if changed else 0
+                from inspector.search import PERSISTED_CAP as PERSISTED_MAX
+
+                now = time.time_ns()
+                jobs: list[_Job] = []
+                seen: list[tuple[bytes, int]] = []
+                for session, d, m in behind:
+                    if stop is not None and stop():
+                        break
+                    if left <= 0 and budget is not None:
+                        self.stale_sessions.add(session)
+                        continue
+                    mine = self._persisted_jobs(session)
+                    jobs += mine
+                    left -= sum(min(j.st.st_size, PERSISTED_MAX) for j in mine)
+                    seen.append((d, m if 0 <= now - m > RACY_NS else -1))
+                todo = sum(min(j.st.st_size, PERSISTED_MAX) for j in jobs)
+                if self._use_shards(workers, len(jobs), todo):
+                    read += self._run_in_shards(jobs, workers, stop or (lambda: False))
+                else:
+                    for job in jobs:
+                        if stop is not None and stop():
+                            break
+                        read += self._apply_persisted(job)
+                if not (stop is not None and stop()):  # folders done: looked at again only when they change
+                    self.db.executemany("INSERT OR REPLACE INTO dirs VALUES(?, ?)", seen)
+                return read
+        except IndexBusy:  # another process writes: look up what is there, read what changed
+            self.stale.update(p for p, _ in changed)
+            self.stale_bytes += sum(n for _, n in changed)
+            self.stale_sessions.update(session for session, _, _ in behind)
+            return 0
 
     def _known(self) -> dict[bytes, tuple[int, int, int]]:
         """(inode, size, mtime) of every transcript indexed, by key: read again only when the database changed since
@@ -373,8 +466,12 @@ class SearchIndex:
     def update_persisted(self, session: Path) -> int:
         """Index the session's persisted tool results, each file as one text (as the scan reads it: its first
         PERSISTED_CAP bytes); files gone are dropped."""
-        from inspector.search import PERSISTED_CAP
-        from inspector.transcript.safefs import open_regular
+        jobs = self._persisted_jobs(session)
+        return sum(self._apply_persisted(job) for job in jobs)
+
+    def _persisted_jobs(self, session: Path) -> list[_Job]:
+        """The session's persisted outputs that changed (new ones get their row, so their shard, now); the rows of
+        files gone are dropped."""
         from inspector.transcript.session import tool_result_files
 
         owner = _key(session)
@@ -383,7 +480,7 @@ class SearchIndex:
         for (k,) in self.db.execute("SELECT path FROM files WHERE owner=?", (owner,)).fetchall():
             if k not in keys:
                 self.forget(k)
-        n = 0
+        jobs = []
         for p in present:
             key = _key(p)
             try:
@@ -393,27 +490,35 @@ class SearchIndex:
             row = self.db.execute("SELECT id, inode, size, mtime_ns FROM files WHERE path=?", (key,)).fetchone()
             if row is not None and (row[1], row[2], row[3]) == (st.st_ino, st.st_size, st.st_mtime_ns):
                 continue
-            try:
-                with open_regular(p) as f:
-                    data = f.read(PERSISTED_CAP)
-            except OSError:
-                continue
-            self._read_bytes += len(data)
-            with self._write():
-                if self.db.execute("SELECT id, inode, size, mtime_ns FROM files WHERE path=?", (key,)).fetchone() != row:
-                    continue  # another process indexed it meanwhile
-                if row is not None:
-                    self._drop(row[0])
-                    fid = row[0]
-                else:
+            if row is None:
+                with self._write():
                     fid = self.db.execute("INSERT INTO files(path, owner) VALUES(?, ?)", (key, owner)).lastrowid
-                rid = self._next_rowid()
-                self._insert([(data.decode("utf-8", "replace"), 0, -1, "user", "persisted output", None)], fid, rid)
-                self.db.execute("INSERT INTO spans VALUES(?, ?, ?, 0)", (fid, rid, rid))
-                self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, indexed_to=?, owner=? WHERE id=?",
-                                (st.st_ino, st.st_size, st.st_mtime_ns, len(data), owner, fid))
-            n += 1
-        return n
+            else:
+                fid = row[0]
+            jobs.append(_Job(fid, os.fspath(p), 0, 0, -1, "p", st, None, owner))
+        return jobs
+
+    def _apply_persisted(self, job: _Job) -> int:
+        try:
+            text, size = _persisted_text(job.path)
+        except OSError:
+            return 0
+        self._read_bytes += size
+        with self._write():
+            write_texts(self.db, f"t{job.fid % self.shards}.", job.fid, -1,
+                        [[(text, 0, -1, "user", "persisted output", None)], _End(0, 0, 0)])
+            self._record(job, size, 0)
+        return 1
+
+    def _record(self, job: _Job, offset: int, lines: int) -> None:
+        """What a file's shard now holds, in the main database (in the caller's transaction)."""
+        st = job.st
+        if job.kind == "p":
+            self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, indexed_to=?, owner=? WHERE id=?",
+                            (st.st_ino, st.st_size, st.st_mtime_ns, offset, job.owner, job.fid))
+        else:
+            self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
+                            (st.st_ino, st.st_size, st.st_mtime_ns, job.head, offset, lines, job.fid))
 
     def persisted_candidates(self, session: Path, query: Any) -> list[tuple[Path, str]]:
         """(persisted file, its text) of one session's persisted tool results the index says may match, by name."""
@@ -428,8 +533,10 @@ class SearchIndex:
         `usable`."""
         if not usable(query):
             return None
-        found = self.db.execute("SELECT file_id, line, off, type, place, ts, text FROM texts WHERE text LIKE ? "
-                                "ORDER BY rowid", (like(query),)).fetchall()
+        found = []  # each shard's, in its rowid order: a file's texts are in one shard, in its order
+        for k in range(self.shards):
+            found += self.db.execute(f"SELECT file_id, line, off, type, place, ts, text FROM t{k}.texts "
+                                     "WHERE text LIKE ? ORDER BY rowid", (like(query),)).fetchall()
         out: dict[Path, list[tuple[Any, ...]]] = {}
         outp: dict[Path, list[tuple[Path, str]]] = {}
         if not found:
@@ -468,16 +575,17 @@ class SearchIndex:
         row = self.db.execute("SELECT id FROM files WHERE path=?", (_key(path),)).fetchone()
         if row is None:
             return []
-        return self.db.execute("SELECT line, off, type, place, ts, text FROM texts WHERE file_id=? AND text LIKE ? "
-                               "ORDER BY rowid", (row[0], like(query))).fetchall()
+        return self.db.execute(f"SELECT line, off, type, place, ts, text FROM t{row[0] % self.shards}.texts "
+                               "WHERE file_id=? AND text LIKE ? ORDER BY rowid", (row[0], like(query))).fetchall()
 
     def status(self) -> IndexStatus:
         files, persisted, done = self.db.execute(
             "SELECT count(*) FILTER (WHERE owner IS NULL), count(*) FILTER (WHERE owner IS NOT NULL), "
             "coalesce(sum(indexed_to), 0) FROM files").fetchone()
-        texts = self.db.execute("SELECT count(*) FROM texts").fetchone()[0]
+        texts = sum(self.db.execute(f"SELECT count(*) FROM t{k}.texts").fetchone()[0] for k in range(self.shards))
         sessions = self.db.execute("SELECT count(*) FROM stats").fetchone()[0]
-        size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
+        names = [str(self.path)] + [str(shard_path(self.path, k)) for k in range(self.shards)]
+        size = sum(os.path.getsize(n + s) for n in names for s in ("", "-wal") if os.path.exists(n + s))
         return IndexStatus(self.path, files, texts, done, size, persisted, sessions)
 
 
@@ -494,6 +602,22 @@ class _Plan:
     head: bytes
     st: os.stat_result
     row: tuple[Any, ...] | None  # the file's row when planned: written only if still the same
+
+
+@dataclass(slots=True)
+class _Job:
+    """A file for a shard's process: a transcript ("t": from `start`, dropping its lines after `after`) or a
+    persisted output ("p": one text)."""
+
+    fid: int
+    path: str
+    start: int
+    lines: int
+    after: int
+    kind: str
+    st: os.stat_result
+    head: bytes | None
+    owner: bytes | None
 
 
 @dataclass(slots=True)
@@ -549,14 +673,91 @@ def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
     yield _End(offset, lines, read)
 
 
+def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batches: Iterable[Any]) -> _End:
+    """In a write transaction on the shard's database (`shard`: "t0." when attached, "" when it is the main one):
+    drop the file's texts of lines after `after` (-1: all of them; its rows of an unfinished last line are among
+    them, and any rows a crash left between this shard's commit and the main one's), then insert what `read_texts`
+    yields, with consecutive rowids, recording their spans. Returns its `_End`."""
+    drop_texts(db, shard, fid, after)
+    row = db.execute(f"SELECT rowid FROM {shard}texts ORDER BY rowid DESC LIMIT 1").fetchone()
+    first = next_id = (row[0] if row else 0) + 1
+    tail_from = None
+    end = _End(0, 0, 0)
+    for item in batches:
+        if isinstance(item, _End):
+            end = item
+            break
+        if item and item[0] is None:  # the marker before the rows of an unfinished last line
+            tail_from = next_id
+            item = item[1:]
+        if item:
+            db.executemany(f"INSERT INTO {shard}texts(rowid, text, file_id, line, off, type, place, ts) "
+                           "VALUES(?,?,?,?,?,?,?,?)", [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(item)])
+            next_id += len(item)
+    if tail_from is None:
+        tail_from = next_id
+    if tail_from > first:  # the complete lines: from the first one read (a persisted output: line 0)
+        db.execute(f"INSERT INTO {shard}spans VALUES(?, ?, ?, ?)", (fid, first, tail_from - 1, max(after, -1) + 1))
+    if next_id > tail_from:  # an unfinished last line: dropped with the lines after the file's count
+        db.execute(f"INSERT INTO {shard}spans VALUES(?, ?, ?, ?)", (fid, tail_from, next_id - 1, end.lines + 1))
+    return end
+
+
+def drop_texts(db: sqlite3.Connection, shard: str, fid: int, after: int) -> None:
+    """Delete a file's texts of the spans that start after line `after` (-1: all), by their rowids."""
+    for span, lo, hi in db.execute(f"SELECT rowid, lo, hi FROM {shard}spans WHERE file_id=? AND line_lo>?",
+                                   (fid, after)).fetchall():
+        db.execute(f"DELETE FROM {shard}texts WHERE rowid BETWEEN ? AND ?", (lo, hi))
+        db.execute(f"DELETE FROM {shard}spans WHERE rowid=?", (span,))
+
+
 SEARCH_BUDGET = 64 << 20  # bytes a search reads to bring the index up to date (the rest it scans): about 2 s
 POOL_MIN = 32 << 20  # bytes to read below which the files are read here (starting workers costs more)
-BIG = 64 << 20  # bytes to read above which a file is read here, in batches, not held whole by a worker
 
 
-def _read_all(path: str, start: int, lines: int) -> list[Any]:
-    """`read_texts` whole, in a worker process."""
-    return list(read_texts(path, start, lines))
+SHARD_BATCH = 16 << 20  # bytes of files a shard's process is given at a time
+
+
+def _persisted_text(path: str) -> tuple[str, int]:
+    """A persisted output's text as the scan reads it (its first PERSISTED_CAP bytes), and the bytes read."""
+    from inspector.search import PERSISTED_CAP
+    from inspector.transcript.safefs import open_regular
+
+    with open_regular(Path(path)) as f:
+        data = f.read(PERSISTED_CAP)
+    return data.decode("utf-8", "replace"), len(data)
+
+
+def _index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]]) -> list[tuple[Any, ...]]:
+    """In a worker process: index files into one shard's database, a transaction each; for each, (id, where its
+    next read starts, its complete lines, lines read), or (id, None, None, 0) when it cannot be read now. The main
+    database is written after, by the caller: a crash between leaves the shard ahead, which the next `write_texts`
+    of that file drops (its lines after the count the main database has)."""
+    db = sqlite3.connect(shard_file, timeout=60.0, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        out: list[tuple[Any, ...]] = []
+        for fid, path, start, lines, after, kind in items:
+            try:
+                if kind == "p":  # a persisted output: one text
+                    text, size = _persisted_text(path)
+                    batches: Iterable[Any] = [[(text, 0, -1, "user", "persisted output", None)], _End(size, 0, 0)]
+                else:
+                    batches = read_texts(path, start, lines)
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    end = write_texts(db, "", fid, after, batches)
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+                out.append((fid, end.offset, end.lines, end.read))
+            except OSError:
+                out.append((fid, None, None, 0))
+        return out
+    finally:
+        db.close()
 
 
 def _texts(raw: bytes, line: int, offset: int) -> list[tuple[Any, ...]]:

@@ -182,13 +182,17 @@ def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool =
     hits: list[Hit] = []
     cands = None
     if index is not None:
+        from inspector.fts import IndexBusy
+
         try:
             index.update(path)
             cands = index.candidates(path, query)
             pc = None
             if cands is not None and persisted:
                 index.refresh([], [path])
-                pc = index.persisted_candidates(path, query)
+                pc = None if index.stale_sessions else index.persisted_candidates(path, query)
+        except IndexBusy:  # another process is writing the index: this file is read
+            cands = None
         except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
             index.notice(f"searching without the index: {exc}")
             cands = None

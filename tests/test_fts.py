@@ -16,6 +16,11 @@ from inspector.transcript.discovery import resolve_target
 TERMS = ["error", "hourly", "Read", "the", "def ", "ok", '"', "TODO", "forecast crash", "zzqqxx", "é", "phoenix", "a", "100%", "tool_", "Zsh prompt"]
 
 
+def every(idx, sql):
+    """The rows of a query over every shard of the texts ("{}" in it: the shard's schema)."""
+    return [row for k in range(idx.shards) for row in idx.db.execute(sql.format(f"t{k}."))]
+
+
 def both(root, term, idx):
     t = resolve_target(root)
     scan = [(fh.path, [h.as_dict() for h in fh.hits]) for fh in search_target(t, Query(term))]
@@ -224,11 +229,11 @@ def test_dropped_rows_go_by_rowid_and_none_is_left_behind(tmp_path):
     idx = SearchIndex(tmp_path / "i.sqlite")
 
     def texts():
-        return sorted(t for (t,) in idx.db.execute("SELECT text FROM texts"))
+        return sorted(t for (t,) in every(idx, "SELECT text FROM {}texts"))
 
     def spans_cover_all():
-        n = idx.db.execute("SELECT coalesce(sum(hi - lo + 1), 0) FROM spans").fetchone()[0]
-        return n == idx.db.execute("SELECT count(*) FROM texts").fetchone()[0]
+        n = sum(x for (x,) in every(idx, "SELECT coalesce(sum(hi - lo + 1), 0) FROM {}spans"))
+        return n == sum(x for (x,) in every(idx, "SELECT count(*) FROM {}texts"))
 
     idx.update(q)
     with open(p, "ab") as f:
@@ -257,14 +262,13 @@ def test_many_files_read_in_worker_processes_index_what_one_process_does(tmp_pat
     one = SearchIndex(tmp_path / "one.sqlite")
     one.refresh([f for f, _ in files], with_results, workers=1)
     monkeypatch.setattr(fts, "POOL_MIN", 0)  # the samples are small: use the workers anyway
-    monkeypatch.setattr(fts, "BIG", 4096)  # and read the bigger files here, in batches, between the workers' files
     many = SearchIndex(tmp_path / "many.sqlite")
     assert many.refresh([f for f, _ in files], with_results, workers=2) == one.refresh([], []) + sum(
         n for (n,) in one.db.execute("SELECT lines FROM files WHERE owner IS NULL")) + one.status().persisted
 
     def rows(idx):
         ids = dict(idx.db.execute("SELECT id, path FROM files"))
-        return sorted((ids[f], line, off, text) for f, line, off, text in idx.db.execute("SELECT file_id, line, off, text FROM texts"))
+        return sorted((ids[f], line, off, text) for f, line, off, text in every(idx, "SELECT file_id, line, off, text FROM {}texts"))
 
     assert rows(many) == rows(one) and many.status().files == len(files) > 4
     for term in ("error", "the", "Read"):
@@ -283,7 +287,7 @@ def test_a_file_another_process_indexed_meanwhile_is_not_indexed_twice(tmp_path)
     from inspector.fts import read_texts
 
     assert a._apply(plan, read_texts(str(p), plan.start, plan.lines)) == 0  # ... a writes nothing
-    assert [t for (t,) in a.db.execute("SELECT text FROM texts")].count("first needle") == 1
+    assert [t for (t,) in every(a, "SELECT text FROM {}texts")].count("first needle") == 1
     with open(p, "ab") as f:
         f.write(b'{"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user","content":"second needle"}}\n')
     plan = a._plan(p)
@@ -341,3 +345,47 @@ def test_the_flat_agent_files_of_a_project_with_no_session_left_are_searched(tmp
     for no_index in ([], ["--no-index"]):
         code, out, err = run("search", "orphan needle", str(tmp_path / "projects"), "--json", *no_index)
         assert code == 0 and [h["path"] for h in jsonl(out)] == [str(proj / "agent-a1.jsonl")]
+
+
+def test_a_lost_shard_means_the_index_is_built_again_with_one_notice(tmp_path):
+    from inspector.fts import shard_path
+
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    idx.update(p)
+    assert idx.shards >= 1 and idx.status().files == 1
+    idx.close()
+    for suffix in ("", "-wal", "-shm"):  # the texts of file 1 went with their shard
+        try:
+            os.unlink(str(shard_path(tmp_path / "i.sqlite", 1 % idx.shards)) + suffix)
+        except FileNotFoundError:
+            pass
+    said: list[str] = []
+    again = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
+    assert said == [f"the search index {tmp_path / 'i.sqlite'} was incomplete: built again"]
+    assert again.status().files == 0
+    assert [h.line for h in search_file(p, Query("needle"), index=again)] == [1]
+
+
+def test_while_another_process_writes_the_index_a_search_reads_what_changed(tmp_path):
+    """One process writes the index at a time (a lock): another one's search looks up what is indexed and reads the
+    files that changed since, with the same results; its own index writes nothing meanwhile."""
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    t = resolve_target(root)
+    writer = SearchIndex(tmp_path / "i.sqlite")
+    files = [p for p, _ in transcripts_of(t)]
+    writer.refresh(files[: len(files) // 2], [])  # half indexed
+    reader = SearchIndex(tmp_path / "i.sqlite")
+    before = reader.status()
+    with writer.writer():  # the other process is writing now
+        for term in ("hourly", "error"):
+            scan = [(fh.path, [h.as_dict() for h in fh.hits]) for fh in search_target(t, Query(term))]
+            indexed = [(fh.path, [h.as_dict() for h in fh.hits]) for fh in search_target(t, Query(term), index=reader)]
+            assert scan == indexed, term
+            assert reader.stale  # what it could not index, it read
+        assert [h.line for h in search_file(files[-1], Query("the"), index=reader)] == \
+            [h.line for h in search_file(files[-1], Query("the"))]
+        assert reader.status().files == before.files  # it wrote nothing
+    reader.refresh(files, [])
+    assert reader.status().files == len(files) and not reader.stale
