@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             a = subprocess.run(py + ["search", term, str(root), "--json"], env=env, capture_output=True).stdout
             b = subprocess.run(py + ["search", term, str(root), "--json", "--no-index"], env=env, capture_output=True).stdout
             same.append(f"'{term}': {len(a.splitlines()):,} hits, {'identical' if a == b else 'DIFFERENT'}")
-        size = sum(p.stat().st_size for p in (Path(t) / "cache" / "inspector").glob("index.sqlite*"))
+        size = sum(p.stat().st_size for p in (Path(t) / "cache" / "inspector").glob("index*.sqlite*"))
     rows = [("floor: python -c pass", floor_python),
             ("floor: python importing what `search` imports (orjson, sqlite3, argparse, dataclasses, inspector)",
              floor_imports),

@@ -1,20 +1,26 @@
 """A full-text index of what a person reads in the transcripts, in SQLite (FTS5, trigram): instant search.
 
-One database under `$XDG_CACHE_HOME/inspector/index.sqlite` holds, for every transcript searched, the texts
-`search` looks in (`record_texts` of each line: prompts, replies, thinking, tool inputs and results, summaries,
-system notes, attachments' rendered text), each with its file, line, byte offset, record type, place and time.
+The database `$XDG_CACHE_HOME/inspector/index.sqlite` knows every file indexed (`files`: its inode, size, time,
+first bytes, how far it was read), the folder listings (`listings`, `dirs`) and the per-session stats (`stats`).
+The texts `search` looks in (`record_texts` of each line: prompts, replies, thinking, tool inputs and results,
+summaries, system notes, attachments' rendered text; persisted tool results), each with its file, line, byte
+offset, record type, place and time, are in shards: `index-t<k>.sqlite`, one per core (at most 8), file id i in
+shard i % n, attached to the main connection. Each shard is written by one process at a time, so a build runs
+SQLite's tokenizer on every core.
 
 - Incremental: a file is indexed once; a file that grew (a live session) only from the end of its last complete
-  line indexed; a file replaced (another inode, other first bytes) or truncated is dropped and indexed again.
+  line indexed; a file replaced (another inode, other first bytes) or truncated is dropped and indexed again. A
+  file's rows are found by their rowid spans (each with its first line), never by reading every text.
 - What it returns is what the scan returns: the trigram index only picks the candidate texts (a LIKE, which it
   serves with `detail=none`, half the size and build time of a phrase index), and the same `Query.find_in` as the
   scan decides, counts and cuts the snippet. A query under 3 characters (which trigrams cannot look up) or not
-  ASCII (LIKE folds the case of ASCII only) is left to the scan. Tool results persisted beside a session are searched as before.
-- Safe: WAL mode, a short busy timeout; a database that is corrupt or of another schema is deleted and built again
+  ASCII (LIKE folds the case of ASCII only) is left to the scan.
+- Safe: WAL mode, a short busy timeout, one writing process at a time (`index.lock`); a shard's commit comes before
+  the main database's, and a crash between is healed by the file's next update (its lines after the main count
+  are dropped first). A database that is corrupt, of another schema or missing a shard is deleted and built again
   (with one notice); one that stays locked is not waited on: the caller falls back to the scan. It holds nothing
   the transcripts do not: delete it and nothing is lost.
 """
-
 from __future__ import annotations
 
 import contextlib
