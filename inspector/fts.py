@@ -118,7 +118,11 @@ class SearchIndex:
                     continue
                 if version != SCHEMA:
                     self._create(db)
-                self.shards = int(db.execute("SELECT value FROM meta WHERE key='shards'").fetchone()[0])
+                row = db.execute("SELECT value FROM meta WHERE key='shards'").fetchone()
+                shards = int(row[0]) if row and str(row[0]).isdigit() else 0
+                if not 1 <= shards <= SHARDS_MAX:
+                    raise sqlite3.DatabaseError(f"its number of shards is {row[0] if row else 'missing'}")
+                self.shards = shards
                 for k in range(self.shards):
                     db.execute(f"ATTACH DATABASE ? AS t{k}", (str(shard_path(self.path, k)),))
                     db.execute(f"PRAGMA t{k}.journal_mode=WAL")

@@ -389,3 +389,15 @@ def test_while_another_process_writes_the_index_a_search_reads_what_changed(tmp_
         assert reader.status().files == before.files  # it wrote nothing
     reader.refresh(files, [])
     assert reader.status().files == len(files) and not reader.stale
+
+
+def test_an_index_whose_shard_count_is_damaged_is_built_again(tmp_path):
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    idx.update(p)
+    idx.db.execute("UPDATE meta SET value='lots' WHERE key='shards'")
+    idx.close()
+    said: list[str] = []
+    again = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
+    assert len(said) == 1 and "damaged" in said[0] and "shards" in said[0]
+    assert [h.line for h in search_file(p, Query("needle"), index=again)] == [1]
