@@ -27,7 +27,6 @@ from inspector.transcript.discovery import Target
 from inspector.transcript.index import MAX_LINE
 from inspector.transcript.records import LineError, decode_line, iter_blocks
 from inspector.transcript.safefs import open_regular
-from inspector.transcript.session import tool_result_files
 
 SNIPPET = 160  # characters of context shown around a match
 PERSISTED_CAP = 64 << 20  # bytes of one persisted output searched
@@ -325,6 +324,8 @@ def _search_persisted(path: Path, query: Query, limit: int | None,
                 found.append((p, pos, n, text))
             if limit is not None and len(found) >= limit:
                 break
+    from inspector.transcript.session import tool_result_files
+
     for p in tool_result_files(path) if candidates is None else ():
         try:
             with open_regular(p) as f:
