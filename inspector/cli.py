@@ -976,7 +976,20 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
             files, with_results = list_transcripts(resolve_target(path), scan=listing)
             listing.save()
             t0 = time.perf_counter()
+            tty = err.isatty() if hasattr(err, "isatty") else False
+            if tty:
+                shown = [0.0]
+
+                def progress(what: str, done: int, of: int) -> None:  # a long build says how far it is
+                    if time.monotonic() - shown[0] > 0.2 or done == of:
+                        shown[0] = time.monotonic()
+                        err.write(f"\rinspector: indexing {what}: {done:,}/{of:,}\x1b[K")
+                        err.flush()
+
+                idx.progress = progress
             lines = idx.refresh([f for f, _ in files], with_results, wait=True)
+            if tty:
+                err.write("\r\x1b[K")
             gone = idx.prune(f for f, _ in files)
             out.write(f"Indexed {lines:,} new line(s) and persisted output(s) of {len(files):,} transcript(s) and the "
                       f"tool-results folders of {len(with_results):,} session(s) in {time.perf_counter() - t0:.2f} s"

@@ -101,6 +101,8 @@ class SearchIndex:
         self._known_cache: tuple[int, dict[bytes, tuple[int, int, int]]] | None = None
         self._lock_fd: int | None = None
         self._lock_depth = 0
+        # told (what, done, of) as files are indexed: "transcripts" then "persisted outputs" (a command's progress line)
+        self.progress: Callable[[str, int, int], None] = lambda _what, _done, _of: None
         self.db = self._open()
 
     # -- opening ------------------------------------------------------------------------------
@@ -295,10 +297,11 @@ class SearchIndex:
         stop = stop or (lambda: False)
         if not self._use_shards(workers, len(plans), todo):
             read = 0
-            for p, plan in plans:
+            for n, (p, plan) in enumerate(plans):
                 if stop():
                     break
                 read += self._apply_read(p, plan)
+                self.progress("transcripts", n + 1, len(plans))
             return read
         with self._write():  # the new files get their ids (and so their shards) first
             for _p, plan in plans:
@@ -306,13 +309,13 @@ class SearchIndex:
                     plan.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
         jobs = [_Job(plan.fid, os.fspath(p), plan.start, plan.lines, plan.lines if plan.drop is False else -1, "t",
                      plan.st, plan.head, None) for p, plan in plans if plan.fid is not None]
-        return self._run_in_shards(jobs, workers, stop)
+        return self._run_in_shards(jobs, workers, stop, "transcripts")
 
     def _use_shards(self, workers: int | None, files: int, todo: int) -> bool:
         n = min(workers if workers is not None else (os.cpu_count() or 1), self.shards)
         return n > 1 and files >= 4 and todo >= POOL_MIN
 
-    def _run_in_shards(self, jobs: list[_Job], workers: int | None, stop: Callable[[], bool]) -> int:
+    def _run_in_shards(self, jobs: list[_Job], workers: int | None, stop: Callable[[], bool], what: str) -> int:
         """A process per shard reads, decodes and writes its files' texts into its own shard database (SQLite's
         tokenizer, the slow part, then runs on every core), a batch of files at a time, while this process records
         in the main database what each shard has done. Returns the lines read."""
@@ -324,7 +327,7 @@ class SearchIndex:
         queues: dict[int, collections.deque[_Job]] = collections.defaultdict(collections.deque)
         for job in jobs:
             queues[job.fid % self.shards].append(job)
-        read = 0
+        read = done_files = 0
         running: dict[Any, tuple[int, list[_Job]]] = {}
         # forkserver, not fork: the caller may be a threaded program, and forking threads is unsafe
         with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver")) as pool:
@@ -349,6 +352,8 @@ class SearchIndex:
                             if offset is not None:  # (None: unreadable now, left as its row says)
                                 self._record(job, offset, lines)
                                 read += n_read if job.kind == "t" else 1
+                    done_files += len(batch)
+                    self.progress(what, done_files, len(jobs))
         return read
 
     def _apply_read(self, p: Path, plan: _Plan) -> int:
@@ -449,12 +454,13 @@ class SearchIndex:
                     seen.append((d, m if 0 <= now - m > RACY_NS else -1))
                 todo = sum(min(j.st.st_size, PERSISTED_MAX) for j in jobs)
                 if self._use_shards(workers, len(jobs), todo):
-                    read += self._run_in_shards(jobs, workers, stop or (lambda: False))
+                    read += self._run_in_shards(jobs, workers, stop or (lambda: False), "persisted outputs")
                 else:
-                    for job in jobs:
+                    for n, job in enumerate(jobs):
                         if stop is not None and stop():
                             break
                         read += self._apply_persisted(job)
+                        self.progress("persisted outputs", n + 1, len(jobs))
                 if not (stop is not None and stop()):  # folders done: looked at again only when they change
                     self.db.executemany("INSERT OR REPLACE INTO dirs VALUES(?, ?)", seen)
                 return read

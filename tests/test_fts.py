@@ -401,3 +401,23 @@ def test_an_index_whose_shard_count_is_damaged_is_built_again(tmp_path):
     again = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
     assert len(said) == 1 and "damaged" in said[0] and "shards" in said[0]
     assert [h.line for h in search_file(p, Query("needle"), index=again)] == [1]
+
+
+def test_a_build_tells_how_far_it_is(tmp_path, monkeypatch):
+    import inspector.fts as fts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    t = resolve_target(root)
+    files, with_results = [p for p, _ in transcripts_of(t)], __import__("inspector.search", fromlist=["x"]).list_transcripts(t)[1]
+    for pool_min in (1 << 62, 0):  # in this process, then in the shards' processes
+        monkeypatch.setattr(fts, "POOL_MIN", pool_min)
+        idx = SearchIndex(tmp_path / f"i{pool_min}.sqlite")
+        told: list[tuple[str, int, int]] = []
+        idx.progress = lambda *a: told.append(a)
+        idx.refresh(files, with_results, workers=2)
+        ticks = [x for x in told if x[0] == "transcripts"]
+        assert ticks and ticks[-1] == ("transcripts", len(files), len(files))
+        assert [d for _, d, _ in ticks] == sorted(d for _, d, _ in ticks)
+        persisted = [x for x in told if x[0] == "persisted outputs"]
+        assert persisted and persisted[-1][1] == persisted[-1][2] == idx.status().persisted
