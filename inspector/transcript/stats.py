@@ -87,15 +87,24 @@ def session_stats(s: Session) -> dict[str, Any]:
 # cache
 
 
-def _dir_signature(folder: Path, flat_agents: Iterable[Path]) -> list[Any]:
+def _subfolders(folder: str) -> set[str]:
+    """The names of the real folders (no link) directly in a folder."""
+    try:
+        with os.scandir(folder) as it:
+            return {e.name for e in it if e.is_dir(follow_symlinks=False)}
+    except OSError:
+        return set()
+
+
+def _dir_signature(folder: Path | None, flat_agents: Iterable[Path]) -> list[Any]:
     """Names, sizes and mtimes of what lies beside a session (subagents, memory): the files read for its stats, so
     reached the same way (no link, a bounded depth). Its `tool-results` folder counts by its own time: the stats
     count its files, which Claude Code writes once each (a file added or removed changes the folder's time), and
     each is written with the record that names it (which changes the transcript's size, in the key too)."""
     from inspector.transcript.safefs import walk_stat
 
-    sig: list[Any] = [[rel, st.st_size, st.st_mtime_ns]
-                      for rel, st in walk_stat(folder.parent, folder, opaque=("tool-results",))]
+    sig: list[Any] = [] if folder is None else [
+        [rel, st.st_size, st.st_mtime_ns] for rel, st in walk_stat(folder.parent, folder, opaque=("tool-results",))]
     for p in flat_agents:
         try:
             st = p.stat()
@@ -136,13 +145,24 @@ class StatsCache:
                 self._unusable = True
         return self._db
 
-    def key(self, path: Path, flat_agents: list[Path]) -> dict[str, Any]:
+    def key(self, path: Path, flat_agents: list[Path], folders: dict[str, set[str]] | None = None) -> dict[str, Any]:
+        """What the stats of a session depend on. `folders`: each project folder's sub-folders, listed once (most
+        sessions have no folder of their own: no walk is tried then)."""
         st = os.stat(path)
+        name = os.fspath(path)
+        if folders is not None:
+            parent, _, base = name.rpartition(os.sep)
+            if parent not in folders:
+                folders[parent] = _subfolders(parent)
+            has_folder = base[:-6] in folders[parent] if base.endswith(".jsonl") else True
+        else:
+            has_folder = True
         return {
-            "path": os.path.abspath(path),
+            "path": os.path.abspath(name),
             "size": st.st_size,
             "mtime_ns": st.st_mtime_ns,
-            "beside": _dir_signature(path.with_suffix(""), flat_agents),
+            "beside": _dir_signature(path.with_suffix(""), flat_agents) if has_folder else
+            _dir_signature(None, flat_agents),
             "inspector": __version__,
             "schema": STATS_SCHEMA,
         }
@@ -366,10 +386,11 @@ def collect_stats(
     if cache and target.kind != "file":
         cache.prefetch(target.path)
     todo: list[tuple[int, Path, list[Path], dict[str, Any] | None]] = []
+    folders: dict[str, set[str]] = {}
     for n, (path, agents) in enumerate(files):
         mine = own_agents(path, agents, agent_owner)
         try:
-            key = cache.key(path, mine) if cache else None
+            key = cache.key(path, mine, folders) if cache else None
         except OSError as exc:
             failed(path, exc)
             slots.append(None)
