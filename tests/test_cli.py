@@ -227,3 +227,16 @@ def test_show_markdown_exports_the_conversation_safely(tmp_path):
     assert "> line one\n> line two" in out and "\x1b" not in out and "and red" in out
     code, one, _ = run("show", str(path), "--markdown", "--line", "2")
     assert code == 0 and one.count("### ") == 1 and "**Done.**" in one
+
+
+def test_a_session_folder_that_appears_invalidates_its_cached_stats(tmp_path):
+    proj = tmp_path / "root" / "-w"
+    a = write_jsonl(proj / "a.jsonl", [user("u1", None), assistant("a1", "u1")])
+    write_jsonl(proj / "b.jsonl", [user("u2", None)])
+    target = resolve_target(tmp_path / "root")
+    first = collect_stats(target, StatsCache(cache_dir()))
+    assert [s["subagents"] for s in first] == [0, 0]
+    write_jsonl(a.with_suffix("") / "subagents" / "agent-x1.jsonl", [user("x1", None, "a subagent")])
+    c = StatsCache(cache_dir())
+    again = collect_stats(target, c)
+    assert (c.hits, c.misses) == (1, 1) and [s["subagents"] for s in again] == [1, 0]
