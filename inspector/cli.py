@@ -1058,7 +1058,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             out.write(f"    {line:<11} {(human_when(h.timestamp, local=True) or '')[11:]:>5}  {printable(where)}: {h.snippet}\n")
     if show_progress:
         err.write("\r\x1b[K")
-    if index is not None and (index.stale or index.stale_sessions):
+    if index is not None and (index.stale or index.stale_sessions) and not index.busy:
         err.write("inspector: each search adds a part to the index; `inspector index` adds the rest now (once)\n")
     if args.json:
         out.write(json_lines(h.as_dict() for h in found))

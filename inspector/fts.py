@@ -97,6 +97,7 @@ class SearchIndex:
         self.stale: set[Path] = set()  # what the last `refresh` left out for its budget
         self.stale_sessions: set[Path] = set()
         self.stale_bytes = 0
+        self.busy = False  # the last `refresh` found another process writing the index
         self._read_bytes = 0
         self._known_cache: tuple[int, dict[bytes, tuple[int, int, int]]] | None = None
         self._lock_fd: int | None = None
@@ -403,7 +404,7 @@ class SearchIndex:
         the sessions whose persisted outputs were left out in `stale_sessions`, `stale_bytes` says how much.
         `stop`: asked between files; when it says so, what is done is kept and the rest left (an app quitting).
         When another process is writing the index (and not `wait`), nothing is written: all that changed is stale."""
-        self.stale, self.stale_sessions, self.stale_bytes = set(), set(), 0
+        self.stale, self.stale_sessions, self.stale_bytes, self.busy = set(), set(), 0, False
         known = self._known()
         changed = []
         left = budget if budget is not None else 1 << 62
@@ -465,6 +466,7 @@ class SearchIndex:
                     self.db.executemany("INSERT OR REPLACE INTO dirs VALUES(?, ?)", seen)
                 return read
         except IndexBusy:  # another process writes: look up what is there, read what changed
+            self.busy = True
             self.stale.update(p for p, _ in changed)
             self.stale_bytes += sum(n for _, n in changed)
             self.stale_sessions.update(session for session, _, _ in behind)
@@ -535,6 +537,20 @@ class SearchIndex:
         else:
             self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
                             (st.st_ino, st.st_size, st.st_mtime_ns, job.head, offset, lines, job.fid))
+
+    def behind(self) -> str:
+        """What the last `refresh` left for the caller to read, in words ('' when nothing)."""
+        from inspector.textutil import human_size
+
+        parts = []
+        if self.stale:
+            parts.append(f"{human_size(self.stale_bytes)} in {len(self.stale):,} transcript(s)")
+        if self.stale_sessions:
+            parts.append(f"the persisted outputs of {len(self.stale_sessions):,} session(s)")
+        if not parts:
+            return ""
+        why = "another inspector is writing the index now" if self.busy else "not in the search index yet"
+        return f"{' and '.join(parts)}: {why}, read instead"
 
     def persisted_candidates(self, session: Path, query: Any) -> list[tuple[Path, str]]:
         """(persisted file, its text) of one session's persisted tool results the index says may match, by name."""

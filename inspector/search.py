@@ -560,10 +560,7 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
             found, found_persisted = both
             stale, stale_sessions = index.stale, index.stale_sessions
             if stale or stale_sessions:
-                from inspector.textutil import human_size
-
-                index.notice(f"{human_size(index.stale_bytes)} in {len(stale):,} transcript(s) not in the search index "
-                             "yet: read instead")
+                index.notice(index.behind())
         except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
             index.notice(f"searching without the index: {exc}")
             found, index = None, None
