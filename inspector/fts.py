@@ -310,7 +310,11 @@ class SearchIndex:
                     plan.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
         jobs = [_Job(plan.fid, os.fspath(p), plan.start, plan.lines, plan.lines if plan.drop is False else -1, "t",
                      plan.st, plan.head, None) for p, plan in plans if plan.fid is not None]
-        return self._run_in_shards(jobs, workers, stop, "transcripts")
+        try:
+            return self._run_in_shards(jobs, workers, stop, "transcripts")
+        except _POOL_ERRORS as exc:  # no worker processes here (a sandbox, no /dev/shm): this process does the rest
+            self.notice(f"indexing in one process: {exc}")
+            return sum(self._apply_read(p, plan) for p in paths if (plan := self._plan(p)) is not None)
 
     def _use_shards(self, workers: int | None, files: int, todo: int) -> bool:
         n = min(workers if workers is not None else (os.cpu_count() or 1), self.shards)
@@ -455,7 +459,11 @@ class SearchIndex:
                     seen.append((d, m if 0 <= now - m > RACY_NS else -1))
                 todo = sum(min(j.st.st_size, PERSISTED_MAX) for j in jobs)
                 if self._use_shards(workers, len(jobs), todo):
-                    read += self._run_in_shards(jobs, workers, stop or (lambda: False), "persisted outputs")
+                    try:
+                        read += self._run_in_shards(jobs, workers, stop or (lambda: False), "persisted outputs")
+                    except _POOL_ERRORS as exc:
+                        self.notice(f"indexing in one process: {exc}")
+                        read += sum(self._apply_persisted(job) for job in jobs)
                 else:
                     for n, job in enumerate(jobs):
                         if stop is not None and stop():
@@ -747,6 +755,13 @@ SEARCH_BUDGET = 64 << 20  # bytes a search reads to bring the index up to date (
 POOL_MIN = 32 << 20  # bytes to read below which the files are read here (starting workers costs more)
 
 
+def _pool_errors() -> tuple[type[BaseException], ...]:
+    from concurrent.futures.process import BrokenProcessPool
+
+    return (OSError, BrokenProcessPool, RuntimeError, PermissionError)
+
+
+_POOL_ERRORS = _pool_errors()
 SHARD_BATCH = 16 << 20  # bytes of files a shard's process is given at a time
 
 

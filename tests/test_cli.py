@@ -240,3 +240,17 @@ def test_a_session_folder_that_appears_invalidates_its_cached_stats(tmp_path):
     c = StatsCache(cache_dir())
     again = collect_stats(target, c)
     assert (c.hits, c.misses) == (1, 1) and [s["subagents"] for s in again] == [1, 0]
+
+
+def test_stats_without_worker_processes_are_computed_in_one(tmp_path, monkeypatch):
+    import concurrent.futures
+
+    for k in range(10):
+        write_jsonl(tmp_path / "root" / "-w" / f"s{k}.jsonl", [user(f"u{k}", None, f"session {k}")])
+
+    def broken(*a, **k):
+        raise OSError("no semaphores here")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", broken)
+    st = collect_stats(resolve_target(tmp_path / "root"), None, workers=2)
+    assert [s["title"] for s in st] == [f"session {k}" for k in range(10)]

@@ -422,3 +422,29 @@ def test_a_build_tells_how_far_it_is(tmp_path, monkeypatch):
         assert [d for _, d, _ in ticks] == sorted(d for _, d, _ in ticks)
         persisted = [x for x in told if x[0] == "persisted outputs"]
         assert persisted and persisted[-1][1] == persisted[-1][2] == idx.status().persisted
+
+
+def test_without_worker_processes_the_index_is_built_in_one(tmp_path, monkeypatch):
+    import concurrent.futures
+
+    import inspector.fts as fts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    t = resolve_target(root)
+    monkeypatch.setattr(fts, "POOL_MIN", 0)
+
+    def broken(*a, **k):
+        raise OSError("no semaphores here")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", broken)
+    said: list[str] = []
+    idx = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
+    from inspector.search import list_transcripts
+
+    files, with_results = list_transcripts(t)
+    idx.refresh([f for f, _ in files], with_results, workers=2)
+    assert said and all(m == "indexing in one process: no semaphores here" for m in said)
+    assert idx.status().files == len(files) and idx.status().persisted > 0
+    scan, indexed = both(root, "hourly", idx)
+    assert scan == indexed

@@ -324,8 +324,9 @@ def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None,
 
     With `skip_errors`, a session that cannot be read is left out (and put in `errors`) instead of stopping the rest."""
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
-    if n_workers <= 1 or len(todo) < 8:
-        for n, path, mine, _ in todo:
+
+    def here(items: list[tuple[int, Path, list[Path], Any]]) -> Iterable[tuple[int, dict[str, Any]]]:
+        for n, path, mine, _ in items:
             try:
                 yield n, _one(path, mine)
             except OSError as exc:
@@ -333,26 +334,47 @@ def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None,
                     raise
                 if errors is not None:
                     errors.append((n, exc))
+
+    if n_workers <= 1 or len(todo) < 8:
+        yield from here(todo)
         return
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # biggest first, so the pool does not wait on one large file at the end
     order = sorted(todo, key=lambda t: -_size(t[1]))
     import multiprocessing
 
-    # forkserver, not fork: the caller may be a threaded app (the TUI), and forking threads is unsafe
-    with ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        futures = {pool.submit(_one, path, mine): n for n, path, mine, _ in order}
-        from concurrent.futures import as_completed
+    done: set[int] = set()
+    try:
+        # forkserver, not fork: the caller may be a threaded app (the TUI), and forking threads is unsafe
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            futures = {pool.submit(_one, path, mine): n for n, path, mine, _ in order}
+            from concurrent.futures import as_completed
 
-        for f in as_completed(futures):
-            try:
-                yield futures[f], f.result()
-            except OSError as exc:
-                if not skip_errors:
+            for f in as_completed(futures):
+                try:
+                    result = f.result()
+                except BrokenProcessPool:
                     raise
-                if errors is not None:
-                    errors.append((futures[f], exc))
+                except OSError as exc:
+                    done.add(futures[f])
+                    if not skip_errors:
+                        raise
+                    if errors is not None:
+                        errors.append((futures[f], exc))
+                    continue
+                done.add(futures[f])
+                yield futures[f], result
+    except (BrokenProcessPool, RuntimeError, PermissionError) as exc:  # no worker processes here: this one does it
+        import sys
+
+        print(f"inspector: reading the sessions in one process ({exc})", file=sys.stderr)
+        yield from here([t for t in order if t[0] not in done])
+    except OSError:
+        if done:
+            raise  # a session's own error, raised above
+        yield from here(order)  # the pool could not start (no semaphores, no /dev/shm)
 
 
 def _size(p: Path) -> int:
