@@ -755,13 +755,9 @@ SEARCH_BUDGET = 64 << 20  # bytes a search reads to bring the index up to date (
 POOL_MIN = 32 << 20  # bytes to read below which the files are read here (starting workers costs more)
 
 
-def _pool_errors() -> tuple[type[BaseException], ...]:
-    from concurrent.futures.process import BrokenProcessPool
-
-    return (OSError, BrokenProcessPool, RuntimeError, PermissionError)
-
-
-_POOL_ERRORS = _pool_errors()
+# what a pool of worker processes raises when it cannot run here (BrokenProcessPool is a RuntimeError); not imported
+# from concurrent.futures at start: multiprocessing costs a command 15 ms of imports
+_POOL_ERRORS = (OSError, RuntimeError)
 SHARD_BATCH = 16 << 20  # bytes of files a shard's process is given at a time
 
 
