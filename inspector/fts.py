@@ -489,15 +489,10 @@ class SearchIndex:
                 "SELECT path, inode, size, mtime_ns FROM files WHERE owner IS NULL")})
         return self._known_cache[1]
 
-    def update_persisted(self, session: Path) -> int:
-        """Index the session's persisted tool results, each file as one text (as the scan reads it: its first
-        PERSISTED_CAP bytes); files gone are dropped."""
-        jobs = self._persisted_jobs(session)
-        return sum(self._apply_persisted(job) for job in jobs)
-
     def _persisted_jobs(self, session: Path) -> list[_Job]:
-        """The session's persisted outputs that changed (new ones get their row, so their shard, now); the rows of
-        files gone are dropped."""
+        """The session's persisted tool results that changed, each to be indexed as one text (as the scan reads it:
+        its first PERSISTED_CAP bytes); new ones get their row, so their shard, now; the rows of files gone are
+        dropped."""
         from inspector.transcript.session import tool_result_files
 
         owner = _key(session)

@@ -474,11 +474,6 @@ def _list_names(target: Target, subagents: bool, scan: Scan) -> tuple[list[tuple
     return out, with_results
 
 
-def transcripts_under(target: Target, *, subagents: bool = True) -> list[tuple[Path, Path]]:
-    """(transcript, the session it belongs to) for every session under a target, its subagents after it."""
-    return list_transcripts(target, subagents=subagents)[0]
-
-
 def parse_since(text: str, now: float | None = None) -> str:
     """`--since`: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h), as the
     ISO prefix the transcripts' UTC timestamps are compared with. Raises ValueError."""

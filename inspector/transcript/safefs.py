@@ -48,11 +48,6 @@ def _lstat_below(base: Path, path: Path) -> os.stat_result | None:
     return st
 
 
-def no_links_below(base: Path, path: Path) -> bool:
-    """Every component of `path` below `base` exists and none is a symbolic link (or `..`)."""
-    return _lstat_below(base, path) is not None
-
-
 def real_dir(base: Path, path: Path) -> bool:
     """`path` is a folder below `base` reached without any link."""
     st = _lstat_below(base, path)
