@@ -67,10 +67,6 @@ def remove_index(path: Path) -> None:
                 pass
 
 
-class _Retry(Exception):
-    pass
-
-
 class IndexBusy(sqlite3.OperationalError):
     """Another process is writing the index (one writes at a time): look up what it holds, read the rest."""
 
@@ -108,53 +104,96 @@ class SearchIndex:
 
     # -- opening ------------------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
+        """Open the database and attach its shards. Making it (new, of another version, damaged, missing a shard)
+        is done holding the writer lock, checked again once held: two processes opening it at once never build
+        it twice, nor delete what the other just made."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         for attempt in (1, 2):
+            db = None
             try:
-                db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                version = self._version(db)
-                if version is not None and version != SCHEMA and attempt == 1:
-                    db.close()  # another layout: the file goes (dropping its tables would keep its size)
-                    self._discard(f"the search index {self.path} is from another version of inspector: built again")
-                    continue
-                if version != SCHEMA:
-                    self._create(db)
-                row = db.execute("SELECT value FROM meta WHERE key='shards'").fetchone()
-                shards = int(row[0]) if row and str(row[0]).isdigit() else 0
-                if not 1 <= shards <= SHARDS_MAX:
-                    raise sqlite3.DatabaseError(f"its number of shards is {row[0] if row else 'missing'}")
-                self.shards = shards
-                for k in range(self.shards):
-                    db.execute(f"ATTACH DATABASE ? AS t{k}", (str(shard_path(self.path, k)),))
-                    db.execute(f"PRAGMA t{k}.journal_mode=WAL")
-                    db.execute(f"PRAGMA t{k}.synchronous=NORMAL")
-                    has = db.execute(f"SELECT count(*) FROM t{k}.sqlite_master WHERE name='texts'").fetchone()[0]
-                    if not has:
-                        if version == SCHEMA and attempt == 1:  # a shard lost (deleted): what it held is unknown
-                            db.close()
-                            self._discard(f"the search index {self.path} was incomplete: built again")
-                            raise _Retry
-                        self._create_shard(db, k)
-                    db.execute(f"SELECT count(*) FROM t{k}.spans").fetchone()
-                db.execute("SELECT count(*) FROM files").fetchone()
-                return db
-            except _Retry:
-                continue
+                db = self._connect()
+                if self._why_not_ready(db) is not None:
+                    db.close()
+                    db = None
+                    with self.writer(wait=True):
+                        db = self._connect()
+                        why = self._why_not_ready(db)
+                        if why is not None:
+                            db.close()  # an index that cannot be kept, or a new one: its files (leftovers) go
+                            db = None
+                            if why == "is new":
+                                remove_index(self.path)
+                            else:
+                                self._discard(f"the search index {self.path} {why}: built again")
+                            db = self._connect()
+                            self._create(db)
+                            for k in range(self._shard_count(db)):
+                                self._attach(db, k)
+                                self._create_shard(db, k)
+                            db.execute("SELECT count(*) FROM files").fetchone()
+                            return self._ready(db)
+                for k in range(self._shard_count(db)):
+                    self._attach(db, k)
+                return self._ready(db)
             except sqlite3.OperationalError as exc:
+                if db is not None:
+                    db.close()
                 if "locked" in str(exc) or "busy" in str(exc):
                     raise IndexUnavailable(f"the search index is locked by another process ({exc})") from None
                 if "fts5" in str(exc) or "trigram" in str(exc):
                     raise IndexUnavailable(f"this Python's SQLite has no FTS5 trigram tokenizer ({exc})") from None
                 if attempt == 2:
                     raise IndexUnavailable(str(exc)) from None
-                self._discard(f"the search index {self.path} could not be read ({exc}): built again")
+                with self.writer(wait=True):
+                    self._discard(f"the search index {self.path} could not be read ({exc}): built again")
             except sqlite3.DatabaseError as exc:  # not a database, or damaged
+                if db is not None:
+                    db.close()
                 if attempt == 2:
                     raise IndexUnavailable(str(exc)) from None
-                self._discard(f"the search index {self.path} was damaged ({exc}): built again")
+                with self.writer(wait=True):
+                    self._discard(f"the search index {self.path} was damaged ({exc}): built again")
         raise IndexUnavailable("unreachable")
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _why_not_ready(self, db: sqlite3.Connection) -> str | None:
+        """None when the database is of this version with all its shards; else why not (None: new, to be made)."""
+        version = self._version(db)
+        if version is None:
+            return "is new"
+        if version != SCHEMA:
+            return "is from another version of inspector"
+        n = self._shard_count(db)  # raises DatabaseError when damaged
+        if any(not os.path.exists(shard_path(self.path, k)) for k in range(n)):
+            return "was incomplete"
+        return None
+
+    def _shard_count(self, db: sqlite3.Connection) -> int:
+        row = db.execute("SELECT value FROM meta WHERE key='shards'").fetchone()
+        shards = int(row[0]) if row and str(row[0]).isdigit() else 0
+        if not 1 <= shards <= SHARDS_MAX:
+            raise sqlite3.DatabaseError(f"its number of shards is {row[0] if row else 'missing'}")
+        return shards
+
+    def _attach(self, db: sqlite3.Connection, k: int) -> None:
+        db.execute(f"ATTACH DATABASE ? AS t{k}", (str(shard_path(self.path, k)),))
+        db.execute(f"PRAGMA t{k}.journal_mode=WAL")
+        db.execute(f"PRAGMA t{k}.synchronous=NORMAL")
+
+    def _ready(self, db: sqlite3.Connection) -> sqlite3.Connection:
+        """The shards are there and readable (a damaged one raises DatabaseError)."""
+        self.shards = self._shard_count(db)
+        for k in range(self.shards):
+            if not db.execute(f"SELECT count(*) FROM t{k}.sqlite_master WHERE name='texts'").fetchone()[0]:
+                raise sqlite3.DatabaseError(f"its shard {k} has no texts")
+            db.execute(f"SELECT count(*) FROM t{k}.spans").fetchone()
+        db.execute("SELECT count(*) FROM files").fetchone()
+        return db
 
     def _discard(self, why: str) -> None:
         self.notice(why)
@@ -166,7 +205,7 @@ class SearchIndex:
             row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         except sqlite3.OperationalError:
             return None
-        return int(row[0]) if row else None
+        return int(row[0]) if row and str(row[0]).isdigit() else (-1 if row else None)
 
     @staticmethod
     def _create(db: sqlite3.Connection) -> None:

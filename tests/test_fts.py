@@ -448,3 +448,37 @@ def test_without_worker_processes_the_index_is_built_in_one(tmp_path, monkeypatc
     assert idx.status().files == len(files) and idx.status().persisted > 0
     scan, indexed = both(root, "hourly", idx)
     assert scan == indexed
+
+
+def test_two_processes_opening_a_new_index_at_once_build_it_once(tmp_path):
+    """Made under the writer lock and checked again once it is held: none deletes what the other made."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from inspector.fts import SearchIndex; "
+            "from pathlib import Path; said = []; i = SearchIndex(Path(sys.argv[2]), notice=said.append); "
+            "print(i.shards, said)")
+    from conftest import ROOT
+
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(ROOT), str(tmp_path / "i.sqlite")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    assert all(o.strip().endswith("[]") for o, _ in outs), outs  # no notice: nothing was built twice or discarded
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
+    assert [h.line for h in search_file(p, Query("needle"), index=SearchIndex(tmp_path / "i.sqlite"))] == [1]
+
+
+def test_leftover_shards_of_a_deleted_index_are_not_in_the_way(tmp_path):
+    from inspector.fts import shard_path
+
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    idx.update(p)
+    idx.close()
+    os.unlink(tmp_path / "i.sqlite")  # the main database deleted by hand, its shards left
+    assert shard_path(tmp_path / "i.sqlite", 0).exists()
+    said: list[str] = []
+    again = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
+    assert said == [] and again.status().files == 0
+    assert [h.line for h in search_file(p, Query("needle"), index=again)] == [1]
