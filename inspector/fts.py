@@ -286,7 +286,7 @@ class SearchIndex:
                 return 0
             return self._apply(plan, read_texts(os.fspath(path), plan.start, plan.lines))
 
-    def _plan(self, path: Path) -> _Plan | None:
+    def _plan(self, path: Path) -> _Job | None:
         """What to read of a transcript (None: nothing, it is unchanged or gone)."""
         key = _key(path)
         try:
@@ -304,14 +304,15 @@ class SearchIndex:
         except OSError:
             self.forget(key)
             return None
+        name = os.fspath(path)
         if row is None:
-            return _Plan(key, None, None, 0, 0, head, st, row)
+            return _Job(key, name, None, 0, 0, -1, "t", st, head, None, row)
         fid, inode, size, mtime_ns, old_head, indexed_to, lines = row
         if inode != st.st_ino or st.st_size < indexed_to or head[: len(old_head or b"")] != (old_head or b"")[: len(head)]:
-            return _Plan(key, fid, True, 0, 0, head, st, row)  # replaced: all of it goes
-        return _Plan(key, fid, False, indexed_to, lines, head, st, row)  # grown: an unfinished last line's rows go
+            return _Job(key, name, fid, 0, 0, -1, "t", st, head, None, row)  # replaced: all of it goes
+        return _Job(key, name, fid, indexed_to, lines, lines, "t", st, head, None, row)  # grown: its tail's rows go
 
-    def _apply(self, plan: _Plan, batches: Iterable[Any]) -> int:
+    def _apply(self, plan: _Job, batches: Iterable[Any]) -> int:
         """Write what `read_texts` yields for a plan, in one transaction; returns the lines read. When another
         process (the app, a command) indexed the file since the plan was made, nothing is written: it is done."""
         with self._write():
@@ -319,47 +320,48 @@ class SearchIndex:
                                   (plan.key,)).fetchone()
             if now != plan.row:
                 return 0
-            fid = plan.fid
-            if fid is None:
-                fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
-            end = write_texts(self.db, f"t{fid % self.shards}.", fid, plan.lines if plan.drop is False else -1,
-                              batches)
-            st = plan.st
-            self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
-                            (st.st_ino, st.st_size, st.st_mtime_ns, plan.head, end.offset, end.lines, fid))
+            if plan.fid is None:
+                plan.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
+            end = write_texts(self.db, f"t{plan.fid % self.shards}.", plan.fid, plan.after, batches)
+            self._record(plan, end.offset, end.lines)
         return end.read
 
     def _update_many(self, paths: list[Path], workers: int | None = None, stop: Callable[[], bool] | None = None) -> int:
-        """`update` each file (the writer lock held): in shard processes when there is much to read
-        (`_run_in_shards`), otherwise here."""
-        plans = [(p, plan) for p in paths if (plan := self._plan(p)) is not None]
-        todo = sum(max(0, plan.st.st_size - plan.start) for _, plan in plans)
-        stop = stop or (lambda: False)
-        if not self._use_shards(workers, len(plans), todo):
-            read = 0
-            for n, (p, plan) in enumerate(plans):
-                if stop():
-                    break
-                read += self._apply_read(p, plan)
-                self.progress("transcripts", n + 1, len(plans))
-            return read
-        with self._write():  # the new files get their ids (and so their shards) first
-            for _p, plan in plans:
-                if plan.fid is None:
-                    plan.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
-        jobs = [_Job(plan.fid, os.fspath(p), plan.start, plan.lines, plan.lines if plan.drop is False else -1, "t",
-                     plan.st, plan.head, None) for p, plan in plans if plan.fid is not None]
-        try:
-            return self._run_in_shards(jobs, workers, stop, "transcripts")
-        except _POOL_ERRORS as exc:  # no worker processes here (a sandbox, no /dev/shm): this process does the rest
-            self.notice(f"indexing in one process: {exc}")
-            return sum(self._apply_read(p, plan) for p in paths if (plan := self._plan(p)) is not None)
+        """`update` each file (the writer lock held)."""
+        jobs = [job for p in paths if (job := self._plan(p)) is not None]
+        return self._run_jobs(jobs, workers, stop or (lambda: False), "transcripts")
 
-    def _use_shards(self, workers: int | None, files: int, todo: int) -> bool:
-        n = min(workers if workers is not None else (os.cpu_count() or 1), self.shards)
-        return n > 1 and files >= 4 and todo >= POOL_MIN
+    def _run_jobs(self, jobs: list[_Job], workers: int | None, stop: Callable[[], bool], what: str) -> int:
+        """Index these files: in shard processes when there is much to read (`_run_in_shards`), otherwise, or where
+        worker processes cannot start (a sandbox, no /dev/shm), here. Returns the lines (persisted outputs) read."""
+        n = self._workers(workers)
+        if n > 1 and len(jobs) >= 4 and sum(job.size for job in jobs) >= POOL_MIN:
+            with self._write():  # the new files get their ids (and so their shards) first
+                for job in jobs:
+                    if job.fid is None:
+                        job.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (job.key,)).lastrowid
+                        job.row = (job.fid, None, None, None, None, 0, 0)
+            try:
+                return self._run_in_shards(jobs, n, stop, what)
+            except _POOL_ERRORS as exc:  # this process does it (a file a shard did is skipped: its row changed)
+                self.notice(f"indexing in one process: {exc}")
+        read = 0
+        for k, job in enumerate(jobs):
+            if stop():
+                break
+            try:
+                read += self._apply(job, read_texts(job.path, job.start, job.lines)) if job.kind == "t" else \
+                    self._apply_persisted(job)
+            except OSError:
+                pass  # gone since it was listed
+            self.progress(what, k + 1, len(jobs))
+        return read
 
-    def _run_in_shards(self, jobs: list[_Job], workers: int | None, stop: Callable[[], bool], what: str) -> int:
+    def _workers(self, workers: int | None) -> int:
+        """The worker processes to use: one per shard at most."""
+        return min(workers if workers is not None else (os.cpu_count() or 1), self.shards)
+
+    def _run_in_shards(self, jobs: list[_Job], n: int, stop: Callable[[], bool], what: str) -> int:
         """A process per shard reads, decodes and writes its files' texts into its own shard database (SQLite's
         tokenizer, the slow part, then runs on every core), a batch of files at a time, while this process records
         in the main database what each shard has done. Returns the lines read."""
@@ -367,9 +369,9 @@ class SearchIndex:
         import multiprocessing
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-        n = min(workers if workers is not None else (os.cpu_count() or 1), self.shards)
         queues: dict[int, collections.deque[_Job]] = collections.defaultdict(collections.deque)
         for job in jobs:
+            assert job.fid is not None
             queues[job.fid % self.shards].append(job)
         read = done_files = 0
         running: dict[Any, tuple[int, list[_Job]]] = {}
@@ -383,7 +385,7 @@ class SearchIndex:
                         size = 0
                         while q and (not batch or (size < SHARD_BATCH and len(batch) < 64)):
                             batch.append(q.popleft())
-                            size += batch[-1].st.st_size - batch[-1].start
+                            size += batch[-1].size
                         items = [(j.fid, j.path, j.start, j.lines, j.after, j.kind) for j in batch]
                         running[pool.submit(_index_shard, str(shard_path(self.path, k)), items)] = (k, batch)
                 if not running:
@@ -399,12 +401,6 @@ class SearchIndex:
                     done_files += len(batch)
                     self.progress(what, done_files, len(jobs))
         return read
-
-    def _apply_read(self, p: Path, plan: _Plan) -> int:
-        try:
-            return self._apply(plan, read_texts(os.fspath(p), plan.start, plan.lines))
-        except OSError:
-            return 0
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
@@ -481,8 +477,6 @@ class SearchIndex:
         try:
             with self.writer(wait=wait):
                 read = self._update_many([p for p, _ in changed], workers, stop) if changed else 0
-                from inspector.search import PERSISTED_CAP as PERSISTED_MAX
-
                 now = time.time_ns()
                 jobs: list[_Job] = []
                 seen: list[tuple[bytes, int]] = []
@@ -494,21 +488,9 @@ class SearchIndex:
                         continue
                     mine = self._persisted_jobs(session)
                     jobs += mine
-                    left -= sum(min(j.st.st_size, PERSISTED_MAX) for j in mine)
+                    left -= sum(job.size for job in mine)
                     seen.append((d, m if 0 <= now - m > RACY_NS else -1))
-                todo = sum(min(j.st.st_size, PERSISTED_MAX) for j in jobs)
-                if self._use_shards(workers, len(jobs), todo):
-                    try:
-                        read += self._run_in_shards(jobs, workers, stop or (lambda: False), "persisted outputs")
-                    except _POOL_ERRORS as exc:
-                        self.notice(f"indexing in one process: {exc}")
-                        read += sum(self._apply_persisted(job) for job in jobs)
-                else:
-                    for n, job in enumerate(jobs):
-                        if stop is not None and stop():
-                            break
-                        read += self._apply_persisted(job)
-                        self.progress("persisted outputs", n + 1, len(jobs))
+                read += self._run_jobs(jobs, workers, stop or (lambda: False), "persisted outputs")
                 if not (stop is not None and stop()):  # folders done: looked at again only when they change
                     self.db.executemany("INSERT OR REPLACE INTO dirs VALUES(?, ?)", seen)
                 return read
@@ -555,19 +537,16 @@ class SearchIndex:
                     fid = self.db.execute("INSERT INTO files(path, owner) VALUES(?, ?)", (key, owner)).lastrowid
             else:
                 fid = row[0]
-            jobs.append(_Job(fid, os.fspath(p), 0, 0, -1, "p", st, None, owner))
+            jobs.append(_Job(key, os.fspath(p), fid, 0, 0, -1, "p", st, None, owner, None))
         return jobs
 
     def _apply_persisted(self, job: _Job) -> int:
-        try:
-            text, size = _persisted_text(job.path)
-        except OSError:
-            return 0
-        self._read_bytes += size
+        batches = _persisted_batches(job.path)  # OSError: unreadable now
+        assert job.fid is not None
         with self._write():
-            write_texts(self.db, f"t{job.fid % self.shards}.", job.fid, -1,
-                        [[(text, 0, -1, "user", "persisted output", None)], _End(0, 0, 0)])
-            self._record(job, size, 0)
+            end = write_texts(self.db, f"t{job.fid % self.shards}.", job.fid, -1, batches)
+            self._record(job, end.offset, 0)
+        self._read_bytes += end.offset
         return 1
 
     def _record(self, job: _Job, offset: int, lines: int) -> None:
@@ -664,27 +643,15 @@ class SearchIndex:
 
 
 @dataclass(slots=True)
-class _Plan:
-    """What `update` reads of a file: from `start` (its line count then `lines`), dropping all its rows first
-    (`drop` True), those of an unfinished last line (False), or none (None: a new file, `fid` None)."""
+class _Job:
+    """A file to index: a transcript ("t": read from `start`, its line count then `lines`, after dropping its rows
+    of lines after `after`: -1 all of them (a replaced or new file), `lines` those of an unfinished last line) or a
+    persisted output ("p": one text, its first PERSISTED_CAP bytes). `row`: the file's row in the main database
+    when planned (None: no row yet); written only if still the same."""
 
     key: bytes
-    fid: int | None
-    drop: bool | None
-    start: int
-    lines: int
-    head: bytes
-    st: os.stat_result
-    row: tuple[Any, ...] | None  # the file's row when planned: written only if still the same
-
-
-@dataclass(slots=True)
-class _Job:
-    """A file for a shard's process: a transcript ("t": from `start`, dropping its lines after `after`) or a
-    persisted output ("p": one text)."""
-
-    fid: int
     path: str
+    fid: int | None
     start: int
     lines: int
     after: int
@@ -692,6 +659,14 @@ class _Job:
     st: os.stat_result
     head: bytes | None
     owner: bytes | None
+    row: tuple[Any, ...] | None
+
+    @property
+    def size(self) -> int:
+        """The bytes it reads."""
+        from inspector.search import PERSISTED_CAP
+
+        return max(0, self.st.st_size - self.start) if self.kind == "t" else min(self.st.st_size, PERSISTED_CAP)
 
 
 @dataclass(slots=True)
@@ -795,14 +770,15 @@ _POOL_ERRORS = (OSError, RuntimeError)
 SHARD_BATCH = 16 << 20  # bytes of files a shard's process is given at a time
 
 
-def _persisted_text(path: str) -> tuple[str, int]:
-    """A persisted output's text as the scan reads it (its first PERSISTED_CAP bytes), and the bytes read."""
+def _persisted_batches(path: str) -> list[Any]:
+    """A persisted output as `read_texts` would give it: one text, as the scan reads it (its first PERSISTED_CAP
+    bytes), then an `_End` whose offset is the bytes read."""
     from inspector.search import PERSISTED_CAP
     from inspector.transcript.safefs import open_regular
 
     with open_regular(Path(path)) as f:
         data = f.read(PERSISTED_CAP)
-    return data.decode("utf-8", "replace"), len(data)
+    return [[(data.decode("utf-8", "replace"), 0, -1, "user", "persisted output", None)], _End(len(data), 0, 0)]
 
 
 def _index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]]) -> list[tuple[Any, ...]]:
@@ -817,11 +793,7 @@ def _index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str
         out: list[tuple[Any, ...]] = []
         for fid, path, start, lines, after, kind in items:
             try:
-                if kind == "p":  # a persisted output: one text
-                    text, size = _persisted_text(path)
-                    batches: Iterable[Any] = [[(text, 0, -1, "user", "persisted output", None)], _End(size, 0, 0)]
-                else:
-                    batches = read_texts(path, start, lines)
+                batches = _persisted_batches(path) if kind == "p" else read_texts(path, start, lines)
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     end = write_texts(db, "", fid, after, batches)
