@@ -849,7 +849,7 @@ class Listings:
         return {d: (m, e) for d, m, e in rows}
 
     def __call__(self, d: str) -> list[tuple[str, int]]:
-        from inspector.search import DIR, FILE, scan_dir
+        from inspector.transcript.safefs import DIR, FILE, scan_dir
 
         if self.known is None:
             self.known = self._load(d)

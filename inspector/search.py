@@ -23,10 +23,10 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from inspector.textutil import printable, without_surrogates
-from inspector.transcript.discovery import Target
+from inspector.transcript.discovery import Target, transcript_names
 from inspector.transcript.index import MAX_LINE
 from inspector.transcript.records import LineError, decode_line, iter_blocks
-from inspector.transcript.safefs import open_regular
+from inspector.transcript.safefs import DIR, open_regular, scan_dir
 
 SNIPPET = 160  # characters of context shown around a match
 PERSISTED_CAP = 64 << 20  # bytes of one persisted output searched
@@ -383,19 +383,7 @@ class FileHits:
     hits: list[Hit]
 
 
-FILE, DIR = 1, 2  # the kinds of entries a listing keeps (a link, or anything else, is never followed nor read)
-
-Scan = Callable[[str], "list[tuple[str, int]]"]
-
-
-def scan_dir(d: str) -> list[tuple[str, int]]:
-    """(name, FILE or DIR) of the regular files and folders directly in `d`, links left out; [] when unreadable."""
-    try:
-        with os.scandir(d) as it:
-            return [(e.name, FILE if e.is_file(follow_symlinks=False) else DIR) for e in it
-                    if not e.is_symlink() and (e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False))]
-    except OSError:
-        return []
+Scan = Callable[[str], "list[tuple[str, int]]"]  # a folder's (name, FILE or DIR): safefs.scan_dir, or the index's
 
 
 def _agents_below(folder: str, scan: Scan) -> list[str]:
@@ -447,11 +435,7 @@ def _list_names(target: Target, subagents: bool, scan: Scan) -> tuple[list[tuple
     else:
         projects = [os.fspath(target.path)] if target.kind == "project" else \
             [os.fspath(target.path) + sep + n for n, k in sorted(scan(os.fspath(target.path))) if k == DIR]
-        groups = []
-        for proj in projects:
-            names = sorted(n for n, k in scan(proj) if k == FILE and n.endswith(".jsonl") and len(n) > 6)
-            groups.append((proj, [n for n in names if not n.startswith("agent-")],
-                           [n for n in names if n.startswith("agent-")]))
+        groups = [(proj, *transcript_names(scan(proj))) for proj in projects]
     for proj, sessions, agents in groups:
         folders = {n for n, k in scan(proj) if k == DIR} if sessions else set()
         flat_done = False

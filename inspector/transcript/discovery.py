@@ -11,10 +11,12 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import orjson
 
 from inspector.transcript.records import NOT_TYPED, TITLE_SOURCES, timestamp_key
+from inspector.transcript.safefs import DIR, FILE, scan_dir
 
 
 class InspectorError(Exception):
@@ -75,27 +77,20 @@ def resolve_target(path: str | os.PathLike[str]) -> Target:
 
 
 def project_dirs(root: Path) -> list[Path]:
-    try:
-        with os.scandir(root) as it:
-            names = sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
-    except OSError:
-        return []
-    return [root / n for n in names]
+    return [root / n for n in sorted(n for n, k in scan_dir(os.fspath(root)) if k == DIR)]
+
+
+def transcript_names(entries: Iterable[tuple[str, int]]) -> tuple[list[str], list[str]]:
+    """(session transcripts, flat `agent-*.jsonl` subagent transcripts) among a project folder's entries (name, kind
+    as `safefs.scan_dir` gives them): regular files named `*.jsonl` (never a link), in name order."""
+    names = sorted(n for n, k in entries if k == FILE and n.endswith(".jsonl") and len(n) > 6)
+    return [n for n in names if not n.startswith("agent-")], [n for n in names if n.startswith("agent-")]
 
 
 def project_files(project: Path) -> tuple[list[Path], list[Path]]:
-    """(session transcripts, flat `agent-*.jsonl` subagent transcripts) of a project folder: regular files named
-    `*.jsonl` (never a link), in name order."""
-    try:
-        with os.scandir(project) as it:
-            names = sorted(e.name for e in it
-                           if e.name.endswith(".jsonl") and len(e.name) > 6 and e.is_file(follow_symlinks=False))
-    except OSError:
-        return [], []
-    sessions, agents = [], []
-    for n in names:
-        (agents if n.startswith("agent-") else sessions).append(project / n)
-    return sessions, agents
+    """(session transcripts, flat `agent-*.jsonl` subagent transcripts) of a project folder (`transcript_names`)."""
+    sessions, agents = transcript_names(scan_dir(os.fspath(project)))
+    return [project / n for n in sessions], [project / n for n in agents]
 
 
 def session_files(target: Target) -> list[tuple[Path, list[Path]]]:

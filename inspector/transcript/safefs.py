@@ -60,6 +60,19 @@ def real_file(base: Path, path: Path) -> bool:
     return st is not None and stat.S_ISREG(st.st_mode)
 
 
+FILE, DIR = 1, 2  # the kinds of entries a listing keeps (a link, or anything else, is never followed nor read)
+
+
+def scan_dir(d: str) -> list[tuple[str, int]]:
+    """(name, FILE or DIR) of the regular files and folders directly in `d`, links left out; [] when unreadable."""
+    try:
+        with os.scandir(d) as it:
+            return [(e.name, FILE if e.is_file(follow_symlinks=False) else DIR) for e in it
+                    if not e.is_symlink() and (e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False))]
+    except OSError:
+        return []
+
+
 def list_files(base: Path, folder: Path) -> list[Path]:
     """The regular files directly in `folder` (a real folder below `base`), no links, sorted."""
     if not real_dir(base, folder):
