@@ -1022,6 +1022,16 @@ def test_the_timeline_marks_pivots_and_the_workbench_says_when_there_are_none():
 
 # -- the search of every session: a result list, and the match marked (issue 15.17) ---------------------------
 
+async def search_every_session(app, pilot, term: str, wait: bool = True) -> None:
+    """ctrl+f in the browser, the term typed and entered; with `wait`, until the search has settled."""
+    await pilot.press("ctrl+f")
+    await pilot.pause()
+    await pilot.press(*term, "enter")
+    if wait:
+        await settle(app, pilot)
+        await settle(app, pilot)
+
+
 def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
     from textual.widgets import DataTable, Static
 
@@ -1033,11 +1043,7 @@ def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
             b = app.screen
-            await pilot.press("ctrl+f")
-            await pilot.pause()
-            await pilot.press(*"hourly", "enter")
-            await settle(app, pilot)
-            await settle(app, pilot)
+            await search_every_session(app, pilot, "hourly")
             results = b.query_one("#results", DataTable)
             assert results.display and app.focused is results
             expected = sum(len(search_file(p, Query("hourly"), persisted=p.suffix == ".jsonl" and "subagents" not in p.parts))
@@ -1234,9 +1240,7 @@ def test_a_search_of_every_session_with_the_index_behind_reads_the_rest_and_buil
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
             b = app.screen
-            await pilot.press("ctrl+f")
-            await pilot.pause()
-            await pilot.press(*"hourly", "enter")
+            await search_every_session(app, pilot, "hourly", wait=False)
             for _ in range(200):  # the search, then the build, both in the background
                 await pilot.pause(0.05)
                 if any("Search index ready" in str(n.message) for n in app._notifications):
@@ -1250,11 +1254,7 @@ def test_a_search_of_every_session_with_the_index_behind_reads_the_rest_and_buil
                 idx.close()
             await pilot.press("escape")
             await settle(app, pilot)
-            await pilot.press("ctrl+f")
-            await pilot.pause()
-            await pilot.press(*"hourly", "enter")
-            await settle(app, pilot)
-            await settle(app, pilot)
+            await search_every_session(app, pilot, "hourly")
             assert [(str(p), h.line, h.count) for p, _, h in b.results] == first
     run(go())
 
@@ -1277,11 +1277,7 @@ def test_the_app_never_starts_a_process_pool_to_index(workdir, monkeypatch):
         app = InspectorApp(resolve_target(workdir))
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
-            await pilot.press("ctrl+f")
-            await pilot.pause()
-            await pilot.press(*"hourly", "enter")
-            await settle(app, pilot)
-            await settle(app, pilot)
+            await search_every_session(app, pilot, "hourly")
             assert app.screen.results and not [n for n in app._notifications if "rror" in str(n.message)]
             idx = fts.SearchIndex()
             try:
