@@ -315,7 +315,7 @@ class SearchIndex:
     def _apply(self, plan: _Job, batches: Iterable[Any]) -> int:
         """Write what `read_texts` yields for a plan, in one transaction; returns the lines read. When another
         process (the app, a command) indexed the file since the plan was made, nothing is written: it is done."""
-        with self._write():
+        with self.transaction():
             now = self.db.execute("SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?",
                                   (plan.key,)).fetchone()
             if now != plan.row:
@@ -336,7 +336,7 @@ class SearchIndex:
         worker processes cannot start (a sandbox, no /dev/shm), here. Returns the lines (persisted outputs) read."""
         n = self._workers(workers)
         if n > 1 and len(jobs) >= 4 and sum(job.size for job in jobs) >= POOL_MIN:
-            with self._write():  # the new files get their ids (and so their shards) first
+            with self.transaction():  # the new files get their ids (and so their shards) first
                 for job in jobs:
                     if job.fid is None:
                         job.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (job.key,)).lastrowid
@@ -393,7 +393,7 @@ class SearchIndex:
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for future in done:
                     _k, batch = running.pop(future)
-                    with self._write():  # what the shard now holds of each file
+                    with self.transaction():  # what the shard now holds of each file
                         for job, (_fid, offset, lines, n_read) in zip(batch, future.result()):
                             if offset is not None:  # (None: unreadable now, left as its row says)
                                 self._record(job, offset, lines)
@@ -403,7 +403,7 @@ class SearchIndex:
         return read
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[None]:
+    def transaction(self) -> Iterator[None]:
         """One write transaction: all of it, or (on any error or interruption) none of it."""
         self.db.execute("BEGIN IMMEDIATE")
         self._known_cache = None
@@ -417,7 +417,7 @@ class SearchIndex:
     def forget(self, key: bytes) -> None:
         row = self.db.execute("SELECT id FROM files WHERE path=?", (key,)).fetchone()
         if row:
-            with contextlib.nullcontext() if self.db.in_transaction else self._write():
+            with contextlib.nullcontext() if self.db.in_transaction else self.transaction():
                 drop_texts(self.db, f"t{row[0] % self.shards}.", row[0], -1)
                 self.db.execute("DELETE FROM files WHERE id=?", (row[0],))
 
@@ -503,7 +503,7 @@ class SearchIndex:
 
     def _known(self) -> dict[bytes, tuple[int, int, int]]:
         """(inode, size, mtime) of every transcript indexed, by key: read again only when the database changed since
-        (another process committed: SQLite's data_version; this one wrote: `_write` forgets it)."""
+        (another process committed: SQLite's data_version; this one wrote: `transaction` forgets it)."""
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if self._known_cache is None or self._known_cache[0] != version:
             self._known_cache = (version, {k: (i, sz, m) for k, i, sz, m in self.db.execute(
@@ -533,7 +533,7 @@ class SearchIndex:
             if row is not None and (row[1], row[2], row[3]) == (st.st_ino, st.st_size, st.st_mtime_ns):
                 continue
             if row is None:
-                with self._write():
+                with self.transaction():
                     fid = self.db.execute("INSERT INTO files(path, owner) VALUES(?, ?)", (key, owner)).lastrowid
             else:
                 fid = row[0]
@@ -543,7 +543,7 @@ class SearchIndex:
     def _apply_persisted(self, job: _Job) -> int:
         batches = _persisted_batches(job.path)  # OSError: unreadable now
         assert job.fid is not None
-        with self._write():
+        with self.transaction():
             end = write_texts(self.db, f"t{job.fid % self.shards}.", job.fid, -1, batches)
             self._record(job, end.offset, 0)
         self._read_bytes += end.offset
@@ -879,7 +879,7 @@ class Listings:
         if not rows:
             return
         try:
-            with self.index._write():
+            with self.index.transaction():
                 self.index.db.executemany("INSERT OR REPLACE INTO listings VALUES(?, ?, ?)", rows)
         except sqlite3.Error:
             pass

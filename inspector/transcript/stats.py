@@ -89,11 +89,9 @@ def session_stats(s: Session) -> dict[str, Any]:
 
 def _subfolders(folder: str) -> set[str]:
     """The names of the real folders (no link) directly in a folder."""
-    try:
-        with os.scandir(folder) as it:
-            return {e.name for e in it if e.is_dir(follow_symlinks=False)}
-    except OSError:
-        return set()
+    from inspector.transcript.safefs import DIR, scan_dir
+
+    return {n for n, k in scan_dir(folder) if k == DIR}
 
 
 def _dir_signature(folder: Path | None, flat_agents: Iterable[Path]) -> list[Any]:
@@ -126,43 +124,42 @@ class StatsCache:
         self.folder = folder
         self.hits = 0
         self.misses = 0
-        self._db: Any = None
+        self._index: Any = None  # the inspector database (fts.SearchIndex), opened when first needed
         self._unusable = folder is None
         self._pending: list[tuple[bytes, bytes, bytes]] = []
         self._rows: dict[bytes, tuple[bytes, bytes]] | None = None  # read ahead by `get`
 
     def _conn(self) -> Any:
-        if self._db is None and not self._unusable:
+        if self._index is None and not self._unusable:
             import sqlite3
 
             from inspector.fts import IndexUnavailable, SearchIndex
 
             assert self.folder is not None
             try:
-                self._db = SearchIndex(self.folder / "index.sqlite").db
+                self._index = SearchIndex(self.folder / "index.sqlite")
                 _sweep_json_cache(self.folder)
             except (OSError, IndexUnavailable, sqlite3.Error):
                 self._unusable = True
-        return self._db
+        return self._index.db if self._index is not None else None
 
     def key(self, path: Path, flat_agents: list[Path], folders: dict[str, set[str]] | None = None) -> dict[str, Any]:
         """What the stats of a session depend on. `folders`: each project folder's sub-folders, listed once (most
         sessions have no folder of their own: no walk is tried then)."""
         st = os.stat(path)
         name = os.fspath(path)
+        folder: Path | None = path.with_suffix("")
         if folders is not None:
             parent, _, base = name.rpartition(os.sep)
             if parent not in folders:
                 folders[parent] = _subfolders(parent)
-            has_folder = base[:-6] in folders[parent] if base.endswith(".jsonl") else True
-        else:
-            has_folder = True
+            if base.endswith(".jsonl") and base[:-6] not in folders[parent]:
+                folder = None
         return {
             "path": os.path.abspath(name),
             "size": st.st_size,
             "mtime_ns": st.st_mtime_ns,
-            "beside": _dir_signature(path.with_suffix(""), flat_agents) if has_folder else
-            _dir_signature(None, flat_agents),
+            "beside": _dir_signature(folder, flat_agents),
             "inspector": __version__,
             "schema": STATS_SCHEMA,
         }
@@ -173,7 +170,7 @@ class StatsCache:
         db = self._conn()
         if db is None:
             return None
-        k = os.fsencode(key["path"]) if isinstance(key.get("path"), str) else os.fsencode(os.path.abspath(path))
+        k = os.fsencode(key["path"])  # the absolute path, as `key` made it
         try:
             row = self._rows.pop(k, None) if self._rows is not None else None
             if row is None:
@@ -224,24 +221,19 @@ class StatsCache:
         import sqlite3
 
         rows, self._pending = self._pending, []
-        if not rows or self._db is None:
+        if not rows or self._index is None:
             return
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("INSERT OR REPLACE INTO stats VALUES(?, ?, ?)", rows)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+            with self._index.transaction():
+                self._index.db.executemany("INSERT OR REPLACE INTO stats VALUES(?, ?, ?)", rows)
         except sqlite3.Error:
             pass  # the cache is an optimisation
 
     def close(self) -> None:
         self.flush()
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        if self._index is not None:
+            self._index.close()  # its connection, and its lock file if it took the lock
+            self._index = None
             self._unusable = True
 
 
