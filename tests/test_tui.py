@@ -1080,6 +1080,42 @@ def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
     run(go())
 
 
+def test_the_text_around_a_match_keeps_most_of_a_narrow_row_and_follows_a_resize(workdir):
+    """At 80 columns the session's title, time and where are cut short so that the text around the match can be read;
+    made wider, the rows are laid out again (the full time, longer titles), the cursor on the same match."""
+    from textual.widgets import DataTable
+
+    def text_room(b) -> int:
+        t = b.query_one("#results", DataTable)
+        used = sum(c.get_render_width(t) for key, c in t.columns.items() if key.value != "snippet")
+        return t.size.width - used
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            b = app.screen
+            await search_every_session(app, pilot, "hourly")
+            results = b.query_one("#results", DataTable)
+            assert results.row_count > 1
+            room = text_room(b)
+            assert room >= 25, room  # a third of the row (it was off the screen: -4)
+            for k in range(results.row_count):  # the match itself in view, marked
+                cell = results.get_row_at(k)[4]
+                at = cell.plain.lower().find("hourly")
+                assert 0 <= at and at + len("hourly") <= room, (at, room, cell.plain)
+                assert any("reverse" in str(sp.style) and cell.plain[sp.start:sp.end].lower() == "hourly"
+                           for sp in cell.spans)
+            when = str(results.get_row_at(0)[1])
+            assert when and not when.startswith("20")  # no year
+            results.move_cursor(row=1)
+            await pilot.resize_terminal(160, 48)
+            await settle(app, pilot)
+            assert str(results.get_row_at(0)[1]).startswith("20") and results.cursor_row == 1
+            assert text_room(b) >= 60
+    run(go())
+
+
 # -- smaller things (issue 15.9) ------------------------------------------------------------------------------
 
 def test_a_subagent_whose_session_is_gone_is_listed_as_stats_lists_it(tmp_path):

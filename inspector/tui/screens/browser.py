@@ -463,6 +463,8 @@ class BrowserScreen(Screen):
     def on_resize(self) -> None:
         if self.items:
             self.redraw(keep_cursor=True)
+        if self.results:
+            self.fill_results(keep_cursor=True)
 
     def redraw(self, keep_cursor: bool = False, keep: Path | None = None) -> None:
         """Rebuild the rows; the cursor stays on the session it was on (`keep`, or the current one)."""
@@ -661,15 +663,7 @@ class BrowserScreen(Screen):
         """The result list: one row per match, with its session, time, line, where it is and the text around it."""
         self.results = msg.results[:RESULTS_SHOWN]
         table = self.query_one("#results", DataTable)
-        table.clear()
-        for path, title, hit in self.results:
-            t = printable(title or path.stem)
-            t = t if len(t) <= 28 else t[:27] + "…"  # room left for the text around the match at 100 columns
-            when = human_when(hit.timestamp, local=True) or ""
-            where = hit.where + (f" {hit.file}" if hit.file else "")
-            where = where if len(where) <= 24 else where[:23] + "…"  # a persisted file's long name would push the text off
-            table.add_row(Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)),
-                          Text(" ".join(printable(hit.snippet).split())[:200]))
+        self.fill_results()
         sessions = msg.sessions  # a match in a subagent's transcript counts for its session
         more = f", the first {RESULTS_SHOWN:,} listed" if msg.total > RESULTS_SHOWN else ""
         table.border_title = f"Matches for {printable(msg.term)!r}: {msg.total:,} in {sessions:,} session(s){more}"
@@ -677,6 +671,42 @@ class BrowserScreen(Screen):
         table.display = bool(self.results)
         if self.results:
             table.focus()
+
+    def fill_results(self, keep_cursor: bool = False) -> None:
+        """The result rows, cut to the terminal's width so that the text around the match keeps most of a row: on a
+        narrow terminal the session's title and where are shorter and the time has no year."""
+        table = self.query_one("#results", DataTable)
+        row = table.cursor_row if keep_cursor else 0
+        table.clear()
+        narrow = self.size.width < 120
+        title_w = max(12, min(28, (self.size.width - 40) // 3)) if narrow else 28  # 28 leaves the text room at 100 columns
+        where_w = 12 if narrow else 24  # a persisted file's long name would push the text off
+        # the room the text gets: the row less the other columns (each padded by 2), the borders and the scrollbar
+        room = max(20, self.size.width - (title_w + 2) - (11 if narrow else 16) - 2 - 7 - (where_w + 2) - 4)
+        for path, title, hit in self.results:
+            t = printable(title or path.stem)
+            t = t if len(t) <= title_w else t[:title_w - 1] + "…"
+            when = human_when(hit.timestamp, local=True) or ""
+            when = when[5:] if narrow else when
+            where = hit.where + (f" {hit.file}" if hit.file else "")
+            where = where if len(where) <= where_w else where[:where_w - 1] + "…"
+            table.add_row(Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)),
+                          self.snippet_cell(hit.snippet, room))
+        if self.results:
+            table.move_cursor(row=min(max(row, 0), len(self.results) - 1))
+
+    def snippet_cell(self, snippet: str, room: int) -> Text:
+        """The text around a match, its start cut so that the match is within the first third of `room` characters
+        (the snippet has more before it than a narrow column shows), the term marked as in the session's detail."""
+        text = " ".join(printable(snippet).split())
+        term = " ".join((self.search_term or "").split())
+        at = text.casefold().find(term.casefold()) if term else -1
+        if at > room // 3:
+            text = "…" + text[at - room // 4:]
+        cell = Text(text[:200])
+        if term:
+            cell.highlight_words([term], style="reverse bold", case_sensitive=False)
+        return cell
 
     def action_open(self) -> None:
         path = self.selected_path()
