@@ -82,13 +82,18 @@ def main(argv: list[str] | None = None) -> int:
         scan, _ = timed(py + ["search", "zq9absentword", str(root), "--no-index"], env)
         grep, _ = timed(["grep", "-r", "zq9absentword", str(root)], env)
         victim = next(root.glob("*/*.jsonl"))
-        with open(victim, "ab") as f:
-            f.write(b'\n{"type":"user","uuid":"bench-append","parentUuid":null,'
-                    b'"message":{"role":"user","content":"zq9appended"}}\n')
-        append, code = timed(py + ["search", "zq9appended", str(root)], env)
-        if code != 0:
-            print("the appended record was not found", file=sys.stderr)
-            return 1
+        appends = []  # the median of three: each appends its own record and searches for its word
+        for k in range(3):
+            word = "zq9appended" if k == 0 else f"zq9appendedagain{k}"
+            with open(victim, "ab") as f:
+                f.write(b'\n{"type":"user","uuid":"bench-append%d","parentUuid":null,'
+                        b'"message":{"role":"user","content":"%s"}}\n' % (k, word.encode()))
+            took, code = timed(py + ["search", word, str(root)], env)
+            if code != 0:
+                print(f"the appended record ({word}) was not found", file=sys.stderr)
+                return 1
+            appends.append(took)
+        append = sorted(appends)[1]
         rare = best(py + ["search", "zq9appended", str(root)], env)  # one record in 2,000 sessions
         r = subprocess.run([sys.executable, "-c", IN_PROCESS, str(root), "zq9absentword", "zq9appended"], env=env,
                            capture_output=True, text=True, check=True)
@@ -107,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             ("index, cold (transcripts and persisted outputs)", build),
             ("search, absent word, warm", absent), ("search, rare word (1 record), warm", rare),
             ("search --no-index (the scan), absent word", scan), ("grep -r, absent word", grep),
-            ("append one record, search it", append),
+            ("append one record, search it (the median of three appends)", append),
             ("the app's lookup (in its process), absent word", inproc["zq9absentword"][0]),
             ("the app's lookup (in its process), rare word", inproc["zq9appended"][0])]
     lines = [f"Root {src}: {n:,} sessions; index on disk {size / 2**20:,.0f} MB. Each command is a new process "

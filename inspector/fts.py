@@ -26,12 +26,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 import orjson
+
+from inspector.transcript.safefs import DIR, FILE, scan_dir
 
 SCHEMA = 8
 SHARDS_MAX = 8  # the texts are spread over this many databases at most (one per core): each is written by one process
@@ -849,8 +852,6 @@ class Listings:
         return {d: (m, e) for d, m, e in rows}
 
     def __call__(self, d: str) -> list[tuple[str, int]]:
-        from inspector.transcript.safefs import DIR, FILE, scan_dir
-
         if self.known is None:
             self.known = self._load(d)
         key = _key(d)
@@ -897,10 +898,16 @@ def like(query: Any) -> str:
     return "%" + query.folded + "%"
 
 
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
 def _key(path: Path | str) -> bytes:
-    """A file's key: its absolute path as bytes (a name that is not UTF-8 is a valid key too)."""
-    s = os.fspath(path)
-    return os.fsencode(s if s.startswith("/") and "/." not in s and "//" not in s else os.path.abspath(s))
+    """A file's key: its absolute path as bytes, as os.fsencode makes them (a name that is not UTF-8 is a valid key
+    too). Called for every file of every search: the encoding is spelled out, without fsencode's own checks."""
+    s = path if type(path) is str else os.fspath(path)
+    if not (s.startswith("/") and "/." not in s and "//" not in s):
+        s = os.path.abspath(s)
+    return s.encode(_FS_ENCODING, _FS_ERRORS)
 
 
 def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | None:
