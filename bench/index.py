@@ -35,7 +35,7 @@ def best(cmd: list[str], env: dict[str, str], n: int = 3) -> float:
 
 
 IN_PROCESS = """
-import json, sys, time
+import json, os, sys, time
 from pathlib import Path
 from inspector.fts import open_index
 from inspector.search import Query, search_target
@@ -50,6 +50,24 @@ for word in sys.argv[2:]:
         n = sum(len(fh.hits) for fh in search_target(target, Query(word), index=idx))
         times.append(time.perf_counter() - t)
     out[word] = (sorted(times)[2], n)
+# the freshness check's floor: one stat of each transcript, session folder and tool-results folder a search looks at
+from inspector.search import _list_names
+asked, listing = [], idx.listing()
+def scan(d):
+    asked.append(d)
+    return listing(d)
+files, with_results = _list_names(target, True, scan)
+paths = [p for p, _ in files] + asked + [s[:-6] + "/tool-results" for s in with_results]
+times = []
+for _ in range(5):
+    t = time.perf_counter()
+    for p in paths:
+        try:
+            os.stat(p)
+        except OSError:
+            pass
+    times.append(time.perf_counter() - t)
+out["stats"] = (sorted(times)[2], len(paths))
 print(json.dumps(out))
 """
 
@@ -73,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         n = sum(1 for _ in root.glob("*/*.jsonl"))
         floor_python = best([sys.executable, "-c", "pass"], env, 5)
         floor_imports = best([sys.executable, "-c", "import inspector.cli, inspector.search, inspector.fts"], env, 5)
+        floor_libs = best([sys.executable, "-c", "import orjson, sqlite3, argparse, pathlib"], env, 5)
         cold_stats, _ = timed(py + ["stats", "--json", str(root)], env)
         warm_stats = best(py + ["stats", "--json", str(root)], env)
         fresh = {**env, "XDG_CACHE_HOME": str(Path(t) / "cache-first")}
@@ -105,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             same.append(f"'{term}': {len(a.splitlines()):,} hits, {'identical' if a == b else 'DIFFERENT'}")
         size = sum(p.stat().st_size for p in (Path(t) / "cache" / "inspector").glob("index*.sqlite*"))
     rows = [("floor: python -c pass", floor_python),
-            ("floor: python importing what `search` imports (orjson, sqlite3, argparse, dataclasses, inspector)",
-             floor_imports),
+            ("floor: python importing the libraries `search` needs (orjson, sqlite3, argparse, pathlib)", floor_libs),
+            ("floor: python importing what `search` imports (those, dataclasses, inspector's modules)", floor_imports),
+            (f"floor: one stat of each of the {inproc['stats'][1]:,} files and folders a search checks (in one process)",
+             inproc["stats"][0]),
             ("stats --json, cold", cold_stats), ("stats --json, warm", warm_stats),
             ("first search, no index yet (indexes 64 MB, reads the rest)", first_search),
             ("index, cold (transcripts and persisted outputs)", build),

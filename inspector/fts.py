@@ -425,14 +425,45 @@ class SearchIndex:
                 self.db.execute("DELETE FROM files WHERE id=?", (row[0],))
 
     def prune(self, present: Iterable[Path]) -> int:
-        """Drop the files no longer on disk (of those under the folders given)."""
+        """Drop the files no longer on disk (any the index holds; `present`: those known to be there)."""
         keep = {_key(p) for p in present}
         gone = [p for (p,) in self.db.execute("SELECT path FROM files") if p not in keep and not os.path.exists(p)]
         if gone:
             with self.writer(wait=True):
-                for p in gone:
-                    self.forget(p)
+                self._drop(gone)
         return len(gone)
+
+    def sweep(self, folder: str, listed: Iterable[str]) -> int:
+        """Drop the transcripts under `folder` (a projects root or a project folder, listed whole: subagents
+        included) that its listing no longer has and that are gone from disk, with their persisted outputs: a
+        deleted session's texts leave the index at the next search (it never holds more than the transcripts do).
+        A pass over what is known, in memory; only a file the listing lacks is looked for on disk. Left to the next
+        search while another process writes."""
+        prefix = _key(folder).rstrip(b"/") + b"/"
+        keep = {_key(p) for p in listed}
+        gone = [k for k in self._known() if k.startswith(prefix) and k not in keep and not os.path.exists(k)]
+        if not gone:
+            return 0
+        try:
+            with self.writer():
+                self._drop(gone)
+        except IndexBusy:
+            return 0
+        return len(gone)
+
+    def _drop(self, keys: list[bytes]) -> None:
+        """Forget files gone from disk, in one transaction (held writer lock): a transcript's persisted outputs, the
+        time of its tool-results folder and the listings of its folder with it."""
+        with self.transaction():
+            for k in keys:
+                for (p,) in self.db.execute("SELECT path FROM files WHERE owner=?", (k,)).fetchall():
+                    self.forget(p)
+                self.forget(k)
+                if k.endswith(b".jsonl"):
+                    folder = k[:-6]
+                    self.db.execute("DELETE FROM dirs WHERE path=?", (folder + b"/tool-results",))
+                    self.db.execute("DELETE FROM listings WHERE dir=? OR (dir >= ? AND dir < ?)",
+                                    (folder, folder + b"/", folder + b"0"))
 
     def refresh(self, paths: list[Path], sessions: list[Path] = (), workers: int | None = None,
                 budget: int | None = None, stop: Callable[[], bool] | None = None, wait: bool = False) -> int:

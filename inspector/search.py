@@ -507,6 +507,7 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
     A file that cannot be read is skipped (it may have been deleted since it was listed)."""
     listing = index.listing() if index is not None else None
     files, with_results = _list_names(target, subagents, listing or scan_dir)
+    listed = [p for p, _ in files]  # before --project and --since leave some out
     if listing is not None:
         listing.save()
     if project:
@@ -534,6 +535,8 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
         sessions = [s for s in with_results if s in kept] if persisted else []
         try:
             index.refresh([p for p, _ in files], sessions, budget=budget, workers=workers)
+            if subagents and target.kind != "file":  # the folder listed whole: what is gone from it leaves the index
+                index.sweep(os.fspath(target.path), listed)
             both = index.search_all([p for p, _ in files], query, persisted_of=sessions)
             assert both is not None  # the query is usable
             found, found_persisted = both

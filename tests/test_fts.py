@@ -482,3 +482,42 @@ def test_leftover_shards_of_a_deleted_index_are_not_in_the_way(tmp_path):
     again = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
     assert said == [] and again.status().files == 0
     assert [h.line for h in search_file(p, Query("needle"), index=again)] == [1]
+
+
+def test_a_deleted_session_leaves_the_index_and_the_stats_at_the_next_search(tmp_path):
+    """The index never holds more than the transcripts do: a session deleted (by hand, or by Claude Code's cleanup)
+    takes its texts, its persisted outputs' and its stats row out of the database at the next search or `stats` of
+    its folder, not only at the next `inspector index`; a session that is only filtered out stays."""
+    root = tmp_path / "projects"
+    proj = root / "-home-u-p"
+    keep = write_jsonl(proj / "keep.jsonl", [user("u0", None, "ordinary words")])
+    gone = write_jsonl(proj / "gone.jsonl", [user("g0", None, "my zq9secret token")])
+    out_dir = proj / "gone" / "tool-results"
+    out_dir.mkdir(parents=True)
+    (out_dir / "toolu_1.txt").write_text("persisted zq9secret output")
+    agent = write_jsonl(proj / "gone" / "subagents" / "agent-a1.jsonl", [user("s0", None, "agent zq9secret")])
+    code, out, _ = run("search", "zq9secret", str(root))
+    assert code == 0 and "3 match(es)" in out
+    code, _, _ = run("stats", str(root))
+    assert code == 0
+
+    def held() -> tuple[int, int, list[bytes]]:
+        idx = SearchIndex(db_path())
+        try:
+            texts = sum(n for (n,) in every(idx, "SELECT count(*) FROM {}texts WHERE text LIKE '%zq9secret%'"))
+            files = sum(1 for (p,) in idx.db.execute("SELECT path FROM files") if b"gone" in p)
+            stats = [p for (p,) in idx.db.execute("SELECT path FROM stats")]
+            return texts, files, stats
+        finally:
+            idx.close()
+
+    texts, files, stats = held()
+    assert texts == 3 and files == 3 and len(stats) == 2
+    shutil.rmtree(proj / "gone")
+    gone.unlink()
+    code, out, _ = run("search", "zq9secret", str(root), "--project", "nothing-matches")  # filtered: still swept
+    assert code == 1
+    code, _, _ = run("stats", str(root))
+    texts, files, stats = held()
+    assert (texts, files) == (0, 0) and stats == [os.fsencode(keep)]
+    assert keep.exists() and not agent.exists()

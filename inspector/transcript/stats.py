@@ -229,7 +229,23 @@ class StatsCache:
         except sqlite3.Error:
             pass  # the cache is an optimisation
 
+    def sweep(self) -> None:
+        """Delete the rows `prefetch` read that no `get` asked for and whose session is gone from disk: a deleted
+        session's stats (its title, its first prompt) leave the database with it."""
+        import sqlite3
+
+        left, self._rows = self._rows, None
+        gone = [(p,) for p in left or () if not os.path.exists(p)]
+        if not gone or self._index is None:
+            return
+        try:
+            with self._index.transaction():
+                self._index.db.executemany("DELETE FROM stats WHERE path=?", gone)
+        except sqlite3.Error:
+            pass  # the next pass does it
+
     def close(self) -> None:
+        self.sweep()
         self.flush()
         if self._index is not None:
             self._index.close()  # its connection, and its lock file if it took the lock
@@ -425,6 +441,7 @@ def collect_stats(
         if progress:
             progress(done - 1, len(files), files[n][0])
     if cache:
+        cache.sweep()  # the rows of sessions gone since
         cache.flush()
     for n, exc in errors:
         failed(files[n][0], exc)
