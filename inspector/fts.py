@@ -162,6 +162,7 @@ class SearchIndex:
         db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA secure_delete=ON")  # a deleted row's bytes overwritten, not left in a free page
         return db
 
     def _why_not_ready(self, db: sqlite3.Connection) -> str | None:
@@ -187,6 +188,7 @@ class SearchIndex:
         db.execute(f"ATTACH DATABASE ? AS t{k}", (str(shard_path(self.path, k)),))
         db.execute(f"PRAGMA t{k}.journal_mode=WAL")
         db.execute(f"PRAGMA t{k}.synchronous=NORMAL")
+        db.execute(f"PRAGMA t{k}.secure_delete=ON")
 
     def _ready(self, db: sqlite3.Connection) -> sqlite3.Connection:
         """The shards are there and readable (a damaged one raises DatabaseError)."""
@@ -464,6 +466,17 @@ class SearchIndex:
                     self.db.execute("DELETE FROM dirs WHERE path=?", (folder + b"/tool-results",))
                     self.db.execute("DELETE FROM listings WHERE dir=? OR (dir >= ? AND dir < ?)",
                                     (folder, folder + b"/", folder + b"0"))
+        self.scrub()
+
+    def scrub(self) -> None:
+        """After deleting what a gone session held: its pages, overwritten (secure_delete), written into the databases
+        and their journals emptied, so that its text is left in no file of the cache folder. Best effort: a reader
+        in the middle of a long read leaves the journal to the next checkpoint."""
+        for schema in ["main"] + [f"t{k}" for k in range(self.shards)]:
+            try:
+                self.db.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass
 
     def refresh(self, paths: list[Path], sessions: list[Path] = (), workers: int | None = None,
                 budget: int | None = None, stop: Callable[[], bool] | None = None, wait: bool = False) -> int:
@@ -824,6 +837,7 @@ def _index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA secure_delete=ON")
         out: list[tuple[Any, ...]] = []
         for fid, path, start, lines, after, kind in items:
             try:

@@ -521,3 +521,30 @@ def test_a_deleted_session_leaves_the_index_and_the_stats_at_the_next_search(tmp
     texts, files, stats = held()
     assert (texts, files) == (0, 0) and stats == [os.fsencode(keep)]
     assert keep.exists() and not agent.exists()
+
+
+def test_a_deleted_sessions_text_is_not_left_in_the_databases_free_pages(tmp_path):
+    """Deleted rows are overwritten (SQLite's secure_delete), not only unlinked: once a deleted session has left the
+    index, its text is in no byte of the cache folder's files (databases and their journals)."""
+    root = tmp_path / "projects"
+    proj = root / "-home-u-p"
+    for n in range(4):  # sessions that stay, in every shard: the deleted rows share their pages
+        write_jsonl(proj / f"keep{n}.jsonl", [user(f"u{n}-{k}", None, f"ordinary words {n} {k} " * 8) for k in range(60)])
+    secret = "zq9-" + "Sekrit-Passphrase-" * 10
+    gone = write_jsonl(proj / "gone.jsonl", [user("g0", None, secret), assistant("a1", "g0", sec=1)])
+    code, _, _ = run("search", "Sekrit", str(root))
+    assert code == 0
+
+    def leaked() -> list[str]:
+        needle = secret[:64].encode()
+        return [p.name for p in db_path().parent.iterdir() if p.is_file() and needle in p.read_bytes()]
+
+    idx = SearchIndex(db_path())
+    idx.scrub()  # its pages in the databases themselves, as after any checkpoint (SQLite makes one every 1,000 pages)
+    idx.close()
+    assert leaked()  # stored while the session is there
+    gone.unlink()
+    code, _, _ = run("search", "Sekrit", str(root))
+    assert code == 1 and leaked() == []
+    code, _, _ = run("stats", str(root))
+    assert code == 0 and leaked() == []

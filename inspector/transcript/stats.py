@@ -242,7 +242,8 @@ class StatsCache:
             with self._index.transaction():
                 self._index.db.executemany("DELETE FROM stats WHERE path=?", gone)
         except sqlite3.Error:
-            pass  # the next pass does it
+            return  # the next pass does it
+        self._index.scrub()
 
     def close(self) -> None:
         self.sweep()
