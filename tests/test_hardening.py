@@ -196,6 +196,21 @@ async def open_workbench(app, pilot):
             break
 
 
+async def until_confirm_send(app, pilot):
+    """The consent dialog shown and laid out, its Send button where a click lands (at most 10 s): a click on a
+    dialog still being mounted misses it, which a loaded machine showed."""
+    from textual.widgets import Button
+
+    from inspector.tui.screens.workbench import ConfirmSend
+
+    for _ in range(200):
+        await pilot.pause(0.05)
+        screen = app.screen
+        if isinstance(screen, ConfirmSend) and screen.query("#yes") and screen.query_one("#yes", Button).region.width:
+            await pilot.pause()
+            return
+
+
 def _live(tmp_path):
     p = write_jsonl(tmp_path / "proj" / "live.jsonl", [user("u1", None, "start", sec=0), assistant("a1", "u1", sec=1, usage=(1, 0, 9000, 5)),
                                                         user("u2", "a1", "more", sec=2), assistant("a2", "u2", sec=3, usage=(1, 0, 20000, 5))])
@@ -269,6 +284,51 @@ def test_tui_survives_files_changing_under_it(tmp_path, change):
 
 # -- API faults through the UI ----------------------------------------------------------------
 
+def test_a_slower_earlier_preview_never_replaces_a_newer_one(workdir, monkeypatch):
+    """Two previews in a row (a setting changed while the first is computed): the first, slower, finishes last and
+    its result is dropped, so the preview shown, and what ctrl+s would save, is the newer one."""
+    import time
+
+    import inspector.tui.screens.workbench as wbmod
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.workbench import WorkbenchScreen
+
+    src = sample_session("Fix forecast", workdir)
+    real = wbmod.compact
+
+    slow_done = []
+
+    def compact(session, strategy, **kw):
+        if strategy != "microcompact":
+            return real(session, strategy, **kw)
+        time.sleep(1.0)  # the earlier request, slower
+        try:
+            return real(session, strategy, **kw)
+        finally:
+            slow_done.append(True)
+
+    async def go():
+        app = InspectorApp(Target("file", src))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await open_workbench(app, pilot)
+            wb = app.screen
+            assert isinstance(wb, WorkbenchScreen) and wb.result is not None
+            monkeypatch.setattr(wbmod, "compact", compact)
+            wb.preview({**wb.params(), "strategy": "microcompact"})
+            await pilot.pause(0.1)
+            wb.preview({**wb.params(), "strategy": "full"})
+            for _ in range(100):  # the first thread done too (its worker is cancelled: the thread runs to its end)
+                await pilot.pause(0.05)
+                if slow_done:
+                    break
+            for _ in range(5):
+                await pilot.pause(0.05)
+            assert slow_done
+            assert wb.result is not None and wb.result.strategy == "full"
+
+    asyncio.run(go())
+
+
 def test_cancel_from_the_workbench(workdir, monkeypatch):
     from inspector.tui.app import InspectorApp
     from inspector.tui.screens.workbench import ConfirmSend, WorkbenchScreen
@@ -284,10 +344,7 @@ def test_cancel_from_the_workbench(workdir, monkeypatch):
             assert isinstance(wb, WorkbenchScreen) and wb.result is not None
             offline = wb.result
             await pilot.press("ctrl+a")
-            for _ in range(200):
-                await pilot.pause(0.05)
-                if isinstance(app.screen, ConfirmSend):
-                    break
+            await until_confirm_send(app, pilot)
             assert isinstance(app.screen, ConfirmSend) and "input tokens" in app.screen.text and "$" in app.screen.text
             assert fake.message_requests == []  # nothing sent before consent
             await pilot.click("#yes")
@@ -824,10 +881,7 @@ def test_exact_count_from_the_workbench_asks_then_counts_the_whole_request(tmp_p
             wb = app.screen
             assert isinstance(wb, WorkbenchScreen) and wb.result is not None and wb.result.api_messages
             await pilot.press("ctrl+t")
-            for _ in range(100):
-                await pilot.pause(0.05)
-                if isinstance(app.screen, ConfirmSend):
-                    break
+            await until_confirm_send(app, pilot)
             assert isinstance(app.screen, ConfirmSend) and "token-counting" in app.screen.text
             assert fake.requests == []  # nothing sent before consent
             await pilot.click("#yes")

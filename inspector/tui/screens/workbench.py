@@ -272,12 +272,24 @@ class WorkbenchScreen(Screen):
         self._preview_timer = self.set_timer(0.3, self.action_preview)
 
     def action_preview(self) -> None:
+        if self.cancel is not None:  # a request to the Anthropic API in flight is for settings now changed: stopped
+            self.cancel.set()
         self.status("computing the preview…")
         self.preview(self.params())
 
     @work(thread=True, exclusive=True, group="preview")
     def preview(self, p: dict[str, Any], summarizer: Any = None, cancel: Cancel | None = None) -> None:
+        """One preview, in a thread. A newer one asked for meanwhile cancels this worker (the thread runs to its end):
+        its result is then dropped, never shown over the newer one's, nor saved."""
+        from textual.worker import get_current_worker
+
         from inspector.compact import pivot_words, resolve_reference
+
+        worker = get_current_worker()
+
+        def post(res: CompactionResult | None, error: str | None) -> None:
+            if not worker.is_cancelled:
+                self.post_message(self.Previewed(res, error))
 
         try:
             if p["strategy"] == "partial":  # the real reason a pivot cannot be one, and which can
@@ -294,13 +306,13 @@ class WorkbenchScreen(Screen):
                           estimator=self.estimator if p["at"] is None else None, cancel=cancel, trigger=p["trigger"],
                           refused_at=p["refused_at"], prompt_tokens=p["prompt_tokens"],
                           progress=lambda what, _fraction: self.app.call_from_thread(self.status, what))
-            self.post_message(self.Previewed(res, None))
+            post(res, None)
         except Cancelled:
-            self.post_message(self.Previewed(None, "cancelled: nothing more was received"))
+            post(None, "cancelled: nothing more was received")
         except (CompactError, SummarizerError) as exc:
-            self.post_message(self.Previewed(None, str(exc)))
+            post(None, str(exc))
         except Exception as exc:  # noqa: BLE001
-            self.post_message(self.Previewed(None, f"{type(exc).__name__}: {exc}"))
+            post(None, f"{type(exc).__name__}: {exc}")
 
     @on(Previewed)
     def on_previewed(self, msg: Previewed) -> None:
@@ -417,6 +429,8 @@ class WorkbenchScreen(Screen):
 
         def answer(yes: bool | None) -> None:
             if yes:
+                if self.cancel is not None:
+                    self.cancel.set()
                 self.cancel = Cancel()
                 self.anthropic_result = True
                 self.status("sending to the Anthropic API… (ctrl+c cancels)")
