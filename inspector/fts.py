@@ -269,8 +269,7 @@ class SearchIndex:
                 except BlockingIOError:
                     if not wait:
                         raise IndexBusy("the search index is being written by another inspector") from None
-                    self.notice("waiting for another inspector to finish writing the search index…")
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                    self._wait_for_lock(fcntl)
         self._lock_depth += 1
         try:
             yield
@@ -280,6 +279,20 @@ class SearchIndex:
                 import fcntl
 
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def _wait_for_lock(self, fcntl: Any) -> None:
+        """Wait for the writer lock: quietly for a moment (another process making the index, or writing a file),
+        then saying so once before waiting for as long as it takes."""
+        quiet_until = time.monotonic() + LOCK_QUIET
+        while time.monotonic() < quiet_until:
+            time.sleep(0.02)
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                pass
+        self.notice("waiting for another inspector to finish writing the search index…")
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
 
     # -- keeping it up to date ----------------------------------------------------------------
     def update(self, path: Path) -> int:
@@ -871,6 +884,7 @@ def _texts(raw: bytes, line: int, offset: int) -> list[tuple[Any, ...]]:
     return [(text, line, offset, t, where, ts) for where, text in record_texts(body) if text]
 
 
+LOCK_QUIET = 1.0  # seconds waited for the writer lock before saying so
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick: not kept
 
 
