@@ -107,7 +107,9 @@ def test_strategies_never_grow_the_context_and_keep_pairs(tmp_path_factory, case
 _LINE = st.one_of(
     st.builds(lambda n, pad, body: " " * pad + str(n) + "\u2192" + body,
               st.integers(0, 10**6), st.integers(0, 6), st.text(st.characters(blacklist_characters="\n"), max_size=20)),
-    st.builds(lambda n, body: f"{n}\t{body}", st.integers(0, 999), st.text(st.characters(blacklist_characters="\n"), max_size=10)),
+    st.builds(lambda n, pad, body: " " * pad + f"{n}\t{body}", st.integers(0, 999), st.integers(0, 6),
+              st.text(st.characters(blacklist_characters="\n"), max_size=10)),
+    st.builds(lambda n, gap: f"{n}\t{gap}\u2192x", st.integers(0, 99), st.text(st.sampled_from(" \t\u3000\x0b"), max_size=3)),
     st.text(st.sampled_from(" 0123456789\u2192\t\u00b2x\r\u3000"), max_size=8),
     st.text(st.characters(blacklist_characters="\n"), max_size=12),
 )
