@@ -102,25 +102,3 @@ def test_strategies_never_grow_the_context_and_keep_pairs(tmp_path_factory, case
             assert r.tokens_after <= r.tokens_before
     else:
         assert r.tokens_after == r.tokens_before
-
-
-_LINE = st.one_of(
-    st.builds(lambda n, pad, body: " " * pad + str(n) + "\u2192" + body,
-              st.integers(0, 10**6), st.integers(0, 6), st.text(st.characters(blacklist_characters="\n"), max_size=20)),
-    st.builds(lambda n, pad, body: " " * pad + f"{n}\t{body}", st.integers(0, 999), st.integers(0, 6),
-              st.text(st.characters(blacklist_characters="\n"), max_size=10)),
-    st.builds(lambda n, gap: f"{n}\t{gap}\u2192x", st.integers(0, 99), st.text(st.sampled_from(" \t\u3000\x0b"), max_size=3)),
-    st.text(st.sampled_from(" 0123456789\u2192\t\u00b2x\r\u3000"), max_size=8),
-    st.text(st.characters(blacklist_characters="\n"), max_size=12),
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(_LINE, max_size=12), st.booleans())
-def test_reading_a_numbered_file_text_back_by_regex_is_the_line_by_line_reading(lines, trailing):
-    """The Read tool's numbering taken off in one regex pass gives what the line by line reading gives, for any
-    text: numbered as Claude Code numbers, numbered otherwise, not numbered, with odd digits and spaces."""
-    from inspector.tokens.context import _unnumber, _unnumber_lines
-
-    text = "\n".join(lines) + ("\n" if trailing else "")
-    assert _unnumber(text) == _unnumber_lines(text)

@@ -4,7 +4,6 @@ full compaction puts back after the summary (§8.5: recently used files, the pla
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,23 +150,8 @@ def file_states(s: Session, chain: list[int]) -> dict[str, FileState]:
     return states
 
 
-# a line as the Read tool numbers it: "     7→" (today) or "     7<tab>" (early releases, cat -n), the latter only
-# when no arrow follows after blanks (the line-by-line reading looks for the arrow first)
-_NUMBERED_LINE = re.compile(r"^ *[0-9]+(?:\u2192|\t(?!\s*\u2192))", re.M)
-
-
 def _unnumber(text: str) -> str:
-    """The file text inside a Read result shown with line numbers. When every line is numbered as the Read tool
-    numbers them, with an arrow or a tab (the last one may be empty), one regex pass does it, with the same result as the line by line
-    reading below, which takes the other cases (other numbering, lines that are not numbered)."""
-    plain, n = _NUMBERED_LINE.subn("", text)
-    lines = text.count("\n") + 1
-    if n == lines or (n == lines - 1 and text.endswith("\n")):
-        return plain
-    return _unnumber_lines(text)
-
-
-def _unnumber_lines(text: str) -> str:
+    """The file text inside a Read result shown with line numbers."""
     out = []
     for line in text.split("\n"):
         head, sep, rest = line.partition("\u2192")
