@@ -485,11 +485,15 @@ class SearchIndex:
         """After deleting what a gone session held: its pages, overwritten (secure_delete), written into the databases
         and their journals emptied, so that its text is left in no file of the cache folder. Best effort: a reader
         in the middle of a long read leaves the journal to the next checkpoint."""
-        for schema in ["main"] + [f"t{k}" for k in range(self.shards)]:
-            try:
-                self.db.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error:
-                pass
+        self.db.execute("PRAGMA busy_timeout=200")  # a reader is waited for a moment, never the 2 s of a write
+        try:
+            for schema in ["main"] + [f"t{k}" for k in range(self.shards)]:
+                try:
+                    self.db.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error:
+                    pass
+        finally:
+            self.db.execute("PRAGMA busy_timeout=2000")
 
     def refresh(self, paths: list[Path], sessions: list[Path] = (), workers: int | None = None,
                 budget: int | None = None, stop: Callable[[], bool] | None = None, wait: bool = False) -> int:

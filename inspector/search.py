@@ -536,7 +536,10 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
         try:
             index.refresh([p for p, _ in files], sessions, budget=budget, workers=workers)
             if subagents and target.kind != "file":  # the folder listed whole: what is gone from it leaves the index
-                index.sweep(os.fspath(target.path), listed)
+                try:
+                    index.sweep(os.fspath(target.path), listed)
+                except sqlite3.Error:
+                    pass  # the next search does it; this one's lookup is not lost for it
             both = index.search_all([p for p, _ in files], query, persisted_of=sessions)
             assert both is not None  # the query is usable
             found, found_persisted = both

@@ -571,3 +571,30 @@ def test_waiting_for_the_writer_lock_is_said_only_when_it_lasts(tmp_path, monkey
             pass
         assert said == expected, (hold, said)
         said.clear()
+
+
+def test_a_reader_in_the_middle_of_a_read_does_not_hold_a_search_that_sweeps(tmp_path):
+    """Emptying the journals after a deleted session left waits for another process's read a moment only: the
+    search goes on (its journal is emptied by a later one)."""
+    import time
+
+    root = tmp_path / "projects"
+    proj = root / "-home-u-p"
+    write_jsonl(proj / "keep.jsonl", [user("u0", None, "needle kept")])
+    gone = write_jsonl(proj / "gone.jsonl", [user("g0", None, "needle gone")])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    t = resolve_target(root)
+    assert sum(len(fh.hits) for fh in search_target(t, Query("needle"), index=idx)) == 2
+    reader = sqlite3.connect(tmp_path / "i.sqlite", isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM files").fetchone()  # a read snapshot held, as a search in another process
+    try:
+        gone.unlink()
+        t0 = time.perf_counter()
+        hits = [h for fh in search_target(t, Query("needle"), index=idx) for h in fh.hits]
+        took = time.perf_counter() - t0
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    assert [h.snippet for h in hits] == ["needle kept"] and took < 1.5, took
+    assert not [p for (p,) in idx.db.execute("SELECT path FROM files") if p.endswith(b"gone.jsonl")]
