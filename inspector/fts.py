@@ -70,6 +70,14 @@ def remove_index(path: Path) -> None:
                 pass
 
 
+def _pragmas(db: sqlite3.Connection, schema: str = "") -> None:
+    """How every database of the index is opened (`schema`: "t0." for an attached shard): write-ahead log, synced
+    at checkpoints, and a deleted row's bytes overwritten, not left in a free page."""
+    db.execute(f"PRAGMA {schema}journal_mode=WAL")
+    db.execute(f"PRAGMA {schema}synchronous=NORMAL")
+    db.execute(f"PRAGMA {schema}secure_delete=ON")
+
+
 class IndexBusy(sqlite3.OperationalError):
     """Another process is writing the index (one writes at a time): look up what it holds, read the rest."""
 
@@ -133,7 +141,6 @@ class SearchIndex:
                             for k in range(self._shard_count(db)):
                                 self._attach(db, k)
                                 self._create_shard(db, k)
-                            db.execute("SELECT count(*) FROM files").fetchone()
                             return self._ready(db)
                 for k in range(self._shard_count(db)):
                     self._attach(db, k)
@@ -160,9 +167,7 @@ class SearchIndex:
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA secure_delete=ON")  # a deleted row's bytes overwritten, not left in a free page
+        _pragmas(db)
         return db
 
     def _why_not_ready(self, db: sqlite3.Connection) -> str | None:
@@ -186,9 +191,7 @@ class SearchIndex:
 
     def _attach(self, db: sqlite3.Connection, k: int) -> None:
         db.execute(f"ATTACH DATABASE ? AS t{k}", (str(shard_path(self.path, k)),))
-        db.execute(f"PRAGMA t{k}.journal_mode=WAL")
-        db.execute(f"PRAGMA t{k}.synchronous=NORMAL")
-        db.execute(f"PRAGMA t{k}.secure_delete=ON")
+        _pragmas(db, f"t{k}.")
 
     def _ready(self, db: sqlite3.Connection) -> sqlite3.Connection:
         """The shards are there and readable (a damaged one raises DatabaseError)."""
@@ -312,8 +315,7 @@ class SearchIndex:
         except OSError:
             self.forget(key)
             return None
-        row = self.db.execute("SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?",
-                              (key,)).fetchone()
+        row = self._row(key)
         if row is not None and (row[1], row[2], row[3]) == (st.st_ino, st.st_size, st.st_mtime_ns):
             return None  # unchanged: one stat, nothing read
         try:
@@ -330,13 +332,16 @@ class SearchIndex:
             return _Job(key, name, fid, 0, 0, -1, "t", st, head, None, row)  # replaced: all of it goes
         return _Job(key, name, fid, indexed_to, lines, lines, "t", st, head, None, row)  # grown: its tail's rows go
 
+    def _row(self, key: bytes) -> tuple[Any, ...] | None:
+        """A transcript's row: (id, inode, size, mtime_ns, head, indexed_to, lines), or None."""
+        return self.db.execute("SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?",
+                               (key,)).fetchone()
+
     def _apply(self, plan: _Job, batches: Iterable[Any]) -> int:
         """Write what `read_texts` yields for a plan, in one transaction; returns the lines read. When another
         process (the app, a command) indexed the file since the plan was made, nothing is written: it is done."""
         with self.transaction():
-            now = self.db.execute("SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?",
-                                  (plan.key,)).fetchone()
-            if now != plan.row:
+            if self._row(plan.key) != plan.row:
                 return 0
             if plan.fid is None:
                 plan.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
@@ -431,6 +436,18 @@ class SearchIndex:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+
+    def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> bool:
+        """`executemany` in one transaction, best effort (what the listings and the stats cache keep): False, with
+        nothing written, when the database cannot take it now (locked for long, read-only)."""
+        if not rows:
+            return True
+        try:
+            with self.transaction():
+                self.db.executemany(sql, rows)
+        except sqlite3.Error:
+            return False
+        return True
 
     def forget(self, key: bytes) -> None:
         row = self.db.execute("SELECT id FROM files WHERE path=?", (key,)).fetchone()
@@ -852,9 +869,7 @@ def _index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str
     of that file drops (its lines after the count the main database has)."""
     db = sqlite3.connect(shard_file, timeout=60.0, isolation_level=None)
     try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA secure_delete=ON")
+        _pragmas(db)
         out: list[tuple[Any, ...]] = []
         for fid, path, start, lines, after, kind in items:
             try:
@@ -940,13 +955,7 @@ class Listings:
     def save(self) -> None:
         """Keep the listings read in this search (best effort: a locked database keeps them for the next one)."""
         rows, self.new = self.new, []
-        if not rows:
-            return
-        try:
-            with self.index.transaction():
-                self.index.db.executemany("INSERT OR REPLACE INTO listings VALUES(?, ?, ?)", rows)
-        except sqlite3.Error:
-            pass
+        self.index.write_many("INSERT OR REPLACE INTO listings VALUES(?, ?, ?)", rows)
 
 
 def usable(query: Any) -> bool:

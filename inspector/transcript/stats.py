@@ -217,33 +217,20 @@ class StatsCache:
             self.flush()
 
     def flush(self) -> None:
-        """Write what `put` holds, in one transaction (dropped, not raised, when the database cannot take it)."""
-        import sqlite3
-
+        """Write what `put` holds, in one transaction (dropped, not raised, when the database cannot take it: the
+        cache is an optimisation)."""
         rows, self._pending = self._pending, []
-        if not rows or self._index is None:
-            return
-        try:
-            with self._index.transaction():
-                self._index.db.executemany("INSERT OR REPLACE INTO stats VALUES(?, ?, ?)", rows)
-        except sqlite3.Error:
-            pass  # the cache is an optimisation
+        if self._index is not None:
+            self._index.write_many("INSERT OR REPLACE INTO stats VALUES(?, ?, ?)", rows)
 
     def sweep(self) -> None:
         """Delete the rows `prefetch` read that no `get` asked for and whose session is gone from disk: a deleted
-        session's stats (its title, its first prompt) leave the database with it."""
-        import sqlite3
-
+        session's stats (its title, its first prompt) leave the database with it (when it cannot be written now,
+        the next pass does it)."""
         left, self._rows = self._rows, None
         gone = [(p,) for p in left or () if not os.path.exists(p)]
-        if not gone or self._index is None:
-            return
-        try:
-            with self._index.transaction():
-                self._index.db.executemany("DELETE FROM stats WHERE path=?", gone)
-        except sqlite3.Error:
-            return  # the next pass does it
-        self._index.scrub()
+        if gone and self._index is not None and self._index.write_many("DELETE FROM stats WHERE path=?", gone):
+            self._index.scrub()
 
     def close(self) -> None:
         self.sweep()
