@@ -108,7 +108,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--goldens", action="store_true", help="refresh tests/goldens from this run")
     ap.add_argument("--resume", action="store_true", help="the round trip on the goldens: save each strategy, resume it, compare")
     ap.add_argument("--readme", action="store_true", help="write the table into README.md")
+    ap.add_argument("--matrix", action="store_true",
+                    help="measure every release of the era matrix on every model (conformance/matrix.json, docs/era-matrix.md)")
+    ap.add_argument("--model", action="append", help="with --matrix: only these models (repeatable)")
+    ap.add_argument("--release", action="append", help="with --matrix: only these releases (repeatable)")
+    ap.add_argument("--jobs", type=int, default=2, help="with --matrix: runs at once (default 2)")
     args = ap.parse_args(argv)
+    if args.matrix:
+        from conformance import matrix
+
+        return matrix.main(args.release or list(matrix.RELEASES), args.model or list(matrix.MODELS), jobs=args.jobs)
     if args.resume:
         return resume_main(args)
     binary = install(args.version, log=lambda m: print(m, file=sys.stderr))
@@ -117,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     for sc in [BY_NAME[n] for n in args.scenario] if args.scenario else SCENARIOS:
         r = run(sc, binary, args.version)
         folder = save(r, out)
+        if r.sandbox:
+            r.sandbox.close()
         failed = [st for st in r.steps if st.returncode not in (0, 1)]
         row = compare(folder)
         if failed:

@@ -47,6 +47,12 @@ class Script:
     cmd: str = "echo step {k}"
     summary_ptl_above: int | None = None  # refuse summarize requests with more messages than this
     output_tokens: int = 10
+    # the era matrix's probes: the size reported for the k-th reply is sizes[k] (k counts tool-call replies, so a
+    # compaction does not restart it); once a summary was served, `after` instead (the context a compaction left)
+    sizes: tuple[int, ...] | None = None
+    after: int = 20_000
+    summary_status: int | None = None  # answer every summarize request with this HTTP error (a failing summarizer)
+    stop_after_summary: bool = False  # the work is done once a summary was served (a probe needs nothing after it)
 
 
 @dataclass
@@ -86,6 +92,7 @@ class FakeAPI:
         self.script = script or Script()
         self.log: list[Logged] = []
         self.replies = 0
+        self.summaries = 0  # summaries served
         self._lock = threading.Lock()
         fake = self
 
@@ -116,8 +123,17 @@ class FakeAPI:
                     return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "not here"}})
                 s = fake.script
                 summary = is_summary_request(body)
-                tokens = fake.size(body)
                 msgs = body.get("messages") or []
+                if not summary and not body.get("tools"):
+                    # a side query (1.x-2.1.1xx: "extract the file paths of this command", titles): no turn of the work
+                    fake.record(Logged(self.path, body, "side", "text", None, headers))
+                    return self._reply(body, [{"type": "text", "text": "<filepaths>\n</filepaths>"}], 100)
+                tokens = fake.turn_size(body) if not summary else fake.size(body)
+                if summary and s.summary_status is not None:
+                    fake.record(Logged(self.path, body, "summary", f"error {s.summary_status}", tokens, headers))
+                    return self._json(s.summary_status, {"type": "error", "error": {
+                        "type": "invalid_request_error" if s.summary_status < 500 else "api_error",
+                        "message": "the summarizer failed (scripted)"}})
                 too_long = (s.ptl_at is not None and tokens >= s.ptl_at) or (
                     summary and s.summary_ptl_above is not None and len(msgs) > s.summary_ptl_above)
                 if too_long:
@@ -127,11 +143,13 @@ class FakeAPI:
                 if summary:
                     blocks = [{"type": "text", "text": SUMMARY}]
                     answer = "summary"
+                    with fake._lock:
+                        fake.summaries += 1
                 else:
                     with fake._lock:  # replies so far in this step: a compaction shortens the request, not the work
                         k = fake.replies
                         fake.replies += 1
-                    if k < s.turns:
+                    if k < s.turns and not (s.stop_after_summary and fake.summaries):
                         inp = {"command": s.cmd.format(k=k + 1)} if s.tool == "Bash" else {"file_path": s.cmd.format(k=k + 1)}
                         if s.tool == "Bash":
                             inp["description"] = f"Run step {k + 1}"
@@ -142,6 +160,10 @@ class FakeAPI:
                         blocks = [{"type": "text", "text": FINAL_TEXT}]
                         answer = "text"
                 fake.record(Logged(self.path, body, "summary" if summary else "turn", answer, tokens, headers))
+                return self._reply(body, blocks, tokens)
+
+            def _reply(self, body: dict[str, Any], blocks: list[dict[str, Any]], tokens: int) -> None:
+                s = fake.script
                 usage = {"input_tokens": max(1, tokens - s.output_tokens), "cache_creation_input_tokens": 0,
                          "cache_read_input_tokens": 0, "output_tokens": s.output_tokens}
                 stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
@@ -192,6 +214,15 @@ class FakeAPI:
     def size(self, body: dict[str, Any]) -> int:
         k = sum(1 for m in body.get("messages") or () if m.get("role") == "assistant")
         return self.script.start + self.script.step * k
+
+    def turn_size(self, body: dict[str, Any]) -> int:
+        """The size of a turn's request: by its messages, or with `sizes` the one scripted for the next reply."""
+        s = self.script
+        if s.sizes is None:
+            return self.size(body)
+        if self.summaries:
+            return s.after
+        return s.sizes[min(self.replies, len(s.sizes) - 1)]
 
     def record(self, item: Logged) -> None:
         with self._lock:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.fake_api import FakeAPI, Script
-from conformance.runner import HOME, WORK, _clean_env, canonical
+from conformance.runner import Claude, Sandbox, _clean_env, canonical
 
 PROMPT = "continue"
 
@@ -224,46 +225,54 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-def _fresh_home(projects: Path | None = None) -> Path:
-    for d in (HOME, WORK):
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
-    (HOME / ".claude").mkdir()
-    root = HOME / ".claude" / "projects"
+def _fresh_home(projects: Path | None = None) -> Sandbox:
+    sb = Sandbox.make()
     if projects is not None:
-        shutil.copytree(projects, root)
+        shutil.copytree(projects, sb.projects)
     else:
-        root.mkdir()
-    return root
+        sb.projects.mkdir()
+    return sb
 
 
-def run_resume(folder: Path, binary: Path, *, timeout: float = 300) -> list[ResumeRow]:
+def run_resume(folder: Path, claude: Claude, *, timeout: float = 300) -> list[ResumeRow]:
     """Every case on the session a saved run left (`folder`: the harness's output for one scenario)."""
     info = json.loads((folder / "run.json").read_text())
-    root = _fresh_home(folder / "projects")
-    transcripts = sorted(p for p in root.rglob("*.jsonl") if "subagents" not in p.parts)
-    return _run_cases(folder.name, transcripts, info["model"], binary, timeout)
+    sb = _fresh_home(folder / "projects")
+    try:
+        transcripts = sorted(p for p in sb.projects.rglob("*.jsonl") if "subagents" not in p.parts)
+        return _run_cases(folder.name, transcripts, info["model"], claude, timeout, sb)
+    finally:
+        sb.close()
 
 
-def run_resume_old(session: Path, binary: Path, *, timeout: float = 300) -> list[ResumeRow]:
+def project_dir(sb: Sandbox) -> Path:
+    """The projects folder Claude Code gives the sandbox's working folder (its path, / and . as -)."""
+    return sb.projects / re.sub(r"[^a-zA-Z0-9]", "-", str(sb.work))
+
+
+def run_resume_old(session: Path, claude: Claude, *, timeout: float = 300) -> list[ResumeRow]:
     """Every case of its release on a session an older Claude Code wrote (a bundled sample, a real session), put in
     the working folder's project so that today's Claude Code resumes what inspector saves of it."""
     from inspector.transcript.session import Session
 
-    root = _fresh_home()
-    project = root / ("-" + str(WORK).strip("/").replace("/", "-").replace(".", "-"))
-    project.mkdir()
-    dst = project / session.name
-    shutil.copyfile(session, dst)
-    folder = session.with_suffix("")
-    if folder.is_dir():
-        shutil.copytree(folder, project / folder.name)
-    s = Session.load(dst)
-    model = s.main_model or "claude-sonnet-4-5"
-    return _run_cases(f"{session.stem[:8]} ({s.version or 'no version'})", [dst], model, binary, timeout)
+    sb = _fresh_home()
+    try:
+        project = project_dir(sb)
+        project.mkdir()
+        dst = project / session.name
+        shutil.copyfile(session, dst)
+        folder = session.with_suffix("")
+        if folder.is_dir():
+            shutil.copytree(folder, project / folder.name)
+        s = Session.load(dst)
+        model = s.main_model or "claude-sonnet-4-5"
+        return _run_cases(f"{session.stem[:8]} ({s.version or 'no version'})", [dst], model, claude, timeout, sb)
+    finally:
+        sb.close()
 
 
-def _run_cases(name: str, transcripts: list[Path], model: str, binary: Path, timeout: float) -> list[ResumeRow]:
+def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, timeout: float,
+               sb: Sandbox) -> list[ResumeRow]:
     from inspector.compact import compact
     from inspector.compact.base import CompactError
     from inspector.edit import save
@@ -290,10 +299,11 @@ def _run_cases(name: str, transcripts: list[Path], model: str, binary: Path, tim
             except SaveError as exc:
                 rows.append(ResumeRow(name, case.label, False, f"inspector could not save it: {exc}"))
                 continue
-            argv = [str(binary), "-p", PROMPT, "--resume", saved.session_id, "--model", model, "--allowedTools", "Bash"]
+            argv = [*claude.argv, "-p", PROMPT, "--resume", saved.session_id, "--model", model, "--allowedTools", "Bash"]
             with FakeAPI(Script(turns=0)) as fake:
                 try:
-                    p = subprocess.run(argv, cwd=WORK, env=_clean_env(HOME, fake.url, {}), capture_output=True, text=True, timeout=timeout)
+                    p = subprocess.run(argv, cwd=sb.work, env=_clean_env(sb.home, fake.url, {}), capture_output=True, text=True,
+                                       timeout=timeout, stdin=subprocess.DEVNULL)
                     err = p.stderr.strip()[-300:] if p.returncode not in (0, 1) else ""
                 except subprocess.TimeoutExpired:
                     err = f"timed out after {timeout:g} s"

@@ -1,9 +1,11 @@
-"""Install a pinned Claude Code from npm into a cache folder, and run a scenario with it against the fake API.
+"""Install any Claude Code release from npm into a cache folder, and run a scenario with it against the fake API.
 
-Nothing here runs during the normal tests: installing needs the npm registry and about 400 MB. The binary is
-installed under `$XDG_CACHE_HOME/inspector-conformance/claude-code-<version>/` (never in the repository); a run
-happens in a throwaway HOME and a working folder with a fixed, neutral name in the system temp folder
-(`<tmp>/inspector-conformance/work`), so no personal path reaches a transcript.
+Nothing here runs during the normal tests: installing needs the npm registry (80-400 MB a release). A release is
+installed under `$XDG_CACHE_HOME/inspector-conformance/claude-code-<version>/` (never in the repository). Releases
+from 2.1.113 on ship a native binary (`@anthropic-ai/claude-code-linux-x64`); older ones a `cli.js` that node runs.
+Each run happens in a sandbox of its own (a throwaway HOME and working folder under
+`<tmp>/inspector-conformance/`), so that two runs at once never touch each other's files and no personal path
+reaches a transcript.
 """
 
 from __future__ import annotations
@@ -23,8 +25,7 @@ from conformance.fake_api import FakeAPI, Logged
 from conformance.scenarios import Scenario
 
 DEFAULT_VERSION = "2.1.328"
-WORK = Path(tempfile.gettempdir()) / "inspector-conformance" / "work"
-HOME = Path(tempfile.gettempdir()) / "inspector-conformance" / "home"
+SANDBOXES = Path(tempfile.gettempdir()) / "inspector-conformance"
 FAKE_KEY = "sk-ant-conformance-fake-key"
 
 
@@ -33,21 +34,76 @@ def cache_root() -> Path:
     return Path(base) / "inspector-conformance"
 
 
-def install(version: str = DEFAULT_VERSION, log: Any = None) -> Path:
-    """The path of the `claude` binary of that version, installed with npm on first use."""
+@dataclass(frozen=True)
+class Claude:
+    """One installed release: how to start it."""
+
+    version: str
+    argv: tuple[str, ...]  # the command that starts it: (binary,) or ("node", cli.js)
+    kind: str  # "native" or "node"
+
+    def __str__(self) -> str:  # what a logged argv shows instead of the path
+        return "claude"
+
+
+def _installed(folder: Path, version: str) -> Claude | None:
+    native = folder / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+    if native.is_file():
+        return Claude(version, (str(native),), "native")
+    cli = folder / "node_modules" / "@anthropic-ai" / "claude-code" / "cli.js"
+    if cli.is_file():
+        node = shutil.which("node") or "node"
+        return Claude(version, (node, str(cli)), "node")
+    return None
+
+
+def install(version: str = DEFAULT_VERSION, log: Any = None) -> Claude:
+    """The release `version`, installed with npm on first use: its native binary where it has one, else its
+    `cli.js` under node."""
     folder = cache_root() / f"claude-code-{version}"
-    binary = folder / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
-    if binary.is_file():
-        return binary
+    have = _installed(folder, version)
+    if have is not None:
+        return have
     folder.mkdir(parents=True, exist_ok=True)
     if log:
-        log(f"installing @anthropic-ai/claude-code@{version} into {folder} (about 400 MB, once)")
+        log(f"installing @anthropic-ai/claude-code@{version} into {folder} (80-400 MB, once)")
     # --ignore-scripts: the wrapper's postinstall only copies the platform binary, which is used in place here
     r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(folder),
                         f"@anthropic-ai/claude-code@{version}"], capture_output=True, text=True)
-    if r.returncode != 0 or not binary.is_file():
+    have = _installed(folder, version)
+    if r.returncode != 0 or have is None:
         raise RuntimeError(f"npm install of Claude Code {version} failed: {r.stderr.strip()[-500:]}")
-    return binary
+    return have
+
+
+@dataclass
+class Sandbox:
+    """A run's own HOME and working folder (made afresh, removed by `close`)."""
+
+    root: Path
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def projects(self) -> Path:
+        return self.home / ".claude" / "projects"
+
+    @classmethod
+    def make(cls) -> "Sandbox":
+        SANDBOXES.mkdir(parents=True, exist_ok=True)
+        sb = cls(Path(tempfile.mkdtemp(prefix="run-", dir=SANDBOXES)))
+        (sb.home / ".claude").mkdir(parents=True)
+        sb.work.mkdir()
+        return sb
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 @dataclass
@@ -67,6 +123,7 @@ class Run:
     scenario: Scenario
     version: str
     projects: Path  # <HOME>/.claude/projects
+    sandbox: Sandbox | None = None
     steps: list[StepRun] = field(default_factory=list)
     debug: str = ""
     settings_after: dict[str, Any] | None = None
@@ -100,26 +157,26 @@ def _shift(transcript: Path, hours: float) -> None:
     transcript.write_bytes(b"\n".join(lines) + b"\n")
 
 
-def run(sc: Scenario, binary: Path, version: str, *, timeout: float = 600) -> Run:
-    """Run the scenario's steps; the HOME and working folder are made afresh."""
-    for d in (HOME, WORK):
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
-    (HOME / ".claude").mkdir()
+def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: float = 600,
+        sandbox: Sandbox | None = None) -> Run:
+    """Run the scenario's steps in a sandbox of its own (made here unless given; the caller removes it with
+    `run.sandbox.close()` once it has saved what it needs)."""
+    sb = sandbox or Sandbox.make()
+    home, work = sb.home, sb.work
     if sc.settings is not None:
-        (HOME / ".claude" / "settings.json").write_text(json.dumps(sc.settings, indent=2))
+        (home / ".claude" / "settings.json").write_text(json.dumps(sc.settings, indent=2))
     for name, text in sc.files.items():
-        (WORK / name).write_text(text)
-    result = Run(sc, version, HOME / ".claude" / "projects")
-    debug = HOME / "debug.log"
+        (work / name).write_text(text)
+    result = Run(sc, version or claude.version, sb.projects, sandbox=sb)
+    debug = home / "debug.log"
     session_id: str | None = None
     for step in sc.steps:
-        script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(WORK)), tool=sc.tool)
+        script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(work)), tool=sc.tool)
         if step.shift_hours:
             for t in result.transcripts():
                 _shift(t, step.shift_hours)
         with FakeAPI(script) as fake:
-            argv = [str(binary), "-p", step.prompt, "--model", sc.model, "--allowedTools", sc.tool, "--debug-file", str(debug)]
+            argv = [*claude.argv, "-p", step.prompt, "--model", sc.model, "--allowedTools", sc.tool, "--debug-file", str(debug)]
             if step.resume == "resume" and session_id:
                 argv += ["--resume", session_id]
             elif step.resume == "continue":
@@ -127,18 +184,18 @@ def run(sc: Scenario, binary: Path, version: str, *, timeout: float = 600) -> Ru
             argv += list(step.args)
             t0 = time.monotonic()
             try:
-                p = subprocess.run(argv, cwd=WORK, env=_clean_env(HOME, fake.url, sc.env), capture_output=True, text=True,
-                                   timeout=timeout)
+                p = subprocess.run(argv, cwd=work, env=_clean_env(home, fake.url, sc.env), capture_output=True, text=True,
+                                   timeout=timeout, stdin=subprocess.DEVNULL)
                 rc, out, err = p.returncode, p.stdout, p.stderr
             except subprocess.TimeoutExpired as exc:
                 rc, out, err = -9, str(exc.stdout or ""), f"timed out after {timeout:g} s"
-            result.steps.append(StepRun([a if a != str(binary) else "claude" for a in argv], rc, out, err, list(fake.log),
-                                        time.monotonic() - t0))
+            shown = ["claude", *argv[len(claude.argv):]]
+            result.steps.append(StepRun(shown, rc, out, err, list(fake.log), time.monotonic() - t0))
         ts = result.transcripts()
         if ts and session_id is None:
             session_id = max(ts, key=lambda q: q.stat().st_mtime).stem
     result.debug = debug.read_text(errors="replace") if debug.exists() else ""
-    sp = HOME / ".claude" / "settings.json"
+    sp = home / ".claude" / "settings.json"
     result.settings_after = json.loads(sp.read_text()) if sp.exists() else None
     return result
 
@@ -194,7 +251,8 @@ def save(r: Run, out: Path) -> Path:
     (dst / "requests.json").write_text(json.dumps({"version": r.version, "requests": log, **parts}, indent=1, sort_keys=True))
     (dst / "run.json").write_text(json.dumps({
         "scenario": r.scenario.name, "version": r.version, "model": r.scenario.model, "env": r.scenario.env,
-        "settings": r.scenario.settings, "settings_after": r.settings_after, "work": str(WORK), "home": str(HOME),
+        "settings": r.scenario.settings, "settings_after": r.settings_after,
+        "work": str(r.sandbox.work) if r.sandbox else None, "home": str(r.sandbox.home) if r.sandbox else None,
         "steps": [{"argv": st.argv, "returncode": st.returncode, "stdout": st.stdout[-2000:], "stderr": st.stderr[-2000:],
                    "seconds": round(st.seconds, 2)} for st in r.steps]}, indent=1))
     (dst / "debug.log").write_text("\n".join(ln for ln in r.debug.splitlines() if "autocompact" in ln or "thresholdSource" in ln
