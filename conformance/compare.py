@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.runner import canonical, load_requests
+from conformance.runner import cache_paths, canonical, load_requests
 
 
 @dataclass
@@ -94,6 +94,12 @@ def claude_facts(folder: Path) -> Facts:
     return f
 
 
+def _markers(paths: list[list[Any]]) -> list[str]:
+    """Cache breakpoints compared by where they are and what they say (system-prompt blocks' markers aside: the
+    billing line Claude Code puts first is not recorded, so the system prompt's indexes differ by one)."""
+    return sorted(json.dumps(p, sort_keys=True) for p in paths if p and p[0] and p[0][0] == "messages")
+
+
 def inspector_facts(folder: Path) -> Facts:
     """What inspector says of the same run, given the scenario's environment and settings."""
     from inspector.claude.requests import rebuild_requests
@@ -133,7 +139,8 @@ def inspector_facts(folder: Path) -> Facts:
     same = sum(1 for a, b in zip(logged, rebuilt)
                if canonical(a.get("messages")) == canonical(b.request["messages"])
                and canonical(_system_without_billing(a.get("system"))) == canonical(b.request["system"])
-               and canonical(a.get("tools")) == canonical(b.request["tools"]))
+               and canonical(a.get("tools")) == canonical(b.request["tools"])
+               and ("cache" not in a or _markers(a["cache"]) == _markers(cache_paths(b.request))))
     if len(logged) == len(rebuilt) == same:
         f.requests = f"all {same} requests rebuilt identical"
     else:

@@ -45,6 +45,24 @@ class Claude:
     def __str__(self) -> str:  # what a logged argv shows instead of the path
         return "claude"
 
+    def supports(self, flag: str) -> bool:
+        """Whether this release's `--help` lists a flag (`--debug-file` arrived in 2.1.x: 2.0.76 refuses it)."""
+        return flag in _help_text(self.argv)
+
+
+_HELP: dict[tuple[str, ...], str] = {}
+
+
+def _help_text(argv: tuple[str, ...]) -> str:
+    if argv not in _HELP:
+        try:
+            p = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                               env={k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TERM")} | {"CI": "1"})
+            _HELP[argv] = p.stdout + p.stderr
+        except (OSError, subprocess.TimeoutExpired):
+            _HELP[argv] = ""
+    return _HELP[argv]
+
 
 def _installed(folder: Path, version: str) -> Claude | None:
     native = folder / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
@@ -133,7 +151,7 @@ class Run:
         return [r for st in self.steps for r in st.requests]
 
     def transcripts(self) -> list[Path]:
-        return sorted(p for p in self.projects.rglob("*.jsonl") if "subagents" not in p.parts)
+        return sorted(p for p in self.projects.rglob("*.jsonl") if "subagents" not in p.parts and not p.name.startswith("agent-"))
 
 
 def _clean_env(home: Path, url: str, extra: dict[str, str]) -> dict[str, str]:
@@ -158,26 +176,33 @@ def _shift(transcript: Path, hours: float) -> None:
 
 
 def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: float = 600,
-        sandbox: Sandbox | None = None) -> Run:
+        sandbox: Sandbox | None = None, resume_id: str | None = None) -> Run:
     """Run the scenario's steps in a sandbox of its own (made here unless given; the caller removes it with
     `run.sandbox.close()` once it has saved what it needs)."""
     sb = sandbox or Sandbox.make()
     home, work = sb.home, sb.work
     if sc.settings is not None:
         (home / ".claude" / "settings.json").write_text(json.dumps(sc.settings, indent=2))
-    for name, text in sc.files.items():
+    now = time.time()
+    for n, (name, text) in enumerate(sc.files.items()):
         (work / name).write_text(text)
+        # the files' ages in the order given, a minute apart: Claude Code orders what it re-attaches by the file
+        # times it stored, and files written in the same instant would make that order a coin toss
+        age = now - 60 * (len(sc.files) - n)
+        os.utime(work / name, (age, age))
     result = Run(sc, version or claude.version, sb.projects, sandbox=sb)
     debug = home / "debug.log"
-    session_id: str | None = None
+    session_id: str | None = resume_id
     for step in sc.steps:
         script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(work)), tool=sc.tool)
         if step.shift_hours:
             for t in result.transcripts():
                 _shift(t, step.shift_hours)
         with FakeAPI(script) as fake:
-            argv = [*claude.argv, "-p", step.prompt, "--model", sc.model, "--allowedTools", sc.tool, "--debug-file", str(debug)]
-            if step.resume == "resume" and session_id:
+            argv = [*claude.argv, "-p", step.prompt, "--model", sc.model, "--allowedTools", sc.tool]
+            if claude.supports("--debug-file"):
+                argv += ["--debug-file", str(debug)]
+            if (step.resume == "resume" or (resume_id and step is sc.steps[0])) and session_id:
                 argv += ["--resume", session_id]
             elif step.resume == "continue":
                 argv += ["--continue"]
@@ -198,6 +223,23 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
     sp = home / ".claude" / "settings.json"
     result.settings_after = json.loads(sp.read_text()) if sp.exists() else None
     return result
+
+
+def cache_paths(obj: Any, path: tuple[Any, ...] = ()) -> list[list[Any]]:
+    """Where a request carries cache breakpoints: [path, marker] for each `cache_control` (the path as Claude Code's
+    api-request rows write it: ["messages", 3, "content", 1])."""
+    out: list[list[Any]] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == "cache_control":
+                out.append([list(path), v])
+            elif isinstance(v, (dict, list)):
+                out += cache_paths(v, path + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            if isinstance(v, (dict, list)):
+                out += cache_paths(v, path + (i,))
+    return out
 
 
 def canonical(obj: Any) -> Any:
@@ -247,6 +289,7 @@ def save(r: Run, out: Path) -> Path:
                     hs.append(h)
                 item["messages"] = hs
             item["params"] = {k: v for k, v in body.items() if k not in ("system", "tools", "messages", "metadata")}
+            item["cache"] = cache_paths(body)
             log.append(item)
     (dst / "requests.json").write_text(json.dumps({"version": r.version, "requests": log, **parts}, indent=1, sort_keys=True))
     (dst / "run.json").write_text(json.dumps({

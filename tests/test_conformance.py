@@ -174,3 +174,27 @@ def test_wire_style_by_model():
     assert style_for_model("claude-sonnet-5") == "system"
     assert style_for_model("claude-opus-5-5") == "system"
     assert style_for_model("claude-foo-1") == "system-bare"
+
+
+@pytest.mark.parametrize("name", ["reactive_ptl_sonnet45", "manual_compact_resume", "threshold_env_window_100k"])
+def test_each_rebuilt_request_carries_only_its_own_cache_breakpoints(name, tmp_path):
+    """Each request is rebuilt on its own: the breakpoints of its api-request row, none of the requests it extends
+    (a shared message carried every earlier request's marker: the 7th request of a session had seven)."""
+    import orjson
+
+    from conformance.runner import cache_paths
+    from inspector.claude.requests import rebuild_requests
+    from inspector.transcript.session import Session
+
+    s = Session.load(golden_transcript(expand_golden(name, tmp_path)))
+    rows = {}
+    for line in s.path.read_bytes().splitlines():
+        o = orjson.loads(line)
+        if o.get("type") == "api-request":
+            rows[o["id"]] = sorted(orjson.dumps(c["path"]).decode() for c in o.get("cacheControl") or ()
+                                   if c["path"][0] == "messages")
+    reqs = rebuild_requests(s)
+    assert len(reqs) >= 3
+    for q in reqs:
+        have = sorted(orjson.dumps(p).decode() for p, _ in cache_paths(q.request) if p[0] == "messages")
+        assert have == rows[q.id], q.id

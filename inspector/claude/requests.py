@@ -142,14 +142,15 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
             if m is None:
                 unresolved.append(str(h))
                 continue
-            msgs.append(json.loads(json.dumps(m)))  # a copy: the cache markers below must not leak into the next request
+            msgs.append(m)  # shared: _set_path copies what it marks
         built[rid] = msgs
         params = b.get("params") if isinstance(b.get("params"), dict) else {}
         shape = shapes.get(b.get("shapeHash")) or {}
         request: dict[str, Any] = {**params, "system": shape.get("system"), "tools": shape.get("tools"),
                                    "messages": [dict(m) for m in msgs]}
-        for cc in b.get("cacheControl") or ():
-            _set_path(request, cc.get("path"), cc.get("value"))
+        for cc in b.get("cacheControl") if isinstance(b.get("cacheControl"), list) else ():
+            if isinstance(cc, dict):
+                _set_path(request, cc.get("path"), cc.get("value"))
         out.append(RebuiltRequest(rid, i, recs[i].timestamp, b.get("querySource") if isinstance(b.get("querySource"), str) else None,
                                   params.get("model") if isinstance(params.get("model"), str) else None, request,
                                   replies.get(rid, []), unresolved, b.get("agentId") if isinstance(b.get("agentId"), str) else None))
@@ -157,20 +158,30 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
 
 
 def _set_path(obj: Any, path: Any, value: Any) -> None:
-    """Put a cache marker back where Claude Code had it (`["messages", 0, "content", 8]`)."""
-    if not isinstance(path, list) or not path:
+    """Put a cache marker back where Claude Code had it (`["messages", 0, "content", 8]`). Every container on the
+    path is copied before it is changed: the messages are shared with the requests that extend this one, which
+    must not carry this one's marker (each request has its own breakpoints)."""
+    if not isinstance(path, list) or not path or not isinstance(value, dict):
         return
     cur = obj
     for key in path:
         if isinstance(cur, dict) and isinstance(key, str) and key in cur:
-            cur = cur[key]
-        elif isinstance(cur, list) and isinstance(key, int) and 0 <= key < len(cur):
-            if isinstance(cur[key], str):  # a string content becomes its block form to carry a marker
-                cur[key] = {"type": "text", "text": cur[key]}
-            cur = cur[key]
+            child = cur[key]
+            if isinstance(child, (dict, list)):
+                child = dict(child) if isinstance(child, dict) else list(child)
+                cur[key] = child
+            cur = child
+        elif isinstance(cur, list) and isinstance(key, int) and not isinstance(key, bool) and 0 <= key < len(cur):
+            child = cur[key]
+            if isinstance(child, str):  # a string content becomes its block form to carry a marker
+                child = {"type": "text", "text": child}
+            elif isinstance(child, (dict, list)):
+                child = dict(child) if isinstance(child, dict) else list(child)
+            cur[key] = child
+            cur = child
         else:
             return
-    if isinstance(cur, dict) and isinstance(value, dict):
+    if isinstance(cur, dict):
         cur["cache_control"] = value
 
 
