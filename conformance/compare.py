@@ -40,13 +40,15 @@ class Row:
     claude: Facts
     inspector: Facts
     notes: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # record types and fields the run wrote that inspector does not know
 
     @property
     def match(self) -> bool:
         a, b = self.claude, self.inspector
         window_ok = a.enforced is None or (a.enforced == b.enforced and (not a.enforced or a.effective_window == b.effective_window))
         source_ok = not a.source or a.source == b.source
-        return a.compactions == b.compactions and window_ok and source_ok and b.requests.startswith("all ")
+        return (a.compactions == b.compactions and window_ok and source_ok and b.requests.startswith("all ")
+                and not self.unknown)
 
 
 def _system_without_billing(system: Any) -> Any:
@@ -159,7 +161,22 @@ def compare(folder: Path) -> Row:
         row.notes.append(f"window source: Claude Code {a.source}, inspector {b.source}")
     if not b.requests.startswith("all "):
         row.notes.append(b.requests)
+    row.unknown = unknown_in(folder)
+    if row.unknown:
+        row.notes.append("fields inspector does not know: " + ", ".join(row.unknown))
     return row
+
+
+def unknown_in(folder: Path) -> list[str]:
+    """The record types and fields of a run's transcripts that inspector's registry does not have ("type.field")."""
+    from collections import Counter
+
+    from inspector.transcript.fields import unknown_fields
+
+    seen: Counter[tuple[str, str]] = Counter()
+    for t in sorted((folder / "projects").rglob("*.jsonl")):
+        seen += unknown_fields(t.read_bytes().splitlines())
+    return [f"{w}.{k}" if k != "*" else f"{w} (a record type)" for (w, k) in sorted(seen)]
 
 
 def table(rows: list[Row], version: str) -> str:

@@ -198,3 +198,15 @@ def test_each_rebuilt_request_carries_only_its_own_cache_breakpoints(name, tmp_p
     for q in reqs:
         have = sorted(orjson.dumps(p).decode() for p, _ in cache_paths(q.request) if p[0] == "messages")
         assert have == rows[q.id], q.id
+
+
+def test_every_field_the_goldens_wrote_is_one_inspector_knows(tmp_path):
+    """The registry of known record types and fields covers every golden run; a field it lacks fails the run's row."""
+    from conformance.compare import unknown_in
+    from inspector.transcript.fields import unknown_fields
+
+    for name in NAMES:
+        assert unknown_in(expand_golden(name, tmp_path)) == [], name
+    line = (b'{"type":"user","uuid":"u","parentUuid":null,"sentAtMs":1,"rowSource":"x","message":{"role":"user","content":"hi"}}')
+    assert set(unknown_fields([line])) == {("user", "sentAtMs"), ("user", "rowSource")}
+    assert set(unknown_fields([b'{"type":"hologram-state","mood":"curious"}'])) == {("hologram-state", "*")}
