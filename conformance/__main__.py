@@ -10,6 +10,7 @@ first request with inspector's preview; --readme writes the table into the READM
 from __future__ import annotations
 
 import argparse
+import json
 import gzip
 import shutil
 import sys
@@ -113,11 +114,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", action="append", help="with --matrix: only these models (repeatable)")
     ap.add_argument("--release", action="append", help="with --matrix: only these releases (repeatable)")
     ap.add_argument("--jobs", type=int, default=2, help="with --matrix: runs at once (default 2)")
+    ap.add_argument("--only", choices=("release", "cells", "summarizer", "repl"),
+                    help="with --matrix: only the cells (release × model), or only the per-release probes (leaf, re-attached files)")
+    ap.add_argument("--bisect", nargs=3, metavar=("PROBE", "LO", "HI"),
+                    help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
+                         "enforce-sonnet-4-6, leaf, analysis); recorded in inspector/claude/era_matrix.json")
+    ap.add_argument("--repl", nargs=3, metavar=("VERSION", "MODEL", "SIZES"),
+                    help="run VERSION's REPL in tmux on MODEL, the fake reporting SIZES (comma-separated) for its replies: "
+                         "where does the REPL compact (print mode is what the matrix measures)")
     args = ap.parse_args(argv)
+    if args.repl:
+        from conformance.repl import repl_run
+
+        v, model, sizes = args.repl
+        got = repl_run(install(v, log=lambda m: print(m, file=sys.stderr)), model, tuple(int(x) for x in sizes.split(",")))
+        print(json.dumps({k: got[k] for k in ("version", "model", "requests", "compacted_after_usage")}))
+        return 0
+    if args.bisect:
+        from conformance import matrix
+
+        entry = matrix.bisect_release(*args.bisect, log=lambda m: print(m, file=sys.stderr))
+        print(f"{entry['probe']}: first {entry['first']} (before it {entry['before']}): {entry['what']}")
+        return 0
     if args.matrix:
         from conformance import matrix
 
-        return matrix.main(args.release or list(matrix.RELEASES), args.model or list(matrix.MODELS), jobs=args.jobs)
+        return matrix.main(args.release or list(matrix.RELEASES), args.model or list(matrix.MODELS), jobs=args.jobs,
+                           only=args.only, probe_versions=None if args.release else list(matrix.PROBE_RELEASES))
     if args.resume:
         return resume_main(args)
     binary = install(args.version, log=lambda m: print(m, file=sys.stderr))

@@ -53,6 +53,8 @@ class Script:
     after: int = 20_000
     summary_status: int | None = None  # answer every summarize request with this HTTP error (a failing summarizer)
     stop_after_summary: bool = False  # the work is done once a summary was served (a probe needs nothing after it)
+    count_text: bool = False  # count_tokens answers with the text's size (4 characters a token), as with `sizes`
+    summary_text: str | None = None  # the summarizer's reply (default: SUMMARY)
 
 
 @dataclass
@@ -63,6 +65,10 @@ class Logged:
     answer: str  # "tool_use", "text", "summary", "prompt_too_long", "count", "404"
     tokens: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
+
+
+def s_linear(s: "Script") -> bool:
+    return s.sizes is None and not s.count_text
 
 
 def _text_of(content: Any) -> str:
@@ -115,7 +121,9 @@ class FakeAPI:
                 headers = {k.lower(): v for k, v in self.headers.items() if k.lower() in ("anthropic-beta", "anthropic-version")}
                 path = self.path.split("?", 1)[0]
                 if path.endswith("/v1/messages/count_tokens"):
-                    tokens = fake.size(body)
+                    # what is counted (a file to re-attach, a tool list) is sized as text: 4 characters a token,
+                    # or, with the old linear model and no `sizes`, the scripted context
+                    tokens = fake.size(body) if s_linear(fake.script) else max(1, len(json.dumps(body.get("messages") or [])) // 4)
                     fake.record(Logged(self.path, body, "count", "count", tokens, headers))
                     return self._json(200, {"input_tokens": tokens})
                 if not path.endswith("/v1/messages"):
@@ -141,7 +149,7 @@ class FakeAPI:
                     return self._json(400, {"type": "error", "error": {
                         "type": "invalid_request_error", "message": f"prompt is too long: {tokens} tokens > {s.limit} maximum"}})
                 if summary:
-                    blocks = [{"type": "text", "text": SUMMARY}]
+                    blocks = [{"type": "text", "text": s.summary_text if s.summary_text is not None else SUMMARY}]
                     answer = "summary"
                     with fake._lock:
                         fake.summaries += 1

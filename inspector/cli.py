@@ -304,6 +304,8 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
         f"warning {th['warning']:,}, " + auto_words + f"blocking {th['blocking']:,}")
     if th.get("rules"):
         lines.append(f"  Rules: {th['rules']}")
+    if th.get("measured"):
+        lines.append(f"  Checked on the binary: {th['measured']}")
     c = d["calibration"]
     caveat = ""
     if c["error_pct"] > 10:

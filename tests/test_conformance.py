@@ -143,7 +143,7 @@ def test_a_transcript_from_a_newer_claude_code_still_loads_and_says_which_rules(
     assert code == 0 and "hologram-state" in out
     code, out, err = run_cli("tokens", "--json", path)
     rep = jsonl(out)[0]
-    assert "2.1.999 is newer than any release inspector knows" in rep["thresholds"]["rules"]
+    assert "2.1.999 is newer than any release the era matrix measured" in rep["thresholds"]["rules"]
     assert "newer than any release" in rep["compactions"][0]["rules"] and rep["compactions"][0]["cause"] == "prompt_too_long"
 
 

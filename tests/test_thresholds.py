@@ -153,12 +153,13 @@ def test_a_threshold_not_enforced_is_still_shown_and_sets_no_state():
 def test_every_era_is_reachable_and_says_how_it_is_known():
     from inspector.claude.versions import ERAS, rules_for
 
-    seen = {rules_for(v).era.key for v in ("1.0.17", "2.0.0", "2.1.20", "2.1.21", "2.1.158", "2.1.159", "2.1.327", "2.1.328", "3.0.0")}
+    seen = {rules_for(v).era.key for v in ("1.0.17", "2.0.0", "2.1.20", "2.1.21", "2.1.75", "2.1.155", "2.1.159", "2.1.327",
+                                            "2.1.328", "3.0.0")}
     assert seen == {e.key for e in ERAS}
     for e in ERAS:
         assert e.basis in ("measured", "read", "assumed") and e.evidence and e.strategies
     assert "newer than any release" in rules_for("2.1.400").note
-    assert "not recorded" in rules_for(None).note and rules_for("garbage").era.key == "2.1.21"
+    assert "not recorded" in rules_for(None).note and rules_for("garbage").era.key == "2.1.75"
     # consecutive eras leave no gap
     for a, b in zip(ERAS, ERAS[1:]):
         assert a.last is not None and b.first is not None and (a.last < b.first)

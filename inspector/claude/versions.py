@@ -6,13 +6,16 @@ the rules of the release that wrote it, and every answer says which rules were a
 evidence: measured on real sessions, read in a release's code, or carried over from the nearest release
 that was (an assumption, said as such). An unknown, newer release gets the newest known rules and says so.
 
-The eras (first release of each, inclusive):
+The eras (first release of each, inclusive; the blocking limit is the window − 3,000 up to 2.1.74, the effective
+window − 3,000 from 2.1.75, the model's own window − reserve − 3,000 from 2.1.159):
 
 | era      | releases          | summary reserve          | windows                       | threshold enforced       |
 |----------|-------------------|--------------------------|-------------------------------|--------------------------|
 | 1.0      | before 2.0.0      | model's max output       | 200k; 1M for `[1m]`           | always (assumed)         |
 | 2.0      | 2.0.0 – 2.1.20    | model's max output       | 200k; 1M for `[1m]`           | always                   |
-| 2.1.21   | 2.1.21 – 2.1.158  | min(max output, 20,000)  | 200k; 1M for `[1m]`           | always                   |
+| 2.1.21   | 2.1.21 – 2.1.74   | min(max output, 20,000)  | 200k; 1M for `[1m]`           | always                   |
+| 2.1.75   | 2.1.75 – 2.1.152  | min(max output, 20,000)  | 200k; 1M for `[1m]`           | always                   |
+| 2.1.153  | 2.1.153 – 2.1.158 | min(max output, 20,000)  | 200k; 1M for `[1m]`           | only with a set window   |
 | 2.1.159  | 2.1.159 – 2.1.327 | min(max output, 20,000)  | the model catalog             | by window source         |
 | 2.1.328  | 2.1.328 and later | min(max output, 20,000)  | the model catalog             | by window source         |
 """
@@ -56,10 +59,14 @@ class Era:
     last: Version | None  # last release (None: open-ended)
     reserve: str  # "max-output": the model's whole max output; "capped": min(max output, 20,000)
     windows: str  # "fixed": 200k, 1M for a [1m] model setting; "catalog": the 2.1.328 model catalog
-    enforcement: str  # "always": the threshold always triggers; "window-source": only for some window sources
+    enforcement: str  # "always": the threshold always triggers; "window-source": only for some window sources;
+    # "none": not with the defaults (a configured auto-compact window is assumed to enforce it)
     strategies: tuple[str, ...]
     basis: str  # "measured", "read" or "assumed": how the rules of this era are known
     evidence: str  # where they come from, in a sentence
+    # what the blocking limit (a request not sent) is measured on: "window" (window − 3,000), "effective" (window −
+    # reserve − 3,000) or "model" (the model's own window − reserve − 3,000, whatever the auto-compact window)
+    blocking: str = "effective"
 
     @property
     def label(self) -> str:
@@ -74,23 +81,39 @@ class Era:
 
 
 ERAS: tuple[Era, ...] = (
-    Era("1.0", None, (1, 99, 999), "max-output", "fixed", "always", (FULL,), "assumed",
-        "no compaction written by a 1.0.x release has been measured; the 2.0 rules are applied"),
+    Era("1.0", None, (1, 99, 999), "max-output", "fixed", "always", (FULL,), "measured",
+        "measured on the 1.0.128 binary (the era matrix): the summary reserve is the model's whole max output "
+        "(threshold 155,000 for a 32,000 max output), as in 2.0; DISABLE_AUTO_COMPACT is not read (it compacts "
+        "anyway), so its blocking limit is not measured and the 2.0 rule is assumed", "window"),
     Era("2.0", (2, 0, 0), (2, 1, 20), "max-output", "fixed", "always", (FULL, PARTIAL_FROM, MICROCOMPACT), "measured",
-        "the summary reserve was the model's whole max output (32,000 for Opus 4.5: threshold 155,000); "
-        "real sessions of 2.0.76–2.1.20 compacted at 155,301–157,692; Claude Code's 2.1.21 changelog fixed it"),
-    Era("2.1.21", (2, 1, 21), (2, 1, 158), "capped", "fixed", "always",
+        "the summary reserve was the model's whole max output (32,000 for Opus 4.5: threshold 155,000) and the blocking "
+        "limit the window − 3,000: measured on the 2.0.0, 2.0.76 and 2.1.20 binaries (the era matrix), as real sessions of "
+        "2.0.76–2.1.20 compacted at 155,301–157,692; Claude Code's 2.1.21 changelog fixed the reserve", "window"),
+    Era("2.1.21", (2, 1, 21), (2, 1, 74), "capped", "fixed", "always",
         (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT), "measured",
-        "from 2.1.21 the reserve is capped at 20,000 (threshold 167,000 for a 200k window); real sessions of "
-        "2.1.25–2.1.42 compacted at 167,094–174,247; 2.1.88's code is the format reference (§4); releases "
-        "after 2.1.88 carry its rules"),
+        "from 2.1.21 the reserve is capped at 20,000 (threshold 167,000 for a 200k window), the blocking limit still the "
+        "window − 3,000 (197,000): measured on the 2.1.21 and 2.1.74 binaries (the era matrix); real sessions of "
+        "2.1.25–2.1.42 compacted at 167,094–174,247", "window"),
+    Era("2.1.75", (2, 1, 75), (2, 1, 152), "capped", "fixed", "always",
+        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT), "measured",
+        "from 2.1.75 the blocking limit is the effective window − 3,000 (177,000; bisected on the binaries: 2.1.74 "
+        "refuses at 197,000, 2.1.75 at 177,000); 2.1.88's code is the format reference (§4); measured on the 2.1.75, "
+        "2.1.88, 2.1.111 and 2.1.152 binaries (the era matrix)", "effective"),
+    Era("2.1.153", (2, 1, 153), (2, 1, 158), "capped", "fixed", "none",
+        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT), "measured",
+        "from 2.1.153 no model compacts at its threshold with the defaults: Claude Code compacts when the API refuses "
+        "a request as too long (bisected on the binaries: 2.1.152 compacts claude-sonnet-4-5 at 167,000, 2.1.153 does "
+        "not; measured on the 2.1.153 and 2.1.158 binaries, the era matrix); a configured window is assumed to enforce "
+        "it, as from 2.1.159", "effective"),
     Era("2.1.159", (2, 1, 159), (2, 1, 327), "capped", "catalog", "window-source",
-        (TAIL, FULL, PARTIAL_FROM, PARTIAL_UP_TO), "assumed",
-        "from 2.1.159 auto-compaction fires only for some window sources (anthropics/claude-code#64520); the "
-        "rules measured on 2.1.328 are applied"),
+        (TAIL, FULL, PARTIAL_FROM, PARTIAL_UP_TO), "measured",
+        "from 2.1.159 the model catalog sizes the window and auto-compaction fires only for some window sources "
+        "(anthropics/claude-code#64520): none with the defaults up to 2.1.162, claude-opus-4-6 and claude-sonnet-4-6 "
+        "again from 2.1.163 (bisected); each release's own catalog decides the rest, measured on the 2.1.159, 2.1.162, "
+        "2.1.163, 2.1.219, 2.1.237 and 2.1.327 binaries (the era matrix)", "model"),
     Era("2.1.328", (2, 1, 328), None, "capped", "catalog", "window-source", (TAIL, PARTIAL_FROM, PARTIAL_UP_TO), "measured",
-        "measured on the 2.1.328 binary (claude-code-2.1.328.md §1): the window source decides whether the "
-        "threshold is enforced"),
+        "measured on the 2.1.328 binary (claude-code-2.1.328.md §1, and the era matrix on 2.1.328 and later): the window "
+        "source decides whether the threshold is enforced", "model"),
 )
 NEWEST = ERAS[-1]
 # The newest release that resumed sessions inspector saved, in the conformance round trip (python -m conformance
@@ -138,7 +161,7 @@ def what_if(strategy: str, era: "Era") -> str | None:
     if kind is None or kind in era.strategies:
         return None
     return (f"a what-if: Claude Code {era.label} does not do {STRATEGY_WORDS[strategy]}; it is what {releases_with(strategy)} did")
-REFERENCE = ERAS[2]  # the 2.1.88 format reference
+REFERENCE = ERAS[3]  # the 2.1.88 format reference
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +188,18 @@ def rules_for(version: str | None) -> Rules:
             how = {"measured": "measured", "read": "read in its code", "assumed": "assumed"}[era.basis]
             note = f"Claude Code {show_version(v)}: the rules of {era.label} ({how}: {era.evidence})"
             if era is NEWEST and v > (2, 1, 328):
-                note = (f"Claude Code {show_version(v)} is newer than any release inspector knows: the rules measured "
-                        f"on 2.1.328 are applied")
+                from inspector.claude.measured import releases
+
+                rel = [r for r in releases() if era.contains(r)]
+                newest = rel[-1] if rel else (2, 1, 328)
+                if v > newest:
+                    note = (f"Claude Code {show_version(v)} is newer than any release the era matrix measured (the newest "
+                            f"is {show_version(newest)}): the rules of {era.label} as measured on {show_version(newest)} "
+                            "are applied")
+                else:
+                    near = max(r for r in rel if r <= v) if any(r <= v for r in rel) else newest
+                    note = (f"Claude Code {show_version(v)}: the rules of {era.label}, its numbers checked on the "
+                            f"{show_version(near)} binary (the era matrix)")
             return Rules(era, v, note)
     return Rules(NEWEST, v, f"Claude Code {show_version(v)}: the newest known rules are applied")
 

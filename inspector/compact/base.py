@@ -307,9 +307,18 @@ _ANALYSIS = re.compile(r"<analysis>.*?</analysis>", re.S)
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.S)
 
 
-def format_compact_summary(raw: str) -> str:
-    """formatCompactSummary (§8.4): drop the analysis, unwrap the summary, collapse blank runs."""
-    text = _ANALYSIS.sub("", raw, count=1)
+def format_compact_summary(raw: str, version: str | None = None) -> str:
+    """formatCompactSummary (§8.4): drop the analysis, unwrap the summary, collapse blank runs; by the rule of the
+    release `version` (None: the 2.1.88 reference). Whether an <analysis> block that follows the <summary> is dropped
+    is a rule that changed twice (the era matrix's bisections: kept by the oldest releases and from 2.1.331, dropped
+    between)."""
+    from inspector.claude.measured import answer_at
+
+    m = _ANALYSIS.search(raw)
+    if m and not (answer_at("analysis", version) and "<summary>" in raw[: m.start()]):
+        text = raw[: m.start()] + raw[m.end():]
+    else:
+        text = raw
     m = _SUMMARY.search(text)
     if m:
         text = text[: m.start()] + "Summary:\n" + m.group(1).strip() + text[m.end() :]

@@ -434,7 +434,7 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     context = tuple(split.keep) if params.mode == "partial" and params.direction == "from" else ()
     out = summarizer.summarize(SummaryRequest(s, tuple(split.summarize), context=context, kind=kind, instructions=params.instructions),
                                progress, cancel)
-    formatted = format_compact_summary(out.text)
+    formatted = format_compact_summary(out.text, s.version)
     tools = tools_used(s, list(sl.history))
     kept_after = bool(split.keep) and not (params.mode == "partial" and params.direction == "from")
     wrapped = wrap_summary_328(formatted, tools=tools, transcript_path=str(s.path.resolve()), directive=params.mode != "partial",

@@ -59,7 +59,7 @@ def full_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: Full
     if not any(s.records[i].type in ("user", "assistant") for i in msgs):
         raise CompactError("nothing to summarize: the slice has no messages after the last compaction")
     out = summarizer.summarize(SummaryRequest(s, tuple(msgs), kind="full", instructions=params.instructions), progress, cancel)
-    formatted = format_compact_summary(out.text)
+    formatted = format_compact_summary(out.text, s.version)
     wrapped = wrap_summary(formatted, transcript_path=str(s.path.resolve()), preserved=False, directive=params.trigger == "auto")
     factory = factory or RecordFactory(s)
     tmpl = s.body(sl.point)
@@ -119,7 +119,7 @@ def partial_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: P
         raise CompactError("nothing to summarize on that side of the pivot")
     kind = "partial_from" if params.direction == "from" else "partial_up_to"
     out = summarizer.summarize(SummaryRequest(s, tuple(summarize), context=context, kind=kind, instructions=params.user_context), progress, cancel)
-    formatted = format_compact_summary(out.text)
+    formatted = format_compact_summary(out.text, s.version)
     wrapped = wrap_summary(formatted, transcript_path=str(s.path.resolve()), preserved=params.direction == "up_to" and bool(keep), directive=False)
     factory = factory or RecordFactory(s)
     tmpl = s.body(sl.point)

@@ -9,7 +9,7 @@ estimated, e.g. the context right after a compaction, before the API ever saw it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from inspector.tokens.estimate import CLEARED_MARKER, api_pieces, count, count_many
@@ -207,6 +207,8 @@ class Calibration:
     error_pct: float  # mean absolute error of the fit on the session's own responses, in %
     points: int
     method: str  # "fit", "one point", "default"
+    anchor: int = 0  # the response (in order, 0: the session's first) where the fixed overhead was read
+    anchor_model: str | None = None  # its model, when it was not the session's first response's
 
     def predict(self, counted: int) -> int:
         return round(self.overhead + self.ratio * counted)
@@ -246,10 +248,12 @@ class Calibrator:
     compactions, each predicted from what preceded it, costs one pass over the responses.
     """
 
-    def __init__(self, points: list[tuple[int, int]], positions: list[int] | None = None) -> None:
+    def __init__(self, points: list[tuple[int, int]], positions: list[int] | None = None,
+                 models: list[str | None] | None = None) -> None:
         kept = [(k, x, y) for k, (x, y) in enumerate(points) if y > 0]
         self.pts = [(x, y) for _, x, y in kept]
         self.positions = [positions[k] for k, _, _ in kept] if positions is not None else list(range(len(kept)))
+        self.models = [models[k] for k, _, _ in kept] if models is not None else [None] * len(kept)
         n = len(self.pts)
         self.sx = [0.0] * (n + 1)
         self.sy = [0.0] * (n + 1)
@@ -292,11 +296,21 @@ class Calibrator:
         err = sum(abs(overhead + ratio * x - y) / y for x, y in pts[:n]) / n * 100 if with_error else float("nan")
         return Calibration(overhead, ratio, err, n, method)
 
-    def before(self, pos: int, *, with_error: bool = False) -> Calibration:
-        """The fit on the responses before chain position `pos`."""
+    def before(self, pos: int, *, with_error: bool = False, model: str | None = None) -> Calibration:
+        """The fit on the responses before chain position `pos`. With `model` (the one in use there), a session
+        that began on another model reads its fixed overhead at the first response of this one instead: the system
+        prompt and tools sent are that model's (the ratio stays the fit of every response before `pos`)."""
         import bisect
 
-        return self.first(bisect.bisect_left(self.positions, pos), with_error=with_error)
+        n = bisect.bisect_left(self.positions, pos)
+        cal = self.first(n, with_error=with_error)
+        if model is None or n == 0 or self.models[0] in (None, model):
+            return cal
+        k = next((i for i in range(n) if self.models[i] == model), None)
+        if k is None:
+            return cal
+        x, y = self.pts[k]
+        return replace(cal, overhead=max(0.0, y - cal.ratio * x), anchor=k, anchor_model=model)
 
 
 def fit(points: list[tuple[int, int]]) -> Calibration:
@@ -313,7 +327,17 @@ def fit(points: list[tuple[int, int]]) -> Calibration:
 
 def calibrator(s: Session, series: Series, counts: Counts | None = None) -> Calibrator:
     c = counts or chain_counts(s, series)
-    return Calibrator([(turn_counted(c, series, t), t.tokens) for t in series.turns], [t.pos for t in series.turns])
+    return Calibrator([(turn_counted(c, series, t), t.tokens) for t in series.turns], [t.pos for t in series.turns],
+                      [_model_key(s.records[t.index].model) for t in series.turns])
+
+
+def _model_key(model: str | None) -> str | None:
+    """A model as the overhead depends on it: the API id without its date or provider decoration."""
+    from inspector.claude.versions import catalog_key
+
+    if not model or model.startswith("<"):  # "<synthetic>": Claude Code's own error replies
+        return None
+    return catalog_key(model) or model
 
 
 def calibrate(s: Session, series: Series, counts: Counts | None = None, *, before_pos: int | None = None) -> Calibration:

@@ -12,7 +12,16 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from inspector.tokens.calibrate import Calibration, Calibrator, Counts, Progress, calibrator, chain_counts, turn_counted
+from inspector.tokens.calibrate import (
+    Calibration,
+    Calibrator,
+    Counts,
+    Progress,
+    _model_key,
+    calibrator,
+    chain_counts,
+    turn_counted,
+)
 from inspector.tokens.context import RestoredFile
 from inspector.tokens.series import (
     Series,
@@ -73,6 +82,7 @@ class Explanation:
     what_if_threshold: int | None = None  # under a what-if: the auto-compact threshold it would give here
     what_if_margin: int | None = None  # pre_tokens - what_if_threshold
     what_if: str | None = None  # under a what-if: what it would change about this compaction, in words
+    refuted: int = 0  # earlier responses at or above the threshold that did not compact: the threshold was not the cause
 
     def as_dict(self, *, full: bool = False) -> dict[str, Any]:
         d = {
@@ -105,6 +115,7 @@ class Explanation:
             "rules_of": self.rules_of,
             "threshold_source": self.threshold_source,
             "prediction_notes": self.prediction_notes,
+            "threshold_refuted": self.refuted > 0,
         }
         if self.what_if is not None:
             d.update(what_if=self.what_if, what_if_threshold=self.what_if_threshold, what_if_margin=self.what_if_margin)
@@ -144,7 +155,17 @@ class TokenReport:
             "calibration": self.calibration.as_dict(),
             "anomalies": self.anomalies,
             "subagents": self.subagent_series(),
+            "resume": self.resume(),
         }
+
+    def resume(self) -> dict[str, Any]:
+        """Where `claude --resume` continues this session: the leaf (the last message of the active chain) and the
+        record the next prompt hangs off, by the rule the session's release was measured to follow."""
+        from inspector.claude.measured import resume_parent
+
+        conv = self.session.conversation
+        uuid, rule = resume_parent(conv, self.session.version)
+        return {"leaf_uuid": conv.leaf_uuid, "continues_from": uuid, "rule": rule}
 
     def subagent_series(self) -> list[dict[str, Any]]:
         """Each subagent transcript's own context series, summarised (its own file has the details)."""
@@ -248,7 +269,63 @@ def _rounds(s: Session, series: Series, pos: int | None, kept: list[str]) -> tup
     return len(summarized - kept_ids), len(kept_ids)
 
 
-def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any) -> tuple[str, str]:
+REFUTE_MARGIN = 12_000  # an auto compaction further above its threshold than this needs another explanation
+
+
+def refuted_by(series: Series, e: Explanation, threshold: int) -> list[Turn]:
+    """The responses that refute a threshold as the cause of an auto compaction: those of its segment, before the
+    last one, whose context was already at or above the threshold (Claude Code checks before every request, so the
+    request after such a response would have compacted). Only asked when the compaction is more than
+    REFUTE_MARGIN above the threshold: a compaction just above it, or after one reply that jumped past it, is the
+    threshold's own."""
+    if e.kind != "auto" or e.pos is None or e.pre_tokens is None or e.pre_tokens <= threshold + REFUTE_MARGIN:
+        return []
+    k = bisect.bisect_left(_turn_positions(series), e.pos)
+    if k == 0:
+        return []
+    seg = series.turns[k - 1].segment
+    out = []
+    for t in reversed(series.turns[:k - 1]):
+        if t.segment != seg:
+            break
+        if t.tokens >= threshold:
+            out.append(t)
+    return out[::-1]
+
+
+def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) -> tuple[str, str]:
+    """What a refuted threshold leaves: the API's refusal where the compaction came at the window's edge and the
+    release compacts on a refusal, a window larger than assumed where it came past the window, another threshold
+    otherwise."""
+    from inspector.claude.measured import lookup
+
+    peak = max(t.tokens for t in over)
+    seen = (f"{len(over)} earlier response(s) of this stretch were already at or above the threshold of {fmt(e.threshold)} "
+            f"(up to {fmt(peak)}) and Claude Code sent the next request each time, so that threshold was not in force here")
+    failed = [a for a in s.subagents if a.kind == "compaction" and a.boundary is None]
+    if failed:
+        return "threshold", (seen[:-len(", so that threshold was not in force here")] + f"; {len(failed)} earlier compaction "
+                             "call(s) left no boundary: it was tried and failed, then this one succeeded")
+    pre = e.pre_tokens or 0
+    window = th.model_window
+    lk = lookup(s.version, th.model)
+    reacts = lk.cell.reactive_compacts if lk.cell is not None else None
+    if pre > window:
+        return "other_window", (f"{seen}; the compaction came at {fmt(pre)}, above the {fmt(window)} window assumed "
+                                f"({th.window_source}): the window was larger (a model or setting these rules do not size)")
+    if pre >= window - 20_000 and reacts is not False:
+        how = (f"{lk.cell.label}'s binary compacts when the API refuses a request as too long" if reacts else
+               "whether this release compacts on a refusal is not measured")
+        return "prompt_too_long", (f"{seen}; the compaction came at {fmt(pre)}, {fmt(window - pre)} below the {fmt(window)} "
+                                   f"window: the API refusing a request as too long fits ({how})")
+    extra = ("; a refusal does not explain it either: the API refuses only at the window" +
+             (f", and {lk.cell.label}'s binary ends the turn on a refusal without compacting" if reacts is False else ""))
+    return "other_threshold", (f"{seen}; a higher threshold was in force: auto-compact off for a while (DISABLE_AUTO_COMPACT or "
+                               f"/config) then on, or a window setting the transcript does not record" + extra)
+
+
+def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any,
+                     series: Series | None = None) -> tuple[str, str]:
     """Why a compaction happened, with the evidence: the kind of boundary, and for an automatic one the request
     recorded before it (2.1.3xx: a request with no reply was refused as too long) or, without recorded requests,
     what the release's rules allow (a threshold not enforced compacts only on a refusal)."""
@@ -267,8 +344,13 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any) 
         if q is not None and not q.answered:
             return "prompt_too_long", (f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "
                                        "no reply: the API refused it")
-        if q is not None:
+        if q is not None and not (series is not None and e.threshold is not None and refuted_by(series, e, e.threshold)):
             return "threshold", f"the last request before it ({q.id}) was answered: Claude Code compacted before sending the next"
+    if series is not None and e.threshold is not None and th.enforced and th.auto_compact_enabled:
+        over = refuted_by(series, e, e.threshold)
+        if over:
+            e.refuted = len(over)
+            return refuted_cause(s, e, th, over)
     if th.auto_compact_enabled and not th.enforced:
         return "prompt_too_long", ("no threshold is enforced for this model by these rules, so only the API's refusal "
                                    "compacts (no request is recorded to show it)")
@@ -327,7 +409,8 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     pre = opt_count(meta.get("preTokens"))
     post_meta = opt_count(meta.get("postTokens"))
     before, after = _around(series, pos)
-    cal = cal_all.before(pos) if pos is not None else None
+    model_here = _model_key(s.records[before[-1].index].model) if before else None
+    cal = cal_all.before(pos, model=model_here) if pos is not None else None
     last_before = before[-1].tokens if before else None
     conv = s.conversation
     if conv.relink is not None and conv.relink.boundary == index:
@@ -420,7 +503,7 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     )
     e.rules = th.rules
     e.rules_of = th.era_label
-    e.cause, e.cause_evidence = compaction_cause(s, e, th, requests)
+    e.cause, e.cause_evidence = compaction_cause(s, e, th, requests, series)
     if kind != "microcompact":
         e.kept_uuids = kept_uuids(s, index, meta)
         e.rounds_summarized, e.rounds_kept = _rounds(s, series, pos, e.kept_uuids)
@@ -443,8 +526,13 @@ def prediction_notes(s: Session, series: Series, counts: Counts, cal: Calibratio
         if gone:
             out.append(f"cleared results not in the file (it starts after them) taken at the size Claude Code recorded ({fmt(gone)} rough tokens)")
         return out
-    out.append(f"the fixed overhead (system prompt, tools, CLAUDE.md: {fmt(cal.overhead)} tokens) is the one measured at the "
-               "session's first response, sent again unchanged")
+    if cal.anchor_model is not None:
+        out.append(f"the fixed overhead (system prompt, tools, CLAUDE.md: {fmt(cal.overhead)} tokens) is the one measured at the "
+                   f"first response of {cal.anchor_model} (response {cal.anchor + 1}), the model in use at the compaction; the "
+                   "session began on another model, whose overhead is not used")
+    else:
+        out.append(f"the fixed overhead (system prompt, tools, CLAUDE.md: {fmt(cal.overhead)} tokens) is the one measured at the "
+                   "session's first response, sent again unchanged")
     files = [f for f in restored if f.kind in ("file", "reference")]
     if files:
         partial = [f for f in files if f.partial]
@@ -477,9 +565,14 @@ def _window_words(th: Thresholds) -> str:
     """How the threshold was computed, in words."""
     if not th.auto_compact_enabled:
         return "auto-compact off"
+    if not th.enforced and th.compact_source is None:
+        return (f"not enforced: Claude Code {th.era_label} compacts {th.model or 'this model'} only when the API refuses a "
+                "request as too long")
     if not th.enforced:
         return (f"not enforced: the auto-compact window's source is \"auto\" for {th.model or 'this model'}, so Claude Code "
                 f"compacts only when the API refuses a request as too long")
+    if th.from_binary:
+        return f"as the {th.measured_on} binary compacted, measured by the era matrix; the formula gives another number"
     if th.auto_pct is not None:
         return (f"{th.auto_pct:g}% of the {fmt(th.effective_window)} effective window, set by "
                 f"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
@@ -516,6 +609,13 @@ def sentence(e: Explanation, th: Thresholds) -> str:
     if e.kind == "auto":
         usage = (f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
                  if e.last_usage_before is not None else "no API usage recorded before it on this chain")
+        if e.refuted:
+            what = {"other_threshold": "not at the auto-compact threshold these rules give",
+                    "other_window": "not at the threshold these rules give: the window was another",
+                    "prompt_too_long": "most likely after the API refused a request as too long",
+                    "threshold": "after failed tries"}.get(e.cause, "not at the threshold these rules give")
+            return (f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}), {what} ({fmt(e.threshold)}: {_window_words(th)}): "
+                    f"{e.cause_evidence}" + kept + after + ".")
         if e.cause == "prompt_too_long":
             rule = (f"for {th.model or 'this model'} these rules enforce no threshold (window source \"auto\": the "
                     f"{fmt(th.unenforced_threshold)} it computes is not acted on), so only a refusal compacts"
@@ -567,18 +667,33 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
             # a compaction right after the first crossing is the normal case
             if later and all(t.pos < later[0] for t in over) and len([t for t in over if t.pos < later[0]]) <= 2:
                 continue
+            if not later and over[-1] is series.turns[-1]:
+                # the session's last response: Claude Code checks before the next request, and none was made
+                over = over[:-1]
+                if not over:
+                    continue
             peak = max(t.tokens for t in over)
             n = len([t for t in over if not later or t.pos < later[0]])
             reasons = ["auto-compact was off (DISABLE_AUTO_COMPACT, DISABLE_COMPACT or autoCompactEnabled=false in ~/.claude.json)"]
             failed = [a for a in s.subagents if a.kind == "compaction" and a.boundary is None]
+            from inspector.claude.measured import lookup
+
+            cell = lookup(s.version, th.model).cell
+            gave_up = f" (measured on {cell.label}: with every summarize request failing, {cell.summarizer_fails})" if (
+                cell is not None and cell.summarizer_fails) else ""
             if failed:
-                reasons.insert(0, f"auto-compact was tried and failed ({len(failed)} compaction call(s) left no boundary; after 3 "
-                                  "consecutive failures Claude Code stops trying)")
+                reasons.insert(0, f"auto-compact was tried and failed ({len(failed)} compaction call(s) left no boundary)"
+                               + (gave_up or "; after 3 consecutive failures Claude Code stops trying"))
+            elif th.era_label and th.era in ("2.1.159", "2.1.328"):
+                reasons.insert(0, "the summarize requests failed (these releases do not write a failed compaction to the "
+                                  "transcript)" + gave_up)
             if peak <= 200_000:
                 reasons.append(f"a larger window than {fmt(th.context_window)} (a [1m] model setting is not written to the transcript, "
                                "and usage never exceeded 200,000, so it cannot be inferred)")
-            if th.era == "1.0":
-                reasons.append(f"the rules of this old release are assumed, not measured ({th.rules})")
+            from inspector.claude.versions import ERAS
+
+            if any(e.key == th.era and e.basis == "assumed" for e in ERAS):
+                reasons.append(f"the rules of this release are assumed, not measured ({th.rules})")
             out.append(f"Context above the auto-compact threshold ({fmt(auto)}) for {n} response(s), peak {fmt(peak)}, "
                        f"with no compaction: " + "; or ".join(reasons) + ".")
     for e in exps:

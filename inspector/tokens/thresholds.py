@@ -83,11 +83,20 @@ def window_value(v: Any) -> int | None:
     return positive_int(v)
 
 
-def max_output_limits(model: str | None) -> tuple[int, int]:
-    """(default, upper limit) of max output tokens for a model (§4.2)."""
+# the first release whose table had a row: before it the model got the default of a model it does not know
+# (measured by the era matrix: 2.1.20 reserves 32,000 for claude-opus-4-6 and claude-sonnet-4-6, threshold 155,000)
+MAX_OUTPUT_KNOWN_FROM: dict[str, tuple[int, int, int]] = {"opus-4-6": (2, 1, 21), "sonnet-4-6": (2, 1, 21)}
+
+
+def max_output_limits(model: str | None, version: tuple[int, int, int] | None = None) -> tuple[int, int]:
+    """(default, upper limit) of max output tokens for a model (§4.2), as the release `version` knew it (None:
+    the 2.1.88 reference)."""
     name = (model or "").lower()
     for key, default, upper in MAX_OUTPUT_TABLE:
         if key in name:
+            since = MAX_OUTPUT_KNOWN_FROM.get(key)
+            if since is not None and version is not None and version < since:
+                continue
             return default, upper
     return MAX_OUTPUT_OTHER
 
@@ -235,7 +244,10 @@ class Thresholds:
     rules: str = ""  # which Claude Code rules gave these numbers, and why (see inspector.claude.versions)
     era: str = ""  # the key of that era
     era_label: str = ""  # its releases, e.g. "2.1.21 – 2.1.158"
-    blocks_before_sending: bool = True  # up to 2.1.158 a request at the blocking limit is not sent; from 2.1.159 nothing blocks
+    blocks_before_sending: bool = True  # a request at the blocking limit is not sent (measured per release: era matrix)
+    measured: str = ""  # what the release's own binary did with these defaults (the era matrix), in words
+    measured_on: str = ""  # the release the era matrix measured for this session ("" when none applied)
+    from_binary: bool = False  # the auto-compact threshold is the binary's measured one, not the formula's
 
     @property
     def base(self) -> int:
@@ -264,6 +276,9 @@ class Thresholds:
             "rules": self.rules,
             "era": self.era,
             "era_label": self.era_label,
+            "blocks_before_sending": self.blocks_before_sending,
+            "measured": self.measured,
+            "measured_on": self.measured_on,
         }
 
 
@@ -281,9 +296,9 @@ def resolve_window(s: Settings, peak_usage: int | None = None) -> tuple[int, str
     return MODEL_CONTEXT_WINDOW_DEFAULT, "default"
 
 
-def max_output_for(s: Settings) -> int:
+def max_output_for(s: Settings, version: tuple[int, int, int] | None = None) -> int:
     """getMaxOutputTokensForModel (§4.2)."""
-    default, upper = max_output_limits(s.model)
+    default, upper = max_output_limits(s.model, version)
     if s.output_slot_cap:
         default = min(default, CAPPED_DEFAULT_MAX_TOKENS)
     if s.max_output_tokens is not None:
@@ -339,9 +354,10 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
     return window, why, source, default_out, upper_out
 
 
-def thresholds(s: Settings, peak_usage: int | None = None, version: str | None = None) -> Thresholds:
+def thresholds(s: Settings, peak_usage: int | None = None, version: str | None = None, *, measured: bool = True) -> Thresholds:
     """Claude Code's effective window, auto-compact, warning and blocking limits, by the rules of the release
-    `version` (see inspector.claude.versions; None: the 2.1.88 reference)."""
+    `version` (see inspector.claude.versions; None: the 2.1.88 reference), checked against what that release's binary
+    did (the era matrix, inspector.claude.measured) unless `measured` is False (the formula alone)."""
     from inspector.claude.versions import rules_for
 
     rules = rules_for(version)
@@ -354,7 +370,7 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         max_out = min(s.max_output_tokens, upper_out) if s.max_output_tokens is not None else default_out
     else:
         model_window, why = resolve_window(s, peak_usage)
-        max_out = max_output_for(s)
+        max_out = max_output_for(s, rules.version)
     window = model_window
     configured = s.auto_compact_window
     if era.windows == "catalog":
@@ -388,16 +404,25 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         lowered = math.floor(effective * s.pct_override / 100)
         if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
             auto, auto_pct = lowered, s.pct_override
-    enforced = era.enforcement == "always" or source != "auto"
+    if era.enforcement == "none":
+        enforced = configured is not None
+    else:
+        enforced = era.enforcement == "always" or source != "auto"
     if s.enforce is not None:  # a what-if
         enforced = s.enforce
     base = auto if enabled else effective
-    if era.windows == "catalog":
+    if s.blocking_override is not None:
+        blocking = s.blocking_override
+    elif era.blocking == "model":
         # the blocking limit is measured on the model window, not the auto-compact window (§1.3)
-        blocking = s.blocking_override if s.blocking_override is not None else model_window - reserved - MANUAL_COMPACT_BUFFER_TOKENS
+        blocking = model_window - reserved - MANUAL_COMPACT_BUFFER_TOKENS
+    elif era.blocking == "window":
+        # up to 2.1.74 it is measured on the window without the summary reserve (the era matrix: 2.1.20 and 2.1.74
+        # refuse to send at 197,000 of a 200,000 window)
+        blocking = window - MANUAL_COMPACT_BUFFER_TOKENS
     else:
-        blocking = s.blocking_override if s.blocking_override is not None else effective - MANUAL_COMPACT_BUFFER_TOKENS
-    return Thresholds(
+        blocking = effective - MANUAL_COMPACT_BUFFER_TOKENS
+    result = Thresholds(
         model=s.model,
         context_window=window,
         model_window=model_window,
@@ -419,6 +444,138 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         era_label=era.label,
         blocks_before_sending=era.windows == "fixed",
     )
+    return with_measured(result, s, version, peak_usage) if measured else result
+
+
+def _measured_defaults(s: Settings, t: Thresholds) -> bool:
+    """Whether the settings are the defaults the era matrix ran with (only the model chosen): any window, percent,
+    output or enforcement setting, or a 1M window inferred from usage, is outside what it measured."""
+    return (s.window is None and s.one_m is None and s.auto_compact_window is None and s.pct_override is None
+            and s.max_output_tokens is None and s.blocking_override is None and not s.disable_1m and not s.output_slot_cap
+            and not s.model_windows and s.max_context_tokens is None and not s.unknown_model_unenforced and s.enforce is None
+            and not t.window_source.startswith("inferred"))
+
+
+TOLERANCE_BELOW = 400  # a recorded count (preTokens, or a usage) sits this far above the limit at most
+TOLERANCE_ABOVE = 400  # and this far below it (its estimate of the messages since the last usage can be negative)
+
+
+def _near(formula: int | None, measured: int) -> bool:
+    return formula is not None and measured - TOLERANCE_BELOW <= formula <= measured + TOLERANCE_ABOVE
+
+
+def _round_limit(n: int) -> int:
+    """A measured limit as the round number Claude Code computes it from (windows and reserves are whole thousands
+    in every release measured), when the measured count is within the tolerance of one."""
+    down = n // 1000 * 1000
+    up = down + 1000
+    if n - down <= TOLERANCE_BELOW:
+        return down
+    if up - n <= TOLERANCE_ABOVE:
+        return up
+    return n
+
+
+def _implied_window(t: Thresholds, auto: int | None, blocking: int | None) -> int | None:
+    """The window a measured threshold or blocking limit implies by the era's own arithmetic (auto = window −
+    reserve − 13,000; blocking = window − reserve − 3,000, or window − 3,000 before 2.1.21)."""
+    if auto is not None:
+        return auto + t.reserved + AUTOCOMPACT_BUFFER_TOKENS
+    if blocking is not None:
+        from inspector.claude.versions import ERAS
+
+        rule = next((e.blocking for e in ERAS if e.key == t.era), "effective")
+        return blocking + MANUAL_COMPACT_BUFFER_TOKENS + (0 if rule == "window" else t.reserved)
+    return None
+
+
+def _as_1m(t: Thresholds, s: Settings, peak_usage: int | None, version: str | None, why: str | None = None) -> Thresholds:
+    """The thresholds of the model's `[1m]` setting, for a session whose usage shows it had a 1M window: the model
+    keeps its name, the window source says why."""
+    one = thresholds(s.with_(model=(s.model or "") + "[1m]"), peak_usage, version)
+    if not one.measured:
+        return t
+    source = t.window_source if why is None else f"inferred: {why} (a [1m] setting is not recorded)"
+    return replace(one, model=s.model, window_source=source)
+
+
+def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: int | None = None) -> Thresholds:
+    """The formula's numbers checked against what the release's own binary did (the era matrix): where they disagree,
+    the binary's are used and the rules say so. A session whose usage passed the window its model gets by default
+    had a 1M window: the matrix's `[1m]` measurement of that model answers it, when there is one."""
+    from inspector.claude.measured import lookup
+
+    one_m = "[1m]" in (s.model or "").lower()
+    if t.window_source.startswith("inferred") and s.model and not one_m:
+        # a 1M window inferred from usage: what the release does with the model's [1m] setting
+        return _as_1m(t, s, peak_usage, version)
+    if not _measured_defaults(s, t):
+        return t
+    lk = lookup(version, s.model)
+    if lk.cell is None:
+        return replace(t, measured=(lk.note + ": the formula's numbers are not checked by a measurement") if lk.note else "")
+    c = lk.cell
+    ch: dict[str, Any] = {"measured_on": c.label}
+    said: list[str] = []
+    formula_auto = t.auto_compact if t.auto_compact is not None else t.unenforced_threshold
+    m_auto = None
+    if c.enforced and c.threshold is not None:
+        m_auto = formula_auto if _near(formula_auto, c.threshold) else _round_limit(c.threshold)
+    m_block = None
+    if c.blocks and c.blocking_usage is not None:
+        m_block = t.blocking if _near(t.blocking, c.blocking_usage) else _round_limit(c.blocking_usage)
+    window = _implied_window(t, m_auto, m_block)
+    if window is not None and peak_usage is not None and peak_usage > window:
+        if s.model and not one_m and lookup(version, s.model + "[1m]").cell is not None:
+            return _as_1m(t, s, peak_usage, version,
+                          f"a response used {peak_usage:,} tokens, more than the {window:,} window the defaults give")
+        return replace(t, measured=(f"{lk.note}: the defaults give a {window:,} window, but a response here used "
+                                    f"{peak_usage:,} tokens, so a larger window was set (a [1m] model or a setting the "
+                                    f"transcript does not record); the formula's numbers are used, not measured"))
+    if window is not None and window != t.model_window and window > 0:
+        ch.update(context_window=window, model_window=window, effective_window=window - t.reserved,
+                  window_source=f"{window:,}: the window the {c.label} binary's limits imply (era matrix); the formula "
+                                f"gives {t.model_window:,} ({t.window_source})")
+    if t.auto_compact_enabled:
+        if m_auto is not None:
+            if m_auto == formula_auto:
+                said.append(f"it compacted at {c.threshold:,} (the threshold {m_auto:,} confirmed)"
+                            + ("" if t.enforced else "; the formula's rules said it was not enforced"))
+            else:
+                ch["from_binary"] = True
+                said.append(f"it compacted at {c.threshold:,}, not at the formula's "
+                            f"{'no threshold' if formula_auto is None else f'{formula_auto:,}'}: {m_auto:,} is used")
+            ch.update(enforced=True, auto_compact=m_auto, unenforced_threshold=None,
+                      warning=max(0, m_auto - WARNING_THRESHOLD_BUFFER_TOKENS), error=max(0, m_auto - ERROR_THRESHOLD_BUFFER_TOKENS))
+        else:
+            unenforced = formula_auto
+            if window is not None and window != t.model_window:
+                unenforced = window - t.reserved - AUTOCOMPACT_BUFFER_TOKENS
+            ch.update(enforced=False, auto_compact=None, unenforced_threshold=unenforced)
+            if c.blocks_with_defaults and c.threshold_usage is None:
+                said.append("it never compacted on its own: it refused to send the request itself first")
+            else:
+                said.append("it never compacted before the next request, up to 2.1M tokens: no threshold is enforced"
+                            + (f" (the {unenforced:,} it computes is not acted on)" if unenforced else ""))
+            if c.reactive:
+                said.append(f"when the API refused a request as too long it {c.reactive_words}")
+    if m_block is not None:
+        if m_block == t.blocking:
+            said.append(f"with auto-compact off it refused to send at a usage of {c.blocking_usage:,} (the blocking limit "
+                        f"{t.blocking:,} confirmed)")
+        else:
+            said.append(f"with auto-compact off it refused to send at a usage of {c.blocking_usage:,}, not at the formula's "
+                        f"{t.blocking:,}: {m_block:,} is used")
+            ch["blocking"] = m_block
+        ch["blocks_before_sending"] = True
+    elif c.auto_off_compacts:
+        said.append("DISABLE_AUTO_COMPACT set, it compacted all the same (this release does not read it): its blocking "
+                    "limit could not be measured")
+    else:
+        ch["blocks_before_sending"] = False
+        said.append("with auto-compact off it sent every request, up to 2.1M tokens (nothing blocks)")
+    ch["measured"] = f"{lk.note}: " + "; ".join(said)
+    return replace(t, **ch)
 
 
 def percent_left(tokens: int, t: Thresholds) -> int:

@@ -58,6 +58,7 @@ def session_stats(s: Session) -> dict[str, Any]:
             "length": len(conv.chain),
             "logical_length": len(conv.logical_chain),
             "leaf_uuid": conv.leaf_uuid,
+            "trailing_uuid": s.records[conv.trailing_leaf].uuid if conv.trailing_leaf is not None else None,
             "branches": len(conv.branches),
         },
         "compactions": [{k: v for k, v in c.items() if k != "index"} for c in comps],

@@ -174,6 +174,8 @@ class Conversation:
         recs = self.records
         has_child: set[int] = {p for i, p in self.parent.items() if p is not None and recs[i].type != "progress"}
         cands: set[int] = set()
+        trailing: dict[int, int] = {}  # a candidate -> the last childless record below it (a bookkeeping record)
+        self.trailing = trailing
         for i in self.parent:
             if i in has_child or recs[i].type == "progress":
                 continue
@@ -184,6 +186,8 @@ class Conversation:
                 steps += 1
             if j is not None and _sent(recs[j]):
                 cands.add(j)
+                if i != j and i > trailing.get(j, -1):
+                    trailing[j] = i
         out = sorted(cands)
         if self.main_thread:
             main = [i for i in out if not recs[i].is_sidechain]
@@ -314,6 +318,13 @@ class Conversation:
     @property
     def leaf_uuid(self) -> str | None:
         return self.records[self.leaf].uuid if self.leaf is not None else None
+
+    @property
+    def trailing_leaf(self) -> int | None:
+        """The last record hanging below the leaf that no record names as parent (a `system` bookkeeping record
+        such as turn_duration or stop_hook_summary), or None when the leaf is the chain's last record. Whether
+        `--resume` continues from it or from the leaf is a rule of each release (the era matrix's leaf probe)."""
+        return self.trailing.get(self.leaf) if self.leaf is not None else None
 
     def boundaries(self, indexes: Iterable[int] | None = None) -> list[int]:
         """Compact and microcompact boundaries, in file order (of `indexes` if given)."""

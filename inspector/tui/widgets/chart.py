@@ -157,8 +157,8 @@ class TokenChart(Widget):
         names = ""
         first = self.SHORT[here[0][1]] if here else ""
         for names in ("+".join(self.SHORT[n] for _, n in here), "+".join([first] + [self.SHORT[n][:3] for _, n in here[1:]]),
-                      f"{first} +{len(here) - 1}"):
-            if len(names) <= self.NAMES - 1:  # "auto+block", "auto+blo", "auto +2": as much as the margin holds
+                      "+".join(self.SHORT[n][:3] for _, n in here), f"{first} +{len(here) - 1}"):
+            if len(names) <= self.NAMES - 1:  # "auto+block", "auto+blo", "blo+win", "auto +2": as much as the margin holds
                 break
         segs = [Segment(set_cell_size(label.rjust(self.AXIS - 1) + "┤" if label else " " * (self.AXIS - 1) + "│", self.AXIS), style["axis"])]
         boundary_cols = set()

@@ -1,0 +1,777 @@
+"""The era matrix: what each Claude Code release does about the context window, measured on its own binary.
+
+For one release and one model, a *probe* is a run in print mode against the fake API whose k-th reply reports a
+scripted context size (`Script.sizes`); what Claude Code does after each reply tells, for that size, whether it
+compacted before the next request (a summarize request), sent the next request as it was, or sent nothing (it
+refused the request itself). A search over such runs, each testing up to `POINTS` sizes in ascending order, narrows
+the first size that compacts to one token: that is the auto-compact threshold *as the release enforces it*, never
+read from inspector's table. A second search with DISABLE_AUTO_COMPACT finds where the release refuses to send.
+
+Further probes per release: what it does when the API refuses a request as too long (compacts, or ends the turn),
+what it does when every summarize request fails (how often it tries, and when it gives up), and the first request
+after a compaction (the summary, the reminders and re-attached files, each with its size).
+
+`python -m conformance --matrix` runs every release of `RELEASES` on the models of `MODELS` and writes
+`inspector/claude/era_matrix.json` (committed: the version table answers from it) and `docs/era-matrix.md`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from conformance.fake_api import Logged, Script
+from conformance.runner import Claude, Run, install, run
+from conformance.scenarios import Scenario, Step
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT.parent / "inspector" / "claude" / "era_matrix.json"  # package data: the version table reads it
+DOC = ROOT.parent / "docs" / "era-matrix.md"
+
+# one release on each side of every boundary of inspector's version table (2.1.74 | 2.1.75: the blocking limit,
+# found by bisecting the binaries; 2.1.330 | 2.1.331: the summary's <analysis>), a few between, and the newest on npm
+RELEASES = ("1.0.128", "2.0.0", "2.0.76", "2.1.20", "2.1.21", "2.1.74", "2.1.75", "2.1.88", "2.1.111", "2.1.158", "2.1.159",
+            "2.1.219", "2.1.237", "2.1.327", "2.1.328", "2.1.330", "2.1.331", "2.1.332")
+# releases measured only for the per-release probes: each side of a change of the summary's <analysis> and of the
+# leaf rule (bisected)
+PROBE_RELEASES = ("2.1.68", "2.1.69", "2.1.119", "2.1.120")
+# a model of every family (4.x, 4.5 with haiku, 4.6, native 1M), a [1m] setting, and a model no release knows
+MODELS = ("claude-sonnet-4-0", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6",
+          "claude-sonnet-4-6", "claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]", "claude-opus-5[1m]",
+          "claude-foo-1")
+CAP = 2_100_000  # the largest context probed: above every window any release gives
+POINTS = 24  # sizes tested in one run
+PROMPT = "run the checks"
+
+
+@dataclass
+class Point:
+    """What followed one reply of a probe."""
+
+    usage: int  # the context the reply reported
+    outcome: str  # "pass" (the next request was sent), "compact" (a summarize request), "blocked" (nothing sent)
+    pre_tokens: int | None = None  # the compaction's recorded preTokens, for "compact"
+
+
+def _script(sizes: list[int], **kw: Any) -> Script:
+    return Script(turns=len(sizes), sizes=tuple(sizes), stop_after_summary=True, **kw)
+
+
+def _scenario(model: str, script: Script, env: dict[str, str] | None = None) -> Scenario:
+    return Scenario("matrix", model, (Step(PROMPT, script),), env=env or {})
+
+
+def _boundaries(r: Run) -> list[dict[str, Any]]:
+    out = []
+    for t in r.transcripts():
+        for line in t.read_text(errors="replace").splitlines():
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(o, dict) and o.get("type") == "system" and o.get("subtype") == "compact_boundary":
+                out.append(o.get("compactMetadata") or {})
+    return out
+
+
+def points_of(log: list[Logged], boundaries: list[dict[str, Any]]) -> list[Point]:
+    """For each answered turn request (a reply that reported a size), what Claude Code did next."""
+    seq = [q for q in log if q.kind in ("turn", "summary")]
+    out: list[Point] = []
+    bi = 0
+    for n, q in enumerate(seq):
+        if q.kind != "turn" or q.answer != "tool_use" or q.tokens is None:
+            continue
+        nxt = seq[n + 1] if n + 1 < len(seq) else None
+        if nxt is None:
+            out.append(Point(q.tokens, "blocked"))
+        elif nxt.kind == "summary":
+            pre = boundaries[bi].get("preTokens") if bi < len(boundaries) else None
+            bi += 1
+            out.append(Point(q.tokens, "compact", pre if isinstance(pre, int) else None))
+            break  # the probe's sizes end with the first compaction
+        else:
+            out.append(Point(q.tokens, "pass"))
+    return out
+
+
+Runner = Callable[[Scenario], Run]
+
+
+def _runner(claude: Claude) -> Runner:
+    def go(sc: Scenario) -> Run:
+        return run(sc, claude, timeout=300)
+    return go
+
+
+def probe(go: Runner, model: str, sizes: list[int], env: dict[str, str] | None = None, **kw: Any) -> tuple[list[Point], Run]:
+    r = go(_scenario(model, _script(sizes, **kw), env))
+    try:
+        return points_of(r.requests, _boundaries(r)), r
+    finally:
+        if r.sandbox:
+            r.sandbox.close()
+
+
+@dataclass
+class Edge:
+    """The first size at which a release stops passing requests on: the outcome there and the counted context."""
+
+    outcome: str  # "compact", "blocked" or "none" (every size up to CAP passed)
+    usage: int | None = None  # the smallest reported usage with that outcome (exact to one token)
+    below: int | None = None  # the largest usage that still passed
+    count: int | None = None  # what Claude Code counted there: the usage plus its estimate of what followed
+    estimate: int | None = None  # that estimate (preTokens − usage, measured on a compaction)
+    runs: int = 0
+    precision: int | None = None  # the spacing of the sizes of the run that found it (1: exact to the token)
+    stderr: str = ""
+
+
+def find_edge(go: Runner, model: str, env: dict[str, str] | None = None, lo: int = 0, hi: int = CAP) -> Edge:
+    """The smallest usage in (lo, hi] after which Claude Code does not simply send the next request."""
+    edge = Edge("none")
+    while hi - lo > 1:
+        step = max(1, (hi - lo) // POINTS)
+        sizes = list(range(lo + step, hi, step))[:POINTS - 1] + [hi]
+        pts, r = probe(go, model, sizes, env)
+        edge.runs += 1
+        stopped = next((p for p in pts if p.outcome != "pass"), None)
+        passed = [p.usage for p in pts if p.outcome == "pass"]
+        if stopped is None:
+            if len(pts) < len(sizes):  # the run ended early without a verdict: a failure to report
+                edge.stderr = (r.steps[0].stderr or r.steps[0].stdout)[-300:]
+                edge.outcome = "error"
+                return edge
+            # nothing stopped, not even at hi, where an earlier run stopped: what Claude Code counts after a reply
+            # grows with the rounds before it, so a run of other rounds need not reproduce it; the earlier run's
+            # answer stands, to the precision reached
+            edge.below = max(passed) if passed else lo
+            return edge
+        edge.outcome, edge.usage = stopped.outcome, stopped.usage
+        edge.stderr = (r.steps[0].stdout + r.steps[0].stderr)[-300:]
+        if stopped.pre_tokens is not None:
+            edge.estimate = stopped.pre_tokens - stopped.usage
+            edge.count = stopped.pre_tokens
+        edge.precision = step
+        lo = max(passed) if passed else lo
+        hi = stopped.usage
+    edge.below = lo
+    return edge
+
+
+@dataclass
+class Cell:
+    """One release × model."""
+
+    version: str
+    model: str
+    auto: Edge = field(default_factory=lambda: Edge("none"))  # with the defaults
+    blocking: Edge | None = None  # with DISABLE_AUTO_COMPACT: where it refuses to send
+    reactive: str = ""  # what follows the API's refusal below the threshold: "compacts" / "ends the turn"
+    summarizer_fails: str = ""  # every summarize request fails: how often it is tried, and what follows
+    after: dict[str, Any] = field(default_factory=dict)  # the first request after a compaction
+
+    @property
+    def enforced(self) -> bool:
+        return self.auto.outcome == "compact"
+
+    @property
+    def threshold(self) -> int | None:
+        return self.auto.count if self.enforced else None
+
+
+def _reactive(go: Runner, model: str, at: int) -> str:
+    """Sizes climb to `at`, where the API refuses the request as too long: does Claude Code compact then?"""
+    sizes = [at // 4, at // 2, at, at]
+    r = go(_scenario(model, Script(turns=len(sizes), sizes=tuple(sizes), ptl_at=at, stop_after_summary=True)))
+    try:
+        seq = [q for q in r.requests if q.kind in ("turn", "summary")]
+        refused = [n for n, q in enumerate(seq) if q.answer == "prompt_too_long"]
+        if not refused:
+            return "no refusal reached"
+        rest = seq[refused[0] + 1:]
+        if rest and rest[0].kind == "summary":
+            return "compacts and retries" if any(q.kind == "turn" and q.answer != "prompt_too_long" for q in rest) else "compacts"
+        return "ends the turn (no compaction)"
+    finally:
+        if r.sandbox:
+            r.sandbox.close()
+
+
+def _summarizer_fails(go: Runner, model: str, above: int, blocking: int | None = None) -> str:
+    """Every reply above the threshold (the last four also above the blocking limit, when there is one) and every
+    summarize request failing: how often Claude Code tries to compact, and whether it gives up for the session."""
+    sizes = [above] * 6 + ([blocking + 1_000] * 4 if blocking and blocking > above else [above] * 4)
+    r = go(_scenario(model, Script(turns=len(sizes), sizes=tuple(sizes), summary_status=400)))
+    try:
+        seq = [q for q in r.requests if q.kind in ("turn", "summary")]
+        groups: list[int] = []
+        after_turn: list[int] = []  # the reply index (turn requests so far) at which each try started
+        turns = 0
+        for n, q in enumerate(seq):
+            if q.kind == "turn":
+                turns += 1
+            elif n == 0 or seq[n - 1].kind != "summary":
+                groups.append(1)
+                after_turn.append(turns)
+            else:
+                groups[-1] += 1
+        if not groups:
+            return f"no compaction was tried over {turns} turn request(s)"
+        last = after_turn[-1]
+        high = [k for k in after_turn if k > 6] if blocking and blocking > above else []
+        words = (f"{len(groups)} compaction tr{'y' if len(groups) == 1 else 'ies'} ({', '.join(map(str, groups))} summarize "
+                 f"request(s)) over {turns} turn request(s); ")
+        if turns - last >= 2 and not high:
+            words += "then it stopped trying" + (" (also past the blocking limit)" if blocking and blocking > above else "")
+        elif high:
+            words += f"it tried again past the blocking limit ({len(high)} tr{'y' if len(high) == 1 else 'ies'})"
+        else:
+            words += "it kept trying"
+        return words
+    finally:
+        if r.sandbox:
+            r.sandbox.close()
+
+
+def _text_len(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    n = 0
+    for b in content or ():
+        if isinstance(b, dict):
+            if isinstance(b.get("text"), str):
+                n += len(b["text"])
+            elif b.get("type") == "tool_result":
+                n += _text_len(b.get("content"))
+            else:
+                n += len(json.dumps(b))
+    return n
+
+
+def after_shape(log: list[Logged]) -> dict[str, Any]:
+    """The first turn request after a summary: its messages, each as its role and blocks with their sizes."""
+    seq = [q for q in log if q.kind in ("turn", "summary")]
+    k = next((n for n, q in enumerate(seq) if q.kind == "summary" and q.answer == "summary"), None)
+    nxt = next((q for q in seq[k + 1:] if q.kind == "turn"), None) if k is not None else None
+    if nxt is None:
+        return {}
+    msgs = []
+    for m in nxt.body.get("messages") or []:
+        blocks = m.get("content")
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        items = []
+        for b in blocks or []:
+            if not isinstance(b, dict):
+                continue
+            text = b.get("text") if isinstance(b.get("text"), str) else ""
+            kind = b.get("type", "?")
+            if kind == "text":
+                if "continued from a previous conversation" in text or "<summary>" in text or "Summary:" in text:
+                    kind = "summary"
+                elif text.startswith("<system-reminder>"):
+                    kind = "reminder"
+            items.append({"type": kind, "chars": _text_len([b])})
+        msgs.append({"role": m.get("role"), "blocks": items})
+    system = nxt.body.get("system")
+    return {"messages": msgs, "system_chars": _text_len(system if isinstance(system, list) else [{"text": system or ""}]),
+            "tools": len(nxt.body.get("tools") or [])}
+
+
+def measure(claude: Claude, model: str, *, blocking: bool = True, extras: bool = True) -> Cell:
+    go = _runner(claude)
+    cell = Cell(claude.version, model)
+    cell.auto = find_edge(go, model)
+    if blocking:
+        cell.blocking = find_edge(go, model, {"DISABLE_AUTO_COMPACT": "1"})
+    if extras:
+        limit = cell.threshold or (cell.blocking.usage if cell.blocking and cell.blocking.usage else None) or 200_000
+        cell.reactive = _reactive(go, model, max(40_000, limit // 2))
+        if cell.threshold:
+            cell.summarizer_fails = _summarizer_fails(go, model, cell.auto.usage or cell.threshold,
+                                                      cell.blocking.usage if cell.blocking else None)
+            u = cell.auto.usage or cell.threshold
+            r = go(_scenario(model, _script([max(1_000, u - 50_000), u + 2_000])))  # one compaction and the request after
+            cell.after = after_shape(r.requests)
+            if r.sandbox:
+                r.sandbox.close()
+    return cell
+
+
+def cell_dict(c: Cell) -> dict[str, Any]:
+    d = asdict(c)
+    for k in ("auto", "blocking"):
+        if d.get(k):
+            d[k].pop("stderr", None) if d[k].get("outcome") in ("compact", "none") else None
+    d["enforced"], d["threshold"] = c.enforced, c.threshold
+    return d
+
+
+def load() -> dict[str, Any]:
+    return json.loads(DATA.read_text()) if DATA.exists() else {"cells": []}
+
+
+def _write(data: dict[str, Any]) -> None:
+    data["about"] = __doc__.splitlines()[0]
+    data["cells"] = sorted(data.get("cells", []), key=lambda c: (_vkey(c["version"]), c["model"]))
+    data["releases"] = sorted(data.get("releases", []), key=lambda r: _vkey(r["version"]))
+    data["boundaries"] = sorted(data.get("boundaries", []), key=lambda x: _vkey(x["first"]))
+    tmp = DATA.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.replace(DATA)
+
+
+def _vkey(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def _locked(fn: Callable[[], None]) -> None:
+    """A change to the data file made under a lock (runs of the matrix and bisections may write at once)."""
+    import fcntl
+
+    with open(DATA.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fn()
+
+
+def save_cells(cells: list[dict[str, Any]]) -> None:
+    _locked(lambda: _save_cells(cells))
+
+
+def _save_cells(cells: list[dict[str, Any]]) -> None:
+    data = load()
+    keep = {(c["version"], c["model"]): c for c in data.get("cells", [])}
+    for c in cells:
+        keep[(c["version"], c["model"])] = c
+    data["cells"] = list(keep.values())
+    _write(data)
+
+
+def save_release(version: str, facts: dict[str, Any]) -> None:
+    _locked(lambda: _save_release(version, facts))
+
+
+def _save_release(version: str, facts: dict[str, Any]) -> None:
+    data = load()
+    rel = {r["version"]: r for r in data.get("releases", [])}
+    rel.setdefault(version, {"version": version}).update(facts)
+    data["releases"] = list(rel.values())
+    _write(data)
+
+
+PREFERRED = ("claude-sonnet-4-6", "claude-opus-4-6", "claude-sonnet-4-5", "claude-opus-4-5", "claude-sonnet-4-0")
+
+
+def analysis_rule(claude: Claude, model: str, usage: int) -> dict[str, Any]:
+    """Whether the summary record keeps an <analysis> block that the summarizer wrote after its <summary> block."""
+    txt = "<summary>\nS1 the summary\n</summary>\n<analysis>\nA1 the analysis\n</analysis>"
+    r = run(_scenario(model, Script(turns=3, sizes=(max(1_000, usage - 50_000), usage + 2_000, usage + 2_000), stop_after_summary=True,
+                                    summary_text=txt)), claude, timeout=300)
+    try:
+        for t in r.transcripts():
+            for line in t.read_text(errors="replace").splitlines():
+                if '"isCompactSummary":true' in line.replace(" ", ""):
+                    body = json.dumps(json.loads(line).get("message"))
+                    return {"analysis_after_summary_kept": "A1 the analysis" in body, "model": model}
+        return {"error": "no summary record"}
+    finally:
+        if r.sandbox:
+            r.sandbox.close()
+
+
+def release_probes(claude: Claude) -> dict[str, Any]:
+    """What does not depend on the model: the leaf `--resume` continues from, and the files re-attached after a
+    compaction (on a model whose threshold that release enforces, from its cells)."""
+    facts: dict[str, Any] = {}
+    try:
+        facts["leaf"] = leaf_rule(claude)
+    except Exception as exc:  # a release that cannot run the probe: the row says so
+        facts["leaf"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    every = [c for c in load().get("cells", []) if not c.get("error")]
+    have = sorted({c["version"] for c in every}, key=_vkey)
+    # a release without cells of its own (measured for these probes only): the cells of the nearest one below it
+    near = claude.version if claude.version in have else max((v for v in have if _vkey(v) < _vkey(claude.version)),
+                                                             key=_vkey, default=None)
+    cells = {c["model"]: c for c in every if c["version"] == near}
+    pick = next((m for m in PREFERRED if (cells.get(m) or {}).get("enforced")), None)
+    if pick is not None:
+        try:
+            facts["analysis"] = analysis_rule(claude, pick, cells[pick]["auto"]["usage"])
+        except Exception as exc:
+            facts["analysis"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    if pick is None:
+        facts["reattach"] = {"error": "no model with an enforced threshold in this release's cells"}
+    else:
+        try:
+            facts["reattach"] = dict(reattach_probe(claude, pick, cells[pick]["auto"]["usage"]), model=pick)
+        except Exception as exc:
+            facts["reattach"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    return facts
+
+
+def main(versions: list[str], models: list[str], *, jobs: int = 2, blocking: bool = True, extras: bool = True,
+         only: str | None = None, probe_versions: list[str] | None = None) -> int:
+    """Measure the cells of `versions` × `models`, then the per-release probes of `versions` and `probe_versions`."""
+    claudes = [install(v, log=lambda m: print(m, file=sys.stderr)) for v in versions]
+    probe_claudes = claudes + [install(v, log=lambda m: print(m, file=sys.stderr)) for v in probe_versions or ()
+                               if v not in versions]
+    if only in (None, "cells"):
+        todo = [(claude, m) for claude in claudes for m in models]
+
+        def one(item: tuple[Claude, str]) -> dict[str, Any]:
+            claude, m = item
+            try:
+                c = cell_dict(measure(claude, m, blocking=blocking, extras=extras))
+            except Exception as exc:  # a release that cannot run a probe: a row that says so
+                c = {"version": claude.version, "model": m, "error": f"{type(exc).__name__}: {exc}"[:300]}
+            print(f"{claude.version} {m}: {summary_words(c)}", file=sys.stderr, flush=True)
+            save_cells([c])
+            return c
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(one, todo))
+    if only == "summarizer":  # the failing-summarizer probe again, on the cells already measured
+        have = {(c["version"], c["model"]): c for c in load().get("cells", []) if c.get("enforced")}
+        redo = [(claude, c) for claude in claudes for (v, m), c in have.items() if v == claude.version and m in models]
+
+        def again(item: tuple[Claude, dict[str, Any]]) -> None:
+            claude, c = item
+            blk = (c.get("blocking") or {}).get("usage")
+            c["summarizer_fails"] = _summarizer_fails(_runner(claude), c["model"], c["auto"]["usage"], blk)
+            print(f"{claude.version} {c['model']}: {c['summarizer_fails']}", file=sys.stderr, flush=True)
+            save_cells([c])
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(again, redo))
+    if only == "repl":
+        repl_checks()
+    if only in (None, "release"):
+        def rel(claude: Claude) -> None:
+            facts = release_probes(claude)
+            print(f"{claude.version}: {facts}", file=sys.stderr, flush=True)
+            save_release(claude.version, facts)
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(rel, probe_claudes))
+    write_doc()
+    return 0
+
+
+def summary_words(c: dict[str, Any]) -> str:
+    if c.get("error"):
+        return "error: " + c["error"]
+    a = c.get("auto") or {}
+    b = c.get("blocking") or {}
+    words = (f"compacts at {a['count']:,}" if a.get("outcome") == "compact" and a.get("count") else
+             f"auto: {a.get('outcome')} at usage {a.get('usage')}")
+    if b:
+        words += f"; with auto-compact off: {b.get('outcome')}" + (f" at usage {b['usage']:,}" if b.get("usage") else "")
+    if c.get("reactive"):
+        words += f"; a refusal: {c['reactive']}"
+    return words
+
+
+def _inspector_words(c: dict[str, Any]) -> tuple[str, str, str]:
+    """(inspector's answer now, the era formula's alone, match) for one cell."""
+    from inspector.tokens.thresholds import Settings, thresholds
+
+    final = thresholds(Settings(model=c["model"]), version=c["version"])
+    formula = thresholds(Settings(model=c["model"]), version=c["version"], measured=False)
+
+    def words(th: Any) -> str:
+        auto = f"{th.auto_compact:,}" if th.auto_compact is not None else "not enforced"
+        return f"{auto} / {th.blocking:,}{'' if th.blocks_before_sending else ' (not enforced)'} of {th.model_window:,}"
+
+    a = c.get("auto") or {}
+    enforced = a.get("outcome") == "compact"
+    ok = (final.auto_compact is not None) == enforced and (
+        not enforced or abs((final.auto_compact or 0) - (a.get("count") or 0)) <= 400)
+    agree = (formula.auto_compact is not None) == enforced and (
+        not enforced or abs((formula.auto_compact or 0) - (a.get("count") or 0)) <= 400)
+    return words(final), words(formula), ("yes" if agree else "binary wins") if ok else "**no**"
+
+
+def _md(text: str) -> str:
+    """Text for a cell of a Markdown table: no HTML tag, no column break."""
+    return text.replace("<", "&lt;").replace("|", "\\|")
+
+
+def write_doc() -> None:
+    data = load()
+    cells = data.get("cells", [])
+    lines = ["# The era matrix: each release measured on its own binary", "",
+             "Generated by `python -m conformance --matrix` (conformance/matrix.py) from `inspector/claude/era_matrix.json`; do not edit.",
+             "Each release ran in print mode (`-p`) against the fake API, offline (`CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`:",
+             "its baked-in model catalog, no served one), with the defaults and the model named. *Compacts at* is the count",
+             "Claude Code recorded (preTokens) at the smallest reported context after which it sent a summarize request,",
+             "found by stepping the usage and narrowing to one token; it sits within a few hundred tokens of the threshold it",
+             "compares with (its estimate of the messages after the last usage). *Blocks at* is the smallest usage after which,",
+             "with `DISABLE_AUTO_COMPACT=1`, it refused to send the next request itself. *A refusal* is what followed the API's",
+             "400 \"prompt is too long\" below the threshold; *summarizer failing* what followed when every summarize request",
+             "failed. *inspector* is what `thresholds()` answers for that release and model (auto-compact / blocking of window),",
+             "*formula* what the era table's arithmetic alone gives; *match*: yes when both agree with the binary, *binary",
+             "wins* when the formula does not and inspector uses the measurement.", "",
+             "| release | model | compacts at | blocks at (auto-compact off) | a refusal | summarizer failing | inspector | formula | match |",
+             "|---|---|---:|---:|---|---|---|---|---|"]
+    for c in cells:
+        if c.get("error"):
+            lines.append(f"| {c['version']} | `{c['model']}` | error: {c['error'][:80]} | | | | | | |")
+            continue
+        a, b = c.get("auto") or {}, c.get("blocking") or {}
+        auto = f"{a['count']:,}" if a.get("outcome") == "compact" and a.get("count") else (
+            "never (up to 2.1M)" if a.get("outcome") == "none" else f"{a.get('outcome')} at usage {a.get('usage') or 0:,}")
+        blk = (f"{b['usage']:,} (usage)" if b.get("outcome") == "blocked" else "never (up to 2.1M)" if b.get("outcome") == "none"
+               else "compacts anyway (DISABLE_AUTO_COMPACT not read)" if b.get("outcome") == "compact"
+               else str(b.get("outcome") or "—"))
+        final, formula, match = _inspector_words(c)
+        lines.append(f"| {c['version']} | `{c['model']}` | {auto} | {blk} | {c.get('reactive') or '—'} | "
+                     f"{c.get('summarizer_fails') or '—'} | {final} | {formula} | {match} |")
+    bounds = data.get("boundaries", [])
+    if bounds:
+        lines += ["", "## Where the rules change", "",
+                  "Found by bisecting every release npm has between two that answer a probe differently (`python -m conformance",
+                  "--bisect PROBE LO HI`); a measurement of the table above answers only for the releases up to the next change.", "",
+                  "| first release | the one before | probe | what changes | releases tried |", "|---|---|---|---|---|"]
+        for b in bounds:
+            tried = ", ".join(f"{v}: {'new' if a == b['answers']['first'] else 'old'}" for v, a in
+                              sorted(b.get("tried", {}).items(), key=lambda x: _vkey(x[0])))
+            now = "yes" if b["answers"]["first"] else "no"
+            lines.append(f"| {b['first']} | {b['before']} | `{b['probe']}` | {_md(b['what'])} (from {b['first']}: {now}) | {tried} |")
+    if data.get("repl"):
+        lines += ["", "## The REPL against print mode", "",
+                  "The matrix runs print mode; these releases were also run interactively (their REPL in tmux, `python -m",
+                  "conformance --matrix --only repl`) on the same sizes: the reply after which each compacted.", "",
+                  "| release | model | REPL compacted after | agrees with print mode |", "|---|---|---:|---|"]
+        for r in data["repl"]:
+            after = f"{r['compacted_after_usage']:,}" if r.get("compacted_after_usage") else "no compaction"
+            lines.append(f"| {r['version']} | `{r['model']}` | {after} | {'yes' if r.get('agrees') else '**no**'} |")
+    lines += ["", "## Per release", "",
+              "*Leaf*: a file that ends in a `turn_duration` system record below its last reply was resumed with `--resume`;",
+              "the new prompt's parentUuid names the record it continues from. *Re-attached*: eight files read (the newest",
+              "one over 5,000 tokens), then a compaction: the files the first request after it carried, newest first, with",
+              "the lines of each it carried (0: the file named only). *Analysis kept*: the summarizer wrote its `<analysis>`",
+              "after its `<summary>`; whether the summary record kept it. *First request after*: the messages of the first",
+              "request after a compaction on a Bash-only session (the summary and the reminders, in characters).", "",
+              "| release | leaf `--resume` continues from | re-attached after a compaction | analysis kept | first request after |",
+              "|---|---|---|---|---|"]
+    after = {}
+    for c in cells:
+        if c.get("after") and c["version"] not in after:
+            after[c["version"]] = c["after"]
+    for r in data.get("releases", []):
+        leaf = (r.get("leaf") or {}).get("trailing system record") or (r.get("leaf") or {}).get("error") or "—"
+        ra = r.get("reattach") or {}
+        re_words = ra.get("error") or ", ".join(f"{n} ({ra['lines'].get(n, 0)})" for n in ra.get("files", [])) or "—"
+        an = r.get("analysis") or {}
+        an_words = an.get("error") or ("yes" if an.get("analysis_after_summary_kept") else "no" if an else "—")
+        shape = "; ".join(f"{m['role']}: " + ", ".join(f"{x['type']} {x['chars']:,}" for x in m["blocks"])
+                          for m in (after.get(r["version"]) or {}).get("messages", []))
+        lines.append(f"| {r['version']} | {leaf} | {re_words} | {an_words} | {shape or '—'} |")
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text("\n".join(lines) + "\n")
+
+LEAF_CASES = ("trailing system record", "trailing system record named by last-prompt")
+
+
+def _append_bookkeeping(transcript: Path, named: bool) -> tuple[str, str]:
+    """Append what an interactive session writes after its last reply (a turn_duration system record and, when
+    `named`, a last-prompt record whose leafUuid names it); (the last message's uuid, the system record's uuid)."""
+    import uuid as uuidlib
+
+    lines = transcript.read_text().splitlines()
+    recs = [json.loads(ln) for ln in lines if ln.strip()]
+    last = next(r for r in reversed(recs) if r.get("type") in ("user", "assistant") and r.get("uuid"))
+    sys_uuid = str(uuidlib.uuid4())
+    rec = {"parentUuid": last["uuid"], "isSidechain": False, "type": "system", "subtype": "turn_duration",
+           "durationMs": 1234, "timestamp": last.get("timestamp"), "uuid": sys_uuid, "isMeta": False,
+           "userType": "external", "cwd": last.get("cwd"), "sessionId": last.get("sessionId"), "version": last.get("version")}
+    extra = [json.dumps(rec)]
+    if named:
+        extra.append(json.dumps({"type": "last-prompt", "lastPrompt": PROMPT, "leafUuid": sys_uuid,
+                                 "sessionId": last.get("sessionId")}))
+    with transcript.open("a") as f:
+        f.write("\n".join(extra) + "\n")
+    return last["uuid"], sys_uuid
+
+
+def leaf_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> dict[str, str]:
+    """Which record `--resume` continues from when the file ends in bookkeeping: the parentUuid of the new prompt."""
+    from conformance.runner import Sandbox
+
+    out: dict[str, str] = {}
+    for case in LEAF_CASES:
+        sb = Sandbox.make()
+        try:
+            first = run(_scenario(model, Script(turns=1)), claude, sandbox=sb)
+            ts = first.transcripts()
+            if not ts:
+                out[case] = "no transcript written"
+                continue
+            t = ts[0]
+            msg, sysrec = _append_bookkeeping(t, named=case.endswith("last-prompt"))
+            sc = Scenario("leaf", model, (Step("one more", Script(turns=0)),))
+            run(sc, claude, sandbox=sb, resume_id=t.stem)
+            recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
+            new = next((r for r in recs if r.get("type") == "user" and "one more" in json.dumps(r.get("message"))), None)
+            if new is None:
+                others = [p for p in sb.projects.rglob("*.jsonl") if p != t]
+                out[case] = "the resumed session was written to another file" if others else "no new prompt recorded"
+                continue
+            parent = new.get("parentUuid")
+            out[case] = ("the last message" if parent == msg else "the trailing system record" if parent == sysrec
+                         else "another record")
+        finally:
+            sb.close()
+    return out
+
+
+REATTACH_FILES = {f"f{k}.txt": "".join(f"file {k} line {n:04d} " + "x" * 40 + "\n" for n in range(1, 101)) for k in range(1, 8)}
+REATTACH_FILES["f8.txt"] = "".join(f"big line {n:05d} " + "y" * 60 + "\n" for n in range(1, 401))
+
+
+def reattach_probe(claude: Claude, model: str, usage: int) -> dict[str, Any]:
+    """Read eight files, a minute apart in age (seven of 100 lines; the newest of 400, about 7,600 tokens: over the
+    5,000 a re-attached file may have, under what Read returns), then compact: which files the first request after
+    the compaction carries again, in which order and how many of each one's lines (0: named only)."""
+    names = list(REATTACH_FILES)
+    sizes = [20_000 + 5_000 * k for k in range(len(names))] + [usage + 2_000]
+    script = Script(turns=len(sizes), sizes=tuple(sizes), stop_after_summary=True, tool="Read", cmd="{work}/f{k}.txt")
+    sc = Scenario("reattach", model, (Step("read the files", script),), tool="Read", files=dict(REATTACH_FILES))
+    r = run(sc, claude, timeout=300)
+    try:
+        seq = [q for q in r.requests if q.kind in ("turn", "summary")]
+        k = next((n for n, q in enumerate(seq) if q.kind == "summary" and q.answer == "summary"), None)
+        nxt = next((q for q in seq[k + 1:] if q.kind == "turn"), None) if k is not None else None
+        if nxt is None:
+            return {"error": "no compaction"}
+        text = json.dumps(nxt.body.get("messages") or [])
+        found = []
+        for name in names:
+            i = text.find(name)
+            if i >= 0:
+                body = REATTACH_FILES[name].splitlines()
+                lines = sum(1 for ln in body if ln.split(" x")[0].split(" y")[0] in text)
+                found.append((i, name, lines))
+        found.sort()
+        return {"reads": len(names), "files": [n for _, n, _ in found], "lines": {n: ln for _, n, ln in found},
+                "after_chars": len(text)}
+    finally:
+        if r.sandbox:
+            r.sandbox.close()
+
+
+# -- bisection: the first release where a probe's answer changes -------------------------------------------------
+
+def _blocks_at_effective(claude: Claude) -> bool:
+    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [180_000, 190_000], {"DISABLE_AUTO_COMPACT": "1"})
+    return bool(pts) and pts[0].outcome == "blocked"
+
+
+def _enforces(model: str) -> Callable[[Claude], bool]:
+    def f(claude: Claude) -> bool:
+        pts, _ = probe(_runner(claude), model, [100_000, 170_000, 175_000])
+        return any(p.outcome == "compact" for p in pts)
+    return f
+
+
+def _leaf_trailing(claude: Claude) -> bool:
+    return leaf_rule(claude)["trailing system record"] == "the trailing system record"
+
+
+def _analysis_kept(claude: Claude) -> bool:
+    return bool(analysis_rule(claude, "claude-sonnet-4-6", 166_943).get("analysis_after_summary_kept"))
+
+
+# name -> (probe, what changes where it flips, whether it is a rule of the thresholds (a cell) or of a release)
+PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
+    "blocking": (_blocks_at_effective, "the blocking limit becomes the effective window − 3,000 (before: the window − 3,000)",
+                 "cells"),
+    "enforce-sonnet-4-5": (_enforces("claude-sonnet-4-5"), "whether claude-sonnet-4-5 compacts at its threshold", "cells"),
+    "enforce-sonnet-4-6": (_enforces("claude-sonnet-4-6"), "whether claude-sonnet-4-6 compacts at its threshold", "cells"),
+    "leaf": (_leaf_trailing, "--resume continues from a trailing bookkeeping record (before: from the last message)", "release"),
+    "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),
+}
+
+
+def npm_versions() -> list[str]:
+    import subprocess
+
+    r = subprocess.run(["npm", "view", "@anthropic-ai/claude-code", "versions", "--json"], capture_output=True, text=True,
+                       timeout=120)
+    return json.loads(r.stdout)
+
+
+def bisect_release(name: str, lo: str, hi: str, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The first release in (lo, hi] whose answer to the probe `name` is hi's, by bisection over every release npm
+    has between them (each installed on first use); recorded in the data's boundaries."""
+    f, what, kind = PROBES[name]
+    cand = [v for v in npm_versions() if _vkey(lo) < _vkey(v) <= _vkey(hi)]
+    old = f(install(lo))
+    new = f(install(hi))
+    if old == new:
+        raise RuntimeError(f"{lo} and {hi} answer the same ({old}): no change to bisect")
+    a, b = -1, len(cand) - 1  # cand[b] answers `new`; lo (index -1) answers `old`
+    seen = {lo: old, hi: new}
+    while b - a > 1:
+        m = (a + b) // 2
+        ans = f(install(cand[m]))
+        seen[cand[m]] = ans
+        log(f"{cand[m]}: {ans}")
+        if ans == new:
+            b = m
+        else:
+            a = m
+    first, before = cand[b], (cand[a] if a >= 0 else lo)
+    entry = {"probe": name, "kind": kind, "first": first, "before": before, "what": what,
+             "answers": {"before": old, "first": new}, "tried": seen}
+    def put() -> None:
+        data = load()
+        keep = [x for x in data.get("boundaries", []) if not (x.get("probe") == name and _vkey(lo) < _vkey(x["first"]) <= _vkey(hi))]
+        data["boundaries"] = sorted(keep + [entry], key=lambda x: _vkey(x["first"]))
+        _write(data)
+
+    _locked(put)
+    return entry
+
+
+# releases and models whose REPL is run too (`--only repl`): the matrix measures print mode, real sessions are mostly
+# the REPL's; each check must compact after the same reply as print mode (or not at all where print mode does not)
+REPL_CHECKS = (("2.1.20", "claude-opus-4-5"), ("2.1.111", "claude-haiku-4-5"), ("2.1.158", "claude-sonnet-4-5"),
+               ("2.1.158", "claude-sonnet-4-6"), ("2.1.219", "claude-opus-5"), ("2.1.328", "claude-haiku-4-5"),
+               ("2.1.328", "claude-sonnet-4-6"))
+
+
+def repl_checks(jobs: int = 1) -> None:
+    from conformance.repl import repl_run
+
+    cells = {(c["version"], c["model"]): c for c in load().get("cells", []) if not c.get("error")}
+    out = []
+    for v, m in REPL_CHECKS:
+        c = cells.get((v, m))
+        if c is None:
+            continue
+        u = (c.get("auto") or {}).get("usage") if c.get("enforced") else None
+        th = u or 167_000
+        sizes = (100_000, th - 1_000, th + 1_000, th + 3_000, th + 6_000)
+        got = repl_run(install(v), m, sizes)
+        # print mode compacts before the request after the first reply at or above its usage edge
+        want = next((s for s in sizes if u is not None and s >= u), None)
+        if not got["requests"]:
+            raise RuntimeError(f"the {v} REPL sent no request: the prompt was not submitted")
+        got["agrees"] = got["compacted_after_usage"] == want
+        got.pop("screen", None)
+        print(f"REPL {v} {m}: compacted after {got['compacted_after_usage']} (print mode: {want}): "
+              f"{'agrees' if got['agrees'] else 'DIFFERS'}", file=sys.stderr, flush=True)
+        out.append(got)
+
+    def put() -> None:
+        data = load()
+        data["repl"] = out
+        _write(data)
+
+    _locked(put)

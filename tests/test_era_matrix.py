@@ -1,0 +1,294 @@
+"""The era matrix (inspector/claude/era_matrix.json, measured by `python -m conformance --matrix` on each release's own
+binary) against the version table, and the explanations that rest on it."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from builders import assistant, system, user
+from conftest import run_cli, write_jsonl
+from inspector.claude import measured
+from inspector.claude.versions import parse_version, show_version
+from inspector.tokens.explain import analyze
+from inspector.tokens.thresholds import Settings, thresholds
+from inspector.transcript.session import Session
+
+CELLS = [c for c in orjson.loads(measured.DATA.read_bytes())["cells"] if not c.get("error")]
+
+
+def _id(c: dict) -> str:
+    return f"{c['version']}-{c['model']}"
+
+
+def test_the_matrix_covers_every_era_boundary_of_the_version_table():
+    """Both sides of every change of the rules were run: each era's first and last release, and each release where a
+    bisection of the binaries found a rule changed, with the one before it."""
+    from inspector.claude.versions import ERAS
+
+    have = {parse_version(c["version"]) for c in CELLS}
+    for era in ERAS[1:]:
+        assert era.first in have, f"era {era.key} starts at {show_version(era.first)}, which the matrix did not measure"
+        if era.last is not None:
+            assert era.last in have, f"era {era.key} ends at {show_version(era.last)}, which the matrix did not measure"
+    data = orjson.loads(measured.DATA.read_bytes())
+    bounds = data.get("boundaries", [])
+    assert {b["probe"] for b in bounds} >= {"blocking", "enforce-sonnet-4-5", "enforce-sonnet-4-6", "leaf", "analysis"}
+    probed = {parse_version(r["version"]) for r in data.get("releases", []) if isinstance(r.get("leaf"), dict)}
+    for b in bounds:
+        first, before = parse_version(b["first"]), parse_version(b["before"])
+        assert first > before and b["answers"]["before"] != b["answers"]["first"]
+        where = have if b["kind"] == "cells" else probed
+        for v in (first, before):  # both sides of the change were measured whole
+            assert v in where, f"{b['probe']} changes at {b['first']}: {show_version(v)} was not measured"
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=_id)
+def test_thresholds_agree_with_what_each_release_did(cell):
+    """What inspector says a release enforces is what its binary did: compacts (and near which count) or not."""
+    th = thresholds(Settings(model=cell["model"]), version=cell["version"])
+    auto = cell["auto"]
+    if auto["outcome"] == "compact":
+        assert th.enforced and th.auto_compact is not None
+        count = auto["count"] if auto.get("count") is not None else auto["usage"] + (auto.get("estimate") or 0)
+        assert count - 400 <= th.auto_compact <= count + 400, th.measured
+    else:
+        assert th.auto_compact is None, th.measured
+    blk = cell.get("blocking") or {}
+    if blk.get("outcome") != "compact":  # where DISABLE_AUTO_COMPACT is not read, blocking is not measured
+        assert th.blocks_before_sending == (blk.get("outcome") == "blocked")
+    if blk.get("outcome") == "blocked":
+        assert blk["usage"] - 400 <= th.blocking <= blk["usage"] + 400
+    assert th.measured.startswith(f"measured on the {cell['version']} binary")
+
+
+def test_a_release_between_two_measured_ones_says_which_it_borrows():
+    rel = measured.releases()
+    assert len(rel) >= 2
+    lo, mid = next((a, (a[0], a[1], a[2] + 1)) for a, b in zip(rel[-2::-1], rel[::-1])
+                   if a[:2] == b[:2] and b[2] - a[2] > 1 and measured.segment((a[0], a[1], a[2] + 1)) == measured.segment(a))
+    th = thresholds(Settings(model="claude-opus-4-6"), version=show_version(mid))
+    assert f"measured on {show_version(lo)}, the nearest measured release below {show_version(mid)}" in th.measured
+    hi = rel[-1]
+    newer = (hi[0], hi[1], hi[2] + 5)
+    th = thresholds(Settings(model="claude-opus-4-6"), version=show_version(newer))
+    assert f"{show_version(newer)} is newer and was not measured" in th.measured
+
+
+def test_settings_the_matrix_did_not_run_keep_the_formula():
+    th = thresholds(Settings(model="claude-haiku-4-5", auto_compact_window=120_000), version="2.1.328")
+    assert th.measured == "" and th.auto_compact == 87_000
+
+
+# -- explanations that the numbers would refute ---------------------------------------------------
+
+def _session(tmp_path, usages, pre, version="2.1.88", model="claude-haiku-4-5-20251001"):
+    recs, parent = [], None
+    for k, u in enumerate(usages):
+        recs.append(user(f"u{k}", parent, f"step {k}", sec=2 * k, version=version))
+        recs.append(assistant(f"a{k}", f"u{k}", usage=(1, 0, u - 11, 10), sec=2 * k + 1, version=version, model=model))
+        parent = f"a{k}"
+    n = len(usages)
+    recs.append(system("b", None, "compact_boundary", sec=2 * n, version=version, logicalParentUuid=parent,
+                       compactMetadata={"trigger": "auto", "preTokens": pre}))
+    recs.append(user("sum", "b", "This session is being continued from a previous conversation that ran out of context.",
+                     sec=2 * n + 1, isCompactSummary=True, version=version))
+    recs.append(assistant("after", "sum", usage=(1, 0, 30_000, 10), sec=2 * n + 2, version=version, model=model))
+    p = tmp_path / "s.jsonl"
+    write_jsonl(p, recs)
+    return Session.load(p)
+
+
+def test_a_compaction_long_after_the_threshold_is_not_called_a_threshold_compaction(tmp_path):
+    # the haiku sessions of the issue: several replies above 167,000 went on, then a compaction at 187,201
+    s = _session(tmp_path, [120_000, 150_000, 186_860, 187_051], 187_201)
+    e = analyze(s).compactions[0]
+    assert e.threshold == 167_000 and e.refuted == 1
+    assert e.cause == "other_threshold"
+    assert "reached the auto-compact threshold" not in e.explanation
+    assert "186,860" in e.explanation and "was not in force" in e.explanation
+
+
+def test_one_reply_that_jumps_past_the_threshold_is_still_the_threshold(tmp_path):
+    s = _session(tmp_path, [120_000, 150_000, 186_000], 186_100)
+    e = analyze(s).compactions[0]
+    assert e.cause == "threshold" and e.refuted == 0
+    assert "reached the auto-compact threshold of 167,000 (" in e.explanation
+
+
+def test_a_compaction_at_the_window_edge_is_the_refusal_where_the_release_compacts_on_one(tmp_path):
+    # claude-opus-5 on a release that enforces 967,000: replies above it went on, then a compaction at 998,659
+    s = _session(tmp_path, [900_000, 970_000, 985_000, 998_000], 998_659, version="2.1.328", model="claude-opus-5")
+    e = analyze(s).compactions[0]
+    assert e.threshold == 967_000 and e.refuted == 2
+    assert e.cause == "prompt_too_long", e.cause_evidence
+    assert "compacts when the API refuses" in e.explanation
+
+
+def test_the_command_line_says_so_too(tmp_path):
+    s = _session(tmp_path, [120_000, 150_000, 186_860, 187_051], 187_201)
+    code, out, _ = run_cli("tokens", "--json", str(s.path))
+    assert code == 0
+    d = orjson.loads(out)
+    c = d["compactions"][0]
+    assert c["threshold_refuted"] is True and c["cause"] == "other_threshold"
+
+
+def test_a_last_reply_above_the_threshold_with_no_request_after_it_is_no_anomaly(tmp_path):
+    recs, parent = [], None
+    for k, u in enumerate([100_000, 150_000, 170_000]):
+        recs.append(user(f"u{k}", parent, f"step {k}", sec=2 * k))
+        recs.append(assistant(f"a{k}", f"u{k}", usage=(1, 0, u - 11, 10), sec=2 * k + 1, model="claude-haiku-4-5"))
+        parent = f"a{k}"
+    p = write_jsonl(tmp_path / "s.jsonl", recs)
+    assert not [a for a in analyze(Session.load(p)).anomalies if "with no compaction" in a]
+    # one more reply above it: the request after the first one should have compacted
+    recs += [user("u9", parent, "more", sec=9), assistant("a9", "u9", usage=(1, 0, 171_000, 10), sec=10, model="claude-haiku-4-5")]
+    p = write_jsonl(tmp_path / "s.jsonl", recs)
+    assert [a for a in analyze(Session.load(p)).anomalies if "with no compaction" in a]
+
+
+def _bookkeeping_session(tmp_path, version):
+    recs = [user("u1", None, "hi", sec=0, version=version),
+            assistant("a1", "u1", sec=1, version=version),
+            system("d1", "a1", "turn_duration", sec=2, version=version, durationMs=1000)]
+    return Session.load(write_jsonl(tmp_path / f"{version}.jsonl", recs))
+
+
+@pytest.mark.parametrize("version", sorted({r["version"] for r in orjson.loads(measured.DATA.read_bytes()).get("releases", [])
+                                            if isinstance(r.get("leaf"), dict) and "error" not in r["leaf"]
+                                            and r["leaf"].get("trailing system record") in ("the last message",
+                                                                                             "the trailing system record")}))
+def test_resume_continues_from_the_record_each_release_was_measured_to_use(tmp_path, version):
+    """A file that ends in a turn_duration record below its last reply: the binary's --resume hung the next prompt
+    off the reply (2.1.1xx and before) or off the trailing record (2.1.158 on); inspector says the same, per release."""
+    rel = next(r for r in orjson.loads(measured.DATA.read_bytes())["releases"] if r["version"] == version)
+    s = _bookkeeping_session(tmp_path, version)
+    rep = analyze(s)
+    res = rep.resume()
+    assert res["leaf_uuid"] == "a1"  # what is sent is the same either way: the chain ends at the reply
+    want = "d1" if rel["leaf"]["trailing system record"] == "the trailing system record" else "a1"
+    assert res["continues_from"] == want, res["rule"]
+    assert f"measured on {version}" in res["rule"]
+
+
+def test_the_analysis_block_is_dropped_by_the_rule_of_the_release():
+    from inspector.compact.base import format_compact_summary
+
+    raw = "<summary>\nS1 the summary\n</summary>\n<analysis>\nA1 the analysis\n</analysis>"
+    assert "A1" not in format_compact_summary(raw, "2.1.328")
+    assert "A1" in format_compact_summary(raw, "2.1.332") and "Summary:\nS1 the summary" in format_compact_summary(raw, "2.1.332")
+    before = "<analysis>\nA1\n</analysis>\n<summary>\nS1\n</summary>"
+    assert "A1" not in format_compact_summary(before, "2.1.332") and "A1" not in format_compact_summary(before, None)
+    # every release the era matrix ran agrees with the changes its bisections found
+    checked = 0
+    for r in orjson.loads(measured.DATA.read_bytes()).get("releases", []):
+        a = r.get("analysis") or {}
+        if "analysis_after_summary_kept" in a:
+            assert a["analysis_after_summary_kept"] == measured.answer_at("analysis", r["version"]), r["version"]
+            kept = "A1" in format_compact_summary(raw, r["version"])
+            assert kept == a["analysis_after_summary_kept"], r["version"]
+            checked += 1
+    assert checked >= 10
+
+
+def test_after_a_model_switch_the_overhead_is_the_new_models(tmp_path):
+    """A session that began on one model (a large fixed overhead) and compacted under another: the size after the
+    compaction is predicted with the overhead measured at the first response of the model in use then."""
+    big = "word " * 8_000  # about 8,000 tokens of history
+    A, B = "claude-opus-4-5-20251101", "claude-sonnet-4-5-20250929"
+    recs = [user("u1", None, "hi", sec=0), assistant("a1", "u1", usage=(1, 0, 60_000, 10), sec=1, model=A),
+            user("u2", "a1", big, sec=2), assistant("a2", "u2", usage=(1, 0, 68_000, 10), sec=3, model=A),
+            user("u3", "a2", "go on", sec=4), assistant("a3", "u3", usage=(1, 0, 28_050, 10), sec=5, model=B),
+            user("u4", "a3", "and more", sec=6), assistant("a4", "u4", usage=(1, 0, 28_100, 10), sec=7, model=B),
+            system("b", None, "compact_boundary", sec=8, logicalParentUuid="a4",
+                   compactMetadata={"trigger": "manual", "preTokens": 28_150}),
+            user("sum", "b", "This session is being continued from a previous conversation that ran out of context.",
+                 sec=9, isCompactSummary=True),
+            assistant("after", "sum", usage=(1, 0, 20_100, 10), sec=10, model=B)]
+    s = Session.load(write_jsonl(tmp_path / "s.jsonl", recs))
+    e = analyze(s).compactions[0]
+    assert e.first_usage_after == 20_111
+    assert abs(e.predicted_post_tokens - e.first_usage_after) / e.first_usage_after < 0.05, e.prediction_notes
+    assert any("the model in use at the compaction" in n for n in e.prediction_notes)
+
+
+def test_a_release_after_a_bisected_change_borrows_from_its_side_of_it():
+    """A release the matrix did not run, just after a change the bisection found, takes the measurement of the
+    change's first release, never of the release before it (whose rules it does not have)."""
+    data = orjson.loads(measured.DATA.read_bytes())
+    rel = measured.releases()
+    checked = 0
+    for b in data.get("boundaries", []):
+        if b["kind"] != "cells":
+            continue
+        first = parse_version(b["first"])
+        nxt = min((r for r in rel if r > first), default=None)
+        mid = (first[0], first[1], first[2] + 1)
+        if nxt is not None and not mid < nxt:
+            continue
+        lk = measured.lookup(show_version(mid), "claude-sonnet-4-5")
+        assert lk.release == first, (b["probe"], lk.note)
+        checked += 1
+    assert checked >= 2
+
+
+def test_between_2_1_153_and_2_1_158_no_threshold_is_enforced_by_the_defaults():
+    for model in ("claude-sonnet-4-5", "claude-opus-4-6", "claude-sonnet-4-6"):
+        th = thresholds(Settings(model=model), version="2.1.155")
+        assert th.auto_compact is None and not th.enforced, th.measured
+        assert "measured on 2.1.153" in th.measured
+    th = thresholds(Settings(model="claude-sonnet-4-6"), version="2.1.170")  # enforced again from 2.1.163
+    assert th.auto_compact == 167_000 and "measured on 2.1.163" in th.measured
+
+
+REATTACHED = [r for r in orjson.loads(measured.DATA.read_bytes()).get("releases", [])
+              if isinstance(r.get("reattach"), dict) and r["reattach"].get("files")]
+
+
+@pytest.mark.parametrize("rel", REATTACHED, ids=[r["version"] for r in REATTACHED])
+def test_the_files_reattached_after_a_compaction_are_the_ones_each_release_reattached(tmp_path, rel):
+    """The era matrix's probe (conformance/matrix.py reattach_probe): eight files read, the newest over 5,000 tokens,
+    then a compaction. inspector's rule for the files a compaction re-attaches picks what that release's binary
+    picked, in its order, the large one named only."""
+    from conformance.matrix import REATTACH_FILES
+    from inspector.tokens.context import restored_files
+
+    recs, parent, sec = [user("u0", None, "read the files", sec=0, version=rel["version"])], "u0", 1
+    for k, (name, text) in enumerate(REATTACH_FILES.items(), 1):
+        path = f"/w/proj/{name}"
+        numbered = "".join(f"{n:6d}\u2192{line}\n" for n, line in enumerate(text.splitlines(), 1))
+        recs.append(assistant(f"a{k}", parent, [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {"file_path": path}}],
+                              sec=sec, version=rel["version"]))
+        res = user(f"r{k}", f"a{k}", [{"type": "tool_result", "tool_use_id": f"t{k}", "content": numbered}], sec=sec + 1,
+                   version=rel["version"], sourceToolAssistantUUID=f"a{k}",
+                   toolUseResult={"type": "text", "file": {"filePath": path, "content": text, "numLines": text.count("\n"),
+                                                           "startLine": 1, "totalLines": text.count("\n")}})
+        recs.append(res)
+        parent, sec = f"r{k}", sec + 2
+    s = Session.load(write_jsonl(tmp_path / "s.jsonl", recs))
+    got = restored_files(s, s.conversation.chain, 1.0)
+    names = [f.path.rsplit("/", 1)[-1] for f in got]
+    want = rel["reattach"]["files"]
+    assert names == want  # the same files, newest first
+    for f in got:
+        whole = rel["reattach"]["lines"][f.path.rsplit("/", 1)[-1]] > 0
+        assert (f.kind == "file") == whole, (f.path, f.kind, rel["reattach"]["lines"])
+
+
+def test_print_mode_compacts_where_the_repl_does():
+    """The matrix measures print mode; the releases whose REPL was run too (in tmux, on the same sizes) compacted
+    after the same reply, or not at all where print mode did not."""
+    checks = orjson.loads(measured.DATA.read_bytes()).get("repl", [])
+    assert len(checks) >= 5
+    assert {c["version"] for c in checks} >= {"2.1.20", "2.1.111", "2.1.158", "2.1.328"}
+    for c in checks:
+        assert c["agrees"], c
+
+
+def test_tokens_says_on_which_binary_its_numbers_were_checked(tmp_path):
+    s = _session(tmp_path, [120_000, 150_000, 168_000], 168_100, version="2.1.40")
+    code, out, _ = run_cli("tokens", str(s.path))
+    assert code == 0
+    assert "Checked on the binary: measured on 2.1.21, the nearest measured release below 2.1.40" in out
+    assert "the threshold 167,000 confirmed" in out
