@@ -873,8 +873,9 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     tail = f"{usd(total.usd):>10} {'':>10} {total.responses:>9}  total"
     if total.unknown:
         tail += f" of what has a price; no price for {', '.join(f'{m} ({n})' for m, n in total.unknown.items())}"
-    out.write(tail + "\n")
-    out.write(f"prices of {ledger.table.date} ({ledger.table.source}); {total.duplicates:,} duplicate response(s) counted once\n")
+    out.write(printable(tail) + "\n")  # model names come from the transcript: never terminal escapes
+    out.write(printable(f"prices of {ledger.table.date} ({ledger.table.source}); {total.duplicates:,} duplicate response(s) "
+                        "counted once") + "\n")
     return EXIT_OK
 
 

@@ -166,3 +166,17 @@ def test_a_live_sessions_unchanged_subagents_are_not_read_again(tmp_path):
         f.write(json.dumps(reply("x2", "x1", mid="my", rid="ry", usage=(100, 0, 0, 100), isSidechain=True, agentId="x1")) + "\n")
     again = session_cost(s, memo=memo)
     assert loaded == [sub] and again["cost_subagents_usd"] > first["cost_subagents_usd"]
+
+
+@pytest.mark.parametrize("name", ["claude-x\x1b]0;pwned\x07", "claude-y\x1b[2J", "claude-z\x9b31m", "claude-\u202eevil", "claude-nul\x00"])
+@pytest.mark.parametrize("by", ["session", "model", "day", "project"])
+def test_a_hostile_model_name_never_reaches_the_terminal_raw(tmp_path, name, by):
+    """An unknown model's name is printed in the totals ("no price for ..."): through the display sanitiser, as
+    every field from a transcript (an OSC title, a screen clear, a C1 CSI, a bidi override, a NUL)."""
+    recs = [user("u1", None, "hi", sec=0), assistant("a1", "u1", sec=1, model=name)]
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    code, out, err = run("cost", "--by", by, p)
+    assert code == 0, err
+    for bad in ("\x1b", "\x07", "\x9b", "\u202e", "\x00"):
+        assert bad not in out and bad not in err, (by, repr(out))
+    assert "no price for" in out
