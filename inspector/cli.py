@@ -1294,5 +1294,10 @@ def _unexpected(exc: BaseException, err: Any, debug: bool) -> int:
     if isinstance(exc, OSError):
         say(f"inspector: {exc.strerror or exc}: {exc.filename or ''}")
         return EXIT_ERROR
+    from inspector.compact.summarize.base import SummarizerError
+
+    if isinstance(exc, SummarizerError):  # an API's answer (401, 404, 529...) or a network fault: expected, said as such
+        say(f"inspector: the summarizer failed: {exc}")
+        return EXIT_ERROR
     say(f"inspector: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)")
     return EXIT_ERROR

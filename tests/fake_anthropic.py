@@ -54,6 +54,14 @@ class FakeAnthropic:
                 if step == "echo":  # a proxy that echoes the request's headers in its error body
                     seen = {k: v for k, v in self.headers.items()}
                     return self._json(502, {"type": "error", "error": {"type": "api_error", "message": f"bad gateway; request headers: {seen}"}})
+                if isinstance(step, tuple) and step[0] == "text":  # a non-JSON error body, as a proxy may send
+                    data = step[2].encode()
+                    self.send_response(step[1])
+                    self.send_header("content-type", "text/plain")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return None
                 if step == "401":
                     return self._json(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
                 if step == "reset":

@@ -205,9 +205,44 @@ def test_an_error_body_that_echoes_the_key_never_reaches_the_screen(workdir_copy
         out, err = io.StringIO(), io.StringIO()
         code = main(["compact", str(workdir_copy), "--strategy", "full", "--summarizer", "anthropic", "--yes"], out, err)
         assert fake.headers and any(KEY in v for h in fake.headers for v in h.values())  # the key did go to the server
-    assert code != 0 and "502" in err.getvalue() and "[redacted]" in err.getvalue()
-    assert KEY not in out.getvalue() + err.getvalue()
+    assert code != 0 and "502" in err.getvalue()
+    assert KEY not in out.getvalue() + err.getvalue() and KEY[:16] not in out.getvalue() + err.getvalue()
     with FakeAnthropic(["echo"] * 6) as fake:
         with pytest.raises(SummarizerError) as exc:
             summarizer(fake, max_retries=0).summarize(SummaryRequest(session(), tuple(make_slice(session(), None).messages)))
     assert KEY not in str(exc.value)
+
+
+ODD_KEY = "proxy-key-0123456789abcdefghijklmnopqrstu"  # a key with no sk-ant prefix, as a gateway may issue
+
+
+@pytest.mark.parametrize("step", [("status", 401), ("status", 404), ("status", 529, {"retry-after-ms": "5"})])
+def test_an_api_error_is_an_expected_error_with_its_own_line(workdir_copy, monkeypatch, step):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with FakeAnthropic([step] * 8) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["compact", str(workdir_copy), "--strategy", "full", "--summarizer", "anthropic", "--yes"], out, err)
+    text = err.getvalue()
+    last = text.strip().splitlines()[-1]  # after the line that says what would be sent
+    assert code == 1 and last.startswith("inspector: the summarizer failed: ")
+    assert "unexpected error" not in text and "--debug" not in text
+    assert f"({step[1]})" in last
+
+
+def test_a_long_non_json_error_body_is_redacted_before_it_is_cut():
+    body = "upstream said: " + ("k=" + ODD_KEY + " ") * 20  # one copy of the key straddles the 300th character
+    with FakeAnthropic([("text", 502, body)] * 4) as fake:
+        s = AnthropicSummarizer("claude-sonnet-4-6", api_key=ODD_KEY, base_url=fake.url, max_retries=0)
+        with pytest.raises(SummarizerError) as exc:
+            s.summarize(SummaryRequest(session(), tuple(make_slice(session(), None).messages)))
+    msg = str(exc.value)
+    assert "502" in msg and ODD_KEY[:12] not in msg  # not even the part before the cut
+
+
+def test_a_summary_that_echoes_the_key_is_neither_shown_nor_saved():
+    with FakeAnthropic(["ok"], reply="<summary>\nThe user pasted the key " + ODD_KEY + " by mistake.\n</summary>") as fake:
+        s = AnthropicSummarizer("claude-sonnet-4-6", api_key=ODD_KEY, base_url=fake.url, max_retries=0)
+        res = compact(session(), "full", summarizer=s)
+    assert ODD_KEY not in res.summary and "[redacted]" in res.summary
+    assert all(ODD_KEY not in str(r) for r in res.new_records)

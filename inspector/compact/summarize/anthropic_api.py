@@ -225,7 +225,11 @@ class AnthropicSummarizer:
         try:
             return int(self.client().messages.count_tokens(**kw).input_tokens)
         except Exception as exc:  # noqa: BLE001
-            raise SummarizerError(f"the token-counting endpoint failed: {_error_message(exc)}") from None
+            raise SummarizerError(f"the token-counting endpoint failed: {_error_message(exc, self._secrets())}") from None
+
+    def _secrets(self) -> tuple[str, ...]:
+        """The key this summarizer was given, whatever its prefix (the environment's are redacted anyway)."""
+        return (self._api_key,) if self._api_key else ()
 
     def summarize(self, req: SummaryRequest, progress: Progress | None = None, cancel: Cancel | None = None) -> SummaryOutput:
         import anthropic
@@ -270,7 +274,7 @@ class AnthropicSummarizer:
         """Turn an API error into one clear message; return only for a prompt-too-long that may be retried."""
         import anthropic
 
-        msg = _error_message(exc)
+        msg = _error_message(exc, self._secrets())
         if isinstance(exc, anthropic.BadRequestError) and "prompt is too long" in msg.lower():
             if attempt > MAX_PTL_RETRIES:
                 raise SummarizerError("Conversation too long to summarize even after dropping the oldest messages "
@@ -300,7 +304,11 @@ class AnthropicSummarizer:
                     if progress:
                         progress(f"receiving the summary ({received:,} characters)", None)
             final = stream.get_final_message()
-        text = "".join(getattr(b, "text", "") for b in final.content if getattr(b, "type", None) == "text")
+        # a summary that repeats the key (a prompt that quoted it, a model that echoed it) is shown and saved: never it
+        from inspector.textutil import redact
+
+        text = redact("".join(getattr(b, "text", "") for b in final.content if getattr(b, "type", None) == "text"),
+                      self._secrets())
         if not text.strip():
             raise SummarizerError("the API returned no text")
         if text.startswith("API Error"):
@@ -314,10 +322,14 @@ class AnthropicSummarizer:
                              cost_usd=cost_usd(self.model, total_in, usage["output_tokens"]), notes=tuple(notes))
 
 
-def _error_message(exc: Any) -> str:
+def _error_message(exc: Any, secrets: tuple[str, ...] = ()) -> str:
+    """An API error's message, credentials taken out *before* it is cut to 300 characters (a key cut in two is
+    no longer recognised whole)."""
+    from inspector.textutil import redact
+
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         err = body.get("error")
         if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
-    return str(getattr(exc, "message", "") or exc)[:300]
+            return redact(err["message"], secrets)[:300]
+    return redact(str(getattr(exc, "message", "") or exc), secrets)[:300]
