@@ -907,6 +907,31 @@ LOCK_QUIET = 1.0  # seconds waited for the writer lock before saying so
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick: not kept
 
 
+
+def _listing(blob: object) -> list[tuple[str, int]] | None:
+    """A folder listing as the cache keeps it, or None when the entry is damaged (not bytes, bad JSON, not pairs of a
+    name and a kind)."""
+    if not isinstance(blob, bytes) or not blob:  # an empty folder is kept as "[]": nothing at all is damage
+        return None
+    if blob[:1] == b"[":
+        try:
+            rows = orjson.loads(blob)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 2 and isinstance(r[0], str)
+                                                 and type(r[1]) is int and r[1] in (FILE, DIR) for r in rows):
+            return None
+        return [(r[0], r[1]) for r in rows]
+    out = []
+    for e in blob.split(b"/"):
+        if not e:
+            continue
+        if e[:1] not in (b"f", b"d") or len(e) < 2:
+            return None
+        out.append((os.fsdecode(e[1:]), FILE if e[:1] == b"f" else DIR))
+    return out
+
+
 class Listings:
     """What `os.scandir` says of a folder (its regular files and folders, links left out; as JSON, or as "f"/"d" + name
     joined by "/" when a name is not UTF-8), kept in the database with
@@ -939,9 +964,10 @@ class Listings:
             return []
         hit = self.known.get(key)
         if hit is not None and hit[0] == mtime:
-            if hit[1][:1] == b"[":
-                return orjson.loads(hit[1])  # type: ignore[no-any-return]  # [name, kind] pairs, as lists
-            return [(os.fsdecode(e[1:]), FILE if e[:1] == b"f" else DIR) for e in hit[1].split(b"/") if e]
+            cached = _listing(hit[1])
+            if cached is not None:
+                return cached
+            # a damaged entry (a truncated or ill-shaped blob): read the folder again, and the entry is replaced
         entries = scan_dir(d)
         if 0 <= time.time_ns() - mtime > RACY_NS:
             try:  # as JSON, [[name, kind], ...], the fastest to read back; a name that is not UTF-8 as bytes instead

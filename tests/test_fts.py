@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+
+import pytest
 import sqlite3
 
 from builders import assistant, user
@@ -212,6 +214,31 @@ def test_listings_kept_in_the_index_list_what_the_folders_hold(tmp_path):
     for term in ("error", "the"):
         scan, indexed = both(root, term, idx)
         assert scan == indexed, term
+
+
+@pytest.mark.parametrize("blob", [b'[["s.jsonl", 1], ["t', b'{"a": 1}', b'[["s.jsonl", 9]]', b'[[1, 2]]', b'[["x", true]]',
+                                  b"xbad/ffine", b"", "text, not bytes"])
+def test_a_damaged_listing_entry_is_read_again_not_fatal(tmp_path, blob):
+    """A truncated or ill-shaped listings blob (a page of the cache overwritten): the folder is listed again and the
+    entry replaced; the search answers as the scan does (it raised JSONDecodeError or ValueError for good)."""
+    from inspector.search import list_transcripts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    _backdate(root)
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    target = resolve_target(root)
+    want = _old_listing(target)
+    first = idx.listing()
+    list_transcripts(target, scan=first)
+    first.save()
+    idx.db.execute("UPDATE listings SET entries=?", (blob,))
+    idx.db.commit()
+    again = idx.listing()
+    assert list_transcripts(target, scan=again)[0] == want
+    assert again.new  # read again and kept anew
+    scan, indexed = both(root, "error", idx)
+    assert scan == indexed
 
 
 @requires_realdata
