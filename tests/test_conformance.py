@@ -210,3 +210,25 @@ def test_every_field_the_goldens_wrote_is_one_inspector_knows(tmp_path):
     line = (b'{"type":"user","uuid":"u","parentUuid":null,"sentAtMs":1,"rowSource":"x","message":{"role":"user","content":"hi"}}')
     assert set(unknown_fields([line])) == {("user", "sentAtMs"), ("user", "rowSource")}
     assert set(unknown_fields([b'{"type":"hologram-state","mood":"curious"}'])) == {("hologram-state", "*")}
+
+
+@pytest.mark.parametrize("bad", ['"oops"', '{"path": 1}', '[1, "x", null]', '[{"path": "messages", "value": 3}]',
+                                 '[{"path": ["messages", 99, "content", 0], "value": {"type": "ephemeral"}}]'])
+def test_a_hostile_cache_control_costs_no_command(tmp_path, bad):
+    """An api-request row whose cacheControl is not a list of objects (or points nowhere) is ignored: request,
+    tokens and compact run (they crashed with TypeError or AttributeError)."""
+    path = golden_transcript(expand_golden("reactive_ptl_sonnet45", tmp_path))
+    lines = path.read_bytes().splitlines()
+    out = []
+    for ln in lines:
+        if b'"type":"api-request"' in ln and b'"cacheControl":' in ln:
+            import json as _json
+
+            o = _json.loads(ln)
+            o["cacheControl"] = _json.loads(bad)
+            ln = _json.dumps(o).encode()
+        out.append(ln)
+    path.write_bytes(b"\n".join(out) + b"\n")
+    for argv in (("request", "--json", path), ("tokens", "--json", path), ("compact", path)):
+        code, _out, err = run_cli(*argv)
+        assert code == 0, (argv, err)
