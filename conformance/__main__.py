@@ -5,6 +5,8 @@ it did with what inspector says, and prints the conformance table. --goldens ref
 tests/goldens (the scenarios marked for it); --resume instead takes every committed golden session, saves each
 compaction strategy inspector has for it as a new session, resumes that with the real Claude Code and compares the
 first request with inspector's preview; --readme writes the table into the README.
+--matrix measures the era matrix (every release of the version table x every model family, from the binaries:
+conformance/matrix.py), --bisect finds the release where a rule changed, --repl runs a release's REPL in tmux.
 """
 
 from __future__ import annotations
@@ -110,12 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true", help="the round trip on the goldens: save each strategy, resume it, compare")
     ap.add_argument("--readme", action="store_true", help="write the table into README.md")
     ap.add_argument("--matrix", action="store_true",
-                    help="measure every release of the era matrix on every model (conformance/matrix.json, docs/era-matrix.md)")
+                    help="measure every release of the era matrix on every model (inspector/claude/era_matrix.json, "
+                         "docs/era-matrix.md)")
     ap.add_argument("--model", action="append", help="with --matrix: only these models (repeatable)")
     ap.add_argument("--release", action="append", help="with --matrix: only these releases (repeatable)")
     ap.add_argument("--jobs", type=int, default=2, help="with --matrix: runs at once (default 2)")
     ap.add_argument("--only", choices=("release", "cells", "summarizer", "repl"),
-                    help="with --matrix: only the cells (release × model), or only the per-release probes (leaf, re-attached files)")
+                    help="with --matrix: only the cells (release × model), the per-release probes (leaf, re-attached "
+                         "files, the summary's analysis), the failing-summarizer probe again, or the REPL checks")
     ap.add_argument("--bisect", nargs=3, metavar=("PROBE", "LO", "HI"),
                     help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
                          "enforce-sonnet-4-6, leaf, analysis); recorded in inspector/claude/era_matrix.json")
