@@ -194,6 +194,7 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     baseline = Settings.from_environment()  # what the session's own settings are taken to be, when a flag is a what-if
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
+    report_unreadable(target, err)
     files = session_files(target)
     skipped: list[tuple[Path, str]] = []
     # Each session is printed as soon as it is explained and then let go (its file closed): a root of thousands
@@ -258,6 +259,20 @@ class JsonArray:
 
     def close(self) -> None:
         pass
+
+
+def report_unreadable(target: Any, err: Any) -> None:
+    """Name the folders under a target that could not be read: their sessions are left out of what follows."""
+    from inspector.textutil import printable
+    from inspector.transcript.discovery import unreadable_folders
+
+    bad = unreadable_folders(target)
+    if bad:
+        err.write(f"inspector: cannot read {len(bad)} folder(s); their sessions are left out:\n")
+        for p, why in bad[:50]:
+            err.write(printable(f"  {p}: {why}") + "\n")
+        if len(bad) > 50:
+            err.write(f"  … and {len(bad) - 50} more\n")
 
 
 def report_skipped(skipped: list[tuple[Path, str]], err: Any) -> None:
@@ -668,6 +683,7 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
 
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
+    report_unreadable(target, err)
     cache = StatsCache(None if args.no_cache else cache_dir())
     show_progress = err.isatty() if hasattr(err, "isatty") else False
 
@@ -769,6 +785,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
 
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
+    report_unreadable(target, err)
     ledger = Ledger()
     for problem in ledger.table.problems:
         err.write(printable(f"inspector: prices: {problem}") + "\n")
@@ -901,6 +918,7 @@ def cmd_archive(args: argparse.Namespace, out: Any, err: Any) -> int:
 
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
+    report_unreadable(target, err)
     try:
         rep = archive(target, Path(args.to))
     except ArchiveError as exc:
@@ -1017,6 +1035,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
         raise InspectorError("--limit must be at least 1")
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
+    report_unreadable(target, err)
     query = Query(args.text)
     from inspector.search import parse_since
 

@@ -254,3 +254,28 @@ def test_stats_without_worker_processes_are_computed_in_one(tmp_path, monkeypatc
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", broken)
     st = collect_stats(resolve_target(tmp_path / "root"), None, workers=2)
     assert [s["title"] for s in st] == [f"session {k}" for k in range(10)]
+
+
+@pytest.mark.parametrize("argv", [("stats",), ("tokens",), ("cost",), ("search", "needle"), ("archive", "--to", "ARCHIVE")])
+def test_a_project_folder_that_cannot_be_read_is_named_not_skipped_in_silence(tmp_path, monkeypatch, argv):
+    """A project folder without read permission (as a user who is not root meets it: simulated, the suite may run as
+    root): every command over the root says it could not read it, and goes on with the rest."""
+    import os as _os
+
+    from builders import assistant, user
+
+    root = tmp_path / "projects"
+    write_jsonl(root / "-ok" / "s.jsonl", [user("u1", None, "a needle"), assistant("a1", "u1")])
+    write_jsonl(root / "-locked" / "t.jsonl", [user("v1", None, "hidden needle"), assistant("b1", "v1")])
+    locked = str(root / "-locked")
+    real = _os.scandir
+
+    def scandir(path="."):
+        if _os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return real(path)
+
+    monkeypatch.setattr(_os, "scandir", scandir)
+    args = [a.replace("ARCHIVE", str(tmp_path / "archive")) for a in argv]
+    code, out, err = run(args[0], *args[1:], str(root)) if args[0] != "search" else run("search", args[1], str(root))
+    assert "cannot read 1 folder(s)" in err and "-locked: Permission denied" in err, (argv, err)

@@ -93,6 +93,24 @@ def project_files(project: Path) -> tuple[list[Path], list[Path]]:
     return [project / n for n in sessions], [project / n for n in agents]
 
 
+def unreadable_folders(target: Target) -> list[tuple[Path, str]]:
+    """The folders of a target that cannot be listed (no read permission): their sessions are missing from whatever
+    is made of the target, which must say so rather than skip them in silence."""
+    if target.kind == "file":
+        return []
+    dirs = [target.path] if target.kind == "project" else [target.path, *project_dirs(target.path)]
+    out = []
+    for d in dirs:
+        try:
+            with os.scandir(d):
+                pass
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            out.append((d, exc.strerror or str(exc)))
+    return out
+
+
 def session_files(target: Target) -> list[tuple[Path, list[Path]]]:
     """Every session transcript under a target, each with its project's flat agent files."""
     if target.kind == "file":
