@@ -11,7 +11,7 @@ import re
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from inspector import __version__
 
@@ -974,18 +974,37 @@ def _index_parser() -> argparse.ArgumentParser:
 
 
 def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
-    import time
-
-    from inspector.fts import IndexUnavailable, SearchIndex, db_path, remove_index
-    from inspector.search import list_transcripts
-    from inspector.textutil import human_size, printable
-    from inspector.transcript.discovery import InspectorError, resolve_target
+    from inspector.fts import db_path, remove_index
+    from inspector.textutil import printable
 
     def notice(m: str) -> None:
         err.write(printable(f"inspector: {m}") + "\n")
 
     if args.rebuild:
         remove_index(db_path())
+    import sqlite3
+
+    for attempt in (1, 2):  # a damaged index found by a query is removed and built again, once
+        try:
+            return _index_once(args, out, err, notice)
+        except sqlite3.DatabaseError as exc:
+            from inspector.fts import is_damage
+
+            if not is_damage(exc) or attempt == 2:
+                raise
+            notice(f"the search index {db_path()} was damaged ({exc}): it is built again")
+            remove_index(db_path())
+    return EXIT_OK
+
+
+def _index_once(args: argparse.Namespace, out: Any, err: Any, notice: Callable[[str], None]) -> int:
+    import time
+
+    from inspector.fts import IndexUnavailable, SearchIndex
+    from inspector.search import list_transcripts
+    from inspector.textutil import human_size, printable
+    from inspector.transcript.discovery import InspectorError, resolve_target
+
     try:
         idx = SearchIndex(notice=notice)
     except IndexUnavailable as exc:

@@ -248,6 +248,23 @@ class SearchIndex:
             CREATE INDEX t{k}.spans_file ON spans(file_id);
         """)
 
+    def discard_damaged(self, exc: BaseException) -> bool:
+        """After a query found the database damaged (`database disk image is malformed`: a page overwritten, which the
+        checks at opening do not read): the index is removed, with one notice, so that the next one is built anew
+        instead of every search scanning for good. False (nothing done) for an error that is not damage: a lock."""
+        if not is_damage(exc):
+            return False
+        try:
+            self.db.close()
+        except sqlite3.Error:
+            pass
+        try:
+            with self.writer(wait=True):
+                self._discard(f"the search index {self.path} was damaged ({exc}): it is built again")
+        except OSError:
+            return False
+        return True
+
     def close(self) -> None:
         self.db.close()
         if self._lock_fd is not None:
@@ -1008,6 +1025,20 @@ def _key(path: Path | str) -> bytes:
     return s.encode(_FS_ENCODING, _FS_ERRORS)
 
 
+_DAMAGE_WORDS = ("malformed", "corrupt", "vtable constructor failed", "not a database", "no such table")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether an SQLite error says the database is damaged (a page overwritten, a table lost), not busy: SQLite
+    reports some damage as an OperationalError ("vtable constructor failed: texts", "no such table: spans")."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    msg = str(exc).lower()
+    if "locked" in msg or "busy" in msg:
+        return False
+    return not isinstance(exc, sqlite3.OperationalError) or any(w in msg for w in _DAMAGE_WORDS)
+
+
 def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | None:
     """The index, or None (with the reason told to `notice`) when it cannot be used now: the scan is used then."""
     if os.environ.get("INSPECTOR_NO_INDEX"):
@@ -1020,4 +1051,4 @@ def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | Non
         return None
 
 
-__all__ = ["IndexStatus", "IndexUnavailable", "SearchIndex", "db_path", "open_index"]
+__all__ = ["IndexStatus", "IndexUnavailable", "SearchIndex", "db_path", "is_damage", "open_index"]

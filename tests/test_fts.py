@@ -625,3 +625,40 @@ def test_a_reader_in_the_middle_of_a_read_does_not_hold_a_search_that_sweeps(tmp
         reader.close()
     assert [h.snippet for h in hits] == ["needle kept"] and took < 1.5, took
     assert not [p for (p,) in idx.db.execute("SELECT path FROM files") if p.endswith(b"gone.jsonl")]
+
+
+def _overwrite_pages(path, first_page=10, pages=4, page=4096):
+    import random
+
+    rnd = random.Random(first_page)
+    with open(path, "r+b") as f:
+        size = f.seek(0, 2)
+        for k in range(first_page, first_page + pages):
+            if k * page < size:
+                f.seek(k * page)
+                f.write(bytes(rnd.randrange(256) for _ in range(page)))
+
+
+@pytest.mark.parametrize("which, first_page", [("main", 2), ("main", 10), ("shard", 2), ("shard", 10), ("shard", 20)])
+def test_pages_of_the_index_overwritten_rebuild_it_with_one_notice(tmp_path, which, first_page):
+    """A few pages of index.sqlite or of a shard overwritten: a search answers as the scan does and the index is built
+    again (it scanned for good, saying 'database disk image is malformed'); `index` and `index --status` exit 0."""
+    from inspector.fts import shard_path
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    assert run("index", str(root))[0] == 0
+    want = jsonl(run("search", "hourly", str(root), "--json", "--no-index")[1])
+    damaged = db_path() if which == "main" else shard_path(db_path(), 0)
+    _overwrite_pages(damaged, first_page)
+    code, out, err = run("search", "hourly", str(root), "--json")
+    assert code == 0 and jsonl(out) == want, err
+    code, out, err2 = run("search", "hourly", str(root), "--json")
+    assert code == 0 and jsonl(out) == want
+    assert "searching without the index" not in err2, (err, err2)  # built again, not scanned around for good
+    _overwrite_pages(damaged, first_page)
+    code, out, err = run("index", str(root))
+    assert code == 0 and "Indexed" in out, err
+    _overwrite_pages(damaged, first_page)
+    code, out, err = run("index", "--status")
+    assert code == 0 and "transcript(s)" in out, err
