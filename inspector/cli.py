@@ -976,6 +976,7 @@ def _index_parser() -> argparse.ArgumentParser:
 def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.fts import db_path, remove_index
     from inspector.textutil import printable
+    from inspector.transcript.discovery import InspectorError
 
     def notice(m: str) -> None:
         err.write(printable(f"inspector: {m}") + "\n")
@@ -990,11 +991,35 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
         except sqlite3.DatabaseError as exc:
             from inspector.fts import is_damage
 
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise InspectorError(f"the search index stayed locked for {sum(INDEX_LOCK_WAITS):g} s ({exc}): what was "
+                                     "indexed is kept; run inspector index again when the machine is quieter") from None
             if not is_damage(exc) or attempt == 2:
                 raise
             notice(f"the search index {db_path()} was damaged ({exc}): it is built again")
             remove_index(db_path())
     return EXIT_OK
+
+
+INDEX_LOCK_WAITS = (1.0, 2.0, 4.0, 8.0, 16.0)  # seconds between tries when SQLite says "database is locked"
+
+
+def _refresh_waiting(idx: Any, files: list[Path], with_results: list[Path], notice: Callable[[str], None]) -> int:
+    """The index brought up to date, a lock (its own shard processes, a checkpoint, another reader) waited out and the
+    work taken up again where it stopped (what is indexed stays indexed), never the command's end."""
+    import sqlite3
+    import time
+
+    done = 0
+    for wait in (*INDEX_LOCK_WAITS, None):
+        try:
+            return done + idx.refresh(files, with_results, wait=True)
+        except sqlite3.OperationalError as exc:
+            if wait is None or not ("locked" in str(exc) or "busy" in str(exc)):
+                raise
+            notice(f"the search index is locked ({exc}): trying again in {wait:g} s")
+            time.sleep(wait)
+    return done
 
 
 def _index_once(args: argparse.Namespace, out: Any, err: Any, notice: Callable[[str], None]) -> int:
@@ -1027,7 +1052,7 @@ def _index_once(args: argparse.Namespace, out: Any, err: Any, notice: Callable[[
                         err.flush()
 
                 idx.progress = progress
-            lines = idx.refresh([f for f, _ in files], with_results, wait=True)
+            lines = _refresh_waiting(idx, [f for f, _ in files], with_results, notice)
             if tty:
                 err.write("\r\x1b[K")
             gone = idx.prune(f for f, _ in files)

@@ -662,3 +662,30 @@ def test_pages_of_the_index_overwritten_rebuild_it_with_one_notice(tmp_path, whi
     _overwrite_pages(damaged, first_page)
     code, out, err = run("index", "--status")
     assert code == 0 and "transcript(s)" in out, err
+
+
+def test_index_waits_out_a_locked_database_and_takes_the_work_up_again(tmp_path, monkeypatch):
+    """'database is locked' while `inspector index` runs (its shard processes, a checkpoint, a reader on a loaded
+    machine): waited for and tried again, the command ends well (it died with 'unexpected error: OperationalError')."""
+    import inspector.cli as cli
+    from inspector.fts import SearchIndex as SI
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    real = SI.refresh
+    calls = []
+
+    def flaky(self, *a, **kw):
+        calls.append(1)
+        if len(calls) <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(SI, "refresh", flaky)
+    monkeypatch.setattr(cli, "INDEX_LOCK_WAITS", (0.01, 0.01, 0.01))
+    code, out, err = run("index", str(root))
+    assert code == 0 and "Indexed" in out and len(calls) == 3
+    assert err.count("trying again") == 2 and "unexpected" not in err
+    monkeypatch.setattr(SI, "refresh", lambda self, *a, **kw: (_ for _ in ()).throw(sqlite3.OperationalError("database is locked")))
+    code, out, err = run("index", str(root))  # locked for good: one clear line, not a traceback
+    assert code != 0 and "stayed locked" in err and "unexpected" not in err
