@@ -1010,16 +1010,15 @@ def _refresh_waiting(idx: Any, files: list[Path], with_results: list[Path], noti
     import sqlite3
     import time
 
-    done = 0
     for wait in (*INDEX_LOCK_WAITS, None):
-        try:
-            return done + idx.refresh(files, with_results, wait=True)
+        try:  # the lines of the last try only: those indexed before a lock are kept, not counted again
+            return idx.refresh(files, with_results, wait=True)
         except sqlite3.OperationalError as exc:
             if wait is None or not ("locked" in str(exc) or "busy" in str(exc)):
                 raise
             notice(f"the search index is locked ({exc}): trying again in {wait:g} s")
             time.sleep(wait)
-    return done
+    return 0
 
 
 def _index_once(args: argparse.Namespace, out: Any, err: Any, notice: Callable[[str], None]) -> int:
