@@ -75,14 +75,25 @@ def _cell(d: dict[str, Any]) -> Measured | None:
 
 
 @lru_cache(maxsize=1)
-def cells() -> dict[tuple[Version, str], Measured]:
+def _data() -> dict[str, Any]:
+    """The era matrix's file, read once ({} when it is missing or damaged)."""
     try:
         data = orjson.loads(DATA.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _rows(key: str) -> list[dict[str, Any]]:
+    rows = _data().get(key)
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+
+@lru_cache(maxsize=1)
+def cells() -> dict[tuple[Version, str], Measured]:
     out: dict[tuple[Version, str], Measured] = {}
-    for d in data.get("cells", []) if isinstance(data, dict) else []:
-        c = _cell(d) if isinstance(d, dict) else None
+    for d in _rows("cells"):
+        c = _cell(d)
         if c is not None:
             out[(c.version, c.model)] = c
     return out
@@ -111,18 +122,15 @@ def matrix_model(model: str | None) -> str | None:
 def bisected() -> dict[Version, str]:
     """The releases where a rule of the thresholds changed, found by bisecting the binaries (`python -m conformance
     --bisect`, recorded with the matrix): a measurement answers for the releases after it up to the next one only."""
-    try:
-        data = orjson.loads(DATA.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
     out: dict[Version, str] = {}
-    for b in data.get("boundaries", []) if isinstance(data, dict) else []:
-        v = parse_version(b.get("first")) if isinstance(b, dict) else None
+    for b in _rows("boundaries"):
+        v = parse_version(b.get("first"))
         if v is not None and b.get("kind") == "cells":
             out[v] = str(b.get("what") or "")
     return out
 
 
+@lru_cache(maxsize=256)
 def segment(v: Version) -> Version:
     """The first release of the stretch of releases with the same rules as `v`: the era's first release, or the
     latest bisected change at or below it."""
@@ -172,13 +180,9 @@ def lookup(version: str | None, model: str | None) -> Lookup:
 
 @lru_cache(maxsize=1)
 def _leaf_rules() -> dict[Version, dict[str, str]]:
-    try:
-        data = orjson.loads(DATA.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
     out: dict[Version, dict[str, str]] = {}
-    for r in data.get("releases", []) if isinstance(data, dict) else []:
-        v = parse_version(r.get("version")) if isinstance(r, dict) else None
+    for r in _rows("releases"):
+        v = parse_version(r.get("version"))
         if v is not None and isinstance(r.get("leaf"), dict):
             out[v] = {str(k): str(x) for k, x in r["leaf"].items()}
     return out
@@ -215,12 +219,8 @@ def answer_at(probe: str, version: str | None) -> bool | None:
     bisections found: the answer after the last change at or below it, before the first one the answer before it.
     None when no change of that probe was found or the version is not known."""
     v = parse_version(version)
-    try:
-        data = orjson.loads(DATA.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    changes = sorted(((parse_version(b.get("first")), b) for b in data.get("boundaries", []) if isinstance(b, dict)
-                      and b.get("probe") == probe and parse_version(b.get("first"))), key=lambda x: x[0])
+    changes = sorted(((parse_version(b.get("first")), b) for b in _rows("boundaries")
+                      if b.get("probe") == probe and parse_version(b.get("first"))), key=lambda x: x[0])
     if v is None or not changes:
         return None
     answer = changes[0][1]["answers"]["before"]
