@@ -261,30 +261,29 @@ class JsonArray:
         pass
 
 
+def _report_paths(head: str, items: list[tuple[Path, str]], err: Any) -> None:
+    """A heading, then each path with why (50 at most, the rest counted)."""
+    from inspector.textutil import printable
+
+    if items:
+        err.write(head + "\n")
+        for p, why in items[:50]:
+            err.write(printable(f"  {p}: {why}") + "\n")
+        if len(items) > 50:
+            err.write(f"  … and {len(items) - 50} more\n")
+
+
 def report_unreadable(target: Any, err: Any) -> None:
     """Name the folders under a target that could not be read: their sessions are left out of what follows."""
-    from inspector.textutil import printable
     from inspector.transcript.discovery import unreadable_folders
 
     bad = unreadable_folders(target)
-    if bad:
-        err.write(f"inspector: cannot read {len(bad)} folder(s); their sessions are left out:\n")
-        for p, why in bad[:50]:
-            err.write(printable(f"  {p}: {why}") + "\n")
-        if len(bad) > 50:
-            err.write(f"  … and {len(bad) - 50} more\n")
+    _report_paths(f"inspector: cannot read {len(bad)} folder(s); their sessions are left out:", bad, err)
 
 
 def report_skipped(skipped: list[tuple[Path, str]], err: Any) -> None:
     """Name the files a command could not read and went on without."""
-    from inspector.textutil import printable
-
-    if skipped:
-        err.write(f"inspector: skipped {len(skipped)} file(s) it could not read:\n")
-        for p, why in skipped[:50]:
-            err.write(printable(f"  {p}: {why}") + "\n")
-        if len(skipped) > 50:
-            err.write(f"  … and {len(skipped) - 50} more\n")
+    _report_paths(f"inspector: skipped {len(skipped)} file(s) it could not read:", skipped, err)
 
 
 def _bar(n: int, scale: float, width: int, marks: dict[int, str]) -> str:
@@ -989,9 +988,9 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
         try:
             return _index_once(args, out, err, notice)
         except sqlite3.DatabaseError as exc:
-            from inspector.fts import is_damage
+            from inspector.fts import is_damage, is_locked
 
-            if "locked" in str(exc) or "busy" in str(exc):
+            if is_locked(exc):
                 raise InspectorError(f"the search index stayed locked for {sum(INDEX_LOCK_WAITS):g} s ({exc}): what was "
                                      "indexed is kept; run inspector index again when the machine is quieter") from None
             if not is_damage(exc) or attempt == 2:
@@ -1010,11 +1009,13 @@ def _refresh_waiting(idx: Any, files: list[Path], with_results: list[Path], noti
     import sqlite3
     import time
 
+    from inspector.fts import is_locked
+
     for wait in (*INDEX_LOCK_WAITS, None):
         try:  # the lines of the last try only: those indexed before a lock are kept, not counted again
             return idx.refresh(files, with_results, wait=True)
         except sqlite3.OperationalError as exc:
-            if wait is None or not ("locked" in str(exc) or "busy" in str(exc)):
+            if wait is None or not is_locked(exc):
                 raise
             notice(f"the search index is locked ({exc}): trying again in {wait:g} s")
             time.sleep(wait)

@@ -148,7 +148,7 @@ class SearchIndex:
             except sqlite3.OperationalError as exc:
                 if db is not None:
                     db.close()
-                if "locked" in str(exc) or "busy" in str(exc):
+                if is_locked(exc):
                     raise IndexUnavailable(f"the search index is locked by another process ({exc})") from None
                 if "fts5" in str(exc) or "trigram" in str(exc):
                     raise IndexUnavailable(f"this Python's SQLite has no FTS5 trigram tokenizer ({exc})") from None
@@ -924,7 +924,6 @@ LOCK_QUIET = 1.0  # seconds waited for the writer lock before saying so
 RACY_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick: not kept
 
 
-
 def _listing(blob: object) -> list[tuple[str, int]] | None:
     """A folder listing as the cache keeps it, or None when the entry is damaged (not bytes, bad JSON, not pairs of a
     name and a kind)."""
@@ -1028,14 +1027,18 @@ def _key(path: Path | str) -> bytes:
 _DAMAGE_WORDS = ("malformed", "corrupt", "vtable constructor failed", "not a database", "no such table")
 
 
+def is_locked(exc: BaseException) -> bool:
+    """Whether an SQLite error is another connection holding the database (locked, busy): to wait for, never damage."""
+    msg = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and ("locked" in msg or "busy" in msg)
+
+
 def is_damage(exc: BaseException) -> bool:
     """Whether an SQLite error says the database is damaged (a page overwritten, a table lost), not busy: SQLite
     reports some damage as an OperationalError ("vtable constructor failed: texts", "no such table: spans")."""
-    if not isinstance(exc, sqlite3.DatabaseError):
+    if not isinstance(exc, sqlite3.DatabaseError) or is_locked(exc):
         return False
     msg = str(exc).lower()
-    if "locked" in msg or "busy" in msg:
-        return False
     return not isinstance(exc, sqlite3.OperationalError) or any(w in msg for w in _DAMAGE_WORDS)
 
 
@@ -1051,4 +1054,4 @@ def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | Non
         return None
 
 
-__all__ = ["IndexStatus", "IndexUnavailable", "SearchIndex", "db_path", "is_damage", "open_index"]
+__all__ = ["IndexStatus", "IndexUnavailable", "SearchIndex", "db_path", "is_damage", "is_locked", "open_index"]
