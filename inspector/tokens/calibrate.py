@@ -334,8 +334,9 @@ def calibrator(s: Session, series: Series, counts: Counts | None = None) -> Cali
 def _model_key(model: str | None) -> str | None:
     """A model as the overhead depends on it: the API id without its date or provider decoration."""
     from inspector.claude.versions import catalog_key
+    from inspector.transcript.records import SYNTHETIC_MODEL
 
-    if not model or model.startswith("<"):  # "<synthetic>": Claude Code's own error replies
+    if not model or model == SYNTHETIC_MODEL:  # Claude Code's own error replies
         return None
     return catalog_key(model) or model
 

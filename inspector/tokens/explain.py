@@ -300,12 +300,13 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) 
     from inspector.claude.measured import lookup
 
     peak = max(t.tokens for t in over)
-    seen = (f"{len(over)} earlier response(s) of this stretch were already at or above the threshold of {fmt(e.threshold)} "
-            f"(up to {fmt(peak)}) and Claude Code sent the next request each time, so that threshold was not in force here")
+    passed = (f"{len(over)} earlier response(s) of this stretch were already at or above the threshold of {fmt(e.threshold)} "
+              f"(up to {fmt(peak)}) and Claude Code sent the next request each time")
     failed = [a for a in s.subagents if a.kind == "compaction" and a.boundary is None]
     if failed:
-        return "threshold", (seen[:-len(", so that threshold was not in force here")] + f"; {len(failed)} earlier compaction "
-                             "call(s) left no boundary: it was tried and failed, then this one succeeded")
+        return "threshold", (f"{passed}; {len(failed)} earlier compaction call(s) left no boundary: it was tried and failed, "
+                             "then this one succeeded")
+    seen = passed + ", so that threshold was not in force here"
     pre = e.pre_tokens or 0
     window = th.model_window
     lk = lookup(s.version, th.model)
@@ -337,6 +338,8 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any,
         return "partial", "messagesSummarized on the boundary, or summarizeMetadata on the summary"
     if e.kind == "manual":
         return "manual", "trigger \"manual\" (/compact)"
+    # (a threshold is given only where it is enforced and auto-compact is on)
+    over = refuted_by(series, e, e.threshold) if series is not None and e.threshold is not None else []
     if requests:
         from inspector.claude.requests import request_before
 
@@ -344,13 +347,11 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any,
         if q is not None and not q.answered:
             return "prompt_too_long", (f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "
                                        "no reply: the API refused it")
-        if q is not None and not (series is not None and e.threshold is not None and refuted_by(series, e, e.threshold)):
+        if q is not None and not over:
             return "threshold", f"the last request before it ({q.id}) was answered: Claude Code compacted before sending the next"
-    if series is not None and e.threshold is not None and th.enforced and th.auto_compact_enabled:
-        over = refuted_by(series, e, e.threshold)
-        if over:
-            e.refuted = len(over)
-            return refuted_cause(s, e, th, over)
+    if over:
+        e.refuted = len(over)
+        return refuted_cause(s, e, th, over)
     if th.auto_compact_enabled and not th.enforced:
         return "prompt_too_long", ("no threshold is enforced for this model by these rules, so only the API's refusal "
                                    "compacts (no request is recorded to show it)")
