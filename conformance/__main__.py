@@ -153,8 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     for sc in [BY_NAME[n] for n in args.scenario] if args.scenario else SCENARIOS:
         r = run(sc, binary, args.version)
         folder = save(r, out)
-        if r.sandbox:
-            r.sandbox.close()
+        r.close()
         failed = [st for st in r.steps if st.returncode not in (0, 1)]
         row = compare(folder)
         if failed:

@@ -113,8 +113,7 @@ def probe(go: Runner, model: str, sizes: list[int], env: dict[str, str] | None =
     try:
         return points_of(r.requests, _boundaries(r)), r
     finally:
-        if r.sandbox:
-            r.sandbox.close()
+        r.close()
 
 
 @dataclass
@@ -189,7 +188,7 @@ def _reactive(go: Runner, model: str, at: int) -> str:
     sizes = [at // 4, at // 2, at, at]
     r = go(_scenario(model, Script(turns=len(sizes), sizes=tuple(sizes), ptl_at=at, stop_after_summary=True)))
     try:
-        seq = [q for q in r.requests if q.kind in ("turn", "summary")]
+        seq = r.exchange
         refused = [n for n, q in enumerate(seq) if q.answer == "prompt_too_long"]
         if not refused:
             return "no refusal reached"
@@ -198,8 +197,7 @@ def _reactive(go: Runner, model: str, at: int) -> str:
             return "compacts and retries" if any(q.kind == "turn" and q.answer != "prompt_too_long" for q in rest) else "compacts"
         return "ends the turn (no compaction)"
     finally:
-        if r.sandbox:
-            r.sandbox.close()
+        r.close()
 
 
 def _summarizer_fails(go: Runner, model: str, above: int, blocking: int | None = None) -> str:
@@ -208,7 +206,7 @@ def _summarizer_fails(go: Runner, model: str, above: int, blocking: int | None =
     sizes = [above] * 6 + ([blocking + 1_000] * 4 if blocking and blocking > above else [above] * 4)
     r = go(_scenario(model, Script(turns=len(sizes), sizes=tuple(sizes), summary_status=400)))
     try:
-        seq = [q for q in r.requests if q.kind in ("turn", "summary")]
+        seq = r.exchange
         groups: list[int] = []
         after_turn: list[int] = []  # the reply index (turn requests so far) at which each try started
         turns = 0
@@ -234,8 +232,7 @@ def _summarizer_fails(go: Runner, model: str, above: int, blocking: int | None =
             words += "it kept trying"
         return words
     finally:
-        if r.sandbox:
-            r.sandbox.close()
+        r.close()
 
 
 def _text_len(content: Any) -> int:
@@ -298,8 +295,7 @@ def measure(claude: Claude, model: str, *, blocking: bool = True, extras: bool =
             u = cell.auto.usage or cell.threshold
             r = go(_scenario(model, _script([max(1_000, u - 50_000), u + 2_000])))  # one compaction and the request after
             cell.after = after_shape(r.requests)
-            if r.sandbox:
-                r.sandbox.close()
+            r.close()
     return cell
 
 
@@ -380,8 +376,7 @@ def analysis_rule(claude: Claude, model: str, usage: int) -> dict[str, Any]:
                     return {"analysis_after_summary_kept": "A1 the analysis" in body, "model": model}
         return {"error": "no summary record"}
     finally:
-        if r.sandbox:
-            r.sandbox.close()
+        r.close()
 
 
 def release_probes(claude: Claude) -> dict[str, Any]:
@@ -644,7 +639,7 @@ def reattach_probe(claude: Claude, model: str, usage: int) -> dict[str, Any]:
     sc = Scenario("reattach", model, (Step("read the files", script),), tool="Read", files=dict(REATTACH_FILES))
     r = run(sc, claude, timeout=300)
     try:
-        seq = [q for q in r.requests if q.kind in ("turn", "summary")]
+        seq = r.exchange
         k = next((n for n, q in enumerate(seq) if q.kind == "summary" and q.answer == "summary"), None)
         nxt = next((q for q in seq[k + 1:] if q.kind == "turn"), None) if k is not None else None
         if nxt is None:
@@ -661,8 +656,7 @@ def reattach_probe(claude: Claude, model: str, usage: int) -> dict[str, Any]:
         return {"reads": len(names), "files": [n for _, n, _ in found], "lines": {n: ln for _, n, ln in found},
                 "after_chars": len(text)}
     finally:
-        if r.sandbox:
-            r.sandbox.close()
+        r.close()
 
 
 # -- bisection: the first release where a probe's answer changes -------------------------------------------------

@@ -150,6 +150,16 @@ class Run:
     def requests(self) -> list[Logged]:
         return [r for st in self.steps for r in st.requests]
 
+    @property
+    def exchange(self) -> list[Logged]:
+        """The turn and summarize requests, in the order the fake received them (side queries and counts left out)."""
+        return [r for r in self.requests if r.kind in ("turn", "summary")]
+
+    def close(self) -> None:
+        """Remove the run's sandbox (once what is needed of it was read)."""
+        if self.sandbox is not None:
+            self.sandbox.close()
+
     def transcripts(self) -> list[Path]:
         return sorted(p for p in self.projects.rglob("*.jsonl") if "subagents" not in p.parts and not p.name.startswith("agent-"))
 
