@@ -123,10 +123,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bisect", nargs=3, metavar=("PROBE", "LO", "HI"),
                     help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
                          "enforce-sonnet-4-6, leaf, analysis); recorded in inspector/claude/era_matrix.json")
+    ap.add_argument("--random", type=int, metavar="N", help="run N generated scenarios (conformance/generate.py), each "
+                    "checked whole; a failing seed is kept in conformance/found.json")
+    ap.add_argument("--seed", type=int, default=0, help="with --random: the first seed (default 0)")
+    ap.add_argument("--doc", action="store_true", help="with --random: write the summary table to docs/conformance-generated.md")
     ap.add_argument("--repl", nargs=3, metavar=("VERSION", "MODEL", "SIZES"),
                     help="run VERSION's REPL in tmux on MODEL, the fake reporting SIZES (comma-separated) for its replies: "
                          "where does the REPL compact (print mode is what the matrix measures)")
     args = ap.parse_args(argv)
+    if args.random is not None:
+        import time
+
+        from conformance import generated
+
+        out = args.out or Path(tempfile.mkdtemp(prefix="inspector-conformance-generated-"))
+        t0 = time.monotonic()
+        rows = generated.run_generated(args.random, args.seed, args.version, jobs=args.jobs, out=out)
+        text = generated.table(rows, args.version, args.random, args.seed, time.monotonic() - t0, args.jobs)
+        print(text, end="")
+        print(f"runs kept in {out}", file=sys.stderr)
+        if args.doc:
+            generated.write_doc(text)
+        return 0 if all(r.ok for r in rows) else 1
     if args.repl:
         from conformance.repl import repl_run
 
@@ -150,7 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     binary = install(args.version, log=lambda m: print(m, file=sys.stderr))
     out = args.out or Path(tempfile.mkdtemp(prefix="inspector-conformance-runs-"))
     rows = []
-    for sc in [BY_NAME[n] for n in args.scenario] if args.scenario else SCENARIOS:
+    from conformance.generated import load_found
+
+    found = {f.name: f for f in load_found()}
+    for sc in [BY_NAME.get(n) or found[n] for n in args.scenario] if args.scenario else SCENARIOS:
         r = run(sc, binary, args.version)
         folder = save(r, out)
         r.close()

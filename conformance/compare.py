@@ -104,7 +104,6 @@ def _markers(paths: list[list[Any]]) -> list[str]:
 
 def inspector_facts(folder: Path) -> Facts:
     """What inspector says of the same run, given the scenario's environment and settings."""
-    from inspector.claude.requests import rebuild_requests
     from inspector.tokens.explain import analyze
     from inspector.tokens.thresholds import Settings
     from inspector.transcript.session import Session
@@ -118,8 +117,6 @@ def inspector_facts(folder: Path) -> Facts:
         (home / ".claude" / "settings.json").write_text(json.dumps(settings_file))
     settings = Settings.from_environment(env=dict(run.get("env") or {}), config_dir=home / ".claude")
     f = Facts()
-    logged = [q for q in load_requests(folder) if q["kind"] == "turn"]
-    rebuilt = []
     th = None
     most = -1
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
@@ -130,7 +127,6 @@ def inspector_facts(folder: Path) -> Facts:
         for e in rep.compactions:
             if e.kind != "microcompact":
                 f.compactions.append(f"{e.cause} at {e.pre_tokens:,}, kept {len(e.kept_uuids)}")
-        rebuilt += [q for q in rebuild_requests(s) if q.agent_id is None]
     if th is not None:
         if not th.auto_compact_enabled:
             f.enforced = None
@@ -138,16 +134,87 @@ def inspector_facts(folder: Path) -> Facts:
             f.enforced = th.enforced
             f.effective_window = th.effective_window
             f.source = th.compact_source
-    same = sum(1 for a, b in zip(logged, rebuilt)
-               if canonical(a.get("messages")) == canonical(b.request["messages"])
-               and canonical(_system_without_billing(a.get("system"))) == canonical(b.request["system"])
-               and canonical(a.get("tools")) == canonical(b.request["tools"])
-               and ("cache" not in a or _markers(a["cache"]) == _markers(cache_paths(b.request))))
-    if len(logged) == len(rebuilt) == same:
-        f.requests = f"all {same} requests rebuilt identical"
+    diffs = request_differences(folder)
+    total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")])
+    if not diffs:
+        f.requests = f"all {total} requests rebuilt identical"
     else:
-        f.requests = f"{same}/{len(logged)} requests rebuilt identical ({len(rebuilt)} recorded)"
+        f.requests = f"{total - len(diffs)}/{total} requests rebuilt identical (first difference: {diffs[0]})"
     return f
+
+
+def _system_markers(paths: list[list[Any]], shift: int) -> list[str]:
+    return sorted(json.dumps([["system", p[0][1] - shift, *p[0][2:]], m], sort_keys=True) for p, m in
+                  ((q, q[1]) for q in paths) if p[0] and p[0][0] == "system" and isinstance(p[0][1], int))
+
+
+def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any]) -> str | None:
+    """The first way a request inspector rebuilt differs from the one the fake received (None: identical): every
+    message, the system prompt (the billing line Claude Code puts first is not recorded), the tools, every
+    top-level parameter (`stream` is how it was sent, `betas` its header), and every cache breakpoint."""
+    from conformance.resume import _first_difference
+
+    if canonical(sent.get("messages")) != canonical(rebuilt.get("messages")):
+        a, b = canonical(sent.get("messages")) or [], canonical(rebuilt.get("messages")) or []
+        k = next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return (f"message {k}: {_first_difference(a[k], b[k])}" if k < min(len(a), len(b))
+                else f"{len(a)} messages sent, {len(b)} rebuilt")
+    system = sent.get("system")
+    billed = _system_without_billing(system) is not system
+    if canonical(_system_without_billing(system)) != canonical(rebuilt.get("system")):
+        return f"system prompt: {_first_difference(canonical(_system_without_billing(system)), canonical(rebuilt.get('system')))}"
+    if canonical(sent.get("tools")) != canonical(rebuilt.get("tools")):
+        return f"tools: {_first_difference(canonical(sent.get('tools')), canonical(rebuilt.get('tools')))}"
+    params = dict(sent.get("params") or {})
+    params.pop("stream", None)
+    mine = {k: v for k, v in rebuilt.items() if k not in ("system", "tools", "messages", "betas")}
+    if canonical(params) != canonical(mine):
+        return f"parameters: {_first_difference(canonical(params), canonical(mine))}"
+    header = str((sent.get("headers") or {}).get("anthropic-beta") or "")
+    if "betas" in rebuilt and sorted(x for x in header.split(",") if x) != sorted(rebuilt.get("betas") or []):
+        return f"betas: sent {header!r}, rebuilt {','.join(rebuilt.get('betas') or [])!r}"
+    if "cache" in sent:
+        got = cache_paths(rebuilt)
+        if _markers(sent["cache"]) != _markers(got):
+            return f"cache breakpoints on messages: sent {_markers(sent['cache'])}, rebuilt {_markers(got)}"
+        if _system_markers(sent["cache"], 1 if billed else 0) != _system_markers(got, 0):
+            return f"cache breakpoints on the system prompt: sent {_system_markers(sent['cache'], 1 if billed else 0)}, rebuilt {_system_markers(got, 0)}"
+    return None
+
+
+def request_differences(folder: Path) -> list[str]:
+    """Every request the fake received (main thread and subagents, refused ones too) against the one inspector
+    rebuilds from the transcripts alone, in order per thread; one line per request that differs or is missing."""
+    from inspector.claude.requests import rebuild_requests
+    from inspector.transcript.session import Session
+
+    logged = [q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")]
+    main: list[Any] = []
+    agents: list[Any] = []
+    for t in sorted((folder / "projects").rglob("*.jsonl")):
+        for q in rebuild_requests(Session.load(t)):
+            (main if q.agent_id is None else agents).append(q)
+    agents.sort(key=lambda q: (q.timestamp or "", q.index))
+    out = []
+    queues = {"turn": main, "subagent": agents}
+    taken = {"turn": 0, "subagent": 0}
+    for n, q in enumerate(logged):
+        pool = queues[q["kind"]]
+        k = taken[q["kind"]]
+        taken[q["kind"]] += 1
+        if k >= len(pool):
+            out.append(f"request {n} ({q['kind']}, {q['answer']}): not rebuilt")
+            continue
+        if pool[k].unresolved:
+            out.append(f"request {n}: unresolved {pool[k].unresolved[:2]}")
+            continue
+        d = whole_difference(q, pool[k].request)
+        if d:
+            out.append(f"request {n} ({q['kind']}, {q['answer']}): {d}")
+    for kind, pool in queues.items():
+        if len(pool) > taken[kind]:
+            out.append(f"{len(pool) - taken[kind]} {kind} requests rebuilt that the fake never received")
+    return out
 
 
 def compare(folder: Path) -> Row:

@@ -32,6 +32,10 @@ SUMMARY = ("<analysis>\nThe user asked to run the checks; each step was run with
            "   - the remaining steps\n8. Current Work:\n   Running the next step.\n9. Optional Next Step:\n"
            "   Run the next step.\n</summary>")
 FINAL_TEXT = "All checks done."
+SUBAGENT_MARK = "SUBAGENT TASK:"  # in the prompt of a subagent the fake starts (answered in one reply, not a turn)
+SUBAGENT_TEXT = "Subagent done: nothing to report."
+BASH_FOR = {"Grep": lambda i: f"grep -rn {json.dumps(str(i.get('pattern', 'x')))} {i.get('path', '.')}",
+            "Glob": lambda i: f"ls {i.get('path', '.')}"}
 
 
 @dataclass
@@ -55,6 +59,9 @@ class Script:
     stop_after_summary: bool = False  # the work is done once a summary was served (a probe needs nothing after it)
     count_text: bool = False  # count_tokens answers with the text's size (4 characters a token), as with `sizes`
     summary_text: str | None = None  # the summarizer's reply (default: SUMMARY)
+    # generated runs: the k-th tool call is calls[k % len(calls)], each (tool, input as JSON text with {k} for the
+    # call's number); a tool the request does not offer (Grep and Glob left in 2.1.3xx) becomes its Bash equivalent
+    calls: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -65,6 +72,7 @@ class Logged:
     answer: str  # "tool_use", "text", "summary", "prompt_too_long", "count", "404"
     tokens: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    error: str | None = None  # the message of an error answer
 
 
 def s_linear(s: "Script") -> bool:
@@ -82,6 +90,24 @@ def _text_of(content: Any) -> str:
             elif b.get("type") == "tool_result":
                 out.append(_text_of(b.get("content")))
     return "\n".join(out)
+
+
+def call_for(s: Script, k: int, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The tool call of the k-th reply (k from 0): the scripted one, or with `calls` the k-th of them, in the names
+    of the tools the request offers."""
+    if not s.calls:
+        inp = {"command": s.cmd.format(k=k + 1)} if s.tool == "Bash" else {"file_path": s.cmd.format(k=k + 1)}
+        if s.tool == "Bash":
+            inp["description"] = f"Run step {k + 1}"
+        return s.tool, inp
+    tool, template = s.calls[k % len(s.calls)]
+    inp = json.loads(template.replace("{k}", str(k + 1)))
+    offered = {t.get("name") for t in body.get("tools") or () if isinstance(t, dict)}
+    if tool in ("Agent", "Task"):
+        tool = "Agent" if "Agent" in offered or "Task" not in offered else "Task"
+    elif tool not in offered and tool in BASH_FOR:
+        return "Bash", {"command": BASH_FOR[tool](inp), "description": f"Run step {k + 1}"}
+    return tool, inp
 
 
 def is_summary_request(body: dict[str, Any]) -> bool:
@@ -136,6 +162,9 @@ class FakeAPI:
                     # a side query (1.x-2.1.1xx: "extract the file paths of this command", titles): no turn of the work
                     fake.record(Logged(self.path, body, "side", "text", None, headers))
                     return self._reply(body, [{"type": "text", "text": "<filepaths>\n</filepaths>"}], 100)
+                if not summary and SUBAGENT_MARK in _text_of((msgs[0] if msgs else {}).get("content")):
+                    fake.record(Logged(self.path, body, "subagent", "text", s.start, headers))
+                    return self._reply(body, [{"type": "text", "text": SUBAGENT_TEXT}], s.start)
                 tokens = fake.turn_size(body) if not summary else fake.size(body)
                 if summary and s.summary_status is not None:
                     fake.record(Logged(self.path, body, "summary", f"error {s.summary_status}", tokens, headers))
@@ -145,9 +174,9 @@ class FakeAPI:
                 too_long = (s.ptl_at is not None and tokens >= s.ptl_at) or (
                     summary and s.summary_ptl_above is not None and len(msgs) > s.summary_ptl_above)
                 if too_long:
-                    fake.record(Logged(self.path, body, "summary" if summary else "turn", "prompt_too_long", tokens, headers))
-                    return self._json(400, {"type": "error", "error": {
-                        "type": "invalid_request_error", "message": f"prompt is too long: {tokens} tokens > {s.limit} maximum"}})
+                    said = f"prompt is too long: {tokens} tokens > {s.limit} maximum"
+                    fake.record(Logged(self.path, body, "summary" if summary else "turn", "prompt_too_long", tokens, headers, said))
+                    return self._json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": said}})
                 if summary:
                     blocks = [{"type": "text", "text": s.summary_text if s.summary_text is not None else SUMMARY}]
                     answer = "summary"
@@ -158,11 +187,9 @@ class FakeAPI:
                         k = fake.replies
                         fake.replies += 1
                     if k < s.turns and not (s.stop_after_summary and fake.summaries):
-                        inp = {"command": s.cmd.format(k=k + 1)} if s.tool == "Bash" else {"file_path": s.cmd.format(k=k + 1)}
-                        if s.tool == "Bash":
-                            inp["description"] = f"Run step {k + 1}"
+                        tool, inp = call_for(s, k, body)
                         blocks = [{"type": "text", "text": f"Running step {k + 1}."},
-                                  {"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:24], "name": s.tool, "input": inp}]
+                                  {"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:24], "name": tool, "input": inp}]
                         answer = "tool_use"
                     else:
                         blocks = [{"type": "text", "text": FINAL_TEXT}]

@@ -145,6 +145,9 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
             if x != y:
                 return _first_difference(x, y, f"{path}[{k}]")
         return f"{path}: {len(a)} vs {len(b)} items"
+    if isinstance(a, str) and len(a) + len(b) > 160:  # long texts: where they part
+        k = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return f"{path} (from character {k}): {a[max(0, k - 20):k + 60]!r} vs {b[max(0, k - 20):k + 60]!r}"
     return f"{path}: {str(a)[:80]!r} vs {str(b)[:80]!r}"
 
 
@@ -234,13 +237,13 @@ def _fresh_home(projects: Path | None = None) -> Sandbox:
     return sb
 
 
-def run_resume(folder: Path, claude: Claude, *, timeout: float = 300) -> list[ResumeRow]:
+def run_resume(folder: Path, claude: Claude, *, timeout: float = 300, pick: Any = None) -> list[ResumeRow]:
     """Every case on the session a saved run left (`folder`: the harness's output for one scenario)."""
     info = json.loads((folder / "run.json").read_text())
     sb = _fresh_home(folder / "projects")
     try:
         transcripts = sorted(p for p in sb.projects.rglob("*.jsonl") if "subagents" not in p.parts)
-        return _run_cases(folder.name, transcripts, info["model"], claude, timeout, sb)
+        return _run_cases(folder.name, transcripts, info["model"], claude, timeout, sb, pick)
     finally:
         sb.close()
 
@@ -272,7 +275,8 @@ def run_resume_old(session: Path, claude: Claude, *, timeout: float = 300) -> li
 
 
 def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, timeout: float,
-               sb: Sandbox) -> list[ResumeRow]:
+               sb: Sandbox, pick: Any = None) -> list[ResumeRow]:
+    """Every case of `cases_for` (or those `pick` chooses of them) on each transcript."""
     from inspector.compact import compact
     from inspector.compact.base import CompactError
     from inspector.edit import save
@@ -285,7 +289,7 @@ def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, t
         if not s.conversation.chain:
             continue
         original = _sha(path)
-        for case in cases_for(s):
+        for case in (pick(cases_for(s)) if pick else cases_for(s)):
             try:
                 res = compact(s, **case.kwargs)
             except CompactError as exc:
@@ -299,7 +303,8 @@ def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, t
             except SaveError as exc:
                 rows.append(ResumeRow(name, case.label, False, f"inspector could not save it: {exc}"))
                 continue
-            argv = [*claude.argv, "-p", PROMPT, "--resume", saved.session_id, "--model", model, "--allowedTools", "Bash"]
+            argv = [*claude.argv, "-p", PROMPT, "--resume", saved.session_id, "--model", _last_model(s, model),
+                    "--allowedTools", "Bash"]
             with FakeAPI(Script(turns=0)) as fake:
                 try:
                     p = subprocess.run(argv, cwd=sb.work, env=_clean_env(sb.home, fake.url, {}), capture_output=True, text=True,
@@ -318,6 +323,17 @@ def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, t
                 row.ok, row.detail = False, "the original transcript changed"
             rows.append(row)
     return rows
+
+
+def _last_model(s: Any, default: str) -> str:
+    """The model the session last used (a /model switch mid-session changes it): its last main-thread reply's."""
+    for i in range(len(s.records) - 1, -1, -1):
+        r = s.records[i]
+        if r.type == "assistant" and not r.is_sidechain:
+            m = (s.body(i).get("message") or {}).get("model")
+            if isinstance(m, str) and m.startswith("claude") and m != "<synthetic>":
+                return m
+    return default
 
 
 def table(rows: list[ResumeRow], version: str) -> str:

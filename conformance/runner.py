@@ -204,12 +204,13 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
     debug = home / "debug.log"
     session_id: str | None = resume_id
     for step in sc.steps:
-        script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(work)), tool=sc.tool)
+        script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(work)), tool=sc.tool.split(",")[0],
+                         calls=tuple((t, json.dumps(str(work))[1:-1].join(inp.split("{work}"))) for t, inp in step.script.calls))
         if step.shift_hours:
             for t in result.transcripts():
                 _shift(t, step.shift_hours)
         with FakeAPI(script) as fake:
-            argv = [*claude.argv, "-p", step.prompt, "--model", sc.model, "--allowedTools", sc.tool]
+            argv = [*claude.argv, "-p", step.prompt, "--model", step.model or sc.model, "--allowedTools", sc.tool]
             if claude.supports("--debug-file"):
                 argv += ["--debug-file", str(debug)]
             if (step.resume == "resume" or (resume_id and step is sc.steps[0])) and session_id:
@@ -286,6 +287,8 @@ def save(r: Run, out: Path) -> Path:
             body = q.body
             item: dict[str, Any] = {"step": n, "path": q.path, "kind": q.kind, "answer": q.answer, "tokens": q.tokens,
                                     "headers": q.headers}
+            if q.error:
+                item["error"] = q.error
             for key in ("system", "tools"):
                 if key in body:
                     h = digest(body[key])

@@ -8,7 +8,7 @@ the document (the binary is the authority).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from conformance.fake_api import Script
@@ -21,6 +21,7 @@ class Step:
     resume: str | None = None  # "resume": --resume <the session>; "continue": --continue
     args: tuple[str, ...] = ()
     shift_hours: float = 0.0  # move the transcript's timestamps back before this step (an idle gap)
+    model: str | None = None  # this step's --model (a /model switch mid-session), else the scenario's
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,21 @@ class Scenario:
     tool: str = "Bash"
     doc: str = ""  # what claude-code-2.1.328.md observed
     golden: bool = False  # committed under tests/goldens for the normal test suite
+    version: str | None = None  # the release it is run with when kept (a generated scenario found failing)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Scenario":
+        steps = []
+        for st in d["steps"]:
+            sc = dict(st["script"])
+            for key in ("sizes", "calls"):
+                if sc.get(key) is not None:
+                    sc[key] = tuple(tuple(x) if isinstance(x, list) else x for x in sc[key])
+            steps.append(Step(**{**st, "script": Script(**sc), "args": tuple(st.get("args") or ())}))
+        return cls(**{**d, "steps": tuple(steps)})
 
 
 def _ptl(turns: int = 14, start: int = 20_000, step: int = 15_000, ptl_at: int | None = 200_000, **kw: Any) -> Script:

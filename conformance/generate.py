@@ -1,0 +1,133 @@
+"""Generated scenarios: a seeded walk over what a session can do, for the questions nobody wrote a scenario for.
+
+`scenario(seed)` is a pure function of the seed: the model (the matrix's catalog and an unknown id), the context's
+start and growth, where (and with which named limit) the API refuses, the tools the model calls (Bash, a Bash
+output large enough to be persisted, Read, Grep, Glob, Write, Edit, an Agent subagent), the window settings
+(environment, settings.json, per-model settings, percent override, auto-compact off, the earlier-messages
+experiment), then 0-3 more steps: `--resume` or `--continue` with more work, `/compact` with or without
+instructions, a `/model` switch (the next step on another model), an idle gap, a summarizer that fails.
+
+Partial compaction ("summarize from / up to here") is a menu of the REPL, not of print mode: the generated runs
+reach it through the round trip, which saves inspector's partial strategies and resumes them with the binary.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from conformance.fake_api import Script
+from conformance.scenarios import Scenario, Step
+
+MODELS = ("claude-sonnet-4-0", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6",
+          "claude-sonnet-4-6", "claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]",
+          "claude-opus-5[1m]", "claude-foo-1")
+ONE_MILLION = frozenset({"claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]",
+                         "claude-opus-5[1m]", "claude-foo-1"})
+TOOLS = "Bash,Read,Write,Edit,Grep,Glob,Agent,Task"
+FILES = {f"f{k}.txt": "".join(f"file {k} line {n}\n" for n in range(1, 41)) for k in range(1, 7)}
+
+
+def _j(obj: dict[str, Any]) -> str:
+    return json.dumps(obj)
+
+
+CALLS: dict[str, tuple[str, str]] = {
+    "bash": ("Bash", _j({"command": "echo step {k}", "description": "Run step {k}"})),
+    "bash_large": ("Bash", _j({"command": "seq 1 {k}0000", "description": "Count to {k}0000"})),
+    "read": ("Read", _j({"file_path": "{work}/f{k}.txt"})),
+    "read_one": ("Read", _j({"file_path": "{work}/f1.txt"})),
+    "grep": ("Grep", _j({"pattern": "line {k}", "path": "{work}"})),
+    "glob": ("Glob", _j({"pattern": "*.txt", "path": "{work}"})),
+    "write": ("Write", _j({"file_path": "{work}/out{k}.txt", "content": "written at step {k}\n"})),
+    "edit": ("Edit", _j({"file_path": "{work}/f1.txt", "old_string": "file 1 line {k}\n", "new_string": "file 1 line {k} (edited)\n"})),
+    "agent": ("Agent", _j({"description": "Look around {k}", "prompt": "SUBAGENT TASK: look around (step {k})",
+                           "subagent_type": "general-purpose"})),
+}
+
+
+def _window_setup(rng: random.Random, model: str) -> tuple[dict[str, str], dict[str, Any] | None, str]:
+    """The environment and settings.json of a run, and a word for the table."""
+    k = rng.random()
+    window = rng.choice((60_000, 80_000, 100_000, 120_000, 150_000, 200_000))
+    if k < 0.35:
+        return {}, None, "defaults"
+    if k < 0.50:
+        return {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(window)}, None, f"env window {window:,}"
+    if k < 0.58:
+        pct = rng.choice((50, 70, 85))
+        env = {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": str(pct)}
+        if rng.random() < 0.6:
+            env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(window)
+        return env, None, f"pct {pct}" + (f" + env window {window:,}" if len(env) > 1 else "")
+    if k < 0.68:
+        return {}, {"autoCompactWindow": window}, f"settings window {window:,}"
+    if k < 0.74:
+        return {}, {"modelSettings": {model: {"autoCompactWindow": window}}}, f"per-model window {window:,}"
+    if k < 0.79:
+        return {"DISABLE_AUTO_COMPACT": "1"}, None, "auto-compact off"
+    if k < 0.84 and model == "claude-foo-1":
+        return {"CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(window)}, None, f"max context {window:,}"
+    if k < 0.92:
+        mode = rng.choice(("messages", "messages_and_replies"))
+        return {"CLAUDE_CODE_ELEGANT_MIST": mode}, None, f"earlier messages ({mode})"
+    return {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(window)}, {"autoCompactEnabled": rng.random() < 0.5}, "env window + autoCompactEnabled"
+
+
+def _work(rng: random.Random, big: bool, calls: tuple[tuple[str, str], ...], turns: int | None = None,
+          base: Script | None = None) -> Script:
+    """A step's work: its tool calls and the context's size (a later step grows as the first did: the size is a
+    function of the conversation, `start + step × replies in the request`)."""
+    start = base.start if base else rng.randrange(5_000, 50_000, 1_000)
+    step = base.step if base else rng.randrange(4_000, 36_000, 1_000) * (rng.choice((3, 6)) if big else 1)
+    turns = turns if turns is not None else rng.randint(3, 14)
+    ptl_at = limit = None
+    if rng.random() < 0.5:
+        ptl_at = start + step * rng.randint(2, turns + 2 + (2 * base.turns if base else 0))
+        limit = max(1_000, ptl_at - rng.choice((1, 1, 1_000, 25_000)))
+    kw: dict[str, Any] = {}
+    if rng.random() < 0.1:
+        kw["summary_status"] = rng.choice((500, 529))
+    elif rng.random() < 0.08:
+        kw["summary_ptl_above"] = rng.randint(4, 12)
+    return Script(turns=turns, start=start, step=step, ptl_at=ptl_at, limit=limit or 200_000, calls=calls, **kw)
+
+
+def scenario(seed: int) -> Scenario:
+    """The scenario of a seed (the same seed gives the same scenario, on every machine)."""
+    rng = random.Random(f"inspector-conformance-{seed}")
+    model = rng.choice(MODELS)
+    big = model in ONE_MILLION and rng.random() < 0.5
+    kinds = rng.sample(sorted(CALLS), rng.randint(1, 4))
+    if rng.random() < 0.5 and "bash" not in kinds:
+        kinds = ["bash", *kinds]
+    calls = tuple(CALLS[k] for k in kinds)
+    env, settings, words = _window_setup(rng, model)
+    first = _work(rng, big, calls)
+    steps = [Step("run the checks", first)]
+    what = [f"{'+'.join(kinds)}"]
+    for _ in range(rng.choice((0, 0, 1, 1, 2, 3))):
+        k = rng.random()
+        if k < 0.3:
+            steps.append(Step("continue", _work(rng, big, calls, rng.randint(1, 5), first), resume=rng.choice(("resume", "continue"))))
+            what.append(f"--{steps[-1].resume}")
+        elif k < 0.55:
+            instr = rng.choice(("", " keep the step numbers", " focus on the files"))
+            steps.append(Step("/compact" + instr, Script(turns=0, summary_status=500 if rng.random() < 0.1 else None),
+                              resume="resume"))
+            what.append("/compact" + (" with instructions" if instr else ""))
+        elif k < 0.8:
+            other = rng.choice([m for m in MODELS if m != model])
+            steps.append(Step("continue", _work(rng, big, calls, rng.randint(1, 5), first), resume="resume", model=other))
+            what.append(f"/model {other}")
+        else:
+            steps.append(Step("continue", _work(rng, big, calls, rng.randint(1, 4), first), resume="resume",
+                              shift_hours=rng.choice((0.5, 2.0, 8.0))))
+            what.append(f"idle {steps[-1].shift_hours:g} h")
+    return Scenario(f"gen_{seed}", model, tuple(steps), env=env, settings=settings, files=dict(FILES), tool=TOOLS,
+                    doc=f"generated (seed {seed}): {model}, {words}; {', '.join(what)}")
+
+
+def scenarios(n: int, seed: int) -> list[Scenario]:
+    return [scenario(seed + k) for k in range(n)]

@@ -1,0 +1,167 @@
+"""`python -m conformance --random N --seed S [--version V]`: N generated scenarios (conformance/generate.py) run with
+the real binary, each checked whole:
+
+- **facts**: every compaction's cause, preTokens and kept count, the threshold and its enforcement, as
+  conformance/compare.py reads them from the run and from inspector;
+- **requests**: every request the fake received (main thread and subagents, refused ones included) equals the one
+  inspector rebuilds from the transcripts alone: messages, system prompt, tools, parameters, betas, cache
+  breakpoints;
+- **fields**: every record type and field the run wrote is one inspector knows;
+- **replay**: each compaction done again by inspector from the session cut before it keeps the messages Claude
+  Code kept, writes the records it wrote and previews what its records send (conformance/replay.py);
+- **round trip**: a seeded choice of the strategies inspector offers on the run's transcript, each saved and
+  resumed by the same binary, its first request what the preview showed (conformance/resume.py).
+
+A seed that fails any check is written to conformance/found.json as a named scenario, kept for good: the next
+runs (and `--scenario found_<seed>`) run it again, whatever the seeds asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from conformance.generate import scenario
+from conformance.runner import Claude, install, run, save
+from conformance.scenarios import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+FOUND = Path(__file__).with_name("found.json")
+DOC = ROOT / "docs" / "conformance-generated.md"
+CHECKS = ("facts", "requests", "fields", "replay", "round trip")
+ROUND_TRIPS = 4  # strategies resumed per generated run
+
+
+@dataclass
+class GenRow:
+    name: str
+    doc: str
+    failures: dict[str, list[str]] = field(default_factory=dict)  # check -> what differed
+    counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # check -> (ok, tried)
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not any(self.failures.values())
+
+
+def load_found() -> list[Scenario]:
+    if not FOUND.exists():
+        return []
+    return [Scenario.from_dict(d) for d in json.loads(FOUND.read_text())]
+
+
+def keep_found(sc: Scenario, version: str, why: str) -> None:
+    have = json.loads(FOUND.read_text()) if FOUND.exists() else []
+    if any(d["name"] == sc.name.replace("gen_", "found_") for d in have):
+        return
+    d = sc.as_dict()
+    d.update(name=sc.name.replace("gen_", "found_"), version=version, doc=f"{sc.doc}. Found on {version}: {why}"[:600])
+    have.append(d)
+    tmp = FOUND.with_suffix(".tmp")
+    tmp.write_text(json.dumps(have, indent=1) + "\n")
+    tmp.replace(FOUND)
+
+
+def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_TRIPS) -> GenRow:
+    """Run one scenario and every check on what it left."""
+    from conformance.compare import compare
+    from conformance.replay import replay
+    from conformance.resume import run_resume
+
+    row = GenRow(sc.name, sc.doc)
+    t0 = time.monotonic()
+    r = run(sc, claude)
+    try:
+        folder = save(r, out)
+        failed = [st for st in r.steps if st.returncode not in (0, 1)]
+        if failed:
+            row.error = f"claude exited {failed[0].returncode}: {failed[0].stderr.strip()[-200:]}"
+        c = compare(folder)
+        facts = [n for n in c.notes if not n.startswith(("fields inspector", "all ")) and "requests rebuilt" not in n]
+        row.failures["facts"] = facts
+        row.counts["facts"] = (int(not facts), 1)
+        from conformance.compare import request_differences
+        from conformance.runner import load_requests
+
+        diffs = request_differences(folder)
+        total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")])
+        row.failures["requests"] = diffs[:5]
+        row.counts["requests"] = (total - len([d for d in diffs if d.startswith("request ")]), total)
+        row.failures["fields"] = [", ".join(c.unknown)] if c.unknown else []
+        row.counts["fields"] = (int(not c.unknown), 1)
+        rep = replay(folder)
+        tried = [x for x in rep if not x.detail.startswith("not replayed")]
+        row.failures["replay"] = [f"compaction {x.boundary} ({x.what}): {x.detail}" for x in tried if not x.ok]
+        row.counts["replay"] = (sum(x.ok for x in tried), len(tried))
+        rng = random.Random(f"round-trip-{sc.name}")
+        pick: Callable[[list[Any]], list[Any]] = lambda cases: rng.sample(cases, min(round_trips, len(cases)))  # noqa: E731
+        rt = run_resume(folder, claude, pick=pick) if round_trips else []
+        done = [x for x in rt if not x.detail.startswith("not applicable")]
+        row.failures["round trip"] = [f"{x.case}: {x.detail}" for x in done if not x.ok]
+        row.counts["round trip"] = (sum(x.ok for x in done), len(done))
+    except Exception as exc:  # a crash of inspector on a generated run is a finding, not the end of the run
+        import traceback
+
+        row.error = f"{type(exc).__name__}: {exc} ({traceback.format_exc().strip().splitlines()[-3].strip()})"
+    finally:
+        r.close()
+    row.seconds = time.monotonic() - t0
+    return row
+
+
+def run_generated(n: int, seed: int, version: str, *, jobs: int = 2, out: Path, keep: bool = True,
+                  log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> list[GenRow]:
+    claude = install(version, log=log)
+    scs = [scenario(seed + k) for k in range(n)]
+    scs += [f for f in load_found() if f.name not in {s.name for s in scs}]
+
+    def one(sc: Scenario) -> GenRow:
+        row = check(sc, claude, out)
+        log(f"{sc.name}: {'ok' if row.ok else 'FAILED ' + (row.error or '; '.join(f'{k}: {v[0]}' for k, v in row.failures.items() if v))[:400]}"
+            f" ({row.seconds:.0f} s)")
+        if not row.ok and keep and sc.name.startswith("gen_"):
+            keep_found(sc, version, row.error or next(f"{k}: {v[0]}" for k, v in row.failures.items() if v))
+        return row
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, scs))
+
+
+def table(rows: list[GenRow], version: str, n: int, seed: int, seconds: float, jobs: int) -> str:
+    ok = sum(r.ok for r in rows)
+    lines = [f"Claude Code {version}, `python -m conformance --random {n} --seed {seed}` ({len(rows) - n} kept scenarios "
+             f"from conformance/found.json run too): {ok} of {len(rows)} runs pass every check, in {seconds / 60:.1f} min "
+             f"with {jobs} jobs.", "", "| check | passed | of |", "|---|---|---|"]
+    for c in CHECKS:
+        a = sum(r.counts.get(c, (0, 0))[0] for r in rows)
+        b = sum(r.counts.get(c, (0, 0))[1] for r in rows)
+        lines.append(f"| {c} | {a:,} | {b:,} |")
+    bad = [r for r in rows if not r.ok]
+    if bad:
+        lines += ["", "| run | scenario | what differed |", "|---|---|---|"]
+        for r in bad:
+            what = r.error or "; ".join(f"{k}: {v[0]}" for k, v in r.failures.items() if v)
+            lines.append(f"| `{r.name}` | {_md(r.doc)} | {_md(what[:300])} |")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def write_doc(text: str) -> None:
+    head = ("# Generated conformance runs\n\nGenerated by `python -m conformance --random N --seed S --doc` "
+            "(conformance/generated.py): seeded scenarios nobody wrote, run with the real binary and checked whole "
+            "(facts, every request, every field, each compaction replayed, saved strategies resumed). Not typed.\n\n")
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    tmp = DOC.with_suffix(".tmp")
+    tmp.write_text(head + text)
+    tmp.replace(DOC)
