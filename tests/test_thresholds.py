@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import orjson
 import pytest
 
@@ -174,3 +175,21 @@ def test_catalog_key(model, key):
     from inspector.claude.versions import catalog_key
 
     assert catalog_key(model) == key
+
+
+@pytest.mark.parametrize("settings", [{"autoCompactWindow": 60_000}, {"modelSettings": {"claude-sonnet-4-5": {"autoCompactWindow": 60_000}}}])
+def test_a_settings_window_below_100k_is_ignored_not_raised(tmp_path, settings):
+    """Measured on 2.1.328 (a generated run found it): settings.json's autoCompactWindow of 60,000, top-level or per
+    model, leaves sonnet-4-5 unenforced (refused at 185,039, no threshold compaction); the same value from
+    CLAUDE_CODE_AUTO_COMPACT_WINDOW is raised to 100,000 (compacted at 80,153)."""
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "settings.json").write_bytes(orjson.dumps(settings))
+    s = Settings.from_environment({"CLAUDE_CONFIG_DIR": str(cfg)})
+    assert s.auto_compact_window is None and s.model_windows == ()
+    t = thresholds(dataclasses.replace(s, model="claude-sonnet-4-5"), version="2.1.328")
+    assert (t.enforced, t.context_window) == (False, 200_000)
+    assert "60,000" in t.window_source and "ignore" in t.window_source
+    env = Settings.from_environment({"CLAUDE_CONFIG_DIR": str(cfg), "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "60000"})
+    t = thresholds(dataclasses.replace(env, model="claude-sonnet-4-5"), version="2.1.328")
+    assert (t.enforced, t.context_window, t.auto_compact) == (True, 100_000, 67_000)

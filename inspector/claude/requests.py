@@ -164,10 +164,13 @@ def _set_path(obj: Any, path: Any, value: Any) -> None:
     if not isinstance(path, list) or not path or not isinstance(value, dict):
         return
     cur = obj
-    for key in path:
+    for n, key in enumerate(path):
         if isinstance(cur, dict) and isinstance(key, str) and key in cur:
             child = cur[key]
-            if isinstance(child, (dict, list)):
+            if isinstance(child, str) and n + 1 < len(path) and isinstance(path[n + 1], int):
+                child = [{"type": "text", "text": child}]  # a string content marked in its block form (a system turn)
+                cur[key] = child
+            elif isinstance(child, (dict, list)):
                 child = dict(child) if isinstance(child, dict) else list(child)
                 cur[key] = child
             cur = child

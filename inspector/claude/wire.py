@@ -9,7 +9,9 @@ rules, read from the binary and checked against every request of the conformance
 * an attachment is sent as the text of its `rendered` entries (one text block each); attachments without
   `rendered` are not sent;
 * attachments move up, past user messages, until they meet an assistant message or a user message that starts
-  with a tool result (reorderAttachmentsForAPI);
+  with a tool result (reorderAttachmentsForAPI); an API error message (`isApiErrorMessage`: "Prompt is too long",
+  "Autocompact is thrashing") is not sent, but the reorder runs before it is dropped, so it stops them too (a
+  /compact of a session that ended in one sends the summary first);
 * a user record joins the user turn before it (a newline where text meets text, tool results first), else
   starts one;
 * an attachment's entries join the user turn before it: folded into the tool result they follow (each part
@@ -61,7 +63,8 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
     for b in bodies:
         t = b.get("type")
         if t == "assistant":
-            if b.get("isApiErrorMessage"):
+            if b.get("isApiErrorMessage"):  # not sent, but attachments stop climbing at it (the reorder comes first)
+                out.append(_Item("error"))
                 continue
             msg = b.get("message") if isinstance(b.get("message"), dict) else {}
             mid = msg.get("id") if isinstance(msg.get("id"), str) else None
@@ -99,7 +102,7 @@ def _reorder(items: list[_Item]) -> list[_Item]:
         if it.kind == "attachment":
             pending.append(it)
             continue
-        if pending and (it.kind == "assistant" or _starts_with_tool_result(it)):
+        if pending and (it.kind in ("assistant", "error") or _starts_with_tool_result(it)):
             result += pending
             pending = []
         result.append(it)
@@ -178,10 +181,13 @@ _JOINED_IN_SYSTEM_TURNS = frozenset({"nested_memory", "file", "directory"})  # E
 
 
 def _bare(text: str) -> str:
-    """A reminder's text without its <system-reminder> wrapper."""
+    """A reminder's text without its <system-reminder> wrapper: the tag and one newline on each side (a reminder
+    that ends in a blank line keeps one newline of it, as Claude Code sends it)."""
     t = text.strip()
     if t.startswith(_OPEN) and t.endswith(_CLOSE):
-        t = t[len(_OPEN):-len(_CLOSE)].strip("\n")
+        t = t[len(_OPEN):-len(_CLOSE)]
+        t = t[1:] if t.startswith("\n") else t
+        t = t[:-1] if t.endswith("\n") else t
     return t
 
 
@@ -212,6 +218,8 @@ def api_messages(bodies: Iterable[Mapping[str, Any]], style: str = "user") -> li
 
     for it in _reorder(_items(bodies)):
         last = out[-1] if out else None
+        if it.kind == "error":
+            continue
         if it.kind == "assistant":
             flush_system()
             out.append(_Msg("assistant", it.blocks))
@@ -262,14 +270,20 @@ def style_of_request(messages: Iterable[Mapping[str, Any]]) -> str | None:
 
 
 def wire_style(s: Any) -> str:
-    """The style of a session: what its recorded requests show, else what its model implies."""
+    """The style of a session as it stands: what its recorded requests on the model it last used show, else what
+    that model implies (a /model switch can change it: claude-opus-4-5 sends reminders as user text, a Claude 5
+    model as system turns)."""
     from inspector.claude.requests import rebuild_requests
 
-    for q in rebuild_requests(s):
+    main = [q for q in rebuild_requests(s) if q.agent_id is None]
+    model = main[-1].model if main else s.main_model
+    for q in reversed(main):
+        if q.model != model:
+            continue
         st = style_of_request(q.request.get("messages") or ())
         if st is not None:
             return st
-    return style_for_model(s.main_model)
+    return style_for_model(model)
 
 
 def sent_bodies(s: Any, chain: Iterable[int]) -> list[dict[str, Any]]:

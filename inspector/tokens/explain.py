@@ -269,6 +269,11 @@ def _rounds(s: Session, series: Series, pos: int | None, kept: list[str]) -> tup
     return len(summarized - kept_ids), len(kept_ids)
 
 
+def _keeps_a_tail(th: Thresholds) -> bool:
+    """Whether the session's release compacts keeping a tail (2.1.3xx), where keeping none has a cause to name."""
+    return th.era == "2.1.328"
+
+
 REFUTE_MARGIN = 12_000  # an auto compaction further above its threshold than this needs another explanation
 
 
@@ -607,6 +612,10 @@ def sentence(e: Explanation, th: Thresholds) -> str:
     if e.rounds_kept:
         kept = (f"; {fmt(e.rounds_summarized)} round(s) were summarized and the last {e.rounds_kept} kept verbatim "
                 f"({len(e.kept_uuids)} record(s))")
+    elif e.kind == "auto" and not e.kept_uuids and e.rounds_summarized is not None and _keeps_a_tail(th):
+        kept = (f"; all {fmt(e.rounds_summarized)} round(s) were summarized, none kept: Claude Code keeps no round when the "
+                "context refills to the threshold within 3 turns of its previous compaction in the same turn (a rapid "
+                "refill; the third in a row stops compacting: \"Autocompact is thrashing\")")
     if e.kind == "auto":
         usage = (f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
                  if e.last_usage_before is not None else "no API usage recorded before it on this chain")
@@ -688,7 +697,13 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
             elif th.era_label and th.era in ("2.1.159", "2.1.328"):
                 reasons.insert(0, "the summarize requests failed (these releases do not write a failed compaction to the "
                                   "transcript)" + gave_up)
-            if peak <= 200_000:
+            end = later[0] if later else len(s.records)
+            thrash = [i for i in range(over[0].pos, end) if s.records[i].type == "assistant"
+                      and s.body(i).get("apiError") == "autocompact_thrashing"]
+            if thrash:  # Claude Code said why: its rapid-refill breaker
+                reasons = [f"Claude Code stopped compacting: the context refilled to the limit within 3 turns of the previous "
+                           f"compaction, 3 times in a row (its \"Autocompact is thrashing\" notice, line {s.records[thrash[0]].line})"]
+            elif peak <= 200_000:
                 reasons.append(f"a larger window than {fmt(th.context_window)} (a [1m] model setting is not written to the transcript, "
                                "and usage never exceeded 200,000, so it cannot be inferred)")
             from inspector.claude.versions import ERAS

@@ -155,7 +155,10 @@ class Settings:
             src.append(("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW"))
         else:
             w = positive_int(settings.get("autoCompactWindow"))  # "auto" means no window: not a number
-            if w:
+            if w and w < MIN_CONFIGURED_WINDOW:
+                src.append(("ignored", f"autoCompactWindow setting {w:,} (settings accept no less than 100,000: Claude "
+                                       "Code ignores it, measured on 2.1.328)"))
+            elif w:
                 kw["auto_compact_window"] = w
                 src.append(("auto_compact_window", "autoCompactWindow setting"))
         pct = env.get("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
@@ -181,6 +184,10 @@ class Settings:
         ms = settings.get("modelSettings")
         if isinstance(ms, dict):
             pairs = tuple((k, w) for k, v in ms.items() if isinstance(v, dict) and (w := positive_int(v.get("autoCompactWindow"))))
+            for k, w in pairs:
+                if w < MIN_CONFIGURED_WINDOW:
+                    src.append(("ignored", f"modelSettings.{k}.autoCompactWindow {w:,} (below 100,000: ignored)"))
+            pairs = tuple((k, w) for k, w in pairs if w >= MIN_CONFIGURED_WINDOW)
             if pairs:
                 kw["model_windows"] = pairs
                 src.append(("auto_compact_window", "modelSettings autoCompactWindow"))
@@ -306,7 +313,7 @@ def max_output_for(s: Settings, version: tuple[int, int, int] | None = None) -> 
     return default
 
 
-MIN_CONFIGURED_WINDOW = 100_000  # 2.1.3xx raises a smaller configured auto-compact window to this
+MIN_CONFIGURED_WINDOW = 100_000  # 2.1.3xx raises a smaller CLAUDE_CODE_AUTO_COMPACT_WINDOW to this (settings below it are ignored)
 
 
 def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str, int, int]:
@@ -391,6 +398,8 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         why = f"{origin}: {configured:,}{raised}; the model's own window is {window:,} ({why})"
     if configured is not None:
         window = min(window, configured)
+    if era.windows == "catalog":
+        why += "".join(f"; {v}" for k, v in s.sources if k == "ignored")
     reserved = max_out if era.reserve == "max-output" else min(max_out, MAX_OUTPUT_TOKENS_FOR_SUMMARY)
     effective = window - reserved
     enabled = s.auto_compact_enabled and not s.compact_disabled

@@ -87,7 +87,7 @@ class WhatIfScreen(ModalScreen[Settings | None]):
 
     def compose(self) -> ComposeResult:
         c = self.current
-        src = ", ".join(f"{k} from {v}" for k, v in self.configured.sources) or "Claude Code's defaults (no override found)"
+        src = ", ".join(f"{k} from {v}" if k != "ignored" else f"ignored: {v}" for k, v in self.configured.sources) or "Claude Code's defaults (no override found)"
         with VerticalScroll(id="whatif-box"):
             yield Static(Text("What if: the settings that move the thresholds", style="bold"))
             yield Static(Text(f"Configured: {src}. Leave a box empty for Claude Code's own rule. "
