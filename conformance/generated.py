@@ -36,6 +36,7 @@ FOUND = Path(__file__).with_name("found.json")
 DOC = ROOT / "docs" / "conformance-generated.md"
 CHECKS = ("facts", "requests", "fields", "replay", "round trip")
 ROUND_TRIPS = 4  # strategies resumed per generated run
+STEP_TIMEOUT = 180  # seconds a step or a resume may take (a hung run is a finding, not the night)
 
 
 @dataclass
@@ -78,7 +79,7 @@ def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_T
 
     row = GenRow(sc.name, sc.doc)
     t0 = time.monotonic()
-    r = run(sc, claude)
+    r = run(sc, claude, timeout=STEP_TIMEOUT)
     try:
         folder = save(r, out)
         failed = [st for st in r.steps if st.returncode not in (0, 1)]
@@ -103,7 +104,7 @@ def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_T
         row.counts["replay"] = (sum(x.ok for x in tried), len(tried))
         rng = random.Random(f"round-trip-{sc.name}")
         pick: Callable[[list[Any]], list[Any]] = lambda cases: rng.sample(cases, min(round_trips, len(cases)))  # noqa: E731
-        rt = run_resume(folder, claude, pick=pick) if round_trips else []
+        rt = run_resume(folder, claude, pick=pick, timeout=STEP_TIMEOUT) if round_trips else []
         done = [x for x in rt if not x.detail.startswith("not applicable")]
         row.failures["round trip"] = [f"{x.case}: {x.detail}" for x in done if not x.ok]
         row.counts["round trip"] = (sum(x.ok for x in done), len(done))

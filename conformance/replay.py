@@ -98,7 +98,12 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 nth += 1
                 cut = tmp / f"{t.stem}-{b_no}" / t.parent.name / t.name
                 cut.parent.mkdir(parents=True)
-                cut.write_bytes(b"".join(lines[:k]))
+                # the records Claude Code flushed just before its boundary can already hold later state (a `tools-used`
+                # record naming the tool the next reply calls): the session as it was is the one before them
+                head = lines[:k]
+                while head and b'"type":"tools-used"' in head[-1].replace(b" ", b""):
+                    head = head[:-1]
+                cut.write_bytes(b"".join(head))
                 if t.with_suffix("").is_dir():
                     shutil.copytree(t.with_suffix(""), cut.with_suffix(""))
                 s = Session.load(cut)
