@@ -64,27 +64,40 @@ def claude_facts(folder: Path) -> Facts:
     requests = load_requests(folder)
     transcripts = sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
     turns = [q for q in requests if q["kind"] == "turn"]
-    boundaries: list[tuple[str, int, int]] = []  # (trigger, preTokens, kept)
+    boundaries: list[tuple[str, str, int, int]] = []  # (timestamp, trigger, preTokens, kept)
     for t in transcripts:
         for line in t.read_text().splitlines():
             r = json.loads(line)
             if r.get("type") == "system" and r.get("subtype") == "compact_boundary":
                 m = r.get("compactMetadata") or {}
-                boundaries.append((str(m.get("trigger")), int(m.get("preTokens") or 0), len((m.get("preservedMessages") or {}).get("uuids") or [])))
-    # the cause, from the request log: each main request refused as too long is followed by a reactive compaction
-    refused = sum(1 for q in turns if q["answer"] == "prompt_too_long")
-    for trigger, pre, kept in boundaries:
+                boundaries.append((str(r.get("timestamp") or ""), str(m.get("trigger")), int(m.get("preTokens") or 0),
+                                   len((m.get("preservedMessages") or {}).get("uuids") or [])))
+    boundaries.sort(key=lambda b: b[0])
+    # the cause, from the request log: the n-th summary served made the n-th boundary; it answered a refusal when the
+    # last turn request before its summarize request(s) was refused as too long (a refused summarize request is the
+    # round ladder of any compaction, not a cause)
+    exchange = [q for q in requests if q["kind"] in ("turn", "summary")]
+    served = [n for n, q in enumerate(exchange) if q["kind"] == "summary" and q["answer"] == "summary"]
+    for k, (_, trigger, pre, kept) in enumerate(boundaries):
         if trigger == "manual":
             cause = "manual"
-        elif refused > 0:
-            cause, refused = "prompt_too_long", refused - 1
         else:
-            cause = "threshold"
+            n = served[k] if k < len(served) else len(exchange)
+            before = next((exchange[j] for j in range(n - 1, -1, -1) if exchange[j]["kind"] == "turn"), None)
+            cause = "prompt_too_long" if before is not None and before["answer"] == "prompt_too_long" else "threshold"
         f.compactions.append(f"{cause} at {pre:,}, kept {kept}")
     debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
+    run = json.loads((folder / "run.json").read_text())
+    if "=== step " in debug:  # the thresholds in force at the end: those of the last step that sent turn requests
+        parts = dict((int(m.group(1)), m.end()) for m in re.finditer(r"^=== step (\d+) ===$", debug, re.M))
+        working = [q["step"] for q in turns]
+        last = max(working) if working else max(parts)
+        starts = sorted(parts.items())
+        begin = parts.get(last, 0)
+        end = next((pos for n, pos in starts if n > last), len(debug))
+        debug = debug[begin:end]
     windows = re.findall(r"autocompact: .*?effectiveWindow=(\d+)", debug)
     sources = re.findall(r"thresholdSource=([a-z-]+)", debug)
-    run = json.loads((folder / "run.json").read_text())
     disabled = any(k in run.get("env", {}) for k in ("DISABLE_AUTO_COMPACT", "DISABLE_COMPACT")) or (
         (run.get("settings") or {}).get("autoCompactEnabled") is False)
     if windows:

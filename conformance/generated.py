@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FOUND = Path(__file__).with_name("found.json")
 DOC = ROOT / "docs" / "conformance-generated.md"
 CHECKS = ("facts", "requests", "fields", "replay", "round trip")
-ROUND_TRIPS = 4  # strategies resumed per generated run
+ROUND_TRIPS = 2  # strategies resumed per generated run
 STEP_TIMEOUT = 180  # seconds a step or a resume may take (a hung run is a finding, not the night)
 
 

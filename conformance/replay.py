@@ -148,7 +148,17 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 ours_types = [_kind(r) for r in res.new_records]
                 cc_types = [_kind(r) for r in after if r.get("uuid")][: len(ours_types)]
                 if ours_types != cc_types:
-                    out.append(Replayed(t.name, b_no, what, False, f"records written {ours_types}, Claude Code {cc_types}"))
+                    j = next((n for n, (x, y) in enumerate(zip(ours_types, cc_types)) if x != y), min(len(ours_types), len(cc_types)))
+                    out.append(Replayed(t.name, b_no, what, False, f"records written differ at #{j}: inspector "
+                                        f"{ours_types[j:j + 3]}, Claude Code {cc_types[j:j + 3]} (of {ours_types})"))
+                    continue
+                ours_files = [(r.get("attachment") or {}).get("filename") for r in res.new_records if _kind(r) == "attachment file"]
+                cc_files = [(r.get("attachment") or {}).get("filename") for r in after if r.get("uuid")][: len(ours_types)]
+                cc_files = [f for r, f in zip([r for r in after if r.get("uuid")], cc_files) if _kind(r) == "attachment file"]
+                if ours_files != cc_files and sorted(map(str, ours_files)) == sorted(map(str, cc_files)):
+                    out.append(Replayed(t.name, b_no, what, True, f"kept {len(theirs)} as Claude Code; the same files "
+                                        "re-attached in another order (Claude Code orders them by their modification "
+                                        "times, which no transcript records: inspector takes the order they were read)"))
                     continue
                 # what the model sees after it: Claude Code's chain up to the last record of its compaction, in the
                 # wire form (the same form every logged request is checked against), and inspector's preview

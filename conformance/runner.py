@@ -225,12 +225,14 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
                 rc, out, err = p.returncode, p.stdout, p.stderr
             except subprocess.TimeoutExpired as exc:
                 rc, out, err = -9, str(exc.stdout or ""), f"timed out after {timeout:g} s"
+            if debug.exists():  # each step's lines under a marker of its own (the file is appended to)
+                result.debug += f"=== step {len(result.steps)} ===\n" + debug.read_text(errors="replace")
+                debug.unlink()
             shown = ["claude", *argv[len(claude.argv):]]
             result.steps.append(StepRun(shown, rc, out, err, list(fake.log), time.monotonic() - t0))
         ts = result.transcripts()
         if ts and session_id is None:
             session_id = max(ts, key=lambda q: q.stat().st_mtime).stem
-    result.debug = debug.read_text(errors="replace") if debug.exists() else ""
     sp = home / ".claude" / "settings.json"
     result.settings_after = json.loads(sp.read_text()) if sp.exists() else None
     return result
@@ -311,7 +313,7 @@ def save(r: Run, out: Path) -> Path:
         "work": str(r.sandbox.work) if r.sandbox else None, "home": str(r.sandbox.home) if r.sandbox else None,
         "steps": [{"argv": st.argv, "returncode": st.returncode, "stdout": st.stdout[-2000:], "stderr": st.stderr[-2000:],
                    "seconds": round(st.seconds, 2)} for st in r.steps]}, indent=1))
-    (dst / "debug.log").write_text("\n".join(ln for ln in r.debug.splitlines() if "autocompact" in ln or "thresholdSource" in ln
+    (dst / "debug.log").write_text("\n".join(ln for ln in r.debug.splitlines() if "autocompact" in ln or "thresholdSource" in ln or ln.startswith("=== step ")
                                              or "compact" in ln.lower()))
     return dst
 

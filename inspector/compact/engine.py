@@ -33,6 +33,7 @@ from inspector.compact.base import (
     ViewMessage,
     format_compact_summary,
 )
+from inspector.claude.versions import TAIL, rules_for
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import file_states
 from inspector.tokens.estimate import count_bodies
@@ -179,13 +180,18 @@ def _rendered_fields(body: Mapping[str, Any]) -> dict[str, Any]:
     return {k: json.loads(json.dumps(v)) for k, v in body.items() if k.startswith("rendered")}
 
 
-def reannouncements(sl: Slice, point_chain: list[int]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The attachments a compaction re-announces, as the session last had them: (bodies to copy, notes)."""
+def reannouncements(sl: Slice, point_chain: list[int], kept: list[int] = ()) -> tuple[list[dict[str, Any]], list[str]]:
+    """The attachments a compaction re-announces, as the session last had them: (bodies to copy, notes). A kind the
+    kept records already announce is not announced again (its delta from what the model then sees is empty: a
+    refusal's tail that holds the previous compaction's re-announcements gets none, as 2.1.328 writes it)."""
     s = sl.session
     seg = [i for i in point_chain]
     out: list[dict[str, Any]] = []
     notes: list[str] = []
+    in_kept = {s.records[i].get("attachment_type") for i in kept if s.records[i].type == "attachment"}
     for kind in REANNOUNCED:
+        if kind in in_kept:
+            continue
         found = _attachments_of(s, seg, kind)
         if not found:
             found = _attachments_of(s, list(s.conversation.logical_chain), kind)[-1:]
@@ -200,6 +206,13 @@ def reannouncements(sl: Slice, point_chain: list[int]) -> tuple[list[dict[str, A
             picked = found[-1:]
         out += [s.body(i) for i in picked]
     return out, notes
+
+
+def same_process(s: Any, start: int | None, end: int) -> bool:
+    """Whether the records from `start` to `end` (record indexes, file order) were written by one Claude Code process:
+    no `cost-state` record between them (a process writes one as it exits: one per run in the conformance runs)."""
+    lo = -1 if start is None else start
+    return not any(s.records[i].type == "cost-state" for i in range(lo + 1, end))
 
 
 def _display_path(path: str, cwd: str | None) -> str:
@@ -222,7 +235,14 @@ def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int]) -> t
                     for b in iter_blocks((s.body(i).get("message") or {}).get("content")):
                         if b.get("id") == tid and isinstance(b.get("input"), dict) and isinstance(b["input"].get("file_path"), str):
                             visible.add(b["input"]["file_path"])
-    states = sorted(file_states(s, list(summarized) + list(kept)).values(), key=lambda f: (f.modified, f.touched), reverse=True)
+    for i in kept:  # a file attachment in the kept records is visible too
+        if s.records[i].type == "attachment" and s.records[i].get("attachment_type") == "file":
+            name = (s.body(i).get("attachment") or {}).get("filename")
+            if isinstance(name, str):
+                visible.add(name)
+    chain = list(summarized) + list(kept)
+    states = sorted(file_states(s, chain, attachments=same_process(s, sl.boundary, sl.point)).values(),
+                    key=lambda f: (f.modified, f.touched), reverse=True)
     bodies: list[dict[str, Any]] = []
     skipped: list[str] = []
     for st in states:
@@ -413,9 +433,23 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     before = est.before(sl)
     notes: list[str] = []
     pivot_note: str | None = None
+    keep_none = False
     if params.mode == "compact":
         split = split_compact(s, msgs)
         trigger = params.trigger
+        if trigger == "auto" and TAIL in rules_for(s.version).era.strategies:
+            refills = rapid_refills(sl)
+            blocked = est.thresholds is not None and before >= est.thresholds.blocking
+            if refills >= RAPID_REFILL_TRIP:
+                raise CompactError(f"Claude Code would not compact here: this is its {refills}th rapid refill in a row (the "
+                                   "context back at the threshold within 3 tool rounds of each compaction), and it stops "
+                                   "with \"Autocompact is thrashing\"")
+            if refills and not blocked:
+                keep_none = True
+                split = Split(list(msgs), [], split.rounds, 0, f"nothing is kept: the context refilled to the threshold "
+                              f"within {RAPID_REFILL_TURNS} tool rounds of the previous compaction (a rapid refill, the "
+                              f"{refills}{'st' if refills == 1 else 'nd'} in a row), so Claude Code summarizes the last round too")
+                notes.append(split.why)
     elif params.mode == "reactive":
         if params.refused_at is None or params.refused_at <= 0:
             raise CompactError("as if the API refused: give the limit it refused at (--refused-at N)")
@@ -441,7 +475,10 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
                                kept_after=kept_after)
     factory = factory or RecordFactory(s)
     tmpl = _envelope_template(sl)
-    keep_uuids = [recs[i].uuid for i in split.keep if recs[i].uuid]
+    # the records kept, as Claude Code lists them: its messages, which bookkeeping attachments with nothing to send
+    # (a prompt_snapshot, no `rendered`) are not (2.1.328 kept 14 of a tail of 16 records that held two)
+    keep_uuids = [recs[i].uuid for i in split.keep if recs[i].uuid
+                  and not (recs[i].type == "attachment" and not isinstance(s.body(i).get("rendered"), list))]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
@@ -468,15 +505,18 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     summary = factory.user(tmpl, boundary_uuid, wrapped, **summary_extra)
     summary["uuid"] = summary_uuid
     files, file_notes = restored_file_bodies(sl, split.summarize, split.keep)
-    reanns, re_notes = reannouncements(sl, msgs)
+    reanns, re_notes = reannouncements(sl, msgs, split.keep)
     notes += file_notes + re_notes
     auto = trigger == "auto"
     before_summary: list[dict[str, Any]] = []
     after_summary: list[dict[str, Any]] = []
+    context_records: list[dict[str, Any]] = []
     if auto:
         ctx = _latest_payload(s, "session_context")
-        before_summary.append(_copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}}))
-        before_summary.append(_date_attachment(factory, tmpl, None))
+        context_records.append(_copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}}))
+        context_records.append(_date_attachment(factory, tmpl, None))
+        if not keep_none:  # before the summary; with nothing kept, after the re-announcements (as 2.1.328 writes them)
+            before_summary += context_records
     elif params.mode == "compact":
         args = params.instructions or ""
         after_summary.append(factory.user(tmpl, None, CAVEAT, isMeta=True))
@@ -485,6 +525,8 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         after_summary.append(factory.user(tmpl, None, STDOUT))
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in reanns]
+    if keep_none:
+        after_summary += context_records
     if auto:
         remote = _latest_payload(s, "remote_session_change")
         if remote is not None and "rendered" in remote:
@@ -550,17 +592,46 @@ def _last_before(sl: Slice, msgs: list[int], pivot: str | None) -> int | None:
 def rewind_candidates(sl: Slice) -> list[int]:
     """The messages the rewind menu offers to summarize from or up to: the prompts the user typed since the last
     compaction (not tool results, meta messages, summaries or command breadcrumbs)."""
+    return [i for i in sl.messages if _is_prompt(sl.session.records[i])]
+
+
+def _is_prompt(r: Any) -> bool:
+    """A prompt the user typed (not a tool result, a meta message, a summary or a command breadcrumb)."""
+    if r.type != "user" or r.tool_results or r.is_meta or r.is_compact_summary or r.get("prompt") is None:
+        return False
+    text = r.get("prompt") or ""
+    return not (text.startswith("<command-name>") or text.startswith("<local-command"))
+
+
+RAPID_REFILL_TURNS = 3  # a threshold compaction this few tool rounds after the previous one is a rapid refill (m1o)
+RAPID_REFILL_TRIP = 3  # this many in a row and Claude Code stops compacting ("Autocompact is thrashing", _yn)
+
+
+def rapid_refills(sl: Slice) -> int:
+    """The consecutive rapid refills 2.1.3xx would count at a threshold check at the slice's point (Cls): 0 unless the
+    last compaction was automatic, in the same turn (no prompt typed since), fewer than 3 tool rounds ago; then one
+    more than that compaction counted."""
     s = sl.session
-    out = []
-    for i in sl.messages:
-        r = s.records[i]
-        if r.type != "user" or r.tool_results or r.is_meta or r.is_compact_summary or r.get("prompt") is None:
-            continue
-        text = r.get("prompt") or ""
-        if text.startswith("<command-name>") or text.startswith("<local-command"):
-            continue
-        out.append(i)
-    return out
+    hist = list(sl.history)
+    marks = [k for k, i in enumerate(hist) if s.records[i].is_compact_boundary] + [len(hist)]
+    prev: tuple[int, set[str]] | None = None  # (its count, the uuids it kept) while the last boundary was automatic
+    count, start = 0, 0
+    for k in marks:
+        count = 0
+        if prev is not None:
+            seg = hist[start:k]
+            rounds = {s.records[i].message_id or s.records[i].uuid for i in seg
+                      if s.records[i].type == "assistant" and not s.records[i].is_sidechain
+                      and s.records[i].uuid not in prev[1] and not s.body(i).get("isApiErrorMessage")}
+            if not any(_is_prompt(s.records[i]) for i in seg) and len(rounds) < RAPID_REFILL_TURNS:
+                count = prev[0] + 1
+        if k < len(hist):
+            b = s.body(hist[k])
+            meta = b.get("compactMetadata") if isinstance(b.get("compactMetadata"), dict) else {}
+            kept = (meta.get("preservedMessages") or {}).get("uuids") if isinstance(meta.get("preservedMessages"), dict) else None
+            prev = (count, set(kept or ())) if meta.get("trigger") == "auto" else None
+            start = k + 1
+    return count
 
 
 def _split_partial(sl: Slice, msgs: list[int], params: EngineParams) -> tuple[Split, str | None]:

@@ -88,16 +88,26 @@ def _apply_edit(content: str | None, old: Any, new: Any, replace_all: Any) -> st
     return content.replace(old, new) if replace_all is True else content.replace(old, new, 1)
 
 
-def file_states(s: Session, chain: list[int]) -> dict[str, FileState]:
+def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> dict[str, FileState]:
     """The files read, edited or written on this stretch of the chain, with what is known of their content.
 
     A full read or a write gives the content exactly; an edit applies its change to the original the tool
     recorded (`toolUseResult.originalFile`) or to what was known; a partial read (offset/limit) gives a part
     and the file's length in lines, so the whole is estimated from it. A read answered "File unchanged
-    since last read" changes nothing (Claude Code does not refresh its state for it)."""
+    since last read" changes nothing (Claude Code does not refresh its state for it). With `attachments`, a file a
+    compaction re-attached counts as read (within the process that compacted)."""
     states: dict[str, FileState] = {}
     for pos, i in enumerate(chain):
         r = s.records[i]
+        if attachments and r.type == "attachment" and r.get("attachment_type") == "file":
+            # a file a compaction re-attached: Claude Code read it again then, and holds it as read (in that process)
+            att = s.body(i).get("attachment") or {}
+            f = ((att.get("content") or {}).get("file") or {}) if isinstance(att.get("content"), dict) else {}
+            path = att.get("filename")
+            if isinstance(path, str) and isinstance(f.get("content"), str):
+                prev = states.get(path)
+                states[path] = FileState(path, pos, bool(prev and prev.modified), f["content"], 1.0)
+            continue
         if not r.tool_uses or not any(name in FILE_TOOLS for _, name in r.tool_uses):
             continue
         inputs = _tool_inputs(s, i)
