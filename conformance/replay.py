@@ -174,7 +174,8 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 if end is None or res.api_messages is None:
                     out.append(Replayed(t.name, b_no, what, False, "no preview to compare"))
                     continue
-                cc = api_messages(sent_bodies(whole, Conversation(whole.records[: end + 1]).chain), wire_style(whole))
+                cc = api_messages(sent_bodies(whole, Conversation(whole.records[: end + 1]).chain),
+                                  str(res.parameters.get("wire_style") or wire_style(s)))
                 a, b = _blocks(ours), _blocks(cc)
                 ok = a == b
                 k2 = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))

@@ -18,6 +18,7 @@ text Claude Code sends) and knows the first request a resume of the saved sessio
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -180,32 +181,105 @@ def _rendered_fields(body: Mapping[str, Any]) -> dict[str, Any]:
     return {k: json.loads(json.dumps(v)) for k, v in body.items() if k.startswith("rendered")}
 
 
+DELTA_KEYS = {"deferred_tools_delta": ("addedNames", "removedNames"), "agent_listing_delta": ("addedTypes", "removedTypes")}
+
+
+def _announced(s: Any, indexes: list[int], kind: str) -> tuple[str, ...] | None:
+    """What the announcements of `kind` among these records add up to (a delta adds and removes names; a skill
+    listing is the whole list), in the order first added; None when there is none."""
+    found = _attachments_of(s, indexes, kind)
+    if not found:
+        return None
+    if kind not in DELTA_KEYS:
+        names = (s.body(found[-1]).get("attachment") or {}).get("names")
+        return tuple(names) if isinstance(names, list) else None
+    add_key, rm_key = DELTA_KEYS[kind]
+    state: list[str] = []
+    for i in found:
+        att = s.body(i).get("attachment") or {}
+        gone = set(x for x in att.get(rm_key) or () if isinstance(x, str))
+        state = [x for x in state if x not in gone] + [x for x in att.get(add_key) or () if isinstance(x, str) and x not in state]
+    return tuple(state)
+
+
+_TOOLS_HEADER = "The following deferred tools are now available via ToolSearch."
+
+
+def _merged_tools_delta(s: Any, found: list[int], names: set[str]) -> dict[str, Any] | None:
+    """One deferred-tools announcement adding `names` (sorted, as 2.1.328 merges them), made from the last
+    announcement that only added tools and lists them by name alone; None when there is none to make it from."""
+    for i in reversed(found):
+        body = s.body(i)
+        att = body.get("attachment") or {}
+        rendered = body.get("rendered")
+        if att.get("removedNames") or att.get("addedLines") != att.get("addedNames") or not isinstance(rendered, list) or not rendered:
+            continue
+        text = rendered[0].get("content") if isinstance(rendered[0], dict) else None
+        if not isinstance(text, str) or _TOOLS_HEADER not in text or ":\n" not in text:
+            continue
+        head = text.split(":\n", 1)[0] + ":\n"
+        lines = sorted(names)
+        new_att = {**att, "addedNames": lines, "addedLines": lines}
+        return {**body, "attachment": new_att, "rendered": [{**rendered[0], "content": head + "\n".join(lines) + "\n</system-reminder>"}]}
+    return None
+
+
 def reannouncements(sl: Slice, point_chain: list[int], kept: list[int] = ()) -> tuple[list[dict[str, Any]], list[str]]:
-    """The attachments a compaction re-announces, as the session last had them: (bodies to copy, notes). A kind the
-    kept records already announce is not announced again (its delta from what the model then sees is empty: a
-    refusal's tail that holds the previous compaction's re-announcements gets none, as 2.1.328 writes it)."""
+    """The attachments a compaction re-announces, as the session last had them: (bodies to copy, notes).
+
+    What the kept records already announce is not announced again: the environment or the model when a kept record
+    announces it; for the tool, agent and skill listings, what the session's announcements add up to against what
+    the kept ones do (nothing when they are the same; the announcement that says it all when the kept ones say
+    nothing: a tail that removed four tools and an announcement of eleven re-announce the eleven, as 2.1.328 does)."""
     s = sl.session
     seg = [i for i in point_chain]
     out: list[dict[str, Any]] = []
     notes: list[str] = []
     in_kept = {s.records[i].get("attachment_type") for i in kept if s.records[i].type == "attachment"}
+    history = list(s.conversation.logical_chain)
     for kind in REANNOUNCED:
-        if kind in in_kept:
+        if kind in ACCUMULATED and kind in in_kept:
+            now = _announced(s, history, kind)
+            shown = _announced(s, list(kept), kind)
+            if now is not None and shown is not None and (set(now) == set(shown) if kind in DELTA_KEYS else now == shown):
+                continue
+        elif kind in in_kept:
             continue
         found = _attachments_of(s, seg, kind)
         if not found:
-            found = _attachments_of(s, list(s.conversation.logical_chain), kind)[-1:]
+            found = _attachments_of(s, history, kind)[-1:]
         if not found:
             continue
-        if kind in ACCUMULATED:
-            picked = found
-            if len(found) > 1:
+        shown_now = _announced(s, list(kept), kind) if kind in in_kept else None
+        if kind in ACCUMULATED and (len(found) > 1 or shown_now):
+            now = _announced(s, history, kind)
+            # what is left to announce: all of it, less what the kept records announce (a delta of names)
+            want = (set(now or ()) - set(shown_now or ())) if kind in DELTA_KEYS else None
+            whole = [i for i in _attachments_of(s, history, kind)
+                     if (_announced(s, [i], kind) == now if want is None else
+                         set(_announced(s, [i], kind) or ()) == want and not (s.body(i).get("attachment") or {}).get(DELTA_KEYS[kind][1]))]
+            merged = _merged_tools_delta(s, found, want) if not whole and kind == "deferred_tools_delta" and want else None
+            if whole:  # one announcement says what is left to say
+                picked = whole[-1:]
+            elif merged is not None:  # none does: one that says it, as Claude Code writes it (the names sorted)
+                out.append(merged)
+                continue
+            else:
+                picked = found
                 notes.append(f"the session announced {kind.replace('_', ' ')} {len(found)} times since its last compaction: "
                              "re-announced as those announcements in order (Claude Code would send one that merges them)")
         else:
-            picked = found[-1:]
+            picked = found[-1:] if kind not in ACCUMULATED else found
         out += [s.body(i) for i in picked]
     return out, notes
+
+
+def _compacting_end(sl: Slice) -> int:
+    """Where the process that compacts at the slice's point is: at the point itself, or, at the session's last
+    message, after every record the file has (a session whose process exited is compacted by a new one)."""
+    s = sl.session
+    chain = s.conversation.chain
+    return len(s.records) if chain and sl.point >= chain[-1] else sl.point
 
 
 def same_process(s: Any, start: int | None, end: int) -> bool:
@@ -235,13 +309,16 @@ def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int]) -> t
                     for b in iter_blocks((s.body(i).get("message") or {}).get("content")):
                         if b.get("id") == tid and isinstance(b.get("input"), dict) and isinstance(b["input"].get("file_path"), str):
                             visible.add(b["input"]["file_path"])
-    for i in kept:  # a file attachment in the kept records is visible too
-        if s.records[i].type == "attachment" and s.records[i].get("attachment_type") == "file":
-            name = (s.body(i).get("attachment") or {}).get("filename")
-            if isinstance(name, str):
-                visible.add(name)
     chain = list(summarized) + list(kept)
-    states = sorted(file_states(s, chain, attachments=same_process(s, sl.boundary, sl.point)).values(),
+    live = same_process(s, sl.boundary, _compacting_end(sl))
+    if live and sl.boundary is not None:
+        # the previous compaction cleared what Claude Code holds as read (then re-read the files it re-attached):
+        # the reads in the records it kept came before that, and count no more in the process that compacted
+        meta = s.body(sl.boundary).get("compactMetadata")
+        pm = meta.get("preservedMessages") if isinstance(meta, dict) else None
+        before = set(pm.get("uuids") or ()) if isinstance(pm, dict) else set()
+        chain = [i for i in chain if s.records[i].uuid not in before]
+    states = sorted(file_states(s, chain, attachments=live).values(),
                     key=lambda f: (f.modified, f.touched), reverse=True)
     bodies: list[dict[str, Any]] = []
     skipped: list[str] = []
@@ -392,6 +469,27 @@ def _copy_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: st
     return rec
 
 
+_ATTRIBUTION = re.compile(r"Co-Authored-By: [^<\n]*<noreply@anthropic.com>")
+
+
+def _attributed(rec: dict[str, Any], model: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The commit attribution of a re-announced remote_session_change, for the model now in use (its last `model`
+    announcement): Claude Code renders it afresh ("Claude Opus 5", or "Claude Code" for a model it has no name for),
+    so after a /model switch the copy of an older one would name the old model."""
+    ident = ((model or {}).get("attachment") or {}).get("identity") if model else None
+    if not isinstance(ident, dict):
+        return rec
+    name = ident.get("marketingName")
+    line = f"Co-Authored-By: {'Claude ' + name if isinstance(name, str) and name else 'Claude Code'} <noreply@anthropic.com>"
+    att = rec.get("attachment") or {}
+    if isinstance(att.get("commit"), str):
+        att["commit"] = _ATTRIBUTION.sub(line, att["commit"])
+    for r in rec.get("rendered") or ():
+        if isinstance(r, dict) and isinstance(r.get("content"), str):
+            r["content"] = _ATTRIBUTION.sub(line, r["content"])
+    return rec
+
+
 def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None) -> dict[str, Any]:
     day = factory.now.astimezone().date().isoformat() if factory.now.tzinfo else factory.now.date().isoformat()
     return _copy_attachment(factory, tmpl, parent, {"attachment": {"type": "date", "date": day},
@@ -439,12 +537,11 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         trigger = params.trigger
         if trigger == "auto" and TAIL in rules_for(s.version).era.strategies:
             refills = rapid_refills(sl)
-            blocked = est.thresholds is not None and before >= est.thresholds.blocking
             if refills >= RAPID_REFILL_TRIP:
                 raise CompactError(f"Claude Code would not compact here: this is its {refills}th rapid refill in a row (the "
                                    "context back at the threshold within 3 tool rounds of each compaction), and it stops "
                                    "with \"Autocompact is thrashing\"")
-            if refills and not blocked:
+            if refills:  # below the blocking limit it keeps no round; at it, its last resort keeps none either
                 keep_none = True
                 split = Split(list(msgs), [], split.rounds, 0, f"nothing is kept: the context refilled to the threshold "
                               f"within {RAPID_REFILL_TURNS} tool rounds of the previous compaction (a rapid refill, the "
@@ -529,8 +626,9 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         after_summary += context_records
     if auto:
         remote = _latest_payload(s, "remote_session_change")
-        if remote is not None and "rendered" in remote:
-            after_summary.append(_copy_attachment(factory, tmpl, None, remote))
+        if remote is not None and "rendered" in remote and not any(
+                recs[i].get("attachment_type") == "remote_session_change" for i in split.keep):
+            after_summary.append(_attributed(_copy_attachment(factory, tmpl, None, remote), _latest_payload(s, "model")))
         snap = _latest_payload(s, "prompt_snapshot")
         if snap is not None:  # the system prompt in force; the tool list and CLI prefix are written only with the first
             rec = _copy_attachment(factory, tmpl, None, snap)
@@ -613,17 +711,21 @@ def rapid_refills(sl: Slice) -> int:
     more than that compaction counted."""
     s = sl.session
     hist = list(sl.history)
+    if not same_process(s, sl.boundary, _compacting_end(sl)):
+        return 0  # a new process: its turn tracking starts afresh
     marks = [k for k, i in enumerate(hist) if s.records[i].is_compact_boundary] + [len(hist)]
     prev: tuple[int, set[str]] | None = None  # (its count, the uuids it kept) while the last boundary was automatic
     count, start = 0, 0
     for k in marks:
         count = 0
         if prev is not None:
-            seg = hist[start:k]
+            seg = [i for i in hist[start:k] if s.records[i].uuid not in prev[1]]  # what came after it, not its kept tail
             rounds = {s.records[i].message_id or s.records[i].uuid for i in seg
                       if s.records[i].type == "assistant" and not s.records[i].is_sidechain
                       and s.records[i].uuid not in prev[1] and not s.body(i).get("isApiErrorMessage")}
-            if not any(_is_prompt(s.records[i]) for i in seg) and len(rounds) < RAPID_REFILL_TURNS:
+            here = hist[k] if k < len(hist) else sl.point
+            if (not any(_is_prompt(s.records[i]) for i in seg) and len(rounds) < RAPID_REFILL_TURNS
+                    and same_process(s, hist[start - 1], here)):
                 count = prev[0] + 1
         if k < len(hist):
             b = s.body(hist[k])
