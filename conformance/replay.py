@@ -15,7 +15,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,14 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     run = json.loads((folder / "run.json").read_text())
     log = load_requests(folder)
     settings = _settings(folder)
+    shifts = [float(st.get("shift_hours") or 0) for st in run.get("steps") or ()]
+    name = str(run.get("scenario", ""))
+    if not any("shift_hours" in st for st in run.get("steps") or ()) and name.startswith(("gen_", "found_")):
+        from conformance.generate import scenario  # a run saved before the shifts were recorded: its scenario's
+        from conformance.generated import load_found
+
+        sc = scenario(int(name[4:])) if name.startswith("gen_") else next((f for f in load_found() if f.name == name), None)
+        shifts = [st.shift_hours for st in sc.steps] if sc else shifts
     # the exchange around each served summary: the turn request before it (refused or not) and the first after it
     served = [n for n, q in enumerate(log) if q["kind"] == "summary" and q["answer"] == "summary"]
     out: list[Replayed] = []
@@ -133,7 +141,9 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                                         f"{refused_summaries} time(s) and retried with more kept (inspector's preview "
                                         "assumes a summarizer that answers)"))
                     continue
-                when = datetime.fromisoformat(str(boundary["timestamp"]).replace("Z", "+00:00"))
+                # the time it was written: the harness moved every earlier timestamp back for each idle gap after it
+                when = datetime.fromisoformat(str(boundary["timestamp"]).replace("Z", "+00:00")) + timedelta(
+                    hours=sum(shifts[log[n]["step"] + 1:]) if n is not None else 0)
                 try:
                     res = compact(s, summarizer=_FakeText(summary_text or SUMMARY), factory=RecordFactory(s, now=when),
                                   settings=settings, **kw)

@@ -312,7 +312,8 @@ def save(r: Run, out: Path) -> Path:
         "settings": r.scenario.settings, "settings_after": r.settings_after,
         "work": str(r.sandbox.work) if r.sandbox else None, "home": str(r.sandbox.home) if r.sandbox else None,
         "steps": [{"argv": st.argv, "returncode": st.returncode, "stdout": st.stdout[-2000:], "stderr": st.stderr[-2000:],
-                   "seconds": round(st.seconds, 2)} for st in r.steps]}, indent=1))
+                   "seconds": round(st.seconds, 2), "shift_hours": step.shift_hours}
+                  for st, step in zip(r.steps, r.scenario.steps)]}, indent=1))
     (dst / "debug.log").write_text("\n".join(ln for ln in r.debug.splitlines() if "autocompact" in ln or "thresholdSource" in ln or ln.startswith("=== step ")
                                              or "compact" in ln.lower()))
     return dst

@@ -97,3 +97,98 @@ def test_an_api_error_message_stops_the_climb_of_attachments():
                                         ("<system-reminder>\nends in a blank line.\n\n</system-reminder>", "ends in a blank line.\n")])
 def test_a_bare_reminder_loses_its_tags_and_one_newline_each_side(text, bare):
     assert _bare(text) == bare
+
+
+def _refill_session(tmp_path, *, between=(), after_prompt=False, rounds_after=2):
+    """A 2.1.328 session: a prompt, three tool rounds, an automatic compaction (keeping nothing), then
+    `rounds_after` tool rounds; `between` records are put right after the boundary's summary."""
+    from builders import system, tool_result, tool_use
+    from conftest import write_jsonl
+
+    v = {"version": "2.1.328"}
+    recs = [user("p", None, "run the checks", promptId="x", **v)]
+    parent = "p"
+    for n in range(3):
+        recs += [assistant(f"a{n}", parent, [tool_use(f"t{n}", "Bash", {"command": "ls"})], **v),
+                 tool_result(f"r{n}", f"a{n}", f"t{n}", **v)]
+        parent = f"r{n}"
+    recs.append(system("b", None, "compact_boundary", logicalParentUuid=parent,
+                       compactMetadata={"trigger": "auto", "preTokens": 100_000}, **v))
+    recs.append(user("s", "b", "This session is being continued from a previous conversation.", isCompactSummary=True, **v))
+    parent = "s"
+    recs += list(between)
+    if after_prompt:
+        recs.append(user("p2", parent, "go on", promptId="y", **v))
+        parent = "p2"
+    for n in range(rounds_after):
+        recs += [assistant(f"c{n}", parent, [tool_use(f"u{n}", "Bash", {"command": "ls"})], **v),
+                 tool_result(f"q{n}", f"c{n}", f"u{n}", **v)]
+        parent = f"q{n}"
+    from inspector.transcript.session import Session
+
+    return Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+
+
+def test_a_threshold_compaction_soon_after_another_keeps_no_round(tmp_path):
+    """2.1.328's rapid refill (Cls, measured in the generated runs): back at the threshold within 3 tool rounds
+    of an automatic compaction, in the same turn and process, it summarizes the last round too; a prompt typed
+    since, a new process (a cost-state between) or 3 rounds since make it an ordinary compaction again."""
+    from inspector.compact import make_slice
+    from inspector.compact.engine import rapid_refills
+
+    assert rapid_refills(make_slice(_refill_session(tmp_path / "a"))) == 1
+    assert rapid_refills(make_slice(_refill_session(tmp_path / "b", rounds_after=3))) == 0
+    assert rapid_refills(make_slice(_refill_session(tmp_path / "c", after_prompt=True))) == 0
+    exited = [{"type": "cost-state", "sessionId": "S", "costUSD": 0}]
+    assert rapid_refills(make_slice(_refill_session(tmp_path / "d", between=exited))) == 0
+    from inspector.compact import compact
+
+    s = _refill_session(tmp_path / "e")
+    res = compact(s, "compact", trigger="auto", summarizer=_Fake())
+    assert res.kept_uuids == () and "rapid refill" in " ".join(res.notes)
+    assert compact(_refill_session(tmp_path / "f", rounds_after=3), "compact", trigger="auto", summarizer=_Fake()).kept_uuids
+
+
+class _Fake:
+    name = "fake"
+    sends_data = False
+
+    def summarize(self, req, progress=None, cancel=None):
+        from inspector.compact.summarize.base import SummaryOutput
+
+        return SummaryOutput("<summary>done</summary>", "fake")
+
+
+def _delta(uuid, added=(), removed=()):
+    lines = "\n".join(added)
+    return {"type": "attachment", "uuid": uuid, "parentUuid": None, "version": "2.1.328",
+            "attachment": {"type": "deferred_tools_delta", "addedNames": list(added), "addedLines": list(added),
+                           "removedNames": list(removed)},
+            "rendered": [{"content": "<system-reminder>\nThe following deferred tools are now available via ToolSearch. "
+                                     f"Load them first:\n{lines}\n</system-reminder>"}], "renderedRole": "user"}
+
+
+def test_announcements_add_up_and_merge_as_claude_code_writes_them(tmp_path):
+    from conftest import write_jsonl
+    from inspector.compact.engine import _announced, _merged_tools_delta
+    from inspector.transcript.session import Session
+
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", [_delta("d1", ["B", "A"]), _delta("d2", removed=["A"]),
+                                                             _delta("d3", ["C"])]))
+    assert _announced(s, [0, 1, 2], "deferred_tools_delta") == ("B", "C")
+    merged = _merged_tools_delta(s, [0, 2], {"C", "B"})
+    assert merged["attachment"]["addedNames"] == ["B", "C"]
+    assert merged["rendered"][0]["content"].endswith("Load them first:\nB\nC\n</system-reminder>")
+
+
+def test_the_commit_attribution_names_the_model_now_in_use():
+    from inspector.compact.engine import _attributed
+
+    rec = {"attachment": {"type": "remote_session_change", "commit": "Co-Authored-By: Claude Code <noreply@anthropic.com>"},
+           "rendered": [{"content": "end commits with\nCo-Authored-By: Claude Code <noreply@anthropic.com>\nthanks"}]}
+    model = {"attachment": {"type": "model", "identity": {"modelId": "claude-sonnet-4-6", "marketingName": "Sonnet 4.6"}}}
+    out = _attributed(rec, model)
+    assert out["attachment"]["commit"] == "Co-Authored-By: Claude Sonnet 4.6 <noreply@anthropic.com>"
+    assert "Claude Sonnet 4.6 <noreply" in out["rendered"][0]["content"] and out["rendered"][0]["content"].endswith("thanks")
+    unnamed = {"attachment": {"type": "model", "identity": {"modelId": "claude-foo-1", "marketingName": None}}}
+    assert _attributed(out, unnamed)["attachment"]["commit"] == "Co-Authored-By: Claude Code <noreply@anthropic.com>"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timezone
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -280,6 +281,80 @@ def _compacting_end(sl: Slice) -> int:
     s = sl.session
     chain = s.conversation.chain
     return len(s.records) if chain and sl.point >= chain[-1] else sl.point
+
+
+_NOTIFIED = re.compile(r"<task-id>([^<]+)</task-id>.*?<status>([a-z_]+)</status>", re.S)
+TASK_TEXT = ("<system-reminder>\nTask {id} (type: local_agent) (status: {status}) (description: {description}) Read the output "
+             "file to retrieve the result: {path} (if you cannot read it and do not already have its result, ask agent {id} with "
+             "SendMessage)\n</system-reminder>")
+
+
+def _agent_finished(s: Any, agent_id: str, by: str | None) -> bool:
+    """Whether a subagent's own transcript has its final reply (one that calls no tool) by the time `by` (an ISO
+    timestamp; None: at all)."""
+    sub = next((a for a in s.subagents if a.agent_id == agent_id and a.path is not None), None)
+    if sub is None:
+        return False
+    try:
+        lines = sub.path.read_bytes().splitlines()
+    except OSError:
+        return False
+    for raw in lines:
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if not (isinstance(rec, dict) and rec.get("type") == "assistant"):
+            continue
+        content = (rec.get("message") or {}).get("content")
+        if isinstance(content, list) and not any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
+            return by is None or str(rec.get("timestamp") or "") <= by
+    return False
+
+
+RUNNING_TEXT = ("<system-reminder>\nBackground agent \"{description}\" ({id}) is still running. Do NOT spawn a duplicate. You "
+                "will be notified when it completes. You can read partial output at {path} or send it a message with "
+                "SendMessage.\n</system-reminder>")
+
+
+def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The `task_status` attachments 2.1.328 writes after a compaction for the background agents its process
+    started (bRs): every agent launched since the process began, in launch order, with the status it last
+    notified, else "completed" when its own transcript has its final reply by then, else "running" (each worded as
+    2.1.328 words it). Only in the process that launched them: a session compacted by a new process (at rest, or
+    resumed) has none."""
+    s = sl.session
+    end = _compacting_end(sl)
+    start = max((i for i in range(min(end, len(s.records))) if s.records[i].type == "cost-state"), default=-1)
+    out: list[dict[str, Any]] = []
+    notes: list[str] = []
+    status: dict[str, str] = {}
+    for i in range(start + 1, min(sl.point + 1, len(s.records))):
+        r = s.records[i]
+        if r.type == "attachment" and r.get("attachment_type") == "queued_command":
+            prompt = (s.body(i).get("attachment") or {}).get("prompt")
+            for m in _NOTIFIED.finditer(prompt if isinstance(prompt, str) else ""):
+                status[m.group(1)] = m.group(2)
+    for i in range(start + 1, min(sl.point + 1, len(s.records))):
+        tur = s.body(i).get("toolUseResult") if s.records[i].type == "user" else None
+        if not (isinstance(tur, dict) and tur.get("status") == "async_launched" and isinstance(tur.get("agentId"), str)):
+            continue
+        aid = tur["agentId"]
+        by = now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
+        st = status.get(aid) or ("completed" if _agent_finished(s, aid, by) else "running")
+        if st not in ("completed", "running"):
+            notes.append(f"background agent {aid} ({tur.get('description')}) was {st}: not re-announced (inspector knows "
+                         "how 2.1.328 words a completed or a running agent only)")
+            continue
+        path = tur.get("outputFile") if isinstance(tur.get("outputFile"), str) else None
+        att: dict[str, Any] = {"type": "task_status", "taskId": aid, "taskType": "local_agent", "description": tur.get("description"),
+                               "status": st, "deltaSummary": None}
+        if path is not None and tur.get("canReadOutputFile", True):
+            att["outputFilePath"] = path
+        att["canContinueAgent"] = bool(tur.get("canContinueAgent", True))
+        text = (TASK_TEXT if st == "completed" else RUNNING_TEXT).format(id=aid, status=st, description=tur.get("description"), path=path)
+        out.append({"attachment": att, "renderedRole": "system", "rendered": [{"content": text}]})
+    return out, notes
 
 
 def same_process(s: Any, start: int | None, end: int) -> bool:
@@ -603,6 +678,8 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     summary["uuid"] = summary_uuid
     files, file_notes = restored_file_bodies(sl, split.summarize, split.keep)
     reanns, re_notes = reannouncements(sl, msgs, split.keep)
+    tasks, task_notes = task_statuses(sl, factory.now) if same_process(s, sl.boundary, _compacting_end(sl)) else ([], [])
+    re_notes += task_notes
     notes += file_notes + re_notes
     auto = trigger == "auto"
     before_summary: list[dict[str, Any]] = []
@@ -621,6 +698,7 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
                                           f"</command-message>\n            <command-args>{args}</command-args>"))
         after_summary.append(factory.user(tmpl, None, STDOUT))
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
+    after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in reanns]
     if keep_none:
         after_summary += context_records
