@@ -230,6 +230,32 @@ def request_differences(folder: Path) -> list[str]:
     return out
 
 
+def wire_differences(folder: Path) -> tuple[int, list[str]]:
+    """Every main-thread request against the wire form of the records in force just before it (what inspector's
+    previews are made of): (requests checked, one line per request that differs)."""
+    from conformance.resume import _first_difference
+    from inspector.claude.requests import rebuild_requests
+    from inspector.claude.wire import api_messages, sent_bodies, style_for_model, style_of_request
+    from inspector.transcript.session import Session
+    from inspector.transcript.tree import Conversation
+
+    n, out = 0, []
+    for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
+        s = Session.load(t)
+        for q in rebuild_requests(s):
+            if q.agent_id is not None or q.unresolved:
+                continue
+            n += 1
+            sent = canonical(q.request["messages"])
+            style = style_of_request(q.request["messages"]) or style_for_model(q.model)
+            mine = canonical(api_messages(sent_bodies(s, Conversation(s.records[: q.index]).chain), style))
+            if mine != sent:
+                k = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
+                what = _first_difference(mine[k], sent[k]) if k < min(len(mine), len(sent)) else f"{len(mine)} vs {len(sent)} messages"
+                out.append(f"{t.name[:8]} request {q.id[:8]}: message {k}: {what}")
+    return n, out
+
+
 def compare(folder: Path) -> Row:
     a, b = claude_facts(folder), inspector_facts(folder)
     row = Row(folder.name, a, b)

@@ -6,6 +6,8 @@ the real binary, each checked whole:
 - **requests**: every request the fake received (main thread and subagents, refused ones included) equals the one
   inspector rebuilds from the transcripts alone: messages, system prompt, tools, parameters, betas, cache
   breakpoints;
+- **wire**: every main-thread request equals the wire form of the records in force just before it (what the
+  previews are made of);
 - **fields**: every record type and field the run wrote is one inspector knows;
 - **replay**: each compaction done again by inspector from the session cut before it keeps the messages Claude
   Code kept, writes the records it wrote and previews what its records send (conformance/replay.py);
@@ -34,7 +36,7 @@ from conformance.scenarios import Scenario
 ROOT = Path(__file__).resolve().parent.parent
 FOUND = Path(__file__).with_name("found.json")
 DOC = ROOT / "docs" / "conformance-generated.md"
-CHECKS = ("facts", "requests", "fields", "replay", "round trip")
+CHECKS = ("facts", "requests", "wire", "fields", "replay", "round trip")
 ROUND_TRIPS = 2  # strategies resumed per generated run
 STEP_TIMEOUT = 180  # seconds a step or a resume may take (a hung run is a finding, not the night)
 
@@ -96,6 +98,11 @@ def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_T
         total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")])
         row.failures["requests"] = diffs[:5]
         row.counts["requests"] = (total - len([d for d in diffs if d.startswith("request ")]), total)
+        from conformance.compare import wire_differences
+
+        checked, wire = wire_differences(folder)
+        row.failures["wire"] = wire[:5]
+        row.counts["wire"] = (checked - len(wire), checked)
         row.failures["fields"] = [", ".join(c.unknown)] if c.unknown else []
         row.counts["fields"] = (int(not c.unknown), 1)
         rep = replay(folder)

@@ -326,7 +326,13 @@ def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, t
 
 
 def _last_model(s: Any, default: str) -> str:
-    """The model the session last used (a /model switch mid-session changes it): its last main-thread reply's."""
+    """The model the session last used (a /model switch mid-session changes it): its last recorded main-thread
+    request's (the one inspector's preview is worded for; a request refused has no reply), else its last reply's."""
+    from inspector.claude.requests import rebuild_requests
+
+    main = [q for q in rebuild_requests(s) if q.agent_id is None and q.model]
+    if main:
+        return str(main[-1].model)
     for i in range(len(s.records) - 1, -1, -1):
         r = s.records[i]
         if r.type == "assistant" and not r.is_sidechain:

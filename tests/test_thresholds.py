@@ -128,6 +128,8 @@ ERA_ROWS = [
     ("pct50_plus_env200k_sonnet45", "2.1.328", Settings(model="claude-sonnet-4-5", pct_override=50, auto_compact_window=200_000, sources=(ENV_WINDOW,)), 90_000, True),
     ("settings_autoCompactWindow_120k", "2.1.328", Settings(model="claude-sonnet-4-5", auto_compact_window=120_000, sources=(SETTING_WINDOW,)), 87_000, True),
     ("settings_modelSettings_150k", "2.1.328", Settings(model="claude-sonnet-4-5", model_windows=(("claude-sonnet-4-5", 150_000),)), 117_000, True),
+    ("a per-model key spelled with [1m] applies (a generated run)", "2.1.328",
+     Settings(model="claude-sonnet-4-5[1m]", model_windows=(("claude-sonnet-4-5[1m]", 150_000),)), 117_000, True),
     ("a window below 100,000 is raised to it", "2.1.328", Settings(model="claude-sonnet-4-5", auto_compact_window=50_000, sources=(ENV_WINDOW,)), 67_000, True),
     ("disable_auto_compact", "2.1.328", Settings(model="claude-opus-4-6", auto_compact_enabled=False), None, True),
     ("a newer release: the newest rules", "2.1.400", Settings(model="claude-sonnet-4-5"), None, False),

@@ -712,6 +712,16 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
                 reasons.append(f"the rules of this release are assumed, not measured ({th.rules})")
             out.append(f"Context above the auto-compact threshold ({fmt(auto)}) for {n} response(s), peak {fmt(peak)}, "
                        f"with no compaction: " + "; or ".join(reasons) + ".")
+    for i, r in enumerate(s.records):  # a /compact that failed (2.1.3xx records its outcome)
+        if r.type != "system":
+            continue
+        b = s.body(i)
+        run, outcome = b.get("commandRun"), b.get("commandOutcome")
+        if isinstance(run, dict) and run.get("command") == "compact" and isinstance(outcome, dict) and outcome.get("kind") == "failed":
+            said = re.sub(r"</?local-command-stderr>", "", str(b.get("content") or "")).strip()
+            args = f" {run['args']}" if isinstance(run.get("args"), str) and run["args"] else ""
+            out.append(f"/compact{args} at {r.timestamp or 'an unknown time'} failed, and nothing was compacted"
+                       + (f": {said}" if said else "") + f" (line {r.line}).")
     for e in exps:
         if e.kind == "auto" and e.pre_tokens is not None and e.threshold is not None and e.pre_tokens < e.threshold * 0.9:
             out.append(f"Auto-compaction at {fmt(e.pre_tokens)} tokens fired well below the threshold of {fmt(e.threshold)}: a lower threshold was set "

@@ -289,6 +289,18 @@ class Thresholds:
         }
 
 
+def model_windows(s: Settings) -> dict[str, int]:
+    """modelSettings' auto-compact windows by catalog key: a key also matches the model's dated and [1m] spellings
+    (2.1.328 applied `claude-sonnet-4-5[1m]`'s to claude-sonnet-4-5[1m]); the lowest value wins."""
+    from inspector.claude.versions import catalog_key
+
+    out: dict[str, int] = {}
+    for k, v in s.model_windows:
+        k = k if k == "*" else (catalog_key(k) or k)
+        out[k] = min(v, out.get(k, v))
+    return out
+
+
 def resolve_window(s: Settings, peak_usage: int | None = None) -> tuple[int, str]:
     """The model's context window (§4.1) and why, as releases before 2.1.159 resolve it."""
     if s.window is not None:
@@ -344,7 +356,7 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
     else:
         window, why = cm.window, "model catalog"
     # the auto-compact window's source decides whether the threshold is enforced (§1.2, §1.4)
-    per_model = dict(s.model_windows)
+    per_model = model_windows(s)
     env_window = any(k == "auto_compact_window" and v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for k, v in s.sources)
     if s.auto_compact_window is not None and env_window:
         source = "env"
@@ -384,7 +396,7 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         from inspector.claude.versions import catalog_key
 
         key = catalog_key(s.model)
-        per_model = dict(s.model_windows)
+        per_model = model_windows(s)
         own = per_model.get(key) if key else None
         own = own if own is not None else per_model.get("*")  # "*": the session's model (a what-if)
         if own is not None and not any(v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for _, v in s.sources):
