@@ -51,6 +51,7 @@ class _Item:
     beside: bool = False  # an attachment rendered beside a tool result
     system: bool = False  # an attachment rendered with the system role
     att_type: str | None = None
+    earlier: list["_Item"] = field(default_factory=list)  # a summary's earlierMessages, sent before it (after the reorder)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -90,6 +91,8 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
             if origin.get("kind") == "task-notification" and isinstance(content, str):
                 content = NOTIFICATION_OPEN + content + "\n" + _CLOSE  # a background agent's turn, sent as a notice
             it = _Item("user", _blocks(content), text=content if isinstance(content, str) else None)
+            if b.get("isCompactSummary") and isinstance(b.get("earlierMessages"), list):
+                it.earlier = _earlier(b["earlierMessages"])
             if not _starts_with_tool_result(it) and not any(x.get("type") == "tool_result" for x in it.blocks):
                 by_id.clear()
             out.append(it)
@@ -102,6 +105,21 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
                 out.append(_Item("attachment", blocks, beside=bool(b.get("renderedBesideToolResult")),
                                  system=b.get("renderedRole") == "system",
                                  att_type=str((b.get("attachment") or {}).get("type")) if isinstance(b.get("attachment"), dict) else None))
+    return out
+
+
+def _earlier(entries: list[Any]) -> list[_Item]:
+    """2.1.332's `earlierMessages` on a summary (behind CLAUDE_CODE_ELEGANT_MIST): sent before the summary, word for
+    word, a note or a prompt of the user as user text, a closing reply as an assistant message. A question card (a
+    tool call and its answer) is not rendered here: its wire form was not measured."""
+    out: list[_Item] = []
+    for n, e in enumerate(entries):
+        if not (isinstance(e, dict) and isinstance(e.get("text"), str) and e["text"].strip()):
+            continue
+        if e.get("kind") in ("user", "note"):
+            out.append(_Item("user", [{"type": "text", "text": e["text"]}], text=e["text"]))
+        elif e.get("kind") == "reply":
+            out.append(_Item("assistant", [{"type": "text", "text": e["text"]}], message_id=f"earlier-{n}"))
     return out
 
 
@@ -227,12 +245,16 @@ def api_messages(bodies: Iterable[Mapping[str, Any]], style: str = "user") -> li
         else:  # no user turn to follow: sent as a user turn of its own
             out.append(_Msg("user", [{"type": "text", "text": text}], text))
 
-    for it in _reorder(_items(bodies)):
+    ordered: list[_Item] = []
+    for it in _reorder(_items(bodies)):  # a summary's earlier messages are put back before it once attachments moved
+        ordered += it.earlier + [it]
+    for it in ordered:
         last = out[-1] if out else None
         if it.kind == "error":
             continue
         if it.kind == "assistant":
-            flush_system()
+            if not (it.message_id or "").startswith("earlier-"):  # an earlier reply does not end the summary's user turn
+                flush_system()
             out.append(_Msg("assistant", it.blocks))
         elif it.kind == "user":
             new = _Msg("user", list(it.blocks), it.text)
