@@ -207,8 +207,8 @@ def test_every_field_the_goldens_wrote_is_one_inspector_knows(tmp_path):
 
     for name in NAMES:
         assert unknown_in(expand_golden(name, tmp_path)) == [], name
-    line = (b'{"type":"user","uuid":"u","parentUuid":null,"sentAtMs":1,"rowSource":"x","message":{"role":"user","content":"hi"}}')
-    assert set(unknown_fields([line])) == {("user", "sentAtMs"), ("user", "rowSource")}
+    line = (b'{"type":"user","uuid":"u","parentUuid":null,"sentAtMs":1,"hologramMs":1,"moodSource":"x","message":{"role":"user","content":"hi"}}')
+    assert set(unknown_fields([line])) == {("user", "hologramMs"), ("user", "moodSource")}  # sentAtMs: 2.1.332's, registered
     assert set(unknown_fields([b'{"type":"hologram-state","mood":"curious"}'])) == {("hologram-state", "*")}
 
 
