@@ -126,11 +126,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random", type=int, metavar="N", help="run N generated scenarios (conformance/generate.py), each "
                     "checked whole; a failing seed is kept in conformance/found.json")
     ap.add_argument("--seed", type=int, default=0, help="with --random: the first seed (default 0)")
+    ap.add_argument("--golden-seeds", metavar="S,S,...", help="run these generated seeds and commit each as a golden "
+                    "under tests/goldens (gen_<seed>), for the normal suite")
     ap.add_argument("--doc", action="store_true", help="with --random: write the summary table to docs/conformance-generated.md")
     ap.add_argument("--repl", nargs=3, metavar=("VERSION", "MODEL", "SIZES"),
                     help="run VERSION's REPL in tmux on MODEL, the fake reporting SIZES (comma-separated) for its replies: "
                          "where does the REPL compact (print mode is what the matrix measures)")
     args = ap.parse_args(argv)
+    if args.golden_seeds:
+        from conformance import generated
+        from conformance.generate import scenario
+
+        claude = install(args.version, log=lambda m: print(m, file=sys.stderr))
+        out = args.out or Path(tempfile.mkdtemp(prefix="inspector-conformance-goldens-"))
+        bad = 0
+        for seed in (int(x) for x in args.golden_seeds.split(",")):
+            row = generated.check(scenario(seed), claude, out, round_trips=0)
+            print(f"gen_{seed}: {'ok' if row.ok else 'FAILED ' + str(row.error or row.failures)}", file=sys.stderr)
+            if row.ok:
+                write_golden(out / f"gen_{seed}")
+            bad += not row.ok
+        return 1 if bad else 0
     if args.random is not None:
         import time
 

@@ -5,6 +5,7 @@ whole-request comparison sees every kind of difference, and the rules the runs s
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +193,32 @@ def test_the_commit_attribution_names_the_model_now_in_use():
     assert "Claude Sonnet 4.6 <noreply" in out["rendered"][0]["content"] and out["rendered"][0]["content"].endswith("thanks")
     unnamed = {"attachment": {"type": "model", "identity": {"modelId": "claude-foo-1", "marketingName": None}}}
     assert _attributed(out, unnamed)["attachment"]["commit"] == "Co-Authored-By: Claude Code <noreply@anthropic.com>"
+
+
+GENERATED = sorted(p.name for p in (Path(__file__).parent / "goldens").glob("gen_*") if p.is_dir())
+
+
+def test_there_are_generated_goldens():
+    assert len(GENERATED) >= 5
+
+
+@pytest.mark.parametrize("name", GENERATED)
+def test_a_generated_run_is_rebuilt_explained_and_replayed_as_the_binary_did(name, tmp_path):
+    """A generated run the real 2.1.328 made (python -m conformance --golden-seeds): every request (subagents' and
+    refused ones too) rebuilt whole from the transcripts, each equal to the wire form of the records before it,
+    the facts inspector reads, and each compaction done again by inspector as Claude Code did it (the kept
+    messages, the records written, what they send), with the original files unchanged."""
+    from conformance.compare import compare, request_differences, wire_differences
+    from conformance.replay import replay
+    from conftest import expand_golden, sha256
+
+    folder = expand_golden(name, tmp_path)
+    before = {p: sha256(p) for p in (folder / "projects").rglob("*.jsonl")}
+    row = compare(folder)
+    assert row.match, row.notes
+    assert request_differences(folder) == []
+    checked, wire = wire_differences(folder)
+    assert checked > 0 and wire == []
+    for r in replay(folder):
+        assert r.ok, (r.boundary, r.what, r.detail)
+    assert {p: sha256(p) for p in before} == before
