@@ -109,8 +109,9 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 # the records Claude Code flushed just before its boundary can already hold later state (a `tools-used`
                 # record naming the tool the next reply calls): the session as it was is the one before them
                 head = lines[:k]
-                while head and b'"type":"tools-used"' in head[-1].replace(b" ", b""):
-                    head = head[:-1]
+                last_msg = max((j for j, raw in enumerate(head) if orjson.loads(raw).get("type") in ("user", "assistant", "attachment")),
+                               default=-1)
+                head = [raw for j, raw in enumerate(head) if j <= last_msg or orjson.loads(raw).get("type") != "tools-used"]
                 cut.write_bytes(b"".join(head))
                 if t.with_suffix("").is_dir():
                     shutil.copytree(t.with_suffix(""), cut.with_suffix(""))

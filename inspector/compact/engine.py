@@ -612,15 +612,16 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         trigger = params.trigger
         if trigger == "auto" and TAIL in rules_for(s.version).era.strategies:
             refills = rapid_refills(sl)
+            blocked = est.thresholds is not None and before >= est.thresholds.blocking
             if refills >= RAPID_REFILL_TRIP:
-                raise CompactError(f"Claude Code would not compact here: this is its {refills}th rapid refill in a row (the "
+                raise CompactError(f"Claude Code would not compact here: this is rapid refill number {refills} in a row (the "
                                    "context back at the threshold within 3 tool rounds of each compaction), and it stops "
                                    "with \"Autocompact is thrashing\"")
-            if refills:  # below the blocking limit it keeps no round; at it, its last resort keeps none either
+            if refills and not blocked:  # at the blocking limit it keeps a tail as ever (keepNoRound is off then)
                 keep_none = True
                 split = Split(list(msgs), [], split.rounds, 0, f"nothing is kept: the context refilled to the threshold "
-                              f"within {RAPID_REFILL_TURNS} tool rounds of the previous compaction (a rapid refill, the "
-                              f"{refills}{'st' if refills == 1 else 'nd'} in a row), so Claude Code summarizes the last round too")
+                              f"within {RAPID_REFILL_TURNS} tool rounds of the previous compaction (a rapid refill, number "
+                              f"{refills} in a row), so Claude Code summarizes the last round too")
                 notes.append(split.why)
     elif params.mode == "reactive":
         if params.refused_at is None or params.refused_at <= 0:
@@ -785,32 +786,29 @@ RAPID_REFILL_TRIP = 3  # this many in a row and Claude Code stops compacting ("A
 
 def rapid_refills(sl: Slice) -> int:
     """The consecutive rapid refills 2.1.3xx would count at a threshold check at the slice's point (Cls): 0 unless the
-    last compaction was automatic, in the same turn (no prompt typed since), fewer than 3 tool rounds ago; then one
-    more than that compaction counted."""
+    last compaction was automatic, in the same turn (no prompt typed since) and process, fewer than 3 tool rounds
+    ago; then one more than that compaction counted. Rounds and prompts are counted in the order they were written
+    (a compaction's kept tail is relinked after it in the chain, but came before it)."""
     s = sl.session
-    hist = list(sl.history)
     if not same_process(s, sl.boundary, _compacting_end(sl)):
         return 0  # a new process: its turn tracking starts afresh
-    marks = [k for k, i in enumerate(hist) if s.records[i].is_compact_boundary] + [len(hist)]
-    prev: tuple[int, set[str]] | None = None  # (its count, the uuids it kept) while the last boundary was automatic
-    count, start = 0, 0
-    for k in marks:
+    marks = [i for i in sl.history if s.records[i].is_compact_boundary] + [sl.point + 1]
+    prev: int | None = None  # the count the last boundary was made with, while it was automatic
+    count, start = 0, None
+    for here in marks:
         count = 0
-        if prev is not None:
-            seg = [i for i in hist[start:k] if s.records[i].uuid not in prev[1]]  # what came after it, not its kept tail
+        if prev is not None and start is not None:
+            seg = [i for i in range(start + 1, here) if not s.records[i].is_sidechain]
             rounds = {s.records[i].message_id or s.records[i].uuid for i in seg
-                      if s.records[i].type == "assistant" and not s.records[i].is_sidechain
-                      and s.records[i].uuid not in prev[1] and not s.body(i).get("isApiErrorMessage")}
-            here = hist[k] if k < len(hist) else sl.point
+                      if s.records[i].type == "assistant" and not s.body(i).get("isApiErrorMessage")}
             if (not any(_is_prompt(s.records[i]) for i in seg) and len(rounds) < RAPID_REFILL_TURNS
-                    and same_process(s, hist[start - 1], here)):
-                count = prev[0] + 1
-        if k < len(hist):
-            b = s.body(hist[k])
+                    and same_process(s, start, here)):
+                count = prev + 1
+        if here <= sl.point:
+            b = s.body(here)
             meta = b.get("compactMetadata") if isinstance(b.get("compactMetadata"), dict) else {}
-            kept = (meta.get("preservedMessages") or {}).get("uuids") if isinstance(meta.get("preservedMessages"), dict) else None
-            prev = (count, set(kept or ())) if meta.get("trigger") == "auto" else None
-            start = k + 1
+            prev = count if meta.get("trigger") == "auto" else None
+            start = here
     return count
 
 
