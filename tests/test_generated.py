@@ -222,3 +222,44 @@ def test_a_generated_run_is_rebuilt_explained_and_replayed_as_the_binary_did(nam
     for r in replay(folder):
         assert r.ok, (r.boundary, r.what, r.detail)
     assert {p: sha256(p) for p in before} == before
+
+
+def test_a_1m_window_is_inferred_from_the_models_own_usage(tmp_path):
+    """A session on claude-opus-5[1m] (555,000 tokens) switched to claude-opus-4-6: the 200k model's thresholds are
+    not made 1M by the other model's usage (2.1.328 enforced 180,000, model-default, for it)."""
+    from conftest import write_jsonl
+    from inspector.tokens.series import session_thresholds
+    from inspector.tokens.thresholds import Settings
+    from inspector.transcript.session import Session
+
+    v = {"version": "2.1.328"}
+    recs = [user("u1", None, "go", **v), assistant("a1", "u1", usage=(10, 0, 555_000, 10), model="claude-opus-5", **v),
+            user("u2", "a1", "more", **v), assistant("a2", "u2", usage=(10, 0, 50_000, 10), model="claude-opus-4-6", **v)]
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    th = session_thresholds(s, Settings())
+    assert (th.model, th.context_window, th.enforced, th.effective_window) == ("claude-opus-4-6", 200_000, True, 180_000)
+
+
+def test_responses_of_an_earlier_process_do_not_refute_a_threshold(tmp_path):
+    """Above the threshold for five responses with no compaction (the summarizer failed, then the breaker), the
+    process exits; the next one compacts at its first check, far above the threshold: the threshold's own
+    compaction, not "another threshold" (a generated 2.1.328 run)."""
+    from builders import system
+    from conftest import write_jsonl
+    from inspector.tokens.explain import analyze
+    from inspector.tokens.thresholds import Settings
+    from inspector.transcript.session import Session
+
+    v = {"version": "2.1.328"}
+    recs, parent = [user("p", None, "run", **v)], "p"
+    for n, tok in enumerate((40_000, 93_000, 120_000, 150_000, 200_000)):
+        recs += [assistant(f"a{n}", parent, usage=(10, 0, tok, 10), model="claude-haiku-4-5", **v), user(f"r{n}", f"a{n}", "ok", **v)]
+        parent = f"r{n}"
+    recs += [{"type": "cost-state", "sessionId": "S"}, user("c", parent, "continue", **v),
+             system("b", None, "compact_boundary", logicalParentUuid="c", compactMetadata={"trigger": "auto", "preTokens": 202_000}, **v),
+             user("s", "b", "This session is being continued.", isCompactSummary=True, **v),
+             assistant("z", "s", usage=(10, 0, 30_000, 10), model="claude-haiku-4-5", **v)]
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    rep = analyze(s, Settings(auto_compact_window=100_000, sources=(("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW"),)))
+    [e] = [e for e in rep.compactions if e.kind == "auto"]
+    assert e.cause == "threshold" and not e.refuted, e.explanation

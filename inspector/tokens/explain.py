@@ -277,7 +277,7 @@ def _keeps_a_tail(th: Thresholds) -> bool:
 REFUTE_MARGIN = 12_000  # an auto compaction further above its threshold than this needs another explanation
 
 
-def refuted_by(series: Series, e: Explanation, threshold: int) -> list[Turn]:
+def refuted_by(series: Series, e: Explanation, threshold: int, s: Session | None = None) -> list[Turn]:
     """The responses that refute a threshold as the cause of an auto compaction: those of its segment, before the
     last one, whose context was already at or above the threshold (Claude Code checks before every request, so the
     request after such a response would have compacted). Only asked when the compaction is more than
@@ -289,9 +289,13 @@ def refuted_by(series: Series, e: Explanation, threshold: int) -> list[Turn]:
     if k == 0:
         return []
     seg = series.turns[k - 1].segment
+    # a response another process answered refutes nothing: its failures (a summarizer that failed, the breaker
+    # after three) are not recorded, and a new process starts with none (a cost-state is written at each exit)
+    exits = [i for i, r in enumerate(s.records) if r.type == "cost-state"] if s is not None else []
+    here = e.index
     out = []
     for t in reversed(series.turns[:k - 1]):
-        if t.segment != seg:
+        if t.segment != seg or any(t.index < x < here for x in exits):
             break
         if t.tokens >= threshold:
             out.append(t)
@@ -344,7 +348,7 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any,
     if e.kind == "manual":
         return "manual", "trigger \"manual\" (/compact)"
     # (a threshold is given only where it is enforced and auto-compact is on)
-    over = refuted_by(series, e, e.threshold) if series is not None and e.threshold is not None else []
+    over = refuted_by(series, e, e.threshold, s) if series is not None and e.threshold is not None else []
     if requests:
         from inspector.claude.requests import request_before
 
@@ -388,7 +392,8 @@ def boundary_thresholds(s: Session, series: Series, index: int, th: Thresholds, 
     model = settings.model or (s.records[before[-1].index].model if before else None) or th.model
     if version == s.version and model == th.model:
         return th
-    peak = max((t.tokens for t in series.turns), default=None)
+    own = [t.tokens for t in series.turns if s.records[t.index].model == model]  # the model's own usage
+    peak = max(own or [t.tokens for t in series.turns], default=None)
     return thresholds(settings.with_(model=model), peak_usage=peak, version=version)
 
 

@@ -83,6 +83,7 @@ def session_thresholds(s: Session, settings: Settings) -> Thresholds:
     """Thresholds for this session: its model unless the user chose one; window inferred from usage."""
     last_model: str | None = None  # of any real response, sidechains included: when the main thread has none
     peak: int | None = None
+    peaks: dict[str, int] = {}  # by model: a [1m] window is inferred from the model's own usage, not another's
     for r in s.records:
         u = r.usage
         if u is None or r.flags & F_SYNTHETIC:  # not r.has_real_usage, inlined: this runs on every record
@@ -92,10 +93,13 @@ def session_thresholds(s: Session, settings: Settings) -> Thresholds:
             peak = tok
         if r.model:
             last_model = r.model
+            peaks[r.model] = max(tok, peaks.get(r.model, 0))
     if settings.model is None:
         model = s.main_model or last_model
         if model:
             settings = settings.with_(model=model)
+    if settings.model in peaks:
+        peak = peaks[settings.model]
     return thresholds(settings, peak_usage=peak, version=s.version)
 
 
