@@ -610,6 +610,12 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     if params.mode == "compact":
         split = split_compact(s, msgs)
         trigger = params.trigger
+        if TAIL in rules_for(s.version).era.strategies and not any(recs[i].type == "assistant" for i in split.summarize):
+            # no reply before the last round (a /compact right after a compaction): 2.1.328's engine bails ("no
+            # assistant messages in summarize set") and the legacy compaction summarizes everything, keeping nothing
+            split = Split(list(msgs), [], split.rounds, 0, "no reply to summarize before the last round: Claude Code falls "
+                          "back to summarizing everything, keeping nothing")
+            notes.append(split.why)
         if trigger == "auto" and TAIL in rules_for(s.version).era.strategies:
             refills = rapid_refills(sl)
             blocked = est.thresholds is not None and before >= est.thresholds.blocking
