@@ -263,3 +263,24 @@ def test_responses_of_an_earlier_process_do_not_refute_a_threshold(tmp_path):
     rep = analyze(s, Settings(auto_compact_window=100_000, sources=(("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW"),)))
     [e] = [e for e in rep.compactions if e.kind == "auto"]
     assert e.cause == "threshold" and not e.refuted, e.explanation
+
+
+def test_a_compact_with_no_reply_before_the_last_round_keeps_nothing(tmp_path):
+    """A /compact right after a compaction: the rounds to summarize hold no reply, 2.1.328's engine bails ("no
+    assistant messages in summarize set") and its legacy compaction keeps nothing (generated runs, 3 of 3)."""
+    from builders import system
+    from conftest import write_jsonl
+    from inspector.compact import compact
+    from inspector.transcript.session import Session
+
+    v = {"version": "2.1.328"}
+    recs = [user("p", None, "run", promptId="x", **v), assistant("a0", "p", **v),
+            system("b", None, "compact_boundary", logicalParentUuid="a0", compactMetadata={"trigger": "manual", "preTokens": 9}, **v),
+            user("s", "b", "This session is being continued.", isCompactSummary=True, **v), assistant("a1", "s", **v)]
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    res = compact(s, "compact", summarizer=_Fake())
+    assert res.kept_uuids == () and "keeping nothing" in " ".join(res.notes)
+    recs.insert(4, assistant("a2", "s", **v))  # a reply before the last round: a tail is kept again
+    recs[-1]["parentUuid"] = "a2"
+    s = Session.load(write_jsonl(tmp_path / "q" / "s.jsonl", recs))
+    assert compact(s, "compact", summarizer=_Fake()).kept_uuids == ("a1",)
