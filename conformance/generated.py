@@ -129,7 +129,8 @@ def run_generated(n: int, seed: int, version: str, *, jobs: int = 2, out: Path, 
                   log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> list[GenRow]:
     claude = install(version, log=log)
     scs = [scenario(seed + k) for k in range(n)]
-    scs += [f for f in load_found() if f.name not in {s.name for s in scs}]
+    asked = {_shape(s) for s in scs}
+    scs += [f for f in load_found() if _shape(f) not in asked]  # a kept one the seeds asked for again runs once
 
     def one(sc: Scenario) -> GenRow:
         row = check(sc, claude, out)
@@ -141,6 +142,14 @@ def run_generated(n: int, seed: int, version: str, *, jobs: int = 2, out: Path, 
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(one, scs))
+
+
+def _shape(sc: Scenario) -> str:
+    """A scenario as what it runs (its name, words and release aside)."""
+    d = sc.as_dict()
+    for k in ("name", "doc", "version"):
+        d.pop(k, None)
+    return json.dumps(d, sort_keys=True)
 
 
 def table(rows: list[GenRow], version: str, n: int, seed: int, seconds: float, jobs: int) -> str:
