@@ -284,3 +284,23 @@ def test_a_compact_with_no_reply_before_the_last_round_keeps_nothing(tmp_path):
     recs[-1]["parentUuid"] = "a2"
     s = Session.load(write_jsonl(tmp_path / "q" / "s.jsonl", recs))
     assert compact(s, "compact", summarizer=_Fake()).kept_uuids == ("a1",)
+
+
+def test_attachments_folded_into_a_tool_result_with_blocks_each_end_in_a_newline_where_one_follows():
+    """A file re-attached after a tool result whose content is a list (an Agent launch): its call and its result are
+    each followed by a newline, as every block before another (2.1.328 in the generated runs)."""
+    recs = [user("r", None, [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "launched"}]}]),
+            {"type": "attachment", "uuid": "f", "parentUuid": "r", "attachment": {"type": "file"}, "renderedRole": "user",
+             "rendered": [{"content": "<system-reminder>\ncall\n</system-reminder>"}, {"content": "<system-reminder>\nresult\n</system-reminder>"}]}]
+    [m] = api_messages(recs)
+    texts = [b["text"] for b in m["content"][0]["content"]]
+    assert texts == ["launched\n", "<system-reminder>\ncall\n</system-reminder>\n", "<system-reminder>\nresult\n</system-reminder>"]
+
+
+def test_a_failed_compact_s_error_is_sent_as_user_text():
+    """2.1.328 writes a failed /compact's stderr as a system local_command record, and sends it as user text."""
+    err = "<local-command-stderr>Error during compaction: API Error: 400</local-command-stderr>"
+    recs = [user("u", None, "go"), {"type": "system", "subtype": "local_command", "uuid": "e", "parentUuid": "u", "content": err},
+            user("c", "e", "continue")]
+    [m] = api_messages(recs)
+    assert [b["text"] for b in m["content"]] == ["go\n", err + "\n", "continue"]

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-WIRE_TYPES = ("user", "assistant", "attachment")
+WIRE_TYPES = ("user", "assistant", "attachment", "system")  # system: only a command's local output is sent
 # a turn a background agent's completion started (a user record with origin.kind "task-notification") is sent in
 # this wrapper, as 2.1.328 does (the queued_command attachment's rendering of the same notice)
 NOTIFICATION_OPEN = ("<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT "
@@ -84,6 +84,10 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
             out.append(_Item("assistant", _blocks(msg.get("content")), message_id=mid))
             if mid is not None:
                 by_id[mid] = len(out) - 1
+        elif t == "system" and b.get("subtype") == "local_command" and isinstance(b.get("content"), str):
+            # a command's output written as a system record (a /compact that failed: its stderr) is sent as user text
+            out.append(_Item("user", [{"type": "text", "text": b["content"]}], text=b["content"]))
+            by_id.clear()
         elif t == "user":
             msg = b.get("message") if isinstance(b.get("message"), dict) else {}
             content = msg.get("content")
@@ -147,9 +151,11 @@ def _fold(tool_result: dict[str, Any], texts: list[str]) -> dict[str, Any]:
         parts = [(c or "").strip()] + [t.strip() for t in texts]
         return {**tool_result, "content": "\n\n".join(p for p in parts if p)}
     blocks = list(c)
-    if blocks and isinstance(blocks[-1], dict) and blocks[-1].get("type") == "text":
-        blocks[-1] = {**blocks[-1], "text": f"{blocks[-1].get('text', '')}\n"}
-    return {**tool_result, "content": blocks + [{"type": "text", "text": t} for t in texts]}
+    for t in texts:  # each text block a newline where another follows it (a file's call and result alike)
+        if blocks and isinstance(blocks[-1], dict) and blocks[-1].get("type") == "text":
+            blocks[-1] = {**blocks[-1], "text": f"{blocks[-1].get('text', '')}\n"}
+        blocks.append({"type": "text", "text": t})
+    return {**tool_result, "content": blocks}
 
 
 def _foldable(tool_result: dict[str, Any]) -> bool:
