@@ -25,6 +25,7 @@ class Facts:
     effective_window: int | None = None
     source: str | None = None
     requests: str = ""  # "N requests" / "N/M identical"
+    request_diffs: list[str] = field(default_factory=list)  # inspector's side: each request rebuilt otherwise
 
     def short(self) -> str:
         th = ("not enforced" if self.enforced is False else
@@ -147,7 +148,7 @@ def inspector_facts(folder: Path) -> Facts:
             f.enforced = th.enforced
             f.effective_window = th.effective_window
             f.source = th.compact_source
-    diffs = request_differences(folder)
+    diffs = f.request_diffs = request_differences(folder)
     total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")])
     if not diffs:
         f.requests = f"all {total} requests rebuilt identical"
@@ -157,8 +158,9 @@ def inspector_facts(folder: Path) -> Facts:
 
 
 def _system_markers(paths: list[list[Any]], shift: int) -> list[str]:
-    return sorted(json.dumps([["system", p[0][1] - shift, *p[0][2:]], m], sort_keys=True) for p, m in
-                  ((q, q[1]) for q in paths) if p[0] and p[0][0] == "system" and isinstance(p[0][1], int))
+    """Breakpoints on the system prompt, indexes shifted back by `shift` (the billing line Claude Code puts first)."""
+    return sorted(json.dumps([["system", path[1] - shift, *path[2:]], marker], sort_keys=True)
+                  for path, marker in paths if path and path[0] == "system" and isinstance(path[1], int))
 
 
 def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any]) -> str | None:

@@ -75,8 +75,9 @@ def keep_found(sc: Scenario, version: str, why: str) -> None:
 
 def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_TRIPS) -> GenRow:
     """Run one scenario and every check on what it left."""
-    from conformance.compare import compare
+    from conformance.compare import compare, wire_differences
     from conformance.replay import replay
+    from conformance.runner import load_requests
     from conformance.resume import run_resume
 
     row = GenRow(sc.name, sc.doc)
@@ -91,15 +92,10 @@ def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_T
         facts = [n for n in c.notes if not n.startswith(("fields inspector", "all ")) and "requests rebuilt" not in n]
         row.failures["facts"] = facts
         row.counts["facts"] = (int(not facts), 1)
-        from conformance.compare import request_differences
-        from conformance.runner import load_requests
-
-        diffs = request_differences(folder)
+        diffs = c.inspector.request_diffs
         total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")])
         row.failures["requests"] = diffs[:5]
         row.counts["requests"] = (total - len([d for d in diffs if d.startswith("request ")]), total)
-        from conformance.compare import wire_differences
-
         checked, wire = wire_differences(folder)
         row.failures["wire"] = wire[:5]
         row.counts["wire"] = (checked - len(wire), checked)

@@ -60,16 +60,10 @@ def _settings(folder: Path) -> Any:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from conformance.resume import _blocks as blocks
-
-    return blocks(messages)
-
-
 def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     """Every compaction of every main transcript of a saved run, done again by inspector and compared."""
     from conformance.fake_api import SUMMARY
-    from conformance.resume import _first_difference
+    from conformance.resume import _blocks, _first_difference
     from inspector.claude.wire import api_messages, sent_bodies, wire_style
     from inspector.transcript.tree import Conversation
     from inspector.claude.versions import TAIL, rules_for
@@ -98,30 +92,29 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     try:
         for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
             lines = t.read_bytes().splitlines(keepends=True)
-            cuts = [k for k, raw in enumerate(lines) if b'"compact_boundary"' in raw
-                    and orjson.loads(raw).get("subtype") == "compact_boundary"]
+            recs = [orjson.loads(raw) for raw in lines]  # parsed once: every boundary's cut reads them
+            cuts = [k for k, r in enumerate(recs) if r.get("subtype") == "compact_boundary"]
             for b_no, k in enumerate(cuts):
-                boundary = orjson.loads(lines[k])
+                boundary = recs[k]
                 n = served[nth] if nth < len(served) else None
                 nth += 1
                 cut = tmp / f"{t.stem}-{b_no}" / t.parent.name / t.name
                 cut.parent.mkdir(parents=True)
                 # the records Claude Code flushed just before its boundary can already hold later state (a `tools-used`
                 # record naming the tool the next reply calls): the session as it was is the one before them
-                head = lines[:k]
-                last_msg = max((j for j, raw in enumerate(head) if orjson.loads(raw).get("type") in ("user", "assistant", "attachment")),
-                               default=-1)
-                head = [raw for j, raw in enumerate(head) if j <= last_msg or orjson.loads(raw).get("type") != "tools-used"]
-                cut.write_bytes(b"".join(head))
+                last_msg = max((j for j in range(k) if recs[j].get("type") in ("user", "assistant", "attachment")), default=-1)
+                cut.write_bytes(b"".join(raw for j, raw in enumerate(lines[:k])
+                                         if j <= last_msg or recs[j].get("type") != "tools-used"))
                 if t.with_suffix("").is_dir():
                     shutil.copytree(t.with_suffix(""), cut.with_suffix(""))
                 s = Session.load(cut)
                 if TAIL not in rules_for(s.version).era.strategies:
                     continue
                 meta = boundary.get("compactMetadata") or {}
-                after = [orjson.loads(raw) for raw in lines[k:]]
+                after = recs[k:]
                 kw: dict[str, Any] = {"strategy": "compact", "trigger": str(meta.get("trigger") or "auto")}
-                before = next((log[j] for j in range(n - 1, -1, -1) if log[j]["kind"] == "turn"), None) if n is not None else None
+                at = next((j for j in range(n - 1, -1, -1) if log[j]["kind"] == "turn"), None) if n is not None else None
+                before = log[at] if at is not None else None
                 if kw["trigger"] == "manual":
                     for rec in after:
                         c = (rec.get("message") or {}).get("content") if rec.get("type") == "user" else None
@@ -135,7 +128,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     what = f"reactive ({got:,} > {limit:,})"
                 else:
                     what = "compact (threshold)"
-                refused_summaries = sum(1 for q in log[(before and log.index(before)) or 0: n or 0]
+                refused_summaries = sum(1 for q in log[at or 0: n or 0]
                                         if q["kind"] == "summary" and q["answer"] == "prompt_too_long")
                 if refused_summaries:
                     out.append(Replayed(t.name, b_no, what, True, f"not replayed: the summarize request was refused "

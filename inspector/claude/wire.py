@@ -52,6 +52,7 @@ class _Item:
     system: bool = False  # an attachment rendered with the system role
     att_type: str | None = None
     earlier: list["_Item"] = field(default_factory=list)  # a summary's earlierMessages, sent before it (after the reorder)
+    of_summary: bool = False  # one of those: a reply among them does not end the summary's user turn
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -117,13 +118,13 @@ def _earlier(entries: list[Any]) -> list[_Item]:
     word, a note or a prompt of the user as user text, a closing reply as an assistant message. A question card (a
     tool call and its answer) is not rendered here: its wire form was not measured."""
     out: list[_Item] = []
-    for n, e in enumerate(entries):
+    for e in entries:
         if not (isinstance(e, dict) and isinstance(e.get("text"), str) and e["text"].strip()):
             continue
         if e.get("kind") in ("user", "note"):
-            out.append(_Item("user", [{"type": "text", "text": e["text"]}], text=e["text"]))
+            out.append(_Item("user", [{"type": "text", "text": e["text"]}], text=e["text"], of_summary=True))
         elif e.get("kind") == "reply":
-            out.append(_Item("assistant", [{"type": "text", "text": e["text"]}], message_id=f"earlier-{n}"))
+            out.append(_Item("assistant", [{"type": "text", "text": e["text"]}], of_summary=True))
     return out
 
 
@@ -259,7 +260,7 @@ def api_messages(bodies: Iterable[Mapping[str, Any]], style: str = "user") -> li
         if it.kind == "error":
             continue
         if it.kind == "assistant":
-            if not (it.message_id or "").startswith("earlier-"):  # an earlier reply does not end the summary's user turn
+            if not it.of_summary:
                 flush_system()
             out.append(_Msg("assistant", it.blocks))
         elif it.kind == "user":

@@ -17,6 +17,7 @@ text Claude Code sends) and knows the first request a resume of the saved sessio
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from datetime import timezone
@@ -37,7 +38,7 @@ from inspector.compact.base import (
 )
 from inspector.claude.versions import TAIL, rules_for
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
-from inspector.tokens.context import file_states
+from inspector.tokens.context import file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies
 from inspector.transcript.records import context_tokens, iter_blocks
 
@@ -239,39 +240,35 @@ def reannouncements(sl: Slice, point_chain: list[int], kept: list[int] = ()) -> 
     in_kept = {s.records[i].get("attachment_type") for i in kept if s.records[i].type == "attachment"}
     history = list(s.conversation.logical_chain)
     for kind in REANNOUNCED:
-        if kind in ACCUMULATED and kind in in_kept:
-            now = _announced(s, history, kind)
-            shown = _announced(s, list(kept), kind)
-            if now is not None and shown is not None and (set(now) == set(shown) if kind in DELTA_KEYS else now == shown):
-                continue
-        elif kind in in_kept:
+        if kind in in_kept and kind not in ACCUMULATED:
             continue
-        found = _attachments_of(s, seg, kind)
-        if not found:
-            found = _attachments_of(s, history, kind)[-1:]
+        shown = _announced(s, list(kept), kind) if kind in in_kept else None
+        now = _announced(s, history, kind) if kind in ACCUMULATED else None
+        if shown is not None and now is not None and (set(now) == set(shown) if kind in DELTA_KEYS else now == shown):
+            continue  # the kept records say it all
+        found = _attachments_of(s, seg, kind) or _attachments_of(s, history, kind)[-1:]
         if not found:
             continue
-        shown_now = _announced(s, list(kept), kind) if kind in in_kept else None
-        if kind in ACCUMULATED and (len(found) > 1 or shown_now):
-            now = _announced(s, history, kind)
-            # what is left to announce: all of it, less what the kept records announce (a delta of names)
-            want = (set(now or ()) - set(shown_now or ())) if kind in DELTA_KEYS else None
-            whole = [i for i in _attachments_of(s, history, kind)
-                     if (_announced(s, [i], kind) == now if want is None else
-                         set(_announced(s, [i], kind) or ()) == want and not (s.body(i).get("attachment") or {}).get(DELTA_KEYS[kind][1]))]
-            merged = _merged_tools_delta(s, found, want) if not whole and kind == "deferred_tools_delta" and want else None
-            if whole:  # one announcement says what is left to say
-                picked = whole[-1:]
-            elif merged is not None:  # none does: one that says it, as Claude Code writes it (the names sorted)
-                out.append(merged)
-                continue
-            else:
-                picked = found
-                notes.append(f"the session announced {kind.replace('_', ' ')} {len(found)} times since its last compaction: "
-                             "re-announced as those announcements in order (Claude Code would send one that merges them)")
+        if kind not in ACCUMULATED:
+            out.append(s.body(found[-1]))
+            continue
+        if len(found) == 1 and not shown:
+            out.append(s.body(found[0]))
+            continue
+        # what is left to announce: all of it, less what the kept records announce (a delta of names)
+        want = (set(now or ()) - set(shown or ())) if kind in DELTA_KEYS else None
+        whole = [i for i in _attachments_of(s, history, kind)
+                 if (_announced(s, [i], kind) == now if want is None else
+                     set(_announced(s, [i], kind) or ()) == want and not (s.body(i).get("attachment") or {}).get(DELTA_KEYS[kind][1]))]
+        merged = _merged_tools_delta(s, found, want) if not whole and kind == "deferred_tools_delta" and want else None
+        if whole:  # one announcement says what is left to say
+            out.append(s.body(whole[-1]))
+        elif merged is not None:  # none does: one that says it, as Claude Code writes it (the names sorted)
+            out.append(merged)
         else:
-            picked = found[-1:] if kind not in ACCUMULATED else found
-        out += [s.body(i) for i in picked]
+            out += [s.body(i) for i in found]
+            notes.append(f"the session announced {kind.replace('_', ' ')} {len(found)} times since its last compaction: "
+                         "re-announced as those announcements in order (Claude Code would send one that merges them)")
     return out, notes
 
 
@@ -324,8 +321,10 @@ def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], lis
     2.1.328 words it). Only in the process that launched them: a session compacted by a new process (at rest, or
     resumed) has none."""
     s = sl.session
-    end = _compacting_end(sl)
-    start = max((i for i in range(min(end, len(s.records))) if s.records[i].type == "cost-state"), default=-1)
+    exits = process_exits(s)
+    k = bisect.bisect_left(exits, _compacting_end(sl))
+    start = exits[k - 1] if k else -1  # the compacting process began after the last exit before it
+    by = now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
     out: list[dict[str, Any]] = []
     notes: list[str] = []
     status: dict[str, str] = {}
@@ -340,7 +339,6 @@ def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], lis
         if not (isinstance(tur, dict) and tur.get("status") == "async_launched" and isinstance(tur.get("agentId"), str)):
             continue
         aid = tur["agentId"]
-        by = now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
         st = status.get(aid) or ("completed" if _agent_finished(s, aid, by) else "running")
         if st not in ("completed", "running"):
             notes.append(f"background agent {aid} ({tur.get('description')}) was {st}: not re-announced (inspector knows "
@@ -357,20 +355,14 @@ def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], lis
     return out, notes
 
 
-def same_process(s: Any, start: int | None, end: int) -> bool:
-    """Whether the records from `start` to `end` (record indexes, file order) were written by one Claude Code process:
-    no `cost-state` record between them (a process writes one as it exits: one per run in the conformance runs)."""
-    lo = -1 if start is None else start
-    return not any(s.records[i].type == "cost-state" for i in range(lo + 1, end))
-
-
 def _display_path(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
         return path[len(cwd.rstrip("/")) + 1:]
     return path
 
 
-def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int]) -> tuple[list[dict[str, Any]], list[str]]:
+def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int],
+                         live: bool | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The `file` attachments 2.1.328 writes after a compaction: up to 5 files read or changed before it and not
     visible in the kept records, newest first, each with the text of a whole Read. Only files whose whole content the
     transcript holds are re-attached (inspector never reads your files); the others are named in the notes."""
@@ -385,7 +377,8 @@ def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int]) -> t
                         if b.get("id") == tid and isinstance(b.get("input"), dict) and isinstance(b["input"].get("file_path"), str):
                             visible.add(b["input"]["file_path"])
     chain = list(summarized) + list(kept)
-    live = same_process(s, sl.boundary, _compacting_end(sl))
+    if live is None:  # whether the process that wrote the slice compacts it
+        live = same_process(s, sl.boundary, _compacting_end(sl))
     if live and sl.boundary is not None:
         # the previous compaction cleared what Claude Code holds as read (then re-read the files it re-attached):
         # the reads in the records it kept came before that, and count no more in the process that compacted
@@ -607,17 +600,19 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     notes: list[str] = []
     pivot_note: str | None = None
     keep_none = False
+    tail_era = TAIL in rules_for(s.version).era.strategies
+    live = same_process(s, sl.boundary, _compacting_end(sl))  # the process that wrote the slice compacts it
     if params.mode == "compact":
         split = split_compact(s, msgs)
         trigger = params.trigger
-        if TAIL in rules_for(s.version).era.strategies and not any(recs[i].type == "assistant" for i in split.summarize):
+        if tail_era and not any(recs[i].type == "assistant" for i in split.summarize):
             # no reply before the last round (a /compact right after a compaction): 2.1.328's engine bails ("no
             # assistant messages in summarize set") and the legacy compaction summarizes everything, keeping nothing
             split = Split(list(msgs), [], split.rounds, 0, "no reply to summarize before the last round: Claude Code falls "
                           "back to summarizing everything, keeping nothing")
             notes.append(split.why)
-        if trigger == "auto" and TAIL in rules_for(s.version).era.strategies:
-            refills = rapid_refills(sl)
+        if trigger == "auto" and tail_era:
+            refills = rapid_refills(sl, live)
             blocked = est.thresholds is not None and before >= est.thresholds.blocking
             if refills >= RAPID_REFILL_TRIP:
                 raise CompactError(f"Claude Code would not compact here: this is rapid refill number {refills} in a row (the "
@@ -683,9 +678,9 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
                                               "direction": params.direction}
     summary = factory.user(tmpl, boundary_uuid, wrapped, **summary_extra)
     summary["uuid"] = summary_uuid
-    files, file_notes = restored_file_bodies(sl, split.summarize, split.keep)
+    files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live)
     reanns, re_notes = reannouncements(sl, msgs, split.keep)
-    tasks, task_notes = task_statuses(sl, factory.now) if same_process(s, sl.boundary, _compacting_end(sl)) else ([], [])
+    tasks, task_notes = task_statuses(sl, factory.now) if live else ([], [])
     re_notes += task_notes
     notes += file_notes + re_notes
     auto = trigger == "auto"
@@ -790,13 +785,13 @@ RAPID_REFILL_TURNS = 3  # a threshold compaction this few tool rounds after the 
 RAPID_REFILL_TRIP = 3  # this many in a row and Claude Code stops compacting ("Autocompact is thrashing", _yn)
 
 
-def rapid_refills(sl: Slice) -> int:
+def rapid_refills(sl: Slice, live: bool | None = None) -> int:
     """The consecutive rapid refills 2.1.3xx would count at a threshold check at the slice's point (Cls): 0 unless the
     last compaction was automatic, in the same turn (no prompt typed since) and process, fewer than 3 tool rounds
     ago; then one more than that compaction counted. Rounds and prompts are counted in the order they were written
     (a compaction's kept tail is relinked after it in the chain, but came before it)."""
     s = sl.session
-    if not same_process(s, sl.boundary, _compacting_end(sl)):
+    if not (same_process(s, sl.boundary, _compacting_end(sl)) if live is None else live):
         return 0  # a new process: its turn tracking starts afresh
     marks = [i for i in sl.history if s.records[i].is_compact_boundary] + [sl.point + 1]
     prev: int | None = None  # the count the last boundary was made with, while it was automatic

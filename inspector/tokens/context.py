@@ -4,6 +4,7 @@ full compaction puts back after the summary (§8.5: recently used files, the pla
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +87,23 @@ def _apply_edit(content: str | None, old: Any, new: Any, replace_all: Any) -> st
     if old not in content:
         return None
     return content.replace(old, new) if replace_all is True else content.replace(old, new, 1)
+
+
+def process_exits(s: Session) -> list[int]:
+    """Record indexes of the session's `cost-state` records: Claude Code (2.1.3xx) writes one as a process exits (one
+    per run in the conformance runs). Remembered on the session."""
+    got = s.__dict__.get("_process_exits")
+    if got is None:
+        got = s.__dict__["_process_exits"] = [i for i, r in enumerate(s.records) if r.type == "cost-state"]
+    return got
+
+
+def same_process(s: Session, start: int | None, end: int) -> bool:
+    """Whether the records after `start` and before `end` (record indexes, file order) were written by one Claude
+    Code process: no process exit between them."""
+    exits = process_exits(s)
+    k = bisect.bisect_right(exits, -1 if start is None else start)
+    return k == len(exits) or exits[k] >= end
 
 
 def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> dict[str, FileState]:

@@ -22,7 +22,7 @@ from inspector.tokens.calibrate import (
     chain_counts,
     turn_counted,
 )
-from inspector.tokens.context import RestoredFile
+from inspector.tokens.context import RestoredFile, same_process
 from inspector.tokens.series import (
     Series,
     Turn,
@@ -290,12 +290,10 @@ def refuted_by(series: Series, e: Explanation, threshold: int, s: Session | None
         return []
     seg = series.turns[k - 1].segment
     # a response another process answered refutes nothing: its failures (a summarizer that failed, the breaker
-    # after three) are not recorded, and a new process starts with none (a cost-state is written at each exit)
-    exits = [i for i, r in enumerate(s.records) if r.type == "cost-state"] if s is not None else []
-    here = e.index
+    # after three) are not recorded, and a new process starts with none
     out = []
     for t in reversed(series.turns[:k - 1]):
-        if t.segment != seg or any(t.index < x < here for x in exits):
+        if t.segment != seg or (s is not None and not same_process(s, t.index, e.index)):
             break
         if t.tokens >= threshold:
             out.append(t)
