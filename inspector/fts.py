@@ -141,6 +141,9 @@ class SearchIndex:
                             for k in range(self._shard_count(db)):
                                 self._attach(db, k)
                                 self._create_shard(db, k)
+                            # the schema's row last: until it is there, another process opening the index takes it
+                            # for new and waits for this lock instead of reading half-made shards as damaged
+                            db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA),))
                             return self._ready(db)
                 for k in range(self._shard_count(db)):
                     self._attach(db, k)
@@ -162,8 +165,27 @@ class SearchIndex:
                 if attempt == 2:
                     raise IndexUnavailable(str(exc)) from None
                 with self.writer(wait=True):
-                    self._discard(f"the search index {self.path} was damaged ({exc}): built again")
+                    if not self._whole_now():  # read again once no other process writes it
+                        self._discard(f"the search index {self.path} was damaged ({exc}): built again")
         raise IndexUnavailable("unreachable")
+
+    def _whole_now(self) -> bool:
+        """Whether the index reads as whole (checked holding the writer lock, after a check without it failed)."""
+        try:
+            db = self._connect()
+        except sqlite3.Error:
+            return False
+        try:
+            if self._why_not_ready(db) is not None:
+                return False
+            for k in range(self._shard_count(db)):
+                self._attach(db, k)
+            self._ready(db)
+            return True
+        except sqlite3.Error:
+            return False
+        finally:
+            db.close()
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
@@ -231,7 +253,6 @@ class SearchIndex:
             -- `stats --json` of a session (StatsCache), valid while `key` (its size, time, folder) still holds
             CREATE TABLE stats(path BLOB PRIMARY KEY, key BLOB NOT NULL, stats BLOB NOT NULL);
         """)
-        db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA),))
         # the texts of file `id` live in shard id % shards (its own database: one process can write each at once)
         db.execute("INSERT INTO meta VALUES('shards', ?)", (str(max(1, min(os.cpu_count() or 1, SHARDS_MAX))),))
 
