@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random", type=int, metavar="N", help="run N generated scenarios (conformance/generate.py), each "
                     "checked whole; a failing seed is kept in conformance/found.json")
     ap.add_argument("--seed", type=int, default=0, help="with --random: the first seed (default 0)")
+    ap.add_argument("--random-repl", type=int, metavar="M", help="with --random: M of the generated scenarios typed "
+                    "into the REPL (in tmux), each ending in a partial compaction from the rewind menu (default N // 8)")
     ap.add_argument("--golden-seeds", metavar="S,S,...", help="run these generated seeds and commit each as a golden "
                     "under tests/goldens (gen_<seed>), for the normal suite")
     ap.add_argument("--doc", action="store_true", help="with --random: write the summary table to docs/conformance-generated.md")
@@ -154,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
 
         out = args.out or Path(tempfile.mkdtemp(prefix="inspector-conformance-generated-"))
         t0 = time.monotonic()
-        rows = generated.run_generated(args.random, args.seed, args.version, jobs=args.jobs, out=out)
+        rows = generated.run_generated(args.random, args.seed, args.version, jobs=args.jobs, out=out,
+                                       repl=args.random_repl)
         text = generated.table(rows, args.version, args.random, args.seed, time.monotonic() - t0, args.jobs)
         print(text, end="")
         print(f"runs kept in {out}", file=sys.stderr)

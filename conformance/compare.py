@@ -71,7 +71,9 @@ def claude_facts(folder: Path) -> Facts:
             r = json.loads(line)
             if r.get("type") == "system" and r.get("subtype") == "compact_boundary":
                 m = r.get("compactMetadata") or {}
-                boundaries.append((str(r.get("timestamp") or ""), str(m.get("trigger")), int(m.get("preTokens") or 0),
+                # a partial compaction ("summarize from / up to here") is a manual one that names what it summarized
+                trigger = "partial" if "messagesSummarized" in m else str(m.get("trigger"))
+                boundaries.append((str(r.get("timestamp") or ""), trigger, int(m.get("preTokens") or 0),
                                    len((m.get("preservedMessages") or {}).get("uuids") or [])))
     boundaries.sort(key=lambda b: b[0])
     # the cause, from the request log: the n-th summary served made the n-th boundary; it answered a refusal when the
@@ -80,8 +82,8 @@ def claude_facts(folder: Path) -> Facts:
     exchange = [q for q in requests if q["kind"] in ("turn", "summary")]
     served = [n for n, q in enumerate(exchange) if q["kind"] == "summary" and q["answer"] == "summary"]
     for k, (_, trigger, pre, kept) in enumerate(boundaries):
-        if trigger == "manual":
-            cause = "manual"
+        if trigger in ("manual", "partial"):
+            cause = trigger
         else:
             n = served[k] if k < len(served) else len(exchange)
             before = next((exchange[j] for j in range(n - 1, -1, -1) if exchange[j]["kind"] == "turn"), None)
@@ -163,7 +165,7 @@ def _system_markers(paths: list[list[Any]], shift: int) -> list[str]:
                   for path, marker in paths if path and path[0] == "system" and isinstance(path[1], int))
 
 
-def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any]) -> str | None:
+def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any], not_recorded: "list[str] | tuple[str, ...]" = ()) -> str | None:
     """The first way a request inspector rebuilt differs from the one the fake received (None: identical): every
     message, the system prompt (the billing line Claude Code puts first is not recorded), the tools, every
     top-level parameter (`stream` is how it was sent, `betas` its header), and every cache breakpoint."""
@@ -182,6 +184,10 @@ def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any]) -> str | Non
         return f"tools: {_first_difference(canonical(sent.get('tools')), canonical(rebuilt.get('tools')))}"
     params = dict(sent.get("params") or {})
     params.pop("stream", None)
+    for k in not_recorded:  # sent, and said by inspector to be unrecorded: present in the request is the check
+        if k not in params:
+            return f"parameters: inspector says {k} was sent unrecorded; it was not sent"
+        params.pop(k)
     mine = {k: v for k, v in rebuilt.items() if k not in ("system", "tools", "messages", "betas")}
     if canonical(params) != canonical(mine):
         return f"parameters: {_first_difference(canonical(params), canonical(mine))}"
@@ -223,7 +229,7 @@ def request_differences(folder: Path) -> list[str]:
         if pool[k].unresolved:
             out.append(f"request {n}: unresolved {pool[k].unresolved[:2]}")
             continue
-        d = whole_difference(q, pool[k].request)
+        d = whole_difference(q, pool[k].request, pool[k].not_recorded)
         if d:
             out.append(f"request {n} ({q['kind']}, {q['answer']}): {d}")
     for kind, pool in queues.items():
@@ -244,13 +250,20 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     n, out = 0, []
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
         s = Session.load(t)
-        for q in rebuild_requests(s):
+        qs = rebuild_requests(s)
+        for k, q in enumerate(qs):
             if q.agent_id is not None or q.unresolved:
                 continue
             n += 1
             sent = canonical(q.request["messages"])
             style = style_of_request(q.request["messages"]) or style_for_model(q.model)
-            mine = canonical(api_messages(sent_bodies(s, Conversation(s.records[: q.index]).chain), style))
+            # the records in force when it was sent: a REPL writes some of them (the request's reminders) after the
+            # api-request row, so the cut is at its first reply, or for one unanswered at the next request
+            nxt = next((p.index for p in qs[k + 1:] if p.agent_id is None), len(s.records))
+            nxt = next((j for j in range(q.index, nxt) if s.records[j].is_compact_boundary), nxt)
+            end = min(q.replies[0], nxt) if q.replies else nxt
+            end = max(end, q.index)
+            mine = canonical(api_messages(sent_bodies(s, Conversation(s.records[:end]).chain), style))
             if mine != sent:
                 k = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
                 what = _first_difference(mine[k], sent[k]) if k < min(len(mine), len(sent)) else f"{len(mine)} vs {len(sent)} messages"

@@ -7,8 +7,10 @@ output large enough to be persisted, Read, Grep, Glob, Write, Edit, an Agent sub
 experiment), then 0-3 more steps: `--resume` or `--continue` with more work, `/compact` with or without
 instructions, a `/model` switch (the next step on another model), an idle gap, a summarizer that fails.
 
-Partial compaction ("summarize from / up to here") is a menu of the REPL, not of print mode: the generated runs
-reach it through the round trip, which saves inspector's partial strategies and resumes them with the binary.
+Partial compaction ("summarize from / up to here") is a menu of the REPL, not of print mode: `repl_scenario(seed)`
+types 2-4 prompts (and sometimes a `/compact`) into one interactive session in tmux, then opens the rewind menu
+(Esc Esc), picks a row and "Summarize from here" or "up to here", with or without context, and sends one prompt
+after it. The round trip also saves inspector's partial strategies and resumes them with the binary.
 """
 
 from __future__ import annotations
@@ -131,3 +133,30 @@ def scenario(seed: int) -> Scenario:
 
 def scenarios(n: int, seed: int) -> list[Scenario]:
     return [scenario(seed + k) for k in range(n)]
+
+
+def repl_scenario(seed: int) -> Scenario:
+    """A generated REPL scenario ending in a partial compaction from the rewind menu (a pure function of the seed)."""
+    rng = random.Random(f"inspector-conformance-repl-{seed}")
+    model = rng.choice(MODELS)
+    big = model in ONE_MILLION and rng.random() < 0.5
+    kinds = rng.sample(sorted(CALLS), rng.randint(1, 3))
+    calls = tuple(CALLS[k] for k in kinds)
+    env, settings, words = _window_setup(rng, model)
+    base = _work(rng, big, calls, rng.randint(1, 4))
+    prompts = rng.randint(2, 4)
+    steps = [Step("run the checks", base)]
+    steps += [Step(f"now task {n + 2}", _work(rng, big, calls, rng.randint(1, 4), base)) for n in range(prompts - 1)]
+    what = [f"{'+'.join(kinds)}", f"{prompts} prompts"]
+    if rng.random() < 0.25:
+        at = rng.randint(1, len(steps))
+        steps.insert(at, Step("/compact", Script(turns=0, start=base.start, step=base.step)))
+        what.append(f"/compact after prompt {at}")
+    direction = rng.choice(("from", "up_to"))
+    ups = rng.randint(1, prompts)
+    context = rng.choice(("", "", "keep the file names"))
+    steps.append(Step("(rewind)", Script(turns=0, start=base.start, step=base.step), rewind=(ups, direction, context)))
+    what.append(f"summarize {direction.replace('_', ' ')} row {ups}" + (" with context" if context else ""))
+    return Scenario(f"gen_repl_{seed}", model, tuple(steps), env=env, settings=settings, files=dict(FILES), tool=TOOLS,
+                    repl=True, doc=f"generated REPL (seed {seed}): {model}, {words}; {', '.join(what)}")
+

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from conformance.generate import scenario
+from conformance.generate import repl_scenario, scenario
 from conformance.runner import Claude, install, run, save
 from conformance.scenarios import Scenario
 
@@ -121,10 +122,14 @@ def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_T
     return row
 
 
-def run_generated(n: int, seed: int, version: str, *, jobs: int = 2, out: Path, keep: bool = True,
+def run_generated(n: int, seed: int, version: str, *, jobs: int = 2, out: Path, keep: bool = True, repl: int | None = None,
                   log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> list[GenRow]:
+    """n print-mode scenarios from `seed` on, and `repl` REPL ones ending in a partial compaction (default n // 8,
+    none without tmux), then the kept ones."""
     claude = install(version, log=log)
     scs = [scenario(seed + k) for k in range(n)]
+    repl = (n // 8 if shutil.which("tmux") else 0) if repl is None else repl
+    scs += [repl_scenario(seed + k) for k in range(repl)]
     asked = {_shape(s) for s in scs}
     scs += [f for f in load_found() if _shape(f) not in asked]  # a kept one the seeds asked for again runs once
 

@@ -60,3 +60,151 @@ def repl_run(claude: Claude, model: str, sizes: tuple[int, ...], *, timeout: flo
                 "screen": [ln for ln in screen.splitlines() if ln.strip()][-8:]}
     finally:
         sb.close()
+
+
+def _screen(name: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+
+
+def _wait(name: str, ok: Any, timeout: float, what: str = "") -> str:
+    """Poll the pane until `ok(screen)` holds (the screen then), or raise with the last screen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        screen = _screen(name)
+        if ok(screen):
+            return screen
+        if time.monotonic() > deadline:
+            tail = "\n".join(ln for ln in screen.splitlines() if ln.strip())[-600:]
+            raise TimeoutError(f"the REPL never showed {what or 'what was waited for'} in {timeout:g} s; its screen:\n{tail}")
+        time.sleep(0.4)
+
+
+def _selected(screen: str) -> str:
+    """The text of the highlighted row of a menu (the one after the ❯ marker), '' when none."""
+    rows = [ln.strip()[1:].strip() for ln in screen.splitlines() if ln.strip().startswith("❯")]
+    return rows[-1] if rows else ""
+
+
+class ReplSession:
+    """One Claude Code REPL in tmux against a fake API: prompts typed, the rewind menu driven, then quit. The fake's
+    script is swapped per prompt (its reply count restarted), so one process runs every step of a scenario."""
+
+    def __init__(self, claude: Claude, sb: Sandbox, fake: Any, *, model: str, env_extra: dict[str, str],
+                 resume_id: str | None = None, tools: str | None = None, debug_file: Any = None) -> None:
+        if shutil.which("tmux") is None:
+            raise RuntimeError("a REPL run needs tmux")
+        self.fake = fake
+        cfg_path = sb.home / ".claude.json"
+        try:
+            cfg = json.loads(cfg_path.read_text())
+        except (OSError, ValueError):
+            cfg = {}
+        cfg.update({"hasCompletedOnboarding": True, "numStartups": 5, "theme": "dark", "lastReleaseNotesSeen": claude.version,
+                    "customApiKeyResponses": {"approved": [FAKE_KEY[-20:]], "rejected": []}})
+        cfg.setdefault("projects", {}).setdefault(str(sb.work), {}).update(hasTrustDialogAccepted=True,
+                                                                           hasCompletedProjectOnboarding=True)
+        cfg_path.write_text(json.dumps(cfg))
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
+        env.update({"HOME": str(sb.home), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": FAKE_KEY,
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+                    "DISABLE_ERROR_REPORTING": "1", "TERM": "xterm-256color", **env_extra})
+        argv = [*claude.argv, "--model", model]
+        if tools:
+            argv += ["--allowedTools", tools]
+        if resume_id:
+            argv += ["--resume", resume_id]
+        if debug_file is not None:
+            argv += ["--debug-file", str(debug_file)]
+        line = " ".join(shlex.quote(a) for a in argv)
+        script = sb.root / "repl.sh"
+        # the shell ignores ^C (the keys that quit Claude Code) so that it can print the exit code
+        script.write_text(f"trap '' INT; cd {shlex.quote(str(sb.work))} && env -i "
+                          + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + f" {line}; echo exit=$?; sleep 60\n")
+        self.name = f"inspector-repl-{os.getpid()}-{sb.root.name}"
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "48", f"bash {script}"], check=True)
+        _wait(self.name, lambda s: "? for shortcuts" in s or "for agents" in s or "─" * 40 in s, 60, "its prompt")
+        time.sleep(1.5)
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *(("-l",) if literal else ()), *keys], check=True)
+
+    def type(self, text: str) -> None:
+        self.keys("C-u")
+        time.sleep(0.3)
+        self.keys(text, literal=True)
+        time.sleep(1)  # a key sent with the text would be part of a paste
+        self.keys("Enter")
+
+    def settle(self, since: int, timeout: float = 150) -> None:
+        """Wait until the work started after log entry `since` is over: a final reply served, or no request for a
+        while and the screen no longer busy."""
+        deadline = time.monotonic() + timeout
+        last, quiet = len(self.fake.log), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            log = self.fake.log[since:]
+            if any(q.kind == "turn" and q.answer == "text" for q in log):
+                time.sleep(1.5)  # the records after the reply
+                return
+            if len(self.fake.log) != last:
+                last, quiet = len(self.fake.log), time.monotonic()
+            elif time.monotonic() - quiet > 8 and "esc to interrupt" not in _screen(self.name):
+                return
+        raise TimeoutError(f"the REPL did not finish in {timeout:g} s")
+
+    def prompt(self, text: str, script: Any) -> None:
+        self.fake.script = script
+        self.fake.replies = 0
+        self.fake.summaries = 0
+        n = len(self.fake.log)
+        self.type(text)
+        self.settle(n)
+
+    def rewind(self, ups: int, direction: str, context: str, script: Any) -> str:
+        """Esc Esc, the prompt `ups` rows above "(current)", "Summarize from here" (`from`) or "Summarize up to
+        here" (`up_to`) with `context` typed into the option; then one prompt, "go on". What was picked."""
+        self.fake.script = script
+        self.fake.replies = 0
+        self.fake.summaries = 0
+        label = "Summarize from here" if direction == "from" else "Summarize up to here"
+        self.keys("Escape")
+        time.sleep(0.3)
+        self.keys("Escape")
+        _wait(self.name, lambda s: "Rewind" in s and "(current)" in s, 30, "the rewind menu")
+        for _ in range(ups):
+            self.keys("Up")
+            time.sleep(0.3)
+        picked = _selected(_screen(self.name))
+        self.keys("Enter")
+        _wait(self.name, lambda s: label in s, 30, "the rewind options")
+        for _ in range(8):
+            if label in _selected(_screen(self.name)):
+                break
+            self.keys("Down")
+            time.sleep(0.3)
+        else:
+            raise RuntimeError(f"could not select {label!r} in the rewind menu")
+        if context:
+            self.keys(context, literal=True)
+            time.sleep(0.5)
+        n = len(self.fake.log)
+        self.keys("Enter")
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline and not any(q.kind == "summary" for q in self.fake.log[n:]):
+            time.sleep(0.5)
+        if not any(q.kind == "summary" and q.answer == "summary" for q in self.fake.log[n:]):
+            return f"picked {picked!r}, {label}: no summary served"
+        _wait(self.name, lambda s: "ummarized" in s, 30, "the summary")
+        time.sleep(1)
+        self.prompt("go on", script)
+        return f"picked {picked!r}, {label}" + (f" ({context})" if context else "")
+
+    def quit(self) -> int:
+        for key in ("Escape", "C-c", "C-c"):
+            subprocess.run(["tmux", "send-keys", "-t", self.name, key], capture_output=True)
+            time.sleep(0.6)
+        screen = _wait(self.name, lambda s: "exit=" in s, 30, "its exit")
+        return int(screen.split("exit=", 1)[1].split()[0])
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)

@@ -78,7 +78,8 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     settings = _settings(folder)
     shifts = [float(st.get("shift_hours") or 0) for st in run.get("steps") or ()]
     name = str(run.get("scenario", ""))
-    if not any("shift_hours" in st for st in run.get("steps") or ()) and name.startswith(("gen_", "found_")):
+    if (not any("shift_hours" in st for st in run.get("steps") or ()) and name.startswith(("gen_", "found_"))
+            and name[name.index("_") + 1:].isdigit()):
         from conformance.generate import scenario  # a run saved before the shifts were recorded: its scenario's
         from conformance.generated import load_found
 
@@ -103,19 +104,34 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 # the records Claude Code flushed just before its boundary can already hold later state (a `tools-used`
                 # record naming the tool the next reply calls): the session as it was is the one before them
                 last_msg = max((j for j in range(k) if recs[j].get("type") in ("user", "assistant", "attachment")), default=-1)
+                # a REPL writes some of the records of the request it refused only after the compaction that
+                # answered the refusal (a total_tokens_reminder, hung below the new summary): Claude Code had them in
+                # memory and kept them, so the session as it was has them before the boundary
+                theirs_kept = set(((boundary.get("compactMetadata") or {}).get("preservedMessages") or {}).get("uuids") or [])
+                late = [dict(r) for r in recs[k + 1:] if r.get("uuid") in theirs_kept]
+                parent = recs[last_msg].get("uuid") if last_msg >= 0 else None
+                for r in late:
+                    r["parentUuid"], parent = parent, r["uuid"]
                 cut.write_bytes(b"".join(raw for j, raw in enumerate(lines[:k])
-                                         if j <= last_msg or recs[j].get("type") != "tools-used"))
+                                         if j <= last_msg or recs[j].get("type") != "tools-used")
+                                + b"".join(orjson.dumps(r) + b"\n" for r in late))
                 if t.with_suffix("").is_dir():
                     shutil.copytree(t.with_suffix(""), cut.with_suffix(""))
                 s = Session.load(cut)
                 if TAIL not in rules_for(s.version).era.strategies:
                     continue
                 meta = boundary.get("compactMetadata") or {}
-                after = recs[k:]
+                after = [r for r in recs[k:] if r.get("uuid") not in {x["uuid"] for x in late}]  # what it wrote
                 kw: dict[str, Any] = {"strategy": "compact", "trigger": str(meta.get("trigger") or "auto")}
                 at = next((j for j in range(n - 1, -1, -1) if log[j]["kind"] == "turn"), None) if n is not None else None
                 before = log[at] if at is not None else None
-                if kw["trigger"] == "manual":
+                partial = next(((rec.get("summarizeMetadata") or {}) for rec in after if rec.get("isCompactSummary")), {})
+                if "messagesSummarized" in meta:
+                    kw, what = _partial(s, boundary, partial, n, log, run)
+                    if kw is None:
+                        out.append(Replayed(t.name, b_no, "partial", False, what))
+                        continue
+                elif kw["trigger"] == "manual":
                     for rec in after:
                         c = (rec.get("message") or {}).get("content") if rec.get("type") == "user" else None
                         if isinstance(c, str) and "<command-args>" in c:
@@ -149,7 +165,18 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     out.append(Replayed(t.name, b_no, what, False, f"kept {len(res.kept_uuids)} messages, Claude Code "
                                         f"{len(theirs)} (first different: {_first_mismatch(list(res.kept_uuids), theirs)})"))
                     continue
+                ours_meta = (res.new_records[0].get("compactMetadata") or {}) if res.new_records else {}
+                if "messagesSummarized" in meta and ours_meta.get("messagesSummarized") != meta["messagesSummarized"]:
+                    out.append(Replayed(t.name, b_no, what, False, f"summarized {ours_meta.get('messagesSummarized')} "
+                                        f"messages, Claude Code {meta['messagesSummarized']}"))
+                    continue
                 ours_types = [_kind(r) for r in res.new_records]
+                seg = [_kind(r) for r in _compaction_records(after)]
+                extra = [k for k in seg[len(ours_types):] if k not in PER_REQUEST]
+                if seg[: len(ours_types)] == ours_types and extra:
+                    out.append(Replayed(t.name, b_no, what, False, f"Claude Code wrote {len(extra)} more record(s) for "
+                                        f"the compaction: {extra[:4]}"))
+                    continue
                 cc_types = [_kind(r) for r in after if r.get("uuid")][: len(ours_types)]
                 if ours_types != cc_types:
                     j = next((n for n, (x, y) in enumerate(zip(ours_types, cc_types)) if x != y), min(len(ours_types), len(cc_types)))
@@ -187,8 +214,100 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                        f"the preview differs at message {k2}: " +
                        (_first_difference(a[k2], b[k2]) if k2 < min(len(a), len(b)) else f"{len(a)} previewed, {len(b)} sent"))
                 out.append(Replayed(t.name, b_no, what, ok, f"kept {len(theirs)} as Claude Code; {why}"))
+        out += _unserved_rewinds(folder, run)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
+    """A rewind after which Claude Code summarized nothing ("up to" the first prompt): inspector must refuse too."""
+    from inspector.compact import compact
+    from inspector.compact.base import CompactError, make_slice
+    from inspector.compact.engine import rewind_candidates
+    from inspector.transcript.session import Session
+
+    steps = [st for st in run.get("steps") or () if st.get("rewind") and "no summary served" in str(st.get("stdout"))]
+    mains = sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+    if not steps or len(mains) != 1:
+        return []
+    s = Session.load(mains[0])
+    out = []
+    for st in steps:
+        ups, direction, context = st["rewind"]
+        picked = str(st.get("stdout")).split("picked ", 1)[1].split(", Summarize", 1)[0].strip("'\"")
+        # the REPL's menu lists the prompts of the whole history it shows, from before a compaction too (picking
+        # one says "That message is no longer in the active context"): the pivot is the last prompt of that text
+        menu = rewind_candidates(make_slice(s))
+        found = [i for i in range(len(s.records)) if s.records[i].type == "user" and not s.records[i].is_meta
+                 and (s.records[i].get("prompt") or "").strip().startswith(picked)]
+        what = f"partial {direction} from {picked!r} (not compacted by Claude Code)"
+        if not found:
+            out.append(Replayed(mains[0].name, -1, what, False, f"no prompt {picked!r} in the transcript"))
+            continue
+        if found[-1] not in menu:
+            out.append(Replayed(mains[0].name, -1, what, True, "inspector's menu does not offer it either (it is before "
+                                "the last compaction)"))
+            continue
+        try:
+            compact(s, summarizer=_FakeText("x"), strategy="partial", pivot=s.records[found[-1]].uuid, direction=direction)
+        except CompactError as exc:
+            out.append(Replayed(mains[0].name, -1, what, True, f"inspector refuses too: {exc}"))
+        else:
+            out.append(Replayed(mains[0].name, -1, what, False, "Claude Code summarized nothing there; inspector would"))
+    return out
+
+
+def _partial(s: Any, boundary: dict[str, Any], partial: dict[str, Any], n: int | None, log: list[dict[str, Any]],
+             run: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The partial compaction a boundary records ("summarize from / up to here"): inspector's arguments for it, or
+    None and why not. The pivot is the prompt summarized from (the message after the kept prefix) or up to (the first
+    kept message); where the run says which row of the rewind menu was picked, inspector's menu must offer that
+    prompt in that row."""
+    from inspector.compact.base import make_slice
+    from inspector.compact.engine import rewind_candidates
+
+    meta = boundary.get("compactMetadata") or {}
+    direction = partial.get("direction")
+    kept = (meta.get("preservedMessages") or {}).get("uuids") or []
+    chain = [s.records[i].uuid for i in s.conversation.chain]
+    pivot: str | None = None
+    if direction == "from":
+        last = boundary.get("logicalParentUuid")
+        at = chain.index(last) + 1 if last in chain else 0
+        pivot = next((u for u in chain[at:] if u and s.records[s.conversation.by_uuid[u]].type == "user"), None)
+    elif direction == "up_to":
+        pivot = kept[0] if kept else None
+    if pivot is None:
+        return None, f"a partial compaction whose pivot the records do not show (direction {direction!r}, {len(kept)} kept)"
+    step = (run.get("steps") or [])[log[n]["step"]] if n is not None and n < len(log) else {}
+    ups = (step.get("rewind") or [None])[0]
+    if ups:
+        menu = [s.records[i].uuid for i in rewind_candidates(make_slice(s))]
+        if len(menu) < ups or menu[-ups] != pivot:
+            offered = menu[-ups][:8] if len(menu) >= ups else "nothing"
+            return None, (f"the rewind menu's row {ups} above (current) was {pivot[:8]} in Claude Code, {offered} in "
+                          f"inspector's menu of {len(menu)} prompts")
+    kw = {"strategy": "partial", "pivot": pivot, "direction": direction, "instructions": partial.get("userContext") or None}
+    return kw, f"partial {direction} {pivot[:8]}" + (f" ({kw['instructions']})" if kw["instructions"] else "")
+
+
+# attachments Claude Code writes for the request after a compaction, not for the compaction (every request has them)
+PER_REQUEST = frozenset({"attachment total_tokens_reminder", "attachment task_reminder", "attachment todo_reminder",
+                         "attachment prompt_snapshot"})
+
+
+def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records Claude Code wrote for a compaction: the boundary and what follows it up to the next message of
+    the conversation (a prompt, a tool result, a reply or a command's breadcrumb)."""
+    out: list[dict[str, Any]] = []
+    for r in after:
+        if not r.get("uuid"):
+            continue
+        if out and (r.get("type") == "assistant" or (r.get("type") == "user" and not r.get("isCompactSummary"))
+                    or r.get("type") == "system"):
+            break
+        out.append(r)
     return out
 
 

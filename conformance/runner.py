@@ -203,7 +203,9 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
     result = Run(sc, version or claude.version, sb.projects, sandbox=sb)
     debug = home / "debug.log"
     session_id: str | None = resume_id
-    for step in sc.steps:
+    if sc.repl:
+        _run_repl(sc, claude, result, debug, timeout)
+    for step in () if sc.repl else sc.steps:
         script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(work)), tool=sc.tool.split(",")[0],
                          calls=tuple((t, json.dumps(str(work))[1:-1].join(inp.split("{work}"))) for t, inp in step.script.calls))
         if step.shift_hours:
@@ -236,6 +238,44 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
     sp = home / ".claude" / "settings.json"
     result.settings_after = json.loads(sp.read_text()) if sp.exists() else None
     return result
+
+
+def _run_repl(sc: Scenario, claude: Claude, result: Run, debug: Path, timeout: float) -> None:
+    """Every step of the scenario typed into one REPL (conformance.repl): a prompt with its script, or a partial
+    compaction from the rewind menu followed by "go on"."""
+    from conformance.repl import ReplSession
+
+    sb = result.sandbox
+    assert sb is not None
+    with FakeAPI(sc.steps[0].script) as fake:
+        t0 = time.monotonic()
+        repl = None
+        try:
+            repl = ReplSession(claude, sb, fake, model=sc.model, env_extra=dict(sc.env), tools=sc.tool,
+                               debug_file=debug if claude.supports("--debug-file") else None)
+            for step in sc.steps:
+                n, t1 = len(fake.log), time.monotonic()
+                script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(sb.work)), tool=sc.tool.split(",")[0],
+                                 calls=tuple((t, json.dumps(str(sb.work))[1:-1].join(inp.split("{work}")))
+                                             for t, inp in step.script.calls))
+                if step.rewind is not None:
+                    what = repl.rewind(*step.rewind, script=script)
+                    argv = ["claude", "(REPL: Esc Esc)", what]
+                else:
+                    repl.prompt(step.prompt, script)
+                    argv, what = ["claude", "(REPL)", step.prompt], ""
+                result.steps.append(StepRun(argv, 0, what, "", list(fake.log[n:]), time.monotonic() - t1))
+            rc = repl.quit()
+            if rc not in (0, 1) and result.steps:
+                result.steps[-1].returncode = rc
+        except (TimeoutError, RuntimeError) as exc:
+            result.steps.append(StepRun(["claude", "(REPL)"], -9, "", str(exc), list(fake.log), time.monotonic() - t0))
+        finally:
+            if repl is not None:
+                repl.close()
+    if debug.exists():
+        result.debug += "=== step 0 ===\n" + debug.read_text(errors="replace")
+        debug.unlink()
 
 
 def cache_paths(obj: Any, path: tuple[Any, ...] = ()) -> list[list[Any]]:
@@ -312,7 +352,8 @@ def save(r: Run, out: Path) -> Path:
         "settings": r.scenario.settings, "settings_after": r.settings_after,
         "work": str(r.sandbox.work) if r.sandbox else None, "home": str(r.sandbox.home) if r.sandbox else None,
         "steps": [{"argv": st.argv, "returncode": st.returncode, "stdout": st.stdout[-2000:], "stderr": st.stderr[-2000:],
-                   "seconds": round(st.seconds, 2), "shift_hours": step.shift_hours}
+                   "seconds": round(st.seconds, 2), "shift_hours": step.shift_hours,
+                   **({"rewind": list(step.rewind)} if step.rewind else {})}
                   for st, step in zip(r.steps, r.scenario.steps)]}, indent=1))
     (dst / "debug.log").write_text("\n".join(ln for ln in r.debug.splitlines() if "autocompact" in ln or "thresholdSource" in ln or ln.startswith("=== step ")
                                              or "compact" in ln.lower()))

@@ -22,6 +22,9 @@ class Step:
     args: tuple[str, ...] = ()
     shift_hours: float = 0.0  # move the transcript's timestamps back before this step (an idle gap)
     model: str | None = None  # this step's --model (a /model switch mid-session), else the scenario's
+    # a partial compaction in the REPL instead of a print-mode prompt: (rows above "(current)" in the rewind menu,
+    # "from" or "up_to", the context typed into the option); then one prompt ("go on") and quit
+    rewind: tuple[int, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Scenario:
     doc: str = ""  # what claude-code-2.1.328.md observed
     golden: bool = False  # committed under tests/goldens for the normal test suite
     version: str | None = None  # the release it is run with when kept (a generated scenario found failing)
+    repl: bool = False  # every step typed into one interactive session in tmux (print mode otherwise)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -48,7 +52,8 @@ class Scenario:
             for key in ("sizes", "calls"):
                 if sc.get(key) is not None:
                     sc[key] = tuple(tuple(x) if isinstance(x, list) else x for x in sc[key])
-            steps.append(Step(**{**st, "script": Script(**sc), "args": tuple(st.get("args") or ())}))
+            rewind = tuple(st["rewind"]) if st.get("rewind") else None
+            steps.append(Step(**{**st, "script": Script(**sc), "args": tuple(st.get("args") or ()), "rewind": rewind}))
         return cls(**{**d, "steps": tuple(steps)})
 
 

@@ -150,24 +150,18 @@ def test_a_transcript_from_a_newer_claude_code_still_loads_and_says_which_rules(
 @pytest.mark.parametrize("name", NAMES)
 def test_every_request_is_what_the_chain_at_that_moment_sends(name, tmp_path):
     """The wire form (inspector.claude.wire) from the records alone: for each request Claude Code sent, the records
-    of the chain in force just before it, turned into API messages, are the messages the fake API received."""
-    from inspector.claude.requests import rebuild_requests
-    from inspector.claude.wire import api_messages, sent_bodies, wire_style
+    of the chain in force when it was sent (a REPL writes a request's reminders after its api-request row: up to
+    its first reply), turned into API messages, are the messages the fake API received."""
+    from conformance.compare import wire_differences
+    from inspector.claude.wire import wire_style
     from inspector.transcript.session import Session
-    from inspector.transcript.tree import Conversation
 
-    from inspector.claude.wire import style_for_model, style_of_request
-
-    s = Session.load(transcript(expand(name, tmp_path)))
-    style = wire_style(s)
+    folder = expand(name, tmp_path)
+    s = Session.load(transcript(folder))
     if not name.startswith("gen_"):  # a generated run may switch models: each request in its own model's style
-        assert style == {"model_sonnet5_threshold": "system", "model_unknown": "system-bare"}.get(name, "user")
-    requests = [q for q in rebuild_requests(s) if q.agent_id is None]
-    assert requests
-    for q in requests:
-        conv = Conversation(s.records[: q.index])
-        own = style if not name.startswith("gen_") else style_of_request(q.request["messages"]) or style_for_model(q.model)
-        assert canonical(api_messages(sent_bodies(s, conv.chain), own)) == canonical(q.request["messages"]), q.id
+        assert wire_style(s) == {"model_sonnet5_threshold": "system", "model_unknown": "system-bare"}.get(name, "user")
+    checked, wire = wire_differences(folder)
+    assert checked and wire == []
 
 
 def test_wire_style_by_model():

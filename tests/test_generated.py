@@ -304,3 +304,77 @@ def test_a_failed_compact_s_error_is_sent_as_user_text():
             user("c", "e", "continue")]
     [m] = api_messages(recs)
     assert [b["text"] for b in m["content"]] == ["go\n", err + "\n", "continue"]
+
+
+def _repl_session(tmp_path):
+    """A 2.1.328 REPL session: two prompts (a bookkeeping attachment with nothing to send among the first's
+    records, a turn_duration after each reply), a /compact between them and its breadcrumbs."""
+    from builders import system
+    from conftest import write_jsonl
+
+    v = {"version": "2.1.328", "entrypoint": "cli"}
+    recs = [user("p1", None, "first task", **v),
+            {"type": "attachment", "uuid": "snap", "parentUuid": "p1", "attachment": {"type": "prompt_snapshot"}, **v},
+            assistant("a1", "snap", usage=(10, 0, 30_000, 10), **v), system("d1", "a1", "turn_duration", durationMs=5, **v),
+            user("cv", "d1", "<local-command-caveat>The command below was run directly</local-command-caveat>", isMeta=True, **v),
+            user("cmd", "cv", "<command-name>/compact</command-name>\n            <command-message>compact</command-message>", **v),
+            user("out", "cmd", "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>", **v),
+            user("p2", "out", "second task", **v), assistant("a2", "p2", usage=(10, 0, 40_000, 10), **v),
+            system("d2", "a2", "turn_duration", durationMs=5, **v)]
+    return write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+
+
+def test_the_rewind_menu_of_2_1_3xx_offers_a_command_but_not_its_output(tmp_path):
+    """Read from 2.1.328's menu filter and seen in its REPL in tmux (a generated REPL run picked the `/compact` row):
+    a slash command's own record is offered, its output, the caveat and tool results are not."""
+    from inspector.compact.base import make_slice
+    from inspector.compact.engine import rewind_candidates
+    from inspector.transcript.session import Session
+
+    s = Session.load(_repl_session(tmp_path))
+    assert [s.records[i].uuid for i in rewind_candidates(make_slice(s))] == ["p1", "cmd", "p2"]
+
+
+def test_a_partial_compaction_divides_the_messages_claude_code_has(tmp_path):
+    """2.1.328 in its REPL: "from" keeps the whole prefix (a prompt_snapshot with nothing to send too), "up to"
+    keeps the trailing turn_duration the process has, and its summary says nothing of messages kept after it."""
+    from conformance.replay import _FakeText
+    from inspector.compact import compact
+    from inspector.compact.engine import KEPT_AFTER
+    from inspector.transcript.session import Session
+
+    s = Session.load(_repl_session(tmp_path))
+    res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="partial", pivot="p2", direction="from")
+    assert list(res.kept_uuids) == ["p1", "snap", "a1", "d1", "cv", "cmd", "out"]
+    assert res.new_records[0]["compactMetadata"]["messagesSummarized"] == 3  # p2, a2 and the turn_duration
+    up = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="partial", pivot="p2", direction="up_to")
+    assert list(up.kept_uuids) == ["p2", "a2", "d2"]
+    assert KEPT_AFTER not in up.summary and KEPT_AFTER not in res.summary
+
+
+def test_a_repl_compact_writes_its_output_dimmed(tmp_path):
+    """The REPL (entrypoint "cli") writes /compact's output line with the terminal's dim escapes (2.1.328 in tmux);
+    shown by inspector, the escapes are never passed to the terminal."""
+    from conformance.replay import _FakeText
+    from inspector.compact import compact
+    from inspector.textutil import printable
+    from inspector.transcript.session import Session
+
+    s = Session.load(_repl_session(tmp_path))
+    res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="compact", trigger="manual")
+    out = [r for r in res.new_records if "local-command-stdout" in str((r.get("message") or {}).get("content"))]
+    assert out and "\x1b[2mCompacted" in out[0]["message"]["content"]
+    assert "\x1b" not in printable(out[0]["message"]["content"])
+
+
+def test_a_parameter_claude_code_does_not_record_is_named(tmp_path):
+    """With auto mode's beta, 2.1.328's REPL sends the classifier's `safeguards` with every request and records it
+    with none: the rebuilt request says so instead of passing for whole."""
+    from inspector.claude.requests import _not_recorded
+
+    assert _not_recorded({"betas": ["claude-code-20250219", "afk-mode-2026-01-31"]}) == ["safeguards"]
+    assert _not_recorded({"betas": ["claude-code-20250219"]}) == []
+    sent = _req(params={"model": "m", "max_tokens": 10, "stream": True, "safeguards": [{"x": 1}]})
+    assert whole_difference(sent, _rebuilt()) is not None  # unexplained, it differs
+    assert whole_difference(sent, _rebuilt(), ["safeguards"]) is None
+    assert "not sent" in str(whole_difference(_req(), _rebuilt(), ["safeguards"]))

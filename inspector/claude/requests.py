@@ -56,6 +56,8 @@ class RebuiltRequest:
     replies: list[int] = field(default_factory=list)  # record indexes of the assistant records it produced
     unresolved: list[str] = field(default_factory=list)  # message hashes the transcript does not hold
     agent_id: str | None = None
+    # top-level parameters Claude Code sent that its transcript does not record (they are not in `request`)
+    not_recorded: list[str] = field(default_factory=list)
 
     @property
     def exact(self) -> bool:
@@ -68,7 +70,7 @@ class RebuiltRequest:
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "timestamp": self.timestamp, "query_source": self.query_source, "model": self.model,
                 "agent_id": self.agent_id, "answered": self.answered, "exact": self.exact,
-                "unresolved": self.unresolved, "request": self.request}
+                "unresolved": self.unresolved, "not_recorded": self.not_recorded, "request": self.request}
 
 
 def _content_blocks(content: Any) -> list[Any]:
@@ -153,8 +155,17 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
                 _set_path(request, cc.get("path"), cc.get("value"))
         out.append(RebuiltRequest(rid, i, recs[i].timestamp, b.get("querySource") if isinstance(b.get("querySource"), str) else None,
                                   params.get("model") if isinstance(params.get("model"), str) else None, request,
-                                  replies.get(rid, []), unresolved, b.get("agentId") if isinstance(b.get("agentId"), str) else None))
+                                  replies.get(rid, []), unresolved, b.get("agentId") if isinstance(b.get("agentId"), str) else None,
+                                  _not_recorded(params)))
     return out
+
+
+def _not_recorded(params: dict[str, Any]) -> list[str]:
+    """What a request carried that its api-request row leaves out: with the auto-mode beta (the REPL's auto
+    permission mode), the classifier's `safeguards` (its rules, the git state, the folders; measured on 2.1.328, sent
+    with every such request and recorded with none)."""
+    betas = params.get("betas") if isinstance(params.get("betas"), list) else []
+    return ["safeguards"] if any(isinstance(b, str) and b.startswith("afk-mode-") for b in betas) else []
 
 
 def _set_path(obj: Any, path: Any, value: Any) -> None:

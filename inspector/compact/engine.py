@@ -52,6 +52,8 @@ TRANSCRIPT_POINTER = ("If you need specific details from before compaction (like
 CAVEAT = ("<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, and its output "
           "goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>")
 STDOUT = "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"
+# the REPL (entrypoint "cli") writes the same line dimmed, with the terminal's escape codes (2.1.328, in tmux)
+STDOUT_REPL = "<local-command-stdout>\x1b[2mCompacted (ctrl+o to see full summary)\x1b[22m</local-command-stdout>"
 MAX_FILES = 5  # files re-attached after a compaction [E post_compact_file_restore_max5]
 MAX_FILE_TOKENS = 5_000  # a file over this (rough) is not re-attached whole
 # the re-announcements that follow a compaction, in the order 2.1.328 writes them
@@ -589,13 +591,28 @@ def _chain_records(new: list[dict[str, Any]]) -> None:
             b["parentUuid"] = a["uuid"]
 
 
+def _trailing(sl: Slice) -> list[int]:
+    """The bookkeeping record below the session's last message (a REPL's turn_duration), when the compacting
+    process has it among its messages: the one that wrote it does, and so does a resumed one of a release whose
+    `--resume` continues from it (2.1.328 lists it among a kept tail's preservedMessages and counts it in a partial
+    compaction's messagesSummarized)."""
+    from inspector.claude.measured import resume_parent
+
+    conv = sl.session.conversation
+    tail = conv.trailing_leaf
+    if tail is None or sl.point != conv.leaf:
+        return []
+    live = same_process(sl.session, sl.boundary, len(sl.session.records))
+    return [tail] if live or resume_parent(conv, sl.session.version)[0] == sl.session.records[tail].uuid else []
+
+
 def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: EngineParams, factory: RecordFactory | None = None,
                    progress: Progress | None = None, cancel: Cancel | None = None) -> CompactionResult:
     s = sl.session
     recs = s.records
     if params.mode not in MODES:
         raise CompactError(f"mode must be one of {', '.join(MODES)}, not {params.mode!r}")
-    msgs = [i for i in sl.messages if recs[i].type != "progress"]
+    msgs = [i for i in sl.messages if recs[i].type != "progress"] + _trailing(sl)
     before = est.before(sl)
     notes: list[str] = []
     pivot_note: str | None = None
@@ -634,7 +651,10 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
             f" (the context here is {before:,} tokens, under the limit: taken as a refusal by 1 token, the smallest)")
         notes.append(f"as if the API had refused the request: {actual:,} tokens > {params.refused_at:,}{told}; {split.why}")
     else:
-        split, pivot_note = _split_partial(sl, msgs, params)
+        # the messages a partial compaction divides start with the last compaction's boundary (2.1.328 keeps it in a
+        # "from" prefix and counts it among an "up to" compaction's summarized messages)
+        lead = [sl.boundary] if sl.boundary is not None else []
+        split, pivot_note = _split_partial(sl, lead + msgs, params)
         trigger = "manual"
     if not any(recs[i].type in ("user", "assistant") for i in split.summarize):
         raise CompactError("nothing to summarize: no message before the kept records")
@@ -644,15 +664,17 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
                                progress, cancel)
     formatted = format_compact_summary(out.text, s.version)
     tools = tools_used(s, list(sl.history))
-    kept_after = bool(split.keep) and not (params.mode == "partial" and params.direction == "from")
+    kept_after = bool(split.keep) and params.mode != "partial"  # 2.1.328's partial summaries say nothing of it
     wrapped = wrap_summary_328(formatted, tools=tools, transcript_path=str(s.path.resolve()), directive=params.mode != "partial",
                                kept_after=kept_after)
     factory = factory or RecordFactory(s)
     tmpl = _envelope_template(sl)
     # the records kept, as Claude Code lists them: its messages, which bookkeeping attachments with nothing to send
-    # (a prompt_snapshot, no `rendered`) are not (2.1.328 kept 14 of a tail of 16 records that held two)
+    # (a prompt_snapshot, no `rendered`) are not in a kept tail (2.1.328 kept 14 of a tail of 16 records that held
+    # two); a partial "from" keeps the whole prefix, those attachments too (2.1.328 listed 21 of 21, three of them)
+    prefix = params.mode == "partial" and params.direction == "from"
     keep_uuids = [recs[i].uuid for i in split.keep if recs[i].uuid
-                  and not (recs[i].type == "attachment" and not isinstance(s.body(i).get("rendered"), list))]
+                  and (prefix or not (recs[i].type == "attachment" and not isinstance(s.body(i).get("rendered"), list)))]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
@@ -698,7 +720,7 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         after_summary.append(factory.user(tmpl, None, CAVEAT, isMeta=True))
         after_summary.append(factory.user(tmpl, None, "<command-name>/compact</command-name>\n            <command-message>compact"
                                           f"</command-message>\n            <command-args>{args}</command-args>"))
-        after_summary.append(factory.user(tmpl, None, STDOUT))
+        after_summary.append(factory.user(tmpl, None, STDOUT_REPL if tmpl.get("entrypoint") == "cli" else STDOUT))
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in reanns]
@@ -768,9 +790,39 @@ def _last_before(sl: Slice, msgs: list[int], pivot: str | None) -> int | None:
 
 
 def rewind_candidates(sl: Slice) -> list[int]:
-    """The messages the rewind menu offers to summarize from or up to: the prompts the user typed since the last
-    compaction (not tool results, meta messages, summaries or command breadcrumbs)."""
-    return [i for i in sl.messages if _is_prompt(sl.session.records[i])]
+    """The messages the rewind menu offers to summarize from or up to, since the last compaction: the prompts the
+    user typed (not tool results, meta messages or summaries). Which command records are among them is a rule of the
+    release: 2.1.3xx offers a slash command's own record (`/compact`, `/model`) and never its output (read from
+    2.1.328's menu filter and seen in its REPL in tmux); older releases are taken to offer neither (not measured)."""
+    s = sl.session
+    if TAIL in rules_for(s.version).era.strategies:
+        return [i for i in sl.messages if _offered_328(s.records[i], s.body(i))]
+    return [i for i in sl.messages if _is_prompt(s.records[i])]
+
+
+# what 2.1.328's rewind menu leaves out of the user messages it lists (the tags a message's text holds)
+MENU_HIDDEN_TAGS = ("<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>",
+                    "<task-notification>", "<tick>")
+
+
+def _offered_328(r: Any, body: Mapping[str, Any]) -> bool:
+    """2.1.328's rewind-menu filter (TVo "text" and tZ): a user message that is not a tool result, meta, a summary or
+    shown in the transcript only; whose text holds no command output, shell output, task notification or tick;
+    that is not a message from another session; and whose origin, when it says, is a human."""
+    if r.type != "user" or r.tool_results or r.is_meta or r.is_compact_summary or body.get("isVisibleInTranscriptOnly"):
+        return False
+    msg = body.get("message") if isinstance(body.get("message"), dict) else {}
+    content = msg.get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict) and content[0].get("type") == "tool_result":
+        return False
+    text = (content if isinstance(content, str) else "\n".join(
+        str(b.get("text")) for b in iter_blocks(content) if b.get("type") == "text")).strip()
+    if not text or any(t in text for t in MENU_HIDDEN_TAGS) or text.startswith("<teammate-message "):
+        return False
+    origin = body.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
+        return False
+    return not body.get("stackedExpansion")
 
 
 def _is_prompt(r: Any) -> bool:
