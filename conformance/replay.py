@@ -268,7 +268,9 @@ def _partial(s: Any, boundary: dict[str, Any], partial: dict[str, Any], n: int |
     from inspector.compact.engine import rewind_candidates
 
     meta = boundary.get("compactMetadata") or {}
-    direction = partial.get("direction")
+    step = (run.get("steps") or [])[log[n]["step"]] if n is not None and n < len(log) else {}
+    # a compaction that kept nothing ("from" the first prompt) writes no summarizeMetadata: the run says which it was
+    direction = partial.get("direction") or (step.get("rewind") or [None, None])[1]
     kept = (meta.get("preservedMessages") or {}).get("uuids") or []
     chain = [s.records[i].uuid for i in s.conversation.chain]
     pivot: str | None = None
@@ -280,7 +282,6 @@ def _partial(s: Any, boundary: dict[str, Any], partial: dict[str, Any], n: int |
         pivot = kept[0] if kept else None
     if pivot is None:
         return None, f"a partial compaction whose pivot the records do not show (direction {direction!r}, {len(kept)} kept)"
-    step = (run.get("steps") or [])[log[n]["step"]] if n is not None and n < len(log) else {}
     ups = (step.get("rewind") or [None])[0]
     if ups:
         menu = [s.records[i].uuid for i in rewind_candidates(make_slice(s))]
