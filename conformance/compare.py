@@ -262,12 +262,11 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
             nxt = next((p.index for p in qs[k + 1:] if p.agent_id is None), len(s.records))
             nxt = next((j for j in range(q.index, nxt) if s.records[j].is_compact_boundary), nxt)
             end = min(q.replies[0], nxt) if q.replies else nxt
-            end = max(end, q.index)
             mine = canonical(api_messages(sent_bodies(s, Conversation(s.records[:end]).chain), style))
             if mine != sent:
-                k = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
-                what = _first_difference(mine[k], sent[k]) if k < min(len(mine), len(sent)) else f"{len(mine)} vs {len(sent)} messages"
-                out.append(f"{t.name[:8]} request {q.id[:8]}: message {k}: {what}")
+                m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
+                what = _first_difference(mine[m], sent[m]) if m < min(len(mine), len(sent)) else f"{len(mine)} vs {len(sent)} messages"
+                out.append(f"{t.name[:8]} request {q.id[:8]}: message {m}: {what}")
     return n, out
 
 

@@ -121,7 +121,8 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 if TAIL not in rules_for(s.version).era.strategies:
                     continue
                 meta = boundary.get("compactMetadata") or {}
-                after = [r for r in recs[k:] if r.get("uuid") not in {x["uuid"] for x in late}]  # what it wrote
+                moved = {x["uuid"] for x in late}
+                after = [r for r in recs[k:] if r.get("uuid") not in moved]  # what it wrote
                 kw: dict[str, Any] = {"strategy": "compact", "trigger": str(meta.get("trigger") or "auto")}
                 at = next((j for j in range(n - 1, -1, -1) if log[j]["kind"] == "turn"), None) if n is not None else None
                 before = log[at] if at is not None else None

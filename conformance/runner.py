@@ -21,8 +21,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from conformance.fake_api import FakeAPI, Logged
-from conformance.scenarios import Scenario
+from conformance.fake_api import FakeAPI, Logged, Script
+from conformance.scenarios import Scenario, Step
 
 DEFAULT_VERSION = "2.1.328"
 SANDBOXES = Path(tempfile.gettempdir()) / "inspector-conformance"
@@ -204,10 +204,9 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
     debug = home / "debug.log"
     session_id: str | None = resume_id
     if sc.repl:
-        _run_repl(sc, claude, result, debug, timeout)
+        _run_repl(sc, claude, result, debug)
     for step in () if sc.repl else sc.steps:
-        script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(work)), tool=sc.tool.split(",")[0],
-                         calls=tuple((t, json.dumps(str(work))[1:-1].join(inp.split("{work}"))) for t, inp in step.script.calls))
+        script = _step_script(step, sc, work)
         if step.shift_hours:
             for t in result.transcripts():
                 _shift(t, step.shift_hours)
@@ -227,9 +226,7 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
                 rc, out, err = p.returncode, p.stdout, p.stderr
             except subprocess.TimeoutExpired as exc:
                 rc, out, err = -9, str(exc.stdout or ""), f"timed out after {timeout:g} s"
-            if debug.exists():  # each step's lines under a marker of its own (the file is appended to)
-                result.debug += f"=== step {len(result.steps)} ===\n" + debug.read_text(errors="replace")
-                debug.unlink()
+            _take_debug(result, debug, len(result.steps))
             shown = ["claude", *argv[len(claude.argv):]]
             result.steps.append(StepRun(shown, rc, out, err, list(fake.log), time.monotonic() - t0))
         ts = result.transcripts()
@@ -240,7 +237,20 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
     return result
 
 
-def _run_repl(sc: Scenario, claude: Claude, result: Run, debug: Path, timeout: float) -> None:
+def _step_script(step: Step, sc: Scenario, work: Path) -> Script:
+    """A step's script for the fake, its `{work}` placeholders made the run's working folder."""
+    return replace(step.script, cmd=step.script.cmd.replace("{work}", str(work)), tool=sc.tool.split(",")[0],
+                   calls=tuple((t, json.dumps(str(work))[1:-1].join(inp.split("{work}"))) for t, inp in step.script.calls))
+
+
+def _take_debug(result: Run, debug: Path, step: int) -> None:
+    """Move the debug log's lines into the run under a marker of their step (the file is appended to)."""
+    if debug.exists():
+        result.debug += f"=== step {step} ===\n" + debug.read_text(errors="replace")
+        debug.unlink()
+
+
+def _run_repl(sc: Scenario, claude: Claude, result: Run, debug: Path) -> None:
     """Every step of the scenario typed into one REPL (conformance.repl): a prompt with its script, or a partial
     compaction from the rewind menu followed by "go on"."""
     from conformance.repl import ReplSession
@@ -255,9 +265,7 @@ def _run_repl(sc: Scenario, claude: Claude, result: Run, debug: Path, timeout: f
                                debug_file=debug if claude.supports("--debug-file") else None)
             for step in sc.steps:
                 n, t1 = len(fake.log), time.monotonic()
-                script = replace(step.script, cmd=step.script.cmd.replace("{work}", str(sb.work)), tool=sc.tool.split(",")[0],
-                                 calls=tuple((t, json.dumps(str(sb.work))[1:-1].join(inp.split("{work}")))
-                                             for t, inp in step.script.calls))
+                script = _step_script(step, sc, sb.work)
                 if step.rewind is not None:
                     what = repl.rewind(*step.rewind, script=script)
                     argv = ["claude", "(REPL: Esc Esc)", what]
@@ -273,9 +281,7 @@ def _run_repl(sc: Scenario, claude: Claude, result: Run, debug: Path, timeout: f
         finally:
             if repl is not None:
                 repl.close()
-    if debug.exists():
-        result.debug += "=== step 0 ===\n" + debug.read_text(errors="replace")
-        debug.unlink()
+    _take_debug(result, debug, 0)  # one process: its lines are all step 0's
 
 
 def cache_paths(obj: Any, path: tuple[Any, ...] = ()) -> list[list[Any]]:

@@ -145,9 +145,7 @@ class SearchIndex:
                             # for new and waits for this lock instead of reading half-made shards as damaged
                             db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA),))
                             return self._ready(db)
-                for k in range(self._shard_count(db)):
-                    self._attach(db, k)
-                return self._ready(db)
+                return self._attached(db)
             except sqlite3.OperationalError as exc:
                 if db is not None:
                     db.close()
@@ -178,9 +176,7 @@ class SearchIndex:
         try:
             if self._why_not_ready(db) is not None:
                 return False
-            for k in range(self._shard_count(db)):
-                self._attach(db, k)
-            self._ready(db)
+            self._attached(db)
             return True
         except sqlite3.Error:
             return False
@@ -214,6 +210,12 @@ class SearchIndex:
     def _attach(self, db: sqlite3.Connection, k: int) -> None:
         db.execute(f"ATTACH DATABASE ? AS t{k}", (str(shard_path(self.path, k)),))
         _pragmas(db, f"t{k}.")
+
+    def _attached(self, db: sqlite3.Connection) -> sqlite3.Connection:
+        """The database with its shards attached, checked readable (DatabaseError when damaged)."""
+        for k in range(self._shard_count(db)):
+            self._attach(db, k)
+        return self._ready(db)
 
     def _ready(self, db: sqlite3.Connection) -> sqlite3.Connection:
         """The shards are there and readable (a damaged one raises DatabaseError)."""

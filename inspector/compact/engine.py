@@ -40,7 +40,7 @@ from inspector.claude.versions import TAIL, rules_for
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies
-from inspector.transcript.records import context_tokens, iter_blocks
+from inspector.transcript.records import context_tokens, iter_blocks, text_of
 
 DIRECTIVE = ("Continue the conversation from where it left off without asking the user any further questions. Resume directly "
              "\u2014 do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or "
@@ -815,8 +815,7 @@ def _offered_328(r: Any, body: Mapping[str, Any]) -> bool:
     content = msg.get("content")
     if isinstance(content, list) and content and isinstance(content[0], dict) and content[0].get("type") == "tool_result":
         return False
-    text = (content if isinstance(content, str) else "\n".join(
-        str(b.get("text")) for b in iter_blocks(content) if b.get("type") == "text")).strip()
+    text = text_of(content).strip()
     if not text or any(t in text for t in MENU_HIDDEN_TAGS) or text.startswith("<teammate-message "):
         return False
     origin = body.get("origin")
