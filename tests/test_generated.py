@@ -378,3 +378,25 @@ def test_a_parameter_claude_code_does_not_record_is_named(tmp_path):
     assert whole_difference(sent, _rebuilt()) is not None  # unexplained, it differs
     assert whole_difference(sent, _rebuilt(), ["safeguards"]) is None
     assert "not sent" in str(whole_difference(_req(), _rebuilt(), ["safeguards"]))
+
+
+def test_a_kept_trailing_turn_duration_is_saved_and_resumes_as_previewed(tmp_path):
+    """A /compact of a REPL session ending in a turn_duration keeps it at the end of its tail (as 2.1.328 does); the
+    saved session holds it, so the kept tail is on the resumed chain (a fresh generated REPL batch found the save
+    refused: the record was kept but not written)."""
+    from conformance.replay import _FakeText
+    from inspector.compact import compact
+    from inspector.edit import save
+    from inspector.transcript.session import Session
+    from conftest import sha256
+
+    path = _repl_session(tmp_path)
+    before = sha256(path)
+    s = Session.load(path)
+    res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="compact", trigger="manual")
+    assert list(res.kept_uuids)[-1] == "d2"
+    out = save(s, res, out=tmp_path / "saved" / "new.jsonl", allow_live=True)
+    saved = Session.load(out.path)
+    chain = [saved.records[i].uuid for i in saved.conversation.chain]
+    assert set(res.kept_uuids) <= set(chain)
+    assert sha256(path) == before

@@ -591,7 +591,7 @@ def _chain_records(new: list[dict[str, Any]]) -> None:
             b["parentUuid"] = a["uuid"]
 
 
-def _trailing(sl: Slice) -> list[int]:
+def trailing_records(sl: Slice) -> list[int]:
     """The bookkeeping record below the session's last message (a REPL's turn_duration), when the compacting
     process has it among its messages: the one that wrote it does, and so does a resumed one of a release whose
     `--resume` continues from it (2.1.328 lists it among a kept tail's preservedMessages and counts it in a partial
@@ -612,7 +612,7 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     recs = s.records
     if params.mode not in MODES:
         raise CompactError(f"mode must be one of {', '.join(MODES)}, not {params.mode!r}")
-    msgs = [i for i in sl.messages if recs[i].type != "progress"] + _trailing(sl)
+    msgs = [i for i in sl.messages if recs[i].type != "progress"] + trailing_records(sl)
     before = est.before(sl)
     notes: list[str] = []
     pivot_note: str | None = None
@@ -921,5 +921,5 @@ def tokens_after(s: Any, est: Estimator, sent: list[dict[str, Any]]) -> tuple[in
 
 
 __all__ = ["EngineParams", "MODES", "api_rounds", "engine_compact", "rewind_candidates", "rough_record", "split_compact",
-           "split_reactive", "tokens_after", "wrap_summary_328"]
+           "split_reactive", "tokens_after", "trailing_records", "wrap_summary_328"]
 

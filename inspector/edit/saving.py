@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable
 import orjson
 
 from inspector.compact.base import CompactionResult, make_slice
+from inspector.compact.engine import trailing_records
 from inspector.tokens.estimate import count_bodies
 from inspector.transcript.discovery import InspectorError
 from inspector.transcript.records import iter_blocks
@@ -405,7 +406,10 @@ def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: P
     fork_marks = result.api_messages is not None  # a 2.1.3xx session: copied records name where they come from
     out.append({"type": "custom-title", "sessionId": new_sid, "customTitle": f"{title[:80]} ({result.strategy} compaction by inspector)"})
     prev: str | None = None
-    for i in sl.history:
+    # the history, and the bookkeeping record below its last message when the compaction kept it (a REPL's
+    # turn_duration: among the messages of the process that compacts, so the end of its kept tail)
+    kept = set(result.kept_uuids)
+    for i in [*sl.history, *(j for j in trailing_records(sl) if s.records[j].uuid in kept)]:
         r = s.records[i]
         if r.uuid is None:
             continue
