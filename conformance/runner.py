@@ -261,8 +261,11 @@ def _run_repl(sc: Scenario, claude: Claude, result: Run, debug: Path) -> None:
         t0 = time.monotonic()
         repl = None
         try:
+            # the default permission mode: some models start the REPL in auto mode, whose tool calls wait for a
+            # server-side classifier review the fake API cannot give (the tools are denied and the run stalls)
+            mode = ("--permission-mode", "default") if claude.supports("--permission-mode") else ()
             repl = ReplSession(claude, sb, fake, model=sc.model, env_extra=dict(sc.env), tools=sc.tool,
-                               debug_file=debug if claude.supports("--debug-file") else None)
+                               debug_file=debug if claude.supports("--debug-file") else None, args=mode)
             for step in sc.steps:
                 n, t1 = len(fake.log), time.monotonic()
                 script = _step_script(step, sc, sb.work)
