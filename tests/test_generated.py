@@ -319,7 +319,10 @@ def _repl_session(tmp_path):
             user("cv", "d1", "<local-command-caveat>The command below was run directly</local-command-caveat>", isMeta=True, **v),
             user("cmd", "cv", "<command-name>/compact</command-name>\n            <command-message>compact</command-message>", **v),
             user("out", "cmd", "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>", **v),
-            user("p2", "out", "second task", **v), assistant("a2", "p2", usage=(10, 0, 40_000, 10), **v),
+            user("p2", "out", "second task", **v),
+            {"type": "attachment", "uuid": "ctx", "parentUuid": "p2", "attachment": {"type": "session_context", "context": {}}, **v},
+            {"type": "attachment", "uuid": "snap2", "parentUuid": "ctx", "attachment": {"type": "prompt_snapshot"}, **v},
+            assistant("a2", "snap2", usage=(10, 0, 40_000, 10), **v),
             system("d2", "a2", "turn_duration", durationMs=5, **v)]
     return write_jsonl(tmp_path / "p" / "s.jsonl", recs)
 
@@ -337,7 +340,8 @@ def test_the_rewind_menu_of_2_1_3xx_offers_a_command_but_not_its_output(tmp_path
 
 def test_a_partial_compaction_divides_the_messages_claude_code_has(tmp_path):
     """2.1.328 in its REPL: "from" keeps the whole prefix (a prompt_snapshot with nothing to send too), "up to"
-    keeps the trailing turn_duration the process has, and its summary says nothing of messages kept after it."""
+    keeps the trailing turn_duration the process has and a session_context but no prompt_snapshot (2.1.332), and
+    neither summary says anything of messages kept after it."""
     from conformance.replay import _FakeText
     from inspector.compact import compact
     from inspector.compact.engine import KEPT_AFTER
@@ -346,9 +350,10 @@ def test_a_partial_compaction_divides_the_messages_claude_code_has(tmp_path):
     s = Session.load(_repl_session(tmp_path))
     res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="partial", pivot="p2", direction="from")
     assert list(res.kept_uuids) == ["p1", "snap", "a1", "d1", "cv", "cmd", "out"]
-    assert res.new_records[0]["compactMetadata"]["messagesSummarized"] == 3  # p2, a2 and the turn_duration
+    assert res.new_records[0]["compactMetadata"]["messagesSummarized"] == 5  # p2 to the turn_duration
     up = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="partial", pivot="p2", direction="up_to")
-    assert list(up.kept_uuids) == ["p2", "a2", "d2"]
+    # a tail keeps a session_context with nothing to send (2.1.332), not a prompt_snapshot
+    assert list(up.kept_uuids) == ["p2", "ctx", "a2", "d2"]
     assert KEPT_AFTER not in up.summary and KEPT_AFTER not in res.summary
 
 

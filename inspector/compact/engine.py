@@ -669,12 +669,13 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
                                kept_after=kept_after)
     factory = factory or RecordFactory(s)
     tmpl = _envelope_template(sl)
-    # the records kept, as Claude Code lists them: its messages, which bookkeeping attachments with nothing to send
-    # (a prompt_snapshot, no `rendered`) are not in a kept tail (2.1.328 kept 14 of a tail of 16 records that held
-    # two); a partial "from" keeps the whole prefix, those attachments too (2.1.328 listed 21 of 21, three of them)
+    # the records kept, as Claude Code lists them: its messages, which a prompt_snapshot (the transcript's note of the
+    # system prompt) is not in a kept tail (2.1.328 kept 14 of a tail of 16 records that held two), while a
+    # session_context with nothing to send is (2.1.332, an "up to" tail); a partial "from" keeps the whole prefix,
+    # prompt_snapshots too (2.1.328 listed 21 of 21)
     prefix = params.mode == "partial" and params.direction == "from"
     keep_uuids = [recs[i].uuid for i in split.keep if recs[i].uuid
-                  and (prefix or not (recs[i].type == "attachment" and not isinstance(s.body(i).get("rendered"), list)))]
+                  and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
