@@ -405,3 +405,20 @@ def test_a_kept_trailing_turn_duration_is_saved_and_resumes_as_previewed(tmp_pat
     chain = [saved.records[i].uuid for i in saved.conversation.chain]
     assert set(res.kept_uuids) <= set(chain)
     assert sha256(path) == before
+
+
+def test_an_up_to_compaction_that_keeps_the_trailing_record_is_saved(tmp_path):
+    """An "up to" compaction keeps the tail to the end, the trailing bookkeeping record too; in the saved file it hangs below the
+    last message again, where the release's --resume continues from it (measured: 2.1.120 on), so the save's own
+    check counts it as on the resumed chain (a fresh 2.1.332 REPL seed's save was refused)."""
+    from conformance.replay import _FakeText
+    from inspector.compact import compact
+    from inspector.edit import save
+    from inspector.transcript.session import Session
+
+    s = Session.load(_repl_session(tmp_path))
+    res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="partial", pivot="p2", direction="up_to")
+    assert list(res.kept_uuids)[-1] == "d2"
+    out = save(s, res, out=tmp_path / "saved" / "new.jsonl", allow_live=True)
+    saved = Session.load(out.path)
+    assert saved.records[saved.conversation.trailing_leaf].uuid == "d2"

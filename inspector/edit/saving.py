@@ -448,9 +448,14 @@ def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: P
 def verify(saved: Session, result: CompactionResult) -> Verification:
     """Load-back checks: the chain, the tool pairs, and that what will be sent matches the preview."""
     problems: list[str] = []
+    from inspector.claude.measured import resume_parent
+
     conv = saved.conversation
     chain = conv.chain
     uuids = [saved.records[i].uuid for i in chain]
+    tail = conv.trailing_leaf  # a kept bookkeeping record below the last message: on the resumed chain when the
+    if tail is not None and resume_parent(conv, saved.version)[0] == saved.records[tail].uuid:  # release resumes from it
+        uuids.append(saved.records[tail].uuid)
     chain_ok = bool(chain)
     expect_new = [r.get("uuid") for r in result.new_records if r.get("type") in ("system", "user")]
     if result.strategy != "microcompact":
