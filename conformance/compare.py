@@ -258,10 +258,11 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
             sent = canonical(q.request["messages"])
             style = style_of_request(q.request["messages"]) or style_for_model(q.model)
             # the records in force when it was sent: a REPL writes some of them (the request's reminders) after the
-            # api-request row, so the cut is at its first reply, or for one unanswered at the next request
+            # api-request row, so the cut is at its first reply, or for one unanswered after the attachments that
+            # follow its row (the next message, an API error or a compaction, came after it)
             nxt = next((p.index for p in qs[k + 1:] if p.agent_id is None), len(s.records))
-            nxt = next((j for j in range(q.index, nxt) if s.records[j].is_compact_boundary), nxt)
-            end = min(q.replies[0], nxt) if q.replies else nxt
+            end = min(q.replies[0], nxt) if q.replies else next(
+                (j for j in range(q.index + 1, nxt) if s.records[j].type in ("user", "assistant", "system")), nxt)
             mine = canonical(api_messages(sent_bodies(s, Conversation(s.records[:end]).chain), style))
             if mine != sent:
                 m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
