@@ -37,6 +37,7 @@ from inspector.compact.base import (
     format_compact_summary,
 )
 from inspector.claude.versions import TAIL, rules_for
+from inspector.compact import earlier
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies
@@ -140,10 +141,11 @@ def _rough_content(content: Any) -> int:
 
 
 def rough_record(body: Mapping[str, Any]) -> int:
-    """Claude Code 2.1.328's rough estimate of one record (its characters / 4, block by block)."""
+    """Claude Code 2.1.328's rough estimate of one record (its characters / 4, block by block; 2.1.331+ adds a
+    summary's earlier messages)."""
     if body.get("type") in ("user", "assistant"):
         msg = body.get("message")
-        return _rough_content(msg.get("content")) if isinstance(msg, dict) else 0
+        return (_rough_content(msg.get("content")) + earlier.rough_tokens(body)) if isinstance(msg, dict) else 0
     if body.get("type") == "attachment":
         return sum(_rough(str(r.get("content", ""))) for r in body.get("rendered") or () if isinstance(r, dict))
     return 0
@@ -738,6 +740,10 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
             for k in ("tools", "cliPrefix"):
                 rec["attachment"].pop(k, None)
             after_summary.append(rec)
+    earlier_note = _earlier_messages(sl, est, msgs, split.keep, summary,
+                                     [b for b in before_summary + after_summary if b.get("type") == "attachment"])
+    if earlier_note:
+        notes.append(earlier_note)
     new = [boundary] + before_summary + [summary] + after_summary
     _chain_records(new)
     # the chain a resume rebuilds (§3.6): the kept records relinked after the anchor, the rest after them
@@ -772,6 +778,31 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
                     "rounds": split.rounds, "kept_rounds": split.kept_rounds, "wire_style": style},
         api_messages=tuple(sent),
     )
+
+
+def _earlier_messages(sl: Slice, est: Estimator, msgs: list[int], keep: list[int], summary: dict[str, Any],
+                      attachments: list[dict[str, Any]]) -> str | None:
+    """2.1.331+'s experiment (CLAUDE_CODE_ELEGANT_MIST): the user's earlier messages written on the summary, as the
+    release would for this session. On when the setting says so, or, unset, when the session's own newest summary
+    carries the list (the experiment is also a server-side gate inspector cannot read)."""
+    s = sl.session
+    if not earlier.applies(s.version):
+        return None
+    chosen = est.settings.earlier_messages
+    mode = earlier.mode_of(chosen) if chosen is not None else earlier.mode_in_session(s.body(i) for i in sl.chain)
+    if mode is None:
+        return None
+    conversation = [s.body(i) for i in msgs]
+    kept = [s.body(i) for i in keep]
+    window = est.thresholds.model_window if est.thresholds is not None else 200_000
+    removed = min(sum(rough_record(b) for b in conversation), window) - sum(
+        rough_record(b) for b in [summary, *kept, *attachments])
+    items = earlier.earlier_messages(mode, conversation, {str(b.get("uuid")) for b in kept if b.get("uuid")}, removed)
+    if items:
+        summary["earlierMessages"] = items
+    why = "set by CLAUDE_CODE_ELEGANT_MIST" if chosen is not None else "as this session's last summary shows"
+    return (f"the user's earlier messages ({mode}, {why}): {sum(1 for e in items if e['kind'] != 'note')} written on the "
+            f"summary, sent before it" if items else f"no earlier messages to write ({mode}, {why})")
 
 
 def _origin(body: Mapping[str, Any], kept: set[str], summary_uuid: str) -> str:

@@ -120,6 +120,7 @@ class Settings:
     max_context_tokens: int | None = None  # CLAUDE_CODE_MAX_CONTEXT_TOKENS: sizes an unknown model (2.1.3xx)
     unknown_model_unenforced: bool = False  # CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT (2.1.3xx)
     enforce: bool | None = None  # what if the threshold were (not) enforced, whatever the window source says
+    earlier_messages: str | None = None  # CLAUDE_CODE_ELEGANT_MIST (2.1.331+): "messages", "messages_and_replies", "off"; None: as the session shows
     sources: tuple[tuple[str, str], ...] = ()  # (setting, where it came from) for display
 
     def with_(self, **changes: Any) -> "Settings":
@@ -198,6 +199,10 @@ class Settings:
         if truthy(env.get("CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT")):
             kw["unknown_model_unenforced"] = True
             src.append(("enforcement", "CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT"))
+        mist = env.get("CLAUDE_CODE_ELEGANT_MIST")
+        if mist is not None:  # any other value turns the experiment off, as in Claude Code
+            kw["earlier_messages"] = mist if mist in ("messages", "messages_and_replies") else "off"
+            src.append(("earlier_messages", "CLAUDE_CODE_ELEGANT_MIST"))
         return cls(sources=tuple(src), **kw)
 
 
