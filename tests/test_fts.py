@@ -394,6 +394,28 @@ def test_a_lost_shard_means_the_index_is_built_again_with_one_notice(tmp_path):
     assert [h.line for h in search_file(p, Query("needle"), index=again)] == [1]
 
 
+def test_a_shard_that_lost_texts_the_main_database_counts_is_built_again_not_trusted(tmp_path):
+    """Half a shard's texts gone while its spans (and the main database) still count them: a search returned half
+    the hits and said nothing. The shard's rows are checked against its spans at opening."""
+    import sqlite3
+
+    from inspector.fts import shard_path
+
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user(f"u{k}", f"u{k - 1}" if k else None, f"needle {k}") for k in range(40)])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    idx.update(p)
+    assert len(search_file(p, Query("needle"), index=idx)) == 40
+    idx.close()
+    shard = sqlite3.connect(shard_path(tmp_path / "i.sqlite", 1 % idx.shards))
+    shard.execute("DELETE FROM texts WHERE rowid % 2 = 0")
+    shard.commit()
+    shard.close()
+    said: list[str] = []
+    again = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
+    assert len(said) == 1 and "holds 20 texts where its spans say 40" in said[0] and "built again" in said[0]
+    assert len(search_file(p, Query("needle"), index=again)) == 40
+
+
 def test_while_another_process_writes_the_index_a_search_reads_what_changed(tmp_path):
     """One process writes the index at a time (a lock): another one's search looks up what is indexed and reads the
     files that changed since, with the same results; its own index writes nothing meanwhile."""
