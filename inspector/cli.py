@@ -919,7 +919,7 @@ def cmd_archive(args: argparse.Namespace, out: Any, err: Any) -> int:
     target = resolve_target(path)
     report_unreadable(target, err)
     try:
-        rep = archive(target, Path(args.to))
+        rep = archive(target, args.to)
     except ArchiveError as exc:
         err.write(printable(f"inspector: archive: {exc}") + "\n")
         return EXIT_ERROR
@@ -927,11 +927,14 @@ def cmd_archive(args: argparse.Namespace, out: Any, err: Any) -> int:
         err.write(printable(f"inspector: warning: {w}") + "\n")
     if args.json:
         out.write(json_text({"to": str(rep.to), "sessions": rep.sessions, "copied": [str(p) for p in rep.copied],
-                             "unchanged": rep.unchanged, "bytes": rep.bytes, "warnings": rep.warnings}))
+                             "unchanged": rep.unchanged, "bytes": rep.bytes, "beside": [str(p) for p in rep.beside],
+                             "skipped": [str(p) for p in rep.skipped], "warnings": rep.warnings}))
         return EXIT_OK
     out.write(printable(f"Archived {rep.sessions} session(s) into {rep.to}: {len(rep.copied)} file(s) copied "
-                        f"({human_size(rep.bytes)}), {rep.unchanged} already there and unchanged; every copy checked "
-                        f"by its hash. Browse it with: inspector {rep.to}") + "\n")
+                        f"({human_size(rep.bytes)}), {rep.unchanged} already there and unchanged"
+                        + (f", {len(rep.beside)} other version(s) kept beside their archived copy" if rep.beside else "")
+                        + (f", {len(rep.skipped)} that could not be read left out" if rep.skipped else "")
+                        + f"; every copy checked by its hash. Browse it with: inspector {rep.to}") + "\n")
     return EXIT_OK
 
 

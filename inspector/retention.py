@@ -12,11 +12,12 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, BinaryIO, Callable, Mapping
 
 import orjson
 
@@ -100,35 +101,67 @@ class ArchiveReport:
     sessions: int = 0
     bytes: int = 0
     warnings: list[str] = field(default_factory=list)
+    beside: list[Path] = field(default_factory=list)  # another version of an archived file, kept beside it
+    skipped: list[Path] = field(default_factory=list)  # sources that could not be read (each named in a warning)
 
 
-def _sha256_copy(src: Path, dst_tmp: Path) -> str:
-    """Copy `src` to a new file `dst_tmp`, return the sha256 of what was read."""
+MANIFEST = ".inspector-archive.json"  # in the archive's top folder: what each copy was made from
+_CHUNK = 1 << 20
+
+
+class _ReadError(OSError):
+    """Reading the source failed (not the archive's disk)."""
+
+
+def _copy_fd(fin: BinaryIO, dst_tmp: Path) -> tuple[str, int]:
+    """Copy an open source to a new file `dst_tmp` (fsynced), return the sha256 and size of what was read."""
     h = hashlib.sha256()
-    fd = os.open(dst_tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
-            fd = -1
-            while True:
-                chunk = fin.read(1 << 20)
-                if not chunk:
-                    break
-                h.update(chunk)
-                fout.write(chunk)
-            fout.flush()
-            os.fsync(fout.fileno())
-    finally:
-        if fd != -1:
-            os.close(fd)
-    return h.hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
+    n = 0
+    fd = os.open(dst_tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "wb") as fout:
+        while True:
+            try:
+                chunk = fin.read(_CHUNK)
+            except OSError as exc:
+                raise _ReadError(exc.errno, exc.strerror) from None
+            if not chunk:
+                break
             h.update(chunk)
+            n += len(chunk)
+            fout.write(chunk)
+        fout.flush()
+        os.fsync(fout.fileno())
+    return h.hexdigest(), n
+
+
+def _sha256(path: Path, limit: int | None = None) -> str:
+    """The sha256 of a file of the archive (its first `limit` bytes), read without following a link."""
+    from inspector.transcript.safefs import open_regular
+
+    h = hashlib.sha256()
+    left = limit
+    with open_regular(path) as f:
+        while left is None or left > 0:
+            chunk = f.read(_CHUNK if left is None else min(_CHUNK, left))
+            if not chunk:
+                break
+            h.update(chunk)
+            if left is not None:
+                left -= len(chunk)
     return h.hexdigest()
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _session_files(session: Path, flat_agents: list[Path]) -> list[Path]:
@@ -139,78 +172,205 @@ def _session_files(session: Path, flat_agents: list[Path]) -> list[Path]:
     return [session, *walk_files(session.parent, session.with_suffix("")), *flat_agents]
 
 
-def archive(target: Any, to: Path, *, progress: Callable[[int, int], None] | None = None,
+def _stamp(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def _read_manifest(to: Path) -> dict[str, list[Any]]:
+    try:
+        data = orjson.loads((to / MANIFEST).read_bytes())
+        files = data.get("files") if isinstance(data, dict) else None
+        return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, list) and len(v) == 6} \
+            if isinstance(files, dict) else {}
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+
+
+def _write_manifest(to: Path, files: dict[str, list[Any]]) -> None:
+    tmp = to / f"{TMP_PREFIX}{os.getpid()}-manifest"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(orjson.dumps({"version": 1, "files": files}))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, to / MANIFEST)
+    except OSError:
+        _unlink(tmp)  # the manifest only saves reading: without it the next run compares contents
+
+
+def _beside_name(dst: Path, st: os.stat_result) -> Path:
+    """Where another version of `dst` is kept: its name with the source's time (cut to fit a file name)."""
+    stamp = datetime.fromtimestamp(st.st_mtime, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stem, suffix = dst.stem, dst.suffix
+    room = 255 - len(f".{stamp}{suffix}".encode())
+    while len(stem.encode()) > room:
+        stem = stem[:-1]
+    return dst.with_name(f"{stem}.{stamp}{suffix}")
+
+
+def projects_roots(target: Any) -> list[Path]:
+    """The projects roots an archive must stay out of: Claude Code's (as the environment names it) and the one the
+    sessions come from."""
+    from inspector.transcript.discovery import default_projects_root
+
+    base = Path(target.path)
+    src_root = base if target.kind == "root" else base.parent if target.kind == "project" else base.parent.parent
+    return [r for r in {default_projects_root(), src_root} if str(r)]
+
+
+def _inside(a: Path, b: Path) -> bool:
+    return a == b or b in a.parents
+
+
+def archive(target: Any, to: Path | str, *, progress: Callable[[int, int], None] | None = None,
             only: set[Path] | None = None) -> ArchiveReport:
-    """Copy every session under `target` into `to` (as `<to>/<project folder>/...`): new or grown files only,
-    each verified by hash before it takes its name. Raises ArchiveError (a full disk, a read-only target...)."""
+    """Copy every session under `target` into `to` (as `<to>/<project folder>/...`): new or grown files only, each
+    verified by hash before it takes its name. A copy is never replaced by a shorter or different one (that version
+    is kept beside it, and said); nothing is read through a link; a source that cannot be read is reported and
+    skipped. Raises ArchiveError (a target inside the transcripts, a full disk, a read-only target...) before
+    creating anything where it can."""
     from inspector.transcript.discovery import session_files
+    from inspector.transcript.safefs import open_regular
     from inspector.transcript.stats import orphan_agents, own_agents
 
-    to = Path(to).expanduser()
+    if not str(to).strip():
+        raise ArchiveError("no folder to archive into (the target is empty)")
+    to = Path(to).expanduser().absolute()
+    resolved_to = to.resolve()
+    for root in projects_roots(target):
+        rr = root.resolve()
+        if _inside(resolved_to, rr) or _inside(rr, resolved_to):
+            raise ArchiveError(f"{to} overlaps the projects root {root}: choose a folder outside it")
+    files = session_files(target)
+    owners: dict[Path, str | None] = {}
+    plan: list[tuple[Path, Path]] = []  # (source, archive path)
+    sessions = 0
+    for path, agents in files + [(a, []) for a in orphan_agents(files)]:
+        if only is not None and path not in only:
+            continue
+        project = path.parent.resolve()
+        if _inside(resolved_to, project) or _inside(project, resolved_to):
+            raise ArchiveError(f"{to} overlaps the transcripts it would archive ({path.parent}): choose a folder outside them")
+        mine = own_agents(path, agents, owners) if agents else []
+        sessions += 1
+        for f in _session_files(path, mine):
+            plan.append((f, to / path.parent.name / f.relative_to(path.parent)))
     try:
         to.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ArchiveError(f"cannot create {to}: {exc.strerror or exc}") from None
     if not os.access(to, os.W_OK):
         raise ArchiveError(f"{to} is not writable")
-    files = session_files(target)
-    rep = ArchiveReport(to.resolve())
+    rep = ArchiveReport(resolved_to, sessions=sessions)
     base = Path(target.path) if target.kind != "file" else Path(target.path).parent
     try:
         if os.stat(base).st_dev == os.stat(to).st_dev:
             rep.warnings.append(f"{to} is on the same disk as the transcripts: a failure of that disk loses both")
     except OSError:
         pass
-    resolved_to = to.resolve()
-    owners: dict[Path, str | None] = {}
-    plan: list[tuple[Path, Path]] = []  # (source, archive path)
-    for path, agents in files + [(a, []) for a in orphan_agents(files)]:
-        if only is not None and path not in only:
-            continue
-        project = path.parent
-        if resolved_to == project.resolve() or project.resolve() in resolved_to.parents or resolved_to in project.resolve().parents:
-            raise ArchiveError(f"{to} overlaps the transcripts it would archive ({project}): choose a folder outside them")
-        mine = own_agents(path, agents, owners) if agents else []
-        rep.sessions += 1
-        for f in _session_files(path, mine):
-            plan.append((f, to / project.name / f.relative_to(project)))
-    for n, (src, dst) in enumerate(plan):
-        if progress:
-            progress(n, len(plan))
-        try:
-            st = os.stat(src)
-        except OSError:
-            continue  # gone meanwhile
-        try:
-            dst_st = os.stat(dst)
-            if dst_st.st_size == st.st_size and int(dst_st.st_mtime) == int(st.st_mtime):
-                rep.unchanged += 1
+    manifest = _read_manifest(to)
+    first = dict(manifest)
+    tmp = to / f"{TMP_PREFIX}{os.getpid()}-copy"  # short: a source's long name never makes it too long
+    try:
+        for n, (src, dst) in enumerate(plan):
+            if progress:
+                progress(n, len(plan))
+            rel = str(dst.relative_to(to))
+            try:
+                fin = open_regular(src)
+            except FileNotFoundError:
+                continue  # gone meanwhile
+            except OSError as exc:
+                why = "it is a link (not followed)" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+                rep.warnings.append(f"cannot read {src}: {why}; not archived")
+                rep.skipped.append(src)
                 continue
-        except OSError:
-            pass
-        tmp = dst.parent / f"{TMP_PREFIX}{os.getpid()}-{dst.name}"
-        try:
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            digest = _sha256_copy(src, tmp)
-            if _sha256(tmp) != digest:
-                raise ArchiveError(f"the copy of {src} does not match it (a disk error?): not kept")
-            os.utime(tmp, (st.st_atime, st.st_mtime))
-            os.replace(tmp, dst)  # the archive's own older copy of a grown file, never an original
-        except OSError as exc:
-            _unlink(tmp)
-            if exc.errno == errno.ENOSPC:
-                raise ArchiveError(f"the disk of {to} is full: {len(rep.copied)} file(s) archived, {src.name} and the rest not "
-                                   "(nothing partial was left)") from None
-            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-                raise ArchiveError(f"cannot write in {dst.parent}: {exc.strerror}") from None
-            raise ArchiveError(f"{src}: {exc.strerror or exc}") from None
-        except BaseException:
-            _unlink(tmp)
-            raise
-        rep.copied.append(dst)
-        rep.bytes += st.st_size
+            with fin:
+                st = os.fstat(fin.fileno())
+                known = manifest.get(rel)
+                if known is not None and known[:5] == _stamp(st) and _size(dst) == known[0]:
+                    rep.unchanged += 1
+                    continue
+                try:
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = dst.parent / f"{TMP_PREFIX}{os.getpid()}-copy"
+                    _unlink(tmp)
+                    digest, size = _copy_fd(fin, tmp)
+                    if _sha256(tmp) != digest:
+                        raise ArchiveError(f"the copy of {src} does not match it (a disk error?): not kept")
+                    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+                    placed = _place(tmp, dst, digest, size, st, rep)
+                except _ReadError as exc:
+                    _unlink(tmp)
+                    rep.warnings.append(f"cannot read {src}: {exc.strerror}; not archived")
+                    rep.skipped.append(src)
+                    continue
+                except OSError as exc:
+                    _unlink(tmp)
+                    if exc.errno == errno.ENOSPC:
+                        raise ArchiveError(f"the disk of {to} is full: {len(rep.copied)} file(s) archived, {src.name} and the "
+                                           "rest not (nothing partial was left)") from None
+                    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                        raise ArchiveError(f"cannot write in {dst.parent}: {exc.strerror}") from None
+                    raise ArchiveError(f"cannot write {dst}: {exc.strerror or exc}") from None
+                manifest[rel] = [*_stamp(st), digest]
+                if placed:
+                    rep.bytes += size
+                if n % 200 == 199:
+                    _write_manifest(to, manifest)
+                    first = dict(manifest)
+    finally:
+        _unlink(tmp)
+        if manifest != first:
+            _write_manifest(to, manifest)
     _sweep(to)
     return rep
+
+
+def _size(p: Path) -> int | None:
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def _place(tmp: Path, dst: Path, digest: str, size: int, st: os.stat_result, rep: ArchiveReport) -> bool:
+    """Give a verified copy its name: the archive's copy when there is none or the new one extends it; when it is the
+    same, nothing; when it is shorter or different, beside the archived copy (which is kept), said in a warning.
+    True when a copy was written."""
+    old = _size(dst)
+    if old is None and os.path.lexists(dst):  # not a regular file in the archive (a link, a folder): left alone
+        where = _beside_name(dst, st)
+        os.replace(tmp, where)
+        rep.beside.append(where)
+        rep.warnings.append(f"{dst} is not a regular file in the archive: the copy of it is kept as {where.name}")
+        return True
+    if old is None:
+        os.replace(tmp, dst)
+        _fsync_dir(dst.parent)
+        rep.copied.append(dst)
+        return True
+    if old == size and _sha256(dst) == digest:
+        _unlink(tmp)
+        rep.unchanged += 1
+        return False
+    if size > old and _sha256(tmp, old) == _sha256(dst):  # grown: what the archive held is its start
+        os.replace(tmp, dst)
+        _fsync_dir(dst.parent)
+        rep.copied.append(dst)
+        return True
+    where = _beside_name(dst, st)
+    if _size(where) == size and _sha256(where) == digest:
+        _unlink(tmp)
+        rep.unchanged += 1
+        return False
+    os.replace(tmp, where)
+    _fsync_dir(dst.parent)
+    rep.beside.append(where)
+    how = f"shorter than its archived copy ({old:,} → {size:,} bytes)" if size < old else "changed, not grown"
+    rep.warnings.append(f"{dst.name} is {how}: the archived copy is kept and this version written beside it as {where.name}")
+    return True
 
 
 def _unlink(p: Path) -> None:
@@ -236,4 +396,4 @@ def _sweep(to: Path, older_than: float = 600.0) -> None:
         pass
 
 
-__all__ = ["ArchiveError", "ArchiveReport", "Retention", "archive"]
+__all__ = ["ArchiveError", "ArchiveReport", "MANIFEST", "Retention", "archive", "projects_roots"]

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import SAMPLES, jsonl, tree_hashes
 from conftest import run_cli as run
-from inspector.retention import TMP_PREFIX, ArchiveError, Retention, archive
+from inspector.retention import MANIFEST, TMP_PREFIX, ArchiveError, Retention, archive
 from inspector.transcript.discovery import resolve_target
 
 DAY = 86400
@@ -82,7 +82,7 @@ def test_archive_round_trip_then_the_original_is_gone_and_the_archive_browses_th
     assert rep["sessions"] == len(stats_before) and rep["copied"] and rep["unchanged"] == 0
     assert "same disk" in err
     assert tree_hashes(root) == before  # nothing moved or changed
-    copied = {p.relative_to(to).as_posix(): p.read_bytes() for p in to.rglob("*") if p.is_file()}
+    copied = {p.relative_to(to).as_posix(): p.read_bytes() for p in to.rglob("*") if p.is_file() and p.name != MANIFEST}
     originals = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     assert copied == {k: v for k, v in originals.items() if k in copied} and len(copied) >= len(stats_before)
     code, out, err = run("archive", str(root), "--to", str(to), "--json")  # incremental: nothing new
@@ -107,25 +107,25 @@ def test_an_interrupted_archive_leaves_no_partial_file_and_the_next_run_complete
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
     to = tmp_path / "archive"
-    real = ret._sha256_copy
+    real = ret._copy_fd
     calls = {"n": 0}
 
-    def dies_halfway(src, dst_tmp):
+    def dies_halfway(fin, dst_tmp):
         calls["n"] += 1
         if calls["n"] == 3:
             with open(dst_tmp, "wb") as f:  # half a file written, then the process is interrupted
-                f.write(Path(src).read_bytes()[: 100])
+                f.write(fin.read(100))
             raise KeyboardInterrupt
-        return real(src, dst_tmp)
+        return real(fin, dst_tmp)
 
-    monkeypatch.setattr(ret, "_sha256_copy", dies_halfway)
+    monkeypatch.setattr(ret, "_copy_fd", dies_halfway)
     with pytest.raises(KeyboardInterrupt):
         archive(resolve_target(root), to)
-    visible = [p for p in to.rglob("*") if p.is_file()]
+    visible = [p for p in to.rglob("*") if p.is_file() and p.name != ret.MANIFEST]
     assert len(visible) == 2 and not any(p.name.startswith(TMP_PREFIX) for p in visible)
     for p in visible:  # what is there is whole
         assert p.read_bytes() == (root / p.relative_to(to)).read_bytes()
-    monkeypatch.setattr(ret, "_sha256_copy", real)
+    monkeypatch.setattr(ret, "_copy_fd", real)
     rep = archive(resolve_target(root), to)
     assert rep.unchanged == 2 and not list(to.rglob(f"{TMP_PREFIX}*"))
 
@@ -138,20 +138,20 @@ def test_a_full_disk_or_a_read_only_target_is_one_clear_error(tmp_path, monkeypa
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
 
-    def full(src, dst_tmp):
+    def full(fin, dst_tmp):
         with open(dst_tmp, "wb") as f:
             f.write(b"x")
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(ret, "_sha256_copy", full)
+    monkeypatch.setattr(ret, "_copy_fd", full)
     code, out, err = run("archive", str(root), "--to", str(tmp_path / "a"))
     assert code == 1 and err.count("\n") <= 2 and "disk of" in err and "is full" in err
     assert not [p for p in (tmp_path / "a").rglob("*") if p.is_file()]
 
-    def read_only(src, dst_tmp):  # a read-only file system (as root, a chmod would not stop the write)
+    def read_only(fin, dst_tmp):  # a read-only file system (as root, a chmod would not stop the write)
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(ret, "_sha256_copy", read_only)
+    monkeypatch.setattr(ret, "_copy_fd", read_only)
     code, out, err = run("archive", str(root), "--to", str(tmp_path / "b"))
     assert code == 1 and "cannot write in" in err and "Read-only file system" in err
     assert not [p for p in (tmp_path / "b").rglob("*") if p.is_file()]
@@ -164,3 +164,162 @@ def test_an_archive_inside_the_transcripts_is_refused(tmp_path):
     with pytest.raises(ArchiveError, match="overlaps"):
         archive(resolve_target(root), root)
     assert tree_hashes(root) == before
+
+
+# -- the archive under attack (issue 24.5) ---------------------------------------------------------------------
+
+
+def _root(tmp_path: Path) -> Path:
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    return root
+
+
+def _archived(to: Path) -> dict[str, bytes]:
+    return {p.relative_to(to).as_posix(): p.read_bytes() for p in to.rglob("*")
+            if p.is_file() and p.name != MANIFEST and not p.name.startswith(TMP_PREFIX)}
+
+
+def _sources(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_truncated_source_never_replaces_the_full_copy(tmp_path):
+    root, to = _root(tmp_path), tmp_path / "archive"
+    archive(resolve_target(root), to)
+    victim = max(root.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    rel = victim.relative_to(root).as_posix()
+    full = victim.read_bytes()
+    victim.write_bytes(full[:1000])
+    rep = archive(resolve_target(root), to)
+    assert (to / rel).read_bytes() == full  # the archive keeps what it exists to keep
+    assert [p.read_bytes() for p in rep.beside] == [full[:1000]] and rep.beside[0].suffix == ".jsonl"
+    assert any("shorter than its archived copy" in w for w in rep.warnings)
+    again = archive(resolve_target(root), to)  # the same truncated source: nothing more
+    assert again.beside == [] and again.copied == [] and (to / rel).read_bytes() == full
+
+
+def test_a_rewrite_of_the_same_size_and_time_is_seen(tmp_path):
+    root, to = _root(tmp_path), tmp_path / "archive"
+    archive(resolve_target(root), to)
+    victim = next(root.rglob("*.jsonl"))
+    st = victim.stat()
+    body = bytearray(victim.read_bytes())
+    body[10:14] = b"XXXX" if body[10:14] != b"XXXX" else b"YYYY"
+    victim.write_bytes(bytes(body))
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same time
+    rep = archive(resolve_target(root), to)
+    assert [p.read_bytes() for p in rep.beside] == [bytes(body)]
+    assert any("changed, not grown" in w for w in rep.warnings)
+
+
+def test_a_source_swapped_for_a_link_is_not_followed(tmp_path, monkeypatch):
+    import inspector.retention as ret
+
+    root, to = _root(tmp_path), tmp_path / "archive"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not a transcript")
+    victim = next(root.rglob("*.jsonl"))
+    real = ret._session_files
+
+    def swapped(session, agents):  # listed as a file, then made a link before it is opened
+        files = real(session, agents)
+        if session == victim:
+            victim.unlink()
+            victim.symlink_to(secret)
+        return files
+
+    monkeypatch.setattr(ret, "_session_files", swapped)
+    rep = archive(resolve_target(root), to)
+    assert b"not a transcript" not in b"".join(_archived(to).values())
+    assert victim in rep.skipped and any("is a link (not followed)" in w for w in rep.warnings)
+
+
+def test_an_unreadable_source_is_skipped_and_named_and_the_rest_archived(tmp_path, monkeypatch):
+    import inspector.transcript.safefs as safefs
+
+    root, to = _root(tmp_path), tmp_path / "archive"
+    victim = sorted(root.rglob("*.jsonl"))[0]
+    real = safefs.open_regular
+
+    def refuse(path):  # as root a chmod would not stop the read
+        if Path(path) == victim:
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(safefs, "open_regular", refuse)
+    code, out, err = run("archive", str(root), "--to", str(to), "--json")
+    assert code == 0, err
+    assert f"cannot read {victim}: Permission denied" in err and "cannot write" not in err
+    rel = victim.relative_to(root).as_posix()
+    assert rel not in _archived(to)
+    assert {k: v for k, v in _sources(root).items() if k != rel} == _archived(to)
+
+
+def test_a_long_file_name_is_archived(tmp_path):
+    root, to = _root(tmp_path), tmp_path / "archive"
+    project = next(p for p in root.iterdir() if p.is_dir())
+    session = next(project.glob("*.jsonl"))
+    long = session.with_suffix("") / "tool-results" / ("x" * 245 + ".txt")
+    long.parent.mkdir(parents=True, exist_ok=True)
+    long.write_text("a persisted output")
+    rep = archive(resolve_target(root), to)
+    assert _archived(to) == _sources(root) and not rep.skipped
+
+
+@pytest.mark.parametrize("target", ["", "INSIDE_ROOT", "INSIDE_DEFAULT"])
+def test_a_target_in_a_projects_root_is_refused_before_anything_is_made(tmp_path, target, monkeypatch):
+    root = _root(tmp_path)
+    default = tmp_path / "claude" / "projects"
+    default.mkdir(parents=True)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.chdir(tmp_path / "claude")  # an empty --to once archived into the current folder
+    before = tree_hashes(root), sorted(p for p in root.rglob("*")), sorted(default.rglob("*"))
+    to = {"": "", "INSIDE_ROOT": str(root / "new" / "deeper"), "INSIDE_DEFAULT": str(default / "new")}[target]
+    code, out, err = run("archive", str(root), "--to", to)
+    assert code == 1 and err.count("\n") == 1
+    assert (tree_hashes(root), sorted(p for p in root.rglob("*")), sorted(default.rglob("*"))) == before
+    assert sorted(p.name for p in (tmp_path / "claude").iterdir()) == ["projects"]
+
+
+def test_killed_at_any_write_the_next_archive_is_whole(tmp_path, monkeypatch):
+    """A run stopped at each write, fsync, utime and rename in turn (and once more after it), then run again: every
+    file arrives, whole, and nothing half-written is visible."""
+    import inspector.retention as ret
+
+    root = _root(tmp_path)
+    victim = max(root.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    points = ("replace", "fsync", "utime", "open")
+    k = 0
+    while True:
+        k += 1
+        to = tmp_path / f"a{k}"
+        archive(resolve_target(root), to, only={victim})  # an earlier archive holds an older copy of one session
+        with open(victim, "ab") as f:
+            f.write(b'{"type":"summary","summary":"grew","leafUuid":"x"}\n')
+        calls = {"n": 0}
+
+        def die(name, real):
+            def wrapped(*a, **kw):
+                calls["n"] += 1
+                if calls["n"] == k:
+                    raise KeyboardInterrupt(name)
+                return real(*a, **kw)
+            return wrapped
+
+        with monkeypatch.context() as m:
+            for name in points:
+                m.setattr(ret.os, name, die(name, getattr(os, name)))
+            try:
+                archive(resolve_target(root), to)
+                finished = True
+            except KeyboardInterrupt:
+                finished = False
+        for rel, data in _archived(to).items():  # what is visible is whole: some version of its source
+            src = (root / rel).read_bytes() if (root / rel).exists() else None
+            assert src is not None and src.startswith(data), rel
+        archive(resolve_target(root), to)
+        assert _archived(to) == _sources(root), f"after a stop at call {k}"
+        if finished:
+            break
+    assert k > 20  # the stops did reach every kind of call
