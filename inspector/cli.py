@@ -1026,9 +1026,10 @@ def _refresh_waiting(idx: Any, files: list[Path], with_results: list[Path], noti
 
 
 def _index_once(args: argparse.Namespace, out: Any, err: Any, notice: Callable[[str], None]) -> int:
+    import sqlite3
     import time
 
-    from inspector.fts import IndexUnavailable, SearchIndex
+    from inspector.fts import IndexFull, IndexUnavailable, SearchIndex, is_full
     from inspector.search import list_transcripts
     from inspector.textutil import human_size, printable
     from inspector.transcript.discovery import InspectorError, resolve_target
@@ -1055,7 +1056,18 @@ def _index_once(args: argparse.Namespace, out: Any, err: Any, notice: Callable[[
                         err.flush()
 
                 idx.progress = progress
-            lines = _refresh_waiting(idx, [f for f, _ in files], with_results, notice)
+            try:
+                lines = _refresh_waiting(idx, [f for f, _ in files], with_results, notice)
+            except IndexFull as exc:
+                raise InspectorError(f"the disk of the search index ({idx.path.parent}) has {human_size(exc.room)} free, "
+                                     f"too little for the {human_size(exc.need)} indexing would take: nothing was written; "
+                                     "searches read the files meanwhile") from None
+            except sqlite3.Error as exc:
+                if not is_full(exc):
+                    raise
+                what = idx.give_back()
+                raise InspectorError(f"the disk of the search index ({idx.path.parent}) filled up: the index was not "
+                                     f"brought up to date ({what}); searches read the files meanwhile") from None
             if tty:
                 err.write("\r\x1b[K")
             gone = idx.prune(f for f, _ in files)
@@ -1127,7 +1139,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             out.write(f"    {line:<11} {(human_when(h.timestamp, local=True) or '')[11:]:>5}  {printable(where)}: {h.snippet}\n")
     if show_progress:
         err.write("\r\x1b[K")
-    if index is not None and (index.stale or index.stale_sessions) and not index.busy:
+    if index is not None and (index.stale or index.stale_sessions) and not index.busy and index.low_disk is None:
         err.write("inspector: each search adds a part to the index; `inspector index` adds the rest now (once)\n")
     if args.json:
         out.write(json_lines(h.as_dict() for h in found))

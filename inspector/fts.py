@@ -38,6 +38,8 @@ from inspector.transcript.safefs import DIR, FILE, scan_dir
 
 SCHEMA = 8
 SHARDS_MAX = 8  # the texts are spread over this many databases at most (one per core): each is written by one process
+WAL_LIMIT = 8 << 20  # bytes a database's write-ahead log keeps after a checkpoint
+ROOM_MARGIN = 64 << 20  # free bytes a search leaves on the cache's disk: below it, it reads instead of indexing
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
 
 
@@ -76,6 +78,7 @@ def _pragmas(db: sqlite3.Connection, schema: str = "") -> None:
     db.execute(f"PRAGMA {schema}journal_mode=WAL")
     db.execute(f"PRAGMA {schema}synchronous=NORMAL")
     db.execute(f"PRAGMA {schema}secure_delete=ON")
+    db.execute(f"PRAGMA {schema}journal_size_limit={WAL_LIMIT}")  # a checkpointed log is cut back to this
 
 
 class IndexBusy(sqlite3.OperationalError):
@@ -84,6 +87,14 @@ class IndexBusy(sqlite3.OperationalError):
 
 class IndexUnavailable(Exception):
     """The index cannot be used now (locked for long, no FTS5): search by scanning instead."""
+
+
+class IndexFull(Exception):
+    """The cache's disk has too little room for what `index` would write (nothing was written)."""
+
+    def __init__(self, room: int, need: int) -> None:
+        super().__init__(f"{room} bytes free, {need} needed")
+        self.room, self.need = room, need
 
 
 @dataclass(slots=True)
@@ -105,6 +116,7 @@ class SearchIndex:
         self.stale_sessions: set[Path] = set()
         self.stale_bytes = 0
         self.busy = False  # the last `refresh` found another process writing the index
+        self.low_disk: int | None = None  # the free bytes of the cache's disk when the last `refresh` left it for that
         self._read_bytes = 0
         self._known_cache: tuple[int, dict[bytes, tuple[int, int, int]]] | None = None
         self._lock_fd: int | None = None
@@ -293,6 +305,40 @@ class SearchIndex:
             return False
         return True
 
+    def failed(self, exc: sqlite3.Error) -> None:
+        """A search's use of the index failed: a damaged index is removed (built anew by the next search), a full disk
+        given back what the index took, anything else (a lock held long) said; the caller reads the files instead."""
+        if self.discard_damaged(exc):
+            return
+        if is_full(exc):
+            what = self.give_back()
+            self.notice(f"the disk of the search index ({self.path.parent}) is full: searching without updating the "
+                        f"index ({what})")
+            return
+        self.notice(f"searching without the index: {exc}")
+
+    def give_back(self) -> str:
+        """After the disk filled: the write undone and each write-ahead log checkpointed and cut to nothing, so that
+        the disk gets back what the index took for it; when even that needs room the disk does not have, the index is
+        removed (it is a cache: built again when there is room). Says which, in words."""
+        try:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        try:
+            for schema in ["main", *(f"t{k}" for k in range(getattr(self, "shards", 0)))]:
+                self.db.execute(f"PRAGMA {schema}.wal_checkpoint(TRUNCATE)").fetchall()
+            return "what it held before is kept"
+        except sqlite3.Error:
+            try:
+                self.db.close()
+            except sqlite3.Error:
+                pass
+            with contextlib.suppress(OSError):
+                remove_index(self.path)
+            return "it was removed to give the disk its room back, and is built again when there is room"
+
     def close(self) -> None:
         self.db.close()
         if self._lock_fd is not None:
@@ -478,7 +524,8 @@ class SearchIndex:
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite has rolled back already after some errors (a full disk)
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 
@@ -587,6 +634,19 @@ class SearchIndex:
                     continue
                 left -= new
                 changed.append((p, new))
+        self.low_disk = None
+        if budget is not None and changed:  # a search: never the one to fill the cache's disk
+            room = free_bytes(self.path.parent)
+            if room is not None and room < 2 * sum(n for _, n in changed) + ROOM_MARGIN:  # see IndexFull for `index`
+                self.low_disk = room
+                self.stale.update(p for p, _ in changed)
+                self.stale_bytes += sum(n for _, n in changed)
+                self.stale_sessions.update(sessions)
+                return 0
+        if budget is None and changed:  # `index`: refused before anything is written when it cannot fit
+            room, need = free_bytes(self.path.parent), sum(n for _, n in changed) + ROOM_MARGIN
+            if room is not None and room < need:
+                raise IndexFull(room, need)
         behind: list[tuple[Path, bytes, int]] = []  # sessions whose tool-results folder changed
         if sessions:
             dirs = dict(self.db.execute("SELECT path, mtime_ns FROM dirs"))
@@ -696,7 +756,9 @@ class SearchIndex:
             parts.append(f"the persisted outputs of {len(self.stale_sessions):,} session(s)")
         if not parts:
             return ""
-        why = "another inspector is writing the index now" if self.busy else "not in the search index yet"
+        why = ("another inspector is writing the index now" if self.busy
+               else f"the cache's disk has {human_size(self.low_disk)} free, too little to index them" if self.low_disk is not None
+               else "not in the search index yet")
         return f"{' and '.join(parts)}: {why}, read instead"
 
     def persisted_candidates(self, session: Path, query: Any) -> list[tuple[Path, str]]:
@@ -923,7 +985,8 @@ def _index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str
                 try:
                     end = write_texts(db, "", fid, after, batches)
                 except BaseException:
-                    db.execute("ROLLBACK")
+                    if db.in_transaction:  # not after SQLite rolled back itself (a full disk)
+                        db.execute("ROLLBACK")
                     raise
                 db.execute("COMMIT")
                 out.append((fid, end.offset, end.lines, end.read))
@@ -1070,6 +1133,20 @@ def is_damage(exc: BaseException) -> bool:
     return not isinstance(exc, sqlite3.OperationalError) or any(w in msg for w in _DAMAGE_WORDS)
 
 
+def is_full(exc: BaseException) -> bool:
+    """SQLite found the disk full (SQLITE_FULL)."""
+    return isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+                                               or "disk is full" in str(exc).lower())
+
+
+def free_bytes(folder: Path) -> int | None:
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):
+        return None
+    return st.f_bavail * st.f_frsize
+
+
 def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | None:
     """The index, or None (with the reason told to `notice`) when it cannot be used now: the scan is used then."""
     if os.environ.get("INSPECTOR_NO_INDEX"):
@@ -1082,4 +1159,5 @@ def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | Non
         return None
 
 
-__all__ = ["IndexStatus", "IndexUnavailable", "SearchIndex", "db_path", "is_damage", "is_locked", "open_index"]
+__all__ = ["IndexFull", "IndexStatus", "IndexUnavailable", "SearchIndex", "db_path", "free_bytes", "is_damage", "is_full", "is_locked",
+           "open_index"]

@@ -192,9 +192,8 @@ def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool =
                 pc = None if index.stale_sessions else index.persisted_candidates(path, query)
         except IndexBusy:  # another process is writing the index: this file is read
             cands = None
-        except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
-            if not index.discard_damaged(exc):  # damaged: removed, built anew by the next search
-                index.notice(f"searching without the index: {exc}")
+        except sqlite3.Error as exc:  # locked by another writer for long, damaged meanwhile, a full disk: scan
+            index.failed(exc)
             cands = None
     if cands is not None:
         return hits_of(path, query, cands, persisted=persisted, limit=limit, persisted_cands=pc)
@@ -547,9 +546,8 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
             stale, stale_sessions = index.stale, index.stale_sessions
             if stale or stale_sessions:
                 index.notice(index.behind())
-        except sqlite3.Error as exc:  # locked by another writer for long, or damaged meanwhile: scan
-            if not index.discard_damaged(exc):  # damaged: removed, built anew by the next search
-                index.notice(f"searching without the index: {exc}")
+        except sqlite3.Error as exc:  # locked by another writer for long, damaged meanwhile, a full disk: scan
+            index.failed(exc)
             found, index = None, None
     for n, (name, session) in enumerate(files):
         if progress is not None:

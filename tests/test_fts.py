@@ -711,3 +711,59 @@ def test_index_waits_out_a_locked_database_and_takes_the_work_up_again(tmp_path,
     monkeypatch.setattr(SI, "refresh", lambda self, *a, **kw: (_ for _ in ()).throw(sqlite3.OperationalError("database is locked")))
     code, out, err = run("index", str(root))  # locked for good: one clear line, not a traceback
     assert code != 0 and "stayed locked" in err and "unexpected" not in err
+
+
+def test_a_search_on_a_nearly_full_disk_reads_instead_of_indexing(tmp_path, monkeypatch):
+    """A search on a nearly full disk filled it to 100% with its write-ahead log and left it so: below the margin it
+    reads the files, writes nothing, and says why."""
+    import inspector.fts as fts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    monkeypatch.setenv("INSPECTOR_NO_INDEX", "1")
+    scan = run("search", "forecast", str(root), "--json")[1]
+    monkeypatch.delenv("INSPECTOR_NO_INDEX")
+    monkeypatch.setattr(fts, "free_bytes", lambda folder: 3 << 20)
+    code, out, err = run("search", "forecast", str(root), "--json")
+    assert code == 0 and out == scan
+    assert "too little to index them, read instead" in err and "inspector index` adds the rest" not in err
+    idx = SearchIndex(db_path())
+    assert idx.status().texts == 0  # nothing written
+    idx.close()
+
+
+def test_index_on_a_disk_without_room_writes_nothing_and_says_so(tmp_path, monkeypatch):
+    import inspector.fts as fts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    monkeypatch.setattr(fts, "free_bytes", lambda folder: 3 << 20)
+    code, out, err = run("index", str(root))
+    assert code == 2 and err.count("\n") == 1 and "too little for the" in err and "nothing was written" in err
+    assert "unexpected" not in err
+
+
+def test_a_disk_that_fills_while_indexing_gets_its_room_back(tmp_path):
+    """'database or disk is full' midway (here a page limit on the shard): the write is undone and the logs cut
+    back, the command ends in one line, what was indexed before stays, and the next search finds everything."""
+    from inspector.fts import WAL_LIMIT, is_full, shard_path
+
+    a = write_jsonl(tmp_path / "p" / "a.jsonl", [user("u0", None, "first needle")])
+    big = write_jsonl(tmp_path / "p" / "b.jsonl", [user(f"b{k}", f"b{k - 1}" if k else None, f"needle {k} " + "x" * 3000)
+                                                    for k in range(300)])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    idx.refresh([a])
+    pages = [idx.db.execute(f"PRAGMA t{k}.page_count").fetchone()[0] for k in range(idx.shards)]
+    for k in range(idx.shards):
+        idx.db.execute(f"PRAGMA t{k}.max_page_count={pages[k] + 3}")
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        idx.refresh([a, big])
+    assert is_full(caught.value)
+    assert idx.give_back() == "what it held before is kept"
+    for k in range(idx.shards):
+        wal = str(shard_path(tmp_path / "i.sqlite", k)) + "-wal"
+        assert not os.path.exists(wal) or os.path.getsize(wal) <= WAL_LIMIT
+    assert [h.line for h in search_file(a, Query("needle"), index=idx)] == [1]
+    idx.close()
+    again = SearchIndex(tmp_path / "i.sqlite")
+    assert len(search_file(big, Query("needle"), index=again)) == 300
