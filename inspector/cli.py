@@ -1202,7 +1202,9 @@ def cmd_request(args: argparse.Namespace, out: Any, err: Any) -> int:
         for m in msgs:
             roles[str(m.get("role"))] = roles.get(str(m.get("role")), 0) + 1
         state = "answered" if q.answered else "no reply (refused, or the session ended)"
-        exact = "" if q.exact else f"; {len(q.unresolved)} message(s) not in the transcript"
+        exact = f"; {len(q.unresolved)} message(s) not in the transcript" if q.unresolved else ""
+        if q.capped:
+            exact += f"; {q.capped}"
         if q.not_recorded:
             exact += f"; also sent, not recorded: {', '.join(q.not_recorded)}"
         lines.append(f"  {q.id}  {(q.timestamp or '')[:19]}  {q.query_source or '?'}  {q.model or '?'}  "

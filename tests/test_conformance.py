@@ -230,3 +230,30 @@ def test_a_hostile_cache_control_costs_no_command(tmp_path, bad):
     for argv in (("request", "--json", path), ("tokens", "--json", path), ("compact", path)):
         code, _out, err = run_cli(*argv)
         assert code == 0, (argv, err)
+
+
+def test_a_request_row_that_points_at_one_blob_many_times_costs_what_a_real_request_can(tmp_path):
+    """A 13 MB transcript whose api-request tail names one 2 KB blob 200,000 times made `request --json` write 2 GB
+    (4 GB of memory) and `compact` take 36 s: a request's messages are cut at the API's request size limit, said."""
+    import json as _json
+
+    from inspector.claude.requests import REQUEST_BYTES_CAP, rebuild_requests
+    from inspector.transcript.session import Session
+
+    h = "a" * 64
+    recs = [{"type": "user", "uuid": "u0", "parentUuid": None, "timestamp": "2026-11-01T00:00:00Z", "sessionId": "S",
+             "version": "2.1.332", "cwd": "/w", "message": {"role": "user", "content": "hi"}},
+            {"type": "api-request-blob", "hash": h, "message": {"role": "user", "content": [{"type": "text", "text": "x" * 2000}]}},
+            {"type": "api-request", "id": "r1", "tail": [h] * 200_000, "params": {"model": "claude-opus-5"}},
+            {"type": "api-request", "id": "r2", "base": "r1", "keep": 10 ** 12, "tail": [h], "params": {"model": "claude-opus-5"}}]
+    p = tmp_path / "p" / "s.jsonl"
+    p.parent.mkdir()
+    p.write_text("".join(_json.dumps(r) + "\n" for r in recs))
+    reqs = rebuild_requests(Session.load(p))
+    assert [len(q.request["messages"]) for q in reqs] == [16_344, 16_344]
+    assert all(q.capped and "32 MB" in q.capped and not q.exact for q in reqs)
+    assert sum(len(_json.dumps(m, separators=(",", ":"))) for m in reqs[0].request["messages"]) <= REQUEST_BYTES_CAP
+    code, out, err = run_cli("request", p)
+    assert code == 0 and "cut at message 16,344" in out
+    code, out, err = run_cli("request", "--json", p)
+    assert code == 0 and len(out) < 3 * REQUEST_BYTES_CAP and '"capped":"cut at message' in out

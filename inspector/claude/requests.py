@@ -20,6 +20,11 @@ from inspector.transcript.records import iter_blocks
 from inspector.transcript.session import Session
 
 REQUEST_TYPES = frozenset({"api-request", "api-request-shape", "api-request-blob", "api-request-resumed"})
+# A request's messages past the API's limit on a request's size cannot have been sent: a hostile row that points at
+# one blob 200,000 times is cut there, and the rebuild as a whole holds at most MAX_REFERENCES messages (each a
+# reference to one shared object), so that what it costs stays proportional to what a session can have sent
+REQUEST_BYTES_CAP = 32 << 20
+MAX_REFERENCES = 5_000_000
 
 
 def canonical(obj: Any) -> Any:
@@ -58,10 +63,11 @@ class RebuiltRequest:
     agent_id: str | None = None
     # top-level parameters Claude Code sent that its transcript does not record (they are not in `request`)
     not_recorded: list[str] = field(default_factory=list)
+    capped: str | None = None  # why its messages were cut short (a row no real request can match), in words
 
     @property
     def exact(self) -> bool:
-        return not self.unresolved
+        return not self.unresolved and self.capped is None
 
     @property
     def answered(self) -> bool:
@@ -70,7 +76,8 @@ class RebuiltRequest:
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "timestamp": self.timestamp, "query_source": self.query_source, "model": self.model,
                 "agent_id": self.agent_id, "answered": self.answered, "exact": self.exact,
-                "unresolved": self.unresolved, "not_recorded": self.not_recorded, "request": self.request}
+                "unresolved": self.unresolved, "not_recorded": self.not_recorded, "capped": self.capped,
+                "request": self.request}
 
 
 def _content_blocks(content: Any) -> list[Any]:
@@ -128,7 +135,9 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
             ref = s.body(i).get("requestRef")
             if isinstance(ref, str):
                 replies.setdefault(ref, []).append(i)
-    built: dict[str, list[dict[str, Any]]] = {}
+    built: dict[str, tuple[list[dict[str, Any]], list[int]]] = {}  # id: its messages, their sizes' running sums
+    sizes: dict[int, int] = {}  # a message's JSON size, by object (messages are shared)
+    refs = 0
     out: list[RebuiltRequest] = []
     for i in rows:
         if recs[i].type != "api-request":
@@ -137,15 +146,34 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
         rid = b.get("id") if isinstance(b.get("id"), str) else f"#{recs[i].line}"
         base = built.get(b.get("base")) if isinstance(b.get("base"), str) else None
         keep = b.get("keep") if isinstance(b.get("keep"), int) and not isinstance(b.get("keep"), bool) else 0
-        msgs = list(base[:keep]) if base is not None else []
+        keep = max(0, min(keep, len(base[0]))) if base is not None else 0
+        msgs = list(base[0][:keep]) if base is not None else []
+        sums = list(base[1][:keep]) if base is not None else []
         unresolved = [] if base is not None or not b.get("base") else [f"base request {b.get('base')}"]
-        for h in b.get("tail") or ():
+        capped = None
+        tail = b.get("tail") if isinstance(b.get("tail"), list) else []
+        for h in tail:
             m = (blobs.get(h) or cands.get(h)) if isinstance(h, str) else None
             if m is None:
-                unresolved.append(str(h))
+                if len(unresolved) < 100:
+                    unresolved.append(str(h)[:80])
                 continue
+            n = sizes.get(id(m))
+            if n is None:
+                n = sizes[id(m)] = len(_json(m))
+            total = (sums[-1] if sums else 0) + n
+            if total > REQUEST_BYTES_CAP:
+                capped = (f"cut at message {len(msgs):,}: its messages pass the API's limit of "
+                          f"{REQUEST_BYTES_CAP >> 20} MB a request (no request this large was sent)")
+                break
             msgs.append(m)  # shared: _set_path copies what it marks
-        built[rid] = msgs
+            sums.append(total)
+        refs += len(msgs)
+        if refs > MAX_REFERENCES:
+            msgs, sums = [], []
+            capped = (f"not rebuilt: the requests before it already hold {MAX_REFERENCES:,} messages, inspector's limit "
+                      "for one transcript")
+        built[rid] = (msgs, sums)
         params = b.get("params") if isinstance(b.get("params"), dict) else {}
         shape = shapes.get(b.get("shapeHash")) or {}
         request: dict[str, Any] = {**params, "system": shape.get("system"), "tools": shape.get("tools"),
@@ -156,7 +184,7 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
         out.append(RebuiltRequest(rid, i, recs[i].timestamp, b.get("querySource") if isinstance(b.get("querySource"), str) else None,
                                   params.get("model") if isinstance(params.get("model"), str) else None, request,
                                   replies.get(rid, []), unresolved, b.get("agentId") if isinstance(b.get("agentId"), str) else None,
-                                  _not_recorded(params)))
+                                  _not_recorded(params), capped))
     return out
 
 
