@@ -10,6 +10,7 @@ import asyncio
 import io
 import os
 import random
+import sys
 from pathlib import Path
 
 import orjson
@@ -191,6 +192,56 @@ def test_ten_million_character_line(tmp_path):
     check_file(p)
     s = Session.load(p)
     assert s.records[0].content_chars == 10_000_000
+
+
+@pytest.mark.parametrize("nest", [300, 700, 1000])
+def test_a_kept_record_nested_deep_or_with_a_huge_integer_is_saved_as_it_was(tmp_path, nest):
+    """`compact --write` of a session whose kept records nest 254+ deep (orjson's limit when writing), 600+ (a deep
+    copy's), or hold a 30-digit integer: 'unexpected error' before; now saved, the record's value unchanged."""
+    import json
+
+    deep: object = "leaf"
+    for _ in range(nest):
+        deep = [deep]
+    for version, strategy in (("2.1.88", "full"), ("2.1.332", "compact")):
+        recs, parent = [], None
+        for k in range(6):
+            u = {"type": "user", "uuid": f"u{k}", "parentUuid": parent, "timestamp": f"2026-01-01T00:0{k}:00Z", "sessionId": "S",
+                 "version": version, "cwd": "/w", "message": {"role": "user", "content": f"task {k} " + "x" * 4000}}
+            a = {"type": "assistant", "uuid": f"a{k}", "parentUuid": f"u{k}", "timestamp": f"2026-01-01T00:0{k}:30Z",
+                 "sessionId": "S", "version": version,
+                 "message": {"id": f"m{k}", "model": "claude-sonnet-4-6", "role": "assistant",
+                             "content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 10, "output_tokens": 5}}}
+            recs += [u, a]
+            parent = f"a{k}"
+        recs[-2]["toolUseResult"] = deep
+        recs[-2]["message"]["content"] = [{"type": "text", "text": "task 5"}, {"type": "text", "text": "n", "extra": deep}]
+        recs[-2]["bigNumber"] = int("9" * 30)
+        p = tmp_path / version / "proj" / "s.jsonl"
+        p.parent.mkdir(parents=True)
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(5000)
+        try:
+            p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        finally:
+            sys.setrecursionlimit(old)
+        before = p.read_bytes()
+        target = tmp_path / version / "out" / "saved.jsonl"
+        target.parent.mkdir()
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["compact", str(p), "--strategy", strategy, "--write", "--out", str(target)], out, err)
+        assert code == 0 and "unexpected" not in err.getvalue(), err.getvalue()
+        saved = Session.load(target)
+        kept = [saved.body(i) for i, r in enumerate(saved.records) if r.uuid == "u5"]
+        original = Session.load(p)
+        assert kept and kept[0]["bigNumber"] == next(original.body(i) for i, r in enumerate(original.records)
+                                                     if r.uuid == "u5")["bigNumber"]  # as read (as JavaScript reads it)
+        v: object = kept[0]["toolUseResult"]
+        depth = 0
+        while isinstance(v, list):
+            v, depth = v[0], depth + 1
+        assert (depth, v) == (nest, "leaf")
+        assert p.read_bytes() == before
 
 
 def test_tui_opens_hostile_files(tmp_path):

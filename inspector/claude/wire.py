@@ -26,10 +26,11 @@ rules, read from the binary and checked against every request of the conformance
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+
+from inspector.transcript.records import json_copy
 
 WIRE_TYPES = ("user", "assistant", "attachment", "system")  # system: only a command's local output is sent
 # a turn a background agent's completion started (a user record with origin.kind "task-notification") is sent in
@@ -59,7 +60,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, list):
-        return [copy.deepcopy(b) for b in content if isinstance(b, dict)]
+        return [json_copy(b) for b in content if isinstance(b, dict)]
     return []
 
 

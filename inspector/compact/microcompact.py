@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 from inspector.textutil import human_span
 from inspector.compact.base import CompactionResult, Estimator, RecordFactory, Slice, ViewMessage
 from inspector.tokens.estimate import CLEARED_MARKER, IMAGE_TOKENS_ROUGH, rough
-from inspector.transcript.records import iter_blocks, timestamp_key
+from inspector.transcript.records import iter_blocks, json_copy, timestamp_key
 
 COMPACTABLE_TOOLS = frozenset({"Read", "Bash", "PowerShell", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"})
 
@@ -72,7 +71,7 @@ def microcompact(sl: Slice, est: Estimator, params: MicrocompactParams = Microco
         r = recs[i]
         hit = [t for t in r.tool_results if t in to_clear] if noop is None else []
         if hit:
-            nb = copy.deepcopy(body)
+            nb = json_copy(body)
             for b in iter_blocks(nb["message"]["content"]):
                 if b.get("type") == "tool_result" and b.get("tool_use_id") in hit:
                     if b.get("content") == CLEARED_MARKER:

@@ -10,7 +10,6 @@ session is loaded back and checked before success is reported. The original is n
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import os
 import re
@@ -21,13 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-import orjson
-
 from inspector.compact.base import CompactionResult, make_slice
 from inspector.compact.engine import trailing_records
 from inspector.tokens.estimate import count_bodies
 from inspector.transcript.discovery import InspectorError
-from inspector.transcript.records import iter_blocks
+from inspector.transcript.records import dump_line, iter_blocks
 from inspector.transcript.safefs import open_regular
 from inspector.transcript.session import Session, safe_child
 
@@ -413,7 +410,8 @@ def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: P
         r = s.records[i]
         if r.uuid is None:
             continue
-        body = copy.deepcopy(dict(result.rewritten[r.uuid])) if r.uuid in result.rewritten else copy.deepcopy(s.body(i))
+        # only top-level fields change: a shallow copy (a kept record may nest past what a deep copy survives)
+        body = dict(result.rewritten[r.uuid]) if r.uuid in result.rewritten else dict(s.body(i))
         _with_session(body, new_sid)
         if fork_marks:  # as Claude Code's own branch writes a copied record (2.1.3xx)
             if body.get("type") == "assistant":
@@ -438,7 +436,7 @@ def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: P
         out.append(body)
     last_written = prev
     for rec in result.new_records:
-        rec = _with_session(copy.deepcopy(dict(rec)), new_sid)
+        rec = _with_session(dict(rec), new_sid)
         if rec.get("type") == "system" and rec.get("subtype") == "microcompact_boundary":
             rec["parentUuid"] = last_written
         out.append(rec)
@@ -602,7 +600,7 @@ def save(s: Session, result: CompactionResult, *, out: Path | None = None,
             made_dirs = [new_dir / d.relative_to(fill) if d != fill else new_dir for d in made_dirs]
             created = [new_dir / p.relative_to(fill) for p in created]
             copied = [(src, new_dir / dst.relative_to(fill), digest) for src, dst, digest in copied]
-        write_atomic(target, (orjson.dumps(r) + b"\n" for r in records))
+        write_atomic(target, (dump_line(r) + b"\n" for r in records))
         created.append(target)
         if plan:
             DISK.unlink(new_dir / INCOMPLETE)

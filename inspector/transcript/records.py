@@ -376,6 +376,45 @@ def context_tokens(u: tuple[int, int, int, int]) -> int:
     return u[0] + u[1] + u[2] + u[3]
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of a decoded JSON value, without recursion (a record can nest a thousand levels deep, past what
+    `copy.deepcopy` survives)."""
+    if not isinstance(value, (dict, list)):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        src, dst = stack.pop()
+        items = src.items() if isinstance(src, dict) else enumerate(src)
+        for k, v in items:
+            if isinstance(v, (dict, list)):
+                c: Any = {} if isinstance(v, dict) else []
+                stack.append((v, c))
+            else:
+                c = v
+            if isinstance(dst, dict):
+                dst[k] = c
+            else:
+                dst.append(c)
+    return root
+
+
+def dump_line(record: Any) -> bytes:
+    """A record as one JSON line's bytes (no newline): orjson's form; a record orjson refuses (nested past its 255
+    levels, an integer past 64 bits) in the same compact form by the json module."""
+    try:
+        return orjson.dumps(record)
+    except (TypeError, orjson.JSONEncodeError):
+        import sys
+
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 6000))  # a loaded record is at most ~1,024 deep (orjson's decoder)
+        try:
+            return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        finally:
+            sys.setrecursionlimit(limit)
+
+
 def iter_blocks(content: Any) -> Iterator[dict[str, Any]]:
     if isinstance(content, list):
         for b in content:
