@@ -232,6 +232,10 @@ class SearchIndex:
     def _ready(self, db: sqlite3.Connection) -> sqlite3.Connection:
         """The shards are there and readable (a damaged one raises DatabaseError)."""
         self.shards = self._shard_count(db)
+        for schema, f in [("main", self.path), *((f"t{k}", shard_path(self.path, k)) for k in range(self.shards))]:
+            short = _cut_short(f, db.execute(f"PRAGMA {schema}.page_size").fetchone()[0])
+            if short:
+                raise sqlite3.DatabaseError(f"{f.name} {short}")
         for k in range(self.shards):
             if not db.execute(f"SELECT count(*) FROM t{k}.sqlite_master WHERE name='texts'").fetchone()[0]:
                 raise sqlite3.DatabaseError(f"its shard {k} has no texts")
@@ -1115,7 +1119,8 @@ def _key(path: Path | str) -> bytes:
     return s.encode(_FS_ENCODING, _FS_ERRORS)
 
 
-_DAMAGE_WORDS = ("malformed", "corrupt", "vtable constructor failed", "not a database", "no such table")
+_DAMAGE_WORDS = ("malformed", "corrupt", "vtable constructor failed", "not a database", "no such table",
+                 "disk i/o error", "could not decode")  # a log cut short reads as an I/O error; a page as bad text
 
 
 def is_locked(exc: BaseException) -> bool:
@@ -1131,6 +1136,19 @@ def is_damage(exc: BaseException) -> bool:
         return False
     msg = str(exc).lower()
     return not isinstance(exc, sqlite3.OperationalError) or any(w in msg for w in _DAMAGE_WORDS)
+
+
+def _cut_short(path: Path, page: int) -> str | None:
+    """Why a database file is cut short, or None: a file whose size is not a whole number of pages lost part of its
+    last page, and SQLite reads what is left of it without a word (a search found one hit fewer, silently). Only its
+    size is looked at: opening and closing a database file beside SQLite would drop SQLite's locks on it."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    if page > 0 and size % page:
+        return f"is cut short: {size:,} bytes is not a whole number of {page:,}-byte pages"
+    return None
 
 
 def is_full(exc: BaseException) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 import sqlite3
@@ -767,3 +768,64 @@ def test_a_disk_that_fills_while_indexing_gets_its_room_back(tmp_path):
     idx.close()
     again = SearchIndex(tmp_path / "i.sqlite")
     assert len(search_file(big, Query("needle"), index=again)) == 300
+
+
+def _damage(rng, cache):
+    """One random harm to the index's files: pages of a database overwritten, a write-ahead log cut short, a table
+    dropped, a listings blob replaced by junk."""
+    files = sorted(p for p in cache.iterdir() if p.suffix == ".sqlite")
+    what = rng.choice(["pages", "wal", "table", "listing", "truncate"])
+    target = rng.choice(files)
+    if what == "pages":
+        size = target.stat().st_size
+        with open(target, "r+b") as f:
+            for _ in range(rng.randint(1, 4)):
+                f.seek(rng.randrange(max(1, size // 4096)) * 4096)
+                f.write(bytes(rng.randrange(256) for _ in range(4096)))
+    elif what == "truncate":
+        with open(target, "r+b") as f:
+            f.truncate(rng.randrange(target.stat().st_size))
+    elif what == "wal":
+        wal = Path(str(target) + "-wal")
+        if wal.exists():
+            with open(wal, "r+b") as f:
+                f.truncate(rng.randrange(wal.stat().st_size + 1))
+    else:
+        db = sqlite3.connect(target)
+        try:
+            if what == "listing" and target.name == "index.sqlite":
+                db.execute("UPDATE listings SET entries=?", (rng.choice([b"\x00\xff", b"[1,", b'{"a":1}', b"[[1,2,3]]"]),))
+            else:
+                names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'texts_%'")]
+                if names:
+                    db.execute(f"DROP TABLE {rng.choice(names)}")
+            db.commit()
+        except sqlite3.Error:
+            pass
+        finally:
+            db.close()
+    return what
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("INSPECTOR_CACHE_FUZZ", "12"))))
+def test_a_cache_damaged_at_random_costs_no_search_and_heals(tmp_path, seed):
+    """Random harm to the cache (pages, a short write-ahead log or file, a dropped table, a junk listing): every
+    search answers as the scan does, `index` and `index --status` exit 0, and the search after says nothing of it."""
+    import random
+
+    from inspector.fts import cache_dir
+
+    rng = random.Random(seed)
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    want = jsonl(run("search", "hourly", str(root), "--json", "--no-index")[1])
+    assert run("index", str(root))[0] == 0
+    for _ in range(3):
+        what = _damage(rng, cache_dir())
+        code, out, err = run("search", "hourly", str(root), "--json")
+        assert code == 0 and jsonl(out) == want and "unexpected" not in err, (what, err)
+        for argv in (("index", str(root)), ("index", "--status")):
+            code, out, err = run(*argv)
+            assert code == 0 and "unexpected" not in err, (what, argv, err)
+    code, out, err = run("search", "hourly", str(root), "--json")
+    assert code == 0 and jsonl(out) == want and err == "", err
