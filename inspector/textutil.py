@@ -3,9 +3,11 @@ formatters the tables share, and JSON in and out that survives paths whose bytes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from typing import Any
+import sys
+from typing import Any, Iterator
 
 import orjson
 
@@ -106,13 +108,26 @@ def human_span(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
+@contextlib.contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Room for the standard library's JSON functions to walk a loaded record, which nests at most about 1,024
+    levels (orjson's decoder refuses more): the recursion limit raised for the while."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 6000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def json_dumps(obj: Any, *, indent: bool = False) -> bytes:
     """orjson's JSON, except for a str holding lone surrogates (a path whose bytes are not UTF-8), which
     orjson refuses: the standard library writes those as \\u escapes (the JSON stays ASCII)."""
     try:
         return orjson.dumps(obj, option=orjson.OPT_INDENT_2 if indent else 0)
     except TypeError:
-        return json.dumps(obj, indent=2 if indent else None, ensure_ascii=True).encode()
+        with deep_recursion():  # what orjson refuses may nest deep
+            return json.dumps(obj, indent=2 if indent else None, ensure_ascii=True).encode()
 
 
 def json_loads(data: bytes | str) -> Any:

@@ -276,7 +276,10 @@ class Part:
 
 
 def pretty(obj: Any) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+    from inspector.textutil import deep_recursion
+
+    with deep_recursion():  # a record may nest a thousand levels deep
+        return json.dumps(obj, indent=2, ensure_ascii=False, default=str)
 
 
 def media(b: dict[str, Any]) -> str:

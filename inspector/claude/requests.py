@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.textutil import deep_recursion
 from inspector.transcript.records import iter_blocks
 from inspector.transcript.session import Session
 
@@ -36,7 +37,8 @@ def canonical(obj: Any) -> Any:
 
 
 def _json(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    with deep_recursion():  # a message may nest a thousand levels deep
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 def message_hash(message: dict[str, Any]) -> str:
@@ -45,7 +47,8 @@ def message_hash(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
     body = {"content": content, "role": message.get("role")}
-    return hashlib.sha256(_json(canonical(body)).encode("utf-8", "surrogatepass")).hexdigest()
+    with deep_recursion():
+        return hashlib.sha256(_json(canonical(body)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass

@@ -40,7 +40,7 @@ from inspector.claude.versions import TAIL, rules_for
 from inspector.compact import earlier
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import file_states, process_exits, same_process
-from inspector.tokens.estimate import count_bodies
+from inspector.tokens.estimate import count_bodies, js_stringify
 from inspector.transcript.records import context_tokens, iter_blocks, text_of
 
 DIRECTIVE = ("Continue the conversation from where it left off without asking the user any further questions. Resume directly "
@@ -129,14 +129,13 @@ def _rough_content(content: Any) -> int:
         elif t == "tool_result":
             n += _rough_content(b.get("content"))
         elif t == "tool_use":
-            n += round((_js_len(str(b.get("name", ""))) + _js_len(json.dumps(b.get("input", {}), separators=(",", ":"),
-                                                                               ensure_ascii=False))) / 4)
+            n += round((_js_len(str(b.get("name", ""))) + _js_len(js_stringify(b.get("input", {})))) / 4)
         elif t == "thinking":
             n += _rough(str(b.get("thinking", "")))
         elif t in ("image", "document"):
             n += 2_000
         else:
-            n += _rough(json.dumps(b, separators=(",", ":"), ensure_ascii=False))
+            n += _rough(js_stringify(b))
     return n
 
 

@@ -45,7 +45,10 @@ def js_stringify(obj: Any) -> str:
     try:
         return orjson.dumps(obj).decode()
     except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+        from inspector.textutil import deep_recursion
+
+        with deep_recursion():
+            return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 def rough_block(b: dict[str, Any]) -> int:

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from inspector.textutil import without_surrogates
+from inspector.textutil import deep_recursion, without_surrogates
 
 # Record types that take part in the parentUuid chain (§2.1, §2.6). Unknown types that carry a
 # uuid are chain nodes too (§10): they are kept as opaque structural records.
@@ -405,14 +405,8 @@ def dump_line(record: Any) -> bytes:
     try:
         return orjson.dumps(record)
     except (TypeError, orjson.JSONEncodeError):
-        import sys
-
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 6000))  # a loaded record is at most ~1,024 deep (orjson's decoder)
-        try:
+        with deep_recursion():
             return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
-        finally:
-            sys.setrecursionlimit(limit)
 
 
 def iter_blocks(content: Any) -> Iterator[dict[str, Any]]:
