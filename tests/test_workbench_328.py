@@ -266,3 +266,31 @@ def test_save_refuses_a_session_changed_since_it_was_read(tmp_path):
     with pytest.raises(SaveError, match="still being written"):
         save(s, res)
     assert Conversation(s.records).chain
+
+
+def test_a_kept_tail_that_ends_in_an_informational_line_saves_and_is_on_the_resumed_chain(tmp_path):
+    """A 2.1.328 REPL session (generated run gen_repl_1011) ending in a refused request and an informational line
+    below it (a rewind pick that failed): a reactive compaction keeps the line as its tail's last record, and the
+    one record after the summary (the system prompt's note, not sent) is relinked after it, so the line sits between
+    the last message and the record `--resume` continues from. The save's check missed it and refused the save;
+    the binary resumed the saved session as previewed (checked with the harness)."""
+    import gzip
+
+    path = tmp_path / "p" / "5aba572d-f255-4f90-926b-19c653f8fa36.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(gzip.decompress((Path(__file__).parent / "data" / "repl_informational_tail.jsonl.gz").read_bytes()))
+    os.utime(path, (time.time() - 3600, time.time() - 3600))
+    before = sha256(path)
+    s = Session.load(path)
+    res = compact(s, "reactive", refused_at=7_918)
+    assert s.body(s.conversation.by_uuid[res.kept_uuids[-1]]).get("subtype") == "informational"
+    out = save(s, res)  # refused before: "1 record(s) expected on the resumed chain are missing"
+    back = Session.load(out.path)
+    conv = back.conversation
+    on_chain = {back.records[i].uuid for i in conv.chain}
+    i = conv.trailing_leaf
+    while i is not None and i != conv.leaf:
+        on_chain.add(back.records[i].uuid)
+        i = conv.parent.get(i)
+    assert set(res.kept_uuids) <= on_chain
+    assert sha256(path) == before

@@ -451,9 +451,15 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
     conv = saved.conversation
     chain = conv.chain
     uuids = [saved.records[i].uuid for i in chain]
-    tail = conv.trailing_leaf  # a kept bookkeeping record below the last message: on the resumed chain when the
+    tail = conv.trailing_leaf  # kept bookkeeping records below the last message: on the resumed chain when the
     if tail is not None and resume_parent(conv, saved.version)[0] == saved.records[tail].uuid:  # release resumes from it
-        uuids.append(saved.records[tail].uuid)
+        below: list[str] = []  # every record between the last message and the one resumed from (a kept tail's
+        i: int | None = tail  # informational line with the records relinked after it, as well as the last record)
+        while i is not None and i != conv.leaf and len(below) <= len(saved.records):
+            if saved.records[i].uuid:
+                below.append(saved.records[i].uuid)
+            i = conv.parent.get(i)
+        uuids += below
     chain_ok = bool(chain)
     expect_new = [r.get("uuid") for r in result.new_records if r.get("type") in ("system", "user")]
     if result.strategy != "microcompact":
