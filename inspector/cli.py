@@ -43,10 +43,9 @@ def _root_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="inspector",
         description="Look inside Claude Code sessions: records, tokens, compactions.",
-        epilog="Subcommands: stats (facts about every session), tokens (thresholds, context per turn, why each "
-        "compaction fired), compact (preview a compaction and save it as a new session), search (find text in every "
-        "session), show (a session's timeline, or one record in full, as text). "
-        "`inspector SUBCOMMAND --help` for each.",
+        epilog="subcommands:\n" + "\n".join(f"  {name:<9} {what}" for name, (_make, _cmd, what) in COMMANDS.items())
+        + "\n\n`inspector SUBCOMMAND --help` for each; --debug (tracebacks) goes before or after the subcommand.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "path",
@@ -1316,6 +1315,20 @@ def write_file_text(path: Path, out: Any) -> None:
     out.write("\n")
 
 
+# every subcommand: its parser, what runs it, and its line in the root's --help (listed from here)
+COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace, Any, Any], int], str]] = {
+    "stats": (_stats_parser, cmd_stats, "facts about every session: records, chain, compactions, cost"),
+    "tokens": (_tokens_parser, cmd_tokens, "the context at every turn against the thresholds; why each compaction fired"),
+    "compact": (_compact_parser, cmd_compact, "preview a compaction strategy from a message; save it as a new session"),
+    "search": (_search_parser, cmd_search, "find text in every session, persisted tool results included"),
+    "show": (_show_parser, cmd_show, "a session's timeline, or one record in full, as text or Markdown"),
+    "request": (_request_parser, cmd_request, "the API requests a 2.1.3xx session sent, rebuilt from its transcript"),
+    "cost": (_cost_parser, cmd_cost, "what the sessions cost, by session, model, day or project"),
+    "archive": (_archive_parser, cmd_archive, "copy sessions before Claude Code's cleanup deletes them"),
+    "index": (_index_parser, cmd_index, "build or check the search index"),
+}
+
+
 def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout or open(os.devnull, "w")  # a closed stdout (`inspector stats >&-`) is None
@@ -1327,13 +1340,11 @@ def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) ->
             except (ValueError, OSError):
                 pass
     debug = "--debug" in argv
-    commands = {"stats": (_stats_parser, cmd_stats), "tokens": (_tokens_parser, cmd_tokens),
-                "compact": (_compact_parser, cmd_compact), "search": (_search_parser, cmd_search),
-                "show": (_show_parser, cmd_show), "request": (_request_parser, cmd_request), "cost": (_cost_parser, cmd_cost),
-                "archive": (_archive_parser, cmd_archive), "index": (_index_parser, cmd_index)}
+    if len(argv) > 1 and argv[0] == "--debug" and argv[1] in COMMANDS:  # `inspector --debug index`
+        argv = argv[1:]
     try:
-        if argv and argv[0] in commands:
-            parser, command = commands[argv[0]]
+        if argv and argv[0] in COMMANDS:
+            parser, command, _what = COMMANDS[argv[0]]
             # options may come between positional arguments too: `search TEXT --json PATH`
             return command(parser().parse_intermixed_args(argv[1:]), out, err)
         args = _root_parser().parse_args(argv)

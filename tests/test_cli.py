@@ -279,3 +279,16 @@ def test_a_project_folder_that_cannot_be_read_is_named_not_skipped_in_silence(tm
     args = [a.replace("ARCHIVE", str(tmp_path / "archive")) for a in argv]
     code, out, err = run(args[0], *args[1:], str(root)) if args[0] != "search" else run("search", args[1], str(root))
     assert "cannot read 1 folder(s)" in err and "-locked: Permission denied" in err, (argv, err)
+
+
+def test_the_root_help_lists_every_subcommand_and_debug_goes_before_one(tmp_path):
+    """`inspector --help` listed 5 of the 9 subcommands; `inspector --debug index` was refused."""
+    from inspector.cli import COMMANDS, _root_parser
+
+    listed = _root_parser().format_help().split("subcommands:")[1]
+    for name in COMMANDS:
+        assert f"\n  {name} " in listed, name
+    code, out, err = run("--debug", "index", "--status")
+    assert code == 0 and "indexed" in out, err
+    for name, (make, _cmd, _what) in COMMANDS.items():  # every subcommand takes --debug as its own option too
+        assert "--debug" in make().format_help(), name
