@@ -5,7 +5,7 @@
 For each compact and microcompact boundary of every real session (subagent transcripts aside): the session,
 the Claude Code release that wrote it, the trigger, preTokens, the threshold inspector used and the rules that
 gave it, the margin, the last API usage before and the first after, the predicted size after and its error.
-Writes bench/results/fidelity.md and the README's table between its markers; prints the summary numbers
+Writes bench/results/fidelity.md and the table of docs/fidelity.md between its markers; prints the summary numbers
 (median and 90th-percentile error of the predictions) that the tests hold.
 """
 
@@ -72,7 +72,7 @@ def table(rs: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", nargs="?", default=str(DEFAULT_DATA))
-    ap.add_argument("--no-readme", action="store_true", help="do not rewrite the README's table")
+    ap.add_argument("--no-readme", action="store_true", help="do not rewrite the table of docs/fidelity.md")
     args = ap.parse_args(argv)
     data = Path(args.root)
     if not data.is_dir():
@@ -84,12 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(text)
     print(text, end="")
     if not args.no_readme:
-        readme = ROOT / "README.md"
-        body = readme.read_text()
+        doc = ROOT / "docs" / "fidelity.md"
+        body = doc.read_text()
         if START in body and END in body:
             head, rest = body.split(START, 1)
             _, tail = rest.split(END, 1)
-            readme.write_text(head + START + text + END + tail)
+            doc.write_text(head + START + text + END + tail)
     return 0
 
 

@@ -340,12 +340,12 @@ def write_results(results: dict[str, Result], big_mb: float, n: int, gb: float) 
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.md").write_text(md)
-    readme = ROOT / "README.md"
-    text = readme.read_text()
+    doc = ROOT / "docs" / "benchmarks.md"
+    text = doc.read_text()
     start, end = "<!-- bench:start -->\n", "<!-- bench:end -->"
     if start in text and end in text:
         a, b = text.index(start) + len(start), text.index(end)
-        readme.write_text(text[:a] + md + text[b:])
+        doc.write_text(text[:a] + md + text[b:])
     (out / "latest.json").write_text(json.dumps({"results": {k: asdict(v) for k, v in results.items()},
                                                  "targets": [dict(zip(("target", "measured", "goal", "status"), t)) for t in targets],
                                                  "inputs": {"big_mb": big_mb, "sessions": n, "root_gb": gb}}, indent=2))

@@ -4,7 +4,7 @@ Runs the scenarios with the real Claude Code (installed with npm into a cache fo
 it did with what inspector says, and prints the conformance table. --goldens refreshes the committed goldens under
 tests/goldens (the scenarios marked for it); --resume instead takes every committed golden session, saves each
 compaction strategy inspector has for it as a new session, resumes that with the real Claude Code and compares the
-first request with inspector's preview; --readme writes the table into the README.
+first request with inspector's preview; --readme writes the table into docs/conformance.md.
 --matrix measures the era matrix (every release of the version table x every model family, from the binaries:
 conformance/matrix.py), --bisect finds the release where a rule changed, --repl runs a release's REPL in tmux.
 """
@@ -46,12 +46,13 @@ def expand_golden(name: str, dst: Path) -> Path:
 
 
 def write_readme(text: str, start: str, end: str) -> None:
-    readme = ROOT / "README.md"
-    body = readme.read_text()
+    """The table between `start` and `end` in docs/conformance.md (--readme: the tables left the README)."""
+    doc = ROOT / "docs" / "conformance.md"
+    body = doc.read_text()
     if start in body and end in body:
         head, rest = body.split(start, 1)
         _, tail = rest.split(end, 1)
-        readme.write_text(head + start + text + end + tail)
+        doc.write_text(head + start + text + end + tail)
 
 
 def resume_main(args: argparse.Namespace) -> int:
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="keep every run here (default: a temporary folder)")
     ap.add_argument("--goldens", action="store_true", help="refresh tests/goldens from this run")
     ap.add_argument("--resume", action="store_true", help="the round trip on the goldens: save each strategy, resume it, compare")
-    ap.add_argument("--readme", action="store_true", help="write the table into README.md")
+    ap.add_argument("--readme", action="store_true", help="write the table into docs/conformance.md")
     ap.add_argument("--matrix", action="store_true",
                     help="measure every release of the era matrix on every model (inspector/claude/era_matrix.json, "
                          "docs/era-matrix.md)")

@@ -1329,6 +1329,26 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argpa
 }
 
 
+CLI_START, CLI_END = "<!-- cli:start -->\n", "<!-- cli:end -->"
+
+
+def cli_reference(width: int = 100) -> str:
+    """Every subcommand's --help, as Markdown: the generated part of docs/cli.md (docs/generate.py writes it; a test
+    checks it is current)."""
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width)  # argparse wraps to the terminal's width
+    try:
+        parts = [f"## inspector\n\n```text\n{_root_parser().format_help().rstrip()}\n```\n"]
+        for name, (make, _cmd, what) in COMMANDS.items():
+            parts.append(f"## inspector {name}\n\n{what[0].upper() + what[1:]}.\n\n```text\n{make().format_help().rstrip()}\n```\n")
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    return "\n".join(parts)
+
+
 def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout or open(os.devnull, "w")  # a closed stdout (`inspector stats >&-`) is None

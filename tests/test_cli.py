@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import orjson
 import pytest
@@ -292,3 +293,23 @@ def test_the_root_help_lists_every_subcommand_and_debug_goes_before_one(tmp_path
     assert code == 0 and "indexed" in out, err
     for name, (make, _cmd, _what) in COMMANDS.items():  # every subcommand takes --debug as its own option too
         assert "--debug" in make().format_help(), name
+
+
+def test_the_cli_reference_in_the_docs_is_the_parsers_own():
+    """docs/cli.md's options are generated from the parsers (python docs/generate.py), never typed."""
+    from inspector.cli import CLI_END, CLI_START, cli_reference
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    assert CLI_START + cli_reference() + CLI_END in doc, "run python docs/generate.py"
+
+
+def test_the_readme_is_short_and_names_every_subcommand():
+    from inspector.cli import COMMANDS
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert len(readme.encode()) <= 12 * 1024
+    for name in COMMANDS:
+        assert f"`inspector {name}`" in readme, name
+    for link in ("docs/guide.md", "docs/cli.md", "docs/architecture.md", "docs/fidelity.md", "docs/conformance.md",
+                 "docs/benchmarks.md", "docs/robustness.md"):
+        assert f"]({link})" in readme and (Path(__file__).resolve().parent.parent / link).is_file(), link
