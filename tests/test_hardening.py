@@ -92,13 +92,13 @@ KILLER = textwrap.dedent("""
     elif where == "link":
         sv.os.link = lambda a, b: die()
     elif where == "write":
-        real = sv.orjson.dumps
+        real = sv.dump_line
         def dumps(obj, *a, **kw):
             calls["n"] += 1
             if calls["n"] == k:
                 die()
             return real(obj, *a, **kw)
-        sv.orjson.dumps = dumps
+        sv.dump_line = dumps
     elif where == "verify":
         sv.verify = lambda *a, **kw: die()
     sv.save(s, r, out=Path(sys.argv[4]), new_id=lambda: "11111111-2222-4333-8444-555555555555")
