@@ -41,9 +41,16 @@ def main(argv: list[str] | None = None) -> int:
         cfg.mkdir()
         (cfg / "projects").symlink_to(root)
         env = {"CLAUDE_CONFIG_DIR": str(cfg), "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": t}
-        cc = subprocess.run(peers["ccusage"] + ["session", "--json", "--offline"], capture_output=True, text=True, env=env, timeout=600)
-        ours = subprocess.run([sys.executable, "-m", "inspector", "cost", "--json", str(root)], capture_output=True, text=True,
-                              env={**env, "XDG_CONFIG_HOME": t}, timeout=600)
+        cc = subprocess.run(
+            peers["ccusage"] + ["session", "--json", "--offline"], capture_output=True, text=True, env=env, timeout=600
+        )
+        ours = subprocess.run(
+            [sys.executable, "-m", "inspector", "cost", "--json", str(root)],
+            capture_output=True,
+            text=True,
+            env={**env, "XDG_CONFIG_HOME": t},
+            timeout=600,
+        )
     if cc.returncode or ours.returncode:
         print(cc.stderr[-2000:], ours.stderr[-2000:], file=sys.stderr)
         return 1
@@ -55,14 +62,19 @@ def main(argv: list[str] | None = None) -> int:
     both = sorted(set(theirs) & set(mine))
     a, b = sum(mine[k] for k in both), sum(theirs[k] for k in both)
     off = [k for k in both if abs(mine[k] - theirs[k]) > 0.01 * max(theirs[k], 0.01)]
-    lines = [f"Root {root}: {len(mine)} sessions priced by inspector, {len(theirs)} by ccusage {CCUSAGE_VERSION} (--offline), "
-             f"{len(both)} by both.", "",
-             "| | inspector | ccusage | difference |", "|---|---:|---:|---:|",
-             f"| the {len(both)} sessions both price | ${a:,.4f} | ${b:,.4f} | {100 * (a - b) / b if b else 0:+.3f}% |",
-             f"| every session | ${sum(mine.values()):,.4f} | ${sum(theirs.values()):,.4f} | |", "",
-             f"Sessions more than 1% apart: {len(off)}" + (" (" + ", ".join(off[:10]) + ")" if off else ""),
-             f"Only inspector names: {len(set(mine) - set(theirs))}; only ccusage: {len(set(theirs) - set(mine))} "
-             "(a session ccusage keys by a file name that is not a session id)."]
+    lines = [
+        f"Root {root}: {len(mine)} sessions priced by inspector, {len(theirs)} by ccusage {CCUSAGE_VERSION} (--offline), "
+        f"{len(both)} by both.",
+        "",
+        "| | inspector | ccusage | difference |",
+        "|---|---:|---:|---:|",
+        f"| the {len(both)} sessions both price | ${a:,.4f} | ${b:,.4f} | {100 * (a - b) / b if b else 0:+.3f}% |",
+        f"| every session | ${sum(mine.values()):,.4f} | ${sum(theirs.values()):,.4f} | |",
+        "",
+        f"Sessions more than 1% apart: {len(off)}" + (" (" + ", ".join(off[:10]) + ")" if off else ""),
+        f"Only inspector names: {len(set(mine) - set(theirs))}; only ccusage: {len(set(theirs) - set(mine))} "
+        "(a session ccusage keys by a file name that is not a session id).",
+    ]
     text = "\n".join(lines) + "\n"
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "cost.md").write_text(text)

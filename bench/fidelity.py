@@ -43,29 +43,54 @@ def rows(data: Path) -> list[dict]:
             err = None
             if e.first_usage_after and e.predicted_post_tokens is not None:
                 err = (e.predicted_post_tokens - e.first_usage_after) / e.first_usage_after
-            era = "" if e.kind == "microcompact" else e.rules_of + ("" if s.records[e.index].version and "[" not in version else ", version not recorded")
-            out.append({
-                "session": f"{p.parent.name[:28]}/{p.stem[:8]}", "version": version, "kind": e.kind, "pre": e.pre_tokens,
-                "threshold": e.threshold, "why": era, "margin": e.margin if e.kind != "microcompact" else None,
-                "before": e.last_usage_before, "after": e.first_usage_after, "predicted": e.predicted_post_tokens, "error": err,
-            })
+            era = (
+                ""
+                if e.kind == "microcompact"
+                else e.rules_of + ("" if s.records[e.index].version and "[" not in version else ", version not recorded")
+            )
+            out.append(
+                {
+                    "session": f"{p.parent.name[:28]}/{p.stem[:8]}",
+                    "version": version,
+                    "kind": e.kind,
+                    "pre": e.pre_tokens,
+                    "threshold": e.threshold,
+                    "why": era,
+                    "margin": e.margin if e.kind != "microcompact" else None,
+                    "before": e.last_usage_before,
+                    "after": e.first_usage_after,
+                    "predicted": e.predicted_post_tokens,
+                    "error": err,
+                }
+            )
     return out
 
 
 def table(rs: list[dict]) -> str:
-    lines = ["| session | Claude Code | trigger | preTokens | threshold (rules of) | margin | last usage before | first usage after | predicted | error |",
-             "|---|---|---|---:|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| session | Claude Code | trigger | preTokens | threshold (rules of) | margin | last usage before | first usage after "
+        "| predicted | error |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
     for r in rs:
-        th = "—" if r["kind"] == "microcompact" else (f"{n(r['threshold'])} ({r['why']})" if r["threshold"] is not None else f"none in force ({r['why']})")
+        th = (
+            "—"
+            if r["kind"] == "microcompact"
+            else (f"{n(r['threshold'])} ({r['why']})" if r["threshold"] is not None else f"none in force ({r['why']})")
+        )
         err = "—" if r["error"] is None else f"{r['error'] * 100:+.1f}%"
-        lines.append(f"| `{r['session']}` | {r['version']} | {r['kind']} | {n(r['pre'])} | {th} | {n(r['margin'])} | {n(r['before'])} | "
-                     f"{n(r['after'])} | {n(r['predicted'])} | {err} |")
+        lines.append(
+            f"| `{r['session']}` | {r['version']} | {r['kind']} | {n(r['pre'])} | {th} | {n(r['margin'])} | {n(r['before'])} | "
+            f"{n(r['after'])} | {n(r['predicted'])} | {err} |"
+        )
     errs = sorted(abs(r["error"]) for r in rs if r["error"] is not None)
     if errs:
         p90 = errs[max(0, math.ceil(0.9 * len(errs)) - 1)]
         lines.append("")
-        lines.append(f"{len(rs)} boundaries; {len(errs)} followed by an API response, all predicted: median error "
-                     f"{statistics.median(errs) * 100:.1f}%, 90th percentile {p90 * 100:.1f}%, largest {errs[-1] * 100:.1f}%.")
+        lines.append(
+            f"{len(rs)} boundaries; {len(errs)} followed by an API response, all predicted: median error "
+            f"{statistics.median(errs) * 100:.1f}%, 90th percentile {p90 * 100:.1f}%, largest {errs[-1] * 100:.1f}%."
+        )
     return "\n".join(lines) + "\n"
 
 

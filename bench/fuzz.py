@@ -60,10 +60,36 @@ def _deep_dict(d: int, leaf: object) -> object:
     return v
 
 
-WRONG = [None, True, 0, -1, 2 ** 70, 1.5, "", "x", [], {}, [1, "a"], {"a": 1}]
-FIELDS = ["message", "content", "usage", "attachment", "toolUseResult", "compactMetadata", "input", "text", "type",
-          "uuid", "parentUuid", "timestamp", "model", "id", "tool_use_id", "name", "tail", "cacheControl", "params",
-          "origin", "data", "subtype", "isCompactSummary", "summary", "input_tokens", "output_tokens", "stop_reason"]
+WRONG = [None, True, 0, -1, 2**70, 1.5, "", "x", [], {}, [1, "a"], {"a": 1}]
+FIELDS = [
+    "message",
+    "content",
+    "usage",
+    "attachment",
+    "toolUseResult",
+    "compactMetadata",
+    "input",
+    "text",
+    "type",
+    "uuid",
+    "parentUuid",
+    "timestamp",
+    "model",
+    "id",
+    "tool_use_id",
+    "name",
+    "tail",
+    "cacheControl",
+    "params",
+    "origin",
+    "data",
+    "subtype",
+    "isCompactSummary",
+    "summary",
+    "input_tokens",
+    "output_tokens",
+    "stop_reason",
+]
 
 
 def _set(obj: object, key: str, value: object, rng: random.Random, depth: int = 0) -> bool:
@@ -82,8 +108,9 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
     for _ in range(rng.randint(1, 4)):
         n = len(lines)
         i = rng.randrange(max(1, n))
-        op = rng.choice(["wrong", "wrong", "wrong", "deeplist", "bigint", "deepkept", "bigdeep", "truncate", "flip",
-                         "delete", "duplicate"])
+        op = rng.choice(
+            ["wrong", "wrong", "wrong", "deeplist", "bigint", "deepkept", "bigdeep", "truncate", "flip", "delete", "duplicate"]
+        )
         try:
             obj = orjson.loads(lines[i]) if lines[i].strip() else None
         except orjson.JSONDecodeError:
@@ -108,10 +135,16 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
         if op == "wrong":
             _set(obj, rng.choice(FIELDS), rng.choice(WRONG), rng)
         elif op == "deeplist":
-            _set(obj, rng.choice(["content", "input", "toolUseResult", "text", "message"]), _deep_list(rng.randint(900, 1000)), rng)
+            _set(
+                obj, rng.choice(["content", "input", "toolUseResult", "text", "message"]), _deep_list(rng.randint(900, 1000)), rng
+            )
         elif op == "bigint":
-            _set(obj, rng.choice(["input_tokens", "output_tokens", "cache_read_input_tokens", "preTokens", "timestamp"]),
-                 int("9" * 30), rng)
+            _set(
+                obj,
+                rng.choice(["input_tokens", "output_tokens", "cache_read_input_tokens", "preTokens", "timestamp"]),
+                int("9" * 30),
+                rng,
+            )
         elif op == "deepkept":
             obj["toolUseResult"] = _deep_dict(rng.randint(254, 700), "x")
         elif op == "bigdeep":
@@ -130,14 +163,25 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
 
 def commands(path: Path, out_dir: Path) -> list[tuple[list[str], tuple[int, ...]]]:
     p = str(path)
-    return [(["stats", p], (0, 2)), (["stats", "--json", p], (0, 2)), (["tokens", p], (0, 2)), (["tokens", "--json", p], (0, 2)),
-            (["show", p, "--all"], (0, 2)), (["show", p, "--all", "--markdown"], (0, 2)), (["show", p, "--line", "3"], (0, 2)),
-            (["search", "the", p], (0, 1, 2)), (["request", p], (0, 2)), (["request", "--json", p], (0, 2)),
-            (["cost", p], (0, 2)), (["cost", "--json", p], (0, 2)),
-            (["compact", p], (0, 2)), (["compact", p, "--strategy", "full"], (0, 2)),
-            (["compact", p, "--strategy", "microcompact", "--force"], (0, 2)),
-            (["compact", p, "--strategy", "session-memory"], (0, 2)),
-            (["compact", p, "--write", "--out", str(out_dir / "saved.jsonl"), "--allow-live", "--allow-newer"], (0, 2))]
+    return [
+        (["stats", p], (0, 2)),
+        (["stats", "--json", p], (0, 2)),
+        (["tokens", p], (0, 2)),
+        (["tokens", "--json", p], (0, 2)),
+        (["show", p, "--all"], (0, 2)),
+        (["show", p, "--all", "--markdown"], (0, 2)),
+        (["show", p, "--line", "3"], (0, 2)),
+        (["search", "the", p], (0, 1, 2)),
+        (["request", p], (0, 2)),
+        (["request", "--json", p], (0, 2)),
+        (["cost", p], (0, 2)),
+        (["cost", "--json", p], (0, 2)),
+        (["compact", p], (0, 2)),
+        (["compact", p, "--strategy", "full"], (0, 2)),
+        (["compact", p, "--strategy", "microcompact", "--force"], (0, 2)),
+        (["compact", p, "--strategy", "session-memory"], (0, 2)),
+        (["compact", p, "--write", "--out", str(out_dir / "saved.jsonl"), "--allow-live", "--allow-newer"], (0, 2)),
+    ]
 
 
 def run_one(argv: list[str], limit: float) -> tuple[int | None, str, float]:
@@ -214,8 +258,10 @@ def main_(argv: list[str] | None = None) -> int:
             shutil.rmtree(case, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{args.files} mutated files, {runs} command runs in {time.perf_counter() - t0:.0f} s: {crashes} crashes, "
-          f"{hangs} hangs, {changed} inputs changed")
+    print(
+        f"{args.files} mutated files, {runs} command runs in {time.perf_counter() - t0:.0f} s: {crashes} crashes, "
+        f"{hangs} hangs, {changed} inputs changed"
+    )
     for what, n in kinds.most_common():
         print(f"  {n:5d}  {what}")
     return 1 if crashes or hangs or changed else 0

@@ -107,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(5):
             word = "zq9appended" if k == 0 else f"zq9appendedagain{k}"
             with open(victim, "ab") as f:
-                f.write(b'\n{"type":"user","uuid":"bench-append%d","parentUuid":null,'
-                        b'"message":{"role":"user","content":"%s"}}\n' % (k, word.encode()))
+                f.write(
+                    b'\n{"type":"user","uuid":"bench-append%d","parentUuid":null,'
+                    b'"message":{"role":"user","content":"%s"}}\n' % (k, word.encode())
+                )
             took, code = timed(py + ["search", word, str(root)], env)
             if code != 0:
                 print(f"the appended record ({word}) was not found", file=sys.stderr)
@@ -116,8 +118,13 @@ def main(argv: list[str] | None = None) -> int:
             appends.append(took)
         append = sorted(appends)[2]
         rare = best(py + ["search", "zq9appended", str(root)], env)  # one record in 2,000 sessions
-        r = subprocess.run([sys.executable, "-c", IN_PROCESS, str(root), "zq9absentword", "zq9appended"], env=env,
-                           capture_output=True, text=True, check=True)
+        r = subprocess.run(
+            [sys.executable, "-c", IN_PROCESS, str(root), "zq9absentword", "zq9appended"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         inproc = json.loads(r.stdout)
         same = []  # the index's results against the scan's, whole (sessions, lines, counts, snippets)
         for term in ("zq9appended", "empty hourly", "Yes, bump it"):
@@ -125,36 +132,53 @@ def main(argv: list[str] | None = None) -> int:
             b = subprocess.run(py + ["search", term, str(root), "--json", "--no-index"], env=env, capture_output=True).stdout
             same.append(f"'{term}': {len(a.splitlines()):,} hits, {'identical' if a == b else 'DIFFERENT'}")
         size = sum(p.stat().st_size for p in (Path(t) / "cache" / "inspector").glob("index*.sqlite*"))
-    rows = [("floor: python -c pass", floor_python),
-            ("floor: python importing the libraries `search` needs (orjson, sqlite3, argparse, pathlib)", floor_libs),
-            ("floor: python importing what `search` imports (those, dataclasses, inspector's modules)", floor_imports),
-            (f"floor: one stat of each of the {inproc['stats'][1]:,} files and folders a search checks (in one process)",
-             inproc["stats"][0]),
-            ("stats --json, cold", cold_stats), ("stats --json, warm", warm_stats),
-            ("first search, no index yet (indexes 64 MB, reads the rest)", first_search),
-            ("index, cold (transcripts and persisted outputs)", build),
-            ("search, absent word, warm", absent), ("search, rare word (1 record), warm", rare),
-            ("search --no-index (the scan), absent word", scan), ("grep -r, absent word", grep),
-            ("append one record, search it (the median of five appends)", append),
-            ("the app's lookup (in its process), absent word", inproc["zq9absentword"][0]),
-            ("the app's lookup (in its process), rare word", inproc["zq9appended"][0])]
-    lines = [f"Root {src}: {n:,} sessions; index on disk {size / 2**20:,.0f} MB. Each command is a new process "
-             "(`python -m inspector`: Python's start and its imports included: the floors below; each warm one the median of 7 runs); the app's lookup runs in one.", "",
-             f"Index against scan (`search --json` with and without it): {'; '.join(same)}.", "",
-             "| measurement | time |", "|---|---:|"] + [f"| {a} | {b:.3f} s |" for a, b in rows]
+    rows = [
+        ("floor: python -c pass", floor_python),
+        ("floor: python importing the libraries `search` needs (orjson, sqlite3, argparse, pathlib)", floor_libs),
+        ("floor: python importing what `search` imports (those, dataclasses, inspector's modules)", floor_imports),
+        (
+            f"floor: one stat of each of the {inproc['stats'][1]:,} files and folders a search checks (in one process)",
+            inproc["stats"][0],
+        ),
+        ("stats --json, cold", cold_stats),
+        ("stats --json, warm", warm_stats),
+        ("first search, no index yet (indexes 64 MB, reads the rest)", first_search),
+        ("index, cold (transcripts and persisted outputs)", build),
+        ("search, absent word, warm", absent),
+        ("search, rare word (1 record), warm", rare),
+        ("search --no-index (the scan), absent word", scan),
+        ("grep -r, absent word", grep),
+        ("append one record, search it (the median of five appends)", append),
+        ("the app's lookup (in its process), absent word", inproc["zq9absentword"][0]),
+        ("the app's lookup (in its process), rare word", inproc["zq9appended"][0]),
+    ]
+    lines = [
+        f"Root {src}: {n:,} sessions; index on disk {size / 2**20:,.0f} MB. Each command is a new process "
+        "(`python -m inspector`: Python's start and its imports included: the floors below; each warm one the median of 7 "
+        "runs); the app's lookup runs in one.",
+        "",
+        f"Index against scan (`search --json` with and without it): {'; '.join(same)}.",
+        "",
+        "| measurement | time |",
+        "|---|---:|",
+    ] + [f"| {a} | {b:.3f} s |" for a, b in rows]
 
     def target(what: str, value: float, goal: float, unit: str = "") -> str:
         return f"| {what} | {value:.3f}{unit} | ≤ {goal}{unit} | {'met' if value <= goal else 'missed'} |"
 
-    lines += ["", "| target | measured | goal | |", "|---|---:|---:|---|",
-              target("absent word, warm (command)", absent, 0.05, " s"),
-              target("absent word, warm (the app's lookup)", inproc["zq9absentword"][0], 0.05, " s"),
-              target("rare word, warm (command)", rare, 0.05, " s"),
-              target("rare word, warm (the app's lookup)", inproc["zq9appended"][0], 0.05, " s"),
-              target("absent word / grep -r", absent / grep, 0.05, "×"),
-              target("index build / cold stats", build / cold_stats, 1.5, "×"),
-              target("append + search", append, 0.1, " s"),
-              target("warm stats per 1,000 sessions", warm_stats / n * 1000, 0.1, " s")]
+    lines += [
+        "",
+        "| target | measured | goal | |",
+        "|---|---:|---:|---|",
+        target("absent word, warm (command)", absent, 0.05, " s"),
+        target("absent word, warm (the app's lookup)", inproc["zq9absentword"][0], 0.05, " s"),
+        target("rare word, warm (command)", rare, 0.05, " s"),
+        target("rare word, warm (the app's lookup)", inproc["zq9appended"][0], 0.05, " s"),
+        target("absent word / grep -r", absent / grep, 0.05, "×"),
+        target("index build / cold stats", build / cold_stats, 1.5, "×"),
+        target("append + search", append, 0.1, " s"),
+        target("warm stats per 1,000 sessions", warm_stats / n * 1000, 0.1, " s"),
+    ]
     text = "\n".join(lines) + "\n"
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "index.md").write_text(text)

@@ -71,31 +71,72 @@ def big_session(folder: Path, target_bytes: int = 200 << 20, seed: int = 11) -> 
         cycle = 0
         while f.tell() < target_bytes:
             cycle += 1
-            w.user(f"Step {cycle}: continue with the next module and run the tests." if cycle % 7 else
-                   [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}},
-                    {"type": "text", "text": "This is the failure I see."}] if cycle == 7 else "Keep going.", promptId=f"p-{cycle}")
-            w.response([{"type": "thinking", "thinking": "Plan: " + " ".join(rng.choice(small_text)[:1500].split()), "signature": "c2ln"},
-                        {"type": "text", "text": f"Working on step {cycle}: reading the modules involved."}])
+            w.user(
+                f"Step {cycle}: continue with the next module and run the tests."
+                if cycle % 7
+                else [
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}},
+                    {"type": "text", "text": "This is the failure I see."},
+                ]
+                if cycle == 7
+                else "Keep going.",
+                promptId=f"p-{cycle}",
+            )
+            w.response(
+                [
+                    {
+                        "type": "thinking",
+                        "thinking": "Plan: " + " ".join(rng.choice(small_text)[:1500].split()),
+                        "signature": "c2ln",
+                    },
+                    {"type": "text", "text": f"Working on step {cycle}: reading the modules involved."},
+                ]
+            )
             for k in range(8):
                 text = big_text[(cycle + k) % len(big_text)] if (k == 0 and cycle % 3 == 0) else rng.choice(small_text)[:2500]
                 name = "Read" if k % 3 else "Bash"
-                inp = {"file_path": f"{PROJECT_CWD}/{list(MODULES)[k % len(MODULES)]}"} if name == "Read" else {"command": "uv run pytest -q"}
+                inp = (
+                    {"file_path": f"{PROJECT_CWD}/{list(MODULES)[k % len(MODULES)]}"}
+                    if name == "Read"
+                    else {"command": "uv run pytest -q"}
+                )
                 tid, src = w.call(name, inp, text if name == "Read" else rng.choice(logs))
                 for _ in range(2):  # hook progress records, in the chain (legacy shape)
-                    prog = w.envelope("progress", data={"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:" + name},
-                                      toolUseID=tid, parentToolUseID=tid)
+                    prog = w.envelope(
+                        "progress",
+                        data={"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:" + name},
+                        toolUseID=tid,
+                        parentToolUseID=tid,
+                    )
                     w.emit(prog)
                     w.last = prog["uuid"]
             if cycle % 50 == 0:
                 aid = "a" + w.hexid(16)
                 tid = w.tool_id()
-                src = w.response([{"type": "tool_use", "id": tid, "name": "Agent", "input": {"description": "Explore", "prompt": "Look around."}}],
-                                 stop="tool_use")[-1]
+                src = w.response(
+                    [
+                        {
+                            "type": "tool_use",
+                            "id": tid,
+                            "name": "Agent",
+                            "input": {"description": "Explore", "prompt": "Look around."},
+                        }
+                    ],
+                    stop="tool_use",
+                )[-1]
                 sub_path = sdir / "subagents" / f"agent-{aid}.jsonl"
                 sub_path.parent.mkdir(parents=True, exist_ok=True)
                 with open(sub_path, "wb") as sf:
-                    sub = StreamWriter(sf, random.Random(cycle), session_id=sid, cwd=PROJECT_CWD, version="2.1.88", start=w.t,
-                                       sidechain=True, agent_id=aid)
+                    sub = StreamWriter(
+                        sf,
+                        random.Random(cycle),
+                        session_id=sid,
+                        cwd=PROJECT_CWD,
+                        version="2.1.88",
+                        start=w.t,
+                        sidechain=True,
+                        agent_id=aid,
+                    )
                     sub.user("Look around.", parent=None)
                     for _ in range(5):
                         sub.call("Read", {"file_path": f"{PROJECT_CWD}/weatherly/api.py"}, rng.choice(small_text))
@@ -107,18 +148,39 @@ def big_session(folder: Path, target_bytes: int = 200 << 20, seed: int = 11) -> 
                 cp = sdir / "subagents" / f"agent-{cid}.jsonl"
                 cp.parent.mkdir(parents=True, exist_ok=True)
                 with open(cp, "wb") as cf:
-                    comp = StreamWriter(cf, random.Random(cycle + 1), session_id=sid, cwd=PROJECT_CWD, version="2.1.88", start=w.t,
-                                        sidechain=True, agent_id=cid)
+                    comp = StreamWriter(
+                        cf,
+                        random.Random(cycle + 1),
+                        session_id=sid,
+                        cwd=PROJECT_CWD,
+                        version="2.1.88",
+                        start=w.t,
+                        sidechain=True,
+                        agent_id=cid,
+                    )
                     comp.ctx, comp.last_usage_total = w.ctx, w.last_usage_total
                     comp.user("Summarize the conversation so far.", parent=logical)
-                    comp.response([{"type": "text", "text": "<analysis>notes</analysis>\n<summary>\n" + SUMMARY_TEXT + "\n</summary>"}])
+                    comp.response(
+                        [{"type": "text", "text": "<analysis>notes</analysis>\n<summary>\n" + SUMMARY_TEXT + "\n</summary>"}]
+                    )
                 w.t += timedelta(seconds=60)
-                b = w.system("compact_boundary", parent=None, content="Conversation compacted", level="info",
-                             compactMetadata={"trigger": "auto", "preTokens": w.last_usage_total + 40}, logicalParentUuid=logical)
+                b = w.system(
+                    "compact_boundary",
+                    parent=None,
+                    content="Conversation compacted",
+                    level="info",
+                    compactMetadata={"trigger": "auto", "preTokens": w.last_usage_total + 40},
+                    logicalParentUuid=logical,
+                )
                 w.ctx, w.last_usage_total = 2_000, 0
-                w.user("This session is being continued from a previous conversation that ran out of context. The summary below covers "
-                       "the earlier portion of the conversation.\n\nSummary:\n" + SUMMARY_TEXT, parent=b, isVisibleInTranscriptOnly=True,
-                       isCompactSummary=True)
+                w.user(
+                    "This session is being continued from a previous conversation that ran out of context. The summary below "
+                    "covers "
+                    "the earlier portion of the conversation.\n\nSummary:\n" + SUMMARY_TEXT,
+                    parent=b,
+                    isVisibleInTranscriptOnly=True,
+                    isCompactSummary=True,
+                )
         w.response([{"type": "text", "text": "All modules are split and the suite passes."}])
         w.meta("ai-title", sessionId=sid, aiTitle="Split the weatherly API client (benchmark session)")
         records = w.count

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -40,7 +40,9 @@ class Result:
     note: str = ""
 
 
-def run(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None) -> tuple[float | None, float | None, int, str]:
+def run(
+    cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None
+) -> tuple[float | None, float | None, int, str]:
     """Run a command; return (seconds, peak RSS in MB, exit code, the tail of its output).
 
     The peak is the child's ru_maxrss, which the kernel seeds at exec with this process's own peak
@@ -215,7 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     inputs = work / "inputs"
     stamp = inputs / f"made-{args.big_mb}-{args.sessions}"
     if args.rebuild or not stamp.exists():
-        r = run([PY, str(HERE / "make_inputs.py"), str(inputs), "--big-mb", str(args.big_mb), "--sessions", str(args.sessions)], timeout=1200)
+        r = run(
+            [PY, str(HERE / "make_inputs.py"), str(inputs), "--big-mb", str(args.big_mb), "--sessions", str(args.sessions)],
+            timeout=1200,
+        )
         if r[2] != 0:
             print(r[3], file=sys.stderr)
             return 1
@@ -233,10 +238,15 @@ def main(argv: list[str] | None = None) -> int:
     def rec(key: str, name: str, r: tuple[float | None, float | None, int, str], note: str = "") -> None:
         secs, rss, code, tail = r
         if code != 0:
-            note = (note + " " if note else "") + ("timed out" if code == -9 else f"failed ({code}): {tail.strip().splitlines()[-1] if tail.strip() else ''}")
+            note = (note + " " if note else "") + (
+                "timed out" if code == -9 else f"failed ({code}): {tail.strip().splitlines()[-1] if tail.strip() else ''}"
+            )
             secs = None
         results[key] = Result(name, secs, rss, note)
-        print(f"  {name:<58} {'-' if secs is None else f'{secs:8.2f} s'}  {'' if rss is None else f'{rss:7.0f} MB'}  {note}", file=sys.stderr)
+        print(
+            f"  {name:<58} {'-' if secs is None else f'{secs:8.2f} s'}  {'' if rss is None else f'{rss:7.0f} MB'}  {note}",
+            file=sys.stderr,
+        )
 
     print(f"inputs: {big_mb:.0f} MB session; {n_sessions:,} sessions, {root_gb:.2f} GB", file=sys.stderr)
     rec("floor_newlines", f"floor: read {big_mb:.0f} MB and count newlines", py_timed(FLOOR_NEWLINES, str(big), env=env))
@@ -247,10 +257,16 @@ def main(argv: list[str] | None = None) -> int:
     # "cold" is inspector's cache empty, not the system's: the root is read once first, as the peers measured after
     # it find it in the page cache too (without this, a run where the system had dropped it measured the disk)
     read_all(root)
-    rec("stats_cold", f"inspector: stats --json, {n_sessions:,} sessions, cold",
-        run([PY, "-m", "inspector", "stats", "--json", str(root)], env=stats_env))
-    rec("stats_warm", f"inspector: stats --json, {n_sessions:,} sessions, warm",
-        run([PY, "-m", "inspector", "stats", "--json", str(root)], env=stats_env))
+    rec(
+        "stats_cold",
+        f"inspector: stats --json, {n_sessions:,} sessions, cold",
+        run([PY, "-m", "inspector", "stats", "--json", str(root)], env=stats_env),
+    )
+    rec(
+        "stats_warm",
+        f"inspector: stats --json, {n_sessions:,} sessions, warm",
+        run([PY, "-m", "inspector", "stats", "--json", str(root)], env=stats_env),
+    )
     shutil.rmtree(cache, ignore_errors=True)
     for key, path, label in (("tui_big", big, f"{big_mb:.0f} MB"), ("tui_small", small, f"{small.stat().st_size / 1024:.0f} KB")):
         secs, rss, code, tail = py(TUI_PAINT, str(path), env=env)
@@ -258,13 +274,18 @@ def main(argv: list[str] | None = None) -> int:
             marks = json.loads(tail.strip().splitlines()[-1])
             results[f"{key}_first"] = Result(f"inspector TUI: first paint, {label} session", marks["first_paint"], rss)
             results[f"{key}_loaded"] = Result(f"inspector TUI: fully loaded, {label} session", marks["loaded"], rss)
-            print(f"  TUI {label}: first paint {marks['first_paint']:.2f} s, loaded {marks['loaded']:.2f} s, {rss:.0f} MB", file=sys.stderr)
+            print(
+                f"  TUI {label}: first paint {marks['first_paint']:.2f} s, loaded {marks['loaded']:.2f} s, {rss:.0f} MB",
+                file=sys.stderr,
+            )
         else:
             rec(f"{key}_first", f"inspector TUI, {label} session", (secs, rss, code, tail))
     secs, rss, code, tail = py(OURS_PREVIEWS, str(big), env=env)
     if code == 0:
         d = json.loads(tail.strip().splitlines()[-1])
-        results["estimator"] = Result(f"inspector: calibrate token counts of {big_mb:.0f} MB (once per session)", d["estimator"], rss)
+        results["estimator"] = Result(
+            f"inspector: calibrate token counts of {big_mb:.0f} MB (once per session)", d["estimator"], rss
+        )
         for k in ("microcompact", "session-memory", "full", "partial"):
             if k in d:
                 results[f"preview_{k}"] = Result(f"inspector: {k} preview on {big_mb:.0f} MB", d[k], rss)
@@ -278,26 +299,53 @@ def main(argv: list[str] | None = None) -> int:
             cfg.mkdir()
             (cfg / "projects").symlink_to(root)
             if peers["ccusage"]:
-                rec("ccusage_root", f"ccusage {CCUSAGE_VERSION}: session --json, {n_sessions:,} sessions",
-                    run(peers["ccusage"] + ["session", "--json", "--offline"], env=env_with(CLAUDE_CONFIG_DIR=str(cfg)), timeout=600))
+                rec(
+                    "ccusage_root",
+                    f"ccusage {CCUSAGE_VERSION}: session --json, {n_sessions:,} sessions",
+                    run(
+                        peers["ccusage"] + ["session", "--json", "--offline"],
+                        env=env_with(CLAUDE_CONFIG_DIR=str(cfg)),
+                        timeout=600,
+                    ),
+                )
             else:
                 results["ccusage_root"] = Result("ccusage", None, None, "could not be installed")
             if peers["claude-code-log"]:
                 out = Path(t) / "ccl"
-                rec("ccl_root", f"claude-code-log {CCL_VERSION}: convert --all-projects, {n_sessions:,} sessions",
-                    run(peers["claude-code-log"] + ["convert", str(root), "--all-projects", "--no-cache", "--no-individual-sessions",
-                                                    "-o", str(out)], timeout=600, env=env_with(HOME=t)))
-                rec("ccl_big", f"claude-code-log {CCL_VERSION}: convert the {big_mb:.0f} MB session",
-                    run(peers["claude-code-log"] + ["convert", str(big), "--no-cache", "-o", str(Path(t) / "big.html")], timeout=600,
-                        env=env_with(HOME=t)))
+                rec(
+                    "ccl_root",
+                    f"claude-code-log {CCL_VERSION}: convert --all-projects, {n_sessions:,} sessions",
+                    run(
+                        peers["claude-code-log"]
+                        + ["convert", str(root), "--all-projects", "--no-cache", "--no-individual-sessions", "-o", str(out)],
+                        timeout=600,
+                        env=env_with(HOME=t),
+                    ),
+                )
+                rec(
+                    "ccl_big",
+                    f"claude-code-log {CCL_VERSION}: convert the {big_mb:.0f} MB session",
+                    run(
+                        peers["claude-code-log"] + ["convert", str(big), "--no-cache", "-o", str(Path(t) / "big.html")],
+                        timeout=600,
+                        env=env_with(HOME=t),
+                    ),
+                )
             else:
                 results["ccl_root"] = Result("claude-code-log", None, None, "could not be installed")
             if peers["ccusage"]:
                 bigcfg = Path(t) / "bigclaude"
                 bigcfg.mkdir()
                 (bigcfg / "projects").symlink_to(big.parent.parent)
-                rec("ccusage_big", f"ccusage {CCUSAGE_VERSION}: session --json on the {big_mb:.0f} MB session",
-                    run(peers["ccusage"] + ["session", "--json", "--offline"], env=env_with(CLAUDE_CONFIG_DIR=str(bigcfg)), timeout=600))
+                rec(
+                    "ccusage_big",
+                    f"ccusage {CCUSAGE_VERSION}: session --json on the {big_mb:.0f} MB session",
+                    run(
+                        peers["ccusage"] + ["session", "--json", "--offline"],
+                        env=env_with(CLAUDE_CONFIG_DIR=str(bigcfg)),
+                        timeout=600,
+                    ),
+                )
     write_results(results, big_mb, n_sessions, root_gb)
     return 0
 
@@ -329,11 +377,19 @@ def write_results(results: dict[str, Result], big_mb: float, n: int, gb: float) 
     target("stats warm, seconds per 1,000 sessions", warm.seconds / n * 1000 if warm and warm.seconds else None, 0.2, " s")
     target("stats cold / ccusage", ratio(g("stats_cold"), g("ccusage_root")), 1.0)
     target("stats cold / claude-code-log", ratio(g("stats_cold"), g("ccl_root")), 1.0)
-    lines = [f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-             f"inputs: one {big_mb:.0f} MB session, {n:,} sessions ({gb:.2f} GB).", "",
-             "| measurement | time | peak RSS | note |", "|---|---:|---:|---|"]
+    lines = [
+        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; "
+        f"inputs: one {big_mb:.0f} MB session, {n:,} sessions ({gb:.2f} GB).",
+        "",
+        "| measurement | time | peak RSS | note |",
+        "|---|---:|---:|---|",
+    ]
     for r in results.values():
-        lines.append(f"| {r.name} | {'-' if r.seconds is None else f'{r.seconds:.2f} s'} | {'-' if r.rss_mb is None else f'{r.rss_mb:.0f} MB'} | {r.note} |")
+        lines.append(
+            f"| {r.name} | {'-' if r.seconds is None else f'{r.seconds:.2f} s'} | "
+            f"{'-' if r.rss_mb is None else f'{r.rss_mb:.0f} MB'} | {r.note} |"
+        )
     lines += ["", "| target | measured | goal | |", "|---|---:|---:|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets]
     md = "\n".join(lines) + "\n"
@@ -346,9 +402,16 @@ def write_results(results: dict[str, Result], big_mb: float, n: int, gb: float) 
     if start in text and end in text:
         a, b = text.index(start) + len(start), text.index(end)
         doc.write_text(text[:a] + md + text[b:])
-    (out / "latest.json").write_text(json.dumps({"results": {k: asdict(v) for k, v in results.items()},
-                                                 "targets": [dict(zip(("target", "measured", "goal", "status"), t)) for t in targets],
-                                                 "inputs": {"big_mb": big_mb, "sessions": n, "root_gb": gb}}, indent=2))
+    (out / "latest.json").write_text(
+        json.dumps(
+            {
+                "results": {k: asdict(v) for k, v in results.items()},
+                "targets": [dict(zip(("target", "measured", "goal", "status"), t)) for t in targets],
+                "inputs": {"big_mb": big_mb, "sessions": n, "root_gb": gb},
+            },
+            indent=2,
+        )
+    )
     print(md)
 
 

@@ -12,8 +12,8 @@ conformance/matrix.py), --bisect finds the release where a rule changed, --repl 
 from __future__ import annotations
 
 import argparse
-import json
 import gzip
+import json
 import shutil
 import sys
 import tempfile
@@ -112,29 +112,55 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--goldens", action="store_true", help="refresh tests/goldens from this run")
     ap.add_argument("--resume", action="store_true", help="the round trip on the goldens: save each strategy, resume it, compare")
     ap.add_argument("--readme", action="store_true", help="write the table into docs/conformance.md")
-    ap.add_argument("--matrix", action="store_true",
-                    help="measure every release of the era matrix on every model (inspector/claude/era_matrix.json, "
-                         "docs/era-matrix.md)")
+    ap.add_argument(
+        "--matrix",
+        action="store_true",
+        help="measure every release of the era matrix on every model (inspector/claude/era_matrix.json, docs/era-matrix.md)",
+    )
     ap.add_argument("--model", action="append", help="with --matrix: only these models (repeatable)")
     ap.add_argument("--release", action="append", help="with --matrix: only these releases (repeatable)")
     ap.add_argument("--jobs", type=int, default=2, help="with --matrix: runs at once (default 2)")
-    ap.add_argument("--only", choices=("release", "cells", "summarizer", "repl"),
-                    help="with --matrix: only the cells (release × model), the per-release probes (leaf, re-attached "
-                         "files, the summary's analysis), the failing-summarizer probe again, or the REPL checks")
-    ap.add_argument("--bisect", nargs=3, metavar=("PROBE", "LO", "HI"),
-                    help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
-                         "enforce-sonnet-4-6, leaf, analysis); recorded in inspector/claude/era_matrix.json")
-    ap.add_argument("--random", type=int, metavar="N", help="run N generated scenarios (conformance/generate.py), each "
-                    "checked whole; a failing seed is kept in conformance/found.json")
+    ap.add_argument(
+        "--only",
+        choices=("release", "cells", "summarizer", "repl"),
+        help="with --matrix: only the cells (release × model), the per-release probes (leaf, re-attached "
+        "files, the summary's analysis), the failing-summarizer probe again, or the REPL checks",
+    )
+    ap.add_argument(
+        "--bisect",
+        nargs=3,
+        metavar=("PROBE", "LO", "HI"),
+        help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
+        "enforce-sonnet-4-6, leaf, analysis); recorded in inspector/claude/era_matrix.json",
+    )
+    ap.add_argument(
+        "--random",
+        type=int,
+        metavar="N",
+        help="run N generated scenarios (conformance/generate.py), each "
+        "checked whole; a failing seed is kept in conformance/found.json",
+    )
     ap.add_argument("--seed", type=int, default=0, help="with --random: the first seed (default 0)")
-    ap.add_argument("--random-repl", type=int, metavar="M", help="with --random: M of the generated scenarios typed "
-                    "into the REPL (in tmux), each ending in a partial compaction from the rewind menu (default N // 8)")
-    ap.add_argument("--golden-seeds", metavar="S,S,...", help="run these generated seeds and commit each as a golden "
-                    "under tests/goldens (gen_<seed>), for the normal suite")
+    ap.add_argument(
+        "--random-repl",
+        type=int,
+        metavar="M",
+        help="with --random: M of the generated scenarios typed "
+        "into the REPL (in tmux), each ending in a partial compaction from the rewind menu (default N // 8)",
+    )
+    ap.add_argument(
+        "--golden-seeds",
+        metavar="S,S,...",
+        help="run these generated seeds and commit each as a golden under tests/goldens (gen_<seed>), for the normal suite",
+    )
     ap.add_argument("--doc", action="store_true", help="with --random: write the summary table to docs/conformance-generated.md")
-    ap.add_argument("--repl", nargs=3, metavar=("VERSION", "MODEL", "SIZES"),
-                    help="run VERSION's REPL in tmux on MODEL, the fake reporting SIZES (comma-separated) for its replies: "
-                         "where does the REPL compact (print mode is what the matrix measures)")
+    ap.add_argument(
+        "--repl",
+        nargs=3,
+        metavar=("VERSION", "MODEL", "SIZES"),
+        help="run VERSION's REPL in tmux on MODEL, the fake reporting SIZES (comma-separated) for its replies: "
+        "where does the REPL compact (print mode is what the matrix measures)",
+    )
     args = ap.parse_args(argv)
     if args.golden_seeds:
         from conformance import generated
@@ -157,8 +183,7 @@ def main(argv: list[str] | None = None) -> int:
 
         out = args.out or Path(tempfile.mkdtemp(prefix="inspector-conformance-generated-"))
         t0 = time.monotonic()
-        rows = generated.run_generated(args.random, args.seed, args.version, jobs=args.jobs, out=out,
-                                       repl=args.random_repl)
+        rows = generated.run_generated(args.random, args.seed, args.version, jobs=args.jobs, out=out, repl=args.random_repl)
         text = generated.table(rows, args.version, args.random, args.seed, time.monotonic() - t0, args.jobs)
         print(text, end="")
         print(f"runs kept in {out}", file=sys.stderr)
@@ -181,8 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.matrix:
         from conformance import matrix
 
-        return matrix.main(args.release or list(matrix.RELEASES), args.model or list(matrix.MODELS), jobs=args.jobs,
-                           only=args.only, probe_versions=None if args.release else list(matrix.PROBE_RELEASES))
+        return matrix.main(
+            args.release or list(matrix.RELEASES),
+            args.model or list(matrix.MODELS),
+            jobs=args.jobs,
+            only=args.only,
+            probe_versions=None if args.release else list(matrix.PROBE_RELEASES),
+        )
     if args.resume:
         return resume_main(args)
     binary = install(args.version, log=lambda m: print(m, file=sys.stderr))

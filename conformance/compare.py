@@ -28,9 +28,13 @@ class Facts:
     request_diffs: list[str] = field(default_factory=list)  # inspector's side: each request rebuilt otherwise
 
     def short(self) -> str:
-        th = ("not enforced" if self.enforced is False else
-              f"enforced, effective {self.effective_window:,}" + (f" ({self.source})" if self.source else "")
-              if self.enforced else "—")
+        th = (
+            "not enforced"
+            if self.enforced is False
+            else f"enforced, effective {self.effective_window:,}" + (f" ({self.source})" if self.source else "")
+            if self.enforced
+            else "—"
+        )
         comp = "; ".join(self.compactions) or "no compaction"
         return f"{comp} · {th}"
 
@@ -46,15 +50,20 @@ class Row:
     @property
     def match(self) -> bool:
         a, b = self.claude, self.inspector
-        window_ok = a.enforced is None or (a.enforced == b.enforced and (not a.enforced or a.effective_window == b.effective_window))
+        window_ok = a.enforced is None or (
+            a.enforced == b.enforced and (not a.enforced or a.effective_window == b.effective_window)
+        )
         source_ok = not a.source or a.source == b.source
-        return (a.compactions == b.compactions and window_ok and source_ok and b.requests.startswith("all ")
-                and not self.unknown)
+        return a.compactions == b.compactions and window_ok and source_ok and b.requests.startswith("all ") and not self.unknown
 
 
 def _system_without_billing(system: Any) -> Any:
-    if isinstance(system, list) and system and isinstance(system[0], dict) and str(system[0].get("text", "")).startswith(
-            "x-anthropic-billing-header:"):
+    if (
+        isinstance(system, list)
+        and system
+        and isinstance(system[0], dict)
+        and str(system[0].get("text", "")).startswith("x-anthropic-billing-header:")
+    ):
         return system[1:]
     return system
 
@@ -73,8 +82,14 @@ def claude_facts(folder: Path) -> Facts:
                 m = r.get("compactMetadata") or {}
                 # a partial compaction ("summarize from / up to here") is a manual one that names what it summarized
                 trigger = "partial" if "messagesSummarized" in m else str(m.get("trigger"))
-                boundaries.append((str(r.get("timestamp") or ""), trigger, int(m.get("preTokens") or 0),
-                                   len((m.get("preservedMessages") or {}).get("uuids") or [])))
+                boundaries.append(
+                    (
+                        str(r.get("timestamp") or ""),
+                        trigger,
+                        int(m.get("preTokens") or 0),
+                        len((m.get("preservedMessages") or {}).get("uuids") or []),
+                    )
+                )
     boundaries.sort(key=lambda b: b[0])
     # the cause, from the request log: the n-th summary served made the n-th boundary; it answered a refusal when the
     # last turn request before its summarize request(s) was refused as too long (a refused summarize request is the
@@ -102,7 +117,8 @@ def claude_facts(folder: Path) -> Facts:
     windows = re.findall(r"autocompact: .*?effectiveWindow=(\d+)", debug)
     sources = re.findall(r"thresholdSource=([a-z-]+)", debug)
     disabled = any(k in run.get("env", {}) for k in ("DISABLE_AUTO_COMPACT", "DISABLE_COMPACT")) or (
-        (run.get("settings") or {}).get("autoCompactEnabled") is False)
+        (run.get("settings") or {}).get("autoCompactEnabled") is False
+    )
     if windows:
         f.enforced, f.effective_window = True, int(windows[-1])
         f.source = sources[-1] if sources else None
@@ -161,11 +177,14 @@ def inspector_facts(folder: Path) -> Facts:
 
 def _system_markers(paths: list[list[Any]], shift: int) -> list[str]:
     """Breakpoints on the system prompt, indexes shifted back by `shift` (the billing line Claude Code puts first)."""
-    return sorted(json.dumps([["system", path[1] - shift, *path[2:]], marker], sort_keys=True)
-                  for path, marker in paths if path and path[0] == "system" and isinstance(path[1], int))
+    return sorted(
+        json.dumps([["system", path[1] - shift, *path[2:]], marker], sort_keys=True)
+        for path, marker in paths
+        if path and path[0] == "system" and isinstance(path[1], int)
+    )
 
 
-def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any], not_recorded: "list[str] | tuple[str, ...]" = ()) -> str | None:
+def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any], not_recorded: list[str] | tuple[str, ...] = ()) -> str | None:
     """The first way a request inspector rebuilt differs from the one the fake received (None: identical): every
     message, the system prompt (the billing line Claude Code puts first is not recorded), the tools, every
     top-level parameter (`stream` is how it was sent, `betas` its header), and every cache breakpoint."""
@@ -174,8 +193,11 @@ def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any], not_recorded
     if canonical(sent.get("messages")) != canonical(rebuilt.get("messages")):
         a, b = canonical(sent.get("messages")) or [], canonical(rebuilt.get("messages")) or []
         k = next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        return (f"message {k}: {_first_difference(a[k], b[k])}" if k < min(len(a), len(b))
-                else f"{len(a)} messages sent, {len(b)} rebuilt")
+        return (
+            f"message {k}: {_first_difference(a[k], b[k])}"
+            if k < min(len(a), len(b))
+            else f"{len(a)} messages sent, {len(b)} rebuilt"
+        )
     system = sent.get("system")
     billed = _system_without_billing(system) is not system
     if canonical(_system_without_billing(system)) != canonical(rebuilt.get("system")):
@@ -199,7 +221,10 @@ def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any], not_recorded
         if _markers(sent["cache"]) != _markers(got):
             return f"cache breakpoints on messages: sent {_markers(sent['cache'])}, rebuilt {_markers(got)}"
         if _system_markers(sent["cache"], 1 if billed else 0) != _system_markers(got, 0):
-            return f"cache breakpoints on the system prompt: sent {_system_markers(sent['cache'], 1 if billed else 0)}, rebuilt {_system_markers(got, 0)}"
+            return (
+                f"cache breakpoints on the system prompt: sent {_system_markers(sent['cache'], 1 if billed else 0)}, "
+                f"rebuilt {_system_markers(got, 0)}"
+            )
     return None
 
 
@@ -260,13 +285,20 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
             # the records in force when it was sent: a REPL writes some of them (the request's reminders) after the
             # api-request row, so the cut is at its first reply, or for one unanswered after the attachments that
             # follow its row (the next message, an API error or a compaction, came after it)
-            nxt = next((p.index for p in qs[k + 1:] if p.agent_id is None), len(s.records))
-            end = min(q.replies[0], nxt) if q.replies else next(
-                (j for j in range(q.index + 1, nxt) if s.records[j].type in ("user", "assistant", "system")), nxt)
+            nxt = next((p.index for p in qs[k + 1 :] if p.agent_id is None), len(s.records))
+            end = (
+                min(q.replies[0], nxt)
+                if q.replies
+                else next((j for j in range(q.index + 1, nxt) if s.records[j].type in ("user", "assistant", "system")), nxt)
+            )
             mine = canonical(api_messages(sent_bodies(s, Conversation(s.records[:end]).chain), style))
             if mine != sent:
                 m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
-                what = _first_difference(mine[m], sent[m]) if m < min(len(mine), len(sent)) else f"{len(mine)} vs {len(sent)} messages"
+                what = (
+                    _first_difference(mine[m], sent[m])
+                    if m < min(len(mine), len(sent))
+                    else f"{len(mine)} vs {len(sent)} messages"
+                )
                 out.append(f"{t.name[:8]} request {q.id[:8]}: message {m}: {what}")
     return n, out
 
@@ -301,9 +333,15 @@ def unknown_in(folder: Path) -> list[str]:
 
 
 def table(rows: list[Row], version: str) -> str:
-    lines = [f"Claude Code {version}, {sum(r.match for r in rows)} of {len(rows)} scenarios match.", "",
-             "| scenario | Claude Code did | inspector says | requests | match |", "|---|---|---|---|---|"]
+    lines = [
+        f"Claude Code {version}, {sum(r.match for r in rows)} of {len(rows)} scenarios match.",
+        "",
+        "| scenario | Claude Code did | inspector says | requests | match |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| `{r.scenario}` | {r.claude.short()} | {r.inspector.short()} | {r.inspector.requests} | "
-                     f"{'yes' if r.match else 'NO: ' + '; '.join(r.notes)} |")
+        lines.append(
+            f"| `{r.scenario}` | {r.claude.short()} | {r.inspector.short()} | {r.inspector.requests} | "
+            f"{'yes' if r.match else 'NO: ' + '; '.join(r.notes)} |"
+        )
     return "\n".join(lines) + "\n"

@@ -23,19 +23,27 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-SUMMARY_MARKERS = ("create a detailed summary of the conversation", "Your task is to create a detailed summary",
-                   "summary of the RECENT portion", "summarize the conversation")
-SUMMARY = ("<analysis>\nThe user asked to run the checks; each step was run with a tool and reported.\n</analysis>\n\n"
-           "<summary>\n1. Primary Request and Intent:\n   Run the checks step by step.\n2. Key Technical Concepts:\n"
-           "   - shell commands\n3. Files and Code Sections:\n   - none\n4. Errors and fixes:\n   - none\n"
-           "5. Problem Solving:\n   Each step ran.\n6. All user messages:\n   - run the checks\n7. Pending Tasks:\n"
-           "   - the remaining steps\n8. Current Work:\n   Running the next step.\n9. Optional Next Step:\n"
-           "   Run the next step.\n</summary>")
+SUMMARY_MARKERS = (
+    "create a detailed summary of the conversation",
+    "Your task is to create a detailed summary",
+    "summary of the RECENT portion",
+    "summarize the conversation",
+)
+SUMMARY = (
+    "<analysis>\nThe user asked to run the checks; each step was run with a tool and reported.\n</analysis>\n\n"
+    "<summary>\n1. Primary Request and Intent:\n   Run the checks step by step.\n2. Key Technical Concepts:\n"
+    "   - shell commands\n3. Files and Code Sections:\n   - none\n4. Errors and fixes:\n   - none\n"
+    "5. Problem Solving:\n   Each step ran.\n6. All user messages:\n   - run the checks\n7. Pending Tasks:\n"
+    "   - the remaining steps\n8. Current Work:\n   Running the next step.\n9. Optional Next Step:\n"
+    "   Run the next step.\n</summary>"
+)
 FINAL_TEXT = "All checks done."
 SUBAGENT_MARK = "SUBAGENT TASK:"  # in the prompt of a subagent the fake starts (answered in one reply, not a turn)
 SUBAGENT_TEXT = "Subagent done: nothing to report."
-BASH_FOR = {"Grep": lambda i: f"grep -rn {json.dumps(str(i.get('pattern', 'x')))} {i.get('path', '.')}",
-            "Glob": lambda i: f"ls {i.get('path', '.')}"}
+BASH_FOR = {
+    "Grep": lambda i: f"grep -rn {json.dumps(str(i.get('pattern', 'x')))} {i.get('path', '.')}",
+    "Glob": lambda i: f"ls {i.get('path', '.')}",
+}
 
 
 @dataclass
@@ -75,7 +83,7 @@ class Logged:
     error: str | None = None  # the message of an error answer
 
 
-def s_linear(s: "Script") -> bool:
+def s_linear(s: Script) -> bool:
     return s.sizes is None and not s.count_text
 
 
@@ -149,7 +157,9 @@ class FakeAPI:
                 if path.endswith("/v1/messages/count_tokens"):
                     # what is counted (a file to re-attach, a tool list) is sized as text: 4 characters a token,
                     # or, with the old linear model and no `sizes`, the scripted context
-                    tokens = fake.size(body) if s_linear(fake.script) else max(1, len(json.dumps(body.get("messages") or [])) // 4)
+                    tokens = (
+                        fake.size(body) if s_linear(fake.script) else max(1, len(json.dumps(body.get("messages") or [])) // 4)
+                    )
                     fake.record(Logged(self.path, body, "count", "count", tokens, headers))
                     return self._json(200, {"input_tokens": tokens})
                 if not path.endswith("/v1/messages"):
@@ -168,14 +178,24 @@ class FakeAPI:
                 tokens = fake.turn_size(body) if not summary else fake.size(body)
                 if summary and s.summary_status is not None:
                     fake.record(Logged(self.path, body, "summary", f"error {s.summary_status}", tokens, headers))
-                    return self._json(s.summary_status, {"type": "error", "error": {
-                        "type": "invalid_request_error" if s.summary_status < 500 else "api_error",
-                        "message": "the summarizer failed (scripted)"}})
+                    return self._json(
+                        s.summary_status,
+                        {
+                            "type": "error",
+                            "error": {
+                                "type": "invalid_request_error" if s.summary_status < 500 else "api_error",
+                                "message": "the summarizer failed (scripted)",
+                            },
+                        },
+                    )
                 too_long = (s.ptl_at is not None and tokens >= s.ptl_at) or (
-                    summary and s.summary_ptl_above is not None and len(msgs) > s.summary_ptl_above)
+                    summary and s.summary_ptl_above is not None and len(msgs) > s.summary_ptl_above
+                )
                 if too_long:
                     said = f"prompt is too long: {tokens} tokens > {s.limit} maximum"
-                    fake.record(Logged(self.path, body, "summary" if summary else "turn", "prompt_too_long", tokens, headers, said))
+                    fake.record(
+                        Logged(self.path, body, "summary" if summary else "turn", "prompt_too_long", tokens, headers, said)
+                    )
                     return self._json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": said}})
                 if summary:
                     blocks = [{"type": "text", "text": s.summary_text if s.summary_text is not None else SUMMARY}]
@@ -188,8 +208,10 @@ class FakeAPI:
                         fake.replies += 1
                     if k < s.turns and not (s.stop_after_summary and fake.summaries):
                         tool, inp = call_for(s, k, body)
-                        blocks = [{"type": "text", "text": f"Running step {k + 1}."},
-                                  {"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:24], "name": tool, "input": inp}]
+                        blocks = [
+                            {"type": "text", "text": f"Running step {k + 1}."},
+                            {"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:24], "name": tool, "input": inp},
+                        ]
                         answer = "tool_use"
                     else:
                         blocks = [{"type": "text", "text": FINAL_TEXT}]
@@ -199,12 +221,23 @@ class FakeAPI:
 
             def _reply(self, body: dict[str, Any], blocks: list[dict[str, Any]], tokens: int) -> None:
                 s = fake.script
-                usage = {"input_tokens": max(1, tokens - s.output_tokens), "cache_creation_input_tokens": 0,
-                         "cache_read_input_tokens": 0, "output_tokens": s.output_tokens}
+                usage = {
+                    "input_tokens": max(1, tokens - s.output_tokens),
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": s.output_tokens,
+                }
                 stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-                message = {"id": "msg_" + uuidlib.uuid4().hex[:24], "type": "message", "role": "assistant",
-                           "model": body.get("model", "claude"), "content": blocks, "stop_reason": stop,
-                           "stop_sequence": None, "usage": usage}
+                message = {
+                    "id": "msg_" + uuidlib.uuid4().hex[:24],
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model", "claude"),
+                    "content": blocks,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
                 if body.get("stream"):
                     return self._stream(message)
                 return self._json(200, message)
@@ -224,16 +257,50 @@ class FakeAPI:
                 events.append(("message_start", {"type": "message_start", "message": start}))
                 for i, b in enumerate(message["content"]):
                     if b["type"] == "text":
-                        events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}))
-                        events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"]}}))
+                        events.append(
+                            (
+                                "content_block_start",
+                                {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}},
+                            )
+                        )
+                        events.append(
+                            (
+                                "content_block_delta",
+                                {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"]}},
+                            )
+                        )
                     else:
-                        events.append(("content_block_start", {"type": "content_block_start", "index": i,
-                                                               "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}}))
-                        events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                               "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}}))
+                        events.append(
+                            (
+                                "content_block_start",
+                                {
+                                    "type": "content_block_start",
+                                    "index": i,
+                                    "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}},
+                                },
+                            )
+                        )
+                        events.append(
+                            (
+                                "content_block_delta",
+                                {
+                                    "type": "content_block_delta",
+                                    "index": i,
+                                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])},
+                                },
+                            )
+                        )
                     events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-                events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                                 "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+                events.append(
+                    (
+                        "message_delta",
+                        {
+                            "type": "message_delta",
+                            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                            "usage": {"output_tokens": message["usage"]["output_tokens"]},
+                        },
+                    )
+                )
                 events.append(("message_stop", {"type": "message_stop"}))
                 data = b"".join(f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in events)
                 self.send_response(200)
@@ -267,7 +334,7 @@ class FakeAPI:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def __enter__(self) -> "FakeAPI":
+    def __enter__(self) -> FakeAPI:
         self.thread.start()
         return self
 

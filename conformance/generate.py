@@ -22,11 +22,23 @@ from typing import Any
 from conformance.fake_api import Script
 from conformance.scenarios import Scenario, Step
 
-MODELS = ("claude-sonnet-4-0", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6",
-          "claude-sonnet-4-6", "claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]",
-          "claude-opus-5[1m]", "claude-foo-1")
-ONE_MILLION = frozenset({"claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]",
-                         "claude-opus-5[1m]", "claude-foo-1"})
+MODELS = (
+    "claude-sonnet-4-0",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "claude-opus-4-5",
+    "claude-opus-4-6",
+    "claude-sonnet-4-6",
+    "claude-opus-4-7",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-sonnet-4-5[1m]",
+    "claude-opus-5[1m]",
+    "claude-foo-1",
+)
+ONE_MILLION = frozenset(
+    {"claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]", "claude-opus-5[1m]", "claude-foo-1"}
+)
 TOOLS = "Bash,Read,Write,Edit,Grep,Glob,Agent,Task"
 FILES = {f"f{k}.txt": "".join(f"file {k} line {n}\n" for n in range(1, 41)) for k in range(1, 7)}
 
@@ -43,9 +55,20 @@ CALLS: dict[str, tuple[str, str]] = {
     "grep": ("Grep", _j({"pattern": "line {k}", "path": "{work}"})),
     "glob": ("Glob", _j({"pattern": "*.txt", "path": "{work}"})),
     "write": ("Write", _j({"file_path": "{work}/out{k}.txt", "content": "written at step {k}\n"})),
-    "edit": ("Edit", _j({"file_path": "{work}/f1.txt", "old_string": "file 1 line {k}\n", "new_string": "file 1 line {k} (edited)\n"})),
-    "agent": ("Agent", _j({"description": "Look around {k}", "prompt": "SUBAGENT TASK: look around (step {k})",
-                           "subagent_type": "general-purpose"})),
+    "edit": (
+        "Edit",
+        _j({"file_path": "{work}/f1.txt", "old_string": "file 1 line {k}\n", "new_string": "file 1 line {k} (edited)\n"}),
+    ),
+    "agent": (
+        "Agent",
+        _j(
+            {
+                "description": "Look around {k}",
+                "prompt": "SUBAGENT TASK: look around (step {k})",
+                "subagent_type": "general-purpose",
+            }
+        ),
+    ),
 }
 
 
@@ -74,11 +97,16 @@ def _window_setup(rng: random.Random, model: str) -> tuple[dict[str, str], dict[
     if k < 0.92:
         mode = rng.choice(("messages", "messages_and_replies"))
         return {"CLAUDE_CODE_ELEGANT_MIST": mode}, None, f"earlier messages ({mode})"
-    return {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(window)}, {"autoCompactEnabled": rng.random() < 0.5}, "env window + autoCompactEnabled"
+    return (
+        {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(window)},
+        {"autoCompactEnabled": rng.random() < 0.5},
+        "env window + autoCompactEnabled",
+    )
 
 
-def _work(rng: random.Random, big: bool, calls: tuple[tuple[str, str], ...], turns: int | None = None,
-          base: Script | None = None) -> Script:
+def _work(
+    rng: random.Random, big: bool, calls: tuple[tuple[str, str], ...], turns: int | None = None, base: Script | None = None
+) -> Script:
     """A step's work: its tool calls and the context's size (a later step grows as the first did: the size is a
     function of the conversation, `start + step × replies in the request`)."""
     start = base.start if base else rng.randrange(5_000, 50_000, 1_000)
@@ -112,23 +140,40 @@ def scenario(seed: int) -> Scenario:
     for _ in range(rng.choice((0, 0, 1, 1, 2, 3))):
         k = rng.random()
         if k < 0.3:
-            steps.append(Step("continue", _work(rng, big, calls, rng.randint(1, 5), first), resume=rng.choice(("resume", "continue"))))
+            steps.append(
+                Step("continue", _work(rng, big, calls, rng.randint(1, 5), first), resume=rng.choice(("resume", "continue")))
+            )
             what.append(f"--{steps[-1].resume}")
         elif k < 0.55:
             instr = rng.choice(("", " keep the step numbers", " focus on the files"))
-            steps.append(Step("/compact" + instr, Script(turns=0, summary_status=400 if rng.random() < 0.1 else None),
-                              resume="resume"))
+            steps.append(
+                Step("/compact" + instr, Script(turns=0, summary_status=400 if rng.random() < 0.1 else None), resume="resume")
+            )
             what.append("/compact" + (" with instructions" if instr else ""))
         elif k < 0.8:
             other = rng.choice([m for m in MODELS if m != model])
             steps.append(Step("continue", _work(rng, big, calls, rng.randint(1, 5), first), resume="resume", model=other))
             what.append(f"/model {other}")
         else:
-            steps.append(Step("continue", _work(rng, big, calls, rng.randint(1, 4), first), resume="resume",
-                              shift_hours=rng.choice((0.5, 2.0, 8.0))))
+            steps.append(
+                Step(
+                    "continue",
+                    _work(rng, big, calls, rng.randint(1, 4), first),
+                    resume="resume",
+                    shift_hours=rng.choice((0.5, 2.0, 8.0)),
+                )
+            )
             what.append(f"idle {steps[-1].shift_hours:g} h")
-    return Scenario(f"gen_{seed}", model, tuple(steps), env=env, settings=settings, files=dict(FILES), tool=TOOLS,
-                    doc=f"generated (seed {seed}): {model}, {words}; {', '.join(what)}")
+    return Scenario(
+        f"gen_{seed}",
+        model,
+        tuple(steps),
+        env=env,
+        settings=settings,
+        files=dict(FILES),
+        tool=TOOLS,
+        doc=f"generated (seed {seed}): {model}, {words}; {', '.join(what)}",
+    )
 
 
 def scenarios(n: int, seed: int) -> list[Scenario]:
@@ -157,6 +202,14 @@ def repl_scenario(seed: int) -> Scenario:
     context = rng.choice(("", "", "keep the file names"))
     steps.append(Step("(rewind)", Script(turns=0, start=base.start, step=base.step), rewind=(ups, direction, context)))
     what.append(f"summarize {direction.replace('_', ' ')} row {ups}" + (" with context" if context else ""))
-    return Scenario(f"gen_repl_{seed}", model, tuple(steps), env=env, settings=settings, files=dict(FILES), tool=TOOLS,
-                    repl=True, doc=f"generated REPL (seed {seed}): {model}, {words}; {', '.join(what)}")
-
+    return Scenario(
+        f"gen_repl_{seed}",
+        model,
+        tuple(steps),
+        env=env,
+        settings=settings,
+        files=dict(FILES),
+        tool=TOOLS,
+        repl=True,
+        doc=f"generated REPL (seed {seed}): {model}, {words}; {', '.join(what)}",
+    )

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from conformance.fake_api import Logged, Script
 from conformance.runner import Claude, Run, install, run
@@ -34,15 +35,44 @@ DOC = ROOT.parent / "docs" / "era-matrix.md"
 
 # one release on each side of every boundary of inspector's version table (2.1.74 | 2.1.75: the blocking limit,
 # found by bisecting the binaries; 2.1.330 | 2.1.331: the summary's <analysis>), a few between, and the newest on npm
-RELEASES = ("1.0.128", "2.0.0", "2.0.76", "2.1.20", "2.1.21", "2.1.74", "2.1.75", "2.1.88", "2.1.111", "2.1.158", "2.1.159",
-            "2.1.219", "2.1.237", "2.1.327", "2.1.328", "2.1.330", "2.1.331", "2.1.332")
+RELEASES = (
+    "1.0.128",
+    "2.0.0",
+    "2.0.76",
+    "2.1.20",
+    "2.1.21",
+    "2.1.74",
+    "2.1.75",
+    "2.1.88",
+    "2.1.111",
+    "2.1.158",
+    "2.1.159",
+    "2.1.219",
+    "2.1.237",
+    "2.1.327",
+    "2.1.328",
+    "2.1.330",
+    "2.1.331",
+    "2.1.332",
+)
 # releases measured only for the per-release probes: each side of a change of the summary's <analysis> and of the
 # leaf rule (bisected)
 PROBE_RELEASES = ("2.1.68", "2.1.69", "2.1.119", "2.1.120")
 # a model of every family (4.x, 4.5 with haiku, 4.6, native 1M), a [1m] setting, and a model no release knows
-MODELS = ("claude-sonnet-4-0", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6",
-          "claude-sonnet-4-6", "claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]", "claude-opus-5[1m]",
-          "claude-foo-1")
+MODELS = (
+    "claude-sonnet-4-0",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "claude-opus-4-5",
+    "claude-opus-4-6",
+    "claude-sonnet-4-6",
+    "claude-opus-4-7",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-sonnet-4-5[1m]",
+    "claude-opus-5[1m]",
+    "claude-foo-1",
+)
 CAP = 2_100_000  # the largest context probed: above every window any release gives
 POINTS = 24  # sizes tested in one run
 PROMPT = "run the checks"
@@ -105,6 +135,7 @@ Runner = Callable[[Scenario], Run]
 def _runner(claude: Claude) -> Runner:
     def go(sc: Scenario) -> Run:
         return run(sc, claude, timeout=300)
+
     return go
 
 
@@ -135,7 +166,7 @@ def find_edge(go: Runner, model: str, env: dict[str, str] | None = None, lo: int
     edge = Edge("none")
     while hi - lo > 1:
         step = max(1, (hi - lo) // POINTS)
-        sizes = list(range(lo + step, hi, step))[:POINTS - 1] + [hi]
+        sizes = list(range(lo + step, hi, step))[: POINTS - 1] + [hi]
         pts, r = probe(go, model, sizes, env)
         edge.runs += 1
         stopped = next((p for p in pts if p.outcome != "pass"), None)
@@ -192,7 +223,7 @@ def _reactive(go: Runner, model: str, at: int) -> str:
         refused = [n for n, q in enumerate(seq) if q.answer == "prompt_too_long"]
         if not refused:
             return "no refusal reached"
-        rest = seq[refused[0] + 1:]
+        rest = seq[refused[0] + 1 :]
         if rest and rest[0].kind == "summary":
             return "compacts and retries" if any(q.kind == "turn" and q.answer != "prompt_too_long" for q in rest) else "compacts"
         return "ends the turn (no compaction)"
@@ -222,8 +253,10 @@ def _summarizer_fails(go: Runner, model: str, above: int, blocking: int | None =
             return f"no compaction was tried over {turns} turn request(s)"
         last = after_turn[-1]
         high = [k for k in after_turn if k > 6] if blocking and blocking > above else []
-        words = (f"{len(groups)} compaction tr{'y' if len(groups) == 1 else 'ies'} ({', '.join(map(str, groups))} summarize "
-                 f"request(s)) over {turns} turn request(s); ")
+        words = (
+            f"{len(groups)} compaction tr{'y' if len(groups) == 1 else 'ies'} ({', '.join(map(str, groups))} summarize "
+            f"request(s)) over {turns} turn request(s); "
+        )
         if turns - last >= 2 and not high:
             words += "then it stopped trying" + (" (also past the blocking limit)" if blocking and blocking > above else "")
         elif high:
@@ -254,7 +287,7 @@ def after_shape(log: list[Logged]) -> dict[str, Any]:
     """The first turn request after a summary: its messages, each as its role and blocks with their sizes."""
     seq = [q for q in log if q.kind in ("turn", "summary")]
     k = next((n for n, q in enumerate(seq) if q.kind == "summary" and q.answer == "summary"), None)
-    nxt = next((q for q in seq[k + 1:] if q.kind == "turn"), None) if k is not None else None
+    nxt = next((q for q in seq[k + 1 :] if q.kind == "turn"), None) if k is not None else None
     if nxt is None:
         return {}
     msgs = []
@@ -276,8 +309,11 @@ def after_shape(log: list[Logged]) -> dict[str, Any]:
             items.append({"type": kind, "chars": _text_len([b])})
         msgs.append({"role": m.get("role"), "blocks": items})
     system = nxt.body.get("system")
-    return {"messages": msgs, "system_chars": _text_len(system if isinstance(system, list) else [{"text": system or ""}]),
-            "tools": len(nxt.body.get("tools") or [])}
+    return {
+        "messages": msgs,
+        "system_chars": _text_len(system if isinstance(system, list) else [{"text": system or ""}]),
+        "tools": len(nxt.body.get("tools") or []),
+    }
 
 
 def measure(claude: Claude, model: str, *, blocking: bool = True, extras: bool = True) -> Cell:
@@ -290,8 +326,9 @@ def measure(claude: Claude, model: str, *, blocking: bool = True, extras: bool =
         limit = cell.threshold or (cell.blocking.usage if cell.blocking and cell.blocking.usage else None) or 200_000
         cell.reactive = _reactive(go, model, max(40_000, limit // 2))
         if cell.threshold:
-            cell.summarizer_fails = _summarizer_fails(go, model, cell.auto.usage or cell.threshold,
-                                                      cell.blocking.usage if cell.blocking else None)
+            cell.summarizer_fails = _summarizer_fails(
+                go, model, cell.auto.usage or cell.threshold, cell.blocking.usage if cell.blocking else None
+            )
             u = cell.auto.usage or cell.threshold
             r = go(_scenario(model, _script([max(1_000, u - 50_000), u + 2_000])))  # one compaction and the request after
             cell.after = after_shape(r.requests)
@@ -366,8 +403,19 @@ PREFERRED = ("claude-sonnet-4-6", "claude-opus-4-6", "claude-sonnet-4-5", "claud
 def analysis_rule(claude: Claude, model: str, usage: int) -> dict[str, Any]:
     """Whether the summary record keeps an <analysis> block that the summarizer wrote after its <summary> block."""
     txt = "<summary>\nS1 the summary\n</summary>\n<analysis>\nA1 the analysis\n</analysis>"
-    r = run(_scenario(model, Script(turns=3, sizes=(max(1_000, usage - 50_000), usage + 2_000, usage + 2_000), stop_after_summary=True,
-                                    summary_text=txt)), claude, timeout=300)
+    r = run(
+        _scenario(
+            model,
+            Script(
+                turns=3,
+                sizes=(max(1_000, usage - 50_000), usage + 2_000, usage + 2_000),
+                stop_after_summary=True,
+                summary_text=txt,
+            ),
+        ),
+        claude,
+        timeout=300,
+    )
     try:
         for t in r.transcripts():
             for line in t.read_text(errors="replace").splitlines():
@@ -390,8 +438,11 @@ def release_probes(claude: Claude) -> dict[str, Any]:
     every = [c for c in load().get("cells", []) if not c.get("error")]
     have = sorted({c["version"] for c in every}, key=_vkey)
     # a release without cells of its own (measured for these probes only): the cells of the nearest one below it
-    near = claude.version if claude.version in have else max((v for v in have if _vkey(v) < _vkey(claude.version)),
-                                                             key=_vkey, default=None)
+    near = (
+        claude.version
+        if claude.version in have
+        else max((v for v in have if _vkey(v) < _vkey(claude.version)), key=_vkey, default=None)
+    )
     cells = {c["model"]: c for c in every if c["version"] == near}
     pick = next((m for m in PREFERRED if (cells.get(m) or {}).get("enforced")), None)
     if pick is not None:
@@ -409,12 +460,21 @@ def release_probes(claude: Claude) -> dict[str, Any]:
     return facts
 
 
-def main(versions: list[str], models: list[str], *, jobs: int = 2, blocking: bool = True, extras: bool = True,
-         only: str | None = None, probe_versions: list[str] | None = None) -> int:
+def main(
+    versions: list[str],
+    models: list[str],
+    *,
+    jobs: int = 2,
+    blocking: bool = True,
+    extras: bool = True,
+    only: str | None = None,
+    probe_versions: list[str] | None = None,
+) -> int:
     """Measure the cells of `versions` × `models`, then the per-release probes of `versions` and `probe_versions`."""
     claudes = [install(v, log=lambda m: print(m, file=sys.stderr)) for v in versions]
-    probe_claudes = claudes + [install(v, log=lambda m: print(m, file=sys.stderr)) for v in probe_versions or ()
-                               if v not in versions]
+    probe_claudes = claudes + [
+        install(v, log=lambda m: print(m, file=sys.stderr)) for v in probe_versions or () if v not in versions
+    ]
     if only in (None, "cells"):
         todo = [(claude, m) for claude in claudes for m in models]
 
@@ -446,6 +506,7 @@ def main(versions: list[str], models: list[str], *, jobs: int = 2, blocking: boo
     if only == "repl":
         repl_checks()
     if only in (None, "release"):
+
         def rel(claude: Claude) -> None:
             facts = release_probes(claude)
             print(f"{claude.version}: {facts}", file=sys.stderr, flush=True)
@@ -462,8 +523,11 @@ def summary_words(c: dict[str, Any]) -> str:
         return "error: " + c["error"]
     a = c.get("auto") or {}
     b = c.get("blocking") or {}
-    words = (f"compacts at {a['count']:,}" if a.get("outcome") == "compact" and a.get("count") else
-             f"auto: {a.get('outcome')} at usage {a.get('usage')}")
+    words = (
+        f"compacts at {a['count']:,}"
+        if a.get("outcome") == "compact" and a.get("count")
+        else f"auto: {a.get('outcome')} at usage {a.get('usage')}"
+    )
     if b:
         words += f"; with auto-compact off: {b.get('outcome')}" + (f" at usage {b['usage']:,}" if b.get("usage") else "")
     if c.get("reactive"):
@@ -485,9 +549,11 @@ def _inspector_words(c: dict[str, Any]) -> tuple[str, str, str]:
     a = c.get("auto") or {}
     enforced = a.get("outcome") == "compact"
     ok = (final.auto_compact is not None) == enforced and (
-        not enforced or abs((final.auto_compact or 0) - (a.get("count") or 0)) <= 400)
+        not enforced or abs((final.auto_compact or 0) - (a.get("count") or 0)) <= 400
+    )
     agree = (formula.auto_compact is not None) == enforced and (
-        not enforced or abs((formula.auto_compact or 0) - (a.get("count") or 0)) <= 400)
+        not enforced or abs((formula.auto_compact or 0) - (a.get("count") or 0)) <= 400
+    )
     return words(final), words(formula), ("yes" if agree else "binary wins") if ok else "**no**"
 
 
@@ -499,61 +565,99 @@ def _md(text: str) -> str:
 def write_doc() -> None:
     data = load()
     cells = data.get("cells", [])
-    lines = ["# The era matrix: each release measured on its own binary", "",
-             "Generated by `python -m conformance --matrix` (conformance/matrix.py) from `inspector/claude/era_matrix.json`; do not edit.",
-             "Each release ran in print mode (`-p`) against the fake API, offline (`CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`:",
-             "its baked-in model catalog, no served one), with the defaults and the model named. *Compacts at* is the count",
-             "Claude Code recorded (preTokens) at the smallest reported context after which it sent a summarize request,",
-             "found by stepping the usage and narrowing to one token; it sits within a few hundred tokens of the threshold it",
-             "compares with (its estimate of the messages after the last usage). *Blocks at* is the smallest usage after which,",
-             "with `DISABLE_AUTO_COMPACT=1`, it refused to send the next request itself. *A refusal* is what followed the API's",
-             "400 \"prompt is too long\" below the threshold; *summarizer failing* what followed when every summarize request",
-             "failed. *inspector* is what `thresholds()` answers for that release and model (auto-compact / blocking of window),",
-             "*formula* what the era table's arithmetic alone gives; *match*: yes when both agree with the binary, *binary",
-             "wins* when the formula does not and inspector uses the measurement.", "",
-             "| release | model | compacts at | blocks at (auto-compact off) | a refusal | summarizer failing | inspector | formula | match |",
-             "|---|---|---:|---:|---|---|---|---|---|"]
+    lines = [
+        "# The era matrix: each release measured on its own binary",
+        "",
+        "Generated by `python -m conformance --matrix` (conformance/matrix.py) from `inspector/claude/era_matrix.json`; do not "
+        "edit.",
+        "Each release ran in print mode (`-p`) against the fake API, offline (`CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`:",
+        "its baked-in model catalog, no served one), with the defaults and the model named. *Compacts at* is the count",
+        "Claude Code recorded (preTokens) at the smallest reported context after which it sent a summarize request,",
+        "found by stepping the usage and narrowing to one token; it sits within a few hundred tokens of the threshold it",
+        "compares with (its estimate of the messages after the last usage). *Blocks at* is the smallest usage after which,",
+        "with `DISABLE_AUTO_COMPACT=1`, it refused to send the next request itself. *A refusal* is what followed the API's",
+        '400 "prompt is too long" below the threshold; *summarizer failing* what followed when every summarize request',
+        "failed. *inspector* is what `thresholds()` answers for that release and model (auto-compact / blocking of window),",
+        "*formula* what the era table's arithmetic alone gives; *match*: yes when both agree with the binary, *binary",
+        "wins* when the formula does not and inspector uses the measurement.",
+        "",
+        "| release | model | compacts at | blocks at (auto-compact off) | a refusal | summarizer failing | inspector | formula "
+        "| match |",
+        "|---|---|---:|---:|---|---|---|---|---|",
+    ]
     for c in cells:
         if c.get("error"):
             lines.append(f"| {c['version']} | `{c['model']}` | error: {c['error'][:80]} | | | | | | |")
             continue
         a, b = c.get("auto") or {}, c.get("blocking") or {}
-        auto = f"{a['count']:,}" if a.get("outcome") == "compact" and a.get("count") else (
-            "never (up to 2.1M)" if a.get("outcome") == "none" else f"{a.get('outcome')} at usage {a.get('usage') or 0:,}")
-        blk = (f"{b['usage']:,} (usage)" if b.get("outcome") == "blocked" else "never (up to 2.1M)" if b.get("outcome") == "none"
-               else "compacts anyway (DISABLE_AUTO_COMPACT not read)" if b.get("outcome") == "compact"
-               else str(b.get("outcome") or "—"))
+        auto = (
+            f"{a['count']:,}"
+            if a.get("outcome") == "compact" and a.get("count")
+            else ("never (up to 2.1M)" if a.get("outcome") == "none" else f"{a.get('outcome')} at usage {a.get('usage') or 0:,}")
+        )
+        blk = (
+            f"{b['usage']:,} (usage)"
+            if b.get("outcome") == "blocked"
+            else "never (up to 2.1M)"
+            if b.get("outcome") == "none"
+            else "compacts anyway (DISABLE_AUTO_COMPACT not read)"
+            if b.get("outcome") == "compact"
+            else str(b.get("outcome") or "—")
+        )
         final, formula, match = _inspector_words(c)
-        lines.append(f"| {c['version']} | `{c['model']}` | {auto} | {blk} | {c.get('reactive') or '—'} | "
-                     f"{c.get('summarizer_fails') or '—'} | {final} | {formula} | {match} |")
+        lines.append(
+            f"| {c['version']} | `{c['model']}` | {auto} | {blk} | {c.get('reactive') or '—'} | "
+            f"{c.get('summarizer_fails') or '—'} | {final} | {formula} | {match} |"
+        )
     bounds = data.get("boundaries", [])
     if bounds:
-        lines += ["", "## Where the rules change", "",
-                  "Found by bisecting every release npm has between two that answer a probe differently (`python -m conformance",
-                  "--bisect PROBE LO HI`); a measurement of the table above answers only for the releases up to the next change.", "",
-                  "| first release | the one before | probe | what changes | releases tried |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## Where the rules change",
+            "",
+            "Found by bisecting every release npm has between two that answer a probe differently (`python -m conformance",
+            "--bisect PROBE LO HI`); a measurement of the table above answers only for the releases up to the next change.",
+            "",
+            "| first release | the one before | probe | what changes | releases tried |",
+            "|---|---|---|---|---|",
+        ]
         for b in bounds:
-            tried = ", ".join(f"{v}: {'new' if a == b['answers']['first'] else 'old'}" for v, a in
-                              sorted(b.get("tried", {}).items(), key=lambda x: _vkey(x[0])))
+            tried = ", ".join(
+                f"{v}: {'new' if a == b['answers']['first'] else 'old'}"
+                for v, a in sorted(b.get("tried", {}).items(), key=lambda x: _vkey(x[0]))
+            )
             now = "yes" if b["answers"]["first"] else "no"
-            lines.append(f"| {b['first']} | {b['before']} | `{b['probe']}` | {_md(b['what'])} (from {b['first']}: {now}) | {tried} |")
+            lines.append(
+                f"| {b['first']} | {b['before']} | `{b['probe']}` | {_md(b['what'])} (from {b['first']}: {now}) | {tried} |"
+            )
     if data.get("repl"):
-        lines += ["", "## The REPL against print mode", "",
-                  "The matrix runs print mode; these releases were also run interactively (their REPL in tmux, `python -m",
-                  "conformance --matrix --only repl`) on the same sizes: the reply after which each compacted.", "",
-                  "| release | model | REPL compacted after | agrees with print mode |", "|---|---|---:|---|"]
+        lines += [
+            "",
+            "## The REPL against print mode",
+            "",
+            "The matrix runs print mode; these releases were also run interactively (their REPL in tmux, `python -m",
+            "conformance --matrix --only repl`) on the same sizes: the reply after which each compacted.",
+            "",
+            "| release | model | REPL compacted after | agrees with print mode |",
+            "|---|---|---:|---|",
+        ]
         for r in data["repl"]:
             after = f"{r['compacted_after_usage']:,}" if r.get("compacted_after_usage") else "no compaction"
             lines.append(f"| {r['version']} | `{r['model']}` | {after} | {'yes' if r.get('agrees') else '**no**'} |")
-    lines += ["", "## Per release", "",
-              "*Leaf*: a file that ends in a `turn_duration` system record below its last reply was resumed with `--resume`;",
-              "the new prompt's parentUuid names the record it continues from. *Re-attached*: eight files read (the newest",
-              "one over 5,000 tokens), then a compaction: the files the first request after it carried, newest first, with",
-              "the lines of each it carried (0: the file named only). *Analysis kept*: the summarizer wrote its `<analysis>`",
-              "after its `<summary>`; whether the summary record kept it. *First request after*: the messages of the first",
-              "request after a compaction on a Bash-only session (the summary and the reminders, in characters).", "",
-              "| release | leaf `--resume` continues from | re-attached after a compaction | analysis kept | first request after |",
-              "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Per release",
+        "",
+        "*Leaf*: a file that ends in a `turn_duration` system record below its last reply was resumed with `--resume`;",
+        "the new prompt's parentUuid names the record it continues from. *Re-attached*: eight files read (the newest",
+        "one over 5,000 tokens), then a compaction: the files the first request after it carried, newest first, with",
+        "the lines of each it carried (0: the file named only). *Analysis kept*: the summarizer wrote its `<analysis>`",
+        "after its `<summary>`; whether the summary record kept it. *First request after*: the messages of the first",
+        "request after a compaction on a Bash-only session (the summary and the reminders, in characters).",
+        "",
+        "| release | leaf `--resume` continues from | re-attached after a compaction | analysis kept | first request after |",
+        "|---|---|---|---|---|",
+    ]
     after = {}
     for c in cells:
         if c.get("after") and c["version"] not in after:
@@ -564,11 +668,14 @@ def write_doc() -> None:
         re_words = ra.get("error") or ", ".join(f"{n} ({ra['lines'].get(n, 0)})" for n in ra.get("files", [])) or "—"
         an = r.get("analysis") or {}
         an_words = an.get("error") or ("yes" if an.get("analysis_after_summary_kept") else "no" if an else "—")
-        shape = "; ".join(f"{m['role']}: " + ", ".join(f"{x['type']} {x['chars']:,}" for x in m["blocks"])
-                          for m in (after.get(r["version"]) or {}).get("messages", []))
+        shape = "; ".join(
+            f"{m['role']}: " + ", ".join(f"{x['type']} {x['chars']:,}" for x in m["blocks"])
+            for m in (after.get(r["version"]) or {}).get("messages", [])
+        )
         lines.append(f"| {r['version']} | {leaf} | {re_words} | {an_words} | {shape or '—'} |")
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
+
 
 LEAF_CASES = ("trailing system record", "trailing system record named by last-prompt")
 
@@ -582,13 +689,25 @@ def _append_bookkeeping(transcript: Path, named: bool) -> tuple[str, str]:
     recs = [json.loads(ln) for ln in lines if ln.strip()]
     last = next(r for r in reversed(recs) if r.get("type") in ("user", "assistant") and r.get("uuid"))
     sys_uuid = str(uuidlib.uuid4())
-    rec = {"parentUuid": last["uuid"], "isSidechain": False, "type": "system", "subtype": "turn_duration",
-           "durationMs": 1234, "timestamp": last.get("timestamp"), "uuid": sys_uuid, "isMeta": False,
-           "userType": "external", "cwd": last.get("cwd"), "sessionId": last.get("sessionId"), "version": last.get("version")}
+    rec = {
+        "parentUuid": last["uuid"],
+        "isSidechain": False,
+        "type": "system",
+        "subtype": "turn_duration",
+        "durationMs": 1234,
+        "timestamp": last.get("timestamp"),
+        "uuid": sys_uuid,
+        "isMeta": False,
+        "userType": "external",
+        "cwd": last.get("cwd"),
+        "sessionId": last.get("sessionId"),
+        "version": last.get("version"),
+    }
     extra = [json.dumps(rec)]
     if named:
-        extra.append(json.dumps({"type": "last-prompt", "lastPrompt": PROMPT, "leafUuid": sys_uuid,
-                                 "sessionId": last.get("sessionId")}))
+        extra.append(
+            json.dumps({"type": "last-prompt", "lastPrompt": PROMPT, "leafUuid": sys_uuid, "sessionId": last.get("sessionId")})
+        )
     with transcript.open("a") as f:
         f.write("\n".join(extra) + "\n")
     return last["uuid"], sys_uuid
@@ -618,8 +737,9 @@ def leaf_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> dict[str, str
                 out[case] = "the resumed session was written to another file" if others else "no new prompt recorded"
                 continue
             parent = new.get("parentUuid")
-            out[case] = ("the last message" if parent == msg else "the trailing system record" if parent == sysrec
-                         else "another record")
+            out[case] = (
+                "the last message" if parent == msg else "the trailing system record" if parent == sysrec else "another record"
+            )
         finally:
             sb.close()
     return out
@@ -641,7 +761,7 @@ def reattach_probe(claude: Claude, model: str, usage: int) -> dict[str, Any]:
     try:
         seq = r.exchange
         k = next((n for n, q in enumerate(seq) if q.kind == "summary" and q.answer == "summary"), None)
-        nxt = next((q for q in seq[k + 1:] if q.kind == "turn"), None) if k is not None else None
+        nxt = next((q for q in seq[k + 1 :] if q.kind == "turn"), None) if k is not None else None
         if nxt is None:
             return {"error": "no compaction"}
         text = json.dumps(nxt.body.get("messages") or [])
@@ -653,13 +773,18 @@ def reattach_probe(claude: Claude, model: str, usage: int) -> dict[str, Any]:
                 lines = sum(1 for ln in body if ln.split(" x")[0].split(" y")[0] in text)
                 found.append((i, name, lines))
         found.sort()
-        return {"reads": len(names), "files": [n for _, n, _ in found], "lines": {n: ln for _, n, ln in found},
-                "after_chars": len(text)}
+        return {
+            "reads": len(names),
+            "files": [n for _, n, _ in found],
+            "lines": {n: ln for _, n, ln in found},
+            "after_chars": len(text),
+        }
     finally:
         r.close()
 
 
 # -- bisection: the first release where a probe's answer changes -------------------------------------------------
+
 
 def _blocks_at_effective(claude: Claude) -> bool:
     pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [180_000, 190_000], {"DISABLE_AUTO_COMPACT": "1"})
@@ -670,6 +795,7 @@ def _enforces(model: str) -> Callable[[Claude], bool]:
     def f(claude: Claude) -> bool:
         pts, _ = probe(_runner(claude), model, [100_000, 170_000, 175_000])
         return any(p.outcome == "compact" for p in pts)
+
     return f
 
 
@@ -683,8 +809,11 @@ def _analysis_kept(claude: Claude) -> bool:
 
 # name -> (probe, what changes where it flips, whether it is a rule of the thresholds (a cell) or of a release)
 PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
-    "blocking": (_blocks_at_effective, "the blocking limit becomes the effective window − 3,000 (before: the window − 3,000)",
-                 "cells"),
+    "blocking": (
+        _blocks_at_effective,
+        "the blocking limit becomes the effective window − 3,000 (before: the window − 3,000)",
+        "cells",
+    ),
     "enforce-sonnet-4-5": (_enforces("claude-sonnet-4-5"), "whether claude-sonnet-4-5 compacts at its threshold", "cells"),
     "enforce-sonnet-4-6": (_enforces("claude-sonnet-4-6"), "whether claude-sonnet-4-6 compacts at its threshold", "cells"),
     "leaf": (_leaf_trailing, "--resume continues from a trailing bookkeeping record (before: from the last message)", "release"),
@@ -695,8 +824,9 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
 def npm_versions() -> list[str]:
     import subprocess
 
-    r = subprocess.run(["npm", "view", "@anthropic-ai/claude-code", "versions", "--json"], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        ["npm", "view", "@anthropic-ai/claude-code", "versions", "--json"], capture_output=True, text=True, timeout=120
+    )
     return json.loads(r.stdout)
 
 
@@ -721,11 +851,21 @@ def bisect_release(name: str, lo: str, hi: str, log: Callable[[str], None] = pri
         else:
             a = m
     first, before = cand[b], (cand[a] if a >= 0 else lo)
-    entry = {"probe": name, "kind": kind, "first": first, "before": before, "what": what,
-             "answers": {"before": old, "first": new}, "tried": seen}
+    entry = {
+        "probe": name,
+        "kind": kind,
+        "first": first,
+        "before": before,
+        "what": what,
+        "answers": {"before": old, "first": new},
+        "tried": seen,
+    }
+
     def put() -> None:
         data = load()
-        keep = [x for x in data.get("boundaries", []) if not (x.get("probe") == name and _vkey(lo) < _vkey(x["first"]) <= _vkey(hi))]
+        keep = [
+            x for x in data.get("boundaries", []) if not (x.get("probe") == name and _vkey(lo) < _vkey(x["first"]) <= _vkey(hi))
+        ]
         data["boundaries"] = sorted(keep + [entry], key=lambda x: _vkey(x["first"]))
         _write(data)
 
@@ -735,9 +875,15 @@ def bisect_release(name: str, lo: str, hi: str, log: Callable[[str], None] = pri
 
 # releases and models whose REPL is run too (`--only repl`): the matrix measures print mode, real sessions are mostly
 # the REPL's; each check must compact after the same reply as print mode (or not at all where print mode does not)
-REPL_CHECKS = (("2.1.20", "claude-opus-4-5"), ("2.1.111", "claude-haiku-4-5"), ("2.1.158", "claude-sonnet-4-5"),
-               ("2.1.158", "claude-sonnet-4-6"), ("2.1.219", "claude-opus-5"), ("2.1.328", "claude-haiku-4-5"),
-               ("2.1.328", "claude-sonnet-4-6"))
+REPL_CHECKS = (
+    ("2.1.20", "claude-opus-4-5"),
+    ("2.1.111", "claude-haiku-4-5"),
+    ("2.1.158", "claude-sonnet-4-5"),
+    ("2.1.158", "claude-sonnet-4-6"),
+    ("2.1.219", "claude-opus-5"),
+    ("2.1.328", "claude-haiku-4-5"),
+    ("2.1.328", "claude-sonnet-4-6"),
+)
 
 
 def repl_checks(jobs: int = 1) -> None:
@@ -759,8 +905,12 @@ def repl_checks(jobs: int = 1) -> None:
             raise RuntimeError(f"the {v} REPL sent no request: the prompt was not submitted")
         got["agrees"] = got["compacted_after_usage"] == want
         got.pop("screen", None)
-        print(f"REPL {v} {m}: compacted after {got['compacted_after_usage']} (print mode: {want}): "
-              f"{'agrees' if got['agrees'] else 'DIFFERS'}", file=sys.stderr, flush=True)
+        print(
+            f"REPL {v} {m}: compacted after {got['compacted_after_usage']} (print mode: {want}): "
+            f"{'agrees' if got['agrees'] else 'DIFFERS'}",
+            file=sys.stderr,
+            flush=True,
+        )
         out.append(got)
 
     def put() -> None:

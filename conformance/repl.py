@@ -25,8 +25,15 @@ def repl_run(claude: Claude, model: str, sizes: tuple[int, ...], *, timeout: flo
     sb = Sandbox.make()
     try:
         with FakeAPI(Script(turns=len(sizes), sizes=sizes, stop_after_summary=True)) as fake:
-            repl = ReplSession(claude, sb, fake, model=model, env_extra={"IS_SANDBOX": "1"},
-                               args=("--dangerously-skip-permissions",), config={"bypassPermissionsModeAccepted": True})
+            repl = ReplSession(
+                claude,
+                sb,
+                fake,
+                model=model,
+                env_extra={"IS_SANDBOX": "1"},
+                args=("--dangerously-skip-permissions",),
+                config={"bypassPermissionsModeAccepted": True},
+            )
             try:
                 repl.type("run the checks")
                 deadline = time.monotonic() + timeout
@@ -40,8 +47,13 @@ def repl_run(claude: Claude, model: str, sizes: tuple[int, ...], *, timeout: flo
                 repl.close()
             seq = [(q.kind, q.answer, q.tokens) for q in fake.log if q.kind in ("turn", "summary")]
         compacted_after = next((seq[n - 1][2] for n, q in enumerate(seq) if q[0] == "summary" and n > 0), None)
-        return {"version": claude.version, "model": model, "requests": seq, "compacted_after_usage": compacted_after,
-                "screen": [ln for ln in screen.splitlines() if ln.strip()][-8:]}
+        return {
+            "version": claude.version,
+            "model": model,
+            "requests": seq,
+            "compacted_after_usage": compacted_after,
+            "screen": [ln for ln in screen.splitlines() if ln.strip()][-8:],
+        }
     finally:
         sb.close()
 
@@ -73,9 +85,20 @@ class ReplSession:
     """One Claude Code REPL in tmux against a fake API: prompts typed, the rewind menu driven, then quit. The fake's
     script is swapped per prompt (its reply count restarted), so one process runs every step of a scenario."""
 
-    def __init__(self, claude: Claude, sb: Sandbox, fake: Any, *, model: str, env_extra: dict[str, str],
-                 resume_id: str | None = None, tools: str | None = None, debug_file: Any = None,
-                 args: tuple[str, ...] = (), config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        claude: Claude,
+        sb: Sandbox,
+        fake: Any,
+        *,
+        model: str,
+        env_extra: dict[str, str],
+        resume_id: str | None = None,
+        tools: str | None = None,
+        debug_file: Any = None,
+        args: tuple[str, ...] = (),
+        config: dict[str, Any] | None = None,
+    ) -> None:
         if shutil.which("tmux") is None:
             raise RuntimeError("a REPL run needs tmux")
         self.fake = fake
@@ -84,15 +107,34 @@ class ReplSession:
             cfg = json.loads(cfg_path.read_text())
         except (OSError, ValueError):
             cfg = {}
-        cfg.update({"hasCompletedOnboarding": True, "numStartups": 5, "theme": "dark", "lastReleaseNotesSeen": claude.version,
-                    "customApiKeyResponses": {"approved": [FAKE_KEY[-20:]], "rejected": []}, **(config or {})})
-        cfg.setdefault("projects", {}).setdefault(str(sb.work), {}).update(hasTrustDialogAccepted=True,
-                                                                           hasCompletedProjectOnboarding=True)
+        cfg.update(
+            {
+                "hasCompletedOnboarding": True,
+                "numStartups": 5,
+                "theme": "dark",
+                "lastReleaseNotesSeen": claude.version,
+                "customApiKeyResponses": {"approved": [FAKE_KEY[-20:]], "rejected": []},
+                **(config or {}),
+            }
+        )
+        cfg.setdefault("projects", {}).setdefault(str(sb.work), {}).update(
+            hasTrustDialogAccepted=True, hasCompletedProjectOnboarding=True
+        )
         cfg_path.write_text(json.dumps(cfg))
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
-        env.update({"HOME": str(sb.home), "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": FAKE_KEY,
-                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-                    "DISABLE_ERROR_REPORTING": "1", "TERM": "xterm-256color", **env_extra})
+        env.update(
+            {
+                "HOME": str(sb.home),
+                "ANTHROPIC_BASE_URL": fake.url,
+                "ANTHROPIC_API_KEY": FAKE_KEY,
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "DISABLE_TELEMETRY": "1",
+                "DISABLE_ERROR_REPORTING": "1",
+                "TERM": "xterm-256color",
+                **env_extra,
+            }
+        )
         argv = [*claude.argv, "--model", model, *args]
         if tools:
             argv += ["--allowedTools", tools]
@@ -103,8 +145,11 @@ class ReplSession:
         line = " ".join(shlex.quote(a) for a in argv)
         script = sb.root / "repl.sh"
         # the shell ignores ^C (the keys that quit Claude Code) so that it can print the exit code
-        script.write_text(f"trap '' INT; cd {shlex.quote(str(sb.work))} && env -i "
-                          + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + f" {line}; echo exit=$?; sleep 60\n")
+        script.write_text(
+            f"trap '' INT; cd {shlex.quote(str(sb.work))} && env -i "
+            + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+            + f" {line}; echo exit=$?; sleep 60\n"
+        )
         self.name = f"inspector-repl-{os.getpid()}-{sb.root.name}"
         subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "48", f"bash {script}"], check=True)
         _wait(self.name, lambda s: "? for shortcuts" in s or "for agents" in s or "─" * 40 in s, 60, "its prompt")

@@ -62,24 +62,27 @@ def _settings(folder: Path) -> Any:
 
 def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     """Every compaction of every main transcript of a saved run, done again by inspector and compared."""
+    import orjson
+
     from conformance.fake_api import SUMMARY
     from conformance.resume import _blocks, _first_difference
-    from inspector.claude.wire import api_messages, sent_bodies, wire_style
-    from inspector.transcript.tree import Conversation
     from inspector.claude.versions import TAIL, rules_for
+    from inspector.claude.wire import api_messages, sent_bodies, wire_style
     from inspector.compact import compact
     from inspector.compact.base import CompactError, RecordFactory
     from inspector.transcript.session import Session
-
-    import orjson
+    from inspector.transcript.tree import Conversation
 
     run = json.loads((folder / "run.json").read_text())
     log = load_requests(folder)
     settings = _settings(folder)
     shifts = [float(st.get("shift_hours") or 0) for st in run.get("steps") or ()]
     name = str(run.get("scenario", ""))
-    if (not any("shift_hours" in st for st in run.get("steps") or ()) and name.startswith(("gen_", "found_"))
-            and name[name.index("_") + 1:].isdigit()):
+    if (
+        not any("shift_hours" in st for st in run.get("steps") or ())
+        and name.startswith(("gen_", "found_"))
+        and name[name.index("_") + 1 :].isdigit()
+    ):
         from conformance.generate import scenario  # a run saved before the shifts were recorded: its scenario's
         from conformance.generated import load_found
 
@@ -108,13 +111,14 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 # answered the refusal (a total_tokens_reminder, hung below the new summary): Claude Code had them in
                 # memory and kept them, so the session as it was has them before the boundary
                 theirs_kept = set(((boundary.get("compactMetadata") or {}).get("preservedMessages") or {}).get("uuids") or [])
-                late = [dict(r) for r in recs[k + 1:] if r.get("uuid") in theirs_kept]
+                late = [dict(r) for r in recs[k + 1 :] if r.get("uuid") in theirs_kept]
                 parent = recs[last_msg].get("uuid") if last_msg >= 0 else None
                 for r in late:
                     r["parentUuid"], parent = parent, r["uuid"]
-                cut.write_bytes(b"".join(raw for j, raw in enumerate(lines[:k])
-                                         if j <= last_msg or recs[j].get("type") != "tools-used")
-                                + b"".join(orjson.dumps(r) + b"\n" for r in late))
+                cut.write_bytes(
+                    b"".join(raw for j, raw in enumerate(lines[:k]) if j <= last_msg or recs[j].get("type") != "tools-used")
+                    + b"".join(orjson.dumps(r) + b"\n" for r in late)
+                )
                 if t.with_suffix("").is_dir():
                     shutil.copytree(t.with_suffix(""), cut.with_suffix(""))
                 s = Session.load(cut)
@@ -145,58 +149,122 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     what = f"reactive ({got:,} > {limit:,})"
                 else:
                     what = "compact (threshold)"
-                refused_summaries = sum(1 for q in log[at or 0: n or 0]
-                                        if q["kind"] == "summary" and q["answer"] == "prompt_too_long")
+                refused_summaries = sum(
+                    1 for q in log[at or 0 : n or 0] if q["kind"] == "summary" and q["answer"] == "prompt_too_long"
+                )
                 if refused_summaries:
-                    out.append(Replayed(t.name, b_no, what, True, f"not replayed: the summarize request was refused "
-                                        f"{refused_summaries} time(s) and retried with more kept (inspector's preview "
-                                        "assumes a summarizer that answers)"))
+                    out.append(
+                        Replayed(
+                            t.name,
+                            b_no,
+                            what,
+                            True,
+                            f"not replayed: the summarize request was refused "
+                            f"{refused_summaries} time(s) and retried with more kept (inspector's preview "
+                            "assumes a summarizer that answers)",
+                        )
+                    )
                     continue
                 # the time it was written: the harness moved every earlier timestamp back for each idle gap after it
                 when = datetime.fromisoformat(str(boundary["timestamp"]).replace("Z", "+00:00")) + timedelta(
-                    hours=sum(shifts[log[n]["step"] + 1:]) if n is not None else 0)
+                    hours=sum(shifts[log[n]["step"] + 1 :]) if n is not None else 0
+                )
                 try:
-                    res = compact(s, summarizer=_FakeText(summary_text or SUMMARY), factory=RecordFactory(s, now=when),
-                                  settings=settings, **kw)
+                    res = compact(
+                        s,
+                        summarizer=_FakeText(summary_text or SUMMARY),
+                        factory=RecordFactory(s, now=when),
+                        settings=settings,
+                        **kw,
+                    )
                 except CompactError as exc:
                     out.append(Replayed(t.name, b_no, what, False, f"inspector could not: {exc}"))
                     continue
                 theirs = (meta.get("preservedMessages") or {}).get("uuids") or []
                 if list(res.kept_uuids) != list(theirs):
-                    out.append(Replayed(t.name, b_no, what, False, f"kept {len(res.kept_uuids)} messages, Claude Code "
-                                        f"{len(theirs)} (first different: {_first_mismatch(list(res.kept_uuids), theirs)})"))
+                    out.append(
+                        Replayed(
+                            t.name,
+                            b_no,
+                            what,
+                            False,
+                            f"kept {len(res.kept_uuids)} messages, Claude Code "
+                            f"{len(theirs)} (first different: {_first_mismatch(list(res.kept_uuids), theirs)})",
+                        )
+                    )
                     continue
                 ours_meta = (res.new_records[0].get("compactMetadata") or {}) if res.new_records else {}
                 if "messagesSummarized" in meta and ours_meta.get("messagesSummarized") != meta["messagesSummarized"]:
-                    out.append(Replayed(t.name, b_no, what, False, f"summarized {ours_meta.get('messagesSummarized')} "
-                                        f"messages, Claude Code {meta['messagesSummarized']}"))
+                    out.append(
+                        Replayed(
+                            t.name,
+                            b_no,
+                            what,
+                            False,
+                            f"summarized {ours_meta.get('messagesSummarized')} "
+                            f"messages, Claude Code {meta['messagesSummarized']}",
+                        )
+                    )
                     continue
                 ours_types = [_kind(r) for r in res.new_records]
                 seg = [_kind(r) for r in _compaction_records(after)]
-                extra = [k for k in seg[len(ours_types):] if k not in PER_REQUEST]
+                extra = [k for k in seg[len(ours_types) :] if k not in PER_REQUEST]
                 if seg[: len(ours_types)] == ours_types and extra:
-                    out.append(Replayed(t.name, b_no, what, False, f"Claude Code wrote {len(extra)} more record(s) for "
-                                        f"the compaction: {extra[:4]}"))
+                    out.append(
+                        Replayed(
+                            t.name,
+                            b_no,
+                            what,
+                            False,
+                            f"Claude Code wrote {len(extra)} more record(s) for the compaction: {extra[:4]}",
+                        )
+                    )
                     continue
                 cc_types = [_kind(r) for r in after if r.get("uuid")][: len(ours_types)]
                 if ours_types != cc_types:
-                    j = next((n for n, (x, y) in enumerate(zip(ours_types, cc_types)) if x != y), min(len(ours_types), len(cc_types)))
-                    out.append(Replayed(t.name, b_no, what, False, f"records written differ at #{j}: inspector "
-                                        f"{ours_types[j:j + 3]}, Claude Code {cc_types[j:j + 3]} (of {ours_types})"))
+                    j = next(
+                        (n for n, (x, y) in enumerate(zip(ours_types, cc_types)) if x != y), min(len(ours_types), len(cc_types))
+                    )
+                    out.append(
+                        Replayed(
+                            t.name,
+                            b_no,
+                            what,
+                            False,
+                            f"records written differ at #{j}: inspector "
+                            f"{ours_types[j : j + 3]}, Claude Code {cc_types[j : j + 3]} (of {ours_types})",
+                        )
+                    )
                     continue
-                ours_files = [(r.get("attachment") or {}).get("filename") for r in res.new_records if _kind(r) == "attachment file"]
+                ours_files = [
+                    (r.get("attachment") or {}).get("filename") for r in res.new_records if _kind(r) == "attachment file"
+                ]
                 cc_files = [(r.get("attachment") or {}).get("filename") for r in after if r.get("uuid")][: len(ours_types)]
                 cc_files = [f for r, f in zip([r for r in after if r.get("uuid")], cc_files) if _kind(r) == "attachment file"]
                 if ours_files != cc_files and sorted(map(str, ours_files)) == sorted(map(str, cc_files)):
-                    out.append(Replayed(t.name, b_no, what, True, f"kept {len(theirs)} as Claude Code; the same files "
-                                        "re-attached in another order (Claude Code orders them by their modification "
-                                        "times, which no transcript records: inspector takes the order they were read)"))
+                    out.append(
+                        Replayed(
+                            t.name,
+                            b_no,
+                            what,
+                            True,
+                            f"kept {len(theirs)} as Claude Code; the same files "
+                            "re-attached in another order (Claude Code orders them by their modification "
+                            "times, which no transcript records: inspector takes the order they were read)",
+                        )
+                    )
                     continue
                 # what the model sees after it: Claude Code's chain up to the last record of its compaction, in the
                 # wire form (the same form every logged request is checked against), and inspector's preview
-                path_then = next((str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
-                                  for r in after if r.get("isCompactSummary") and "read the full transcript at: " in
-                                  str((r.get("message") or {}).get("content"))), None)
+                path_then = next(
+                    (
+                        str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
+                        for r in after
+                        if r.get("isCompactSummary")
+                        and "read the full transcript at: " in str((r.get("message") or {}).get("content"))
+                    ),
+                    None,
+                )
                 ours = [dict(m) for m in res.api_messages or ()]
                 if path_then:
                     ours = json.loads(json.dumps(ours).replace(json.dumps(str(s.path.resolve()))[1:-1], path_then))
@@ -206,14 +274,19 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 if end is None or res.api_messages is None:
                     out.append(Replayed(t.name, b_no, what, False, "no preview to compare"))
                     continue
-                cc = api_messages(sent_bodies(whole, Conversation(whole.records[: end + 1]).chain),
-                                  str(res.parameters.get("wire_style") or wire_style(s)))
+                cc = api_messages(
+                    sent_bodies(whole, Conversation(whole.records[: end + 1]).chain),
+                    str(res.parameters.get("wire_style") or wire_style(s)),
+                )
                 a, b = _blocks(ours), _blocks(cc)
                 ok = a == b
                 k2 = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-                why = ("the preview is what Claude Code's records send" if ok else
-                       f"the preview differs at message {k2}: " +
-                       (_first_difference(a[k2], b[k2]) if k2 < min(len(a), len(b)) else f"{len(a)} previewed, {len(b)} sent"))
+                why = (
+                    "the preview is what Claude Code's records send"
+                    if ok
+                    else f"the preview differs at message {k2}: "
+                    + (_first_difference(a[k2], b[k2]) if k2 < min(len(a), len(b)) else f"{len(a)} previewed, {len(b)} sent")
+                )
                 out.append(Replayed(t.name, b_no, what, ok, f"kept {len(theirs)} as Claude Code; {why}"))
         out += _unserved_rewinds(folder, run)
     finally:
@@ -240,15 +313,23 @@ def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
         # the REPL's menu lists the prompts of the whole history it shows, from before a compaction too (picking
         # one says "That message is no longer in the active context"): the pivot is the last prompt of that text
         menu = rewind_candidates(make_slice(s))
-        found = [i for i in range(len(s.records)) if s.records[i].type == "user" and not s.records[i].is_meta
-                 and (s.records[i].get("prompt") or "").strip().startswith(picked)]
+        found = [
+            i
+            for i in range(len(s.records))
+            if s.records[i].type == "user"
+            and not s.records[i].is_meta
+            and (s.records[i].get("prompt") or "").strip().startswith(picked)
+        ]
         what = f"partial {direction} from {picked!r} (not compacted by Claude Code)"
         if not found:
             out.append(Replayed(mains[0].name, -1, what, False, f"no prompt {picked!r} in the transcript"))
             continue
         if found[-1] not in menu:
-            out.append(Replayed(mains[0].name, -1, what, True, "inspector's menu does not offer it either (it is before "
-                                "the last compaction)"))
+            out.append(
+                Replayed(
+                    mains[0].name, -1, what, True, "inspector's menu does not offer it either (it is before the last compaction)"
+                )
+            )
             continue
         try:
             compact(s, summarizer=_FakeText("x"), strategy="partial", pivot=s.records[found[-1]].uuid, direction=direction)
@@ -259,8 +340,9 @@ def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
     return out
 
 
-def _partial(s: Any, boundary: dict[str, Any], partial: dict[str, Any], n: int | None, log: list[dict[str, Any]],
-             run: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+def _partial(
+    s: Any, boundary: dict[str, Any], partial: dict[str, Any], n: int | None, log: list[dict[str, Any]], run: dict[str, Any]
+) -> tuple[dict[str, Any] | None, str]:
     """The partial compaction a boundary records ("summarize from / up to here"): inspector's arguments for it, or
     None and why not. The pivot is the prompt summarized from (the message after the kept prefix) or up to (the first
     kept message); where the run says which row of the rewind menu was picked, inspector's menu must offer that
@@ -288,15 +370,18 @@ def _partial(s: Any, boundary: dict[str, Any], partial: dict[str, Any], n: int |
         menu = [s.records[i].uuid for i in rewind_candidates(make_slice(s))]
         if len(menu) < ups or menu[-ups] != pivot:
             offered = menu[-ups][:8] if len(menu) >= ups else "nothing"
-            return None, (f"the rewind menu's row {ups} above (current) was {pivot[:8]} in Claude Code, {offered} in "
-                          f"inspector's menu of {len(menu)} prompts")
+            return None, (
+                f"the rewind menu's row {ups} above (current) was {pivot[:8]} in Claude Code, {offered} in "
+                f"inspector's menu of {len(menu)} prompts"
+            )
     kw = {"strategy": "partial", "pivot": pivot, "direction": direction, "instructions": partial.get("userContext") or None}
     return kw, f"partial {direction} {pivot[:8]}" + (f" ({kw['instructions']})" if kw["instructions"] else "")
 
 
 # attachments Claude Code writes for the request after a compaction, not for the compaction (every request has them)
-PER_REQUEST = frozenset({"attachment total_tokens_reminder", "attachment task_reminder", "attachment todo_reminder",
-                         "attachment prompt_snapshot"})
+PER_REQUEST = frozenset(
+    {"attachment total_tokens_reminder", "attachment task_reminder", "attachment todo_reminder", "attachment prompt_snapshot"}
+)
 
 
 def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -306,8 +391,11 @@ def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in after:
         if not r.get("uuid"):
             continue
-        if out and (r.get("type") == "assistant" or (r.get("type") == "user" and not r.get("isCompactSummary"))
-                    or r.get("type") == "system"):
+        if out and (
+            r.get("type") == "assistant"
+            or (r.get("type") == "user" and not r.get("isCompactSummary"))
+            or r.get("type") == "system"
+        ):
             break
         out.append(r)
     return out

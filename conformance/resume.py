@@ -87,7 +87,7 @@ def extends(previewed: list[dict[str, Any]], sent: list[dict[str, Any]], prompt:
     ba, br = last_a["content"], last_r["content"]
     if len(br) < len(ba) or any(x != y for x, y in zip(ba[:-1], br)) or not _block_extends(ba[-1], br[len(ba) - 1]):
         return False, f"message {len(a) - 1} ({last_a.get('role')}) differs: {_first_difference(last_a, last_r)}"
-    users = [m for m in r[len(a) - 1:] if m.get("role") == "user"]
+    users = [m for m in r[len(a) - 1 :] if m.get("role") == "user"]
     tail = users[-1]["content"] if users else []
     texts = [b for b in tail if b.get("type") == "text"]
     if not texts or texts[-1].get("text", "").strip() != prompt:
@@ -147,7 +147,7 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
         return f"{path}: {len(a)} vs {len(b)} items"
     if isinstance(a, str) and len(a) + len(b) > 160:  # long texts: where they part
         k = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        return f"{path} (from character {k}): {a[max(0, k - 20):k + 60]!r} vs {b[max(0, k - 20):k + 60]!r}"
+        return f"{path} (from character {k}): {a[max(0, k - 20) : k + 60]!r} vs {b[max(0, k - 20) : k + 60]!r}"
     return f"{path}: {str(a)[:80]!r} vs {str(b)[:80]!r}"
 
 
@@ -163,25 +163,35 @@ def cases_for(s: Any) -> list[Case]:
     sl = make_slice(s)
     if TAIL in era.strategies:
         before = Estimator(s, sl.series).before(sl)
-        cases = [Case("compact (/compact)", {"strategy": "compact"}),
-                 Case("compact (/compact keep the step numbers)", {"strategy": "compact", "instructions": "keep the step numbers"}),
-                 Case("compact (threshold)", {"strategy": "compact", "trigger": "auto"}),
-                 Case(f"reactive (refused at {before * 3 // 4:,})", {"strategy": "reactive", "refused_at": max(1, before * 3 // 4)})]
+        cases = [
+            Case("compact (/compact)", {"strategy": "compact"}),
+            Case("compact (/compact keep the step numbers)", {"strategy": "compact", "instructions": "keep the step numbers"}),
+            Case("compact (threshold)", {"strategy": "compact", "trigger": "auto"}),
+            Case(f"reactive (refused at {before * 3 // 4:,})", {"strategy": "reactive", "refused_at": max(1, before * 3 // 4)}),
+        ]
         pivots = rewind_candidates(sl)
     else:  # an older release: its own strategies, saved in its own format
         cases = []
         if FULL in era.strategies:
-            cases += [Case("full (/compact)", {"strategy": "full"}),
-                      Case("full (/compact keep the API decisions)", {"strategy": "full", "instructions": "keep the API decisions"})]
+            cases += [
+                Case("full (/compact)", {"strategy": "full"}),
+                Case("full (/compact keep the API decisions)", {"strategy": "full", "instructions": "keep the API decisions"}),
+            ]
         if SESSION_MEMORY in era.strategies:
             cases.append(Case("session-memory", {"strategy": "session-memory"}))
         if MICROCOMPACT in era.strategies:
             from inspector.compact import MicrocompactParams
 
-            cases.append(Case("microcompact (keep 1, without the gap)",
-                              {"strategy": "microcompact", "microcompact_params": MicrocompactParams(keep_recent=1, force=True)}))
+            cases.append(
+                Case(
+                    "microcompact (keep 1, without the gap)",
+                    {"strategy": "microcompact", "microcompact_params": MicrocompactParams(keep_recent=1, force=True)},
+                )
+            )
         pivots = [i for i in sl.messages if is_pivot_candidate(sl, i)]
-    directions = [d for d, kind in (("from", PARTIAL_FROM), ("up_to", PARTIAL_UP_TO)) if kind in era.strategies or TAIL in era.strategies]
+    directions = [
+        d for d, kind in (("from", PARTIAL_FROM), ("up_to", PARTIAL_UP_TO)) if kind in era.strategies or TAIL in era.strategies
+    ]
     for i in pivots[:3]:
         u = s.records[i].uuid
         for d in directions:
@@ -192,6 +202,7 @@ def cases_for(s: Any) -> list[Case]:
 def in_order(res: Any, sent: list[dict[str, Any]]) -> tuple[bool, str]:
     """For a session saved in an older release's format (no exact wire form): the summary and every kept message of
     the preview reach the request, in order (text by text, tool call and result by id)."""
+
     def needles(blocks: list[dict[str, Any]]) -> list[tuple[str, str]]:
         out = []
         for b in blocks:
@@ -274,8 +285,9 @@ def run_resume_old(session: Path, claude: Claude, *, timeout: float = 300) -> li
         sb.close()
 
 
-def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, timeout: float,
-               sb: Sandbox, pick: Any = None) -> list[ResumeRow]:
+def _run_cases(
+    name: str, transcripts: list[Path], model: str, claude: Claude, timeout: float, sb: Sandbox, pick: Any = None
+) -> list[ResumeRow]:
     """Every case of `cases_for` (or those `pick` chooses of them) on each transcript."""
     from inspector.compact import compact
     from inspector.compact.base import CompactError
@@ -289,7 +301,7 @@ def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, t
         if not s.conversation.chain:
             continue
         original = _sha(path)
-        for case in (pick(cases_for(s)) if pick else cases_for(s)):
+        for case in pick(cases_for(s)) if pick else cases_for(s):
             try:
                 res = compact(s, **case.kwargs)
             except CompactError as exc:
@@ -303,12 +315,28 @@ def _run_cases(name: str, transcripts: list[Path], model: str, claude: Claude, t
             except SaveError as exc:
                 rows.append(ResumeRow(name, case.label, False, f"inspector could not save it: {exc}"))
                 continue
-            argv = [*claude.argv, "-p", PROMPT, "--resume", saved.session_id, "--model", _last_model(s, model),
-                    "--allowedTools", "Bash"]
+            argv = [
+                *claude.argv,
+                "-p",
+                PROMPT,
+                "--resume",
+                saved.session_id,
+                "--model",
+                _last_model(s, model),
+                "--allowedTools",
+                "Bash",
+            ]
             with FakeAPI(Script(turns=0)) as fake:
                 try:
-                    p = subprocess.run(argv, cwd=sb.work, env=_clean_env(sb.home, fake.url, {}), capture_output=True, text=True,
-                                       timeout=timeout, stdin=subprocess.DEVNULL)
+                    p = subprocess.run(
+                        argv,
+                        cwd=sb.work,
+                        env=_clean_env(sb.home, fake.url, {}),
+                        capture_output=True,
+                        text=True,
+                        timeout=timeout,
+                        stdin=subprocess.DEVNULL,
+                    )
                     err = p.stderr.strip()[-300:] if p.returncode not in (0, 1) else ""
                 except subprocess.TimeoutExpired:
                     err = f"timed out after {timeout:g} s"
@@ -345,8 +373,12 @@ def _last_model(s: Any, default: str) -> str:
 def table(rows: list[ResumeRow], version: str) -> str:
     tried = [r for r in rows if not r.detail.startswith("not applicable")]
     ok = sum(1 for r in tried if r.ok)
-    lines = [f"Round trip on Claude Code {version}: {ok} of {len(tried)} saved compactions resumed as previewed.", "",
-             "| session | strategy | first request after `--resume` | match |", "|---|---|---|---|"]
+    lines = [
+        f"Round trip on Claude Code {version}: {ok} of {len(tried)} saved compactions resumed as previewed.",
+        "",
+        "| session | strategy | first request after `--resume` | match |",
+        "|---|---|---|---|",
+    ]
     for r in rows:
         mark = "—" if r.detail.startswith("not applicable") else "yes" if r.ok else "**no**"
         lines.append(f"| `{r.run}` | {r.case} | {r.detail} | {mark} |")

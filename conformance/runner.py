@@ -56,8 +56,14 @@ _HELP: dict[tuple[str, ...], str] = {}
 def _help_text(argv: tuple[str, ...]) -> str:
     if argv not in _HELP:
         try:
-            p = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                               env={k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TERM")} | {"CI": "1"})
+            p = subprocess.run(
+                [*argv, "--help"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                stdin=subprocess.DEVNULL,
+                env={k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TERM")} | {"CI": "1"},
+            )
             _HELP[argv] = p.stdout + p.stderr
         except (OSError, subprocess.TimeoutExpired):
             _HELP[argv] = ""
@@ -86,8 +92,20 @@ def install(version: str = DEFAULT_VERSION, log: Any = None) -> Claude:
     if log:
         log(f"installing @anthropic-ai/claude-code@{version} into {folder} (80-400 MB, once)")
     # --ignore-scripts: the wrapper's postinstall only copies the platform binary, which is used in place here
-    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(folder),
-                        f"@anthropic-ai/claude-code@{version}"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            "npm",
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--ignore-scripts",
+            "--prefix",
+            str(folder),
+            f"@anthropic-ai/claude-code@{version}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     have = _installed(folder, version)
     if r.returncode != 0 or have is None:
         raise RuntimeError(f"npm install of Claude Code {version} failed: {r.stderr.strip()[-500:]}")
@@ -113,7 +131,7 @@ class Sandbox:
         return self.home / ".claude" / "projects"
 
     @classmethod
-    def make(cls) -> "Sandbox":
+    def make(cls) -> Sandbox:
         SANDBOXES.mkdir(parents=True, exist_ok=True)
         sb = cls(Path(tempfile.mkdtemp(prefix="run-", dir=SANDBOXES)))
         (sb.home / ".claude").mkdir(parents=True)
@@ -166,8 +184,16 @@ class Run:
 
 def _clean_env(home: Path, url: str, extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR")}
-    env.update(HOME=str(home), ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY=FAKE_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-               DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1", CI="1")
+    env.update(
+        HOME=str(home),
+        ANTHROPIC_BASE_URL=url,
+        ANTHROPIC_API_KEY=FAKE_KEY,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+        DISABLE_ERROR_REPORTING="1",
+        CI="1",
+    )
     env.update(extra)
     return env
 
@@ -185,8 +211,15 @@ def _shift(transcript: Path, hours: float) -> None:
     transcript.write_bytes(b"\n".join(lines) + b"\n")
 
 
-def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: float = 600,
-        sandbox: Sandbox | None = None, resume_id: str | None = None) -> Run:
+def run(
+    sc: Scenario,
+    claude: Claude,
+    version: str | None = None,
+    *,
+    timeout: float = 600,
+    sandbox: Sandbox | None = None,
+    resume_id: str | None = None,
+) -> Run:
     """Run the scenario's steps in a sandbox of its own (made here unless given; the caller removes it with
     `run.sandbox.close()` once it has saved what it needs)."""
     sb = sandbox or Sandbox.make()
@@ -221,13 +254,20 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
             argv += list(step.args)
             t0 = time.monotonic()
             try:
-                p = subprocess.run(argv, cwd=work, env=_clean_env(home, fake.url, sc.env), capture_output=True, text=True,
-                                   timeout=timeout, stdin=subprocess.DEVNULL)
+                p = subprocess.run(
+                    argv,
+                    cwd=work,
+                    env=_clean_env(home, fake.url, sc.env),
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    stdin=subprocess.DEVNULL,
+                )
                 rc, out, err = p.returncode, p.stdout, p.stderr
             except subprocess.TimeoutExpired as exc:
                 rc, out, err = -9, str(exc.stdout or ""), f"timed out after {timeout:g} s"
             _take_debug(result, debug, len(result.steps))
-            shown = ["claude", *argv[len(claude.argv):]]
+            shown = ["claude", *argv[len(claude.argv) :]]
             result.steps.append(StepRun(shown, rc, out, err, list(fake.log), time.monotonic() - t0))
         ts = result.transcripts()
         if ts and session_id is None:
@@ -239,8 +279,12 @@ def run(sc: Scenario, claude: Claude, version: str | None = None, *, timeout: fl
 
 def _step_script(step: Step, sc: Scenario, work: Path) -> Script:
     """A step's script for the fake, its `{work}` placeholders made the run's working folder."""
-    return replace(step.script, cmd=step.script.cmd.replace("{work}", str(work)), tool=sc.tool.split(",")[0],
-                   calls=tuple((t, json.dumps(str(work))[1:-1].join(inp.split("{work}"))) for t, inp in step.script.calls))
+    return replace(
+        step.script,
+        cmd=step.script.cmd.replace("{work}", str(work)),
+        tool=sc.tool.split(",")[0],
+        calls=tuple((t, json.dumps(str(work))[1:-1].join(inp.split("{work}"))) for t, inp in step.script.calls),
+    )
 
 
 def _take_debug(result: Run, debug: Path, step: int) -> None:
@@ -264,8 +308,16 @@ def _run_repl(sc: Scenario, claude: Claude, result: Run, debug: Path) -> None:
             # the default permission mode: some models start the REPL in auto mode, whose tool calls wait for a
             # server-side classifier review the fake API cannot give (the tools are denied and the run stalls)
             mode = ("--permission-mode", "default") if claude.supports("--permission-mode") else ()
-            repl = ReplSession(claude, sb, fake, model=sc.model, env_extra=dict(sc.env), tools=sc.tool,
-                               debug_file=debug if claude.supports("--debug-file") else None, args=mode)
+            repl = ReplSession(
+                claude,
+                sb,
+                fake,
+                model=sc.model,
+                env_extra=dict(sc.env),
+                tools=sc.tool,
+                debug_file=debug if claude.supports("--debug-file") else None,
+                args=mode,
+            )
             for step in sc.steps:
                 n, t1 = len(fake.log), time.monotonic()
                 script = _step_script(step, sc, sb.work)
@@ -336,8 +388,14 @@ def save(r: Run, out: Path) -> Path:
     for n, st in enumerate(r.steps):
         for q in st.requests:
             body = q.body
-            item: dict[str, Any] = {"step": n, "path": q.path, "kind": q.kind, "answer": q.answer, "tokens": q.tokens,
-                                    "headers": q.headers}
+            item: dict[str, Any] = {
+                "step": n,
+                "path": q.path,
+                "kind": q.kind,
+                "answer": q.answer,
+                "tokens": q.tokens,
+                "headers": q.headers,
+            }
             if q.error:
                 item["error"] = q.error
             for key in ("system", "tools"):
@@ -356,16 +414,40 @@ def save(r: Run, out: Path) -> Path:
             item["cache"] = cache_paths(body)
             log.append(item)
     (dst / "requests.json").write_text(json.dumps({"version": r.version, "requests": log, **parts}, indent=1, sort_keys=True))
-    (dst / "run.json").write_text(json.dumps({
-        "scenario": r.scenario.name, "version": r.version, "model": r.scenario.model, "env": r.scenario.env,
-        "settings": r.scenario.settings, "settings_after": r.settings_after,
-        "work": str(r.sandbox.work) if r.sandbox else None, "home": str(r.sandbox.home) if r.sandbox else None,
-        "steps": [{"argv": st.argv, "returncode": st.returncode, "stdout": st.stdout[-2000:], "stderr": st.stderr[-2000:],
-                   "seconds": round(st.seconds, 2), "shift_hours": step.shift_hours,
-                   **({"rewind": list(step.rewind)} if step.rewind else {})}
-                  for st, step in zip(r.steps, r.scenario.steps)]}, indent=1))
-    (dst / "debug.log").write_text("\n".join(ln for ln in r.debug.splitlines() if "autocompact" in ln or "thresholdSource" in ln or ln.startswith("=== step ")
-                                             or "compact" in ln.lower()))
+    (dst / "run.json").write_text(
+        json.dumps(
+            {
+                "scenario": r.scenario.name,
+                "version": r.version,
+                "model": r.scenario.model,
+                "env": r.scenario.env,
+                "settings": r.scenario.settings,
+                "settings_after": r.settings_after,
+                "work": str(r.sandbox.work) if r.sandbox else None,
+                "home": str(r.sandbox.home) if r.sandbox else None,
+                "steps": [
+                    {
+                        "argv": st.argv,
+                        "returncode": st.returncode,
+                        "stdout": st.stdout[-2000:],
+                        "stderr": st.stderr[-2000:],
+                        "seconds": round(st.seconds, 2),
+                        "shift_hours": step.shift_hours,
+                        **({"rewind": list(step.rewind)} if step.rewind else {}),
+                    }
+                    for st, step in zip(r.steps, r.scenario.steps)
+                ],
+            },
+            indent=1,
+        )
+    )
+    (dst / "debug.log").write_text(
+        "\n".join(
+            ln
+            for ln in r.debug.splitlines()
+            if "autocompact" in ln or "thresholdSource" in ln or ln.startswith("=== step ") or "compact" in ln.lower()
+        )
+    )
     return dst
 
 

@@ -9,9 +9,10 @@ import argparse
 import os
 import re
 import sys
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from inspector import __version__
 
@@ -43,7 +44,8 @@ def _root_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="inspector",
         description="Look inside Claude Code sessions: records, tokens, compactions.",
-        epilog="subcommands:\n" + "\n".join(f"  {name:<9} {what}" for name, (_make, _cmd, what) in COMMANDS.items())
+        epilog="subcommands:\n"
+        + "\n".join(f"  {name:<9} {what}" for name, (_make, _cmd, what) in COMMANDS.items())
         + "\n\n`inspector SUBCOMMAND --help` for each; --debug (tracebacks) goes before or after the subcommand.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -81,24 +83,42 @@ def _tokens_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="a .jsonl transcript, a project folder or a projects root")
     p.add_argument("--json", action="store_true", help="print JSON Lines: one object per session, one per line")
     p.add_argument("--full", action="store_true", help="with --json: full summary and analysis texts")
-    p.add_argument("--at", metavar="REF", help="also show what fills the context at this record (a uuid, a uuid prefix or, "
-                   "for one file, a line number, as show prints them)")
+    p.add_argument(
+        "--at",
+        metavar="REF",
+        help="also show what fills the context at this record (a uuid, a uuid prefix or, "
+        "for one file, a line number, as show prints them)",
+    )
     g = p.add_argument_group("what if (override Claude Code's settings)")
     g.add_argument("--model", help="model id or setting, e.g. claude-opus-4-6 or opus[1m] (default: the session's)")
-    g.add_argument("--window", type=_positive, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)")
+    g.add_argument(
+        "--window", type=_positive, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)"
+    )
     g.add_argument("--one-m", action=argparse.BooleanOptionalAction, default=None, help="assume a 1M window (or not)")
-    g.add_argument("--auto-compact-window", type=_positive, metavar="N", help="CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow")
-    g.add_argument("--model-auto-compact-window", type=_positive, metavar="N",
-                   help="settings modelSettings.<the session's model>.autoCompactWindow (2.1.3xx; what /autocompact writes)")
-    g.add_argument("--enforce", action=argparse.BooleanOptionalAction, default=None,
-                   help="assume the threshold is (not) enforced, whatever the window source says (2.1.159+)")
+    g.add_argument(
+        "--auto-compact-window", type=_positive, metavar="N", help="CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow"
+    )
+    g.add_argument(
+        "--model-auto-compact-window",
+        type=_positive,
+        metavar="N",
+        help="settings modelSettings.<the session's model>.autoCompactWindow (2.1.3xx; what /autocompact writes)",
+    )
+    g.add_argument(
+        "--enforce",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="assume the threshold is (not) enforced, whatever the window source says (2.1.159+)",
+    )
     g.add_argument("--pct", type=float, metavar="P", help="CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (can only lower the threshold)")
     g.add_argument("--no-auto-compact", action="store_true", help="as with DISABLE_AUTO_COMPACT or autoCompactEnabled=false")
     g.add_argument("--auto-compact", action="store_true", help="assume auto-compact on, whatever the config says")
     g.add_argument("--max-output-tokens", type=_positive, metavar="N", help="CLAUDE_CODE_MAX_OUTPUT_TOKENS")
     g.add_argument("--blocking-limit", type=_positive, metavar="N", help="CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE")
     g.add_argument("--disable-1m", action="store_true", help="CLAUDE_CODE_DISABLE_1M_CONTEXT")
-    g.add_argument("--output-cap", action="store_true", help="assume the 8k output-slot cap (GrowthBook tengu_otk_slot_v1; off by default)")
+    g.add_argument(
+        "--output-cap", action="store_true", help="assume the 8k output-slot cap (GrowthBook tengu_otk_slot_v1; off by default)"
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -151,8 +171,15 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     s = Settings.from_environment()
     changes: dict[str, Any] = {}
     sources = list(s.sources)
-    for flag, field in (("model", "model"), ("window", "window"), ("one_m", "one_m"), ("auto_compact_window", "auto_compact_window"),
-                        ("pct", "pct_override"), ("max_output_tokens", "max_output_tokens"), ("blocking_limit", "blocking_override")):
+    for flag, field in (
+        ("model", "model"),
+        ("window", "window"),
+        ("one_m", "one_m"),
+        ("auto_compact_window", "auto_compact_window"),
+        ("pct", "pct_override"),
+        ("max_output_tokens", "max_output_tokens"),
+        ("blocking_limit", "blocking_override"),
+    ):
         v = getattr(args, flag, None)
         if v is not None:
             changes[field] = v
@@ -160,7 +187,9 @@ def settings_from_args(args: argparse.Namespace) -> Any:
                 sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [(field, "--auto-compact-window")]
     if getattr(args, "model_auto_compact_window", None) is not None:
         changes["model_windows"] = (("*", args.model_auto_compact_window),)
-        sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [("auto_compact_window", "--model-auto-compact-window")]
+        sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [
+            ("auto_compact_window", "--model-auto-compact-window")
+        ]
     if getattr(args, "enforce", None) is not None:
         changes["enforce"] = args.enforce
     if sources != list(s.sources):
@@ -184,10 +213,9 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.tokens.context import composition
     from inspector.tokens.explain import analyze
     from inspector.tokens.series import token_count_with_estimation
+    from inspector.tokens.thresholds import Settings
     from inspector.transcript.discovery import InspectorError, resolve_target, session_files
     from inspector.transcript.session import Session
-
-    from inspector.tokens.thresholds import Settings
 
     settings = settings_from_args(args)
     baseline = Settings.from_environment()  # what the session's own settings are taken to be, when a flag is a what-if
@@ -223,8 +251,11 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
                 found_at = True
                 pos = rep.series.chain.index(i)
                 comp = composition(s, rep.series, rep.counts, rep.calibration, pos)
-                d["at"] = {"uuid": s.records[i].uuid, "token_count_with_estimation": token_count_with_estimation(s, rep.series, pos),
-                           "composition": comp.as_dict()}
+                d["at"] = {
+                    "uuid": s.records[i].uuid,
+                    "token_count_with_estimation": token_count_with_estimation(s, rep.series, pos),
+                    "composition": comp.as_dict(),
+                }
             held.append((rep, d))
         elif array is not None:
             array.add(d)
@@ -301,20 +332,25 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
     from inspector.textutil import printable
 
     th = d["thresholds"]
-    lines = [f"{printable(d['title'] or '(untitled)')}  ({d['session_id']})",
-             f"  {d['path']}",
-             f"  model {d['model'] or '?'}, Claude Code {d['version'] or '?'}"]
+    lines = [
+        f"{printable(d['title'] or '(untitled)')}  ({d['session_id']})",
+        f"  {d['path']}",
+        f"  model {d['model'] or '?'}, Claude Code {d['version'] or '?'}",
+    ]
     auto = th["auto_compact"]
     if auto is not None:
         auto_words = f"auto-compact {auto:,}, "
     elif th.get("unenforced_threshold") is not None:
-        auto_words = (f"auto-compact {th['unenforced_threshold']:,} not enforced (window source {th['compact_source']}: "
-                      "Claude Code compacts only when the API refuses a request), ")
+        auto_words = (
+            f"auto-compact {th['unenforced_threshold']:,} not enforced (window source {th['compact_source']}: "
+            "Claude Code compacts only when the API refuses a request), "
+        )
     else:
         auto_words = "auto-compact off, "
     lines.append(
         f"  Thresholds: window {th['context_window']:,} ({th['window_source']}), effective {th['effective_window']:,}, "
-        f"warning {th['warning']:,}, " + auto_words + f"blocking {th['blocking']:,}")
+        f"warning {th['warning']:,}, " + auto_words + f"blocking {th['blocking']:,}"
+    )
     if th.get("rules"):
         lines.append(f"  Rules: {th['rules']}")
     if th.get("measured"):
@@ -322,10 +358,14 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
     c = d["calibration"]
     caveat = ""
     if c["error_pct"] > 10:
-        caveat = (" — a poor fit: the context changed in ways the transcript does not show (a resumed or edited "
-                  "session, server-side clearing), so estimates from it are rough")
-    lines.append(f"  Calibration: fixed overhead ≈ {c['overhead_tokens']:,} tokens, ratio {c['ratio']} (offline tokenizer → API), "
-                 f"fit error {c['error_pct']}% over {c['points']} responses ({c['method']})" + caveat)
+        caveat = (
+            " — a poor fit: the context changed in ways the transcript does not show (a resumed or edited "
+            "session, server-side clearing), so estimates from it are rough"
+        )
+    lines.append(
+        f"  Calibration: fixed overhead ≈ {c['overhead_tokens']:,} tokens, ratio {c['ratio']} (offline tokenizer → API), "
+        f"fit error {c['error_pct']}% over {c['points']} responses ({c['method']})" + caveat
+    )
     turns = d["turns"]
     if turns:
         top = max(th["context_window"], max(t["context_tokens"] for t in turns))
@@ -347,14 +387,19 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
         for seg, ts in segs.items():
             if seg > 0 and seg - 1 < len(comps):
                 cx = comps[seg - 1]
-                lines.append(f"    ── {cx['strategy']} compaction at {cx['pre_tokens'] if cx['pre_tokens'] is not None else '?':,} tokens ──")
+                lines.append(
+                    f"    ── {cx['strategy']} compaction at {cx['pre_tokens'] if cx['pre_tokens'] is not None else '?':,} "
+                    f"tokens ──"
+                )
             step = max(1, -(-len(ts) // per_seg))
             for k in range(0, len(ts), step):
                 chunk = ts[k : k + step]
                 peak = max(chunk, key=lambda t: t["context_tokens"])
                 when = (peak["timestamp"] or "")[11:16]
-                lines.append(f"    {when:>5} {peak['context_tokens']:>9,} {peak['percent_left']:>3}% left "
-                             f"{_bar(peak['context_tokens'], scale, width, marks)} {'' if peak['state'] == 'ok' else peak['state']}")
+                lines.append(
+                    f"    {when:>5} {peak['context_tokens']:>9,} {peak['percent_left']:>3}% left "
+                    f"{_bar(peak['context_tokens'], scale, width, marks)} {'' if peak['state'] == 'ok' else peak['state']}"
+                )
     else:
         lines.append("  No API responses with usage on this session's chain.")
     for x in d["compactions"]:
@@ -367,7 +412,10 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
             if x["messages_summarized"] is not None:
                 extra.append(f"{x['messages_summarized']} messages summarized, {x['messages_kept'] or 0} kept")
             if x.get("compact_call") and x["compact_call"].get("usage"):
-                extra.append(f"summarizer call {x['compact_call']['agent_id']} read {x['compact_call']['usage']['context_tokens']:,} tokens")
+                extra.append(
+                    f"summarizer call {x['compact_call']['agent_id']} read {x['compact_call']['usage']['context_tokens']:,} "
+                    f"tokens"
+                )
             if extra:
                 lines.append("      " + "; ".join(extra))
         if x.get("prediction_notes"):
@@ -376,13 +424,17 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
         lines.append(f"  ! {a}")
     for sa in d.get("subagents", []):
         if sa["turns"]:
-            lines.append(f"  subagent {sa['agent_id']} ({sa['kind']}): {sa['turns']} responses, peak {sa['peak_tokens']:,} tokens"
-                         f" — `inspector tokens {sa['path']}` for its own series")
+            lines.append(
+                f"  subagent {sa['agent_id']} ({sa['kind']}): {sa['turns']} responses, peak {sa['peak_tokens']:,} tokens"
+                f" — `inspector tokens {sa['path']}` for its own series"
+            )
     if "at" in d:
         at = d["at"]
         comp = at["composition"]
-        lines.append(f"  At {at['uuid']}: tokenCountWithEstimation {at['token_count_with_estimation']:,}; "
-                     f"context {comp['total']:,} ({comp['source']}):")
+        lines.append(
+            f"  At {at['uuid']}: tokenCountWithEstimation {at['token_count_with_estimation']:,}; "
+            f"context {comp['total']:,} ({comp['source']}):"
+        )
         for cat, n in sorted(comp["categories"].items(), key=lambda kv: -kv[1]):
             lines.append(f"      {n:>9,}  {cat}")
         for it in comp["largest_tool_results"][:5]:
@@ -398,35 +450,71 @@ def _compact_parser() -> argparse.ArgumentParser:
         "(the original is never modified) and prints the command to resume it.",
     )
     p.add_argument("path", help="the session's .jsonl transcript")
-    p.add_argument("--strategy", choices=["compact", "reactive", "partial", "full", "session-memory", "microcompact"],
-                   help="default: what the session's own Claude Code does (compact from 2.1.159, full before); "
-                   "--strategies lists them with the releases that had each")
+    p.add_argument(
+        "--strategy",
+        choices=["compact", "reactive", "partial", "full", "session-memory", "microcompact"],
+        help="default: what the session's own Claude Code does (compact from 2.1.159, full before); "
+        "--strategies lists them with the releases that had each",
+    )
     p.add_argument("--strategies", action="store_true", help="list the strategies for this session's release and exit")
-    p.add_argument("--at", metavar="REF", help="partial: the prompt to summarize from (or up to), one the rewind menu offers; "
-                   "other strategies: compact as if the session ended at this record (default: its last message). A uuid, "
-                   "a uuid prefix or a line number, as show prints them")
-    p.add_argument("--direction", default="from", choices=["from", "up-to", "up_to"], help="partial: summarize from the message on, or up to it")
-    p.add_argument("--trigger", default="manual", choices=["manual", "auto"],
-                   help="compact: as /compact [instructions] (manual, default) or as the threshold would (auto)")
-    p.add_argument("--refused-at", type=_window_arg, metavar="N",
-                   help="reactive: the limit the API refused the request at (e.g. 200k)")
-    p.add_argument("--prompt-tokens", type=_window_arg, metavar="N",
-                   help="reactive: the size the refusal gave the request (default: the context at the point, or 1 over the limit)")
+    p.add_argument(
+        "--at",
+        metavar="REF",
+        help="partial: the prompt to summarize from (or up to), one the rewind menu offers; "
+        "other strategies: compact as if the session ended at this record (default: its last message). A uuid, "
+        "a uuid prefix or a line number, as show prints them",
+    )
+    p.add_argument(
+        "--direction",
+        default="from",
+        choices=["from", "up-to", "up_to"],
+        help="partial: summarize from the message on, or up to it",
+    )
+    p.add_argument(
+        "--trigger",
+        default="manual",
+        choices=["manual", "auto"],
+        help="compact: as /compact [instructions] (manual, default) or as the threshold would (auto)",
+    )
+    p.add_argument(
+        "--refused-at", type=_window_arg, metavar="N", help="reactive: the limit the API refused the request at (e.g. 200k)"
+    )
+    p.add_argument(
+        "--prompt-tokens",
+        type=_window_arg,
+        metavar="N",
+        help="reactive: the size the refusal gave the request (default: the context at the point, or 1 over the limit)",
+    )
     p.add_argument("--allow-live", action="store_true", help="with --write: save even when the session is still being written")
-    p.add_argument("--allow-newer", action="store_true",
-                   help="with --write: save a session from a Claude Code newer than the releases inspector's saves were checked on")
-    p.add_argument("--summarizer", default="offline", choices=["offline", "anthropic"],
-                   help="offline (default: nothing leaves this machine) or anthropic (sends the conversation; asks first)")
+    p.add_argument(
+        "--allow-newer",
+        action="store_true",
+        help="with --write: save a session from a Claude Code newer than the releases inspector's saves were checked on",
+    )
+    p.add_argument(
+        "--summarizer",
+        default="offline",
+        choices=["offline", "anthropic"],
+        help="offline (default: nothing leaves this machine) or anthropic (sends the conversation; asks first)",
+    )
     p.add_argument("--model", help="anthropic: the model that writes the summary (default: %(default)s)", default=None)
     p.add_argument("--instructions", metavar="TEXT", help="full: /compact instructions; partial: the context you give")
-    p.add_argument("--yes", action="store_true", help="anthropic, --exact: send without asking (after you have seen what it sends once)")
-    p.add_argument("--exact", action="store_true", help="with ANTHROPIC_API_KEY: count the messages after the compaction with the "
-                   "API's token-counting endpoint (sends those messages to count them; nothing is generated)")
+    p.add_argument(
+        "--yes", action="store_true", help="anthropic, --exact: send without asking (after you have seen what it sends once)"
+    )
+    p.add_argument(
+        "--exact",
+        action="store_true",
+        help="with ANTHROPIC_API_KEY: count the messages after the compaction with the "
+        "API's token-counting endpoint (sends those messages to count them; nothing is generated)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object (on one line)")
     p.add_argument("--write", action="store_true", help="save the result as a new session beside the original")
     p.add_argument("--out", metavar="FILE", help="with --write: the new .jsonl file (must not exist)")
     g = p.add_argument_group("microcompact")
-    g.add_argument("--gap-minutes", type=_non_negative_float, default=60.0, help="minutes since the last reply before clearing (default 60)")
+    g.add_argument(
+        "--gap-minutes", type=_non_negative_float, default=60.0, help="minutes since the last reply before clearing (default 60)"
+    )
     g.add_argument("--keep-recent", type=_non_negative, default=5, help="most recent tool results kept (default 5)")
     g.add_argument("--now", metavar="ISO", help="the time to measure the gap to (default: now)")
     g.add_argument("--force", action="store_true", help="clear even when the gap is under the threshold")
@@ -461,7 +549,15 @@ def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> No
 
 
 def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.compact import STRATEGIES, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice, resolve_reference
+    from inspector.compact import (
+        STRATEGIES,
+        KeepConfig,
+        MicrocompactParams,
+        SessionMemoryParams,
+        compact,
+        make_slice,
+        resolve_reference,
+    )
     from inspector.compact.summarize.base import SummaryRequest
     from inspector.edit import save
     from inspector.transcript.discovery import InspectorError, resolve_target
@@ -475,9 +571,20 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.strategies:
         out.write(format_strategies(s))
         return EXIT_OK
-    settings = settings_from_args(argparse.Namespace(**{**vars(args), "model": None, "window": None, "one_m": None,
-                                                        "auto_compact_window": None, "pct": None, "max_output_tokens": None,
-                                                        "blocking_limit": None}))
+    settings = settings_from_args(
+        argparse.Namespace(
+            **{
+                **vars(args),
+                "model": None,
+                "window": None,
+                "one_m": None,
+                "auto_compact_window": None,
+                "pct": None,
+                "max_output_tokens": None,
+                "blocking_limit": None,
+            }
+        )
+    )
     if args.at:  # a uuid, a uuid prefix or a line number, as `show` prints them
         args.at = resolve_reference(s, args.at, pivot=args.strategy == "partial", settings=settings)
     summarizer = None
@@ -496,21 +603,29 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         try:
             now = datetime.fromisoformat(args.now.replace("Z", "+00:00"))
             if now.tzinfo is None:  # a time without a zone is UTC, as the transcripts' are
-                from datetime import timezone
-
-                now = now.replace(tzinfo=timezone.utc)
+                now = now.replace(tzinfo=UTC)
             now.timestamp()  # the year 1 is a date, but not one a clock can be measured from
         except (ValueError, OverflowError, OSError):
             raise InspectorError(f"--now must be an ISO date and time after 1970, not {args.now!r}") from None
     direction = args.direction.replace("-", "_")
     res = compact(
-        s, args.strategy,
+        s,
+        args.strategy,
         at=None if args.strategy == "partial" else args.at,
         pivot=args.at if args.strategy == "partial" else None,
-        direction=direction, instructions=args.instructions, summarizer=summarizer, settings=settings,
-        microcompact_params=MicrocompactParams(gap_minutes=args.gap_minutes, keep_recent=args.keep_recent, now=now, force=args.force),
-        session_memory_params=SessionMemoryParams(KeepConfig(args.min_tokens, args.min_text_messages, args.max_tokens), args.last_summarized),
-        trigger=args.trigger, refused_at=args.refused_at, prompt_tokens=args.prompt_tokens,
+        direction=direction,
+        instructions=args.instructions,
+        summarizer=summarizer,
+        settings=settings,
+        microcompact_params=MicrocompactParams(
+            gap_minutes=args.gap_minutes, keep_recent=args.keep_recent, now=now, force=args.force
+        ),
+        session_memory_params=SessionMemoryParams(
+            KeepConfig(args.min_tokens, args.min_text_messages, args.max_tokens), args.last_summarized
+        ),
+        trigger=args.trigger,
+        refused_at=args.refused_at,
+        prompt_tokens=args.prompt_tokens,
     )
     exact = None
     if args.exact:
@@ -523,13 +638,19 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         from inspector.claude.requests import recorded_shape
 
         shape = recorded_shape(s)
-        what = (f"the request a resume would send ({len(res.api_messages)} messages with the session's system prompt and tools, "
-                f"about {res.tokens_after:,} tokens)" if res.api_messages is not None and shape is not None else
-                f"the {len(res.view)} messages after the compaction")
-        _confirm(args, err, f"--exact sends {what} to the Anthropic API's token-counting endpoint (no charge, nothing is generated)")
+        what = (
+            f"the request a resume would send ({len(res.api_messages)} messages with the session's system prompt and tools, "
+            f"about {res.tokens_after:,} tokens)"
+            if res.api_messages is not None and shape is not None
+            else f"the {len(res.view)} messages after the compaction"
+        )
+        _confirm(
+            args, err, f"--exact sends {what} to the Anthropic API's token-counting endpoint (no charge, nothing is generated)"
+        )
         if res.api_messages is not None and shape is not None:  # 2.1.3xx: the whole request, as Claude Code would send it
-            exact = counter.count_request(shape.get("system"), shape.get("tools"), [dict(m) for m in res.api_messages],
-                                          s.main_model)
+            exact = counter.count_request(
+                shape.get("system"), shape.get("tools"), [dict(m) for m in res.api_messages], s.main_model
+            )
         else:
             overhead = round(Estimator(s, make_slice(s, None, settings).series, settings).calibration.overhead)
             exact = overhead + counter.count_messages([(v.role, dict(v.body)) for v in res.view])
@@ -538,7 +659,9 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         from inspector.edit.saving import RefusedSave
 
         try:
-            saved = save(s, res, out=Path(args.out) if args.out else None, allow_live=args.allow_live, allow_newer=args.allow_newer)
+            saved = save(
+                s, res, out=Path(args.out) if args.out else None, allow_live=args.allow_live, allow_newer=args.allow_newer
+            )
         except RefusedSave as exc:
             raise InspectorError(f"{exc} ({exc.flag} saves it anyway)") from None
     if args.json:
@@ -550,7 +673,10 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     else:
         out.write(format_compaction(res, saved))
         if exact is not None:
-            out.write(f"Exact: the API counts the messages after the compaction at {exact:,} tokens (with the calibrated fixed overhead).\n")
+            out.write(
+                f"Exact: the API counts the messages after the compaction at {exact:,} tokens (with the calibrated fixed "
+                f"overhead).\n"
+            )
     return EXIT_OK
 
 
@@ -574,37 +700,59 @@ def format_compaction(res: Any, saved: Any = None) -> str:
     d = res.as_dict()
     th = d["thresholds"]
     auto = th["auto_compact"]
-    lines = [f"{res.strategy} compaction" + (f" ({res.direction.replace('_', ' ')} {res.pivot_uuid})" if res.direction else "")
-             + (f" — fell back from session-memory: {res.fallback}" if res.fallback else "")]
+    lines = [
+        f"{res.strategy} compaction"
+        + (f" ({res.direction.replace('_', ' ')} {res.pivot_uuid})" if res.direction else "")
+        + (f" — fell back from session-memory: {res.fallback}" if res.fallback else "")
+    ]
     if res.strategy_label:
         lines.append(f"  Rules: {printable(res.strategy_label)}")
     if res.noop:
         lines.append(f"  Nothing would change: {res.noop}")
-    lines.append(f"  Tokens: {res.tokens_before:,} ({d['state_before']}, {d['percent_left_before']}% left) → "
-                 f"{res.tokens_after:,} ({d['state_after']}, {d['percent_left_after']}% left); {res.change_words}")
-    auto_words = (f"auto-compact {auto:,}, " if auto is not None else
-                  f"auto-compact {th['unenforced_threshold']:,} not enforced, " if th.get("unenforced_threshold") else "auto-compact off, ")
-    lines.append(f"  Thresholds: warning {th['warning']:,}, " + auto_words + f"blocking {th['blocking']:,}, window {th['context_window']:,}")
+    lines.append(
+        f"  Tokens: {res.tokens_before:,} ({d['state_before']}, {d['percent_left_before']}% left) → "
+        f"{res.tokens_after:,} ({d['state_after']}, {d['percent_left_after']}% left); {res.change_words}"
+    )
+    auto_words = (
+        f"auto-compact {auto:,}, "
+        if auto is not None
+        else f"auto-compact {th['unenforced_threshold']:,} not enforced, "
+        if th.get("unenforced_threshold")
+        else "auto-compact off, "
+    )
+    lines.append(
+        f"  Thresholds: warning {th['warning']:,}, "
+        + auto_words
+        + f"blocking {th['blocking']:,}, window {th['context_window']:,}"
+    )
     width = 50
     top = max(th["context_window"], res.tokens_before)
     for label, n in (("before", res.tokens_before), ("after", res.tokens_after)):
         bar = "█" * min(width, round(n / top * width))
         lines.append(f"  {label:>6} {bar:<{width}} {n:>9,}")
     if res.cleared_tool_results:
-        lines.append(f"  Cleared {len(res.cleared_tool_results)} tool result(s): "
-                     + ", ".join(res.cleared_tool_results[:6]) + (" …" if len(res.cleared_tool_results) > 6 else ""))
+        lines.append(
+            f"  Cleared {len(res.cleared_tool_results)} tool result(s): "
+            + ", ".join(res.cleared_tool_results[:6])
+            + (" …" if len(res.cleared_tool_results) > 6 else "")
+        )
     if res.summarized_uuids or res.kept_uuids:
         lines.append(f"  Summarized {len(res.summarized_uuids)} record(s), kept {len(res.kept_uuids)}")
     if res.accounting_words:
         lines.append(f"  Made of: {res.accounting_words}")
     if res.restored_files_tokens:
-        lines.append(f"  A live compaction would also re-attach recently used files, the plan and open todos: +{res.restored_files_tokens:,} tokens")
+        lines.append(
+            f"  A live compaction would also re-attach recently used files, the plan and open todos: "
+            f"+{res.restored_files_tokens:,} tokens"
+        )
     for n in res.notes:
         lines.append(f"  note: {printable(n)}")
     if res.api_messages is not None:
         roles = ", ".join(f"{m.get('role')}" for m in res.api_messages)
-        lines.append(f"  After `claude --resume`, Claude Code sends {len(res.api_messages)} message(s) before your next prompt: {roles} "
-                     "(--json: api_messages)")
+        lines.append(
+            f"  After `claude --resume`, Claude Code sends {len(res.api_messages)} message(s) before your next prompt: {roles} "
+            "(--json: api_messages)"
+        )
     if res.summarizer_usage:
         u = res.summarizer_usage
         lines.append(f"  Summarizer usage: {u.get('input_tokens', 0):,} in, {u.get('output_tokens', 0):,} out")
@@ -612,9 +760,14 @@ def format_compaction(res: Any, saved: Any = None) -> str:
         lines.append("  Summary:")
         lines += ["    " + printable(ln, keep_newlines=True) for ln in res.summary.splitlines()]
     if saved is not None:
-        lines.append(f"Saved {saved.records} records to {saved.path}" + (f" (+{len(saved.copied)} file(s) copied beside it)" if saved.copied else ""))
-        lines.append("Checked: chain intact, tool calls paired, the messages saved are those previewed"
-                     + (" and a resume sends the previewed api_messages." if res.api_messages is not None else "."))
+        lines.append(
+            f"Saved {saved.records} records to {saved.path}"
+            + (f" (+{len(saved.copied)} file(s) copied beside it)" if saved.copied else "")
+        )
+        lines.append(
+            "Checked: chain intact, tool calls paired, the messages saved are those previewed"
+            + (" and a resume sends the previewed api_messages." if res.api_messages is not None else ".")
+        )
         if saved.resumable:
             lines.append(f"Resume it with: {saved.resume_command}")
         else:
@@ -715,8 +868,10 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
         out.write(format_table(stats))
         at_risk = [st for st in stats if keep.risk(Path(st["path"]))]
         if at_risk:
-            out.write(f"\n{len(at_risk)} session(s) will be deleted by Claude Code's cleanup within 7 days or at its next "
-                      f"start ({keep.source}): `inspector archive --to DIR` keeps a copy.\n")
+            out.write(
+                f"\n{len(at_risk)} session(s) will be deleted by Claude Code's cleanup within 7 days or at its next "
+                f"start ({keep.source}): `inspector archive --to DIR` keeps a copy.\n"
+            )
     return EXIT_OK
 
 
@@ -730,7 +885,10 @@ def format_table(stats: list[dict[str, Any]]) -> str:
     by_project: dict[str, list[dict[str, Any]]] = {}
     for s in stats:
         by_project.setdefault(s["project_dir"], []).append(s)
-    head = f"  {'session':<10} {'started':<16} {'dur':>5} {'size':>9} {'records':>7} {'peak ctx':>8} {'compact':>7} {'agents':>6}  title"
+    head = (
+        f"  {'session':<10} {'started':<16} {'dur':>5} {'size':>9} {'records':>7} {'peak ctx':>8} {'compact':>7} "
+        f"{'agents':>6}  title"
+    )
     total_records = sum(s["records"]["total"] for s in stats)
     for folder, items in by_project.items():
         n = len(items)
@@ -767,8 +925,12 @@ def _cost_parser() -> argparse.ArgumentParser:
         "prices.json (or $INSPECTOR_PRICES) wins; a model with no price is reported, never priced as zero.",
     )
     p.add_argument("path", nargs="?", help="a projects root, a project folder or a .jsonl file (default: the projects root)")
-    p.add_argument("--by", choices=["session", "project", "day", "model"], default="session",
-                   help="group by session (default), project, day (UTC, of each response) or model")
+    p.add_argument(
+        "--by",
+        choices=["session", "project", "day", "model"],
+        default="session",
+        help="group by session (default), project, day (UTC, of each response) or model",
+    )
     p.add_argument("--json", action="store_true", help="print JSON Lines: one object per group, one per line")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -817,8 +979,9 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         try:
             if args.by == "session":
                 own, subs = ledger.session(s)
-                g = group(str(f), session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name,
-                          first_timestamp=s.time_span[0])
+                g = group(
+                    str(f), session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=s.time_span[0]
+                )
                 g["own"].merge(own)
                 g["subagents"].merge(subs)
                 cc = s.claude_cost
@@ -851,6 +1014,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     else:
         rows.sort(key=lambda g: -(g["own"].usd + g["subagents"].usd))
     if args.json:
+
         def obj(g: dict[str, Any]) -> dict[str, Any]:
             both = Cost()
             both.merge(g["own"])
@@ -858,11 +1022,18 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
             d = {k: v for k, v in g.items() if k not in ("own", "subagents", "key")}
             if args.by in ("session", "project"):
                 d["path" if args.by == "session" else "project_dir"] = g["key"]
-            d.update(cost_usd=round(both.usd, 6) if not both.unknown else None, cost_usd_priced=round(both.usd, 6),
-                     cost_subagents_usd=round(g["subagents"].usd, 6), cost_by_model=both.as_dict()["by_model"],
-                     unknown_models=both.as_dict()["unknown_models"], responses=both.responses,
-                     duplicates_skipped=both.duplicates, tokens=both.tokens, web_searches=both.web_searches,
-                     prices=ledger.table.date)
+            d.update(
+                cost_usd=round(both.usd, 6) if not both.unknown else None,
+                cost_usd_priced=round(both.usd, 6),
+                cost_subagents_usd=round(g["subagents"].usd, 6),
+                cost_by_model=both.as_dict()["by_model"],
+                unknown_models=both.as_dict()["unknown_models"],
+                responses=both.responses,
+                duplicates_skipped=both.duplicates,
+                tokens=both.tokens,
+                web_searches=both.web_searches,
+                prices=ledger.table.date,
+            )
             if g.get("claude_code_usd") is not None:
                 d["difference_usd"] = round(both.usd - g["claude_code_usd"], 6)
             return d
@@ -875,22 +1046,32 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         both = Cost()
         both.merge(g["own"])
         both.merge(g["subagents"])
-        name = {"session": lambda: f"{(g.get('first_timestamp') or '')[:10]}  {g.get('title') or '(untitled)'}  "
-                                   f"[{g.get('project')}]",
-                "project": lambda: str(g.get("project")), "day": lambda: g["key"], "model": lambda: g["key"]}[args.by]()
+        if args.by == "session":
+            name = f"{(g.get('first_timestamp') or '')[:10]}  {g.get('title') or '(untitled)'}  [{g.get('project')}]"
+        else:
+            name = str(g.get("project")) if args.by == "project" else g["key"]
         extra = ""
         if both.unknown:
             extra += f"  (+ {sum(both.unknown.values())} response(s) of {', '.join(both.unknown)} with no price)"
         if g.get("claude_code_usd") is not None:
             extra += f"  (Claude Code says {usd(g['claude_code_usd'])})"
-        out.write(printable(f"{usd(both.usd):>10} {usd(g['subagents'].usd) if g['subagents'].responses else '':>10} "
-                            f"{both.responses:>9}  {name}{extra}") + "\n")
+        out.write(
+            printable(
+                f"{usd(both.usd):>10} {usd(g['subagents'].usd) if g['subagents'].responses else '':>10} "
+                f"{both.responses:>9}  {name}{extra}"
+            )
+            + "\n"
+        )
     tail = f"{usd(total.usd):>10} {'':>10} {total.responses:>9}  total"
     if total.unknown:
         tail += f" of what has a price; no price for {', '.join(f'{m} ({n})' for m, n in total.unknown.items())}"
     out.write(printable(tail) + "\n")  # model names come from the transcript: never terminal escapes
-    out.write(printable(f"prices of {ledger.table.date} ({ledger.table.source}); {total.duplicates:,} duplicate response(s) "
-                        "counted once") + "\n")
+    out.write(
+        printable(
+            f"prices of {ledger.table.date} ({ledger.table.source}); {total.duplicates:,} duplicate response(s) counted once"
+        )
+        + "\n"
+    )
     return EXIT_OK
 
 
@@ -925,15 +1106,31 @@ def cmd_archive(args: argparse.Namespace, out: Any, err: Any) -> int:
     for w in rep.warnings:
         err.write(printable(f"inspector: warning: {w}") + "\n")
     if args.json:
-        out.write(json_text({"to": str(rep.to), "sessions": rep.sessions, "copied": [str(p) for p in rep.copied],
-                             "unchanged": rep.unchanged, "bytes": rep.bytes, "beside": [str(p) for p in rep.beside],
-                             "skipped": [str(p) for p in rep.skipped], "warnings": rep.warnings}))
+        out.write(
+            json_text(
+                {
+                    "to": str(rep.to),
+                    "sessions": rep.sessions,
+                    "copied": [str(p) for p in rep.copied],
+                    "unchanged": rep.unchanged,
+                    "bytes": rep.bytes,
+                    "beside": [str(p) for p in rep.beside],
+                    "skipped": [str(p) for p in rep.skipped],
+                    "warnings": rep.warnings,
+                }
+            )
+        )
         return EXIT_OK
-    out.write(printable(f"Archived {rep.sessions} session(s) into {rep.to}: {len(rep.copied)} file(s) copied "
-                        f"({human_size(rep.bytes)}), {rep.unchanged} already there and unchanged"
-                        + (f", {len(rep.beside)} other version(s) kept beside their archived copy" if rep.beside else "")
-                        + (f", {len(rep.skipped)} that could not be read left out" if rep.skipped else "")
-                        + f"; every copy checked by its hash. Browse it with: inspector {rep.to}") + "\n")
+    out.write(
+        printable(
+            f"Archived {rep.sessions} session(s) into {rep.to}: {len(rep.copied)} file(s) copied "
+            f"({human_size(rep.bytes)}), {rep.unchanged} already there and unchanged"
+            + (f", {len(rep.beside)} other version(s) kept beside their archived copy" if rep.beside else "")
+            + (f", {len(rep.skipped)} that could not be read left out" if rep.skipped else "")
+            + f"; every copy checked by its hash. Browse it with: inspector {rep.to}"
+        )
+        + "\n"
+    )
     return EXIT_OK
 
 
@@ -950,12 +1147,22 @@ def _search_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_positive, metavar="N", default=None, help="stop after N matches")
     p.add_argument("--no-subagents", action="store_true", help="do not search subagent transcripts")
     p.add_argument("--no-persisted", action="store_true", help="do not search tool results persisted to disk")
-    p.add_argument("--project", metavar="WORDS", help="only the sessions whose project folder name or working folder "
-                   "contains these words (any case)")
-    p.add_argument("--since", metavar="WHEN", help="only records from then on: a date (2026-11-02), a UTC time "
-                   "(2026-11-02T14:00) or a span back from now (7d, 12h)")
-    p.add_argument("--no-index", action="store_true", help="scan every file instead of using the search index "
-                   "(the same results, slower; the index is built and kept up to date as you search)")
+    p.add_argument(
+        "--project",
+        metavar="WORDS",
+        help="only the sessions whose project folder name or working folder contains these words (any case)",
+    )
+    p.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only records from then on: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h)",
+    )
+    p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="scan every file instead of using the search index "
+        "(the same results, slower; the index is built and kept up to date as you search)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -993,8 +1200,10 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
             from inspector.fts import is_damage, is_locked
 
             if is_locked(exc):
-                raise InspectorError(f"the search index stayed locked for {sum(INDEX_LOCK_WAITS):g} s ({exc}): what was "
-                                     "indexed is kept; run inspector index again when the machine is quieter") from None
+                raise InspectorError(
+                    f"the search index stayed locked for {sum(INDEX_LOCK_WAITS):g} s ({exc}): what was "
+                    "indexed is kept; run inspector index again when the machine is quieter"
+                ) from None
             if not is_damage(exc) or attempt == 2:
                 raise
             notice(f"the search index {db_path()} was damaged ({exc}): it is built again")
@@ -1058,25 +1267,37 @@ def _index_once(args: argparse.Namespace, out: Any, err: Any, notice: Callable[[
             try:
                 lines = _refresh_waiting(idx, [f for f, _ in files], with_results, notice)
             except IndexFull as exc:
-                raise InspectorError(f"the disk of the search index ({idx.path.parent}) has {human_size(exc.room)} free, "
-                                     f"too little for the {human_size(exc.need)} indexing would take: nothing was written; "
-                                     "searches read the files meanwhile") from None
+                raise InspectorError(
+                    f"the disk of the search index ({idx.path.parent}) has {human_size(exc.room)} free, "
+                    f"too little for the {human_size(exc.need)} indexing would take: nothing was written; "
+                    "searches read the files meanwhile"
+                ) from None
             except sqlite3.Error as exc:
                 if not is_full(exc):
                     raise
                 what = idx.give_back()
-                raise InspectorError(f"the disk of the search index ({idx.path.parent}) filled up: the index was not "
-                                     f"brought up to date ({what}); searches read the files meanwhile") from None
+                raise InspectorError(
+                    f"the disk of the search index ({idx.path.parent}) filled up: the index was not "
+                    f"brought up to date ({what}); searches read the files meanwhile"
+                ) from None
             if tty:
                 err.write("\r\x1b[K")
             gone = idx.prune(f for f, _ in files)
-            out.write(f"Indexed {lines:,} new line(s) and persisted output(s) of {len(files):,} transcript(s) and the "
-                      f"tool-results folders of {len(with_results):,} session(s) in {time.perf_counter() - t0:.2f} s"
-                      + (f"; {gone} file(s) no longer on disk dropped" if gone else "") + "\n")
+            out.write(
+                f"Indexed {lines:,} new line(s) and persisted output(s) of {len(files):,} transcript(s) and the "
+                f"tool-results folders of {len(with_results):,} session(s) in {time.perf_counter() - t0:.2f} s"
+                + (f"; {gone} file(s) no longer on disk dropped" if gone else "")
+                + "\n"
+            )
         st = idx.status()
-        out.write(printable(f"{st.path}: {st.files:,} transcript(s) and {st.persisted:,} persisted output(s) indexed "
-                            f"({human_size(st.bytes_indexed)}, {st.texts:,} texts), the stats of {st.sessions:,} "
-                            f"session(s); {human_size(st.size)} on disk") + "\n")
+        out.write(
+            printable(
+                f"{st.path}: {st.files:,} transcript(s) and {st.persisted:,} persisted output(s) indexed "
+                f"({human_size(st.bytes_indexed)}, {st.texts:,} texts), the stats of {st.sessions:,} "
+                f"session(s); {human_size(st.size)} on disk"
+            )
+            + "\n"
+        )
     finally:
         idx.close()
     return EXIT_OK
@@ -1113,9 +1334,18 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     index = None if args.no_index else open_index(notice=lambda m: err.write(printable(f"inspector: {m}") + "\n"))
     found: list[Any] = []
     last_session: Path | None = None
-    for fh in search_target(target, query, persisted=not args.no_persisted, subagents=not args.no_subagents,
-                            limit=args.limit, progress=progress, index=index, project=args.project, since=since,
-                            budget=SEARCH_BUDGET):
+    for fh in search_target(
+        target,
+        query,
+        persisted=not args.no_persisted,
+        subagents=not args.no_subagents,
+        limit=args.limit,
+        progress=progress,
+        index=index,
+        project=args.project,
+        since=since,
+        budget=SEARCH_BUDGET,
+    ):
         if show_progress:
             err.write("\r\x1b[K")
         found.extend(fh.hits)
@@ -1145,8 +1375,10 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     elif found:
         n_sessions = len({h.path for h in found})
         more = " (stopped at --limit)" if args.limit is not None and len(found) >= args.limit else ""
-        out.write(f"\n{len(found)} match(es) in {n_sessions} transcript(s){more}.\n"
-                  f"A record in full: inspector show FILE --line N (or open FILE in the app and press /).\n")
+        out.write(
+            f"\n{len(found)} match(es) in {n_sessions} transcript(s){more}.\n"
+            f"A record in full: inspector show FILE --line N (or open FILE in the app and press /).\n"
+        )
     else:
         out.write(f"No match for {printable(args.text)!r}.\n")
     return EXIT_OK if found else EXIT_ERROR
@@ -1159,9 +1391,16 @@ def _request_parser() -> argparse.ArgumentParser:
         "tools and every message, as the API received them (the billing header line aside, which is not recorded).",
     )
     p.add_argument("path", help="the session's .jsonl transcript")
-    p.add_argument("--at", metavar="REF", help="only the request that produced this record (or the last one before it); a uuid, "
-                   "a uuid prefix or a line number")
-    p.add_argument("--json", action="store_true", help="JSON Lines: one object per request (id, timestamp, query_source, model, request), one per line")
+    p.add_argument(
+        "--at",
+        metavar="REF",
+        help="only the request that produced this record (or the last one before it); a uuid, a uuid prefix or a line number",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON Lines: one object per request (id, timestamp, query_source, model, request), one per line",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -1206,9 +1445,11 @@ def cmd_request(args: argparse.Namespace, out: Any, err: Any) -> int:
             exact += f"; {q.capped}"
         if q.not_recorded:
             exact += f"; also sent, not recorded: {', '.join(q.not_recorded)}"
-        lines.append(f"  {q.id}  {(q.timestamp or '')[:19]}  {q.query_source or '?'}  {q.model or '?'}  "
-                     f"{len(req.get('system') or [])} system block(s), {len(req.get('tools') or [])} tools, {len(msgs)} messages "
-                     f"({', '.join(f'{n} {r}' for r, n in roles.items())}); {state}{exact}")
+        lines.append(
+            f"  {q.id}  {(q.timestamp or '')[:19]}  {q.query_source or '?'}  {q.model or '?'}  "
+            f"{len(req.get('system') or [])} system block(s), {len(req.get('tools') or [])} tools, {len(msgs)} messages "
+            f"({', '.join(f'{n} {r}' for r, n in roles.items())}); {state}{exact}"
+        )
     out.write(_report(lines))
     return EXIT_OK
 
@@ -1226,8 +1467,11 @@ def _show_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="timeline: every record of the file, not only the chain")
     p.add_argument("--raw", action="store_true", help="with --line/--uuid: the record's JSON as written")
     p.add_argument("--full-output", action="store_true", help="with --line/--uuid: also print the tool output persisted to disk")
-    p.add_argument("--markdown", action="store_true", help="Markdown: the whole conversation, every record in full "
-                   "(or the one record of --line/--uuid), to share or keep")
+    p.add_argument(
+        "--markdown",
+        action="store_true",
+        help="Markdown: the whole conversation, every record in full (or the one record of --line/--uuid), to share or keep",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -1251,11 +1495,16 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
                 out.write(chunk)
             return EXIT_OK
         snips = Snippets(s)
-        out.write(f"{printable(s.title or s.session_id)}\n{printable(str(s.path))}   {len(s.records):,} records, "
-                  f"{len(rows):,} shown ({'every record' if args.all else 'the conversation; --all for every record'})\n\n")
+        out.write(
+            f"{printable(s.title or s.session_id)}\n{printable(str(s.path))}   {len(s.records):,} records, "
+            f"{len(rows):,} shown ({'every record' if args.all else 'the conversation; --all for every record'})\n\n"
+        )
         for row in rows:
             tok = human_tokens(row.tokens) if row.tokens else ""
-            out.write(printable(f"{s.records[row.index].line:>6}  {row.time:<8}  {tok:>6}  {row.label}  {snips.get(row.index)[:120]}") + "\n")
+            out.write(
+                printable(f"{s.records[row.index].line:>6}  {row.time:<8}  {tok:>6}  {row.label}  {snips.get(row.index)[:120]}")
+                + "\n"
+            )
         return EXIT_OK
     if args.line is not None:
         idx = next((k for k, r in enumerate(s.records) if r.line == args.line), None)
@@ -1340,7 +1589,9 @@ def cli_reference(width: int = 100) -> str:
     try:
         parts = [f"## inspector\n\n```text\n{_root_parser().format_help().rstrip()}\n```\n"]
         for name, (make, _cmd, what) in COMMANDS.items():
-            parts.append(f"## inspector {name}\n\n{what[0].upper() + what[1:]}.\n\n```text\n{make().format_help().rstrip()}\n```\n")
+            parts.append(
+                f"## inspector {name}\n\n{what[0].upper() + what[1:]}.\n\n```text\n{make().format_help().rstrip()}\n```\n"
+            )
     finally:
         if old is None:
             os.environ.pop("COLUMNS", None)

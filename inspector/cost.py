@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 
@@ -38,10 +39,10 @@ class Rates:
     cache_write_1h: float
     cache_read: float
     long_over: int | None = None  # a prompt (input + cache writes + cache reads) above this pays `long`
-    long: "Rates | None" = None
+    long: Rates | None = None
 
 
-def _r(i: float, o: float, w5: float, w1: float, rd: float, long: tuple[int, "Rates"] | None = None) -> Rates:
+def _r(i: float, o: float, w5: float, w1: float, rd: float, long: tuple[int, Rates] | None = None) -> Rates:
     return Rates(i, o, w5, w1, rd, long[0] if long else None, long[1] if long else None)
 
 
@@ -53,15 +54,31 @@ _HAIKU_55 = _r(0.10, 0.50, 0.125, 0.20, 0.01, (100_000, _r(0.50, 2.50, 0.625, 1.
 
 # the model names of the API without "claude-" and a date; old names ("3-5-sonnet") are turned around first
 BUILTIN: dict[str, Rates] = {
-    "fable-5-1": _r(10, 50, 12.50, 20, 0.25), "mythos-5-1": _r(10, 50, 12.50, 20, 0.25),
-    "fable-5": _r(10, 50, 12.50, 20, 1.00), "mythos-5": _r(10, 50, 12.50, 20, 1.00),
+    "fable-5-1": _r(10, 50, 12.50, 20, 0.25),
+    "mythos-5-1": _r(10, 50, 12.50, 20, 0.25),
+    "fable-5": _r(10, 50, 12.50, 20, 1.00),
+    "mythos-5": _r(10, 50, 12.50, 20, 1.00),
     "opus-5-5": _r(4, 20, 5, 8, 0.20),
-    "opus-5": _OPUS_NEW, "opus-4-8": _OPUS_NEW, "opus-4-7": _OPUS_NEW, "opus-4-6": _OPUS_NEW, "opus-4-5": _OPUS_NEW,
-    "opus-4-1": _OPUS_OLD, "opus-4": _OPUS_OLD, "opus-4-0": _OPUS_OLD, "opus-3": _OPUS_OLD,
-    "sonnet-5-5": _r(2, 10, 2.50, 4, 0.10), "sonnet-5": _r(2, 10, 2.50, 4, 0.20),
-    "sonnet-4-6": _SONNET, "sonnet-4-5": _SONNET_LONG, "sonnet-4": _SONNET_LONG, "sonnet-4-0": _SONNET_LONG,
-    "sonnet-3-7": _SONNET, "sonnet-3-5": _SONNET,
-    "haiku-5-5": _HAIKU_55, "haiku-4-5": _r(1, 5, 1.25, 2, 0.10), "haiku-3-5": _r(0.80, 4, 1, 1.60, 0.08),
+    "opus-5": _OPUS_NEW,
+    "opus-4-8": _OPUS_NEW,
+    "opus-4-7": _OPUS_NEW,
+    "opus-4-6": _OPUS_NEW,
+    "opus-4-5": _OPUS_NEW,
+    "opus-4-1": _OPUS_OLD,
+    "opus-4": _OPUS_OLD,
+    "opus-4-0": _OPUS_OLD,
+    "opus-3": _OPUS_OLD,
+    "sonnet-5-5": _r(2, 10, 2.50, 4, 0.10),
+    "sonnet-5": _r(2, 10, 2.50, 4, 0.20),
+    "sonnet-4-6": _SONNET,
+    "sonnet-4-5": _SONNET_LONG,
+    "sonnet-4": _SONNET_LONG,
+    "sonnet-4-0": _SONNET_LONG,
+    "sonnet-3-7": _SONNET,
+    "sonnet-3-5": _SONNET,
+    "haiku-5-5": _HAIKU_55,
+    "haiku-4-5": _r(1, 5, 1.25, 2, 0.10),
+    "haiku-3-5": _r(0.80, 4, 1, 1.60, 0.08),
     "haiku-3": _r(0.25, 1.25, 0.30, 0.50, 0.03),
 }
 # dated changes: (model, first UTC day the new rates apply, rates)
@@ -116,7 +133,7 @@ class PriceTable:
     problems: list[str] = field(default_factory=list)  # a user file that could not be read, or entries skipped
 
     @classmethod
-    def load(cls, env: dict[str, str] | None = None) -> "PriceTable":
+    def load(cls, env: dict[str, str] | None = None) -> PriceTable:
         """The built-in prices, then the user's file over them (its entries win; bad ones are named and skipped)."""
         table = cls(dict(BUILTIN))
         path = user_prices_path(env)
@@ -134,7 +151,9 @@ class PriceTable:
         for name, d in data.items():
             r = _rates_from(d) if isinstance(d, dict) else None
             if r is None:
-                table.problems.append(f"{path}: {name!r} skipped (needs input, output, cache_write_5m, cache_write_1h, cache_read)")
+                table.problems.append(
+                    f"{path}: {name!r} skipped (needs input, output, cache_write_5m, cache_write_1h, cache_read)"
+                )
                 continue
             table.rates[model_key(str(name))] = r
             n += 1
@@ -180,8 +199,13 @@ class Response:
         if r.long is not None and r.long_over is not None and prompt > r.long_over:
             r = r.long
         w1 = min(self.cache_write_1h, self.cache_write)
-        usd = (self.input * r.input + self.output * r.output + (self.cache_write - w1) * r.cache_write_5m
-               + w1 * r.cache_write_1h + self.cache_read * r.cache_read) / 1e6
+        usd = (
+            self.input * r.input
+            + self.output * r.output
+            + (self.cache_write - w1) * r.cache_write_5m
+            + w1 * r.cache_write_1h
+            + self.cache_read * r.cache_read
+        ) / 1e6
         return usd + self.web_searches * WEB_SEARCH_USD
 
 
@@ -261,8 +285,9 @@ class Cost:
     unknown: dict[str, int] = field(default_factory=dict)  # model -> responses it has no price for
     responses: int = 0
     duplicates: int = 0  # responses already counted elsewhere (a copy in a resumed session, a fork, a subagent)
-    tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "cache_write_5m": 0,
-                                                              "cache_write_1h": 0, "cache_read": 0})
+    tokens: dict[str, int] = field(
+        default_factory=lambda: {"input": 0, "output": 0, "cache_write_5m": 0, "cache_write_1h": 0, "cache_read": 0}
+    )
     web_searches: int = 0
 
     def add(self, resp: Response, table: PriceTable) -> float | None:
@@ -284,7 +309,7 @@ class Cost:
             self.by_model[model] = self.by_model.get(model, 0.0) + usd
         return usd
 
-    def merge(self, other: "Cost") -> None:
+    def merge(self, other: Cost) -> None:
         self.usd += other.usd
         for m, v in other.by_model.items():
             self.by_model[m] = self.by_model.get(m, 0.0) + v
@@ -297,9 +322,15 @@ class Cost:
         self.web_searches += other.web_searches
 
     def as_dict(self) -> dict[str, Any]:
-        return {"usd": round(self.usd, 6), "by_model": {m: round(v, 6) for m, v in sorted(self.by_model.items())},
-                "unknown_models": dict(sorted(self.unknown.items())), "responses": self.responses,
-                "duplicates_skipped": self.duplicates, "tokens": dict(self.tokens), "web_searches": self.web_searches}
+        return {
+            "usd": round(self.usd, 6),
+            "by_model": {m: round(v, 6) for m, v in sorted(self.by_model.items())},
+            "unknown_models": dict(sorted(self.unknown.items())),
+            "responses": self.responses,
+            "duplicates_skipped": self.duplicates,
+            "tokens": dict(self.tokens),
+            "web_searches": self.web_searches,
+        }
 
 
 class Ledger:
@@ -326,8 +357,9 @@ class Ledger:
         return own, self.price(subagent_responses(s, memo))
 
 
-def session_cost(s: Any, table: PriceTable | None = None,
-                 memo: dict[tuple[str, int, int], list[Response]] | None = None) -> dict[str, Any]:
+def session_cost(
+    s: Any, table: PriceTable | None = None, memo: dict[tuple[str, int, int], list[Response]] | None = None
+) -> dict[str, Any]:
     """The fields `stats --json` carries: the session's cost with its subagents', by model, what has no price, and
     Claude Code's own figure beside it when the transcript records one (2.1.3xx `cost-state`)."""
     ledger = Ledger(table)
@@ -335,13 +367,15 @@ def session_cost(s: Any, table: PriceTable | None = None,
     total = Cost()
     total.merge(own)
     total.merge(subs)
-    out = {"cost_usd": round(total.usd, 6) if not total.unknown else None,
-           "cost_usd_priced": round(total.usd, 6),
-           "cost_by_model": {m: round(v, 6) for m, v in sorted(total.by_model.items())},
-           "cost_subagents_usd": round(subs.usd, 6),
-           "cost_unknown_models": dict(sorted(total.unknown.items())),
-           "cost_responses": total.responses,
-           "cost_prices": ledger.table.date}
+    out = {
+        "cost_usd": round(total.usd, 6) if not total.unknown else None,
+        "cost_usd_priced": round(total.usd, 6),
+        "cost_by_model": {m: round(v, 6) for m, v in sorted(total.by_model.items())},
+        "cost_subagents_usd": round(subs.usd, 6),
+        "cost_unknown_models": dict(sorted(total.unknown.items())),
+        "cost_responses": total.responses,
+        "cost_prices": ledger.table.date,
+    }
     cc = s.claude_cost
     if cc is not None:
         out["cost_claude_code_usd"] = cc["total_usd"]
@@ -355,6 +389,18 @@ def usd(v: float | None) -> str:
     return f"${v:,.2f}" if v >= 0.995 or v == 0 else f"${v:.3f}" if v >= 0.001 else f"${v:.4f}"
 
 
-__all__ = ["BUILTIN", "Cost", "Ledger", "PRICES_DATE", "PriceTable", "Rates", "Response", "model_key", "response_key",
-           "responses", "subagent_responses",
-           "session_cost", "usd"]
+__all__ = [
+    "BUILTIN",
+    "Cost",
+    "Ledger",
+    "PRICES_DATE",
+    "PriceTable",
+    "Rates",
+    "Response",
+    "model_key",
+    "response_key",
+    "responses",
+    "subagent_responses",
+    "session_cost",
+    "usd",
+]

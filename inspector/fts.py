@@ -21,6 +21,7 @@ SQLite's tokenizer on every core.
   (with one notice); one that stays locked is not waited on: the caller falls back to the scan. It holds nothing
   the transcripts do not: delete it and nothing is lost.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,9 +29,10 @@ import os
 import sqlite3
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import orjson
 
@@ -316,8 +318,9 @@ class SearchIndex:
             return
         if is_full(exc):
             what = self.give_back()
-            self.notice(f"the disk of the search index ({self.path.parent}) is full: searching without updating the "
-                        f"index ({what})")
+            self.notice(
+                f"the disk of the search index ({self.path.parent}) is full: searching without updating the index ({what})"
+            )
             return
         self.notice(f"searching without the index: {exc}")
 
@@ -429,8 +432,9 @@ class SearchIndex:
 
     def _row(self, key: bytes) -> tuple[Any, ...] | None:
         """A transcript's row: (id, inode, size, mtime_ns, head, indexed_to, lines), or None."""
-        return self.db.execute("SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?",
-                               (key,)).fetchone()
+        return self.db.execute(
+            "SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?", (key,)
+        ).fetchone()
 
     def _apply(self, plan: _Job, batches: Iterable[Any]) -> int:
         """Write what `read_texts` yields for a plan, in one transaction; returns the lines read. When another
@@ -468,8 +472,11 @@ class SearchIndex:
             if stop():
                 break
             try:
-                read += self._apply(job, read_texts(job.path, job.start, job.lines)) if job.kind == "t" else \
-                    self._apply_persisted(job)
+                read += (
+                    self._apply(job, read_texts(job.path, job.start, job.lines))
+                    if job.kind == "t"
+                    else self._apply_persisted(job)
+                )
             except OSError:
                 pass  # gone since it was listed
             self.progress(what, k + 1, len(jobs))
@@ -590,8 +597,9 @@ class SearchIndex:
                 if k.endswith(b".jsonl"):
                     folder = k[:-6]
                     self.db.execute("DELETE FROM dirs WHERE path=?", (folder + b"/tool-results",))
-                    self.db.execute("DELETE FROM listings WHERE dir=? OR (dir >= ? AND dir < ?)",
-                                    (folder, folder + b"/", folder + b"0"))
+                    self.db.execute(
+                        "DELETE FROM listings WHERE dir=? OR (dir >= ? AND dir < ?)", (folder, folder + b"/", folder + b"0")
+                    )
         self.scrub()
 
     def scrub(self) -> None:
@@ -608,8 +616,15 @@ class SearchIndex:
         finally:
             self.db.execute("PRAGMA busy_timeout=2000")
 
-    def refresh(self, paths: list[Path], sessions: list[Path] = (), workers: int | None = None,
-                budget: int | None = None, stop: Callable[[], bool] | None = None, wait: bool = False) -> int:
+    def refresh(
+        self,
+        paths: list[Path],
+        sessions: list[Path] = (),
+        workers: int | None = None,
+        budget: int | None = None,
+        stop: Callable[[], bool] | None = None,
+        wait: bool = False,
+    ) -> int:
         """Bring many files up to date: one query for what is known, one stat per file, a read only of what changed;
         for each of `sessions`, its persisted tool results, looked at again only when their folder's time changed
         (Claude Code writes each once, under a new name: one added or removed changes the folder's time; a folder
@@ -696,8 +711,13 @@ class SearchIndex:
         (another process committed: SQLite's data_version; this one wrote: `transaction` forgets it)."""
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if self._known_cache is None or self._known_cache[0] != version:
-            self._known_cache = (version, {k: (i, sz, m) for k, i, sz, m in self.db.execute(
-                "SELECT path, inode, size, mtime_ns FROM files WHERE owner IS NULL")})
+            self._known_cache = (
+                version,
+                {
+                    k: (i, sz, m)
+                    for k, i, sz, m in self.db.execute("SELECT path, inode, size, mtime_ns FROM files WHERE owner IS NULL")
+                },
+            )
         return self._known_cache[1]
 
     def _persisted_jobs(self, session: Path) -> list[_Job]:
@@ -743,11 +763,15 @@ class SearchIndex:
         """What a file's shard now holds, in the main database (in the caller's transaction)."""
         st = job.st
         if job.kind == "p":
-            self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, indexed_to=?, owner=? WHERE id=?",
-                            (st.st_ino, st.st_size, st.st_mtime_ns, offset, job.owner, job.fid))
+            self.db.execute(
+                "UPDATE files SET inode=?, size=?, mtime_ns=?, indexed_to=?, owner=? WHERE id=?",
+                (st.st_ino, st.st_size, st.st_mtime_ns, offset, job.owner, job.fid),
+            )
         else:
-            self.db.execute("UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
-                            (st.st_ino, st.st_size, st.st_mtime_ns, job.head, offset, lines, job.fid))
+            self.db.execute(
+                "UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
+                (st.st_ino, st.st_size, st.st_mtime_ns, job.head, offset, lines, job.fid),
+            )
 
     def behind(self) -> str:
         """What the last `refresh` left for the caller to read, in words ('' when nothing)."""
@@ -760,9 +784,13 @@ class SearchIndex:
             parts.append(f"the persisted outputs of {len(self.stale_sessions):,} session(s)")
         if not parts:
             return ""
-        why = ("another inspector is writing the index now" if self.busy
-               else f"the cache's disk has {human_size(self.low_disk)} free, too little to index them" if self.low_disk is not None
-               else "not in the search index yet")
+        why = (
+            "another inspector is writing the index now"
+            if self.busy
+            else f"the cache's disk has {human_size(self.low_disk)} free, too little to index them"
+            if self.low_disk is not None
+            else "not in the search index yet"
+        )
         return f"{' and '.join(parts)}: {why}, read instead"
 
     def persisted_candidates(self, session: Path, query: Any) -> list[tuple[Path, str]]:
@@ -770,8 +798,9 @@ class SearchIndex:
         found = self.search_all([], query, persisted_of=[session])
         return found[1].get(session, []) if found is not None else []
 
-    def search_all(self, paths: list[Path], query: Any, persisted_of: list[Path] = ()
-                   ) -> tuple[dict[Path, list[tuple[Any, ...]]], dict[Path, list[tuple[Path, str]]]] | None:
+    def search_all(
+        self, paths: list[Path], query: Any, persisted_of: list[Path] = ()
+    ) -> tuple[dict[Path, list[tuple[Any, ...]]], dict[Path, list[tuple[Path, str]]]] | None:
         """The candidate texts of every one of `paths` (in each file's order), and for each session of `persisted_of`
         its persisted outputs' as (file, text) by name, in one lookup (the trigram index first, then the files of
         what it found: a join on the unindexed file column would scan every text); None when the query is not
@@ -780,8 +809,10 @@ class SearchIndex:
             return None
         found = []  # each shard's, in its rowid order: a file's texts are in one shard, in its order
         for k in range(self.shards):
-            found += self.db.execute(f"SELECT file_id, line, off, type, place, ts, text FROM t{k}.texts "
-                                     "WHERE text LIKE ? ORDER BY rowid", (like(query),)).fetchall()
+            found += self.db.execute(
+                f"SELECT file_id, line, off, type, place, ts, text FROM t{k}.texts WHERE text LIKE ? ORDER BY rowid",
+                (like(query),),
+            ).fetchall()
         out: dict[Path, list[tuple[Any, ...]]] = {}
         outp: dict[Path, list[tuple[Path, str]]] = {}
         if not found:
@@ -789,9 +820,13 @@ class SearchIndex:
         fids = sorted({r[0] for r in found})
         ids: dict[int, tuple[bytes, bytes | None]] = {}
         for n in range(0, len(fids), 500):
-            part = fids[n:n + 500]
-            ids.update((fid, (k, o)) for fid, k, o in self.db.execute(
-                f"SELECT id, path, owner FROM files WHERE id IN ({','.join('?' * len(part))})", part))
+            part = fids[n : n + 500]
+            ids.update(
+                (fid, (k, o))
+                for fid, k, o in self.db.execute(
+                    f"SELECT id, path, owner FROM files WHERE id IN ({','.join('?' * len(part))})", part
+                )
+            )
         wanted = {_key(p): p for p in paths}
         owners = {_key(p): p for p in persisted_of}
         for fid, line, off, t, place, ts, text in found:
@@ -820,13 +855,17 @@ class SearchIndex:
         row = self.db.execute("SELECT id FROM files WHERE path=?", (_key(path),)).fetchone()
         if row is None:
             return []
-        return self.db.execute(f"SELECT line, off, type, place, ts, text FROM t{row[0] % self.shards}.texts "
-                               "WHERE file_id=? AND text LIKE ? ORDER BY rowid", (row[0], like(query))).fetchall()
+        return self.db.execute(
+            f"SELECT line, off, type, place, ts, text FROM t{row[0] % self.shards}.texts "
+            "WHERE file_id=? AND text LIKE ? ORDER BY rowid",
+            (row[0], like(query)),
+        ).fetchall()
 
     def status(self) -> IndexStatus:
         files, persisted, done = self.db.execute(
             "SELECT count(*) FILTER (WHERE owner IS NULL), count(*) FILTER (WHERE owner IS NOT NULL), "
-            "coalesce(sum(indexed_to), 0) FROM files").fetchone()
+            "coalesce(sum(indexed_to), 0) FROM files"
+        ).fetchone()
         texts = sum(self.db.execute(f"SELECT count(*) FROM t{k}.texts").fetchone()[0] for k in range(self.shards))
         sessions = self.db.execute("SELECT count(*) FROM stats").fetchone()[0]
         names = [str(self.path)] + [str(shard_path(self.path, k)) for k in range(self.shards)]
@@ -932,8 +971,10 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
             tail_from = next_id
             item = item[1:]
         if item:
-            db.executemany(f"INSERT INTO {shard}texts(rowid, text, file_id, line, off, type, place, ts) "
-                           "VALUES(?,?,?,?,?,?,?,?)", [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(item)])
+            db.executemany(
+                f"INSERT INTO {shard}texts(rowid, text, file_id, line, off, type, place, ts) VALUES(?,?,?,?,?,?,?,?)",
+                [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(item)],
+            )
             next_id += len(item)
     if tail_from is None:
         tail_from = next_id
@@ -946,8 +987,9 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
 
 def drop_texts(db: sqlite3.Connection, shard: str, fid: int, after: int) -> None:
     """Delete a file's texts of the spans that start after line `after` (-1: all), by their rowids."""
-    for span, lo, hi in db.execute(f"SELECT rowid, lo, hi FROM {shard}spans WHERE file_id=? AND line_lo>?",
-                                   (fid, after)).fetchall():
+    for span, lo, hi in db.execute(
+        f"SELECT rowid, lo, hi FROM {shard}spans WHERE file_id=? AND line_lo>?", (fid, after)
+    ).fetchall():
         db.execute(f"DELETE FROM {shard}texts WHERE rowid BETWEEN ? AND ?", (lo, hi))
         db.execute(f"DELETE FROM {shard}spans WHERE rowid=?", (span,))
 
@@ -1029,8 +1071,10 @@ def _listing(blob: object) -> list[tuple[str, int]] | None:
             rows = orjson.loads(blob)
         except orjson.JSONDecodeError:
             return None
-        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 2 and isinstance(r[0], str)
-                                                 and type(r[1]) is int and r[1] in (FILE, DIR) for r in rows):
+        if not isinstance(rows, list) or not all(
+            isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and type(r[1]) is int and r[1] in (FILE, DIR)
+            for r in rows
+        ):
             return None
         return [(r[0], r[1]) for r in rows]
     out = []
@@ -1059,8 +1103,9 @@ class Listings:
     def _load(self, first: str) -> dict[bytes, tuple[int, bytes]]:
         lo = _key(first)
         try:  # the folders under the first one asked for (the target): one query
-            rows = self.index.db.execute("SELECT dir, mtime_ns, entries FROM listings WHERE dir >= ? AND dir < ?",
-                                         (lo, lo + b"\xff")).fetchall()
+            rows = self.index.db.execute(
+                "SELECT dir, mtime_ns, entries FROM listings WHERE dir >= ? AND dir < ?", (lo, lo + b"\xff")
+            ).fetchall()
         except sqlite3.Error:
             rows = []
         return {d: (m, e) for d, m, e in rows}
@@ -1119,8 +1164,15 @@ def _key(path: Path | str) -> bytes:
     return s.encode(_FS_ENCODING, _FS_ERRORS)
 
 
-_DAMAGE_WORDS = ("malformed", "corrupt", "vtable constructor failed", "not a database", "no such table",
-                 "disk i/o error", "could not decode")  # a log cut short reads as an I/O error; a page as bad text
+_DAMAGE_WORDS = (
+    "malformed",
+    "corrupt",
+    "vtable constructor failed",
+    "not a database",
+    "no such table",
+    "disk i/o error",
+    "could not decode",
+)  # a log cut short reads as an I/O error; a page as bad text
 
 
 def is_locked(exc: BaseException) -> bool:
@@ -1153,8 +1205,9 @@ def _cut_short(path: Path, page: int) -> str | None:
 
 def is_full(exc: BaseException) -> bool:
     """SQLite found the disk full (SQLITE_FULL)."""
-    return isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-                                               or "disk is full" in str(exc).lower())
+    return isinstance(exc, sqlite3.Error) and (
+        getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc).lower()
+    )
 
 
 def free_bytes(folder: Path) -> int | None:
@@ -1177,5 +1230,15 @@ def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | Non
         return None
 
 
-__all__ = ["IndexFull", "IndexStatus", "IndexUnavailable", "SearchIndex", "db_path", "free_bytes", "is_damage", "is_full", "is_locked",
-           "open_index"]
+__all__ = [
+    "IndexFull",
+    "IndexStatus",
+    "IndexUnavailable",
+    "SearchIndex",
+    "db_path",
+    "free_bytes",
+    "is_damage",
+    "is_full",
+    "is_locked",
+    "open_index",
+]

@@ -14,10 +14,11 @@ import hashlib
 import os
 import stat
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Mapping
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -47,12 +48,12 @@ class Retention:
     source: str  # where the number came from
 
     @classmethod
-    def read(cls, env: Mapping[str, str] | None = None, config_dir: Path | None = None,
-             managed: Path | None = None) -> "Retention":
+    def read(cls, env: Mapping[str, str] | None = None, config_dir: Path | None = None, managed: Path | None = None) -> Retention:
         """`cleanupPeriodDays` as Claude Code reads it: managed settings win over the user's settings.json."""
         env = os.environ if env is None else env
-        home = config_dir or (Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else
-                              Path(os.path.expanduser("~")) / ".claude")
+        home = config_dir or (
+            Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else Path(os.path.expanduser("~")) / ".claude"
+        )
         for path in (managed or managed_settings_path(), home / "settings.json"):
             try:
                 data = orjson.loads(path.read_bytes()[: 8 << 20])
@@ -71,15 +72,15 @@ class Retention:
             mtime = os.stat(path).st_mtime
         except OSError:
             return None
-        return datetime.fromtimestamp(mtime, timezone.utc) + timedelta(days=self.days)
+        return datetime.fromtimestamp(mtime, UTC) + timedelta(days=self.days)
 
     def risk(self, path: Path, now: datetime | None = None) -> str | None:
-        """"next start" (already past its date: the next start of Claude Code deletes it), "soon" (within 7 days),
+        """ "next start" (already past its date: the next start of Claude Code deletes it), "soon" (within 7 days),
         or None."""
         d = self.due(path)
         if d is None:
             return None
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         if d <= now:
             return "next start"
         return "soon" if d <= now + timedelta(days=SOON_DAYS) else None
@@ -180,8 +181,11 @@ def _read_manifest(to: Path) -> dict[str, list[Any]]:
     try:
         data = orjson.loads((to / MANIFEST).read_bytes())
         files = data.get("files") if isinstance(data, dict) else None
-        return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, list) and len(v) == 6} \
-            if isinstance(files, dict) else {}
+        return (
+            {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, list) and len(v) == 6}
+            if isinstance(files, dict)
+            else {}
+        )
     except (OSError, orjson.JSONDecodeError):
         return {}
 
@@ -200,7 +204,7 @@ def _write_manifest(to: Path, files: dict[str, list[Any]]) -> None:
 
 def _beside_name(dst: Path, st: os.stat_result) -> Path:
     """Where another version of `dst` is kept: its name with the source's time (cut to fit a file name)."""
-    stamp = datetime.fromtimestamp(st.st_mtime, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.fromtimestamp(st.st_mtime, UTC).strftime("%Y%m%dT%H%M%SZ")
     stem, suffix = dst.stem, dst.suffix
     room = 255 - len(f".{stamp}{suffix}".encode())
     while len(stem.encode()) > room:
@@ -222,8 +226,9 @@ def _inside(a: Path, b: Path) -> bool:
     return a == b or b in a.parents
 
 
-def archive(target: Any, to: Path | str, *, progress: Callable[[int, int], None] | None = None,
-            only: set[Path] | None = None) -> ArchiveReport:
+def archive(
+    target: Any, to: Path | str, *, progress: Callable[[int, int], None] | None = None, only: set[Path] | None = None
+) -> ArchiveReport:
     """Copy every session under `target` into `to` (as `<to>/<project folder>/...`): new or grown files only, each
     verified by hash before it takes its name. A copy is never replaced by a shorter or different one (that version
     is kept beside it, and said); nothing is read through a link; a source that cannot be read is reported and
@@ -308,8 +313,10 @@ def archive(target: Any, to: Path | str, *, progress: Callable[[int, int], None]
                 except OSError as exc:
                     _unlink(tmp)
                     if exc.errno == errno.ENOSPC:
-                        raise ArchiveError(f"the disk of {to} is full: {len(rep.copied)} file(s) archived, {src.name} and the "
-                                           "rest not (nothing partial was left)") from None
+                        raise ArchiveError(
+                            f"the disk of {to} is full: {len(rep.copied)} file(s) archived, {src.name} and the "
+                            "rest not (nothing partial was left)"
+                        ) from None
                     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
                         raise ArchiveError(f"cannot write in {dst.parent}: {exc.strerror}") from None
                     raise ArchiveError(f"cannot write {dst}: {exc.strerror or exc}") from None

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import orjson
 
@@ -32,14 +34,56 @@ SNIPPET = 160  # characters of context shown around a match
 PERSISTED_CAP = 64 << 20  # bytes of one persisted output searched
 
 # Keys whose values are identifiers, bookkeeping or encoded data, not text anyone reads.
-_SKIP_KEYS = frozenset({
-    "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId", "timestamp", "cwd", "version", "gitBranch",
-    "userType", "requestId", "id", "tool_use_id", "toolUseID", "parentToolUseID", "signature", "type", "agentId",
-    "slug", "model", "stop_reason", "stop_sequence", "messageId", "promptId", "sourceToolAssistantUUID",
-    "isSidechain", "isMeta", "usage", "media_type", "data", "headUuid", "anchorUuid", "tailUuid", "uuids",
-    "subtype", "level", "trigger", "originalModel", "fallbackModel", "compactedToolIds", "toolUseId", "permissionMode",
-    "entrypoint", "operation", "preTokens", "postTokens",
-})
+_SKIP_KEYS = frozenset(
+    {
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "leafUuid",
+        "sessionId",
+        "timestamp",
+        "cwd",
+        "version",
+        "gitBranch",
+        "userType",
+        "requestId",
+        "id",
+        "tool_use_id",
+        "toolUseID",
+        "parentToolUseID",
+        "signature",
+        "type",
+        "agentId",
+        "slug",
+        "model",
+        "stop_reason",
+        "stop_sequence",
+        "messageId",
+        "promptId",
+        "sourceToolAssistantUUID",
+        "isSidechain",
+        "isMeta",
+        "usage",
+        "media_type",
+        "data",
+        "headUuid",
+        "anchorUuid",
+        "tailUuid",
+        "uuids",
+        "subtype",
+        "level",
+        "trigger",
+        "originalModel",
+        "fallbackModel",
+        "compactedToolIds",
+        "toolUseId",
+        "permissionMode",
+        "entrypoint",
+        "operation",
+        "preTokens",
+        "postTokens",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +101,17 @@ class Hit:
     file: str | None = None  # for a persisted output: its file name in tool-results/
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path), "line": self.line, "offset": self.offset, "type": self.type,
-                "where": self.where, "count": self.count, "timestamp": self.timestamp, "file": self.file,
-                "snippet": self.snippet}
+        return {
+            "path": str(self.path),
+            "line": self.line,
+            "offset": self.offset,
+            "type": self.type,
+            "where": self.where,
+            "count": self.count,
+            "timestamp": self.timestamp,
+            "file": self.file,
+            "snippet": self.snippet,
+        }
 
 
 class Query:
@@ -151,7 +203,10 @@ def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
                 yield "tool result", _result_text(b.get("content"))
         return
     if t == "system":
-        yield "system", "\n".join(_strings({k: v for k, v in body.items() if k not in ("compactMetadata", "microcompactMetadata")}))
+        yield (
+            "system",
+            "\n".join(_strings({k: v for k, v in body.items() if k not in ("compactMetadata", "microcompactMetadata")})),
+        )
         return
     if t == "attachment":
         att = body.get("attachment") if isinstance(body.get("attachment"), dict) else {}
@@ -159,7 +214,10 @@ def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
             return  # the system prompt in force, again: it is searched once, in the request's shape
         rendered = body.get("rendered")
         if isinstance(rendered, list):  # 2.1.3xx: exactly what the model was shown
-            yield "attachment", "\n".join(x["content"] for x in rendered if isinstance(x, dict) and isinstance(x.get("content"), str))
+            yield (
+                "attachment",
+                "\n".join(x["content"] for x in rendered if isinstance(x, dict) and isinstance(x.get("content"), str)),
+            )
             return
     if t == "api-request-blob":
         return  # a copy of messages whose records are searched themselves
@@ -170,8 +228,9 @@ def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
 # files
 
 
-def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool = True,
-                limit: int | None = None, index: Any = None) -> list[Hit]:
+def search_file(
+    path: str | os.PathLike[str], query: Query, *, persisted: bool = True, limit: int | None = None, index: Any = None
+) -> list[Hit]:
     """Every readable text of a transcript (and its persisted outputs) that contains the query.
 
     With `index` (an `inspector.fts.SearchIndex`), the file is brought up to date in it and the texts the trigrams
@@ -216,8 +275,15 @@ def search_file(path: str | os.PathLike[str], query: Query, *, persisted: bool =
     return hits
 
 
-def hits_of(path: Path, query: Query, cands: list[tuple[Any, ...]], *, persisted: bool, limit: int | None,
-            persisted_cands: list[tuple[Path, str]] | None = None) -> list[Hit]:
+def hits_of(
+    path: Path,
+    query: Query,
+    cands: list[tuple[Any, ...]],
+    *,
+    persisted: bool,
+    limit: int | None,
+    persisted_cands: list[tuple[Path, str]] | None = None,
+) -> list[Hit]:
     """The hits among an index's candidate texts of one file (the scan's matcher decides), then its persisted outputs."""
     hits: list[Hit] = []
     for line_no, offset, t, where, ts, text in cands:
@@ -227,7 +293,9 @@ def hits_of(path: Path, query: Query, cands: list[tuple[Any, ...]], *, persisted
             if limit is not None and len(hits) >= limit:
                 return hits
     if persisted:
-        hits.extend(_search_persisted(path, query, limit=None if limit is None else limit - len(hits), candidates=persisted_cands))
+        hits.extend(
+            _search_persisted(path, query, limit=None if limit is None else limit - len(hits), candidates=persisted_cands)
+        )
         hits.sort(key=lambda h: h.line or 1 << 62)
     return hits
 
@@ -313,8 +381,7 @@ class _LineCounter:
         return self.line
 
 
-def _search_persisted(path: Path, query: Query, limit: int | None,
-                      candidates: list[tuple[Path, str]] | None = None) -> list[Hit]:
+def _search_persisted(path: Path, query: Query, limit: int | None, candidates: list[tuple[Path, str]] | None = None) -> list[Hit]:
     """`candidates`: the persisted outputs the search index picked, [(file, text)], instead of reading every one."""
     found: list[tuple[Path, int, int, str]] = []
     if candidates is not None:  # the index's candidates, decided by the same matcher
@@ -409,8 +476,9 @@ def _agents_below(folder: str, scan: Scan) -> list[str]:
     return found
 
 
-def list_transcripts(target: Target, *, subagents: bool = True,
-                     scan: Scan = scan_dir) -> tuple[list[tuple[Path, Path]], list[Path]]:
+def list_transcripts(
+    target: Target, *, subagents: bool = True, scan: Scan = scan_dir
+) -> tuple[list[tuple[Path, Path]], list[Path]]:
     """(transcript, the session it belongs to) for every session under a target, its subagents after it, and the
     sessions whose folder has a `tool-results` folder. The listings come from `scan` (the search index serves them
     from its database while a folder's time is unchanged); no link is followed below a project folder."""
@@ -433,8 +501,11 @@ def _list_names(target: Target, subagents: bool, scan: Scan) -> tuple[list[tuple
     if target.kind == "file":
         groups = [(os.fspath(target.path.parent), [target.path.name], [])]
     else:
-        projects = [os.fspath(target.path)] if target.kind == "project" else \
-            [os.fspath(target.path) + sep + n for n, k in sorted(scan(os.fspath(target.path))) if k == DIR]
+        projects = (
+            [os.fspath(target.path)]
+            if target.kind == "project"
+            else [os.fspath(target.path) + sep + n for n, k in sorted(scan(os.fspath(target.path))) if k == DIR]
+        )
         groups = [(proj, *transcript_names(scan(proj))) for proj in projects]
     for proj, sessions, agents in groups:
         folders = {n for n, k in scan(proj) if k == DIR} if sessions else set()
@@ -463,20 +534,22 @@ def parse_since(text: str, now: float | None = None) -> str:
     ISO prefix the transcripts' UTC timestamps are compared with. Raises ValueError."""
     import re
     import time
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     t = text.strip()
     m = re.fullmatch(r"(\d+)\s*([dhm])", t)
     if m:
         secs = int(m.group(1)) * {"d": 86400, "h": 3600, "m": 60}[m.group(2)]
-        at = datetime.fromtimestamp((now if now is not None else time.time()) - secs, timezone.utc)
+        at = datetime.fromtimestamp((now if now is not None else time.time()) - secs, UTC)
         return at.strftime("%Y-%m-%dT%H:%M:%S")
     try:
         at = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"--since takes a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span (7d, 12h), not {text!r}") from None
+        raise ValueError(
+            f"--since takes a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span (7d, 12h), not {text!r}"
+        ) from None
     if at.tzinfo is not None:
-        at = at.astimezone(timezone.utc)
+        at = at.astimezone(UTC)
     return at.strftime("%Y-%m-%dT%H:%M:%S")
 
 
@@ -495,10 +568,20 @@ def _project_matches(session: Path, words: str, cwds: dict[Path, str]) -> bool:
     return w in cwds[session]
 
 
-def search_target(target: Target, query: Query, *, persisted: bool = True, subagents: bool = True,
-                  limit: int | None = None, progress: Callable[[int, int], None] | None = None,
-                  index: Any = None, project: str | None = None, since: str | None = None,
-                  budget: int | None = None, workers: int | None = None) -> Iterator[FileHits]:
+def search_target(
+    target: Target,
+    query: Query,
+    *,
+    persisted: bool = True,
+    subagents: bool = True,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    index: Any = None,
+    project: str | None = None,
+    since: str | None = None,
+    budget: int | None = None,
+    workers: int | None = None,
+) -> Iterator[FileHits]:
     """The transcripts under a target that contain the query, in order, with their hits.
 
     With an index, `budget` bounds the bytes it reads to catch up (None: all); what it leaves is scanned;
@@ -514,11 +597,11 @@ def search_target(target: Target, query: Query, *, persisted: bool = True, subag
         cwds: dict[Path, str] = {}
         files = [(p, sess) for p, sess in files if _project_matches(Path(sess), project, cwds)]
     if since:
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         def written_since(p: str) -> bool:  # a file last written before `since` holds no record after it
             try:
-                return datetime.fromtimestamp(os.stat(p).st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") >= since
+                return datetime.fromtimestamp(os.stat(p).st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%S") >= since
             except OSError:
                 return False
 

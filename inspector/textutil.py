@@ -7,7 +7,8 @@ import contextlib
 import json
 import re
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 
@@ -140,8 +141,10 @@ def json_loads(data: bytes | str) -> Any:
 
 _KEY_PATTERNS = (
     re.compile(r"sk-ant-[A-Za-z0-9_\-]{6,}"),  # Anthropic keys and tokens
-    re.compile(r"(?i)((?:x-api-key|authorization|proxy-authorization|api[-_]?key|auth[-_]?token)[\"']?\s*[:=]\s*[\"']?)"
-               r"(?:bearer\s+|basic\s+)?[^\s\"',;}]+"),
+    re.compile(
+        r"(?i)((?:x-api-key|authorization|proxy-authorization|api[-_]?key|auth[-_]?token)[\"']?\s*[:=]\s*[\"']?)"
+        r"(?:bearer\s+|basic\s+)?[^\s\"',;}]+"
+    ),
 )
 
 

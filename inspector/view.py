@@ -11,15 +11,26 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
-
+from typing import Any
 
 from inspector.search import Query, search_file
 from inspector.textutil import human_size, printable
-from inspector.transcript.records import F_IMAGE, F_META, F_TEXT, F_THINKING, F_TOOL_ERROR, Record, context_tokens, iter_blocks, opt_count, text_of, tool_result_text
+from inspector.transcript.records import (
+    F_IMAGE,
+    F_META,
+    F_TEXT,
+    F_THINKING,
+    F_TOOL_ERROR,
+    Record,
+    context_tokens,
+    iter_blocks,
+    opt_count,
+    text_of,
+    tool_result_text,
+)
 from inspector.transcript.session import Session
-
 
 
 def row_kind(r: Record) -> str:
@@ -112,15 +123,28 @@ def label_of(s: Session, i: int) -> str:
 
 # Readable names of the bookkeeping records (2.1.88 §2.1; 2.1.328 §3.1); an unknown type shows as written
 METADATA_LABELS = {
-    "api-request": "API request sent", "api-request-shape": "API request: system prompt and tools",
-    "api-request-blob": "API request: a message as sent", "api-request-resumed": "API request resumed",
-    "cost-state": "cost so far (Claude Code's own count)", "tools-used": "tools used so far",
-    "file-history-snapshot": "file backups (for rewind)", "file-history-delta": "file backups (for rewind)",
-    "queue-operation": "queued prompt", "last-prompt": "last prompt", "custom-title": "title (yours)",
-    "ai-title": "title (generated)", "summary": "summary (legacy title)", "atis-latch": "latched request setting",
-    "content-replacement": "tool results replaced in what is sent", "permission-mode": "permission mode",
-    "mode": "session mode", "worktree-state": "worktree", "pr-link": "pull request", "tag": "tag",
-    "attribution-snapshot": "attribution", "task-summary": "what it is doing",
+    "api-request": "API request sent",
+    "api-request-shape": "API request: system prompt and tools",
+    "api-request-blob": "API request: a message as sent",
+    "api-request-resumed": "API request resumed",
+    "cost-state": "cost so far (Claude Code's own count)",
+    "tools-used": "tools used so far",
+    "file-history-snapshot": "file backups (for rewind)",
+    "file-history-delta": "file backups (for rewind)",
+    "queue-operation": "queued prompt",
+    "last-prompt": "last prompt",
+    "custom-title": "title (yours)",
+    "ai-title": "title (generated)",
+    "summary": "summary (legacy title)",
+    "atis-latch": "latched request setting",
+    "content-replacement": "tool results replaced in what is sent",
+    "permission-mode": "permission mode",
+    "mode": "session mode",
+    "worktree-state": "worktree",
+    "pr-link": "pull request",
+    "tag": "tag",
+    "attribution-snapshot": "attribution",
+    "task-summary": "what it is doing",
 }
 
 
@@ -206,8 +230,10 @@ def snippet(s: Session, i: int, width: int = 200) -> str:
         params = body.get("params") if isinstance(body.get("params"), dict) else {}
         tail = body.get("tail") if isinstance(body.get("tail"), list) else []
         keep = body.get("keep") if isinstance(body.get("keep"), int) else 0
-        text = (f"{params.get('model', '?')} · {body.get('querySource', '?')} · {keep + len(tail)} messages "
-                f"({keep} reused, {len(tail)} new) · id {body.get('id')}")
+        text = (
+            f"{params.get('model', '?')} · {body.get('querySource', '?')} · {keep + len(tail)} messages "
+            f"({keep} reused, {len(tail)} new) · id {body.get('id')}"
+        )
     elif r.type == "api-request-blob":
         m = body.get("message") if isinstance(body.get("message"), dict) else {}
         text = f"{m.get('role', '?')}: {text_of(m.get('content'))}"
@@ -216,13 +242,33 @@ def snippet(s: Session, i: int, width: int = 200) -> str:
         text = f"${cost:.4f} in all" if isinstance(cost, (int, float)) and not isinstance(cost, bool) else "cost"
         usage = body.get("modelUsage")
         if isinstance(usage, dict):
-            text += " · " + ", ".join(f"{m}: ${u.get('costUSD', 0):.4f}" for m, u in usage.items() if isinstance(u, dict)
-                                      and isinstance(u.get("costUSD"), (int, float)))
+            text += " · " + ", ".join(
+                f"{m}: ${u.get('costUSD', 0):.4f}"
+                for m, u in usage.items()
+                if isinstance(u, dict) and isinstance(u.get("costUSD"), (int, float))
+            )
     elif r.type == "tools-used":
         tools = body.get("tools")
         text = ", ".join(str(t) for t in tools) if isinstance(tools, list) else ""
     elif r.type not in ("user", "assistant"):
-        text = ", ".join(f"{k}={v}" for k, v in body.items() if isinstance(v, (str, int)) and k not in ("type", "uuid", "parentUuid", "sessionId", "timestamp", "cwd", "version", "gitBranch", "userType", "isSidechain"))
+        text = ", ".join(
+            f"{k}={v}"
+            for k, v in body.items()
+            if isinstance(v, (str, int))
+            and k
+            not in (
+                "type",
+                "uuid",
+                "parentUuid",
+                "sessionId",
+                "timestamp",
+                "cwd",
+                "version",
+                "gitBranch",
+                "userType",
+                "isSidechain",
+            )
+        )
     return printable(" ".join(text.split()))[:width]
 
 
@@ -325,7 +371,10 @@ def record_parts(s: Session, i: int, *, raw: bool = False) -> list[Part]:
         body = s.body(i)
     except Exception as exc:  # noqa: BLE001
         return [Part("note", f"This record cannot be re-read: {exc}")]
-    head = f"{r.type}{' / ' + r.subtype if r.subtype else ''}   line {r.line}   {r.timestamp or ''}\nuuid {r.uuid or '-'}   parent {r.parent or '-'}"
+    head = (
+        f"{r.type}{' / ' + r.subtype if r.subtype else ''}   line {r.line}   {r.timestamp or ''}\nuuid {r.uuid or '-'}   "
+        f"parent {r.parent or '-'}"
+    )
     if r.model:
         head += f"\nmodel {r.model}   message {r.message_id or '-'}"
     if r.usage:
@@ -339,12 +388,32 @@ def record_parts(s: Session, i: int, *, raw: bool = False) -> list[Part]:
     msg = body.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
     if isinstance(content, str):
-        parts += _text("summary" if r.is_compact_summary else r.type, content, markdown=r.type == "assistant" or r.is_compact_summary)
+        parts += _text(
+            "summary" if r.is_compact_summary else r.type, content, markdown=r.type == "assistant" or r.is_compact_summary
+        )
     for b in iter_blocks(content):
         parts += _block(s, r, b)
     if r.type not in ("user", "assistant"):
-        shown = {k: v for k, v in body.items() if k not in ("parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version",
-                                                              "gitBranch", "uuid", "timestamp", "type", "subtype", "slug", "entrypoint")}
+        shown = {
+            k: v
+            for k, v in body.items()
+            if k
+            not in (
+                "parentUuid",
+                "isSidechain",
+                "userType",
+                "cwd",
+                "sessionId",
+                "version",
+                "gitBranch",
+                "uuid",
+                "timestamp",
+                "type",
+                "subtype",
+                "slug",
+                "entrypoint",
+            )
+        }
         parts.append(Part("json", pretty(shown)))
     tur = body.get("toolUseResult")
     if tur is not None:
@@ -372,14 +441,21 @@ def _block(s: Session, r: Record, b: dict[str, Any]) -> list[Part]:
         name = s.tool_name(tid) if isinstance(tid, str) else None
         inner = b.get("content")
         text = tool_result_text(inner)
-        out = [Part("label", f"tool result {name or ''}  ({tid}){'  ERROR' if b.get('is_error') else ''}  {human_size(len(text))}")]
+        out = [
+            Part("label", f"tool result {name or ''}  ({tid}){'  ERROR' if b.get('is_error') else ''}  {human_size(len(text))}")
+        ]
         for po in s.persisted_outputs:
             if po.tool_use_id == tid:
                 if po.file is not None:
                     out.append(Part("persisted", f"Full output persisted in {po.file} ({human_size(po.file_size)})"))
                 elif po.marker is not None:
-                    out.append(Part("note", f"Persisted output ({po.marker.size_text}) recorded at {po.marker.path}: the file is not in "
-                                            "this session's folder"))
+                    out.append(
+                        Part(
+                            "note",
+                            f"Persisted output ({po.marker.size_text}) recorded at {po.marker.path}: the file is not in "
+                            "this session's folder",
+                        )
+                    )
         out.append(Part("text", text))
         for ib in iter_blocks(inner):
             if ib.get("type") in ("image", "document"):
@@ -438,9 +514,11 @@ def md_inline(text: str) -> str:
 def export_markdown(s: Session, *, scope: str = "chain") -> Iterator[str]:
     """The conversation (scope "chain") or every record of the file ("file") as Markdown, record by record."""
     rows = build_rows(s, scope=scope)
-    yield (f"# {md_inline(printable(s.title or s.session_id))}\n\n<sub>{md_inline(printable(s.cwd or ''))} · session "
-           f"{md_inline(s.session_id)} · Claude Code {md_inline(printable(s.version or '?'))} · {len(rows):,} records"
-           f"{' (every record of the file)' if scope == 'file' else ' (the conversation)'}</sub>\n\n")
+    yield (
+        f"# {md_inline(printable(s.title or s.session_id))}\n\n<sub>{md_inline(printable(s.cwd or ''))} · session "
+        f"{md_inline(s.session_id)} · Claude Code {md_inline(printable(s.version or '?'))} · {len(rows):,} records"
+        f"{' (every record of the file)' if scope == 'file' else ' (the conversation)'}</sub>\n\n"
+    )
     for row in rows:
         yield parts_markdown(record_parts(s, row.index)) + "\n"
 

@@ -12,20 +12,54 @@ def ts(sec: int) -> str:
 
 
 def user(uuid: str, parent: str | None, text: Any = "hi", sec: int = 0, **kw: Any) -> dict:
-    r = {"type": "user", "uuid": uuid, "parentUuid": parent, "timestamp": ts(sec), "sessionId": "S", "isSidechain": False,
-         "cwd": "/w/proj", "version": "2.1.88", "message": {"role": "user", "content": text}}
+    r = {
+        "type": "user",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "timestamp": ts(sec),
+        "sessionId": "S",
+        "isSidechain": False,
+        "cwd": "/w/proj",
+        "version": "2.1.88",
+        "message": {"role": "user", "content": text},
+    }
     r.update(kw)
     return r
 
 
-def assistant(uuid: str, parent: str | None, blocks: list | None = None, sec: int = 0, mid: str | None = None,
-              usage: tuple[int, int, int, int] = (10, 100, 1000, 50), model: str = "claude-sonnet-4-6", **kw: Any) -> dict:
-    r = {"type": "assistant", "uuid": uuid, "parentUuid": parent, "timestamp": ts(sec), "sessionId": "S", "isSidechain": False,
-         "cwd": "/w/proj", "version": "2.1.88",
-         "message": {"id": mid or f"msg_{uuid}", "type": "message", "role": "assistant", "model": model,
-                     "content": blocks if blocks is not None else [{"type": "text", "text": "ok"}],
-                     "usage": {"input_tokens": usage[0], "cache_creation_input_tokens": usage[1],
-                               "cache_read_input_tokens": usage[2], "output_tokens": usage[3]}}}
+def assistant(
+    uuid: str,
+    parent: str | None,
+    blocks: list | None = None,
+    sec: int = 0,
+    mid: str | None = None,
+    usage: tuple[int, int, int, int] = (10, 100, 1000, 50),
+    model: str = "claude-sonnet-4-6",
+    **kw: Any,
+) -> dict:
+    r = {
+        "type": "assistant",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "timestamp": ts(sec),
+        "sessionId": "S",
+        "isSidechain": False,
+        "cwd": "/w/proj",
+        "version": "2.1.88",
+        "message": {
+            "id": mid or f"msg_{uuid}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": blocks if blocks is not None else [{"type": "text", "text": "ok"}],
+            "usage": {
+                "input_tokens": usage[0],
+                "cache_creation_input_tokens": usage[1],
+                "cache_read_input_tokens": usage[2],
+                "output_tokens": usage[3],
+            },
+        },
+    }
     r.update(kw)
     return r
 
@@ -35,17 +69,39 @@ def tool_use(tid: str, name: str = "Read", inp: dict | None = None) -> dict:
 
 
 def tool_result(uuid: str, parent: str, tid: str, content: Any = "out", sec: int = 0, **kw: Any) -> dict:
-    return user(uuid, parent, [{"type": "tool_result", "tool_use_id": tid, "content": content}], sec=sec,
-                sourceToolAssistantUUID=parent, **kw)
+    return user(
+        uuid,
+        parent,
+        [{"type": "tool_result", "tool_use_id": tid, "content": content}],
+        sec=sec,
+        sourceToolAssistantUUID=parent,
+        **kw,
+    )
 
 
 def system(uuid: str, parent: str | None, subtype: str, sec: int = 0, **kw: Any) -> dict:
-    r = {"type": "system", "subtype": subtype, "uuid": uuid, "parentUuid": parent, "timestamp": ts(sec), "sessionId": "S",
-         "isSidechain": False, "content": subtype}
+    r = {
+        "type": "system",
+        "subtype": subtype,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "timestamp": ts(sec),
+        "sessionId": "S",
+        "isSidechain": False,
+        "content": subtype,
+    }
     r.update(kw)
     return r
 
 
 def progress(uuid: str, parent: str | None, sec: int = 0) -> dict:
-    return {"type": "progress", "uuid": uuid, "parentUuid": parent, "timestamp": ts(sec), "sessionId": "S",
-            "data": {"type": "hook_progress"}, "toolUseID": "t", "parentToolUseID": "t"}
+    return {
+        "type": "progress",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "timestamp": ts(sec),
+        "sessionId": "S",
+        "data": {"type": "hook_progress"},
+        "toolUseID": "t",
+        "parentToolUseID": "t",
+    }

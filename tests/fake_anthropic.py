@@ -14,11 +14,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-REPLY = ("<analysis>\nThe user asked to fix a crash; it was fixed and tested.\n</analysis>\n\n<summary>\n"
-         "1. Primary Request and Intent:\n   Fix the crash.\n2. Key Technical Concepts:\n   - Python\n3. Files and Code Sections:\n"
-         "   - weatherly/api.py\n4. Errors and fixes:\n   - IndexError fixed.\n5. Problem Solving:\n   Done.\n"
-         "6. All user messages:\n   - Fix it.\n7. Pending Tasks:\n   - None.\n8. Current Work:\n   Finished.\n"
-         "9. Optional Next Step:\n   None.\n</summary>")
+REPLY = (
+    "<analysis>\nThe user asked to fix a crash; it was fixed and tested.\n</analysis>\n\n<summary>\n"
+    "1. Primary Request and Intent:\n   Fix the crash.\n2. Key Technical Concepts:\n   - Python\n3. Files and Code Sections:\n"
+    "   - weatherly/api.py\n4. Errors and fixes:\n   - IndexError fixed.\n5. Problem Solving:\n   Done.\n"
+    "6. All user messages:\n   - Fix it.\n7. Pending Tasks:\n   - None.\n8. Current Work:\n   Finished.\n"
+    "9. Optional Next Step:\n   None.\n</summary>"
+)
 
 
 class FakeAnthropic:
@@ -49,11 +51,21 @@ class FakeAnthropic:
                 if isinstance(step, tuple) and step[0] == "slow":
                     return self._stream(delay=step[1])
                 if step == "ptl":
-                    return self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                                         "message": "prompt is too long: 210000 tokens > 200000 maximum"}})
+                    return self._json(
+                        400,
+                        {
+                            "type": "error",
+                            "error": {
+                                "type": "invalid_request_error",
+                                "message": "prompt is too long: 210000 tokens > 200000 maximum",
+                            },
+                        },
+                    )
                 if step == "echo":  # a proxy that echoes the request's headers in its error body
                     seen = {k: v for k, v in self.headers.items()}
-                    return self._json(502, {"type": "error", "error": {"type": "api_error", "message": f"bad gateway; request headers: {seen}"}})
+                    return self._json(
+                        502, {"type": "error", "error": {"type": "api_error", "message": f"bad gateway; request headers: {seen}"}}
+                    )
                 if isinstance(step, tuple) and step[0] == "text":  # a non-JSON error body, as a proxy may send
                     data = step[2].encode()
                     self.send_response(step[1])
@@ -63,13 +75,15 @@ class FakeAnthropic:
                     self.wfile.write(data)
                     return None
                 if step == "401":
-                    return self._json(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+                    return self._json(
+                        401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+                    )
                 if step == "reset":
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("content-length", "100000")
                     self.end_headers()
-                    self.wfile.write(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":")
+                    self.wfile.write(b'event: message_start\ndata: {"type":"message_start","message":')
                     self.wfile.flush()
                     self.connection.shutdown(2)
                     return None
@@ -98,19 +112,51 @@ class FakeAnthropic:
             def _stream(self, delay: float = 0.0) -> None:
                 model = fake.requests[-1]["body"].get("model", "claude")
                 events = [
-                    ("message_start", {"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-                                                                            "content": [], "stop_reason": None, "stop_sequence": None,
-                                                                            "usage": {"input_tokens": 1234, "output_tokens": 1}}}),
-                    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                    (
+                        "message_start",
+                        {
+                            "type": "message_start",
+                            "message": {
+                                "id": "msg_fake",
+                                "type": "message",
+                                "role": "assistant",
+                                "model": model,
+                                "content": [],
+                                "stop_reason": None,
+                                "stop_sequence": None,
+                                "usage": {"input_tokens": 1234, "output_tokens": 1},
+                            },
+                        },
+                    ),
+                    (
+                        "content_block_start",
+                        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                    ),
                 ]
                 text = fake.reply
                 for k in range(0, len(text), 80):
-                    events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                           "delta": {"type": "text_delta", "text": text[k:k + 80]}}))
-                events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                           ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                              "usage": {"output_tokens": 321}}),
-                           ("message_stop", {"type": "message_stop"})]
+                    events.append(
+                        (
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": 0,
+                                "delta": {"type": "text_delta", "text": text[k : k + 80]},
+                            },
+                        )
+                    )
+                events += [
+                    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                    (
+                        "message_delta",
+                        {
+                            "type": "message_delta",
+                            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                            "usage": {"output_tokens": 321},
+                        },
+                    ),
+                    ("message_stop", {"type": "message_stop"}),
+                ]
                 chunks = [f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in events]
                 data = b"".join(chunks)
                 self.send_response(200)
@@ -133,7 +179,7 @@ class FakeAnthropic:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def __enter__(self) -> "FakeAnthropic":
+    def __enter__(self) -> FakeAnthropic:
         self.thread.start()
         return self
 

@@ -6,9 +6,9 @@ import io
 import threading
 
 import pytest
-
 from conftest import SAMPLES, write_jsonl
 from fake_anthropic import FakeAnthropic
+
 from inspector.cli import main
 from inspector.compact import compact, make_slice
 from inspector.compact.summarize.anthropic_api import AnthropicSummarizer, build_messages, cost_usd, drop_oldest_rounds
@@ -19,7 +19,9 @@ KEY = "sk-ant-test-DO-NOT-LEAK-1234567890"
 
 
 def session():
-    p = next(p for p in (SAMPLES / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast"))
+    p = next(
+        p for p in (SAMPLES / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast")
+    )
     return Session.load(p)
 
 
@@ -148,7 +150,9 @@ def test_key_never_written_or_printed(workdir_copy, monkeypatch):
     with FakeAnthropic(["ok"]) as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         out, err = io.StringIO(), io.StringIO()
-        code = main(["compact", str(p), "--strategy", "full", "--summarizer", "anthropic", "--yes", "--write", "--json"], out, err)
+        code = main(
+            ["compact", str(p), "--strategy", "full", "--summarizer", "anthropic", "--yes", "--write", "--json"], out, err
+        )
     assert code == 0, err.getvalue()
     assert "would send" in err.getvalue() and "estimated cost $" in err.getvalue()
     everything = out.getvalue() + err.getvalue()

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from builders import assistant, user
-from conftest import ROOT, SAMPLES, sample_session, tree_hashes, write_jsonl
+from conftest import ROOT, SAMPLES, jsonl, sample_session, tree_hashes, write_jsonl
 from conftest import run_cli as run
-from conftest import jsonl
+
 from inspector.transcript.discovery import resolve_target
 from inspector.transcript.session import Session
 from inspector.transcript.stats import StatsCache, cache_dir, collect_stats
@@ -26,8 +25,19 @@ def test_stats_json_schema_on_samples():
     data = jsonl(out)
     assert len(data) == 4
     for s in data:
-        assert set(s) >= {"path", "session_id", "title", "model", "version", "records", "chain", "compactions", "context",
-                          "persisted_outputs", "subagents"}
+        assert set(s) >= {
+            "path",
+            "session_id",
+            "title",
+            "model",
+            "version",
+            "records",
+            "chain",
+            "compactions",
+            "context",
+            "persisted_outputs",
+            "subagents",
+        }
         assert set(s["records"]) >= {"total", "by_type", "malformed"}
         assert set(s["chain"]) >= {"length", "leaf_uuid", "branches"}
         assert set(s["context"]) == {"peak_tokens", "last_tokens"}
@@ -40,8 +50,10 @@ def test_stats_json_schema_on_samples():
 
 
 def test_table_output_is_readable_and_escapes_control_codes(tmp_path):
-    p = write_jsonl(tmp_path / "p" / "s1.jsonl", [user("u1", None, "make it \x1b[31mred\x1b[0m please \x1b]0;pwned\x07"),
-                                                  assistant("a1", "u1")])
+    p = write_jsonl(
+        tmp_path / "p" / "s1.jsonl",
+        [user("u1", None, "make it \x1b[31mred\x1b[0m please \x1b]0;pwned\x07"), assistant("a1", "u1")],
+    )
     code, out, _ = run("stats", str(p))
     assert code == 0
     # colour codes are dropped (they only style captured output); any other escape is shown, never obeyed
@@ -49,11 +61,14 @@ def test_table_output_is_readable_and_escapes_control_codes(tmp_path):
     assert "1 session(s) in 1 project(s)" in out
 
 
-@pytest.mark.parametrize("make, expect", [
-    (lambda d: d / "missing.jsonl", "no such file or directory"),
-    (lambda d: (d / "notes.txt").write_text("hello") and d / "notes.txt", "not a JSONL transcript"),
-    (lambda d: (d / "bad.jsonl").write_text("hello\nworld\n") and d / "bad.jsonl", "no line of"),
-])
+@pytest.mark.parametrize(
+    "make, expect",
+    [
+        (lambda d: d / "missing.jsonl", "no such file or directory"),
+        (lambda d: (d / "notes.txt").write_text("hello") and d / "notes.txt", "not a JSONL transcript"),
+        (lambda d: (d / "bad.jsonl").write_text("hello\nworld\n") and d / "bad.jsonl", "no line of"),
+    ],
+)
 def test_errors_are_one_line_without_traceback(tmp_path, make, expect):
     path = make(tmp_path)
     code, out, err = run("stats", str(path))
@@ -168,11 +183,13 @@ def test_unwritable_cache_is_ignored(tmp_path):
 
 
 def test_core_never_imports_textual_or_rich():
-    code = ("import sys, inspector.transcript, inspector.tokens, inspector.transcript.stats, inspector.samplegen, inspector.cli,"
-            " inspector.search, inspector.compact, inspector.edit, inspector.claude.versions;"
-            "from inspector.cli import main; import io; main(['stats', '--json', %r], io.StringIO(), io.StringIO());"
-            "main(['search', 'IndexError', %r], io.StringIO(), io.StringIO());"
-            "bad = [m for m in ('textual', 'rich') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)") % (str(SAMPLES), str(SAMPLES))
+    code = (
+        "import sys, inspector.transcript, inspector.tokens, inspector.transcript.stats, inspector.samplegen, inspector.cli,"
+        " inspector.search, inspector.compact, inspector.edit, inspector.claude.versions;"
+        f"from inspector.cli import main; import io; main(['stats', '--json', {str(SAMPLES)!r}], io.StringIO(), io.StringIO());"
+        f"main(['search', 'IndexError', {str(SAMPLES)!r}], io.StringIO(), io.StringIO());"
+        "bad = [m for m in ('textual', 'rich') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -192,7 +209,9 @@ def test_show_prints_the_timeline_and_one_record_in_full(workdir, tmp_path):
     assert code == 0 and f"line {line}" in out and "── tool result Bash" in out and "(--full-output prints it)" in out
     assert "IndexError" not in out.split("toolUseResult")[0]  # only in the file persisted beside the session, not in the preview
     code, full, _ = run("show", str(path), "--line", str(line), "--full-output")
-    assert code == 0 and "── full output toolu_" in full and "IndexError: list index out of range" in full.split("── full output")[1]
+    assert (
+        code == 0 and "── full output toolu_" in full and "IndexError: list index out of range" in full.split("── full output")[1]
+    )
     code, raw, _ = run("show", str(path), "--line", str(line), "--raw")
     assert '"tool_use_id"' in raw
     uuid = next(r.uuid for r in Session.load(path).records if r.uuid)
@@ -215,9 +234,18 @@ def test_show_says_why_a_line_has_no_record(tmp_path):
 
 
 def test_show_markdown_exports_the_conversation_safely(tmp_path):
-    recs = [user("u1", None, "here is code:\n```py\nx = 1\n```\nand \x1b[31mred\x1b[0m", sec=0),
-            assistant("a1", "u1", [{"type": "text", "text": "**Done.** <script>alert(1)</script>"},
-                                   {"type": "thinking", "thinking": "line one\nline two", "signature": "s"}], sec=1)]
+    recs = [
+        user("u1", None, "here is code:\n```py\nx = 1\n```\nand \x1b[31mred\x1b[0m", sec=0),
+        assistant(
+            "a1",
+            "u1",
+            [
+                {"type": "text", "text": "**Done.** <script>alert(1)</script>"},
+                {"type": "thinking", "thinking": "line one\nline two", "signature": "s"},
+            ],
+            sec=1,
+        ),
+    ]
     path = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
     code, out, err = run("show", str(path), "--markdown")
     assert code == 0, err
@@ -310,6 +338,13 @@ def test_the_readme_is_short_and_names_every_subcommand():
     assert len(readme.encode()) <= 12 * 1024
     for name in COMMANDS:
         assert f"`inspector {name}`" in readme, name
-    for link in ("docs/guide.md", "docs/cli.md", "docs/architecture.md", "docs/fidelity.md", "docs/conformance.md",
-                 "docs/benchmarks.md", "docs/robustness.md"):
+    for link in (
+        "docs/guide.md",
+        "docs/cli.md",
+        "docs/architecture.md",
+        "docs/fidelity.md",
+        "docs/conformance.md",
+        "docs/benchmarks.md",
+        "docs/robustness.md",
+    ):
         assert f"]({link})" in readme and (Path(__file__).resolve().parent.parent / link).is_file(), link

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
-
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import orjson
 import pytest
-
 from builders import assistant, system, tool_result, tool_use, user
 from conftest import SAMPLES, jsonl, sample_session, sha256, tree_hashes, write_jsonl
 from conftest import run_cli as run
+
 from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
 from inspector.compact.base import RecordFactory, format_compact_summary
 from inspector.compact.invariants import adjust_index_to_preserve_api_invariants, calculate_messages_to_keep_index
@@ -32,25 +31,29 @@ def ids():
 
 
 def factory(s):
-    return RecordFactory(s, new_id=ids(), now=datetime(2026, 11, 1, tzinfo=timezone.utc))
+    return RecordFactory(s, new_id=ids(), now=datetime(2026, 11, 1, tzinfo=UTC))
 
 
 # -- invariants (§7.4, §7.5) ------------------------------------------------------------------
+
 
 def _recs(tmp_path, recs):
     return Session.load(write_jsonl(tmp_path / "x.jsonl", recs)).records
 
 
 def test_adjust_keeps_tool_pairs_and_fragments(tmp_path):
-    recs = _recs(tmp_path, [
-        user("u1", None),
-        assistant("t", "u1", [{"type": "thinking", "thinking": "x", "signature": "s"}], mid="m1"),
-        assistant("a1", "t", [tool_use("t1")], mid="m1"),
-        assistant("a2", "a1", [tool_use("t2")], mid="m1"),
-        tool_result("r1", "a1", "t1"),
-        tool_result("r2", "a2", "t2"),
-        assistant("b", "r2", mid="m2"),
-    ])
+    recs = _recs(
+        tmp_path,
+        [
+            user("u1", None),
+            assistant("t", "u1", [{"type": "thinking", "thinking": "x", "signature": "s"}], mid="m1"),
+            assistant("a1", "t", [tool_use("t1")], mid="m1"),
+            assistant("a2", "a1", [tool_use("t2")], mid="m1"),
+            tool_result("r1", "a1", "t1"),
+            tool_result("r2", "a2", "t2"),
+            assistant("b", "r2", mid="m2"),
+        ],
+    )
     assert adjust_index_to_preserve_api_invariants(recs, 5) == 1  # r2 needs a2, a2 shares m1 with t and a1
     assert adjust_index_to_preserve_api_invariants(recs, 6) == 6
     assert adjust_index_to_preserve_api_invariants(recs, 0) == 0
@@ -88,12 +91,17 @@ def test_truncate_for_compact():
 
 # -- microcompact (§6.1) ----------------------------------------------------------------------
 
+
 def _mc_session(tmp_path, n=8):
     recs = [user("u0", None, "read everything", sec=0)]
     parent = "u0"
     for k in range(n):
-        recs += [assistant(f"a{k}", parent, [tool_use(f"t{k}", "Read" if k != 2 else "Task", {"file_path": f"/w/f{k}.py"})], sec=2 * k + 1),
-                 tool_result(f"r{k}", f"a{k}", f"t{k}", "y" * 4000, sec=2 * k + 2)]
+        recs += [
+            assistant(
+                f"a{k}", parent, [tool_use(f"t{k}", "Read" if k != 2 else "Task", {"file_path": f"/w/f{k}.py"})], sec=2 * k + 1
+            ),
+            tool_result(f"r{k}", f"a{k}", f"t{k}", "y" * 4000, sec=2 * k + 2),
+        ]
         parent = f"r{k}"
     recs.append(assistant("end", parent, sec=59))
     return Session.load(write_jsonl(tmp_path / "proj" / "mc.jsonl", recs))
@@ -101,7 +109,7 @@ def _mc_session(tmp_path, n=8):
 
 def test_microcompact_clears_all_but_the_most_recent(tmp_path):
     s = _mc_session(tmp_path)
-    last = datetime(2026, 4, 2, 9, 0, 59, tzinfo=timezone.utc)
+    last = datetime(2026, 4, 2, 9, 0, 59, tzinfo=UTC)
     r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=61)), factory=factory(s))
     assert r.noop is None
     assert r.cleared_tool_results == ("t0", "t1")  # t2 is a Task (not compactable); t3..t7 are the 5 most recent
@@ -114,14 +122,17 @@ def test_microcompact_clears_all_but_the_most_recent(tmp_path):
 
 def test_microcompact_gap_and_keep_recent(tmp_path):
     s = _mc_session(tmp_path)
-    last = datetime(2026, 4, 2, 9, 0, 59, tzinfo=timezone.utc)
+    last = datetime(2026, 4, 2, 9, 0, 59, tzinfo=UTC)
     r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30)))
     assert r.noop and "under the 60 min threshold" in r.noop and not r.changed
-    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30), force=True, keep_recent=0))
+    r = compact(
+        s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30), force=True, keep_recent=0)
+    )
     assert len(r.cleared_tool_results) == 6  # keep max(1, 0) = 1 of the 7 Reads
 
 
 # -- session memory (§7) ----------------------------------------------------------------------
+
 
 def test_session_memory_uses_summary_md_and_keeps_a_window():
     s = Session.load(sample_session("Fix forecast"))
@@ -156,7 +167,9 @@ def test_session_memory_without_notes_writes_the_template_sections(tmp_path):
     recs = [user("u0", None, "x" * 400, sec=0)]
     parent = "u0"
     for k in range(30):
-        recs += [assistant(f"a{k}", parent, [{"type": "text", "text": f"step {k} " + "z" * 3000}], sec=k + 1), ]
+        recs += [
+            assistant(f"a{k}", parent, [{"type": "text", "text": f"step {k} " + "z" * 3000}], sec=k + 1),
+        ]
         recs += [user(f"u{k + 1}", f"a{k}", f"next {k}", sec=k + 1)]
         parent = f"u{k + 1}"
     s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
@@ -168,6 +181,7 @@ def test_session_memory_without_notes_writes_the_template_sections(tmp_path):
 
 
 # -- partial and full (§8) --------------------------------------------------------------------
+
 
 def test_partial_from_and_up_to():
     s = Session.load(sample_session("history command"))
@@ -211,9 +225,12 @@ def test_full_manual_and_instructions():
 
 # -- saving -----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("strategy", ["full", "session-memory", "partial", "microcompact"])
 def test_save_round_trip(workdir, strategy):
-    p = next(x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast"))
+    p = next(
+        x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast")
+    )
     before = tree_hashes(workdir)
     s = Session.load(p)
     b = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
@@ -268,21 +285,33 @@ def test_save_never_overwrites_and_cleans_up_on_failure(workdir, monkeypatch):
 
 def test_nothing_to_save_is_an_error(tmp_path):
     s = _mc_session(tmp_path)
-    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=datetime(2026, 4, 2, 9, 5, tzinfo=timezone.utc)))
+    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=datetime(2026, 4, 2, 9, 5, tzinfo=UTC)))
     with pytest.raises(SaveError, match="nothing to save"):
         save(s, r)
 
 
 # -- command line -----------------------------------------------------------------------------
 
+
 def test_cli_compact_json_and_write(workdir):
-    p = next(x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast"))
+    p = next(
+        x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast")
+    )
     h = sha256(p)
     code, out, err = run("compact", p, "--strategy", "full", "--json")
     assert code == 0, err
     d = orjson.loads(out)
-    assert set(d) >= {"strategy", "tokens_before", "tokens_after", "cleared_tool_results", "summarized_uuids", "kept_uuids",
-                      "summary", "fallback", "written"}
+    assert set(d) >= {
+        "strategy",
+        "tokens_before",
+        "tokens_after",
+        "cleared_tool_results",
+        "summarized_uuids",
+        "kept_uuids",
+        "summary",
+        "fallback",
+        "written",
+    }
     assert d["written"] is None and d["tokens_after"] < d["tokens_before"]
     code, out, err = run("compact", p, "--strategy", "full", "--write")
     assert code == 0, err
@@ -312,7 +341,9 @@ def test_saving_a_bundled_sample_never_writes_into_the_package_or_the_checkout(m
 
     root = samples_root()
     before = tree_hashes(root)
-    src = next(p for p in root.rglob("*.jsonl") if "subagents" not in p.parts and Session.load(p).title.startswith("Fix forecast"))
+    src = next(
+        p for p in root.rglob("*.jsonl") if "subagents" not in p.parts and Session.load(p).title.startswith("Fix forecast")
+    )
     code, out, err = run("compact", src, "--strategy", "full", "--write", "--json")
     assert code == 0, err
     saved = orjson.loads(out)["save"]
@@ -324,12 +355,15 @@ def test_saving_a_bundled_sample_never_writes_into_the_package_or_the_checkout(m
     assert tree_hashes(root) == before
 
 
-@pytest.mark.parametrize("args, expect", [
-    (["--strategy", "partial", "--at", "no-such-uuid"], "no record no-such-uuid: no uuid is or starts with it"),
-    (["--strategy", "partial"], "needs a pivot"),
-    (["--strategy", "full", "--at", "no-such-uuid"], "no record no-such-uuid"),
-    (["--strategy", "microcompact", "--now", "yesterday"], "--now must be"),
-])
+@pytest.mark.parametrize(
+    "args, expect",
+    [
+        (["--strategy", "partial", "--at", "no-such-uuid"], "no record no-such-uuid: no uuid is or starts with it"),
+        (["--strategy", "partial"], "needs a pivot"),
+        (["--strategy", "full", "--at", "no-such-uuid"], "no record no-such-uuid"),
+        (["--strategy", "microcompact", "--now", "yesterday"], "--now must be"),
+    ],
+)
 def test_cli_compact_bad_arguments(args, expect):
     code, out, err = run("compact", sample_session("Fix forecast"), *args)
     assert code == 2 and expect in err and err.count("\n") == 1 and "Traceback" not in err
@@ -358,8 +392,12 @@ def test_write_atomic_never_replaces_an_existing_file(tmp_path):
 
 def test_a_summary_larger_than_what_it_replaces_is_never_called_a_saving(tmp_path):
     """Summarizing two short messages makes the context bigger: the preview says so, in numbers and words."""
-    recs = [user("u0", None, "hello", sec=0), assistant("a0", "u0", sec=1, usage=(5, 0, 20_000, 10)),
-            user("u1", "a0", "ok", sec=2), assistant("a1", "u1", [{"type": "text", "text": "fine"}], sec=3, usage=(5, 0, 20_020, 10))]
+    recs = [
+        user("u0", None, "hello", sec=0),
+        assistant("a0", "u0", sec=1, usage=(5, 0, 20_000, 10)),
+        user("u1", "a0", "ok", sec=2),
+        assistant("a1", "u1", [{"type": "text", "text": "fine"}], sec=3, usage=(5, 0, 20_020, 10)),
+    ]
     p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
     res = compact(Session.load(p), "partial", pivot="u1", direction="from")
     assert res.tokens_after > res.tokens_before >= 0
@@ -370,8 +408,12 @@ def test_a_summary_larger_than_what_it_replaces_is_never_called_a_saving(tmp_pat
 
 def test_tokens_after_is_never_negative_even_when_the_first_response_is_odd(tmp_path):
     """A first response whose counted size exceeds its usage (a gateway's odd usage) cannot make the overhead negative."""
-    recs = [user("u0", None, "x " * 30_000, sec=0), assistant("a0", "u0", sec=1, usage=(1, 0, 2_000, 10)),
-            user("u1", "a0", "ok", sec=2), assistant("a1", "u1", sec=3, usage=(1, 0, 2_100, 10))]
+    recs = [
+        user("u0", None, "x " * 30_000, sec=0),
+        assistant("a0", "u0", sec=1, usage=(1, 0, 2_000, 10)),
+        user("u1", "a0", "ok", sec=2),
+        assistant("a1", "u1", sec=3, usage=(1, 0, 2_100, 10)),
+    ]
     p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
     res = compact(Session.load(p), "partial", pivot="u1", direction="up_to")
     assert res.tokens_after >= 0
@@ -385,12 +427,21 @@ def test_a_saved_session_keeps_its_own_times_and_the_usual_file_mode(workdir):
 
     from inspector.transcript.stats import session_stats
 
-    src = next(x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast"))
+    src = next(
+        x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast")
+    )
     s = Session.load(src)
     res = save(s, compact(s, "full"))
     before, after = session_stats(s), session_stats(Session.load(res.path))
-    assert abs((datetime.fromisoformat(after["last_timestamp"].replace("Z", "+00:00"))
-                - datetime.fromisoformat(before["last_timestamp"].replace("Z", "+00:00"))).total_seconds()) < 60
+    assert (
+        abs(
+            (
+                datetime.fromisoformat(after["last_timestamp"].replace("Z", "+00:00"))
+                - datetime.fromisoformat(before["last_timestamp"].replace("Z", "+00:00"))
+            ).total_seconds()
+        )
+        < 60
+    )
     mask = os.umask(0)
     os.umask(mask)
     assert stat.S_IMODE(res.path.stat().st_mode) == 0o666 & ~mask
@@ -399,6 +450,7 @@ def test_a_saved_session_keeps_its_own_times_and_the_usual_file_mode(workdir):
 
 
 # -- pivots a user can find (issue 15.16) -------------------------------------------------------------------
+
 
 def test_a_record_is_named_as_show_prints_it_and_a_bad_pivot_says_why():
     from inspector.compact import CompactError, pivot_candidates, resolve_reference
@@ -410,7 +462,11 @@ def test_a_record_is_named_as_show_prints_it_and_a_bad_pivot_says_why():
     assert resolve_reference(s, "7", pivot=True) == s.records[cands[1]].uuid  # a line number
     assert resolve_reference(s, f"line {s.records[reply].line}") == s.records[reply].uuid
     assert resolve_reference(s, s.records[cands[0]].uuid[:8], pivot=True) == s.records[cands[0]].uuid  # a prefix
-    with pytest.raises(CompactError, match=r"is a reply of the model, not a prompt you typed: not a message the rewind menu offers; the pivots here .*line 1 .*line 7"):
+    with pytest.raises(
+        CompactError,
+        match=r"is a reply of the model, not a prompt you typed: not a message the rewind menu offers; the pivots here .*line "
+        r"1 .*line 7",
+    ):
         resolve_reference(s, str(s.records[reply].line), pivot=True)
     result = next(k for k, r in enumerate(s.records) if r.type == "user" and r.tool_results)
     with pytest.raises(CompactError, match="is a tool result"):

@@ -7,12 +7,11 @@ what inspector says of the same transcript, and every request must be rebuilt fr
 
 from __future__ import annotations
 
-
 import pytest
+from conftest import ROOT, expand_golden, golden_transcript, jsonl, run_cli, sha256
 
 from conformance.compare import claude_facts, compare, inspector_facts
 from conformance.runner import canonical, load_requests
-from conftest import ROOT, expand_golden, golden_transcript, run_cli, sha256, jsonl
 
 GOLDENS = ROOT / "tests" / "goldens"
 NAMES = sorted(p.name for p in GOLDENS.iterdir() if p.is_dir()) if GOLDENS.is_dir() else []
@@ -23,8 +22,13 @@ transcript = golden_transcript
 
 
 def test_there_are_goldens():
-    assert {"reactive_ptl_sonnet45", "threshold_env_window_100k", "manual_compact_resume", "persisted_bash_output",
-            "post_compact_file_restore_4"} <= set(NAMES)
+    assert {
+        "reactive_ptl_sonnet45",
+        "threshold_env_window_100k",
+        "manual_compact_resume",
+        "persisted_bash_output",
+        "post_compact_file_restore_4",
+    } <= set(NAMES)
     assert sum(p.stat().st_size for p in GOLDENS.rglob("*") if p.is_file()) < 5 << 20
 
 
@@ -103,7 +107,12 @@ def test_what_fills_the_context_is_the_exact_request_in_the_app(tmp_path):
             return "\n".join(str(w.render()) for w in app.screen.query_one("#why", Detail).query(Static))
 
     text = asyncio.run(go())
-    assert "The request" in text and "system prompt" in text and "tools (" in text and "the API's count of this exact request" in text
+    assert (
+        "The request" in text
+        and "system prompt" in text
+        and "tools (" in text
+        and "the API's count of this exact request" in text
+    )
 
 
 def test_what_if_the_per_model_window_or_enforcement(tmp_path):
@@ -189,8 +198,9 @@ def test_each_rebuilt_request_carries_only_its_own_cache_breakpoints(name, tmp_p
     for line in s.path.read_bytes().splitlines():
         o = orjson.loads(line)
         if o.get("type") == "api-request":
-            rows[o["id"]] = sorted(orjson.dumps(c["path"]).decode() for c in o.get("cacheControl") or ()
-                                   if c["path"][0] == "messages")
+            rows[o["id"]] = sorted(
+                orjson.dumps(c["path"]).decode() for c in o.get("cacheControl") or () if c["path"][0] == "messages"
+            )
     reqs = rebuild_requests(s)
     assert len(reqs) >= 3
     for q in reqs:
@@ -205,13 +215,24 @@ def test_every_field_the_goldens_wrote_is_one_inspector_knows(tmp_path):
 
     for name in NAMES:
         assert unknown_in(expand_golden(name, tmp_path)) == [], name
-    line = (b'{"type":"user","uuid":"u","parentUuid":null,"sentAtMs":1,"hologramMs":1,"moodSource":"x","message":{"role":"user","content":"hi"}}')
+    line = (
+        b'{"type":"user","uuid":"u","parentUuid":null,"sentAtMs":1,"hologramMs":1,"moodSource":"x","message":{"role":"user",'
+        b'"content":"hi"}}'
+    )
     assert set(unknown_fields([line])) == {("user", "hologramMs"), ("user", "moodSource")}  # sentAtMs: 2.1.332's, registered
     assert set(unknown_fields([b'{"type":"hologram-state","mood":"curious"}'])) == {("hologram-state", "*")}
 
 
-@pytest.mark.parametrize("bad", ['"oops"', '{"path": 1}', '[1, "x", null]', '[{"path": "messages", "value": 3}]',
-                                 '[{"path": ["messages", 99, "content", 0], "value": {"type": "ephemeral"}}]'])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '"oops"',
+        '{"path": 1}',
+        '[1, "x", null]',
+        '[{"path": "messages", "value": 3}]',
+        '[{"path": ["messages", 99, "content", 0], "value": {"type": "ephemeral"}}]',
+    ],
+)
 def test_a_hostile_cache_control_costs_no_command(tmp_path, bad):
     """An api-request row whose cacheControl is not a list of objects (or points nowhere) is ignored: request,
     tokens and compact run (they crashed with TypeError or AttributeError)."""
@@ -241,11 +262,21 @@ def test_a_request_row_that_points_at_one_blob_many_times_costs_what_a_real_requ
     from inspector.transcript.session import Session
 
     h = "a" * 64
-    recs = [{"type": "user", "uuid": "u0", "parentUuid": None, "timestamp": "2026-11-01T00:00:00Z", "sessionId": "S",
-             "version": "2.1.332", "cwd": "/w", "message": {"role": "user", "content": "hi"}},
-            {"type": "api-request-blob", "hash": h, "message": {"role": "user", "content": [{"type": "text", "text": "x" * 2000}]}},
-            {"type": "api-request", "id": "r1", "tail": [h] * 200_000, "params": {"model": "claude-opus-5"}},
-            {"type": "api-request", "id": "r2", "base": "r1", "keep": 10 ** 12, "tail": [h], "params": {"model": "claude-opus-5"}}]
+    recs = [
+        {
+            "type": "user",
+            "uuid": "u0",
+            "parentUuid": None,
+            "timestamp": "2026-11-01T00:00:00Z",
+            "sessionId": "S",
+            "version": "2.1.332",
+            "cwd": "/w",
+            "message": {"role": "user", "content": "hi"},
+        },
+        {"type": "api-request-blob", "hash": h, "message": {"role": "user", "content": [{"type": "text", "text": "x" * 2000}]}},
+        {"type": "api-request", "id": "r1", "tail": [h] * 200_000, "params": {"model": "claude-opus-5"}},
+        {"type": "api-request", "id": "r2", "base": "r1", "keep": 10**12, "tail": [h], "params": {"model": "claude-opus-5"}},
+    ]
     p = tmp_path / "p" / "s.jsonl"
     p.parent.mkdir()
     p.write_text("".join(_json.dumps(r) + "\n" for r in recs))

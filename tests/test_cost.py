@@ -6,16 +6,27 @@ import json
 import os
 
 import pytest
-
 from builders import assistant, user
 from conftest import REAL_PROJECTS, expand_golden, golden_transcript, jsonl, requires_realdata, tree_hashes, write_jsonl
 from conftest import run_cli as run
+
 from inspector.cost import BUILTIN, Ledger, PriceTable, model_key, responses, session_cost
 from inspector.transcript.session import Session
 
 
-def reply(uuid, parent, *, mid, rid="req_1", model="claude-sonnet-4-5-20250929", usage=(10, 100, 1000, 50), sec=1, h1=None,
-          web=None, **kw):
+def reply(
+    uuid,
+    parent,
+    *,
+    mid,
+    rid="req_1",
+    model="claude-sonnet-4-5-20250929",
+    usage=(10, 100, 1000, 50),
+    sec=1,
+    h1=None,
+    web=None,
+    **kw,
+):
     r = assistant(uuid, parent, sec=sec, mid=mid, usage=usage, model=model, requestId=rid, **kw)
     if h1 is not None:
         r["message"]["usage"]["cache_creation"] = {"ephemeral_5m_input_tokens": usage[1] - h1, "ephemeral_1h_input_tokens": h1}
@@ -39,12 +50,14 @@ def test_model_names_of_every_era_find_their_price():
 
 def test_a_streamed_response_is_counted_once_with_its_final_numbers(tmp_path):
     """Three records of one message.id/requestId (the output count growing) are one response: priced by hand."""
-    recs = [user("u0", None, "go"),
-            reply("a1", "u0", mid="msg_A", usage=(10, 2000, 30000, 5), h1=500, web=2),
-            reply("a2", "a1", mid="msg_A", usage=(10, 2000, 30000, 80), h1=500, web=2),
-            reply("a3", "a2", mid="msg_A", usage=(10, 2000, 30000, 120), h1=500, web=2),
-            user("u4", "a3", "more", sec=2),
-            reply("a5", "u4", mid="msg_B", rid="req_2", usage=(3, 0, 32000, 40), sec=3)]
+    recs = [
+        user("u0", None, "go"),
+        reply("a1", "u0", mid="msg_A", usage=(10, 2000, 30000, 5), h1=500, web=2),
+        reply("a2", "a1", mid="msg_A", usage=(10, 2000, 30000, 80), h1=500, web=2),
+        reply("a3", "a2", mid="msg_A", usage=(10, 2000, 30000, 120), h1=500, web=2),
+        user("u4", "a3", "more", sec=2),
+        reply("a5", "u4", mid="msg_B", rid="req_2", usage=(3, 0, 32000, 40), sec=3),
+    ]
     s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
     rs = responses(s)
     assert [r.key for r in rs] == ["msg_A:req_1", "msg_B:req_2"] and rs[0].output == 120 and rs[0].cache_write_1h == 500
@@ -57,10 +70,12 @@ def test_a_streamed_response_is_counted_once_with_its_final_numbers(tmp_path):
 
 
 def test_a_long_prompt_pays_the_long_context_rates_and_an_unknown_model_is_never_free(tmp_path):
-    recs = [user("u0", None, "go"),
-            reply("a1", "u0", mid="m1", usage=(1000, 0, 250_000, 100)),  # a 251k prompt on sonnet 4.5: $6 / $22.50 / $0.60
-            user("u2", "a1", "x", sec=2),
-            reply("a3", "u2", mid="m3", rid="r3", usage=(5, 0, 0, 5), model="claude-nova-9", sec=3)]
+    recs = [
+        user("u0", None, "go"),
+        reply("a1", "u0", mid="m1", usage=(1000, 0, 250_000, 100)),  # a 251k prompt on sonnet 4.5: $6 / $22.50 / $0.60
+        user("u2", "a1", "x", sec=2),
+        reply("a3", "u2", mid="m3", rid="r3", usage=(5, 0, 0, 5), model="claude-nova-9", sec=3),
+    ]
     s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
     c = session_cost(s)
     assert c["cost_usd_priced"] == pytest.approx((1000 * 6 + 100 * 22.5 + 250_000 * 0.6) / 1e6, abs=1e-6)
@@ -69,8 +84,14 @@ def test_a_long_prompt_pays_the_long_context_rates_and_an_unknown_model_is_never
 
 def test_a_users_price_file_wins_and_a_bad_entry_is_named(tmp_path, monkeypatch):
     prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"claude-nova-9": {"input": 1, "output": 2, "cache_write_5m": 1, "cache_write_1h": 1, "cache_read": 0.1},
-                                  "claude-sonnet-4-5": {"input": "lots"}}))
+    prices.write_text(
+        json.dumps(
+            {
+                "claude-nova-9": {"input": 1, "output": 2, "cache_write_5m": 1, "cache_write_1h": 1, "cache_read": 0.1},
+                "claude-sonnet-4-5": {"input": "lots"},
+            }
+        )
+    )
     monkeypatch.setenv("INSPECTOR_PRICES", str(prices))
     t = PriceTable.load()
     assert t.rates_for("claude-nova-9-20270101").output == 2 and t.rates_for("claude-sonnet-4-5").input == 3
@@ -79,9 +100,22 @@ def test_a_users_price_file_wins_and_a_bad_entry_is_named(tmp_path, monkeypatch)
 
 def test_a_subagent_is_included_and_shown_apart(tmp_path):
     main = write_jsonl(tmp_path / "p" / "S.jsonl", [user("u0", None, "go"), reply("a1", "u0", mid="m1")])
-    write_jsonl(tmp_path / "p" / "S" / "subagents" / "agent-x1.jsonl",
-                [user("x0", None, "look", isSidechain=True, agentId="x1"),
-                 reply("x1", "x0", mid="mx", rid="rx", model="claude-haiku-4-5-20251001", usage=(100, 0, 0, 100), isSidechain=True, agentId="x1")])
+    write_jsonl(
+        tmp_path / "p" / "S" / "subagents" / "agent-x1.jsonl",
+        [
+            user("x0", None, "look", isSidechain=True, agentId="x1"),
+            reply(
+                "x1",
+                "x0",
+                mid="mx",
+                rid="rx",
+                model="claude-haiku-4-5-20251001",
+                usage=(100, 0, 0, 100),
+                isSidechain=True,
+                agentId="x1",
+            ),
+        ],
+    )
     c = session_cost(Session.load(main))
     sub = (100 * 1 + 100 * 5) / 1e6
     own = (10 * 3 + 50 * 15 + 100 * 3.75 + 1000 * 0.30) / 1e6
@@ -91,8 +125,10 @@ def test_a_subagent_is_included_and_shown_apart(tmp_path):
 def test_a_response_copied_into_a_resumed_session_is_counted_once_across_the_root(tmp_path):
     """A resumed session starts with a copy of the first one's records: `cost` counts the copy once, in the first."""
     first = [user("u0", None, "go", sessionId="A"), reply("a1", "u0", mid="m1", sessionId="A")]
-    second = [dict(r, sessionId="B") for r in first] + [user("u2", "a1", "again", sec=5, sessionId="B"),
-                                                        reply("a3", "u2", mid="m3", rid="r3", sec=6, sessionId="B")]
+    second = [dict(r, sessionId="B") for r in first] + [
+        user("u2", "a1", "again", sec=5, sessionId="B"),
+        reply("a3", "u2", mid="m3", rid="r3", sec=6, sessionId="B"),
+    ]
     root = tmp_path / "projects"
     write_jsonl(root / "-w-p" / "aaaaaaaa-0000-4000-8000-000000000000.jsonl", first)
     write_jsonl(root / "-w-p" / "bbbbbbbb-0000-4000-8000-000000000000.jsonl", second)
@@ -152,9 +188,13 @@ def test_the_real_sessions_agree_with_ccusages_figures():
 def test_a_live_sessions_unchanged_subagents_are_not_read_again(tmp_path):
     """The session screen asks for the cost at each growth: subagent files that did not change come from the memo."""
     main = write_jsonl(tmp_path / "p" / "S.jsonl", [user("u0", None, "go"), reply("a1", "u0", mid="m1")])
-    sub = write_jsonl(tmp_path / "p" / "S" / "subagents" / "agent-x1.jsonl",
-                      [user("x0", None, "look", isSidechain=True, agentId="x1"),
-                       reply("x1", "x0", mid="mx", rid="rx", usage=(100, 0, 0, 100), isSidechain=True, agentId="x1")])
+    sub = write_jsonl(
+        tmp_path / "p" / "S" / "subagents" / "agent-x1.jsonl",
+        [
+            user("x0", None, "look", isSidechain=True, agentId="x1"),
+            reply("x1", "x0", mid="mx", rid="rx", usage=(100, 0, 0, 100), isSidechain=True, agentId="x1"),
+        ],
+    )
     s = Session.load(main)
     memo: dict = {}
     first = session_cost(s, memo=memo)
@@ -168,7 +208,9 @@ def test_a_live_sessions_unchanged_subagents_are_not_read_again(tmp_path):
     assert loaded == [sub] and again["cost_subagents_usd"] > first["cost_subagents_usd"]
 
 
-@pytest.mark.parametrize("name", ["claude-x\x1b]0;pwned\x07", "claude-y\x1b[2J", "claude-z\x9b31m", "claude-\u202eevil", "claude-nul\x00"])
+@pytest.mark.parametrize(
+    "name", ["claude-x\x1b]0;pwned\x07", "claude-y\x1b[2J", "claude-z\x9b31m", "claude-\u202eevil", "claude-nul\x00"]
+)
 @pytest.mark.parametrize("by", ["session", "model", "day", "project"])
 def test_a_hostile_model_name_never_reaches_the_terminal_raw(tmp_path, name, by):
     """An unknown model's name is printed in the totals ("no price for ..."): through the display sanitiser, as

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from builders import assistant, tool_result, tool_use, user
+
 from inspector.claude.wire import api_messages
 from inspector.compact import compact, earlier
 from inspector.compact.engine import rough_record
@@ -35,23 +35,37 @@ def test_the_cases_cover_both_modes_replies_notes_and_answers():
 def _conv(*texts):
     out, parent = [], None
     for k, (kind, text) in enumerate(texts):
-        rec = user(f"u{k}", parent, text) if kind == "user" else assistant(f"a{k}", parent, [{"type": "text", "text": text}],
-                                                                               mid=f"m{k}")
+        rec = (
+            user(f"u{k}", parent, text)
+            if kind == "user"
+            else assistant(f"a{k}", parent, [{"type": "text", "text": text}], mid=f"m{k}")
+        )
         out.append(rec)
         parent = rec["uuid"]
     return out
 
 
 def test_what_the_walk_keeps_and_leaves_out():
-    conv = _conv(("user", "fix the parser"), ("assistant", "first"), ("assistant", "second"), ("assistant", "third"),
-                 ("user", "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args></command-args>"),
-                 ("user", "<local-command-stdout>Set model</local-command-stdout>"), ("user", "[Request interrupted by user]"),
-                 ("user", "<system-reminder>\nnote\n</system-reminder>\nand the tests"))
+    conv = _conv(
+        ("user", "fix the parser"),
+        ("assistant", "first"),
+        ("assistant", "second"),
+        ("assistant", "third"),
+        ("user", "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args></command-args>"),
+        ("user", "<local-command-stdout>Set model</local-command-stdout>"),
+        ("user", "[Request interrupted by user]"),
+        ("user", "<system-reminder>\nnote\n</system-reminder>\nand the tests"),
+    )
     conv.insert(2, assistant("t", "a1", [tool_use("t1", "Bash", {"command": "ls"})], mid="mt"))  # a tool call: not a reply
     items = earlier.walk(conv, set())
     assert [(e["kind"], e["text"]) for e in items] == [
-        ("user", "fix the parser"), ("reply", "first"), ("note", earlier.LEFT_OUT["text"]),
-        ("reply", "third"), ("user", "[Request interrupted by user]"), ("user", "and the tests")]
+        ("user", "fix the parser"),
+        ("reply", "first"),
+        ("note", earlier.LEFT_OUT["text"]),
+        ("reply", "third"),
+        ("user", "[Request interrupted by user]"),
+        ("user", "and the tests"),
+    ]
     assert earlier.walk(conv, {"u0"})[0]["kind"] == "reply"  # what the compaction keeps is not listed
 
 
@@ -82,12 +96,27 @@ def _session_332(tmp_path: Path, earlier_list: list | None = None) -> Session:
     recs, parent = [], None
     for k in range(6):
         u = user(f"u{k}", parent, f"task {k}", sec=k * 10, version="2.1.332")
-        call = assistant(f"c{k}", u["uuid"], [tool_use(f"t{k}", "Bash", {"command": "make"})], sec=k * 10 + 1,
-                         mid=f"mc{k}", usage=(10, 0, 20_000 * k + 5_000, 50), version="2.1.332")
+        call = assistant(
+            f"c{k}",
+            u["uuid"],
+            [tool_use(f"t{k}", "Bash", {"command": "make"})],
+            sec=k * 10 + 1,
+            mid=f"mc{k}",
+            usage=(10, 0, 20_000 * k + 5_000, 50),
+            version="2.1.332",
+        )
         call["message"]["stop_reason"] = "tool_use"
         out = tool_result(f"r{k}", call["uuid"], f"t{k}", "build output line\n" * 2_000, sec=k * 10 + 2, version="2.1.332")
-        a = assistant(f"a{k}", out["uuid"], [{"type": "text", "text": f"did {k}"}], sec=k * 10 + 5, mid=f"m{k}",
-                      usage=(10, 0, 20_000 * (k + 1), 50), model="claude-sonnet-4-6", version="2.1.332")
+        a = assistant(
+            f"a{k}",
+            out["uuid"],
+            [{"type": "text", "text": f"did {k}"}],
+            sec=k * 10 + 5,
+            mid=f"m{k}",
+            usage=(10, 0, 20_000 * (k + 1), 50),
+            model="claude-sonnet-4-6",
+            version="2.1.332",
+        )
         a["message"]["stop_reason"] = "end_turn"
         if k == 0 and earlier_list is not None:
             u["isCompactSummary"], u["earlierMessages"] = True, earlier_list
@@ -125,7 +154,9 @@ def test_unset_the_mode_is_the_one_the_sessions_last_summary_shows(tmp_path):
     assert summary["earlierMessages"][0]["text"] == earlier.INTRO["messages"]
     assert any("as this session's last summary shows" in n for n in res.notes)
     sent = api_messages([summary], "user")[0]["content"]
-    assert sent[0]["text"].rstrip("\n") == earlier.INTRO["messages"] and sent[1]["text"].rstrip("\n") == "old"  # sent before the summary
+    assert (
+        sent[0]["text"].rstrip("\n") == earlier.INTRO["messages"] and sent[1]["text"].rstrip("\n") == "old"
+    )  # sent before the summary
 
 
 def test_the_setting_is_read_from_the_environment_and_older_releases_never_write_it():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import orjson
 import pytest
-
 from builders import assistant, system, user
 from conftest import run_cli, write_jsonl
+
 from inspector.claude import measured
 from inspector.claude.versions import parse_version, show_version
 from inspector.tokens.explain import analyze
@@ -65,8 +65,11 @@ def test_thresholds_agree_with_what_each_release_did(cell):
 def test_a_release_between_two_measured_ones_says_which_it_borrows():
     rel = measured.releases()
     assert len(rel) >= 2
-    lo, mid = next((a, (a[0], a[1], a[2] + 1)) for a, b in zip(rel[-2::-1], rel[::-1])
-                   if a[:2] == b[:2] and b[2] - a[2] > 1 and measured.segment((a[0], a[1], a[2] + 1)) == measured.segment(a))
+    lo, mid = next(
+        (a, (a[0], a[1], a[2] + 1))
+        for a, b in zip(rel[-2::-1], rel[::-1])
+        if a[:2] == b[:2] and b[2] - a[2] > 1 and measured.segment((a[0], a[1], a[2] + 1)) == measured.segment(a)
+    )
     th = thresholds(Settings(model="claude-opus-4-6"), version=show_version(mid))
     assert f"measured on {show_version(lo)}, the nearest measured release below {show_version(mid)}" in th.measured
     hi = rel[-1]
@@ -82,6 +85,7 @@ def test_settings_the_matrix_did_not_run_keep_the_formula():
 
 # -- explanations that the numbers would refute ---------------------------------------------------
 
+
 def _session(tmp_path, usages, pre, version="2.1.88", model="claude-haiku-4-5-20251001"):
     recs, parent = [], None
     for k, u in enumerate(usages):
@@ -89,10 +93,27 @@ def _session(tmp_path, usages, pre, version="2.1.88", model="claude-haiku-4-5-20
         recs.append(assistant(f"a{k}", f"u{k}", usage=(1, 0, u - 11, 10), sec=2 * k + 1, version=version, model=model))
         parent = f"a{k}"
     n = len(usages)
-    recs.append(system("b", None, "compact_boundary", sec=2 * n, version=version, logicalParentUuid=parent,
-                       compactMetadata={"trigger": "auto", "preTokens": pre}))
-    recs.append(user("sum", "b", "This session is being continued from a previous conversation that ran out of context.",
-                     sec=2 * n + 1, isCompactSummary=True, version=version))
+    recs.append(
+        system(
+            "b",
+            None,
+            "compact_boundary",
+            sec=2 * n,
+            version=version,
+            logicalParentUuid=parent,
+            compactMetadata={"trigger": "auto", "preTokens": pre},
+        )
+    )
+    recs.append(
+        user(
+            "sum",
+            "b",
+            "This session is being continued from a previous conversation that ran out of context.",
+            sec=2 * n + 1,
+            isCompactSummary=True,
+            version=version,
+        )
+    )
     recs.append(assistant("after", "sum", usage=(1, 0, 30_000, 10), sec=2 * n + 2, version=version, model=model))
     p = tmp_path / "s.jsonl"
     write_jsonl(p, recs)
@@ -143,22 +164,35 @@ def test_a_last_reply_above_the_threshold_with_no_request_after_it_is_no_anomaly
     p = write_jsonl(tmp_path / "s.jsonl", recs)
     assert not [a for a in analyze(Session.load(p)).anomalies if "with no compaction" in a]
     # one more reply above it: the request after the first one should have compacted
-    recs += [user("u9", parent, "more", sec=9), assistant("a9", "u9", usage=(1, 0, 171_000, 10), sec=10, model="claude-haiku-4-5")]
+    recs += [
+        user("u9", parent, "more", sec=9),
+        assistant("a9", "u9", usage=(1, 0, 171_000, 10), sec=10, model="claude-haiku-4-5"),
+    ]
     p = write_jsonl(tmp_path / "s.jsonl", recs)
     assert [a for a in analyze(Session.load(p)).anomalies if "with no compaction" in a]
 
 
 def _bookkeeping_session(tmp_path, version):
-    recs = [user("u1", None, "hi", sec=0, version=version),
-            assistant("a1", "u1", sec=1, version=version),
-            system("d1", "a1", "turn_duration", sec=2, version=version, durationMs=1000)]
+    recs = [
+        user("u1", None, "hi", sec=0, version=version),
+        assistant("a1", "u1", sec=1, version=version),
+        system("d1", "a1", "turn_duration", sec=2, version=version, durationMs=1000),
+    ]
     return Session.load(write_jsonl(tmp_path / f"{version}.jsonl", recs))
 
 
-@pytest.mark.parametrize("version", sorted({r["version"] for r in orjson.loads(measured.DATA.read_bytes()).get("releases", [])
-                                            if isinstance(r.get("leaf"), dict) and "error" not in r["leaf"]
-                                            and r["leaf"].get("trailing system record") in ("the last message",
-                                                                                             "the trailing system record")}))
+@pytest.mark.parametrize(
+    "version",
+    sorted(
+        {
+            r["version"]
+            for r in orjson.loads(measured.DATA.read_bytes()).get("releases", [])
+            if isinstance(r.get("leaf"), dict)
+            and "error" not in r["leaf"]
+            and r["leaf"].get("trailing system record") in ("the last message", "the trailing system record")
+        }
+    ),
+)
 def test_resume_continues_from_the_record_each_release_was_measured_to_use(tmp_path, version):
     """A file that ends in a turn_duration record below its last reply: the binary's --resume hung the next prompt
     off the reply (2.1.1xx and before) or off the trailing record (2.1.158 on); inspector says the same, per release."""
@@ -197,15 +231,32 @@ def test_after_a_model_switch_the_overhead_is_the_new_models(tmp_path):
     compaction is predicted with the overhead measured at the first response of the model in use then."""
     big = "word " * 8_000  # about 8,000 tokens of history
     A, B = "claude-opus-4-5-20251101", "claude-sonnet-4-5-20250929"
-    recs = [user("u1", None, "hi", sec=0), assistant("a1", "u1", usage=(1, 0, 60_000, 10), sec=1, model=A),
-            user("u2", "a1", big, sec=2), assistant("a2", "u2", usage=(1, 0, 68_000, 10), sec=3, model=A),
-            user("u3", "a2", "go on", sec=4), assistant("a3", "u3", usage=(1, 0, 28_050, 10), sec=5, model=B),
-            user("u4", "a3", "and more", sec=6), assistant("a4", "u4", usage=(1, 0, 28_100, 10), sec=7, model=B),
-            system("b", None, "compact_boundary", sec=8, logicalParentUuid="a4",
-                   compactMetadata={"trigger": "manual", "preTokens": 28_150}),
-            user("sum", "b", "This session is being continued from a previous conversation that ran out of context.",
-                 sec=9, isCompactSummary=True),
-            assistant("after", "sum", usage=(1, 0, 20_100, 10), sec=10, model=B)]
+    recs = [
+        user("u1", None, "hi", sec=0),
+        assistant("a1", "u1", usage=(1, 0, 60_000, 10), sec=1, model=A),
+        user("u2", "a1", big, sec=2),
+        assistant("a2", "u2", usage=(1, 0, 68_000, 10), sec=3, model=A),
+        user("u3", "a2", "go on", sec=4),
+        assistant("a3", "u3", usage=(1, 0, 28_050, 10), sec=5, model=B),
+        user("u4", "a3", "and more", sec=6),
+        assistant("a4", "u4", usage=(1, 0, 28_100, 10), sec=7, model=B),
+        system(
+            "b",
+            None,
+            "compact_boundary",
+            sec=8,
+            logicalParentUuid="a4",
+            compactMetadata={"trigger": "manual", "preTokens": 28_150},
+        ),
+        user(
+            "sum",
+            "b",
+            "This session is being continued from a previous conversation that ran out of context.",
+            sec=9,
+            isCompactSummary=True,
+        ),
+        assistant("after", "sum", usage=(1, 0, 20_100, 10), sec=10, model=B),
+    ]
     s = Session.load(write_jsonl(tmp_path / "s.jsonl", recs))
     e = analyze(s).compactions[0]
     assert e.first_usage_after == 20_111
@@ -242,8 +293,11 @@ def test_between_2_1_153_and_2_1_158_no_threshold_is_enforced_by_the_defaults():
     assert th.auto_compact == 167_000 and "measured on 2.1.163" in th.measured
 
 
-REATTACHED = [r for r in orjson.loads(measured.DATA.read_bytes()).get("releases", [])
-              if isinstance(r.get("reattach"), dict) and r["reattach"].get("files")]
+REATTACHED = [
+    r
+    for r in orjson.loads(measured.DATA.read_bytes()).get("releases", [])
+    if isinstance(r.get("reattach"), dict) and r["reattach"].get("files")
+]
 
 
 @pytest.mark.parametrize("rel", REATTACHED, ids=[r["version"] for r in REATTACHED])
@@ -258,12 +312,33 @@ def test_the_files_reattached_after_a_compaction_are_the_ones_each_release_reatt
     for k, (name, text) in enumerate(REATTACH_FILES.items(), 1):
         path = f"/w/proj/{name}"
         numbered = "".join(f"{n:6d}\u2192{line}\n" for n, line in enumerate(text.splitlines(), 1))
-        recs.append(assistant(f"a{k}", parent, [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {"file_path": path}}],
-                              sec=sec, version=rel["version"]))
-        res = user(f"r{k}", f"a{k}", [{"type": "tool_result", "tool_use_id": f"t{k}", "content": numbered}], sec=sec + 1,
-                   version=rel["version"], sourceToolAssistantUUID=f"a{k}",
-                   toolUseResult={"type": "text", "file": {"filePath": path, "content": text, "numLines": text.count("\n"),
-                                                           "startLine": 1, "totalLines": text.count("\n")}})
+        recs.append(
+            assistant(
+                f"a{k}",
+                parent,
+                [{"type": "tool_use", "id": f"t{k}", "name": "Read", "input": {"file_path": path}}],
+                sec=sec,
+                version=rel["version"],
+            )
+        )
+        res = user(
+            f"r{k}",
+            f"a{k}",
+            [{"type": "tool_result", "tool_use_id": f"t{k}", "content": numbered}],
+            sec=sec + 1,
+            version=rel["version"],
+            sourceToolAssistantUUID=f"a{k}",
+            toolUseResult={
+                "type": "text",
+                "file": {
+                    "filePath": path,
+                    "content": text,
+                    "numLines": text.count("\n"),
+                    "startLine": 1,
+                    "totalLines": text.count("\n"),
+                },
+            },
+        )
         recs.append(res)
         parent, sec = f"r{k}", sec + 2
     s = Session.load(write_jsonl(tmp_path / "s.jsonl", recs))

@@ -4,19 +4,36 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
-import sqlite3
-
 from builders import assistant, user
 from conftest import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, tree_hashes, write_jsonl
 from conftest import run_cli as run
+
 from inspector.fts import SearchIndex, db_path
 from inspector.search import Query, search_file, search_target
 from inspector.transcript.discovery import resolve_target
 
-TERMS = ["error", "hourly", "Read", "the", "def ", "ok", '"', "TODO", "forecast crash", "zzqqxx", "é", "phoenix", "a", "100%", "tool_", "Zsh prompt"]
+TERMS = [
+    "error",
+    "hourly",
+    "Read",
+    "the",
+    "def ",
+    "ok",
+    '"',
+    "TODO",
+    "forecast crash",
+    "zzqqxx",
+    "é",
+    "phoenix",
+    "a",
+    "100%",
+    "tool_",
+    "Zsh prompt",
+]
 
 
 def every(idx, sql):
@@ -58,14 +75,20 @@ def test_a_grown_file_is_read_from_where_it_stopped_and_a_replaced_one_again(tmp
         f.write(b'{"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user","content":"second needle"}}\n')
         f.write(b'{"type":"user","uuid":"u3","parentUuid":"u2","message":{"role":"user","content":"third needle"}}')
     assert idx.update(p) == 1  # only the new complete line was read
-    assert [h.line for h in search_file(p, Query("needle"), index=idx)] == [1, 3, 4] == \
-        [h.line for h in search_file(p, Query("needle"))]
+    assert (
+        [h.line for h in search_file(p, Query("needle"), index=idx)]
+        == [1, 3, 4]
+        == [h.line for h in search_file(p, Query("needle"))]
+    )
     with open(p, "ab") as f:  # the last line ends: searched once, not twice
         f.write(b"\n")
     assert [h.line for h in search_file(p, Query("needle"), index=idx)] == [1, 3, 4]
     write_jsonl(p, [user("x0", None, "another file, another needle")])  # replaced (shorter): indexed again
-    assert [(h.line, h.snippet) for h in search_file(p, Query("needle"), index=idx)] == \
-        [(h.line, h.snippet) for h in search_file(p, Query("needle"))] == [(1, "another file, another needle")]
+    assert (
+        [(h.line, h.snippet) for h in search_file(p, Query("needle"), index=idx)]
+        == [(h.line, h.snippet) for h in search_file(p, Query("needle"))]
+        == [(1, "another file, another needle")]
+    )
 
 
 def test_a_damaged_index_is_built_again_with_one_notice(tmp_path):
@@ -133,9 +156,13 @@ def test_search_by_project_and_since(tmp_path):
 
     root = tmp_path / "projects"
     write_jsonl(root / "-w-alpha" / "a.jsonl", [user("u0", None, "needle in alpha", cwd="/w/alpha", sec=0)])
-    b = write_jsonl(root / "-w-beta" / "b.jsonl", [user("u0", None, "needle in beta", cwd="/srv/beta-service", sec=0),
-                                                  assistant("a1", "u0", [{"type": "text", "text": "a later needle"}],
-                                                            timestamp="2026-04-05T09:00:00.000Z")])
+    b = write_jsonl(
+        root / "-w-beta" / "b.jsonl",
+        [
+            user("u0", None, "needle in beta", cwd="/srv/beta-service", sec=0),
+            assistant("a1", "u0", [{"type": "text", "text": "a later needle"}], timestamp="2026-04-05T09:00:00.000Z"),
+        ],
+    )
     old = write_jsonl(root / "-w-gamma" / "c.jsonl", [user("u0", None, "needle in gamma", sec=0)])
     t = time.time() - 86400 * 400
     os.utime(old, (t, t))  # not written for a year: not read at all for a recent --since
@@ -147,7 +174,9 @@ def test_search_by_project_and_since(tmp_path):
     day = max(ts)[:10]  # the day of the later reply, three days after the prompts
     later = [d for d in jsonl(run("search", "needle", str(root), "--since", day, "--json")[1])]
     assert [d["snippet"] for d in later] == ["a later needle"]
-    assert all(os.path.basename(d["path"]) != "c.jsonl" for d in jsonl(run("search", "needle", str(root), "--since", "30d", "--json")[1]))
+    assert all(
+        os.path.basename(d["path"]) != "c.jsonl" for d in jsonl(run("search", "needle", str(root), "--since", "30d", "--json")[1])
+    )
     code, out, err = run("search", "needle", str(root), "--since", "yesterday")
     assert code == 2 and "--since takes" in err
 
@@ -217,8 +246,19 @@ def test_listings_kept_in_the_index_list_what_the_folders_hold(tmp_path):
         assert scan == indexed, term
 
 
-@pytest.mark.parametrize("blob", [b'[["s.jsonl", 1], ["t', b'{"a": 1}', b'[["s.jsonl", 9]]', b'[[1, 2]]', b'[["x", true]]',
-                                  b"xbad/ffine", b"", "text, not bytes"])
+@pytest.mark.parametrize(
+    "blob",
+    [
+        b'[["s.jsonl", 1], ["t',
+        b'{"a": 1}',
+        b'[["s.jsonl", 9]]',
+        b"[[1, 2]]",
+        b'[["x", true]]',
+        b"xbad/ffine",
+        b"",
+        "text, not bytes",
+    ],
+)
 def test_a_damaged_listing_entry_is_read_again_not_fatal(tmp_path, blob):
     """A truncated or ill-shaped listings blob (a page of the cache overwritten): the folder is listed again and the
     entry replaced; the search answers as the scan does (it raised JSONDecodeError or ValueError for good)."""
@@ -291,12 +331,18 @@ def test_many_files_read_in_worker_processes_index_what_one_process_does(tmp_pat
     one.refresh([f for f, _ in files], with_results, workers=1)
     monkeypatch.setattr(fts, "POOL_MIN", 0)  # the samples are small: use the workers anyway
     many = SearchIndex(tmp_path / "many.sqlite")
-    assert many.refresh([f for f, _ in files], with_results, workers=2) == one.refresh([], []) + sum(
-        n for (n,) in one.db.execute("SELECT lines FROM files WHERE owner IS NULL")) + one.status().persisted
+    assert (
+        many.refresh([f for f, _ in files], with_results, workers=2)
+        == one.refresh([], [])
+        + sum(n for (n,) in one.db.execute("SELECT lines FROM files WHERE owner IS NULL"))
+        + one.status().persisted
+    )
 
     def rows(idx):
         ids = dict(idx.db.execute("SELECT id, path FROM files"))
-        return sorted((ids[f], line, off, text) for f, line, off, text in every(idx, "SELECT file_id, line, off, text FROM {}texts"))
+        return sorted(
+            (ids[f], line, off, text) for f, line, off, text in every(idx, "SELECT file_id, line, off, text FROM {}texts")
+        )
 
     assert rows(many) == rows(one) and many.status().files == len(files) > 4
     for term in ("error", "the", "Read"):
@@ -434,8 +480,9 @@ def test_while_another_process_writes_the_index_a_search_reads_what_changed(tmp_
             indexed = [(fh.path, [h.as_dict() for h in fh.hits]) for fh in search_target(t, Query(term), index=reader)]
             assert scan == indexed, term
             assert reader.stale  # what it could not index, it read
-        assert [h.line for h in search_file(files[-1], Query("the"), index=reader)] == \
-            [h.line for h in search_file(files[-1], Query("the"))]
+        assert [h.line for h in search_file(files[-1], Query("the"), index=reader)] == [
+            h.line for h in search_file(files[-1], Query("the"))
+        ]
         assert reader.status().files == before.files  # it wrote nothing
         assert reader.busy and reader.behind().endswith("another inspector is writing the index now, read instead")
     reader.refresh(files, [])
@@ -505,19 +552,27 @@ def test_two_processes_opening_a_new_index_at_once_build_it_once(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from inspector.fts import SearchIndex; "
-            "from pathlib import Path; said = []; i = SearchIndex(Path(sys.argv[2]), notice=said.append); "
-            "print(i.shards, said)")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from inspector.fts import SearchIndex; "
+        "from pathlib import Path; said = []; i = SearchIndex(Path(sys.argv[2]), notice=said.append); "
+        "print(i.shards, said)"
+    )
     from conftest import ROOT
 
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(ROOT), str(tmp_path / "i.sqlite")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(ROOT), str(tmp_path / "i.sqlite")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     outs = [p.communicate(timeout=60) for p in procs]
     assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
     said = [o.strip().split(" ", 1)[1] for o, _ in outs]
     # nothing was built twice or discarded: no notice, or (a loaded machine) only that one waited for the other
-    assert all(s == "[]" or s == "['waiting for another inspector to finish writing the search index…']"
-               for s in said), outs
+    assert all(s == "[]" or s == "['waiting for another inspector to finish writing the search index…']" for s in said), outs
     p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
     assert [h.line for h in search_file(p, Query("needle"), index=SearchIndex(tmp_path / "i.sqlite"))] == [1]
 
@@ -709,7 +764,9 @@ def test_index_waits_out_a_locked_database_and_takes_the_work_up_again(tmp_path,
     code, out, err = run("index", str(root))
     assert code == 0 and "Indexed" in out and len(calls) == 3
     assert err.count("trying again") == 2 and "unexpected" not in err
-    monkeypatch.setattr(SI, "refresh", lambda self, *a, **kw: (_ for _ in ()).throw(sqlite3.OperationalError("database is locked")))
+    monkeypatch.setattr(
+        SI, "refresh", lambda self, *a, **kw: (_ for _ in ()).throw(sqlite3.OperationalError("database is locked"))
+    )
     code, out, err = run("index", str(root))  # locked for good: one clear line, not a traceback
     assert code != 0 and "stayed locked" in err and "unexpected" not in err
 
@@ -750,8 +807,9 @@ def test_a_disk_that_fills_while_indexing_gets_its_room_back(tmp_path):
     from inspector.fts import WAL_LIMIT, is_full, shard_path
 
     a = write_jsonl(tmp_path / "p" / "a.jsonl", [user("u0", None, "first needle")])
-    big = write_jsonl(tmp_path / "p" / "b.jsonl", [user(f"b{k}", f"b{k - 1}" if k else None, f"needle {k} " + "x" * 3000)
-                                                    for k in range(300)])
+    big = write_jsonl(
+        tmp_path / "p" / "b.jsonl", [user(f"b{k}", f"b{k - 1}" if k else None, f"needle {k} " + "x" * 3000) for k in range(300)]
+    )
     idx = SearchIndex(tmp_path / "i.sqlite")
     idx.refresh([a])
     pages = [idx.db.execute(f"PRAGMA t{k}.page_count").fetchone()[0] for k in range(idx.shards)]
@@ -796,7 +854,9 @@ def _damage(rng, cache):
             if what == "listing" and target.name == "index.sqlite":
                 db.execute("UPDATE listings SET entries=?", (rng.choice([b"\x00\xff", b"[1,", b'{"a":1}', b"[[1,2,3]]"]),))
             else:
-                names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'texts_%'")]
+                names = [
+                    r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'texts_%'")
+                ]
                 if names:
                     db.execute(f"DROP TABLE {rng.choice(names)}")
             db.commit()

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import REAL_PROJECTS, SAMPLES, jsonl, real_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import REAL_PROJECTS, SAMPLES, real_files, jsonl
 from inspector.cli import main
 from inspector.transcript.index import Transcript
 from inspector.transcript.session import Session
@@ -26,8 +26,12 @@ from inspector.transcript.stats import session_stats
 
 EXAMPLES = int(os.environ.get("INSPECTOR_FUZZ_EXAMPLES", "40"))
 CORPUS = Path(__file__).parent / "corpus"
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 
 
 def base_files() -> list[Path]:
@@ -39,12 +43,46 @@ def base_files() -> list[Path]:
 
 BASES = [p.read_bytes() for p in base_files()]
 
-WRONG = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=20),
-                  st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
-                  st.just(1e308), st.just(-1), st.just("../../etc/passwd"), st.just("\x1b[31m[bold]x[/bold]"))
-FIELDS = ["type", "uuid", "parentUuid", "timestamp", "message", "content", "subtype", "isSidechain", "sessionId", "usage",
-          "compactMetadata", "microcompactMetadata", "toolUseResult", "logicalParentUuid", "id", "model", "input_tokens",
-          "tool_use_id", "name", "text", "attachment", "data", "agentId", "isCompactSummary", "preservedSegment"]
+WRONG = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    st.just(1e308),
+    st.just(-1),
+    st.just("../../etc/passwd"),
+    st.just("\x1b[31m[bold]x[/bold]"),
+)
+FIELDS = [
+    "type",
+    "uuid",
+    "parentUuid",
+    "timestamp",
+    "message",
+    "content",
+    "subtype",
+    "isSidechain",
+    "sessionId",
+    "usage",
+    "compactMetadata",
+    "microcompactMetadata",
+    "toolUseResult",
+    "logicalParentUuid",
+    "id",
+    "model",
+    "input_tokens",
+    "tool_use_id",
+    "name",
+    "text",
+    "attachment",
+    "data",
+    "agentId",
+    "isCompactSummary",
+    "preservedSegment",
+]
 
 
 def set_field(obj, key, value, depth=0):
@@ -64,8 +102,27 @@ def mutated(draw):
     data = draw(st.sampled_from(BASES))
     lines = data.split(b"\n")
     for _ in range(draw(st.integers(1, 6))):
-        op = draw(st.sampled_from(["truncate", "flip", "delete", "duplicate", "swap", "wrong", "deep", "huge", "cycle", "self",
-                                   "dupuuid", "nul", "utf8", "surrogate", "blank"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "truncate",
+                    "flip",
+                    "delete",
+                    "duplicate",
+                    "swap",
+                    "wrong",
+                    "deep",
+                    "huge",
+                    "cycle",
+                    "self",
+                    "dupuuid",
+                    "nul",
+                    "utf8",
+                    "surrogate",
+                    "blank",
+                ]
+            )
+        )
         n = len(lines)
         i = draw(st.integers(0, max(0, n - 1)))
         if op == "truncate":
@@ -109,8 +166,12 @@ def mutated(draw):
             d = draw(st.integers(100, 5000))
             lines.insert(i, b'{"type":"user","uuid":"deep","message":' + b'{"a":' * d + b"1" + b"}" * d + b"}")
         elif op == "huge":
-            lines.insert(i, b'{"type":"assistant","uuid":"h","message":{"id":"m","usage":{"input_tokens":' + b"9" * 400 +
-                         b',"output_tokens":1e308},"content":[]}}')
+            lines.insert(
+                i,
+                b'{"type":"assistant","uuid":"h","message":{"id":"m","usage":{"input_tokens":'
+                + b"9" * 400
+                + b',"output_tokens":1e308},"content":[]}}',
+            )
         elif op == "nul":
             lines[i] = lines[i][: len(lines[i]) // 2] + b"\x00" + lines[i][len(lines[i]) // 2 :]
         elif op == "utf8":
@@ -132,9 +193,14 @@ def check_file(path: Path) -> None:
     s = Session.load(path)
     d = session_stats(s)
     orjson.dumps(d)  # encodable: no lone surrogates left anywhere
-    for argv in (["stats", str(path)], ["stats", "--json", str(path)], ["tokens", "--json", str(path)],
-                 ["compact", str(path), "--strategy", "full"], ["compact", str(path), "--strategy", "microcompact", "--force"],
-                 ["compact", str(path), "--strategy", "session-memory"]):
+    for argv in (
+        ["stats", str(path)],
+        ["stats", "--json", str(path)],
+        ["tokens", "--json", str(path)],
+        ["compact", str(path), "--strategy", "full"],
+        ["compact", str(path), "--strategy", "microcompact", "--force"],
+        ["compact", str(path), "--strategy", "session-memory"],
+    ):
         out, err = io.StringIO(), io.StringIO()
         code = main(argv, out, err)
         assert "unexpected error" not in err.getvalue(), (argv, err.getvalue())
@@ -142,10 +208,14 @@ def check_file(path: Path) -> None:
         if code:
             assert err.getvalue().count("\n") == 1 and "Traceback" not in err.getvalue()
     # search and show read the same hostile lines: matches or not, never a crash, never an escape printed
-    for argv, ok in ((["search", "a", str(path)], (0, 1)), (["search", '"\n\\', str(path), "--json"], (0, 1)),
-                     (["show", str(path), "--all"], (0,)), (["show", str(path), "--all", "--markdown"], (0,)),
-                     (["show", str(path), "--line", "1"], (0, 2)),
-                     (["show", str(path), "--line", "2", "--raw"], (0, 2))):
+    for argv, ok in (
+        (["search", "a", str(path)], (0, 1)),
+        (["search", '"\n\\', str(path), "--json"], (0, 1)),
+        (["show", str(path), "--all"], (0,)),
+        (["show", str(path), "--all", "--markdown"], (0,)),
+        (["show", str(path), "--line", "1"], (0, 2)),
+        (["show", str(path), "--line", "2", "--raw"], (0, 2)),
+    ):
         out, err = io.StringIO(), io.StringIO()
         code = main(argv, out, err)
         assert "unexpected error" not in err.getvalue(), (argv, err.getvalue())
@@ -184,11 +254,33 @@ def test_ten_million_character_line(tmp_path):
     p = tmp_path / "proj" / "big-line.jsonl"
     p.parent.mkdir()
     big = "x" * 10_000_000
-    p.write_bytes(orjson.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z",
-                                "message": {"role": "user", "content": big}}) + b"\n" +
-                  orjson.dumps({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-01-01T00:00:01Z",
-                                "message": {"id": "m", "model": "claude-sonnet-4-6", "content": [{"type": "text", "text": "ok"}],
-                                            "usage": {"input_tokens": 5, "output_tokens": 1}}}) + b"\n")
+    p.write_bytes(
+        orjson.dumps(
+            {
+                "type": "user",
+                "uuid": "u1",
+                "parentUuid": None,
+                "timestamp": "2026-01-01T00:00:00Z",
+                "message": {"role": "user", "content": big},
+            }
+        )
+        + b"\n"
+        + orjson.dumps(
+            {
+                "type": "assistant",
+                "uuid": "a1",
+                "parentUuid": "u1",
+                "timestamp": "2026-01-01T00:00:01Z",
+                "message": {
+                    "id": "m",
+                    "model": "claude-sonnet-4-6",
+                    "content": [{"type": "text", "text": "ok"}],
+                    "usage": {"input_tokens": 5, "output_tokens": 1},
+                },
+            }
+        )
+        + b"\n"
+    )
     check_file(p)
     s = Session.load(p)
     assert s.records[0].content_chars == 10_000_000
@@ -206,12 +298,31 @@ def test_a_kept_record_nested_deep_or_with_a_huge_integer_is_saved_as_it_was(tmp
     for version, strategy in (("2.1.88", "full"), ("2.1.332", "compact")):
         recs, parent = [], None
         for k in range(6):
-            u = {"type": "user", "uuid": f"u{k}", "parentUuid": parent, "timestamp": f"2026-01-01T00:0{k}:00Z", "sessionId": "S",
-                 "version": version, "cwd": "/w", "message": {"role": "user", "content": f"task {k} " + "x" * 4000}}
-            a = {"type": "assistant", "uuid": f"a{k}", "parentUuid": f"u{k}", "timestamp": f"2026-01-01T00:0{k}:30Z",
-                 "sessionId": "S", "version": version,
-                 "message": {"id": f"m{k}", "model": "claude-sonnet-4-6", "role": "assistant",
-                             "content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 10, "output_tokens": 5}}}
+            u = {
+                "type": "user",
+                "uuid": f"u{k}",
+                "parentUuid": parent,
+                "timestamp": f"2026-01-01T00:0{k}:00Z",
+                "sessionId": "S",
+                "version": version,
+                "cwd": "/w",
+                "message": {"role": "user", "content": f"task {k} " + "x" * 4000},
+            }
+            a = {
+                "type": "assistant",
+                "uuid": f"a{k}",
+                "parentUuid": f"u{k}",
+                "timestamp": f"2026-01-01T00:0{k}:30Z",
+                "sessionId": "S",
+                "version": version,
+                "message": {
+                    "id": f"m{k}",
+                    "model": "claude-sonnet-4-6",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "done"}],
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                },
+            }
             recs += [u, a]
             parent = f"a{k}"
         recs[-2]["toolUseResult"] = deep
@@ -234,8 +345,11 @@ def test_a_kept_record_nested_deep_or_with_a_huge_integer_is_saved_as_it_was(tmp
         saved = Session.load(target)
         kept = [saved.body(i) for i, r in enumerate(saved.records) if r.uuid == "u5"]
         original = Session.load(p)
-        assert kept and kept[0]["bigNumber"] == next(original.body(i) for i, r in enumerate(original.records)
-                                                     if r.uuid == "u5")["bigNumber"]  # as read (as JavaScript reads it)
+        assert (
+            kept
+            and kept[0]["bigNumber"]
+            == next(original.body(i) for i, r in enumerate(original.records) if r.uuid == "u5")["bigNumber"]
+        )  # as read (as JavaScript reads it)
         v: object = kept[0]["toolUseResult"]
         depth = 0
         while isinstance(v, list):
@@ -345,7 +459,11 @@ def _apply(root: Path, src: Path, muts, secret_dir: Path) -> list[Path]:
             target = sdir
         elif level.endswith("/file"):
             folder = sdir / level.split("/")[0]
-            files = sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink()) if folder.is_dir() and not folder.is_symlink() else []
+            files = (
+                sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
+                if folder.is_dir() and not folder.is_symlink()
+                else []
+            )
             target = files[k % len(files)] if files else None
         elif level == "subagents/nested":
             target = sdir / "subagents" / "workflows" / f"wf{k}"
@@ -360,9 +478,21 @@ def _apply(root: Path, src: Path, muts, secret_dir: Path) -> list[Path]:
                 shutil.rmtree(target)
             elif target.exists():
                 target.unlink()
-            target.symlink_to(secret_dir, target_is_directory=True) if not level.endswith("/file") else target.symlink_to(secret_dir / "toolu_x.txt")
+            target.symlink_to(secret_dir, target_is_directory=True) if not level.endswith("/file") else target.symlink_to(
+                secret_dir / "toolu_x.txt"
+            )
         elif kind == "unreadable":
-            blocked += [p for p in ([target] if target.is_file() else list(target.rglob("*")) if target.is_dir() and not target.is_symlink() else []) if p.is_file()]
+            blocked += [
+                p
+                for p in (
+                    [target]
+                    if target.is_file()
+                    else list(target.rglob("*"))
+                    if target.is_dir() and not target.is_symlink()
+                    else []
+                )
+                if p.is_file()
+            ]
             if level == "session":
                 blocked.append(src)
         elif kind == "deep" and target.is_dir() and not target.is_symlink():
@@ -385,9 +515,10 @@ def test_hostile_trees(tmp_path_factory, muts):
     prints an escape, and never changes an original."""
     import shutil
 
+    from conftest import tree_hashes
+
     import inspector.search as search_mod
     import inspector.transcript.index as index_mod
-    from conftest import tree_hashes
 
     base = tmp_path_factory.mktemp("tree")
     root = base / "projects"
@@ -404,10 +535,26 @@ def test_hostile_trees(tmp_path_factory, muts):
     index_mod.MAX_LINE = search_mod.MAX_LINE = 4_000
     try:
         with _Blocked(blocked):
-            for argv in (["stats", "--json", "--no-cache", str(root)], ["tokens", "--json", str(root)], ["search", TREE_SECRET, str(root), "--json"],
-                         ["show", str(src), "--line", "19", "--full-output"], ["show", str(src), "--all"],
-                         ["compact", str(src), "--strategy", "session-memory", "--min-tokens", "1000", "--max-tokens", "3000",
-                          "--write", "--out", str(base / "out" / "new.jsonl")]):
+            for argv in (
+                ["stats", "--json", "--no-cache", str(root)],
+                ["tokens", "--json", str(root)],
+                ["search", TREE_SECRET, str(root), "--json"],
+                ["show", str(src), "--line", "19", "--full-output"],
+                ["show", str(src), "--all"],
+                [
+                    "compact",
+                    str(src),
+                    "--strategy",
+                    "session-memory",
+                    "--min-tokens",
+                    "1000",
+                    "--max-tokens",
+                    "3000",
+                    "--write",
+                    "--out",
+                    str(base / "out" / "new.jsonl"),
+                ],
+            ):
                 out, err = io.StringIO(), io.StringIO()
                 code = main(argv, out, err)
                 assert code in (0, 1, 2), (argv, code, err.getvalue())

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from builders import assistant, user
+
 from conformance.compare import whole_difference
 from conformance.fake_api import Script, call_for
 from conformance.generate import CALLS, scenario
@@ -40,19 +40,27 @@ def test_the_fake_calls_the_tools_the_request_offers():
 
 
 def _req(**kw):
-    base = {"messages": [{"role": "user", "content": "hi"}], "system": [{"type": "text", "text": "x-anthropic-billing-header: x"},
-                                                                        {"type": "text", "text": "sys"}],
-            "tools": [{"name": "Bash"}], "params": {"model": "m", "max_tokens": 10, "stream": True},
-            "headers": {"anthropic-beta": "a,b"}, "cache": [[["messages", 0, "content", 0], {"type": "ephemeral"}],
-                                                          [["system", 1], {"type": "ephemeral"}]]}
+    base = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "system": [{"type": "text", "text": "x-anthropic-billing-header: x"}, {"type": "text", "text": "sys"}],
+        "tools": [{"name": "Bash"}],
+        "params": {"model": "m", "max_tokens": 10, "stream": True},
+        "headers": {"anthropic-beta": "a,b"},
+        "cache": [[["messages", 0, "content", 0], {"type": "ephemeral"}], [["system", 1], {"type": "ephemeral"}]],
+    }
     base.update(kw)
     return base
 
 
 def _rebuilt(**kw):
-    base = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}],
-            "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}], "tools": [{"name": "Bash"}],
-            "model": "m", "max_tokens": 10, "betas": ["b", "a"]}
+    base = {
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}],
+        "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+        "tools": [{"name": "Bash"}],
+        "model": "m",
+        "max_tokens": 10,
+        "betas": ["b", "a"],
+    }
     base.update(kw)
     return base
 
@@ -73,29 +81,46 @@ def test_a_breakpoint_on_a_string_content_is_put_on_its_block():
     with claude-opus-5 did, and the rebuilt request had lost it."""
     req = {"messages": [{"role": "system", "content": "<total_tokens>1 tokens left</total_tokens>"}]}
     _set_path(req, ["messages", 0, "content", 0], {"type": "ephemeral"})
-    assert req["messages"][0]["content"] == [{"type": "text", "text": "<total_tokens>1 tokens left</total_tokens>",
-                                              "cache_control": {"type": "ephemeral"}}]
+    assert req["messages"][0]["content"] == [
+        {"type": "text", "text": "<total_tokens>1 tokens left</total_tokens>", "cache_control": {"type": "ephemeral"}}
+    ]
 
 
 def test_an_api_error_message_stops_the_climb_of_attachments():
     """A session that ended in "Prompt is too long" (or "Autocompact is thrashing") and was then compacted: the
     re-announcements after the summary stay after it (the reorder runs before the error message is dropped), as
     2.1.328 sent them; before, they climbed above the summary."""
-    recs = [user("s", None, "This session is being continued from a previous conversation.", isCompactSummary=True),
-            assistant("e", "s", [{"type": "text", "text": "Prompt is too long"}], isApiErrorMessage=True),
-            user("c", "e", "<local-command-stdout>Compacted</local-command-stdout>"),
-            {"type": "attachment", "uuid": "a", "parentUuid": "c", "attachment": {"type": "environment"},
-             "rendered": [{"content": "<system-reminder>\nenv\n</system-reminder>"}], "renderedRole": "user"}]
+    recs = [
+        user("s", None, "This session is being continued from a previous conversation.", isCompactSummary=True),
+        assistant("e", "s", [{"type": "text", "text": "Prompt is too long"}], isApiErrorMessage=True),
+        user("c", "e", "<local-command-stdout>Compacted</local-command-stdout>"),
+        {
+            "type": "attachment",
+            "uuid": "a",
+            "parentUuid": "c",
+            "attachment": {"type": "environment"},
+            "rendered": [{"content": "<system-reminder>\nenv\n</system-reminder>"}],
+            "renderedRole": "user",
+        },
+    ]
     [m] = api_messages(recs)
     texts = [b["text"] for b in m["content"]]
-    assert [t.split("\n")[0] for t in texts] == ["This session is being continued from a previous conversation.",
-                                                 "<system-reminder>", "<local-command-stdout>Compacted</local-command-stdout>"]
+    assert [t.split("\n")[0] for t in texts] == [
+        "This session is being continued from a previous conversation.",
+        "<system-reminder>",
+        "<local-command-stdout>Compacted</local-command-stdout>",
+    ]
     without = [r for r in recs if r["uuid"] != "e"]
     assert api_messages(without)[0]["content"][0]["text"].startswith("<system-reminder>\nenv")  # no barrier: it climbs
 
 
-@pytest.mark.parametrize("text, bare", [("<system-reminder>\nA\n</system-reminder>", "A"),
-                                        ("<system-reminder>\nends in a blank line.\n\n</system-reminder>", "ends in a blank line.\n")])
+@pytest.mark.parametrize(
+    "text, bare",
+    [
+        ("<system-reminder>\nA\n</system-reminder>", "A"),
+        ("<system-reminder>\nends in a blank line.\n\n</system-reminder>", "ends in a blank line.\n"),
+    ],
+)
 def test_a_bare_reminder_loses_its_tags_and_one_newline_each_side(text, bare):
     assert _bare(text) == bare
 
@@ -110,11 +135,21 @@ def _refill_session(tmp_path, *, between=(), after_prompt=False, rounds_after=2)
     recs = [user("p", None, "run the checks", promptId="x", **v)]
     parent = "p"
     for n in range(3):
-        recs += [assistant(f"a{n}", parent, [tool_use(f"t{n}", "Bash", {"command": "ls"})], **v),
-                 tool_result(f"r{n}", f"a{n}", f"t{n}", **v)]
+        recs += [
+            assistant(f"a{n}", parent, [tool_use(f"t{n}", "Bash", {"command": "ls"})], **v),
+            tool_result(f"r{n}", f"a{n}", f"t{n}", **v),
+        ]
         parent = f"r{n}"
-    recs.append(system("b", None, "compact_boundary", logicalParentUuid=parent,
-                       compactMetadata={"trigger": "auto", "preTokens": 100_000}, **v))
+    recs.append(
+        system(
+            "b",
+            None,
+            "compact_boundary",
+            logicalParentUuid=parent,
+            compactMetadata={"trigger": "auto", "preTokens": 100_000},
+            **v,
+        )
+    )
     recs.append(user("s", "b", "This session is being continued from a previous conversation.", isCompactSummary=True, **v))
     parent = "s"
     recs += list(between)
@@ -122,8 +157,10 @@ def _refill_session(tmp_path, *, between=(), after_prompt=False, rounds_after=2)
         recs.append(user("p2", parent, "go on", promptId="y", **v))
         parent = "p2"
     for n in range(rounds_after):
-        recs += [assistant(f"c{n}", parent, [tool_use(f"u{n}", "Bash", {"command": "ls"})], **v),
-                 tool_result(f"q{n}", f"c{n}", f"u{n}", **v)]
+        recs += [
+            assistant(f"c{n}", parent, [tool_use(f"u{n}", "Bash", {"command": "ls"})], **v),
+            tool_result(f"q{n}", f"c{n}", f"u{n}", **v),
+        ]
         parent = f"q{n}"
     from inspector.transcript.session import Session
 
@@ -162,20 +199,36 @@ class _Fake:
 
 def _delta(uuid, added=(), removed=()):
     lines = "\n".join(added)
-    return {"type": "attachment", "uuid": uuid, "parentUuid": None, "version": "2.1.328",
-            "attachment": {"type": "deferred_tools_delta", "addedNames": list(added), "addedLines": list(added),
-                           "removedNames": list(removed)},
-            "rendered": [{"content": "<system-reminder>\nThe following deferred tools are now available via ToolSearch. "
-                                     f"Load them first:\n{lines}\n</system-reminder>"}], "renderedRole": "user"}
+    return {
+        "type": "attachment",
+        "uuid": uuid,
+        "parentUuid": None,
+        "version": "2.1.328",
+        "attachment": {
+            "type": "deferred_tools_delta",
+            "addedNames": list(added),
+            "addedLines": list(added),
+            "removedNames": list(removed),
+        },
+        "rendered": [
+            {
+                "content": "<system-reminder>\nThe following deferred tools are now available via ToolSearch. "
+                f"Load them first:\n{lines}\n</system-reminder>"
+            }
+        ],
+        "renderedRole": "user",
+    }
 
 
 def test_announcements_add_up_and_merge_as_claude_code_writes_them(tmp_path):
     from conftest import write_jsonl
+
     from inspector.compact.engine import _announced, _merged_tools_delta
     from inspector.transcript.session import Session
 
-    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", [_delta("d1", ["B", "A"]), _delta("d2", removed=["A"]),
-                                                             _delta("d3", ["C"])]))
+    s = Session.load(
+        write_jsonl(tmp_path / "p" / "s.jsonl", [_delta("d1", ["B", "A"]), _delta("d2", removed=["A"]), _delta("d3", ["C"])])
+    )
     assert _announced(s, [0, 1, 2], "deferred_tools_delta") == ("B", "C")
     merged = _merged_tools_delta(s, [0, 2], {"C", "B"})
     assert merged["attachment"]["addedNames"] == ["B", "C"]
@@ -185,8 +238,10 @@ def test_announcements_add_up_and_merge_as_claude_code_writes_them(tmp_path):
 def test_the_commit_attribution_names_the_model_now_in_use():
     from inspector.compact.engine import _attributed
 
-    rec = {"attachment": {"type": "remote_session_change", "commit": "Co-Authored-By: Claude Code <noreply@anthropic.com>"},
-           "rendered": [{"content": "end commits with\nCo-Authored-By: Claude Code <noreply@anthropic.com>\nthanks"}]}
+    rec = {
+        "attachment": {"type": "remote_session_change", "commit": "Co-Authored-By: Claude Code <noreply@anthropic.com>"},
+        "rendered": [{"content": "end commits with\nCo-Authored-By: Claude Code <noreply@anthropic.com>\nthanks"}],
+    }
     model = {"attachment": {"type": "model", "identity": {"modelId": "claude-sonnet-4-6", "marketingName": "Sonnet 4.6"}}}
     out = _attributed(rec, model)
     assert out["attachment"]["commit"] == "Co-Authored-By: Claude Sonnet 4.6 <noreply@anthropic.com>"
@@ -208,9 +263,10 @@ def test_a_generated_run_is_rebuilt_explained_and_replayed_as_the_binary_did(nam
     refused ones too) rebuilt whole from the transcripts, each equal to the wire form of the records before it,
     the facts inspector reads, and each compaction done again by inspector as Claude Code did it (the kept
     messages, the records written, what they send), with the original files unchanged."""
+    from conftest import expand_golden, sha256
+
     from conformance.compare import compare, request_differences, wire_differences
     from conformance.replay import replay
-    from conftest import expand_golden, sha256
 
     folder = expand_golden(name, tmp_path)
     before = {p: sha256(p) for p in (folder / "projects").rglob("*.jsonl")}
@@ -228,13 +284,18 @@ def test_a_1m_window_is_inferred_from_the_models_own_usage(tmp_path):
     """A session on claude-opus-5[1m] (555,000 tokens) switched to claude-opus-4-6: the 200k model's thresholds are
     not made 1M by the other model's usage (2.1.328 enforced 180,000, model-default, for it)."""
     from conftest import write_jsonl
+
     from inspector.tokens.series import session_thresholds
     from inspector.tokens.thresholds import Settings
     from inspector.transcript.session import Session
 
     v = {"version": "2.1.328"}
-    recs = [user("u1", None, "go", **v), assistant("a1", "u1", usage=(10, 0, 555_000, 10), model="claude-opus-5", **v),
-            user("u2", "a1", "more", **v), assistant("a2", "u2", usage=(10, 0, 50_000, 10), model="claude-opus-4-6", **v)]
+    recs = [
+        user("u1", None, "go", **v),
+        assistant("a1", "u1", usage=(10, 0, 555_000, 10), model="claude-opus-5", **v),
+        user("u2", "a1", "more", **v),
+        assistant("a2", "u2", usage=(10, 0, 50_000, 10), model="claude-opus-4-6", **v),
+    ]
     s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
     th = session_thresholds(s, Settings())
     assert (th.model, th.context_window, th.enforced, th.effective_window) == ("claude-opus-4-6", 200_000, True, 180_000)
@@ -246,6 +307,7 @@ def test_responses_of_an_earlier_process_do_not_refute_a_threshold(tmp_path):
     compaction, not "another threshold" (a generated 2.1.328 run)."""
     from builders import system
     from conftest import write_jsonl
+
     from inspector.tokens.explain import analyze
     from inspector.tokens.thresholds import Settings
     from inspector.transcript.session import Session
@@ -253,12 +315,20 @@ def test_responses_of_an_earlier_process_do_not_refute_a_threshold(tmp_path):
     v = {"version": "2.1.328"}
     recs, parent = [user("p", None, "run", **v)], "p"
     for n, tok in enumerate((40_000, 93_000, 120_000, 150_000, 200_000)):
-        recs += [assistant(f"a{n}", parent, usage=(10, 0, tok, 10), model="claude-haiku-4-5", **v), user(f"r{n}", f"a{n}", "ok", **v)]
+        recs += [
+            assistant(f"a{n}", parent, usage=(10, 0, tok, 10), model="claude-haiku-4-5", **v),
+            user(f"r{n}", f"a{n}", "ok", **v),
+        ]
         parent = f"r{n}"
-    recs += [{"type": "cost-state", "sessionId": "S"}, user("c", parent, "continue", **v),
-             system("b", None, "compact_boundary", logicalParentUuid="c", compactMetadata={"trigger": "auto", "preTokens": 202_000}, **v),
-             user("s", "b", "This session is being continued.", isCompactSummary=True, **v),
-             assistant("z", "s", usage=(10, 0, 30_000, 10), model="claude-haiku-4-5", **v)]
+    recs += [
+        {"type": "cost-state", "sessionId": "S"},
+        user("c", parent, "continue", **v),
+        system(
+            "b", None, "compact_boundary", logicalParentUuid="c", compactMetadata={"trigger": "auto", "preTokens": 202_000}, **v
+        ),
+        user("s", "b", "This session is being continued.", isCompactSummary=True, **v),
+        assistant("z", "s", usage=(10, 0, 30_000, 10), model="claude-haiku-4-5", **v),
+    ]
     s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
     rep = analyze(s, Settings(auto_compact_window=100_000, sources=(("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW"),)))
     [e] = [e for e in rep.compactions if e.kind == "auto"]
@@ -270,13 +340,18 @@ def test_a_compact_with_no_reply_before_the_last_round_keeps_nothing(tmp_path):
     assistant messages in summarize set") and its legacy compaction keeps nothing (generated runs, 3 of 3)."""
     from builders import system
     from conftest import write_jsonl
+
     from inspector.compact import compact
     from inspector.transcript.session import Session
 
     v = {"version": "2.1.328"}
-    recs = [user("p", None, "run", promptId="x", **v), assistant("a0", "p", **v),
-            system("b", None, "compact_boundary", logicalParentUuid="a0", compactMetadata={"trigger": "manual", "preTokens": 9}, **v),
-            user("s", "b", "This session is being continued.", isCompactSummary=True, **v), assistant("a1", "s", **v)]
+    recs = [
+        user("p", None, "run", promptId="x", **v),
+        assistant("a0", "p", **v),
+        system("b", None, "compact_boundary", logicalParentUuid="a0", compactMetadata={"trigger": "manual", "preTokens": 9}, **v),
+        user("s", "b", "This session is being continued.", isCompactSummary=True, **v),
+        assistant("a1", "s", **v),
+    ]
     s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
     res = compact(s, "compact", summarizer=_Fake())
     assert res.kept_uuids == () and "keeping nothing" in " ".join(res.notes)
@@ -289,19 +364,37 @@ def test_a_compact_with_no_reply_before_the_last_round_keeps_nothing(tmp_path):
 def test_attachments_folded_into_a_tool_result_with_blocks_each_end_in_a_newline_where_one_follows():
     """A file re-attached after a tool result whose content is a list (an Agent launch): its call and its result are
     each followed by a newline, as every block before another (2.1.328 in the generated runs)."""
-    recs = [user("r", None, [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "launched"}]}]),
-            {"type": "attachment", "uuid": "f", "parentUuid": "r", "attachment": {"type": "file"}, "renderedRole": "user",
-             "rendered": [{"content": "<system-reminder>\ncall\n</system-reminder>"}, {"content": "<system-reminder>\nresult\n</system-reminder>"}]}]
+    recs = [
+        user("r", None, [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "launched"}]}]),
+        {
+            "type": "attachment",
+            "uuid": "f",
+            "parentUuid": "r",
+            "attachment": {"type": "file"},
+            "renderedRole": "user",
+            "rendered": [
+                {"content": "<system-reminder>\ncall\n</system-reminder>"},
+                {"content": "<system-reminder>\nresult\n</system-reminder>"},
+            ],
+        },
+    ]
     [m] = api_messages(recs)
     texts = [b["text"] for b in m["content"][0]["content"]]
-    assert texts == ["launched\n", "<system-reminder>\ncall\n</system-reminder>\n", "<system-reminder>\nresult\n</system-reminder>"]
+    assert texts == [
+        "launched\n",
+        "<system-reminder>\ncall\n</system-reminder>\n",
+        "<system-reminder>\nresult\n</system-reminder>",
+    ]
 
 
 def test_a_failed_compact_s_error_is_sent_as_user_text():
     """2.1.328 writes a failed /compact's stderr as a system local_command record, and sends it as user text."""
     err = "<local-command-stderr>Error during compaction: API Error: 400</local-command-stderr>"
-    recs = [user("u", None, "go"), {"type": "system", "subtype": "local_command", "uuid": "e", "parentUuid": "u", "content": err},
-            user("c", "e", "continue")]
+    recs = [
+        user("u", None, "go"),
+        {"type": "system", "subtype": "local_command", "uuid": "e", "parentUuid": "u", "content": err},
+        user("c", "e", "continue"),
+    ]
     [m] = api_messages(recs)
     assert [b["text"] for b in m["content"]] == ["go\n", err + "\n", "continue"]
 
@@ -313,17 +406,20 @@ def _repl_session(tmp_path):
     from conftest import write_jsonl
 
     v = {"version": "2.1.328", "entrypoint": "cli"}
-    recs = [user("p1", None, "first task", **v),
-            {"type": "attachment", "uuid": "snap", "parentUuid": "p1", "attachment": {"type": "prompt_snapshot"}, **v},
-            assistant("a1", "snap", usage=(10, 0, 30_000, 10), **v), system("d1", "a1", "turn_duration", durationMs=5, **v),
-            user("cv", "d1", "<local-command-caveat>The command below was run directly</local-command-caveat>", isMeta=True, **v),
-            user("cmd", "cv", "<command-name>/compact</command-name>\n            <command-message>compact</command-message>", **v),
-            user("out", "cmd", "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>", **v),
-            user("p2", "out", "second task", **v),
-            {"type": "attachment", "uuid": "ctx", "parentUuid": "p2", "attachment": {"type": "session_context", "context": {}}, **v},
-            {"type": "attachment", "uuid": "snap2", "parentUuid": "ctx", "attachment": {"type": "prompt_snapshot"}, **v},
-            assistant("a2", "snap2", usage=(10, 0, 40_000, 10), **v),
-            system("d2", "a2", "turn_duration", durationMs=5, **v)]
+    recs = [
+        user("p1", None, "first task", **v),
+        {"type": "attachment", "uuid": "snap", "parentUuid": "p1", "attachment": {"type": "prompt_snapshot"}, **v},
+        assistant("a1", "snap", usage=(10, 0, 30_000, 10), **v),
+        system("d1", "a1", "turn_duration", durationMs=5, **v),
+        user("cv", "d1", "<local-command-caveat>The command below was run directly</local-command-caveat>", isMeta=True, **v),
+        user("cmd", "cv", "<command-name>/compact</command-name>\n            <command-message>compact</command-message>", **v),
+        user("out", "cmd", "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>", **v),
+        user("p2", "out", "second task", **v),
+        {"type": "attachment", "uuid": "ctx", "parentUuid": "p2", "attachment": {"type": "session_context", "context": {}}, **v},
+        {"type": "attachment", "uuid": "snap2", "parentUuid": "ctx", "attachment": {"type": "prompt_snapshot"}, **v},
+        assistant("a2", "snap2", usage=(10, 0, 40_000, 10), **v),
+        system("d2", "a2", "turn_duration", durationMs=5, **v),
+    ]
     return write_jsonl(tmp_path / "p" / "s.jsonl", recs)
 
 
@@ -389,11 +485,12 @@ def test_a_kept_trailing_turn_duration_is_saved_and_resumes_as_previewed(tmp_pat
     """A /compact of a REPL session ending in a turn_duration keeps it at the end of its tail (as 2.1.328 does); the
     saved session holds it, so the kept tail is on the resumed chain (a fresh generated REPL batch found the save
     refused: the record was kept but not written)."""
+    from conftest import sha256
+
     from conformance.replay import _FakeText
     from inspector.compact import compact
     from inspector.edit import save
     from inspector.transcript.session import Session
-    from conftest import sha256
 
     path = _repl_session(tmp_path)
     before = sha256(path)

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import ROOT, SAMPLES as SAMPLES_DIR, sample_session, sha256, tree_hashes, write_jsonl
+from conftest import ROOT, jsonl, sample_session, sha256, tree_hashes, write_jsonl
+from conftest import SAMPLES as SAMPLES_DIR
 from conftest import run_cli as run
-from conftest import jsonl
 from fake_anthropic import FakeAnthropic
+
 from inspector.compact import KeepConfig, SessionMemoryParams, compact
 from inspector.edit import SaveError, save
 from inspector.transcript.discovery import Target
@@ -29,13 +29,25 @@ KEY = "sk-ant-hardening-secret-0000"
 
 # -- safety -----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("tid", ["../../../../etc/passwd", "toolu_/../../secret", "/etc/passwd", "..", "toolu_\x00x"])
 def test_tool_use_ids_never_become_paths_outside(tmp_path, tid):
     secret = tmp_path / "secret.txt"
     secret.write_text("do not read")
-    p = write_jsonl(tmp_path / "proj" / "s.jsonl", [user("u1", None), assistant("a1", "u1", [tool_use(tid, "Bash")]),
-                                                   tool_result("r1", "a1", tid, "<persisted-output>\nOutput too large (9KB). Full output saved to: "
-                                                               f"{tid}\n\nPreview (first 2KB):\nx\n</persisted-output>")])
+    p = write_jsonl(
+        tmp_path / "proj" / "s.jsonl",
+        [
+            user("u1", None),
+            assistant("a1", "u1", [tool_use(tid, "Bash")]),
+            tool_result(
+                "r1",
+                "a1",
+                tid,
+                "<persisted-output>\nOutput too large (9KB). Full output saved to: "
+                f"{tid}\n\nPreview (first 2KB):\nx\n</persisted-output>",
+            ),
+        ],
+    )
     (tmp_path / "proj" / "s" / "tool-results").mkdir(parents=True)
     s = Session.load(p)
     assert all(po.file is None for po in s.persisted_outputs)
@@ -44,14 +56,29 @@ def test_tool_use_ids_never_become_paths_outside(tmp_path, tid):
 def test_markup_and_escapes_are_printed_literally(tmp_path):
     nasty = "\x1b]0;pwned\x07\x1b[2J[bold red]boom[/bold red]"
     # in the text, and in every field a report prints: title, cwd, version, model, tool name, timestamp
-    p = write_jsonl(tmp_path / "proj" / "s.jsonl", [
-        user("u1", None, nasty, sec=0, cwd=nasty, version=nasty),
-        assistant("a1", "u1", [{"type": "text", "text": nasty}], sec=1, model="claude-" + nasty),
-        assistant("a2", "a1", [{"type": "tool_use", "id": "t1", "name": nasty, "input": {}}], timestamp="2026-04-02T" + nasty),
-        {"type": "custom-title", "customTitle": nasty, "sessionId": "S"}])
-    for argv in (["stats", p], ["tokens", p], ["compact", p, "--strategy", "full"], ["compact", p, "--strategy", "microcompact", "--force"],
-                 ["show", p], ["show", p, "--all", "--markdown"], ["show", p, "--line", "3"], ["search", "pwned", p],
-                 ["stats", "--json", p], ["tokens", "--json", p]):
+    p = write_jsonl(
+        tmp_path / "proj" / "s.jsonl",
+        [
+            user("u1", None, nasty, sec=0, cwd=nasty, version=nasty),
+            assistant("a1", "u1", [{"type": "text", "text": nasty}], sec=1, model="claude-" + nasty),
+            assistant(
+                "a2", "a1", [{"type": "tool_use", "id": "t1", "name": nasty, "input": {}}], timestamp="2026-04-02T" + nasty
+            ),
+            {"type": "custom-title", "customTitle": nasty, "sessionId": "S"},
+        ],
+    )
+    for argv in (
+        ["stats", p],
+        ["tokens", p],
+        ["compact", p, "--strategy", "full"],
+        ["compact", p, "--strategy", "microcompact", "--force"],
+        ["show", p],
+        ["show", p, "--all", "--markdown"],
+        ["show", p, "--line", "3"],
+        ["search", "pwned", p],
+        ["stats", "--json", p],
+        ["tokens", "--json", p],
+    ):
         code, out, err = run(*argv)
         assert code == 0 and "\x1b" not in out + err and "\x07" not in out + err, argv
     assert "[bold red]boom[/bold red]" in run("compact", p, "--strategy", "full")[1]
@@ -164,6 +191,7 @@ def test_cli_write_error_is_one_line(workdir, monkeypatch):
 
 # -- live files -------------------------------------------------------------------------------
 
+
 def test_appended_while_compacting_is_noted_and_original_kept(workdir):
     src = sample_session("Fix forecast", workdir)
     s = Session.load(src)
@@ -212,8 +240,15 @@ async def until_confirm_send(app, pilot):
 
 
 def _live(tmp_path):
-    p = write_jsonl(tmp_path / "proj" / "live.jsonl", [user("u1", None, "start", sec=0), assistant("a1", "u1", sec=1, usage=(1, 0, 9000, 5)),
-                                                        user("u2", "a1", "more", sec=2), assistant("a2", "u2", sec=3, usage=(1, 0, 20000, 5))])
+    p = write_jsonl(
+        tmp_path / "proj" / "live.jsonl",
+        [
+            user("u1", None, "start", sec=0),
+            assistant("a1", "u1", sec=1, usage=(1, 0, 9000, 5)),
+            user("u2", "a1", "more", sec=2),
+            assistant("a2", "u2", sec=3, usage=(1, 0, 20000, 5)),
+        ],
+    )
     return p
 
 
@@ -260,7 +295,9 @@ def test_tui_survives_files_changing_under_it(tmp_path, change):
             for _ in range(60):  # the file is checked once a second; allow for a slow machine
                 await pilot.pause(0.1)
                 await app.workers.wait_for_complete()
-                if any(expected in m for m in seen) and (change in ("delete", "same-size replace") or len(screen.query_one(Timeline).rows) != 4):
+                if any(expected in m for m in seen) and (
+                    change in ("delete", "same-size replace") or len(screen.query_one(Timeline).rows) != 4
+                ):
                     break
             for _ in range(3):
                 await app.workers.wait_for_complete()
@@ -283,6 +320,7 @@ def test_tui_survives_files_changing_under_it(tmp_path, change):
 
 
 # -- API faults through the UI ----------------------------------------------------------------
+
 
 def test_a_slower_earlier_preview_never_replaces_a_newer_one(workdir, monkeypatch):
     """Two previews in a row (a setting changed while the first is computed): the first, slower, finishes last and
@@ -396,6 +434,7 @@ def test_a_folder_name_that_is_not_utf8(tmp_path, workdir):
 
 SMALL_KEEP = SessionMemoryParams(KeepConfig(1_000, 2, 3_000))
 
+
 def _disk_calls(monkeypatch, stop_at: int | None):
     """Count the disk changes a save makes (edit/saving.DISK), killing the process at call `stop_at`."""
     import inspector.edit.saving as sv
@@ -432,7 +471,9 @@ def test_a_save_killed_at_every_step_leaves_a_whole_session_or_none(workdir, mon
     calls = _disk_calls(monkeypatch, None)
     probe = save(s, r, out=project / "probe.jsonl", new_id=lambda: "probe")
     total = calls["n"]
-    assert {"mkdir", "tempdir", "marker", "temp", "write", "fsync", "link", "rename", "unlink"} <= set(calls["names"]) and total > 15
+    assert {"mkdir", "tempdir", "marker", "temp", "write", "fsync", "link", "rename", "unlink"} <= set(
+        calls["names"]
+    ) and total > 15
     assert len(probe.copied) >= 3  # two persisted outputs and the notes
     monkeypatch.undo()
     link_of_transcript = max(i for i, name in enumerate(calls["names"], 1) if name == "link")
@@ -460,7 +501,9 @@ def test_a_save_killed_at_every_step_leaves_a_whole_session_or_none(workdir, mon
             assert back.transcript.problems == [] and back.conversation.chain
             for po in back.persisted_outputs:
                 assert po.file is not None and sha256(po.file) == sha256(src.with_suffix("") / "tool-results" / po.file.name)
-            assert sha256(folder / "session-memory" / "summary.md") == sha256(src.with_suffix("") / "session-memory" / "summary.md")
+            assert sha256(folder / "session-memory" / "summary.md") == sha256(
+                src.with_suffix("") / "session-memory" / "summary.md"
+            )
             assert not (folder / INCOMPLETE).exists() or calls_after_link(k)
         else:  # or nothing a reader would take for a session: at most an incomplete, marked folder
             assert not folder.exists() or (folder / INCOMPLETE).exists() or not any(folder.iterdir())
@@ -521,7 +564,9 @@ def _secret_tree(tmp_path):
     out = tmp_path / "elsewhere"
     (out / "secret").mkdir(parents=True)
     (out / "secret" / "toolu_01L8ACDkBbMRLD90GAqmtNKc.txt").write_text(f"{SECRET} in a tool result\n")
-    (out / "secret" / "agent-a123.jsonl").write_text(orjson.dumps(user("x1", None, f"{SECRET} in a subagent", isSidechain=True)).decode() + "\n")
+    (out / "secret" / "agent-a123.jsonl").write_text(
+        orjson.dumps(user("x1", None, f"{SECRET} in a subagent", isSidechain=True)).decode() + "\n"
+    )
     (out / "secret" / "summary.md").write_text(f"# Current State\n{SECRET} in the notes\n")
     return out / "secret"
 
@@ -550,7 +595,11 @@ def _link_in(workdir, tmp_path, where):
 def test_nothing_is_read_through_a_folder_that_is_a_link(workdir, tmp_path, where):
     src = _link_in(workdir, tmp_path, where)
     s = Session.load(src)
-    assert all(po.file is None for po in s.persisted_outputs) or where in ("subagents", "session-memory", "nested subagents folder")
+    assert all(po.file is None for po in s.persisted_outputs) or where in (
+        "subagents",
+        "session-memory",
+        "nested subagents folder",
+    )
     assert not any(SECRET in (s.read_persisted(po)[0]) for po in s.persisted_outputs if po.file is not None)
     assert all("a123" not in sa.agent_id for sa in s.subagents)
     assert s.memory_file() is None or where not in ("session-memory", "session folder")
@@ -602,6 +651,7 @@ def test_a_thousand_folders_deep_inside_a_session_folder(workdir):
 
 
 # -- unreadable files ---------------------------------------------------------------------------
+
 
 @pytest.fixture
 def unreadable(monkeypatch):
@@ -684,6 +734,7 @@ def test_an_unreadable_persisted_output(workdir, unreadable):
 
 # -- what one line may cost ---------------------------------------------------------------------
 
+
 def test_a_line_over_the_cap_is_reported_with_its_size_and_never_held(tmp_path, monkeypatch):
     import inspector.search as search_mod
     import inspector.transcript.index as index_mod
@@ -748,12 +799,15 @@ def test_tokens_over_a_large_root_holds_one_session_at_a_time(tmp_path):
 
 # -- smaller things a hostile transcript or a careless call can do --------------------------------
 
+
 def test_odd_numbers_and_a_byte_order_mark(tmp_path):
     huge = b"1" + b"9" * 5_000
-    lines = [b"\xef\xbb\xbf" + orjson.dumps(user("u0", None, "first")),
-             orjson.dumps(assistant("a1", "u0", sec=1)).replace(b'"output_tokens":50', b'"output_tokens":' + huge),
-             orjson.dumps(user("u2", "a1", "third", sec=2)).replace(b'"third"', b'"third","score":NaN'),
-             orjson.dumps(system("b3", None, "compact_boundary", sec=3, compactMetadata={"trigger": "auto", "preTokens": -5}))]
+    lines = [
+        b"\xef\xbb\xbf" + orjson.dumps(user("u0", None, "first")),
+        orjson.dumps(assistant("a1", "u0", sec=1)).replace(b'"output_tokens":50', b'"output_tokens":' + huge),
+        orjson.dumps(user("u2", "a1", "third", sec=2)).replace(b'"third"', b'"third","score":NaN'),
+        orjson.dumps(system("b3", None, "compact_boundary", sec=3, compactMetadata={"trigger": "auto", "preTokens": -5})),
+    ]
     p = write_jsonl(tmp_path / "p" / "s.jsonl", [], raw_lines=None)
     p.write_bytes(b"\n".join(lines) + b"\n")
     s = Session.load(p)
@@ -776,12 +830,20 @@ def test_json_and_text_output_carry_nothing_a_terminal_acts_on(tmp_path):
     assert code != 0 and "\x1b" not in err and "\u202e" not in err
 
 
-@pytest.mark.parametrize("argv", [
-    ("tokens", "--window", "0"), ("tokens", "--window", "-1"), ("tokens", "--auto-compact-window", "-1"),
-    ("tokens", "--blocking-limit", "-1"), ("tokens", "--max-output-tokens", "-5"),
-    ("compact", "--strategy", "microcompact", "--keep-recent", "-1"), ("compact", "--strategy", "session-memory", "--min-tokens", "-5"),
-    ("compact", "--strategy", "session-memory", "--max-tokens", "0"), ("compact", "--strategy", "microcompact", "--now", "yesterday"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("tokens", "--window", "0"),
+        ("tokens", "--window", "-1"),
+        ("tokens", "--auto-compact-window", "-1"),
+        ("tokens", "--blocking-limit", "-1"),
+        ("tokens", "--max-output-tokens", "-5"),
+        ("compact", "--strategy", "microcompact", "--keep-recent", "-1"),
+        ("compact", "--strategy", "session-memory", "--min-tokens", "-5"),
+        ("compact", "--strategy", "session-memory", "--max-tokens", "0"),
+        ("compact", "--strategy", "microcompact", "--now", "yesterday"),
+    ],
+)
 def test_impossible_numbers_are_refused_in_one_line(argv):
     path = str(sample_session("Fix forecast"))
     code, out, err = run(*argv[:1], path, *argv[1:])
@@ -868,6 +930,7 @@ def test_lines_that_carry_nothing_cost_little(tmp_path):
 
 def test_exact_count_from_the_workbench_asks_then_counts_the_whole_request(tmp_path, monkeypatch):
     from conftest import expand_golden, golden_transcript
+
     from inspector.tui.app import InspectorApp
     from inspector.tui.screens.workbench import ConfirmSend, WorkbenchScreen
 

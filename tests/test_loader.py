@@ -6,9 +6,9 @@ import os
 
 import orjson
 import pytest
-
 from builders import assistant, user
 from conftest import sha256, write_jsonl
+
 from inspector.transcript.index import INCOMPLETE_TAIL, FileChanged, Transcript
 from inspector.transcript.session import Session
 
@@ -120,8 +120,9 @@ def test_crlf_line_endings(tmp_path):
 
 def test_deep_nesting_and_wrong_types(tmp_path):
     deep = b'{"type":"user","uuid":"d","message":' + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"}"
-    wrong = orjson.dumps({"type": 5, "uuid": ["x"], "parentUuid": 7, "timestamp": {}, "message": "str",
-                          "isSidechain": "yes", "compactMetadata": 3})
+    wrong = orjson.dumps(
+        {"type": 5, "uuid": ["x"], "parentUuid": 7, "timestamp": {}, "message": "str", "isSidechain": "yes", "compactMetadata": 3}
+    )
     p = tmp_path / "w.jsonl"
     p.write_bytes(deep + b"\n" + wrong + b"\n")
     t = Transcript.load(p)  # never raises

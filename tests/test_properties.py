@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from datetime import UTC, datetime
 
 from builders import assistant, system, tool_result, tool_use, user
 from conftest import write_jsonl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from inspector.compact import KeepConfig, MicrocompactParams, compact
 from inspector.compact.invariants import (
     adjust_index_to_preserve_api_invariants,
@@ -50,16 +50,36 @@ def build(turns, boundary_after: int | None):
                 recs.append(tool_result(rid, aid, tid, "x" * size, sec=sec))
                 parent, sec = rid, sec + 1
         if boundary_after is not None and t == boundary_after:
-            recs.append(system(f"b{t}", None, "compact_boundary", sec=sec, logicalParentUuid=parent,
-                               compactMetadata={"trigger": "auto", "preTokens": 1}))
-            recs.append(user(f"s{t}", f"b{t}", "This session is being continued from a previous conversation.", sec=sec + 1, isCompactSummary=True))
+            recs.append(
+                system(
+                    f"b{t}",
+                    None,
+                    "compact_boundary",
+                    sec=sec,
+                    logicalParentUuid=parent,
+                    compactMetadata={"trigger": "auto", "preTokens": 1},
+                )
+            )
+            recs.append(
+                user(
+                    f"s{t}",
+                    f"b{t}",
+                    "This session is being continued from a previous conversation.",
+                    sec=sec + 1,
+                    isCompactSummary=True,
+                )
+            )
             parent, sec = f"s{t}", sec + 2
     return recs
 
 
 sessions = st.builds(lambda turns, b: (turns, b), st.lists(turn, min_size=2, max_size=8), st.one_of(st.none(), st.integers(0, 3)))
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-                    derandomize=True)
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    derandomize=True,
+)
 
 
 @SETTINGS
@@ -72,8 +92,9 @@ def test_keep_window_invariants(tmp_path_factory, case, start_seed, min_tokens, 
     padded = [estimate_record_padded(s.body(i)) for i in chain]
     boundary = max((k for k, m in enumerate(msgs) if m.is_compact_boundary), default=-1)
     last = boundary + 1 + start_seed % max(1, len(msgs) - boundary - 1)
-    start = calculate_messages_to_keep_index(msgs, min(last, len(msgs) - 1), padded.__getitem__,
-                                             KeepConfig(min_tokens, min_text, max(min_tokens, 40_000)))
+    start = calculate_messages_to_keep_index(
+        msgs, min(last, len(msgs) - 1), padded.__getitem__, KeepConfig(min_tokens, min_text, max(min_tokens, 40_000))
+    )
     assert start > boundary  # never reaches back across the last boundary
     assert not orphan_tool_results(msgs[start:])
     assert not split_message_ids(msgs, start)
@@ -89,7 +110,7 @@ def test_strategies_never_grow_the_context_and_keep_pairs(tmp_path_factory, case
     turns, b = case
     recs = build(turns, b)
     s = Session.load(write_jsonl(tmp_path_factory.mktemp("p") / "s.jsonl", recs))
-    r = compact(s, strategy, microcompact_params=MicrocompactParams(now=datetime(2027, 1, 1, tzinfo=timezone.utc), keep_recent=2))
+    r = compact(s, strategy, microcompact_params=MicrocompactParams(now=datetime(2027, 1, 1, tzinfo=UTC), keep_recent=2))
     if r.changed:
         kept = [s.records[s.conversation.by_uuid[u]] for u in r.kept_uuids]
         assert not orphan_tool_results(kept)

@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import REAL_PROJECTS, jsonl, real_files, requires_realdata, tree_hashes
 
-from conftest import REAL_PROJECTS, real_files, requires_realdata, tree_hashes, jsonl
 from inspector.cli import main
 
 pytestmark = requires_realdata
@@ -60,7 +60,11 @@ def independent(path: Path) -> dict:
             continue
         content = msg.get("content")
         first = content[0] if isinstance(content, list) and content else None
-        if isinstance(first, dict) and first.get("type") == "text" and (first.get("text") in SYNTHETIC or str(first.get("text")).startswith("The user doesn't want to")):
+        if (
+            isinstance(first, dict)
+            and first.get("type") == "text"
+            and (first.get("text") in SYNTHETIC or str(first.get("text")).startswith("The user doesn't want to"))
+        ):
             continue
         groups.setdefault(msg.get("id") or f"line{n}", []).append(u)
     peak = None
@@ -71,8 +75,15 @@ def independent(path: Path) -> dict:
         peak = val if peak is None else max(peak, val)
     tr = path.with_suffix("") / "tool-results"
     files = len([p for p in tr.iterdir() if p.is_file()]) if tr.is_dir() else 0
-    return {"by_type": dict(by_type), "malformed": bad, "total": sum(by_type.values()), "compactions": comps, "peak": peak,
-            "markers": markers, "files": files}
+    return {
+        "by_type": dict(by_type),
+        "malformed": bad,
+        "total": sum(by_type.values()),
+        "compactions": comps,
+        "peak": peak,
+        "markers": markers,
+        "files": files,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +109,10 @@ def test_numbers_match_an_independent_count(reported, path):
     ind = independent(path)
     assert s["records"]["by_type"] == ind["by_type"]
     assert s["records"]["total"] == ind["total"] and s["records"]["malformed"] == ind["malformed"]
-    got = [(c["kind"], c["trigger"], c["pre_tokens"], c["post_tokens"] if c["kind"] == "compact" else c["tokens_saved"]) for c in s["compactions"]]
+    got = [
+        (c["kind"], c["trigger"], c["pre_tokens"], c["post_tokens"] if c["kind"] == "compact" else c["tokens_saved"])
+        for c in s["compactions"]
+    ]
     assert got == ind["compactions"]
     assert s["context"]["peak_tokens"] == ind["peak"]
     assert s["persisted_outputs"] == {"markers": ind["markers"], "files": ind["files"]}
@@ -202,8 +216,12 @@ def test_trailing_progress_records_do_not_move_the_leaf():
     """The files that end with Stop-hook progress records: the leaf is the final reply, after the last compaction."""
     from inspector.transcript.session import Session
 
-    for name in ("4f8c1176-7025-4530-a860-c6fc4c63a150.jsonl", "13da966e-44f7-4a36-8060-ca40451e4561.jsonl",
-                 "24a274a3-0317-440d-b17a-41e83ee34fec.jsonl", "0cd9edf7-459c-4900-af40-cf2c64dea525.jsonl"):
+    for name in (
+        "4f8c1176-7025-4530-a860-c6fc4c63a150.jsonl",
+        "13da966e-44f7-4a36-8060-ca40451e4561.jsonl",
+        "24a274a3-0317-440d-b17a-41e83ee34fec.jsonl",
+        "0cd9edf7-459c-4900-af40-cf2c64dea525.jsonl",
+    ):
         p = next(REAL_PROJECTS.rglob(name))
         s = Session.load(p)
         assert s.records[-1].type == "progress"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import REAL_PROJECTS, real_files, requires_realdata, tree_hashes
+
 from inspector.compact import CompactError, MicrocompactParams, compact, make_slice
 from inspector.compact.summary_compact import is_pivot_candidate
 from inspector.edit import save
@@ -37,7 +37,11 @@ def test_every_strategy_previews_and_saves(copy_root, path):
         return
     sl = make_slice(s)
     pivots = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)]
-    runs = [("full", {}), ("session-memory", {}), ("microcompact", {"microcompact_params": MicrocompactParams(force=True, keep_recent=1)})]
+    runs = [
+        ("full", {}),
+        ("session-memory", {}),
+        ("microcompact", {"microcompact_params": MicrocompactParams(force=True, keep_recent=1)}),
+    ]
     if pivots:
         runs.append(("partial", {"pivot": pivots[len(pivots) // 2], "direction": "from"}))
         if len(pivots) > 1:

@@ -6,13 +6,13 @@ import json
 import os
 import shutil
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-
 from conftest import SAMPLES, jsonl, tree_hashes
 from conftest import run_cli as run
+
 from inspector.retention import MANIFEST, TMP_PREFIX, ArchiveError, Retention, archive
 from inspector.transcript.discovery import resolve_target
 
@@ -37,7 +37,7 @@ def test_cleanup_period_is_read_where_claude_code_reads_it(tmp_path):
 
 
 def test_the_dates_at_risk_follow_the_files_time_and_the_setting(tmp_path):
-    now = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 30, 12, tzinfo=UTC)
     r = Retention(30, "test")
     old, soon, safe = tmp_path / "old.jsonl", tmp_path / "soon.jsonl", tmp_path / "safe.jsonl"
     for p, age in ((old, 31), (soon, 25), (safe, 10)):
@@ -61,7 +61,7 @@ def test_stats_says_when_each_session_is_deleted(tmp_path, monkeypatch):
     code, out, err = run("stats", "--json", "--no-cache", str(root))
     assert code == 0, err
     due = {Path(d["path"]).resolve(): d["deletion_due"] for d in jsonl(out)}
-    expect = datetime.fromtimestamp(t, timezone.utc) + timedelta(days=7)
+    expect = datetime.fromtimestamp(t, UTC) + timedelta(days=7)
     assert due[victim.resolve()] == expect.isoformat(timespec="seconds").replace("+00:00", "Z")
     code, out, _ = run("stats", "--no-cache", str(root))
     assert "will be deleted by Claude Code's cleanup" in out
@@ -73,8 +73,16 @@ def test_archive_round_trip_then_the_original_is_gone_and_the_archive_browses_th
     shutil.copytree(SAMPLES, root)
     before = tree_hashes(root)
     code, out, err = run("stats", "--json", "--no-cache", str(root))
-    stats_before = sorted((Path(d["path"]).relative_to(root).as_posix(), d["records"]["total"], d["cost_usd_priced"],
-                           d["subagents"], d["persisted_outputs"]["files"]) for d in jsonl(out))
+    stats_before = sorted(
+        (
+            Path(d["path"]).relative_to(root).as_posix(),
+            d["records"]["total"],
+            d["cost_usd_priced"],
+            d["subagents"],
+            d["persisted_outputs"]["files"],
+        )
+        for d in jsonl(out)
+    )
     to = tmp_path / "archive"
     code, out, err = run("archive", str(root), "--to", str(to), "--json")
     assert code == 0, err
@@ -94,8 +102,16 @@ def test_archive_round_trip_then_the_original_is_gone_and_the_archive_browses_th
     assert [Path(p).name for p in jsonl(out)[0]["copied"]] == [grown.name]
     shutil.rmtree(root)
     code, out, err = run("stats", "--json", "--no-cache", str(to))
-    stats_after = sorted((Path(d["path"]).relative_to(to).as_posix(), d["records"]["total"], d["cost_usd_priced"],
-                          d["subagents"], d["persisted_outputs"]["files"]) for d in jsonl(out))
+    stats_after = sorted(
+        (
+            Path(d["path"]).relative_to(to).as_posix(),
+            d["records"]["total"],
+            d["cost_usd_priced"],
+            d["subagents"],
+            d["persisted_outputs"]["files"],
+        )
+        for d in jsonl(out)
+    )
     grown_rel = grown.relative_to(root).as_posix()
     assert [s for s in stats_after if s[0] != grown_rel] == [s for s in stats_before if s[0] != grown_rel]
     assert [s[1] for s in stats_after if s[0] == grown_rel] == [s[1] + 1 for s in stats_before if s[0] == grown_rel]
@@ -176,8 +192,11 @@ def _root(tmp_path: Path) -> Path:
 
 
 def _archived(to: Path) -> dict[str, bytes]:
-    return {p.relative_to(to).as_posix(): p.read_bytes() for p in to.rglob("*")
-            if p.is_file() and p.name != MANIFEST and not p.name.startswith(TMP_PREFIX)}
+    return {
+        p.relative_to(to).as_posix(): p.read_bytes()
+        for p in to.rglob("*")
+        if p.is_file() and p.name != MANIFEST and not p.name.startswith(TMP_PREFIX)
+    }
 
 
 def _sources(root: Path) -> dict[str, bytes]:
@@ -305,6 +324,7 @@ def test_killed_at_any_write_the_next_archive_is_whole(tmp_path, monkeypatch):
                 if calls["n"] == k:
                     raise KeyboardInterrupt(name)
                 return real(*a, **kw)
+
             return wrapped
 
         with monkeypatch.context() as m:

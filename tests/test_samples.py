@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
 from conftest import SAMPLES, SAMPLES_SOURCE, tree_hashes
+
 from inspector.samplegen import format_file_size, generate, persisted_block
 from inspector.transcript.discovery import resolve_target
 from inspector.transcript.records import F_IMAGE, F_THINKING
@@ -99,7 +99,9 @@ def test_legacy_session(stats, sessions):
     assert any(r.type == "system" and r.subtype is None for r in sess.records)
 
 
-@pytest.mark.parametrize("n, text", [(500, "500 bytes"), (2000, "2KB"), (2048, "2KB"), (236_954, "231.4KB"), (50_176, "49KB"), (3 * 1024**2, "3MB")])
+@pytest.mark.parametrize(
+    "n, text", [(500, "500 bytes"), (2000, "2KB"), (2048, "2KB"), (236_954, "231.4KB"), (50_176, "49KB"), (3 * 1024**2, "3MB")]
+)
 def test_format_file_size(n, text):
     assert format_file_size(n) == text
 

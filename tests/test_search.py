@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 
 import orjson
-
 from builders import assistant, tool_result, tool_use, user
-from conftest import sha256, write_jsonl
+from conftest import jsonl, sha256, write_jsonl
 from conftest import run_cli as run
-from conftest import jsonl
+
 from inspector.search import Query, search_file
 from inspector.transcript.session import Session
 from inspector.view import search_records
@@ -20,31 +19,75 @@ def project(tmp_path):
     proj = tmp_path / "projects" / "-w-proj"
     recs = [
         user("u1", None, 'Please say "hi"\nthen fix the Parser', sec=0),
-        assistant("a1", "u1", [{"type": "thinking", "thinking": "The parser trips on tabs.", "signature": "c2lnbmF0dXJl"},
-                               tool_use("t1", "Bash", {"command": "pytest -q tests/test_parser.py"})], sec=1),
+        assistant(
+            "a1",
+            "u1",
+            [
+                {"type": "thinking", "thinking": "The parser trips on tabs.", "signature": "c2lnbmF0dXJl"},
+                tool_use("t1", "Bash", {"command": "pytest -q tests/test_parser.py"}),
+            ],
+            sec=1,
+        ),
         tool_result("r1", "a1", "t1", "1 failed: ParserError at line 3", sec=2),
         assistant("a2", "r1", [tool_use("t2", "Bash", {"command": "cat big.log"})], sec=3),
-        tool_result("r2", "a2", "t2", "<persisted-output>\nOutput too large (1.2MB). Full output saved to: "
-                    "/home/x/.claude/projects/-w-proj/S/tool-results/t2.txt\n\nPreview (first 2KB):\nstart of log\n...\n"
-                    "</persisted-output>", sec=4),
+        tool_result(
+            "r2",
+            "a2",
+            "t2",
+            "<persisted-output>\nOutput too large (1.2MB). Full output saved to: "
+            "/home/x/.claude/projects/-w-proj/S/tool-results/t2.txt\n\nPreview (first 2KB):\nstart of log\n...\n"
+            "</persisted-output>",
+            sec=4,
+        ),
         assistant("a3", "r2", [{"type": "text", "text": "Fixed: the tokenizer now skips tabs."}], sec=5),
-        {"type": "progress", "uuid": "p1", "parentUuid": "a3", "sessionId": "SESSIONX", "timestamp": "2026-04-02T09:00:06.000Z",
-         "data": {"type": "hook_progress", "hookName": "lint-on-save"}, "toolUseID": "t2", "parentToolUseID": "t2"},
+        {
+            "type": "progress",
+            "uuid": "p1",
+            "parentUuid": "a3",
+            "sessionId": "SESSIONX",
+            "timestamp": "2026-04-02T09:00:06.000Z",
+            "data": {"type": "hook_progress", "hookName": "lint-on-save"},
+            "toolUseID": "t2",
+            "parentToolUseID": "t2",
+        },
         {"type": "custom-title", "customTitle": "Parser rescue", "sessionId": "SESSIONX"},
-        {"type": "attachment", "uuid": "at1", "parentUuid": "p1", "sessionId": "SESSIONX",
-         "attachment": {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUg"}}},
-        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None, "logicalParentUuid": "at1", "level": "info",
-         "content": "Conversation compacted", "trigger": "auto", "compactMetadata": {"trigger": "auto", "preTokens": 167_000}},
+        {
+            "type": "attachment",
+            "uuid": "at1",
+            "parentUuid": "p1",
+            "sessionId": "SESSIONX",
+            "attachment": {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUg"},
+            },
+        },
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "b1",
+            "parentUuid": None,
+            "logicalParentUuid": "at1",
+            "level": "info",
+            "content": "Conversation compacted",
+            "trigger": "auto",
+            "compactMetadata": {"trigger": "auto", "preTokens": 167_000},
+        },
     ]
     path = write_jsonl(proj / "S.jsonl", recs)
     tr = proj / "S" / "tool-results"
     tr.mkdir(parents=True)
     (tr / "t2.txt").write_text("start of log\n" + "noise\n" * 1000 + "deep in the log: SegmentationFault here\n")
-    write_jsonl(proj / "S" / "subagents" / "agent-a1b2.jsonl",
-                [user("s1", None, "look for the flaky tabs test", isSidechain=True),
-                 assistant("s2", "s1", [{"type": "text", "text": "Found it in test_tabs.py"}], isSidechain=True)])
-    write_jsonl(proj / "S" / "subagents" / "workflows" / "wf_1" / "agent-w1.jsonl",  # the workflow layout
-                [user("w1", None, "a workflow step about quokkas", isSidechain=True)])
+    write_jsonl(
+        proj / "S" / "subagents" / "agent-a1b2.jsonl",
+        [
+            user("s1", None, "look for the flaky tabs test", isSidechain=True),
+            assistant("s2", "s1", [{"type": "text", "text": "Found it in test_tabs.py"}], isSidechain=True),
+        ],
+    )
+    write_jsonl(
+        proj / "S" / "subagents" / "workflows" / "wf_1" / "agent-w1.jsonl",  # the workflow layout
+        [user("w1", None, "a workflow step about quokkas", isSidechain=True)],
+    )
     return proj, path
 
 
@@ -62,8 +105,24 @@ def test_finds_what_was_said_run_and_returned(tmp_path):
 
 def test_the_json_around_the_text_is_not_searched(tmp_path):
     _proj, path = project(tmp_path)
-    for needle in ("is_error", "tool_use_id", "u1", "2026-04-02", "signature", "c2lnbmF0dXJl", "input_tokens", "sessionId",
-                   "sessionx", "hook_progress", "iVBORw0KGgo", "image/png", "parentToolUseID", "compact_boundary", "167000", "info"):
+    for needle in (
+        "is_error",
+        "tool_use_id",
+        "u1",
+        "2026-04-02",
+        "signature",
+        "c2lnbmF0dXJl",
+        "input_tokens",
+        "sessionId",
+        "sessionx",
+        "hook_progress",
+        "iVBORw0KGgo",
+        "image/png",
+        "parentToolUseID",
+        "compact_boundary",
+        "167000",
+        "info",
+    ):
         assert search_file(path, Query(needle)) == [], needle
 
 
@@ -106,8 +165,10 @@ def test_persisted_files_are_read_only_from_the_sessions_own_folder(tmp_path):
 
 
 def test_bad_lines_are_skipped_and_escapes_printed_literally(tmp_path):
-    path = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u1", None, "alarm \x1b[31mRED\x07 here"), b"{not json alarm",
-                                                     user("u2", "u1", "second alarm")])
+    path = write_jsonl(
+        tmp_path / "p" / "s.jsonl",
+        [user("u1", None, "alarm \x1b[31mRED\x07 here"), b"{not json alarm", user("u2", "u1", "second alarm")],
+    )
     code, out, _ = run("search", "alarm", str(path))
     assert code == 0 and "\x1b" not in out and "alarm RED\\x07 here" in out  # colour dropped, the bell shown
     assert "line 1" in out and "line 3" in out and "line 2 " not in out
@@ -138,7 +199,7 @@ def test_block_scan_gives_the_same_lines_as_reading_line_by_line(tmp_path, monke
         hits = search.search_file(path, Query("NEEDLE"))
         assert [h.line for h in hits] == expect, block
         raw = path.read_bytes()
-        assert all(raw[h.offset:].startswith(b'{"type":"user"') for h in hits)
+        assert all(raw[h.offset :].startswith(b'{"type":"user"') for h in hits)
 
 
 def test_an_undecodable_query_finds_the_replacement_character(tmp_path):

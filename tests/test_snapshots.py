@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import SAMPLES
+
 from inspector.transcript.discovery import Target
 from inspector.tui.app import InspectorApp
 
@@ -60,8 +60,13 @@ def test_workbench_full_preview(snap_compare, monkeypatch):
     # the summary names the transcript by its absolute path (as Claude Code's does), which differs from
     # checkout to checkout; the picture should not
     real = sc.wrap_summary
-    monkeypatch.setattr(sc, "wrap_summary", lambda formatted, *, transcript_path, **kw: real(
-        formatted, transcript_path=f"/home/ann/.claude/projects/-home-ann-work-weatherly/{SESSION.name}", **kw))
+    monkeypatch.setattr(
+        sc,
+        "wrap_summary",
+        lambda formatted, *, transcript_path, **kw: real(
+            formatted, transcript_path=f"/home/ann/.claude/projects/-home-ann-work-weatherly/{SESSION.name}", **kw
+        ),
+    )
 
     async def run_before(pilot):
         await loaded(pilot)
@@ -75,6 +80,7 @@ def test_workbench_full_preview(snap_compare, monkeypatch):
 
 def session_after(snap_compare, key: str) -> bool:
     """The session screen, loaded, after one key that opens a panel over it."""
+
     async def run_before(pilot):
         await loaded(pilot)
         await pilot.press(key)
@@ -93,6 +99,7 @@ def test_help(snap_compare):
 
 def test_small_terminal_keeps_room_for_the_timeline(snap_compare):
     """80×24: the chart shrinks (30% of the height, at least 5 rows) so the timeline keeps most of the screen."""
+
     async def run_before(pilot):
         await loaded(pilot)
 
@@ -101,6 +108,7 @@ def test_small_terminal_keeps_room_for_the_timeline(snap_compare):
 
 def test_light_theme(snap_compare):
     """A light theme: the chart, the timeline and the detail on light backgrounds, at a compaction with its why."""
+
     async def run_before(pilot):
         pilot.app.theme = "textual-light"
         await loaded(pilot)
@@ -127,8 +135,13 @@ def test_workbench_at_80x24(snap_compare, monkeypatch):
     import inspector.compact.summary_compact as sc
 
     real = sc.wrap_summary  # the summary names the transcript by its absolute path: the same on every machine here
-    monkeypatch.setattr(sc, "wrap_summary", lambda formatted, *, transcript_path, **kw: real(
-        formatted, transcript_path=f"/home/ann/.claude/projects/-home-ann-work-weatherly/{SESSION.name}", **kw))
+    monkeypatch.setattr(
+        sc,
+        "wrap_summary",
+        lambda formatted, *, transcript_path, **kw: real(
+            formatted, transcript_path=f"/home/ann/.claude/projects/-home-ann-work-weatherly/{SESSION.name}", **kw
+        ),
+    )
 
     async def run_before(pilot):
         await workbench_ready(pilot)

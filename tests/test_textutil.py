@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.textutil import human_span, human_duration, human_size, human_tokens, human_when, printable
+from inspector.textutil import human_duration, human_size, human_span, human_tokens, human_when, printable
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+
 import orjson
 import pytest
 
@@ -16,8 +17,24 @@ ROWS = [
     ("slot cap on", Settings(model="claude-sonnet-4-6", output_slot_cap=True), 8_000, 192_000, 179_000, 159_000, 189_000),
     ("3.5 sonnet", Settings(model="claude-3-5-sonnet-20241022"), 8_192, 191_808, 178_808, 158_808, 188_808),
     ("1M window", Settings(model="claude-opus-4-6[1m]"), 20_000, 980_000, 967_000, 947_000, 977_000),
-    ("auto-compact off", Settings(model="claude-sonnet-4-6", auto_compact_enabled=False), 20_000, 180_000, None, 160_000, 177_000),
-    ("AUTO_COMPACT_WINDOW=100000", Settings(model="claude-sonnet-4-6", auto_compact_window=100_000), 20_000, 80_000, 67_000, 47_000, 77_000),
+    (
+        "auto-compact off",
+        Settings(model="claude-sonnet-4-6", auto_compact_enabled=False),
+        20_000,
+        180_000,
+        None,
+        160_000,
+        177_000,
+    ),
+    (
+        "AUTO_COMPACT_WINDOW=100000",
+        Settings(model="claude-sonnet-4-6", auto_compact_window=100_000),
+        20_000,
+        80_000,
+        67_000,
+        47_000,
+        77_000,
+    ),
     ("PCT_OVERRIDE=50", Settings(model="claude-sonnet-4-6", pct_override=50), 20_000, 180_000, 90_000, 70_000, 177_000),
 ]
 
@@ -25,7 +42,14 @@ ROWS = [
 @pytest.mark.parametrize("case, s, reserved, effective, auto, warn, blocking", ROWS, ids=[r[0] for r in ROWS])
 def test_worked_numbers(case, s, reserved, effective, auto, warn, blocking):
     t = thresholds(s)
-    assert (t.reserved, t.effective_window, t.auto_compact, t.warning, t.error, t.blocking) == (reserved, effective, auto, warn, warn, blocking)
+    assert (t.reserved, t.effective_window, t.auto_compact, t.warning, t.error, t.blocking) == (
+        reserved,
+        effective,
+        auto,
+        warn,
+        warn,
+        blocking,
+    )
 
 
 def test_pct_override_can_only_lower_the_threshold():
@@ -48,7 +72,9 @@ def test_blocking_override_and_max_output_env():
 def test_window_resolution():
     assert thresholds(Settings(model="claude-sonnet-4-6")).context_window == 200_000
     assert thresholds(Settings(model="claude-sonnet-4-6"), peak_usage=250_000).context_window == 1_000_000
-    assert thresholds(Settings(model="claude-sonnet-4-6"), peak_usage=250_000).window_source.startswith("inferred: a response used 250,000")
+    assert thresholds(Settings(model="claude-sonnet-4-6"), peak_usage=250_000).window_source.startswith(
+        "inferred: a response used 250,000"
+    )
     assert thresholds(Settings(model="claude-sonnet-4-6", one_m=False), peak_usage=250_000).context_window == 200_000
     assert thresholds(Settings(model="claude-opus-4-6[1m]", disable_1m=True)).context_window == 200_000
     assert thresholds(Settings(model="x", window=500_000)).effective_window == 480_000
@@ -56,18 +82,33 @@ def test_window_resolution():
     assert thresholds(Settings(model="opus[1m]", auto_compact_window=400_000)).auto_compact == 367_000
 
 
-@pytest.mark.parametrize("model, expect", [
-    ("claude-opus-4-6", (64_000, 128_000)), ("claude-sonnet-4-6", (32_000, 128_000)), ("claude-opus-4-5-20251101", (32_000, 64_000)),
-    ("claude-sonnet-4-20250514", (32_000, 64_000)), ("claude-opus-4-1-20250805", (32_000, 32_000)), ("claude-3-opus-20240229", (4_096, 4_096)),
-    ("claude-3-5-haiku-20241022", (8_192, 8_192)), ("claude-3-7-sonnet-20250219", (32_000, 64_000)), ("mystery-model", (32_000, 64_000)),
-])
+@pytest.mark.parametrize(
+    "model, expect",
+    [
+        ("claude-opus-4-6", (64_000, 128_000)),
+        ("claude-sonnet-4-6", (32_000, 128_000)),
+        ("claude-opus-4-5-20251101", (32_000, 64_000)),
+        ("claude-sonnet-4-20250514", (32_000, 64_000)),
+        ("claude-opus-4-1-20250805", (32_000, 32_000)),
+        ("claude-3-opus-20240229", (4_096, 4_096)),
+        ("claude-3-5-haiku-20241022", (8_192, 8_192)),
+        ("claude-3-7-sonnet-20250219", (32_000, 64_000)),
+        ("mystery-model", (32_000, 64_000)),
+    ],
+)
 def test_max_output_table(model, expect):
     assert max_output_limits(model) == expect
 
 
 def test_states_and_percent_left():
     t = thresholds(Settings(model="claude-sonnet-4-6"))
-    assert [warning_state(n, t) for n in (100_000, 147_000, 166_999, 167_000, 177_000)] == ["ok", "warning", "warning", "auto_compact", "blocking"]
+    assert [warning_state(n, t) for n in (100_000, 147_000, 166_999, 167_000, 177_000)] == [
+        "ok",
+        "warning",
+        "warning",
+        "auto_compact",
+        "blocking",
+    ]
     assert percent_left(0, t) == 100 and percent_left(167_000, t) == 0 and percent_left(200_000, t) == 0
     assert percent_left(83_500, t) == 50
     off = thresholds(Settings(model="claude-sonnet-4-6", auto_compact_enabled=False))
@@ -87,12 +128,29 @@ def test_settings_from_environment_and_config(tmp_path):
     (cfg / "settings.json").write_bytes(orjson.dumps({"autoCompactWindow": 300_000}))
     s = Settings.from_environment(env)
     assert s.auto_compact_enabled is False and s.auto_compact_window == 300_000
-    env.update({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "8000",
-                "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE": "90000", "CLAUDE_CODE_DISABLE_1M_CONTEXT": "1", "DISABLE_COMPACT": "true"})
+    env.update(
+        {
+            "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000",
+            "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50",
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "8000",
+            "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE": "90000",
+            "CLAUDE_CODE_DISABLE_1M_CONTEXT": "1",
+            "DISABLE_COMPACT": "true",
+        }
+    )
     s = Settings.from_environment(env)
-    assert (s.auto_compact_window, s.pct_override, s.max_output_tokens, s.blocking_override, s.disable_1m, s.compact_disabled) == (100_000, 50.0, 8_000, 90_000, True, True)
+    assert (
+        s.auto_compact_window,
+        s.pct_override,
+        s.max_output_tokens,
+        s.blocking_override,
+        s.disable_1m,
+        s.compact_disabled,
+    ) == (100_000, 50.0, 8_000, 90_000, True, True)
     assert dict(s.sources)["auto_compact"] == "DISABLE_COMPACT"
-    bad = Settings.from_environment({"CLAUDE_CONFIG_DIR": str(cfg / "nope"), "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "abc", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "-5"})
+    bad = Settings.from_environment(
+        {"CLAUDE_CONFIG_DIR": str(cfg / "nope"), "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "abc", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "-5"}
+    )
     assert bad.pct_override is None and bad.max_output_tokens is None
 
 
@@ -123,14 +181,49 @@ ERA_ROWS = [
     ("model_unknown", "2.1.328", Settings(model="claude-foo-1"), 967_000, True),
     ("model_unknown_max_context_150k", "2.1.328", Settings(model="claude-foo-1", max_context_tokens=150_000), 117_000, True),
     ("model_unknown_no_enforcement", "2.1.328", Settings(model="claude-foo-1", unknown_model_unenforced=True), None, False),
-    ("threshold_env_window_100k", "2.1.328", Settings(model="claude-sonnet-4-5", auto_compact_window=100_000, sources=(ENV_WINDOW,)), 67_000, True),
+    (
+        "threshold_env_window_100k",
+        "2.1.328",
+        Settings(model="claude-sonnet-4-5", auto_compact_window=100_000, sources=(ENV_WINDOW,)),
+        67_000,
+        True,
+    ),
     ("pct50_only_sonnet45", "2.1.328", Settings(model="claude-sonnet-4-5", pct_override=50), None, False),
-    ("pct50_plus_env200k_sonnet45", "2.1.328", Settings(model="claude-sonnet-4-5", pct_override=50, auto_compact_window=200_000, sources=(ENV_WINDOW,)), 90_000, True),
-    ("settings_autoCompactWindow_120k", "2.1.328", Settings(model="claude-sonnet-4-5", auto_compact_window=120_000, sources=(SETTING_WINDOW,)), 87_000, True),
-    ("settings_modelSettings_150k", "2.1.328", Settings(model="claude-sonnet-4-5", model_windows=(("claude-sonnet-4-5", 150_000),)), 117_000, True),
-    ("a per-model key spelled with [1m] applies (a generated run)", "2.1.328",
-     Settings(model="claude-sonnet-4-5[1m]", model_windows=(("claude-sonnet-4-5[1m]", 150_000),)), 117_000, True),
-    ("a window below 100,000 is raised to it", "2.1.328", Settings(model="claude-sonnet-4-5", auto_compact_window=50_000, sources=(ENV_WINDOW,)), 67_000, True),
+    (
+        "pct50_plus_env200k_sonnet45",
+        "2.1.328",
+        Settings(model="claude-sonnet-4-5", pct_override=50, auto_compact_window=200_000, sources=(ENV_WINDOW,)),
+        90_000,
+        True,
+    ),
+    (
+        "settings_autoCompactWindow_120k",
+        "2.1.328",
+        Settings(model="claude-sonnet-4-5", auto_compact_window=120_000, sources=(SETTING_WINDOW,)),
+        87_000,
+        True,
+    ),
+    (
+        "settings_modelSettings_150k",
+        "2.1.328",
+        Settings(model="claude-sonnet-4-5", model_windows=(("claude-sonnet-4-5", 150_000),)),
+        117_000,
+        True,
+    ),
+    (
+        "a per-model key spelled with [1m] applies (a generated run)",
+        "2.1.328",
+        Settings(model="claude-sonnet-4-5[1m]", model_windows=(("claude-sonnet-4-5[1m]", 150_000),)),
+        117_000,
+        True,
+    ),
+    (
+        "a window below 100,000 is raised to it",
+        "2.1.328",
+        Settings(model="claude-sonnet-4-5", auto_compact_window=50_000, sources=(ENV_WINDOW,)),
+        67_000,
+        True,
+    ),
     ("disable_auto_compact", "2.1.328", Settings(model="claude-opus-4-6", auto_compact_enabled=False), None, True),
     ("a newer release: the newest rules", "2.1.400", Settings(model="claude-sonnet-4-5"), None, False),
 ]
@@ -156,8 +249,10 @@ def test_a_threshold_not_enforced_is_still_shown_and_sets_no_state():
 def test_every_era_is_reachable_and_says_how_it_is_known():
     from inspector.claude.versions import ERAS, rules_for
 
-    seen = {rules_for(v).era.key for v in ("1.0.17", "2.0.0", "2.1.20", "2.1.21", "2.1.75", "2.1.155", "2.1.159", "2.1.327",
-                                            "2.1.328", "3.0.0")}
+    seen = {
+        rules_for(v).era.key
+        for v in ("1.0.17", "2.0.0", "2.1.20", "2.1.21", "2.1.75", "2.1.155", "2.1.159", "2.1.327", "2.1.328", "3.0.0")
+    }
     assert seen == {e.key for e in ERAS}
     for e in ERAS:
         assert e.basis in ("measured", "read", "assumed") and e.evidence and e.strategies
@@ -168,18 +263,28 @@ def test_every_era_is_reachable_and_says_how_it_is_known():
         assert a.last is not None and b.first is not None and (a.last < b.first)
 
 
-@pytest.mark.parametrize("model, key", [
-    ("claude-opus-4-5-20251101", "claude-opus-4-5"), ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
-    ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"), ("claude-opus-4-6[1m]", "claude-opus-4-6"),
-    ("claude-sonnet-4-20250514", "claude-sonnet-4-0"), ("claude-opus-4-20250514", "claude-opus-4-0"), ("claude-foo-1", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "model, key",
+    [
+        ("claude-opus-4-5-20251101", "claude-opus-4-5"),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+        ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
+        ("claude-opus-4-6[1m]", "claude-opus-4-6"),
+        ("claude-sonnet-4-20250514", "claude-sonnet-4-0"),
+        ("claude-opus-4-20250514", "claude-opus-4-0"),
+        ("claude-foo-1", None),
+        (None, None),
+    ],
+)
 def test_catalog_key(model, key):
     from inspector.claude.versions import catalog_key
 
     assert catalog_key(model) == key
 
 
-@pytest.mark.parametrize("settings", [{"autoCompactWindow": 60_000}, {"modelSettings": {"claude-sonnet-4-5": {"autoCompactWindow": 60_000}}}])
+@pytest.mark.parametrize(
+    "settings", [{"autoCompactWindow": 60_000}, {"modelSettings": {"claude-sonnet-4-5": {"autoCompactWindow": 60_000}}}]
+)
 def test_a_settings_window_below_100k_is_ignored_not_raised(tmp_path, settings):
     """Measured on 2.1.328 (a generated run found it): settings.json's autoCompactWindow of 60,000, top-level or per
     model, leaves sonnet-4-5 unenforced (refused at 185,039, no threshold compaction); the same value from

@@ -7,11 +7,10 @@ import socket
 
 import orjson
 import pytest
-
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import REAL_PROJECTS, SAMPLES, requires_realdata, sample_session, write_jsonl
+from conftest import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, sample_session, write_jsonl
 from conftest import run_cli as run
-from conftest import jsonl
+
 from inspector.tokens.calibrate import fit
 from inspector.tokens.context import composition, restored_files
 from inspector.tokens.estimate import count, estimate_record_padded, js_len, js_stringify, rough, rough_record
@@ -30,6 +29,7 @@ def load(tmp_path, recs, name="s.jsonl"):
 
 # -- §3.4 / §3.5 estimation rules ------------------------------------------------------------
 
+
 def test_js_length_and_rounding():
     assert js_len("abc") == 3 and js_len("é") == 1 and js_len("😀") == 2  # UTF-16 code units
     assert rough("abcdef") == 2  # 1.5 rounds up, like Math.round
@@ -44,16 +44,28 @@ def test_js_stringify_is_the_compact_json_of_javascript():
 
 
 def test_rough_record_rules():
-    body = {"type": "assistant", "message": {"content": [
-        {"type": "text", "text": "a" * 400},  # 100
-        {"type": "thinking", "thinking": "b" * 40, "signature": "ignored" * 100},  # 10
-        {"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "/x"}},  # rough(name + JSON(input))
-        {"type": "image", "source": {}},  # 2000
-        {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},  # rough(JSON(block))
-    ]}}
+    body = {
+        "type": "assistant",
+        "message": {
+            "content": [
+                {"type": "text", "text": "a" * 400},  # 100
+                {"type": "thinking", "thinking": "b" * 40, "signature": "ignored" * 100},  # 10
+                {"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "/x"}},  # rough(name + JSON(input))
+                {"type": "image", "source": {}},  # 2000
+                {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},  # rough(JSON(block))
+            ]
+        },
+    }
     other = rough('{"type":"server_tool_use","id":"s","name":"web_search","input":{}}')
     assert rough_record(body) == 100 + 10 + rough('Read{"file_path":"/x"}') + 2000 + other
-    tr = {"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "c" * 80}, {"type": "image"}]}]}}
+    tr = {
+        "type": "user",
+        "message": {
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "c" * 80}, {"type": "image"}]}
+            ]
+        },
+    }
     assert rough_record(tr) == 20 + 2000
     assert rough_record({"type": "system", "content": "x" * 400}) == 0
     assert rough_record({"type": "attachment", "attachment": {"type": "x"}}) == rough('{"type":"x"}')
@@ -61,7 +73,9 @@ def test_rough_record_rules():
 
 def test_padded_estimate_ignores_string_content():
     assert estimate_record_padded({"type": "user", "message": {"content": "x" * 4000}}) == 0
-    assert estimate_record_padded({"type": "user", "message": {"content": [{"type": "text", "text": "x" * 400}]}}) == 134  # ceil(100*4/3)
+    assert (
+        estimate_record_padded({"type": "user", "message": {"content": [{"type": "text", "text": "x" * 400}]}}) == 134
+    )  # ceil(100*4/3)
 
 
 def test_offline_tokenizer_never_touches_the_network(monkeypatch, tmp_path):
@@ -81,11 +95,16 @@ def test_offline_tokenizer_never_touches_the_network(monkeypatch, tmp_path):
 
 # -- §3.3 tokenCountWithEstimation and the series ---------------------------------------------
 
+
 def test_token_count_with_estimation_anchors_on_first_fragment(tmp_path):
-    recs = [user("u1", None, "x" * 400, sec=0),
-            assistant("f1", "u1", [{"type": "thinking", "thinking": "t" * 40, "signature": "s"}], mid="m", usage=(1, 10, 100, 2), sec=1),
-            assistant("f2", "f1", [tool_use("t1")], mid="m", usage=(1, 10, 100, 30), sec=2),
-            tool_result("r1", "f2", "t1", "y" * 800, sec=3)]
+    recs = [
+        user("u1", None, "x" * 400, sec=0),
+        assistant(
+            "f1", "u1", [{"type": "thinking", "thinking": "t" * 40, "signature": "s"}], mid="m", usage=(1, 10, 100, 2), sec=1
+        ),
+        assistant("f2", "f1", [tool_use("t1")], mid="m", usage=(1, 10, 100, 30), sec=2),
+        tool_result("r1", "f2", "t1", "y" * 800, sec=3),
+    ]
     s = load(tmp_path, recs)
     ser = context_series(s)
     pos = len(ser.chain) - 1
@@ -95,13 +114,17 @@ def test_token_count_with_estimation_anchors_on_first_fragment(tmp_path):
 
 
 def test_series_merges_fragments_ignores_synthetic_and_replays(tmp_path):
-    recs = [user("u1", None, sec=0),
-            assistant("a1", "u1", [{"type": "text", "text": "x"}], mid="m1", usage=(1, 0, 1000, 5), sec=1),
-            assistant("a2", "a1", [tool_use("t1")], mid="m1", usage=(1, 0, 1000, 50), sec=2),
-            tool_result("r1", "a2", "t1", sec=3),
-            assistant("e1", "r1", [{"type": "text", "text": "API Error: overloaded"}], model="<synthetic>", usage=(0, 0, 0, 0), sec=4),
-            assistant("a3", "e1", mid="m2", usage=(1, 100, 1000, 20), sec=5),
-            assistant("a3b", "a3", mid="m2", usage=(1, 100, 1000, 20), sec=6)]  # a replayed duplicate of m2
+    recs = [
+        user("u1", None, sec=0),
+        assistant("a1", "u1", [{"type": "text", "text": "x"}], mid="m1", usage=(1, 0, 1000, 5), sec=1),
+        assistant("a2", "a1", [tool_use("t1")], mid="m1", usage=(1, 0, 1000, 50), sec=2),
+        tool_result("r1", "a2", "t1", sec=3),
+        assistant(
+            "e1", "r1", [{"type": "text", "text": "API Error: overloaded"}], model="<synthetic>", usage=(0, 0, 0, 0), sec=4
+        ),
+        assistant("a3", "e1", mid="m2", usage=(1, 100, 1000, 20), sec=5),
+        assistant("a3b", "a3", mid="m2", usage=(1, 100, 1000, 20), sec=6),
+    ]  # a replayed duplicate of m2
     s = load(tmp_path, recs)
     ser = context_series(s)
     assert [(t.uuid, t.tokens) for t in ser.turns] == [("a2", 1051), ("a3b", 1121)]
@@ -123,11 +146,28 @@ def test_series_is_remembered_until_the_session_grows(tmp_path):
 
 
 def test_series_restarts_at_boundaries_and_states(tmp_path):
-    recs = [user("u1", None, sec=0), assistant("a1", "u1", usage=(1, 0, 150_000, 10), sec=1),
-            user("u2", "a1", sec=2), assistant("a2", "u2", usage=(1, 0, 167_500, 10), sec=3),
-            system("b", None, "compact_boundary", sec=4, logicalParentUuid="a2", compactMetadata={"trigger": "auto", "preTokens": 167_600}),
-            user("sum", "b", "This session is being continued from a previous conversation that ran out of context.", sec=5, isCompactSummary=True),
-            assistant("a3", "sum", usage=(1, 20_000, 0, 10), sec=6)]
+    recs = [
+        user("u1", None, sec=0),
+        assistant("a1", "u1", usage=(1, 0, 150_000, 10), sec=1),
+        user("u2", "a1", sec=2),
+        assistant("a2", "u2", usage=(1, 0, 167_500, 10), sec=3),
+        system(
+            "b",
+            None,
+            "compact_boundary",
+            sec=4,
+            logicalParentUuid="a2",
+            compactMetadata={"trigger": "auto", "preTokens": 167_600},
+        ),
+        user(
+            "sum",
+            "b",
+            "This session is being continued from a previous conversation that ran out of context.",
+            sec=5,
+            isCompactSummary=True,
+        ),
+        assistant("a3", "sum", usage=(1, 20_000, 0, 10), sec=6),
+    ]
     s = load(tmp_path, recs)
     ser = context_series(s)
     assert [(t.segment, t.state) for t in ser.turns] == [(0, "warning"), (0, "auto_compact"), (1, "ok")]
@@ -143,6 +183,7 @@ def test_subagent_has_its_own_series():
 
 # -- calibration ----------------------------------------------------------------------------
 
+
 def test_fit_recovers_overhead_and_ratio():
     pts = [(x, round(20_000 + 1.25 * x)) for x in (50, 3_000, 9_000, 20_000, 40_000, 80_000)]
     cal = fit(pts)
@@ -151,13 +192,16 @@ def test_fit_recovers_overhead_and_ratio():
 
 
 def test_calibration_on_samples_is_tight():
-    p = next(p for p in (SAMPLES / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast"))
+    p = next(
+        p for p in (SAMPLES / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast")
+    )
     rep = analyze(Session.load(p))
     assert rep.calibration.method == "fit" and rep.calibration.error_pct < 2
     assert 14_000 < rep.calibration.overhead < 16_000  # the generator's fixed overhead is 14,800
 
 
 # -- why it fired -----------------------------------------------------------------------------
+
 
 @requires_realdata
 def test_real_auto_compaction_explained():
@@ -175,7 +219,9 @@ def test_real_auto_compaction_explained():
 
 def test_analyze_reports_its_progress():
     heard = []
-    rep = analyze(Session.load(sample_session("Fix forecast")), progress=lambda what, done, total: heard.append((what, done, total)))
+    rep = analyze(
+        Session.load(sample_session("Fix forecast")), progress=lambda what, done, total: heard.append((what, done, total))
+    )
     counting = [h for h in heard if h[0] == "counting tokens"]
     assert counting and counting[0][1] == 0 and all(d < t == len(rep.series.chain) for _, d, t in counting)
     assert [d for _, d, _ in counting] == sorted(d for _, d, _ in counting)
@@ -198,24 +244,49 @@ def test_threshold_crossed_without_compaction_is_flagged():
     assert [e.kind for e in rep.compactions] == ["microcompact", "microcompact"]
     assert rep.compactions[0].cleared_tools[0]["tool"] == "Bash"
     # with auto-compact off there is nothing to flag
-    assert not [a for a in analyze(Session.load(SCHEMA13), Settings(auto_compact_enabled=False)).anomalies if a.startswith("Context above")]
+    assert not [
+        a
+        for a in analyze(Session.load(SCHEMA13), Settings(auto_compact_enabled=False)).anomalies
+        if a.startswith("Context above")
+    ]
 
 
-def _compact_session(tmp_path, meta, summary_kw=None, summary_text="This session is being continued from a previous conversation."):
-    recs = [user("u1", None, sec=0), assistant("a1", "u1", usage=(1, 0, 60_000, 10), sec=1),
-            system("b", None, "compact_boundary", sec=2, logicalParentUuid="a1", compactMetadata=meta),
-            user("sum", "b", summary_text, sec=3, isCompactSummary=True, **(summary_kw or {})),
-            assistant("a2", "sum", usage=(1, 9_000, 0, 10), sec=4)]
+def _compact_session(
+    tmp_path, meta, summary_kw=None, summary_text="This session is being continued from a previous conversation."
+):
+    recs = [
+        user("u1", None, sec=0),
+        assistant("a1", "u1", usage=(1, 0, 60_000, 10), sec=1),
+        system("b", None, "compact_boundary", sec=2, logicalParentUuid="a1", compactMetadata=meta),
+        user("sum", "b", summary_text, sec=3, isCompactSummary=True, **(summary_kw or {})),
+        assistant("a2", "sum", usage=(1, 9_000, 0, 10), sec=4),
+    ]
     return load(tmp_path, recs)
 
 
-@pytest.mark.parametrize("meta, kw, text, kind", [
-    ({"trigger": "manual", "preTokens": 60_100}, None, "This session is being continued.", "manual"),
-    ({"trigger": "manual", "preTokens": 60_100, "messagesSummarized": 2}, {"summarizeMetadata": {"messagesSummarized": 2, "direction": "from"}}, "x", "partial"),
-    ({"trigger": "auto", "preTokens": 60_100, "preservedSegment": {"headUuid": "u1", "anchorUuid": "sum", "tailUuid": "a1"}}, None,
-     "This session is being continued.\n\nRecent messages are preserved verbatim.", "session-memory"),
-    ({"trigger": "auto", "preTokens": 60_100}, None, "This session is being continued.", "auto"),
-])
+@pytest.mark.parametrize(
+    "meta, kw, text, kind",
+    [
+        ({"trigger": "manual", "preTokens": 60_100}, None, "This session is being continued.", "manual"),
+        (
+            {"trigger": "manual", "preTokens": 60_100, "messagesSummarized": 2},
+            {"summarizeMetadata": {"messagesSummarized": 2, "direction": "from"}},
+            "x",
+            "partial",
+        ),
+        (
+            {
+                "trigger": "auto",
+                "preTokens": 60_100,
+                "preservedSegment": {"headUuid": "u1", "anchorUuid": "sum", "tailUuid": "a1"},
+            },
+            None,
+            "This session is being continued.\n\nRecent messages are preserved verbatim.",
+            "session-memory",
+        ),
+        ({"trigger": "auto", "preTokens": 60_100}, None, "This session is being continued.", "auto"),
+    ],
+)
 def test_compaction_kinds(tmp_path, meta, kw, text, kind):
     rep = analyze(_compact_session(tmp_path, meta, kw, text))
     [e] = rep.compactions
@@ -232,8 +303,10 @@ def test_restored_files_rules(tmp_path):
     files = ["/w/a.py", "/w/CLAUDE.md", "/w/big.py", "/w/b.py", "/w/c.py", "/w/d.py", "/w/e.py", "/w/a.py"]
     for k, f in enumerate(files):
         body = "x = 1\n" * (9_000 if "big" in f else 20)
-        recs += [assistant(f"a{k}", parent, [tool_use(f"t{k}", "Read", {"file_path": f})], sec=2 * k + 1),
-                 tool_result(f"r{k}", f"a{k}", f"t{k}", body, sec=2 * k + 2)]
+        recs += [
+            assistant(f"a{k}", parent, [tool_use(f"t{k}", "Read", {"file_path": f})], sec=2 * k + 1),
+            tool_result(f"r{k}", f"a{k}", f"t{k}", body, sec=2 * k + 2),
+        ]
         parent = f"r{k}"
     s = load(tmp_path, recs)
     ser = context_series(s)
@@ -246,7 +319,9 @@ def test_restored_files_rules(tmp_path):
 
 
 def test_composition_adds_up_to_the_api_number():
-    p = next(p for p in (SAMPLES / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast"))
+    p = next(
+        p for p in (SAMPLES / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith("Fix forecast")
+    )
     s = Session.load(p)
     rep = analyze(s)
     last = rep.series.turns[-1]
@@ -258,6 +333,7 @@ def test_composition_adds_up_to_the_api_number():
 
 
 # -- the command line -------------------------------------------------------------------------
+
 
 def test_tokens_json_schema():
     code, out, err = run("tokens", "--json", str(sample_session("Fix forecast")))
@@ -274,15 +350,18 @@ def test_tokens_json_schema():
 
 # the sample session is of 2.1.39: its blocking limit is the window − 3,000, as 2.1.21 and 2.1.74 were measured to
 # refuse (the era matrix), not the effective window − 3,000 that 2.1.75 and later use
-@pytest.mark.parametrize("flags, auto, warning, blocking", [
-    ([], 167_000, 147_000, 197_000),
-    (["--pct", "50"], 90_000, 70_000, 197_000),
-    (["--auto-compact-window", "100000"], 67_000, 47_000, 97_000),
-    (["--no-auto-compact"], None, 160_000, 197_000),
-    (["--model", "opus[1m]"], 967_000, 947_000, 997_000),
-    (["--output-cap"], 179_000, 159_000, 197_000),
-    (["--blocking-limit", "150000"], 167_000, 147_000, 150_000),
-])
+@pytest.mark.parametrize(
+    "flags, auto, warning, blocking",
+    [
+        ([], 167_000, 147_000, 197_000),
+        (["--pct", "50"], 90_000, 70_000, 197_000),
+        (["--auto-compact-window", "100000"], 67_000, 47_000, 97_000),
+        (["--no-auto-compact"], None, 160_000, 197_000),
+        (["--model", "opus[1m]"], 967_000, 947_000, 997_000),
+        (["--output-cap"], 179_000, 159_000, 197_000),
+        (["--blocking-limit", "150000"], 167_000, 147_000, 150_000),
+    ],
+)
 def test_what_if_flags_move_the_thresholds(flags, auto, warning, blocking):
     code, out, err = run("tokens", "--json", *flags, str(sample_session("Fix forecast")))
     assert code == 0, err
@@ -295,7 +374,10 @@ def test_environment_is_read_and_flags_win(monkeypatch):
     assert jsonl(run("tokens", "--json", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] == 90_000
     monkeypatch.setenv("DISABLE_AUTO_COMPACT", "1")
     assert jsonl(run("tokens", "--json", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] is None
-    assert jsonl(run("tokens", "--json", "--auto-compact", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"] == 90_000
+    assert (
+        jsonl(run("tokens", "--json", "--auto-compact", str(sample_session("Fix forecast")))[1])[0]["thresholds"]["auto_compact"]
+        == 90_000
+    )
 
 
 def test_tokens_text_report_and_at():
@@ -361,17 +443,20 @@ def test_a_large_session_is_counted_on_a_sample_close_to_the_exact_count(monkeyp
 
 # -- what the request after a compaction holds ------------------------------------------------
 
+
 def test_a_response_counts_its_own_fragments_not_the_results_streamed_between_them(tmp_path):
     """Parallel tool calls: the results written between one response's fragments go with the next request."""
     from inspector.tokens.calibrate import chain_counts, turn_counted
 
     big = "word " * 4_000
-    recs = [user("u0", None, "go", sec=0),
-            assistant("a1", "u0", [tool_use("t1", "Bash", {"command": "ls"})], sec=1, mid="m1"),
-            tool_result("r1", "a1", "t1", big, sec=2),
-            assistant("a2", "r1", [tool_use("t2", "Bash", {"command": "pwd"})], sec=3, mid="m1"),
-            tool_result("r2", "a2", "t2", big, sec=4),
-            assistant("a3", "r2", [{"type": "text", "text": "done"}], sec=5, mid="m2")]
+    recs = [
+        user("u0", None, "go", sec=0),
+        assistant("a1", "u0", [tool_use("t1", "Bash", {"command": "ls"})], sec=1, mid="m1"),
+        tool_result("r1", "a1", "t1", big, sec=2),
+        assistant("a2", "r1", [tool_use("t2", "Bash", {"command": "pwd"})], sec=3, mid="m1"),
+        tool_result("r2", "a2", "t2", big, sec=4),
+        assistant("a3", "r2", [{"type": "text", "text": "done"}], sec=5, mid="m2"),
+    ]
     s = load(tmp_path, recs)
     ser = context_series(s)
     c = chain_counts(s, ser)
@@ -387,17 +472,34 @@ def test_files_a_compaction_puts_back_are_whole_files(tmp_path):
     src = "".join(f"line {n}\n" for n in range(1, 201))
     recs = [user("u0", None, "go", sec=0, slug="happy-plan")]
     calls = [
-        ("Read", {"file_path": "/w/a.py"}, {"type": "text", "file": {"filePath": "/w/a.py", "content": src, "numLines": 200, "startLine": 1, "totalLines": 200}}),
-        ("Read", {"file_path": "/w/b.py", "offset": 1, "limit": 20}, {"type": "text", "file": {"filePath": "/w/b.py", "content": src[:140], "numLines": 20, "startLine": 1, "totalLines": 400}}),
-        ("Edit", {"file_path": "/w/c.py", "old_string": "line 5\n", "new_string": "line five\n"}, {"filePath": "/w/c.py", "originalFile": src, "oldString": "line 5\n", "newString": "line five\n"}),
+        (
+            "Read",
+            {"file_path": "/w/a.py"},
+            {"type": "text", "file": {"filePath": "/w/a.py", "content": src, "numLines": 200, "startLine": 1, "totalLines": 200}},
+        ),
+        (
+            "Read",
+            {"file_path": "/w/b.py", "offset": 1, "limit": 20},
+            {
+                "type": "text",
+                "file": {"filePath": "/w/b.py", "content": src[:140], "numLines": 20, "startLine": 1, "totalLines": 400},
+            },
+        ),
+        (
+            "Edit",
+            {"file_path": "/w/c.py", "old_string": "line 5\n", "new_string": "line five\n"},
+            {"filePath": "/w/c.py", "originalFile": src, "oldString": "line 5\n", "newString": "line five\n"},
+        ),
         ("Write", {"file_path": "/home/u/.claude/plans/happy-plan.md", "content": "# Plan\n1. do it\n"}, {"type": "create"}),
         ("TodoWrite", {"todos": [{"content": "ship", "status": "pending", "activeForm": "Shipping"}]}, {}),
         ("Read", {"file_path": "/w/a.py"}, {"type": "file_unchanged", "file": {"filePath": "/w/a.py"}}),
     ]
     parent = "u0"
     for k, (name, inp, tur) in enumerate(calls):
-        recs += [assistant(f"a{k}", parent, [tool_use(f"t{k}", name, inp)], sec=2 * k + 1),
-                 tool_result(f"r{k}", f"a{k}", f"t{k}", "ok", sec=2 * k + 2, toolUseResult=tur)]
+        recs += [
+            assistant(f"a{k}", parent, [tool_use(f"t{k}", name, inp)], sec=2 * k + 1),
+            tool_result(f"r{k}", f"a{k}", f"t{k}", "ok", sec=2 * k + 2, toolUseResult=tur),
+        ]
         parent = f"r{k}"
     s = load(tmp_path, recs)
     chain = list(s.conversation.logical_chain)
@@ -413,13 +515,26 @@ def test_files_a_compaction_puts_back_are_whole_files(tmp_path):
 
 def microcompacted() -> list[dict]:
     """A microcompaction of one result whose call is not in the file (it starts after it), then one more response."""
-    return [user("u0", None, "go", sec=0),
-            assistant("a1", "u0", [{"type": "text", "text": "ok"}], sec=1, usage=(1, 0, 99_000, 10)),
-            user("u1", "a1", "more", sec=2),
-            assistant("a2", "u1", [{"type": "text", "text": "ok"}], sec=3, usage=(1, 0, 100_000, 10)),
-            system("m1", "a2", "microcompact_boundary", sec=4, microcompactMetadata={"trigger": "auto", "preTokens": 60_000, "tokensSaved": 20_000, "compactedToolIds": ["toolu_gone"]}),
-            user("u2", "m1", "again", sec=5),
-            assistant("a3", "u2", [{"type": "text", "text": "ok"}], sec=6, usage=(1, 0, 75_000, 10))]
+    return [
+        user("u0", None, "go", sec=0),
+        assistant("a1", "u0", [{"type": "text", "text": "ok"}], sec=1, usage=(1, 0, 99_000, 10)),
+        user("u1", "a1", "more", sec=2),
+        assistant("a2", "u1", [{"type": "text", "text": "ok"}], sec=3, usage=(1, 0, 100_000, 10)),
+        system(
+            "m1",
+            "a2",
+            "microcompact_boundary",
+            sec=4,
+            microcompactMetadata={
+                "trigger": "auto",
+                "preTokens": 60_000,
+                "tokensSaved": 20_000,
+                "compactedToolIds": ["toolu_gone"],
+            },
+        ),
+        user("u2", "m1", "again", sec=5),
+        assistant("a3", "u2", [{"type": "text", "text": "ok"}], sec=6, usage=(1, 0, 75_000, 10)),
+    ]
 
 
 def test_a_microcompaction_of_results_before_the_file_starts_uses_the_recorded_size(tmp_path):
@@ -454,12 +569,14 @@ def test_every_real_auto_compaction_lies_just_above_its_releases_threshold():
 
 
 def test_a_session_that_switched_models_is_explained_by_the_model_it_ended_on(tmp_path):
-    recs = [user("u0", None, "go", sec=0),
-            assistant("a1", "u0", sec=1, model="claude-sonnet-4-6"),
-            user("u1", "a1", "harder", sec=2),
-            assistant("a2", "u1", sec=3, model="claude-opus-4-6"),
-            user("u2", "a2", "easy now", sec=4),
-            assistant("a3", "u2", sec=5, model="claude-sonnet-4-6")]
+    recs = [
+        user("u0", None, "go", sec=0),
+        assistant("a1", "u0", sec=1, model="claude-sonnet-4-6"),
+        user("u1", "a1", "harder", sec=2),
+        assistant("a2", "u1", sec=3, model="claude-opus-4-6"),
+        user("u2", "a2", "easy now", sec=4),
+        assistant("a3", "u2", sec=5, model="claude-sonnet-4-6"),
+    ]
     s = load(tmp_path, recs)
     assert s.models == ["claude-sonnet-4-6", "claude-opus-4-6"] and s.main_model == "claude-sonnet-4-6"
     assert analyze(s).thresholds.model == "claude-sonnet-4-6"
@@ -468,13 +585,28 @@ def test_a_session_that_switched_models_is_explained_by_the_model_it_ended_on(tm
 def test_a_boundary_is_explained_by_the_release_that_wrote_it(tmp_path):
     """A session resumed by a newer Claude Code: its compaction by 2.1.19 is judged against 155,000, not 167,000."""
     old = {"version": "2.1.19"}
-    recs = [user("u0", None, "go", sec=0, **old),
-            assistant("a1", "u0", sec=1, model="claude-opus-4-5-20251101", usage=(1, 0, 155_100, 10), **old),
-            system("b1", None, "compact_boundary", sec=2, version="2.1.19", logicalParentUuid="a1",
-                   compactMetadata={"trigger": "auto", "preTokens": 155_200}),
-            user("s1", "b1", "This session is being continued from a previous conversation that ran out of context.", sec=3,
-                 isCompactSummary=True, **old),
-            assistant("a2", "s1", sec=4, model="claude-opus-4-5-20251101", usage=(1, 0, 30_000, 10), version="2.1.40")]
+    recs = [
+        user("u0", None, "go", sec=0, **old),
+        assistant("a1", "u0", sec=1, model="claude-opus-4-5-20251101", usage=(1, 0, 155_100, 10), **old),
+        system(
+            "b1",
+            None,
+            "compact_boundary",
+            sec=2,
+            version="2.1.19",
+            logicalParentUuid="a1",
+            compactMetadata={"trigger": "auto", "preTokens": 155_200},
+        ),
+        user(
+            "s1",
+            "b1",
+            "This session is being continued from a previous conversation that ran out of context.",
+            sec=3,
+            isCompactSummary=True,
+            **old,
+        ),
+        assistant("a2", "s1", sec=4, model="claude-opus-4-5-20251101", usage=(1, 0, 30_000, 10), version="2.1.40"),
+    ]
     rep = analyze(load(tmp_path, recs))
     assert rep.thresholds.auto_compact == 167_000  # the session as it is now (2.1.40)
     [e] = rep.compactions
@@ -491,6 +623,7 @@ def test_a_poor_calibration_fit_is_said_to_be_one():
 
 
 # -- explanations that never contradict themselves (issue 15.10) ----------------------------------------
+
 
 def test_a_what_if_never_rewrites_why_a_compaction_fired():
     """Under --window 1000000 the compaction at 167k is still explained by the 167,000 threshold in force; the what-if
@@ -527,8 +660,9 @@ def test_a_compaction_preview_says_what_its_size_after_is_made_of():
         a = res.accounting
         assert a["fixed"] + a["summary"] + a["new"] + a["kept"] + a["cleared_left"] == res.tokens_after
         assert a["fixed_before"] + a["records_before"] == res.tokens_before
-        assert a["summary"] > 0 and a["replaced_messages"] == len([u for u in res.summarized_uuids
-                                                                    if s.records[s.conversation.by_uuid[u]].type in ("user", "assistant", "attachment")])
+        assert a["summary"] > 0 and a["replaced_messages"] == len(
+            [u for u in res.summarized_uuids if s.records[s.conversation.by_uuid[u]].type in ("user", "assistant", "attachment")]
+        )
         assert "summary" in res.accounting_words and f"{res.tokens_after:,} after =" in res.accounting_words
     res = compact(s, "microcompact", microcompact_params=MicrocompactParams(keep_recent=1, force=True))
     a = res.accounting

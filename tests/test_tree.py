@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from builders import assistant, progress, system, tool_result, tool_use, user
 from conftest import write_jsonl
+
 from inspector.transcript.session import Session
 
 
@@ -16,8 +17,16 @@ def uuids(s, idx):
 
 
 def test_linear_chain_and_leaf(tmp_path):
-    s = load(tmp_path, [user("u1", None, sec=0), assistant("a1", "u1", sec=1), user("u2", "a1", sec=2), assistant("a2", "u2", sec=3),
-                        system("s1", "a2", "turn_duration", sec=4)])
+    s = load(
+        tmp_path,
+        [
+            user("u1", None, sec=0),
+            assistant("a1", "u1", sec=1),
+            user("u2", "a1", sec=2),
+            assistant("a2", "u2", sec=3),
+            system("s1", "a2", "turn_duration", sec=4),
+        ],
+    )
     c = s.conversation
     assert c.leaf_uuid == "a2"  # leaves walk up to the nearest user/assistant record
     assert uuids(s, c.chain) == ["u1", "a1", "u2", "a2"]
@@ -25,9 +34,14 @@ def test_linear_chain_and_leaf(tmp_path):
 
 
 def test_rewind_branch_latest_timestamp_wins(tmp_path):
-    recs = [user("u1", None, sec=0), assistant("a1", "u1", sec=1),
-            user("old", "a1", sec=2), assistant("old-a", "old", sec=3),  # abandoned by a rewind
-            user("new", "a1", sec=10), assistant("new-a", "new", sec=11)]
+    recs = [
+        user("u1", None, sec=0),
+        assistant("a1", "u1", sec=1),
+        user("old", "a1", sec=2),
+        assistant("old-a", "old", sec=3),  # abandoned by a rewind
+        user("new", "a1", sec=10),
+        assistant("new-a", "new", sec=11),
+    ]
     s = load(tmp_path, recs)
     c = s.conversation
     assert c.leaf_uuid == "new-a"
@@ -43,20 +57,27 @@ def test_timestamp_tie_goes_to_file_order(tmp_path):
 
 
 def test_progress_records_are_bridged(tmp_path):
-    recs = [user("u1", None, sec=0), progress("p1", "u1", sec=1), progress("p2", "p1", sec=2),
-            assistant("a1", "p2", sec=3), user("u2", "a1", sec=4)]
+    recs = [
+        user("u1", None, sec=0),
+        progress("p1", "u1", sec=1),
+        progress("p2", "p1", sec=2),
+        assistant("a1", "p2", sec=3),
+        user("u2", "a1", sec=4),
+    ]
     s = load(tmp_path, recs)
     assert uuids(s, s.conversation.chain) == ["u1", "a1", "u2"]
 
 
 def test_parallel_tool_calls_are_repaired(tmp_path):
     # A1(tool_use t1), A2(tool_use t2) same message id; U1 -> A1, U2 -> A2; next turn follows U2
-    recs = [user("u1", None, sec=0),
-            assistant("A1", "u1", [tool_use("t1")], sec=1, mid="msg_X"),
-            assistant("A2", "A1", [tool_use("t2")], sec=2, mid="msg_X"),
-            tool_result("U1", "A1", "t1", sec=3),
-            tool_result("U2", "A2", "t2", sec=4),
-            assistant("B", "U2", sec=5)]
+    recs = [
+        user("u1", None, sec=0),
+        assistant("A1", "u1", [tool_use("t1")], sec=1, mid="msg_X"),
+        assistant("A2", "A1", [tool_use("t2")], sec=2, mid="msg_X"),
+        tool_result("U1", "A1", "t1", sec=3),
+        tool_result("U2", "A2", "t2", sec=4),
+        assistant("B", "U2", sec=5),
+    ]
     s = load(tmp_path, recs)
     assert uuids(s, s.conversation.chain) == ["u1", "A1", "A2", "U1", "U2", "B"]
     assert s.tool_index["t1"] == (1, 3) and s.tool_index["t2"] == (2, 4)
@@ -65,18 +86,25 @@ def test_parallel_tool_calls_are_repaired(tmp_path):
 
 def test_off_chain_sibling_fragment_is_put_back(tmp_path):
     # thinking fragment T and tool fragment F share msg id; F's parent skips T
-    recs = [user("u1", None, sec=0),
-            assistant("T", "u1", [{"type": "thinking", "thinking": "hm", "signature": "s"}], sec=1, mid="m1"),
-            assistant("F", "u1", [tool_use("t1")], sec=2, mid="m1"),
-            tool_result("R", "F", "t1", sec=3)]
+    recs = [
+        user("u1", None, sec=0),
+        assistant("T", "u1", [{"type": "thinking", "thinking": "hm", "signature": "s"}], sec=1, mid="m1"),
+        assistant("F", "u1", [tool_use("t1")], sec=2, mid="m1"),
+        tool_result("R", "F", "t1", sec=3),
+    ]
     s = load(tmp_path, recs)
     assert uuids(s, s.conversation.chain) == ["u1", "F", "T", "R"]
 
 
 def test_cycles_self_parents_and_dangling_parents_terminate(tmp_path):
-    recs = [user("a", "c", sec=0), user("b", "a", sec=1), user("c", "b", sec=2),  # a cycle
-            user("self", "self", sec=3),
-            user("orphan", "missing-parent", sec=4), assistant("leaf", "orphan", sec=5)]
+    recs = [
+        user("a", "c", sec=0),
+        user("b", "a", sec=1),
+        user("c", "b", sec=2),  # a cycle
+        user("self", "self", sec=3),
+        user("orphan", "missing-parent", sec=4),
+        assistant("leaf", "orphan", sec=5),
+    ]
     s = load(tmp_path, recs)
     c = s.conversation
     assert c.leaf_uuid == "leaf"
@@ -90,11 +118,27 @@ def test_duplicate_uuid_last_occurrence_wins(tmp_path):
 
 
 def test_compact_boundary_stitched_to_logical_parent(tmp_path):
-    recs = [user("u1", None, sec=0), assistant("a1", "u1", sec=1),
-            system("b1", None, "compact_boundary", sec=2, logicalParentUuid="a1", compactMetadata={"trigger": "auto", "preTokens": 170000}),
-            user("sum", "b1", "This session is being continued from a previous conversation that ran out of context.", sec=3,
-                 isCompactSummary=True, isVisibleInTranscriptOnly=True),
-            assistant("a2", "sum", sec=4)]
+    recs = [
+        user("u1", None, sec=0),
+        assistant("a1", "u1", sec=1),
+        system(
+            "b1",
+            None,
+            "compact_boundary",
+            sec=2,
+            logicalParentUuid="a1",
+            compactMetadata={"trigger": "auto", "preTokens": 170000},
+        ),
+        user(
+            "sum",
+            "b1",
+            "This session is being continued from a previous conversation that ran out of context.",
+            sec=3,
+            isCompactSummary=True,
+            isVisibleInTranscriptOnly=True,
+        ),
+        assistant("a2", "sum", sec=4),
+    ]
     s = load(tmp_path, recs)
     c = s.conversation
     assert uuids(s, c.chain) == ["b1", "sum", "a2"]
@@ -105,11 +149,27 @@ def test_compact_boundary_stitched_to_logical_parent(tmp_path):
 
 def test_preserved_segment_relinks_kept_messages(tmp_path):
     # kept messages k1..k2 keep their old parents on disk; the boundary's segment relinks them
-    recs = [user("u1", None, sec=0), assistant("a1", "u1", sec=1), user("k1", "a1", sec=2), assistant("k2", "k1", sec=3),
-            system("b", None, "compact_boundary", sec=4, logicalParentUuid="k2",
-                   compactMetadata={"trigger": "auto", "preTokens": 1, "preservedSegment": {"headUuid": "k1", "anchorUuid": "sum", "tailUuid": "k2"}}),
-            user("sum", "b", "summary", sec=5, isCompactSummary=True),
-            user("next", "sum", "go on", sec=6), assistant("a3", "next", sec=7)]
+    recs = [
+        user("u1", None, sec=0),
+        assistant("a1", "u1", sec=1),
+        user("k1", "a1", sec=2),
+        assistant("k2", "k1", sec=3),
+        system(
+            "b",
+            None,
+            "compact_boundary",
+            sec=4,
+            logicalParentUuid="k2",
+            compactMetadata={
+                "trigger": "auto",
+                "preTokens": 1,
+                "preservedSegment": {"headUuid": "k1", "anchorUuid": "sum", "tailUuid": "k2"},
+            },
+        ),
+        user("sum", "b", "summary", sec=5, isCompactSummary=True),
+        user("next", "sum", "go on", sec=6),
+        assistant("a3", "next", sec=7),
+    ]
     s = load(tmp_path, recs)
     c = s.conversation
     assert c.relink is not None and c.relink.preserved == frozenset({"k1", "k2"})
@@ -119,17 +179,30 @@ def test_preserved_segment_relinks_kept_messages(tmp_path):
 
 
 def test_broken_preserved_segment_is_ignored(tmp_path):
-    recs = [user("k1", None, sec=0), assistant("k2", None, sec=1),  # tail does not reach head
-            system("b", None, "compact_boundary", sec=2, compactMetadata={"preservedSegment": {"headUuid": "k1", "anchorUuid": "sum", "tailUuid": "k2"}}),
-            user("sum", "b", "s", sec=3)]
+    recs = [
+        user("k1", None, sec=0),
+        assistant("k2", None, sec=1),  # tail does not reach head
+        system(
+            "b",
+            None,
+            "compact_boundary",
+            sec=2,
+            compactMetadata={"preservedSegment": {"headUuid": "k1", "anchorUuid": "sum", "tailUuid": "k2"}},
+        ),
+        user("sum", "b", "s", sec=3),
+    ]
     s = load(tmp_path, recs)
     assert s.conversation.relink is None
 
 
 def test_sidechain_records_in_main_file_are_not_leaves(tmp_path):
-    recs = [user("u1", None, sec=0), assistant("a1", "u1", [tool_use("t1", "Task", {"prompt": "look"})], sec=1),
-            user("s1", None, "look", sec=2, isSidechain=True), assistant("s2", "s1", sec=9, isSidechain=True),
-            tool_result("r1", "a1", "t1", sec=3)]
+    recs = [
+        user("u1", None, sec=0),
+        assistant("a1", "u1", [tool_use("t1", "Task", {"prompt": "look"})], sec=1),
+        user("s1", None, "look", sec=2, isSidechain=True),
+        assistant("s2", "s1", sec=9, isSidechain=True),
+        tool_result("r1", "a1", "t1", sec=3),
+    ]
     s = load(tmp_path, recs)
     assert s.conversation.leaf_uuid == "r1"
     assert uuids(s, s.conversation.chain) == ["u1", "a1", "r1"]
@@ -137,19 +210,24 @@ def test_sidechain_records_in_main_file_are_not_leaves(tmp_path):
 
 
 def test_synthetic_assistant_is_not_real_usage(tmp_path):
-    recs = [user("u1", None), assistant("a1", "u1", usage=(1, 2, 3, 4)),
-            assistant("x", "a1", [{"type": "text", "text": "API Error: 529"}], model="<synthetic>", usage=(0, 0, 0, 0)),
-            assistant("y", "x", [{"type": "text", "text": "[Request interrupted by user]"}], usage=(9, 9, 9, 9))]
+    recs = [
+        user("u1", None),
+        assistant("a1", "u1", usage=(1, 2, 3, 4)),
+        assistant("x", "a1", [{"type": "text", "text": "API Error: 529"}], model="<synthetic>", usage=(0, 0, 0, 0)),
+        assistant("y", "x", [{"type": "text", "text": "[Request interrupted by user]"}], usage=(9, 9, 9, 9)),
+    ]
     s = load(tmp_path, recs)
     assert [r.has_real_usage for r in s.records] == [False, True, False, False]
     assert s.peak_context() == 10
 
 
 def test_fragments_merge_input_from_last_output_from_max(tmp_path):
-    recs = [user("u1", None, sec=0),
-            assistant("f1", "u1", [{"type": "thinking", "thinking": "t", "signature": "s"}], mid="m", usage=(3, 100, 5000, 8), sec=1),
-            assistant("f2", "f1", [{"type": "text", "text": "x"}], mid="m", usage=(3, 100, 5000, 420), sec=2),
-            assistant("f3", "f2", [tool_use("t1")], mid="m", usage=(3, 100, 5000, 12), sec=3)]
+    recs = [
+        user("u1", None, sec=0),
+        assistant("f1", "u1", [{"type": "thinking", "thinking": "t", "signature": "s"}], mid="m", usage=(3, 100, 5000, 8), sec=1),
+        assistant("f2", "f1", [{"type": "text", "text": "x"}], mid="m", usage=(3, 100, 5000, 420), sec=2),
+        assistant("f3", "f2", [tool_use("t1")], mid="m", usage=(3, 100, 5000, 12), sec=3),
+    ]
     s = load(tmp_path, recs)
     resp = s.main_responses()
     assert len(resp) == 1 and resp[0][1] == (3, 100, 5000, 420)

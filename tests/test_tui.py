@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-import os
-
 import asyncio
 import contextlib
+import os
 from pathlib import Path
 
 import orjson
 import pytest
-
 from builders import assistant, user
 from conftest import REAL_PROJECTS, SAMPLES, sample_session, sha256, write_jsonl
+
 from inspector.transcript.discovery import Target, resolve_target
+from inspector.transcript.session import Session
 from inspector.tui.app import InspectorApp
-from inspector.view import build_rows, row_kind, search_records
 from inspector.tui.screens.browser import BrowserScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.workbench import WorkbenchScreen
 from inspector.tui.widgets.timeline import Timeline
-from inspector.transcript.session import Session
+from inspector.view import build_rows, row_kind, search_records
 
 SIZE = (160, 48)
 
@@ -46,6 +45,7 @@ async def session_app(path: Path, size=SIZE):
 
 # -- row models (plain data) ------------------------------------------------------------------
 
+
 def test_rows_filters_and_search():
     s = Session.load(sample_session("Fix forecast", SAMPLES))
     rows = build_rows(s)
@@ -62,6 +62,7 @@ def test_rows_filters_and_search():
 
 
 # -- the app ----------------------------------------------------------------------------------
+
 
 def test_browser_lists_filters_and_opens(workdir):
     async def go():
@@ -137,8 +138,10 @@ def test_browser_sees_sessions_appear_grow_and_go(workdir, monkeypatch):
             await settle(app, pilot)
             screen = app.screen
             assert len(screen.items) == 4
-            new = write_jsonl(proj / "0e0e0e0e-new.jsonl", [user("n1", None, "a session started while you looked"),
-                                                           assistant("n2", "n1", usage=(10, 100, 50_000, 5))])
+            new = write_jsonl(
+                proj / "0e0e0e0e-new.jsonl",
+                [user("n1", None, "a session started while you looked"), assistant("n2", "n1", usage=(10, 100, 50_000, 5))],
+            )
             await wait_for(app, pilot, lambda: len(screen.shown) == 5 and any(it.path == new and it.peak for it in screen.items))
             it = next(it for it in screen.items if it.path == new)
             assert it.title == "a session started while you looked" and it.peak == 50_115
@@ -287,11 +290,14 @@ def test_export_writes_markdown_beside_never_over(workdir, tmp_path, monkeypatch
 
     run(go())
     files = sorted(out.iterdir())
-    assert [f.name for f in files] == ["fix-forecast-crash-on-empty-hourly-data-6513270e-2.md",
-                                       "fix-forecast-crash-on-empty-hourly-data-6513270e.md"]
+    assert [f.name for f in files] == [
+        "fix-forecast-crash-on-empty-hourly-data-6513270e-2.md",
+        "fix-forecast-crash-on-empty-hourly-data-6513270e.md",
+    ]
     text = files[1].read_text()
     assert text.startswith("# Fix forecast crash on empty hourly data") and text.count("\n### ") == len(
-        Session.load(path).conversation.logical_chain)
+        Session.load(path).conversation.logical_chain
+    )
     assert files[0].read_text() == text and sha256(path) == before
 
 
@@ -338,8 +344,10 @@ def test_notifications_are_plain_text(workdir):
 
 
 def test_browser_cells_are_not_markup(tmp_path):
-    write_jsonl(tmp_path / "root" / "-w" / "s.jsonl", [user("u1", None, "[b]title[/b] [/oops]"),
-                                                      assistant("a1", "u1", model="claude-[/oops]")])
+    write_jsonl(
+        tmp_path / "root" / "-w" / "s.jsonl",
+        [user("u1", None, "[b]title[/b] [/oops]"), assistant("a1", "u1", model="claude-[/oops]")],
+    )
 
     async def go():
         app = InspectorApp(Target("root", tmp_path / "root"))
@@ -361,11 +369,15 @@ def test_titles_and_headers_show_hostile_text_literally(tmp_path):
     from textual.widgets import Static
 
     evil = "\x1b]0;pwned\x07[bold]t[/bold] [/oops]"
-    p = write_jsonl(tmp_path / "root" / "-w" / "s.jsonl", [
-        user("u1", None, evil, cwd=evil, version=evil),
-        assistant("a1", "u1", model=evil),
-        assistant("a2", "a1", [{"type": "tool_use", "id": "t1", "name": evil, "input": {}}], timestamp="2026-04-02T" + evil),
-        {"type": "custom-title", "customTitle": evil, "sessionId": "S"}])
+    p = write_jsonl(
+        tmp_path / "root" / "-w" / "s.jsonl",
+        [
+            user("u1", None, evil, cwd=evil, version=evil),
+            assistant("a1", "u1", model=evil),
+            assistant("a2", "a1", [{"type": "tool_use", "id": "t1", "name": evil, "input": {}}], timestamp="2026-04-02T" + evil),
+            {"type": "custom-title", "customTitle": evil, "sessionId": "S"},
+        ],
+    )
     os.utime(p, (p.stat().st_atime - 3600, p.stat().st_mtime - 3600))  # an hour old: not a session still being written
 
     async def go(target):
@@ -450,9 +462,8 @@ def test_workbench_previews_and_saves(workdir):
 
 
 def test_workbench_on_a_2_1_328_session_defaults_to_its_engine_and_saves_a_refusal(tmp_path):
-    from textual.widgets import Select
-
     from conftest import expand_golden, golden_transcript
+    from textual.widgets import Select
 
     path = golden_transcript(expand_golden("manual_compact_resume", tmp_path))
     os.utime(path, (path.stat().st_atime - 3600, path.stat().st_mtime - 3600))
@@ -462,7 +473,11 @@ def test_workbench_on_a_2_1_328_session_defaults_to_its_engine_and_saves_a_refus
         for _ in range(100):
             await pilot.pause(0.1)
             await settle(app, pilot, 1)
-            if isinstance(app.screen, WorkbenchScreen) and app.screen.result is not None and app.screen.result.strategy == strategy:
+            if (
+                isinstance(app.screen, WorkbenchScreen)
+                and app.screen.result is not None
+                and app.screen.result.strategy == strategy
+            ):
                 return app.screen
         raise AssertionError(f"no {strategy} preview")
 
@@ -524,8 +539,11 @@ def test_live_session_updates_and_half_line(tmp_path):
 def test_hostile_file_opens(tmp_path):
     p = tmp_path / "proj" / "bad.jsonl"
     p.parent.mkdir()
-    p.write_bytes(b'{"type":"user","uuid":"u1","message":{"role":"user","content":"\\u001b[31mred \\u001b]0;title\\u0007 [bold]x[/bold]"}}\n'
-                  b"not json\n\xff\xfe\n" + b'{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"content":[{"type":"weird"}]}}\n')
+    p.write_bytes(
+        b'{"type":"user","uuid":"u1","message":{"role":"user","content":"\\u001b[31mred \\u001b]0;title\\u0007 '
+        b'[bold]x[/bold]"}}\n'
+        b"not json\n\xff\xfe\n" + b'{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"content":[{"type":"weird"}]}}\n'
+    )
 
     async def go():
         async with session_app(p) as (app, pilot):
@@ -572,8 +590,12 @@ def test_a_session_deleted_under_the_browser_goes_and_discovery_goes_on(tmp_path
     """Deleting the session under the cursor (the last row) while the browser is open: the row goes, the cursor
     lands on a row that exists, enter opens it, and a session that appears afterwards shows up."""
     root = tmp_path / "root"
-    paths = [write_jsonl(root / "-w" / f"s{k}.jsonl", [user(f"u{k}", None, f"session {k}", sec=k), assistant(f"a{k}", f"u{k}", sec=k + 1)])
-             for k in range(3)]
+    paths = [
+        write_jsonl(
+            root / "-w" / f"s{k}.jsonl", [user(f"u{k}", None, f"session {k}", sec=k), assistant(f"a{k}", f"u{k}", sec=k + 1)]
+        )
+        for k in range(3)
+    ]
 
     async def go():
         app = InspectorApp(Target("root", root))
@@ -734,8 +756,17 @@ def test_empty_states_are_shown_on_screen(tmp_path):
     run(go())
 
 
-@pytest.mark.parametrize("size, theme", [((80, 24), "textual-light"), ((160, 48), "textual-light"), ((120, 40), "solarized-light"),
-                                         ((120, 40), "catppuccin-latte"), ((120, 40), "rose-pine-dawn"), ((120, 40), "atom-one-light")])
+@pytest.mark.parametrize(
+    "size, theme",
+    [
+        ((80, 24), "textual-light"),
+        ((160, 48), "textual-light"),
+        ((120, 40), "solarized-light"),
+        ((120, 40), "catppuccin-latte"),
+        ((120, 40), "rose-pine-dawn"),
+        ((120, 40), "atom-one-light"),
+    ],
+)
 def test_a_light_theme_has_no_dark_patches(size, theme):
     """Every cell of the session screen (chart rows included) is painted with the theme's light backgrounds."""
     import re
@@ -752,7 +783,7 @@ def test_a_light_theme_has_no_dark_patches(size, theme):
         fills = set(re.findall(r'<rect fill="#([0-9a-f]{6})" x=', svg))  # the cells (not the window frame)
 
         def light(h: str) -> float:
-            r, g, b = (int(h[k:k + 2], 16) / 255 for k in (0, 2, 4))
+            r, g, b = (int(h[k : k + 2], 16) / 255 for k in (0, 2, 4))
             return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
         dark = sorted(f for f in fills if light(f) < 0.35)
@@ -792,6 +823,7 @@ def test_the_key_bar_never_cuts_a_label_and_the_palette_has_each_command_once_wi
 
 # -- the chart (issue 15.11) ------------------------------------------------------------------------
 
+
 def chart_text(app) -> list[str]:
     from inspector.tui.widgets.chart import TokenChart
 
@@ -811,14 +843,14 @@ def test_the_chart_names_every_threshold_and_says_what_its_x_axis_is(size):
             n = len(app.screen.series.turns)
             named = " ".join(r[-9:] for r in rows[:-1])
             assert "auto" in named, rows
-            body = [r for r in rows[:-1] if r.rstrip().endswith(("auto", "block", "warn", "window"))
-                    or "+" in r[-9:]]
+            body = [r for r in rows[:-1] if r.rstrip().endswith(("auto", "block", "warn", "window")) or "+" in r[-9:]]
             assert any("─" in r for r in body)  # the lines themselves are drawn
             if size[1] >= 40:  # room for every name, alone or beside the one drawn in its row
                 for name in ("blo", "war", "win"):  # a name shares its row with another: its first three letters
                     assert name in named, (name, rows)
             axis = rows[-1]
             assert "#1 " in axis and f"#{n}" in axis and "response number" in axis
+
     run(go())
 
 
@@ -828,24 +860,28 @@ def test_the_chart_spreads_few_responses_over_the_whole_width(tmp_path):
 
     recs = [user("u0", None, "hello")]
     for k in range(3):
-        recs += [assistant(f"a{k}", recs[-1]["uuid"], sec=2 * k + 1, usage=(10, 100, 20_000 * (k + 1), 50)),
-                 user(f"u{k + 1}", f"a{k}", "more", sec=2 * k + 2)]
+        recs += [
+            assistant(f"a{k}", recs[-1]["uuid"], sec=2 * k + 1, usage=(10, 100, 20_000 * (k + 1), 50)),
+            user(f"u{k + 1}", f"a{k}", "more", sec=2 * k + 2),
+        ]
     p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
 
     async def go():
         async with session_app(p, size=(100, 30)) as (app, pilot):
             ch = app.screen.query_one(TokenChart)
             w = ch.size.width - ch.AXIS - ch.NAMES
-            bottom = chart_text(app)[-2][ch.AXIS:ch.AXIS + w]
+            bottom = chart_text(app)[-2][ch.AXIS : ch.AXIS + w]
             assert bottom.strip() and " " not in bottom, bottom  # every column shows a response
             spans = [ch.columns_of(k) for k in range(3)]
             assert sum(map(len, spans)) == w and min(map(len, spans)) >= w // 3
             assert spans[0].start == 0 and spans[2].stop == w
             assert "#3" in chart_text(app)[-1]
+
     run(go())
 
 
 # -- focus you can see (issue 15.13) ---------------------------------------------------------------------
+
 
 def test_panes_are_titled_the_focused_one_stands_out_and_brackets_jump_between_them():
     from textual.widgets import TabbedContent
@@ -880,10 +916,12 @@ def test_panes_are_titled_the_focused_one_stands_out_and_brackets_jump_between_t
             console.print(help_text)
             out = console.export_text()
             assert "tab / shift+tab" in out and "[" in out and "Focus the timeline" in out
+
     run(go())
 
 
 # -- modals on a small terminal (issue 15.19) ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)])
 def test_modals_fit_a_small_terminal_and_wrap_their_labels(size):
@@ -915,10 +953,12 @@ def test_modals_fit_a_small_terminal_and_wrap_their_labels(size):
                     assert apply.region.bottom <= r.bottom and apply.region.y >= r.y  # in view once scrolled
                 await pilot.press("escape")
                 await pilot.pause()
+
     run(go())
 
 
 # -- the browser's table and the session's toggles (issue 15.18) ------------------------------------------
+
 
 def test_browser_sorting_shows_its_column_and_direction_reverses_and_follows_header_clicks(workdir):
     from textual.widgets import DataTable
@@ -950,6 +990,7 @@ def test_browser_sorting_shows_its_column_and_direction_reverses_and_follows_hea
             b.post_message(DataTable.HeaderSelected(t, t.ordered_columns[0].key, 0, t.ordered_columns[0].label))
             await pilot.pause()
             assert [b.items[k].title.lower() for k in b.shown] == sorted(titles, reverse=True)
+
     run(go())
 
 
@@ -965,6 +1006,7 @@ def test_browser_filter_matches_the_folder_name(workdir):
             b.query_one("#filter", Input).value = "-home-ann-work-dotfiles"  # the folder's name, not its cwd
             await settle(app, pilot)
             assert 0 < len(b.shown) < every and all(b.items[k].path.parent.name == "-home-ann-work-dotfiles" for k in b.shown)
+
     run(go())
 
 
@@ -981,10 +1023,12 @@ def test_the_timeline_always_says_what_it_hides_and_its_scope():
             await pilot.press("3")
             await pilot.pause()
             assert "hidden: 4 thinking ·" in tl.border_subtitle
+
     run(go())
 
 
 # -- pivots (issue 15.16) ------------------------------------------------------------------------------------
+
 
 def test_the_timeline_marks_pivots_and_the_workbench_says_when_there_are_none():
     from textual.widgets import Select, Static
@@ -1017,10 +1061,12 @@ def test_the_timeline_marks_pivots_and_the_workbench_says_when_there_are_none():
             await pilot.press("w")
             await settle(app, pilot)
             assert "has no pivot at all" in str(app.screen.query_one("#wb-selected", Static).render())
+
     run(go())
 
 
 # -- the search of every session: a result list, and the match marked (issue 15.17) ---------------------------
+
 
 async def search_every_session(app, pilot, term: str, wait: bool = True) -> None:
     """ctrl+f in the browser, the term typed and entered; with `wait`, until the search has settled."""
@@ -1046,14 +1092,20 @@ def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
             await search_every_session(app, pilot, "hourly")
             results = b.query_one("#results", DataTable)
             assert results.display and app.focused is results
-            expected = sum(len(search_file(p, Query("hourly"), persisted=p.suffix == ".jsonl" and "subagents" not in p.parts))
-                           for it in b.items for p in [it.path, *__import__("inspector.transcript.session", fromlist=["x"]).subagent_files(it.path)])
+            expected = sum(
+                len(search_file(p, Query("hourly"), persisted=p.suffix == ".jsonl" and "subagents" not in p.parts))
+                for it in b.items
+                for p in [it.path, *__import__("inspector.transcript.session", fromlist=["x"]).subagent_files(it.path)]
+            )
             assert results.row_count == len(b.results) == min(expected, 2000) and expected > 1
             assert f"{expected:,} in" in results.border_title
             snippets = [str(results.get_row_at(k)[4]) for k in range(results.row_count)]
             assert all("hourly" in s.lower() for s in snippets)
-            k = next(k for k, (_, _, h) in enumerate(b.results) if h.line > 1 and b.results[k][0].suffix == ".jsonl") \
-                if any(h.line > 1 for _, _, h in b.results) else 0
+            k = (
+                next(k for k, (_, _, h) in enumerate(b.results) if h.line > 1 and b.results[k][0].suffix == ".jsonl")
+                if any(h.line > 1 for _, _, h in b.results)
+                else 0
+            )
             path, _, hit = b.results[k]
             results.move_cursor(row=k)
             await pilot.press("enter")
@@ -1067,7 +1119,7 @@ def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
             assert marked, "the match is marked in the detail pane"
             text = marked[0].content  # the Rich Text the pane was given
             spans = [sp for sp in text.spans if "reverse" in str(sp.style)]
-            assert spans and all(text.plain[sp.start:sp.end].lower() == "hourly" for sp in spans)
+            assert spans and all(text.plain[sp.start : sp.end].lower() == "hourly" for sp in spans)
             await pilot.press("escape")  # the search's highlights go, and its marks with them
             await settle(app, pilot)
             assert not [w for w in screen.query_one("#detail", Detail).query(Static) if "detail--match" in w.classes]
@@ -1077,6 +1129,7 @@ def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
             await pilot.press("escape")  # then the search of every session is cleared, its list hidden
             await settle(app, pilot)
             assert not b.query_one("#results", DataTable).display and b.search_term is None
+
     run(go())
 
 
@@ -1104,8 +1157,7 @@ def test_the_text_around_a_match_keeps_most_of_a_narrow_row_and_follows_a_resize
                 cell = results.get_row_at(k)[4]
                 at = cell.plain.lower().find("hourly")
                 assert 0 <= at and at + len("hourly") <= room, (at, room, cell.plain)
-                assert any("reverse" in str(sp.style) and cell.plain[sp.start:sp.end].lower() == "hourly"
-                           for sp in cell.spans)
+                assert any("reverse" in str(sp.style) and cell.plain[sp.start : sp.end].lower() == "hourly" for sp in cell.spans)
             when = str(results.get_row_at(0)[1])
             assert when and not when.startswith("20")  # no year
             results.move_cursor(row=1)
@@ -1113,20 +1165,29 @@ def test_the_text_around_a_match_keeps_most_of_a_narrow_row_and_follows_a_resize
             await settle(app, pilot)
             assert str(results.get_row_at(0)[1]).startswith("20") and results.cursor_row == 1
             assert text_room(b) >= 60
+
     run(go())
 
 
 # -- smaller things (issue 15.9) ------------------------------------------------------------------------------
+
 
 def test_a_subagent_whose_session_is_gone_is_listed_as_stats_lists_it(tmp_path):
     """A flat agent-*.jsonl (2.0.x) whose session file is gone: in the browser, marked, and still there after a rescan."""
     from conftest import run_cli
 
     proj = tmp_path / "projects" / "-w-proj"
-    write_jsonl(proj / "11111111-1111-4111-8111-111111111111.jsonl", [user("u0", None, "hello", sessionId="S1"),
-                                                                      assistant("a1", "u0", sec=1, sessionId="S1")])
-    write_jsonl(proj / "agent-abc123.jsonl", [user("x0", None, "look for the bug", sessionId="GONE", isSidechain=True, agentId="abc123"),
-                                             assistant("x1", "x0", sec=1, sessionId="GONE", isSidechain=True, agentId="abc123")])
+    write_jsonl(
+        proj / "11111111-1111-4111-8111-111111111111.jsonl",
+        [user("u0", None, "hello", sessionId="S1"), assistant("a1", "u0", sec=1, sessionId="S1")],
+    )
+    write_jsonl(
+        proj / "agent-abc123.jsonl",
+        [
+            user("x0", None, "look for the bug", sessionId="GONE", isSidechain=True, agentId="abc123"),
+            assistant("x1", "x0", sec=1, sessionId="GONE", isSidechain=True, agentId="abc123"),
+        ],
+    )
     code, out, err = run_cli("stats", "--json", str(tmp_path / "projects"))
     listed = {Path(d["path"]).name for d in __import__("conftest").jsonl(out)}
     assert listed == {"11111111-1111-4111-8111-111111111111.jsonl", "agent-abc123.jsonl"}
@@ -1142,11 +1203,13 @@ def test_a_subagent_whose_session_is_gone_is_listed_as_stats_lists_it(tmp_path):
             b.rescan()
             await settle(app, pilot)
             assert {it.path.name for it in b.items} == listed  # a rescan does not take it away
+
     run(go())
 
 
 def test_deleting_the_open_session_says_so_once(workdir):
     """One notice when the file of the open session goes away, not one per look or per screen."""
+
     async def go():
         app = InspectorApp(resolve_target(workdir))
         async with app.run_test(size=SIZE) as pilot:
@@ -1162,10 +1225,12 @@ def test_deleting_the_open_session_says_so_once(workdir):
             await pilot.press("escape")
             await pilot.pause(3.5)
             assert [m for m in said if path.name in m] == [f"{path.name} is gone from disk; what you see is what was loaded"]
+
     run(go())
 
 
 # -- cost on screen (issue 16) ---------------------------------------------------------------------------------
+
 
 def test_cost_in_the_browser_the_header_and_each_responses_detail(workdir):
     from textual.widgets import DataTable, Static
@@ -1200,10 +1265,12 @@ def test_cost_in_the_browser_the_header_and_each_responses_detail(workdir):
             assert "cost of this response: $" in text
             below_chart = str(app.screen.query_one("#thresholds", Static).content)
             assert "this response $" in below_chart  # beside the chart, with the context at the cursor
+
     run(go())
 
 
 # -- retention on screen (issue 16) ----------------------------------------------------------------------------
+
 
 def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tmp_path, monkeypatch):
     import json as _json
@@ -1243,13 +1310,16 @@ def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tm
             await settle(app, pilot)
             kept = {p.relative_to(tmp_path / "kept") for p in (tmp_path / "kept").rglob("*.jsonl")}
             assert {doomed.relative_to(root), soon.relative_to(root)} <= kept
+
     run(go())
 
 
 def test_the_project_column_widens_on_a_wide_terminal(tmp_path):
     """A long project path keeps more of its end at 200 columns than at 120 (the end tells projects apart)."""
     long = "/home/someone/work/clients/acme/very-long-project-name-for-the-service"
-    write_jsonl(tmp_path / "projects" / "-p" / "s.jsonl", [user("u0", None, "hi", cwd=long), assistant("a1", "u0", sec=1, cwd=long)])
+    write_jsonl(
+        tmp_path / "projects" / "-p" / "s.jsonl", [user("u0", None, "hi", cwd=long), assistant("a1", "u0", sec=1, cwd=long)]
+    )
 
     async def project_cell(size):
         app = InspectorApp(resolve_target(tmp_path / "projects"))
@@ -1266,8 +1336,9 @@ def test_the_project_column_widens_on_a_wide_terminal(tmp_path):
 def test_a_search_of_every_session_with_the_index_behind_reads_the_rest_and_builds_the_index_behind(workdir, monkeypatch):
     """ctrl+f on sessions the index does not hold yet: the matches at once (read, not looked up), then the index is
     built in the background, and the next search looks them up: the same matches."""
-    import inspector.fts as fts
     from textual.widgets import DataTable
+
+    import inspector.fts as fts
 
     monkeypatch.setattr(fts, "SEARCH_BUDGET", 0)  # a search indexes nothing itself
 
@@ -1292,6 +1363,7 @@ def test_a_search_of_every_session_with_the_index_behind_reads_the_rest_and_buil
             await settle(app, pilot)
             await search_every_session(app, pilot, "hourly")
             assert [(str(p), h.line, h.count) for p, _, h in b.results] == first
+
     run(go())
 
 
@@ -1320,4 +1392,5 @@ def test_the_app_never_starts_a_process_pool_to_index(workdir, monkeypatch):
                 assert idx.status().files >= len(app.screen.items)  # it indexed them all itself
             finally:
                 idx.close()
+
     run(go())

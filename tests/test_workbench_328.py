@@ -13,9 +13,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-
-from conftest import expand_golden, golden_transcript, run_cli, sample_session, sha256, write_jsonl
 from builders import assistant, tool_use, user
+from conftest import expand_golden, golden_transcript, run_cli, sample_session, sha256, write_jsonl
+
 from conformance.fake_api import SUMMARY
 from inspector.claude.requests import canonical
 from inspector.claude.wire import api_messages, sent_bodies
@@ -29,8 +29,18 @@ from inspector.transcript.tree import Conversation
 
 # ids and times are new on every run; `slug` is a random name Claude Code gives a session when it first needs one (a
 # session that never had one gets it at its compaction: inspector leaves it to Claude Code)
-IGNORED = {"uuid", "parentUuid", "timestamp", "promptId", "turnPosition", "turnOrigin", "summarizedTurnPromptUuids", "sessionId",
-           "logicalParentUuid", "slug"}
+IGNORED = {
+    "uuid",
+    "parentUuid",
+    "timestamp",
+    "promptId",
+    "turnPosition",
+    "turnOrigin",
+    "summarizedTurnPromptUuids",
+    "sessionId",
+    "logicalParentUuid",
+    "slug",
+}
 
 
 class FakeSummary:
@@ -44,8 +54,10 @@ class FakeSummary:
 
 
 def _blocks(messages):
-    return [{**m, "content": [{"type": "text", "text": m["content"]}]} if isinstance(m["content"], str) else m
-            for m in canonical([dict(x) for x in messages])]
+    return [
+        {**m, "content": [{"type": "text", "text": m["content"]}]} if isinstance(m["content"], str) else m
+        for m in canonical([dict(x) for x in messages])
+    ]
 
 
 def before_compaction(name: str, tmp: Path) -> tuple[Session, list[dict], dict]:
@@ -68,15 +80,30 @@ def _shape(rec: dict, path_from: str, path_to: str) -> dict:
         out["message"] = {**rec["message"], "content": rec["message"]["content"].replace(path_from, path_to)}
     if rec.get("type") == "system":
         meta = dict(out.get("compactMetadata", {}))
-        for k in ("durationMs", "postTokens", "cumulativeDroppedTokens", "preCompactOrganizationsCoverStart", "runningTurnPrompt",
-                  "preservedSegment", "preservedMessages", "preTokens"):
+        for k in (
+            "durationMs",
+            "postTokens",
+            "cumulativeDroppedTokens",
+            "preCompactOrganizationsCoverStart",
+            "runningTurnPrompt",
+            "preservedSegment",
+            "preservedMessages",
+            "preTokens",
+        ):
             meta.pop(k, None)
         out["compactMetadata"] = meta
     return out
 
 
-@pytest.mark.parametrize("name, trigger", [("manual_compact_file_restore", "manual"), ("manual_compact_resume", "manual"),
-                                           ("threshold_env_window_100k", "auto"), ("post_compact_file_restore_4", "auto")])
+@pytest.mark.parametrize(
+    "name, trigger",
+    [
+        ("manual_compact_file_restore", "manual"),
+        ("manual_compact_resume", "manual"),
+        ("threshold_env_window_100k", "auto"),
+        ("post_compact_file_restore_4", "auto"),
+    ],
+)
 def test_the_records_of_a_compaction_are_those_claude_code_wrote(name, trigger, tmp_path):
     s, theirs, boundary = before_compaction(name, tmp_path)
     instructions = None
@@ -85,8 +112,9 @@ def test_the_records_of_a_compaction_are_those_claude_code_wrote(name, trigger, 
         if isinstance(c, str) and "<command-args>" in c:
             instructions = c.split("<command-args>", 1)[1].split("</command-args>", 1)[0] or None
     when = datetime.fromisoformat(boundary["timestamp"].replace("Z", "+00:00"))
-    res = compact(s, "compact", trigger=trigger, instructions=instructions, summarizer=FakeSummary(),
-                  factory=RecordFactory(s, now=when))
+    res = compact(
+        s, "compact", trigger=trigger, instructions=instructions, summarizer=FakeSummary(), factory=RecordFactory(s, now=when)
+    )
     meta = boundary["compactMetadata"]
     # what is kept: the records Claude Code listed, in its order
     assert list(res.kept_uuids) == meta["preservedMessages"]["uuids"]
@@ -96,14 +124,19 @@ def test_the_records_of_a_compaction_are_those_claude_code_wrote(name, trigger, 
     # the records written: the same, in the same order, up to what the next turn adds (files may tie in Claude Code's
     # order: it sorts them by the files' modification times, which the harness made equal)
     ours = [_shape(r, str(s.path.resolve()), "PATH") for r in res.new_records]
-    path_then = next(str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
-                     for r in theirs if r.get("isCompactSummary"))
+    path_then = next(
+        str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
+        for r in theirs
+        if r.get("isCompactSummary")
+    )
     cc = [_shape(r, path_then, "PATH") for r in theirs if r.get("uuid")][: len(ours)]
     key = lambda r: (r["type"], json.dumps(r, sort_keys=True))  # noqa: E731
     assert [r["type"] for r in ours] == [r["type"] for r in cc]
-    files = lambda rs: sorted((key(r) for r in rs if r.get("attachment", {}).get("type") == "file"))  # noqa: E731
+    files = lambda rs: sorted(key(r) for r in rs if r.get("attachment", {}).get("type") == "file")  # noqa: E731
     assert files(ours) == files(cc)
-    assert [r for r in ours if r.get("attachment", {}).get("type") != "file"] == [r for r in cc if r.get("attachment", {}).get("type") != "file"]
+    assert [r for r in ours if r.get("attachment", {}).get("type") != "file"] == [
+        r for r in cc if r.get("attachment", {}).get("type") != "file"
+    ]
 
 
 def test_the_summary_message_has_2_1_328s_shape(tmp_path):
@@ -137,8 +170,11 @@ def test_the_first_request_after_claude_codes_compaction_is_the_preview(tmp_path
     s, theirs, boundary = before_compaction("threshold_env_window_100k", tmp_path)
     when = datetime.fromisoformat(boundary["timestamp"].replace("Z", "+00:00"))
     res = compact(s, "compact", trigger="auto", summarizer=FakeSummary(), factory=RecordFactory(s, now=when))
-    path_then = next(str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
-                     for r in theirs if r.get("isCompactSummary"))
+    path_then = next(
+        str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
+        for r in theirs
+        if r.get("isCompactSummary")
+    )
     sent = [q for q in load_requests(folder) if q["kind"] == "turn"]
     after = sent[[q["kind"] for q in load_requests(folder)].index("summary")]  # the first turn after the summarize call
     ours = json.loads(json.dumps([dict(m) for m in res.api_messages]).replace(json.dumps(str(s.path.resolve()))[1:-1], path_then))
@@ -146,9 +182,14 @@ def test_the_first_request_after_claude_codes_compaction_is_the_preview(tmp_path
 
 
 def test_rounds_follow_message_ids_and_open_tool_calls(tmp_path):
-    recs = [user("u1", None, "go"), assistant("a1", "u1", [tool_use("t1", "Bash")], message_id="m1"),
-            user("r1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
-            assistant("a2", "r1", message_id="m2"), user("u2", "a2", "more"), assistant("a3", "u2", message_id="m3")]
+    recs = [
+        user("u1", None, "go"),
+        assistant("a1", "u1", [tool_use("t1", "Bash")], message_id="m1"),
+        user("r1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+        assistant("a2", "r1", message_id="m2"),
+        user("u2", "a2", "more"),
+        assistant("a3", "u2", message_id="m3"),
+    ]
     s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
     rounds = api_rounds(s, list(s.conversation.chain))
     assert [[s.records[i].uuid for i in g] for g in rounds] == [["u1"], ["a1", "r1"], ["a2", "u2"], ["a3"]]
@@ -164,7 +205,9 @@ def test_a_saved_compaction_resumes_as_previewed(tmp_path):
     out = save(s, res)
     assert sha256(path) == before
     back = Session.load(out.path)
-    assert canonical(_blocks(api_messages(sent_bodies(back, back.conversation.chain), "user"))) == canonical(_blocks(res.api_messages))
+    assert canonical(_blocks(api_messages(sent_bodies(back, back.conversation.chain), "user"))) == canonical(
+        _blocks(res.api_messages)
+    )
     body = [orjson.loads(raw) for raw in out.path.read_bytes().splitlines()]
     copied = [r for r in body if r.get("uuid") and r.get("uuid") in {x.uuid for x in s.records}]
     assert copied and all(r["forkedFrom"] == {"sessionId": s.session_id, "messageUuid": r["uuid"]} for r in copied)
@@ -225,11 +268,15 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     assert code == 2 and "2.1.400" in err and "--allow-newer" in err and len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in path.parent.iterdir()) == listing
     # a session still being written: it ends mid-turn and changed a moment ago
-    live = write_jsonl(tmp_path / "live" / "live.jsonl", [user("u1", None, "go", sec=0, version="2.1.328"),
-                                                          assistant("a1", "u1", [tool_use("t1", "Bash")], sec=1, version="2.1.328"),
-                                                          user("u2", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}],
-                                                               sec=2, version="2.1.328"),
-                                                          assistant("a2", "u2", [tool_use("t2", "Bash")], sec=3, version="2.1.328")])
+    live = write_jsonl(
+        tmp_path / "live" / "live.jsonl",
+        [
+            user("u1", None, "go", sec=0, version="2.1.328"),
+            assistant("a1", "u1", [tool_use("t1", "Bash")], sec=1, version="2.1.328"),
+            user("u2", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}], sec=2, version="2.1.328"),
+            assistant("a2", "u2", [tool_use("t2", "Bash")], sec=3, version="2.1.328"),
+        ],
+    )
     code, out, err = run_cli("compact", live, "--strategy", "full", "--write")
     assert code == 2 and "still being written" in err and "--allow-live" in err
     assert sorted(p.name for p in live.parent.iterdir()) == ["live.jsonl"]

@@ -51,8 +51,11 @@ class Measured:
 
     @property
     def reactive_words(self) -> str:
-        return {"compacts and retries": "compacted and sent the request again", "compacts": "compacted",
-                "ends the turn (no compaction)": "ended the turn without compacting"}.get(self.reactive, self.reactive)
+        return {
+            "compacts and retries": "compacted and sent the request again",
+            "compacts": "compacted",
+            "ends the turn (no compaction)": "ended the turn without compacting",
+        }.get(self.reactive, self.reactive)
 
 
 def _cell(d: dict[str, Any]) -> Measured | None:
@@ -66,12 +69,18 @@ def _cell(d: dict[str, Any]) -> Measured | None:
     if enforced and count is None and isinstance(auto.get("usage"), int):  # a search cut short: its last compaction's
         count = auto["usage"] + (auto.get("estimate") or 0)  # usage and the estimate Claude Code added to it
     return Measured(
-        version=v, model=str(d.get("model")), enforced=enforced,
-        threshold=count if enforced else None, threshold_usage=auto.get("usage") if enforced else None,
-        blocks=blk.get("outcome") == "blocked", blocking_usage=blk.get("usage") if blk.get("outcome") == "blocked" else None,
-        blocks_with_defaults=auto.get("outcome") == "blocked", auto_off_compacts=blk.get("outcome") == "compact",
+        version=v,
+        model=str(d.get("model")),
+        enforced=enforced,
+        threshold=count if enforced else None,
+        threshold_usage=auto.get("usage") if enforced else None,
+        blocks=blk.get("outcome") == "blocked",
+        blocking_usage=blk.get("usage") if blk.get("outcome") == "blocked" else None,
+        blocks_with_defaults=auto.get("outcome") == "blocked",
+        auto_off_compacts=blk.get("outcome") == "compact",
         reactive=str(d.get("reactive") or ""),
-        summarizer_fails=str(d.get("summarizer_fails") or ""))
+        summarizer_fails=str(d.get("summarizer_fails") or ""),
+    )
 
 
 @lru_cache(maxsize=1)
@@ -158,23 +167,30 @@ def lookup(version: str | None, model: str | None) -> Lookup:
     seg = segment(v)
     below = [r for r in rel if r <= v and segment(r) == seg]  # never across a boundary where the rules changed
     if not below:
-        return Lookup(None, None, f"no release from {show_version(seg)} to {show_version(v)} (where the rules last changed) "
-                                  "was measured by the era matrix")
+        return Lookup(
+            None,
+            None,
+            f"no release from {show_version(seg)} to {show_version(v)} (where the rules last changed) "
+            "was measured by the era matrix",
+        )
     r = below[-1]
     c = cells().get((r, name))
     if r == v:
         where = f"measured on the {show_version(r)} binary"
     elif r == rel[-1]:
-        where = (f"measured on {show_version(r)}, the newest release the era matrix ran; {show_version(v)} is newer and was "
-                 "not measured")
+        where = (
+            f"measured on {show_version(r)}, the newest release the era matrix ran; {show_version(v)} is newer and was "
+            "not measured"
+        )
     else:
         nxt = next(x for x in rel if x > v)
-        where = (f"measured on {show_version(r)}, the nearest measured release below {show_version(v)} (the next measured "
-                 f"is {show_version(nxt)})")
+        where = (
+            f"measured on {show_version(r)}, the nearest measured release below {show_version(v)} (the next measured "
+            f"is {show_version(nxt)})"
+        )
     if c is None:
         return Lookup(None, r, f"{where}, but not on {name}")
-    what = (f"{where} with an id no catalog has ({name}, standing for {model})" if name == UNKNOWN_MODEL
-            else f"{where} on {name}")
+    what = f"{where} with an id no catalog has ({name}, standing for {model})" if name == UNKNOWN_MODEL else f"{where} on {name}"
     return Lookup(c, r, what)
 
 
@@ -201,8 +217,7 @@ def resume_parent(conv: Any, version: str | None) -> tuple[str | None, str]:
     v = parse_version(version)
     below = sorted(r for r in rules if v is not None and r <= v)
     if not below:
-        return leaf, ("the leaf's trailing bookkeeping record is not measured for this release: the last message is "
-                      "assumed")
+        return leaf, ("the leaf's trailing bookkeeping record is not measured for this release: the last message is assumed")
     r = below[-1]
     rule = rules[r].get("trailing system record", "")
     at = f"measured on {show_version(r)}" + ("" if r == v else f", the nearest measured release at or below {show_version(v)}")
@@ -219,8 +234,14 @@ def answer_at(probe: str, version: str | None) -> bool | None:
     bisections found: the answer after the last change at or below it, before the first one the answer before it.
     None when no change of that probe was found or the version is not known."""
     v = parse_version(version)
-    changes = sorted(((parse_version(b.get("first")), b) for b in _rows("boundaries")
-                      if b.get("probe") == probe and parse_version(b.get("first"))), key=lambda x: x[0])
+    changes = sorted(
+        (
+            (parse_version(b.get("first")), b)
+            for b in _rows("boundaries")
+            if b.get("probe") == probe and parse_version(b.get("first"))
+        ),
+        key=lambda x: x[0],
+    )
     if v is None or not changes:
         return None
     answer = changes[0][1]["answers"]["before"]

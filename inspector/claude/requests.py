@@ -77,10 +77,19 @@ class RebuiltRequest:
         return bool(self.replies)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "timestamp": self.timestamp, "query_source": self.query_source, "model": self.model,
-                "agent_id": self.agent_id, "answered": self.answered, "exact": self.exact,
-                "unresolved": self.unresolved, "not_recorded": self.not_recorded, "capped": self.capped,
-                "request": self.request}
+        return {
+            "id": self.id,
+            "timestamp": self.timestamp,
+            "query_source": self.query_source,
+            "model": self.model,
+            "agent_id": self.agent_id,
+            "answered": self.answered,
+            "exact": self.exact,
+            "unresolved": self.unresolved,
+            "not_recorded": self.not_recorded,
+            "capped": self.capped,
+            "request": self.request,
+        }
 
 
 def _content_blocks(content: Any) -> list[Any]:
@@ -166,28 +175,47 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
                 n = sizes[id(m)] = len(_json(m))
             total = (sums[-1] if sums else 0) + n
             if total > REQUEST_BYTES_CAP:
-                capped = (f"cut at message {len(msgs):,}: its messages pass the API's limit of "
-                          f"{REQUEST_BYTES_CAP >> 20} MB a request (no request this large was sent)")
+                capped = (
+                    f"cut at message {len(msgs):,}: its messages pass the API's limit of "
+                    f"{REQUEST_BYTES_CAP >> 20} MB a request (no request this large was sent)"
+                )
                 break
             msgs.append(m)  # shared: _set_path copies what it marks
             sums.append(total)
         refs += len(msgs)
         if refs > MAX_REFERENCES:
             msgs, sums = [], []
-            capped = (f"not rebuilt: the requests before it already hold {MAX_REFERENCES:,} messages, inspector's limit "
-                      "for one transcript")
+            capped = (
+                f"not rebuilt: the requests before it already hold {MAX_REFERENCES:,} messages, inspector's limit "
+                "for one transcript"
+            )
         built[rid] = (msgs, sums)
         params = b.get("params") if isinstance(b.get("params"), dict) else {}
         shape = shapes.get(b.get("shapeHash")) or {}
-        request: dict[str, Any] = {**params, "system": shape.get("system"), "tools": shape.get("tools"),
-                                   "messages": [dict(m) for m in msgs]}
+        request: dict[str, Any] = {
+            **params,
+            "system": shape.get("system"),
+            "tools": shape.get("tools"),
+            "messages": [dict(m) for m in msgs],
+        }
         for cc in b.get("cacheControl") if isinstance(b.get("cacheControl"), list) else ():
             if isinstance(cc, dict):
                 _set_path(request, cc.get("path"), cc.get("value"))
-        out.append(RebuiltRequest(rid, i, recs[i].timestamp, b.get("querySource") if isinstance(b.get("querySource"), str) else None,
-                                  params.get("model") if isinstance(params.get("model"), str) else None, request,
-                                  replies.get(rid, []), unresolved, b.get("agentId") if isinstance(b.get("agentId"), str) else None,
-                                  _not_recorded(params), capped))
+        out.append(
+            RebuiltRequest(
+                rid,
+                i,
+                recs[i].timestamp,
+                b.get("querySource") if isinstance(b.get("querySource"), str) else None,
+                params.get("model") if isinstance(params.get("model"), str) else None,
+                request,
+                replies.get(rid, []),
+                unresolved,
+                b.get("agentId") if isinstance(b.get("agentId"), str) else None,
+                _not_recorded(params),
+                capped,
+            )
+        )
     return out
 
 
@@ -250,8 +278,11 @@ def request_before(s: Session, requests: list[RebuiltRequest], index: int) -> Re
 def message_texts(message: dict[str, Any]) -> list[tuple[str, str]]:
     """(kind, text) of each block of an API message, for counting what fills a request."""
     out = []
-    for b in iter_blocks(message.get("content")) if isinstance(message.get("content"), list) else [
-            {"type": "text", "text": message.get("content") or ""}]:
+    for b in (
+        iter_blocks(message.get("content"))
+        if isinstance(message.get("content"), list)
+        else [{"type": "text", "text": message.get("content") or ""}]
+    ):
         t = b.get("type")
         if t == "text":
             out.append(("text", str(b.get("text", ""))))

@@ -71,7 +71,11 @@ class Era:
     @property
     def label(self) -> str:
         if self.first is None and self.last is not None:
-            return f"before {show_version((self.last[0] + 1, 0, 0))}" if self.last[1:] == (99, 999) else f"up to {show_version(self.last)}"
+            return (
+                f"before {show_version((self.last[0] + 1, 0, 0))}"
+                if self.last[1:] == (99, 999)
+                else f"up to {show_version(self.last)}"
+            )
         if self.last is None:
             return f"{show_version(self.first)} and later" if self.first else "every release"
         return f"{show_version(self.first)} – {show_version(self.last)}"
@@ -81,39 +85,105 @@ class Era:
 
 
 ERAS: tuple[Era, ...] = (
-    Era("1.0", None, (1, 99, 999), "max-output", "fixed", "always", (FULL,), "measured",
+    Era(
+        "1.0",
+        None,
+        (1, 99, 999),
+        "max-output",
+        "fixed",
+        "always",
+        (FULL,),
+        "measured",
         "measured on the 1.0.128 binary (the era matrix): the summary reserve is the model's whole max output "
         "(threshold 155,000 for a 32,000 max output), as in 2.0; DISABLE_AUTO_COMPACT is not read (it compacts "
-        "anyway), so its blocking limit is not measured and the 2.0 rule is assumed", "window"),
-    Era("2.0", (2, 0, 0), (2, 1, 20), "max-output", "fixed", "always", (FULL, PARTIAL_FROM, MICROCOMPACT), "measured",
+        "anyway), so its blocking limit is not measured and the 2.0 rule is assumed",
+        "window",
+    ),
+    Era(
+        "2.0",
+        (2, 0, 0),
+        (2, 1, 20),
+        "max-output",
+        "fixed",
+        "always",
+        (FULL, PARTIAL_FROM, MICROCOMPACT),
+        "measured",
         "the summary reserve was the model's whole max output (32,000 for Opus 4.5: threshold 155,000) and the blocking "
         "limit the window − 3,000: measured on the 2.0.0, 2.0.76 and 2.1.20 binaries (the era matrix), as real sessions of "
-        "2.0.76–2.1.20 compacted at 155,301–157,692; Claude Code's 2.1.21 changelog fixed the reserve", "window"),
-    Era("2.1.21", (2, 1, 21), (2, 1, 74), "capped", "fixed", "always",
-        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT), "measured",
+        "2.0.76–2.1.20 compacted at 155,301–157,692; Claude Code's 2.1.21 changelog fixed the reserve",
+        "window",
+    ),
+    Era(
+        "2.1.21",
+        (2, 1, 21),
+        (2, 1, 74),
+        "capped",
+        "fixed",
+        "always",
+        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT),
+        "measured",
         "from 2.1.21 the reserve is capped at 20,000 (threshold 167,000 for a 200k window), the blocking limit still the "
         "window − 3,000 (197,000): measured on the 2.1.21 and 2.1.74 binaries (the era matrix); real sessions of "
-        "2.1.25–2.1.42 compacted at 167,094–174,247", "window"),
-    Era("2.1.75", (2, 1, 75), (2, 1, 152), "capped", "fixed", "always",
-        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT), "measured",
+        "2.1.25–2.1.42 compacted at 167,094–174,247",
+        "window",
+    ),
+    Era(
+        "2.1.75",
+        (2, 1, 75),
+        (2, 1, 152),
+        "capped",
+        "fixed",
+        "always",
+        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT),
+        "measured",
         "from 2.1.75 the blocking limit is the effective window − 3,000 (177,000; bisected on the binaries: 2.1.74 "
         "refuses at 197,000, 2.1.75 at 177,000); 2.1.88's code is the format reference (§4); measured on the 2.1.75, "
-        "2.1.88, 2.1.111 and 2.1.152 binaries (the era matrix)", "effective"),
-    Era("2.1.153", (2, 1, 153), (2, 1, 158), "capped", "fixed", "none",
-        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT), "measured",
+        "2.1.88, 2.1.111 and 2.1.152 binaries (the era matrix)",
+        "effective",
+    ),
+    Era(
+        "2.1.153",
+        (2, 1, 153),
+        (2, 1, 158),
+        "capped",
+        "fixed",
+        "none",
+        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT),
+        "measured",
         "from 2.1.153 no model compacts at its threshold with the defaults: Claude Code compacts when the API refuses "
         "a request as too long (bisected on the binaries: 2.1.152 compacts claude-sonnet-4-5 at 167,000, 2.1.153 does "
         "not; measured on the 2.1.153 and 2.1.158 binaries, the era matrix); a configured window is assumed to enforce "
-        "it, as from 2.1.159", "effective"),
-    Era("2.1.159", (2, 1, 159), (2, 1, 327), "capped", "catalog", "window-source",
-        (TAIL, FULL, PARTIAL_FROM, PARTIAL_UP_TO), "measured",
+        "it, as from 2.1.159",
+        "effective",
+    ),
+    Era(
+        "2.1.159",
+        (2, 1, 159),
+        (2, 1, 327),
+        "capped",
+        "catalog",
+        "window-source",
+        (TAIL, FULL, PARTIAL_FROM, PARTIAL_UP_TO),
+        "measured",
         "from 2.1.159 the model catalog sizes the window and auto-compaction fires only for some window sources "
         "(anthropics/claude-code#64520): none with the defaults up to 2.1.162, claude-opus-4-6 and claude-sonnet-4-6 "
         "again from 2.1.163 (bisected); each release's own catalog decides the rest, measured on the 2.1.159, 2.1.162, "
-        "2.1.163, 2.1.219, 2.1.237 and 2.1.327 binaries (the era matrix)", "model"),
-    Era("2.1.328", (2, 1, 328), None, "capped", "catalog", "window-source", (TAIL, PARTIAL_FROM, PARTIAL_UP_TO), "measured",
+        "2.1.163, 2.1.219, 2.1.237 and 2.1.327 binaries (the era matrix)",
+        "model",
+    ),
+    Era(
+        "2.1.328",
+        (2, 1, 328),
+        None,
+        "capped",
+        "catalog",
+        "window-source",
+        (TAIL, PARTIAL_FROM, PARTIAL_UP_TO),
+        "measured",
         "measured on the 2.1.328 binary (claude-code-2.1.328.md §1, and the era matrix on 2.1.328 and later): the window "
-        "source decides whether the threshold is enforced", "model"),
+        "source decides whether the threshold is enforced",
+        "model",
+    ),
 )
 NEWEST = ERAS[-1]
 # The newest release that resumed sessions inspector saved, in the conformance round trip (python -m conformance
@@ -122,8 +192,13 @@ SAVES_CHECKED_ON: Version = (2, 1, 332)
 
 # the workbench's strategies, and the era strategy each one is
 WORKBENCH = {
-    "compact": TAIL, "reactive": TAIL, "partial-from": PARTIAL_FROM, "partial-up-to": PARTIAL_UP_TO, "full": FULL,
-    "session-memory": SESSION_MEMORY, "microcompact": MICROCOMPACT,
+    "compact": TAIL,
+    "reactive": TAIL,
+    "partial-from": PARTIAL_FROM,
+    "partial-up-to": PARTIAL_UP_TO,
+    "full": FULL,
+    "session-memory": SESSION_MEMORY,
+    "microcompact": MICROCOMPACT,
 }
 STRATEGY_WORDS = {
     "compact": "compaction that keeps the last round (threshold or /compact)",
@@ -150,17 +225,19 @@ def releases_with(strategy: str) -> str:
     return f"{show_version(first.first)} – {show_version(last.last)}"
 
 
-def default_strategy(era: "Era") -> str:
+def default_strategy(era: Era) -> str:
     """What the session's own Claude Code does when it compacts: the kept-tail engine from 2.1.159, full before."""
     return "compact" if TAIL in era.strategies else "full"
 
 
-def what_if(strategy: str, era: "Era") -> str | None:
+def what_if(strategy: str, era: Era) -> str | None:
     """None when the session's release had this strategy; else a sentence saying it is a what-if."""
     kind = WORKBENCH.get(strategy)
     if kind is None or kind in era.strategies:
         return None
-    return (f"a what-if: Claude Code {era.label} does not do {STRATEGY_WORDS[strategy]}; it is what {releases_with(strategy)} did")
+    return f"a what-if: Claude Code {era.label} does not do {STRATEGY_WORDS[strategy]}; it is what {releases_with(strategy)} did"
+
+
 REFERENCE = ERAS[3]  # the 2.1.88 format reference
 
 
@@ -193,18 +270,23 @@ def rules_for(version: str | None) -> Rules:
                 rel = [r for r in releases() if era.contains(r)]
                 newest = rel[-1] if rel else (2, 1, 328)
                 if v > newest:
-                    note = (f"Claude Code {show_version(v)} is newer than any release the era matrix measured (the newest "
-                            f"is {show_version(newest)}): the rules of {era.label} as measured on {show_version(newest)} "
-                            "are applied")
+                    note = (
+                        f"Claude Code {show_version(v)} is newer than any release the era matrix measured (the newest "
+                        f"is {show_version(newest)}): the rules of {era.label} as measured on {show_version(newest)} "
+                        "are applied"
+                    )
                 else:
                     near = max(r for r in rel if r <= v) if any(r <= v for r in rel) else newest
-                    note = (f"Claude Code {show_version(v)}: the rules of {era.label}, its numbers checked on the "
-                            f"{show_version(near)} binary (the era matrix)")
+                    note = (
+                        f"Claude Code {show_version(v)}: the rules of {era.label}, its numbers checked on the "
+                        f"{show_version(near)} binary (the era matrix)"
+                    )
             return Rules(era, v, note)
     return Rules(NEWEST, v, f"Claude Code {show_version(v)}: the newest known rules are applied")
 
 
 # -- the 2.1.328 model catalog (claude-code-2.1.328.md §1.1-1.2) -----------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class CatalogModel:

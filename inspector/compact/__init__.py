@@ -8,7 +8,7 @@ compaction falls back to full compaction where Claude Code would, and says why.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from inspector.claude.versions import default_strategy, releases_with, rules_for, what_if
 from inspector.compact.base import CompactError, CompactionResult, Estimator, RecordFactory, Slice, make_slice
@@ -55,14 +55,36 @@ def compact(
     settings = settings or Settings()
     if estimator is None:
         estimator = Estimator(s, make_slice(s, at, settings).series, settings)
-    res = _run(s, strategy, rules, at=at, summarizer=summarizer, settings=settings, microcompact_params=microcompact_params,
-               session_memory_params=session_memory_params, pivot=pivot, direction=direction, instructions=instructions,
-               factory=factory, estimator=estimator, progress=progress, cancel=cancel, trigger=trigger, refused_at=refused_at,
-               prompt_tokens=prompt_tokens)
+    res = _run(
+        s,
+        strategy,
+        rules,
+        at=at,
+        summarizer=summarizer,
+        settings=settings,
+        microcompact_params=microcompact_params,
+        session_memory_params=session_memory_params,
+        pivot=pivot,
+        direction=direction,
+        instructions=instructions,
+        factory=factory,
+        estimator=estimator,
+        progress=progress,
+        cancel=cancel,
+        trigger=trigger,
+        refused_at=refused_at,
+        prompt_tokens=prompt_tokens,
+    )
     label = f"{key}: the rules of Claude Code {rules.era.label} (releases {releases_with(key)} had it)"
     wi = what_if(key, rules.era)
-    return replace(res, rules=rules.note, strategy_label=label, what_if=wi, notes=((wi,) if wi else ()) + res.notes,
-                   accounting=account(s, estimator, res))
+    return replace(
+        res,
+        rules=rules.note,
+        strategy_label=label,
+        what_if=wi,
+        notes=((wi,) if wi else ()) + res.notes,
+        accounting=account(s, estimator, res),
+    )
 
 
 def pivot_candidates(s: Session, settings: Settings | None = None, series: Series | None = None) -> list[int]:
@@ -87,10 +109,12 @@ def pivot_words(s: Session, cands: list[int]) -> str:
     """Which records can be pivots, in words: none, or the last few with their line and first words."""
     if not cands:
         return "this session has no prompt you typed after its last compaction, so it has no pivot at all"
-    listed = ", ".join(f"line {s.records[k].line} ({' '.join(str(s.records[k].get('prompt') or '').split())[:30]!r})"
-                       for k in cands[-5:])
+    listed = ", ".join(
+        f"line {s.records[k].line} ({' '.join(str(s.records[k].get('prompt') or '').split())[:30]!r})" for k in cands[-5:]
+    )
     return f"the pivots here are the prompts you typed since the last compaction: {listed}" + (
-        f" and {len(cands) - 5} earlier" if len(cands) > 5 else "")
+        f" and {len(cands) - 5} earlier" if len(cands) > 5 else ""
+    )
 
 
 def resolve_reference(s: Session, ref: str, *, pivot: bool = False, settings: Settings | None = None) -> str:
@@ -118,8 +142,10 @@ def resolve_reference(s: Session, ref: str, *, pivot: bool = False, settings: Se
     else:
         last_boundary = max((k for k in chain if s.records[k].is_compact_boundary), default=None)
         if last_boundary is not None and chain.index(i) <= chain.index(last_boundary):
-            why = (f"is before the last compaction (line {s.records[last_boundary].line}): only what came after it can be "
-                   "summarized from or up to")
+            why = (
+                f"is before the last compaction (line {s.records[last_boundary].line}): only what came after it can be "
+                "summarized from or up to"
+            )
         elif r.type == "assistant":
             why = "is a reply of the model, not a prompt you typed"
         elif r.type == "user" and r.tool_results:
@@ -147,41 +173,70 @@ def account(s: Session, est: Estimator, res: CompactionResult) -> dict[str, int]
         return round(ratio * est.counted([dict(b) for b in bodies])) if bodies else 0
 
     by = {o: [v.body for v in res.view if v.origin == o] for o in ("summary", "new", "kept", "cleared")}
-    out = {"summary": tokens(by["summary"]), "new": tokens(by["new"]), "kept": tokens(by["kept"]),
-           "kept_messages": len(by["kept"]) + len(by["cleared"]), "cleared_left": tokens(by["cleared"])}
+    out = {
+        "summary": tokens(by["summary"]),
+        "new": tokens(by["new"]),
+        "kept": tokens(by["kept"]),
+        "kept_messages": len(by["kept"]) + len(by["cleared"]),
+        "cleared_left": tokens(by["cleared"]),
+    }
     if res.cleared_tool_results:
-        originals = [s.body(s.conversation.by_uuid[v.uuid]) for v in res.view if v.origin == "cleared" and v.uuid in s.conversation.by_uuid]
+        originals = [
+            s.body(s.conversation.by_uuid[v.uuid]) for v in res.view if v.origin == "cleared" and v.uuid in s.conversation.by_uuid
+        ]
         out["cleared_before"] = tokens(originals)
-    replaced = [s.body(i) for u in res.summarized_uuids if (i := s.conversation.by_uuid.get(u)) is not None
-                and s.records[i].type in ("user", "assistant", "attachment")]
+    replaced = [
+        s.body(i)
+        for u in res.summarized_uuids
+        if (i := s.conversation.by_uuid.get(u)) is not None and s.records[i].type in ("user", "assistant", "attachment")
+    ]
     out["replaced"], out["replaced_messages"] = tokens(replaced), len(replaced)
     out["fixed"] = res.tokens_after - out["summary"] - out["new"] - out["kept"] - out["cleared_left"]
     # the same split of the size before: the records compacted, and the rest (the system prompt and tools, what an
     # earlier compaction re-attached, and whatever the offline count of the records misses)
-    originals = [s.body(i) for v in res.view if v.origin in ("kept", "cleared") and v.uuid is not None
-                 and (i := s.conversation.by_uuid.get(v.uuid)) is not None]
+    originals = [
+        s.body(i)
+        for v in res.view
+        if v.origin in ("kept", "cleared") and v.uuid is not None and (i := s.conversation.by_uuid.get(v.uuid)) is not None
+    ]
     out["records_before"] = tokens(replaced + originals)
     out["fixed_before"] = res.tokens_before - out["records_before"]
     return out
 
 
-def _just_after(s: Session, index: int) -> "datetime":
-    from datetime import datetime, timedelta, timezone
+def _just_after(s: Session, index: int) -> datetime:
+    from datetime import datetime, timedelta
 
     from inspector.transcript.records import timestamp_key
 
     for i in range(index, -1, -1):
         t = timestamp_key(s.records[i].timestamp)
         if t is not None:
-            return datetime.fromtimestamp(t, tz=timezone.utc) + timedelta(seconds=1)
-    return datetime.now(timezone.utc)
+            return datetime.fromtimestamp(t, tz=UTC) + timedelta(seconds=1)
+    return datetime.now(UTC)
 
 
-def _run(s: Session, strategy: str, rules: object, *, at: str | None, summarizer: Summarizer | None, settings: Settings | None,
-         microcompact_params: MicrocompactParams | None, session_memory_params: SessionMemoryParams | None, pivot: str | None,
-         direction: str, instructions: str | None, factory: RecordFactory | None, estimator: Estimator | None,
-         progress: Progress | None, cancel: Cancel | None, trigger: str, refused_at: int | None,
-         prompt_tokens: int | None) -> CompactionResult:
+def _run(
+    s: Session,
+    strategy: str,
+    rules: object,
+    *,
+    at: str | None,
+    summarizer: Summarizer | None,
+    settings: Settings | None,
+    microcompact_params: MicrocompactParams | None,
+    session_memory_params: SessionMemoryParams | None,
+    pivot: str | None,
+    direction: str,
+    instructions: str | None,
+    factory: RecordFactory | None,
+    estimator: Estimator | None,
+    progress: Progress | None,
+    cancel: Cancel | None,
+    trigger: str,
+    refused_at: int | None,
+    prompt_tokens: int | None,
+) -> CompactionResult:
     from inspector.claude.versions import TAIL
 
     settings = settings or Settings()
@@ -190,16 +245,24 @@ def _run(s: Session, strategy: str, rules: object, *, at: str | None, summarizer
     if factory is None:  # the new records are dated just after the point they compact, not on the day they are saved
         factory = RecordFactory(s, now=_just_after(s, sl.point))
     summarizer = summarizer or OfflineSummarizer()
-    tail_era = TAIL in getattr(getattr(rules, "era"), "strategies")
+    tail_era = TAIL in rules.era.strategies
     if strategy in ("compact", "reactive"):
         mode = "compact" if strategy == "compact" else "reactive"
-        return engine_compact(sl, est, summarizer, EngineParams(mode, trigger, instructions, refused_at, prompt_tokens),
-                              factory, progress, cancel)
+        return engine_compact(
+            sl, est, summarizer, EngineParams(mode, trigger, instructions, refused_at, prompt_tokens), factory, progress, cancel
+        )
     if strategy == "partial" and tail_era:
         if pivot is None:
             raise CompactError("partial compaction needs a pivot: the uuid of a prompt you typed (--at)")
-        return engine_compact(sl, est, summarizer, EngineParams("partial", "manual", instructions, None, None, pivot, direction), factory,
-                              progress, cancel)
+        return engine_compact(
+            sl,
+            est,
+            summarizer,
+            EngineParams("partial", "manual", instructions, None, None, pivot, direction),
+            factory,
+            progress,
+            cancel,
+        )
     if strategy == "microcompact":
         return microcompact(sl, est, microcompact_params or MicrocompactParams(), factory)
     if strategy == "partial":
@@ -210,11 +273,35 @@ def _run(s: Session, strategy: str, rules: object, *, at: str | None, summarizer
         return full_compact(sl, est, summarizer, FullParams(instructions), factory, progress, cancel)
     res = session_memory_compact(sl, est, summarizer, session_memory_params or SessionMemoryParams(), factory)
     if res.fallback is not None:
-        full = full_compact(sl, est, summarizer, FullParams(instructions, trigger="auto" if (session_memory_params or SessionMemoryParams()).auto else "manual"),
-                            factory, progress, cancel)
-        return replace(full, fallback=res.fallback, notes=(f"session-memory compaction not applicable: {res.fallback}",) + full.notes)
+        full = full_compact(
+            sl,
+            est,
+            summarizer,
+            FullParams(instructions, trigger="auto" if (session_memory_params or SessionMemoryParams()).auto else "manual"),
+            factory,
+            progress,
+            cancel,
+        )
+        return replace(
+            full, fallback=res.fallback, notes=(f"session-memory compaction not applicable: {res.fallback}",) + full.notes
+        )
     return res
 
 
-__all__ = ["pivot_candidates", "pivot_words", "resolve_reference", "EngineParams", "STRATEGIES", "CompactError", "CompactionResult", "Estimator", "KeepConfig", "MicrocompactParams", "RecordFactory",
-           "SessionMemoryParams", "Slice", "compact", "make_slice"]
+__all__ = [
+    "pivot_candidates",
+    "pivot_words",
+    "resolve_reference",
+    "EngineParams",
+    "STRATEGIES",
+    "CompactError",
+    "CompactionResult",
+    "Estimator",
+    "KeepConfig",
+    "MicrocompactParams",
+    "RecordFactory",
+    "SessionMemoryParams",
+    "Slice",
+    "compact",
+    "make_slice",
+]

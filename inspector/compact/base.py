@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 import uuid as uuidlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from inspector.tokens.calibrate import Calibration, calibrate, chain_counts
 from inspector.tokens.estimate import count_bodies
@@ -125,7 +126,11 @@ class Estimator:
         return self.calibration.predict(self.counted(bodies, cleared))
 
     def state(self, tokens: int) -> dict[str, Any]:
-        return {"tokens": tokens, "state": warning_state(tokens, self.thresholds), "percent_left": percent_left(tokens, self.thresholds)}
+        return {
+            "tokens": tokens,
+            "state": warning_state(tokens, self.thresholds),
+            "percent_left": percent_left(tokens, self.thresholds),
+        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,19 +247,25 @@ class CompactionResult:
             parts.append(f"{a['kept']:,} kept ({a['kept_messages']:,} records)")
         if self.cleared_tool_results:
             parts.append(f"{a['cleared_left']:,} left of the cleared results")
-        words = (f"{self.tokens_before:,} before = {a['fixed_before']:,} system prompt, tools and the rest + "
-                 f"{a['records_before']:,} in the records compacted; ")
+        words = (
+            f"{self.tokens_before:,} before = {a['fixed_before']:,} system prompt, tools and the rest + "
+            f"{a['records_before']:,} in the records compacted; "
+        )
         words += f"{self.tokens_after:,} after = " + " + ".join(parts)
         if a.get("replaced_messages"):
             words += f"; the {a['replaced_messages']:,} summarized records it replaces counted {a['replaced']:,}"
         if self.cleared_tool_results:
-            words += (f"; the {len(self.cleared_tool_results)} cleared results counted {a['cleared_before']:,} before "
-                      f"(Claude Code's own rough figure, characters / 4, is {sum(self.cleared_tokens.values()):,})")
+            words += (
+                f"; the {len(self.cleared_tool_results)} cleared results counted {a['cleared_before']:,} before "
+                f"(Claude Code's own rough figure, characters / 4, is {sum(self.cleared_tokens.values()):,})"
+            )
         words += " (calibrated tokens)"
         if a["fixed_before"] - a["fixed"] > max(1000, a["fixed"] // 10):
-            words += (f". The rest is {a['fixed_before'] - a['fixed']:,} smaller after: before, it held what an earlier "
-                      "compaction re-attached and whatever the offline count of the records misses (measured by the API), "
-                      "which the estimate after does not carry over")
+            words += (
+                f". The rest is {a['fixed_before'] - a['fixed']:,} smaller after: before, it held what an earlier "
+                "compaction re-attached and whatever the offline count of the records misses (measured by the API), "
+                "which the estimate after does not carry over"
+            )
         return words
 
 
@@ -268,7 +279,7 @@ class RecordFactory:
 
     session: Session
     new_id: Callable[[], str] = field(default_factory=lambda: lambda: str(uuidlib.uuid4()))
-    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
     _tick: int = 0
 
     def envelope(self, template: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -285,22 +296,54 @@ class RecordFactory:
         self._tick += 1
         return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
-    def boundary(self, template: Mapping[str, Any] | None, *, trigger: str, pre_tokens: int, logical_parent: str | None,
-                 extra_meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def boundary(
+        self,
+        template: Mapping[str, Any] | None,
+        *,
+        trigger: str,
+        pre_tokens: int,
+        logical_parent: str | None,
+        extra_meta: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         meta: dict[str, Any] = {"trigger": trigger, "preTokens": pre_tokens}
         meta.update(extra_meta or {})
-        rec = {"parentUuid": None, "logicalParentUuid": logical_parent, **self.envelope(template), "type": "system",
-               "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
-               "timestamp": self.timestamp(), "uuid": self.new_id(), "level": "info", "compactMetadata": meta}
+        rec = {
+            "parentUuid": None,
+            "logicalParentUuid": logical_parent,
+            **self.envelope(template),
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "isMeta": False,
+            "timestamp": self.timestamp(),
+            "uuid": self.new_id(),
+            "level": "info",
+            "compactMetadata": meta,
+        }
         return rec
 
     def user(self, template: Mapping[str, Any] | None, parent: str | None, content: Any, **extra: Any) -> dict[str, Any]:
-        return {"parentUuid": parent, **self.envelope(template), "type": "user", "message": {"role": "user", "content": content},
-                **extra, "uuid": self.new_id(), "timestamp": self.timestamp()}
+        return {
+            "parentUuid": parent,
+            **self.envelope(template),
+            "type": "user",
+            "message": {"role": "user", "content": content},
+            **extra,
+            "uuid": self.new_id(),
+            "timestamp": self.timestamp(),
+        }
 
     def system(self, template: Mapping[str, Any] | None, parent: str | None, subtype: str, **extra: Any) -> dict[str, Any]:
-        return {"parentUuid": parent, **self.envelope(template), "type": "system", "subtype": subtype, "isMeta": False,
-                **extra, "uuid": self.new_id(), "timestamp": self.timestamp()}
+        return {
+            "parentUuid": parent,
+            **self.envelope(template),
+            "type": "system",
+            "subtype": subtype,
+            "isMeta": False,
+            **extra,
+            "uuid": self.new_id(),
+            "timestamp": self.timestamp(),
+        }
 
 
 _ANALYSIS = re.compile(r"<analysis>.*?</analysis>", re.S)
@@ -316,7 +359,7 @@ def format_compact_summary(raw: str, version: str | None = None) -> str:
 
     m = _ANALYSIS.search(raw)
     if m and not (answer_at("analysis", version) and "<summary>" in raw[: m.start()]):
-        text = raw[: m.start()] + raw[m.end():]
+        text = raw[: m.start()] + raw[m.end() :]
     else:
         text = raw
     m = _SUMMARY.search(text)
@@ -330,8 +373,10 @@ def wrap_summary(formatted: str, *, transcript_path: str | None, preserved: bool
     """getCompactUserSummaryMessage (§8.4, §7.7)."""
     out = CONTINUE_INTRO + "\n\n" + formatted
     if transcript_path:
-        out += ("\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content "
-                f"you generated), read the full transcript at: {transcript_path}")
+        out += (
+            "\n\nIf you need specific details from before compaction (like exact code snippets, error messages, or content "
+            f"you generated), read the full transcript at: {transcript_path}"
+        )
     if preserved:
         out += "\n\n" + SM_PRESERVED
     if directive:

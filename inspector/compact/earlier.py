@@ -19,7 +19,8 @@ import hashlib
 import json
 import math
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 MODES = ("messages", "messages_and_replies")
 FIRST_RELEASE = (2, 1, 331)
@@ -37,7 +38,8 @@ INTRO = {
         "user with a tool, with any answers, word for word and oldest first, so that the exact wording stays available. "
         "Your replies and your other tool calls between them were removed. Standing instructions in them still apply "
         "unless a later message changed them; a one-time approval covered only the action it answered. They are a "
-        "record, not new requests: the summary after them says what is done and what remains."),
+        "record, not new requests: the summary after them says what is done and what remains."
+    ),
     "messages_and_replies": _note(
         "This conversation was compacted. What follows are the user's earlier messages, your closing replies to those "
         "messages, and the questions you asked the user with a tool, with any answers, word for word and oldest first, "
@@ -45,7 +47,8 @@ INTRO = {
         "removed: the work those replies describe was done with tools, and new work still needs them. Standing "
         "instructions in them still apply unless a later message changed them; a one-time approval covered only the "
         "action it answered. They are a record, not new requests: the summary after them says what is done and what "
-        "remains."),
+        "remains."
+    ),
 }
 LEFT_OUT = {"kind": "note", "text": _note("Part of the conversation is left out here.")}
 MIDDLE_CUT = "\n[The middle of this message is left out to save space.]\n"
@@ -80,8 +83,18 @@ MARKERS = (
 _COMMAND_TAGS = ("command-message", "command-name", "command-args", "skill-format", "command-contents")
 _NOT_TYPED_ORIGINS = frozenset(("scheduled", "task_notification", "auto_continuation", "peer", "host_synthetic", "system"))
 # a message whose last text starts with one of these is a command's record or output, not a prompt (xBe, Uwn)
-_NOT_PROMPT_STARTS = tuple(f"<{t}>" for t in ("command-name", "local-command-stdout", "local-command-stderr",
-                                               "local-command-caveat", "bash-input", "bash-stdout", "bash-stderr"))
+_NOT_PROMPT_STARTS = tuple(
+    f"<{t}>"
+    for t in (
+        "command-name",
+        "local-command-stdout",
+        "local-command-stderr",
+        "local-command-caveat",
+        "bash-input",
+        "bash-stdout",
+        "bash-stderr",
+    )
+)
 
 
 def mode_of(value: str | None) -> str | None:
@@ -138,8 +151,14 @@ def listed(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     em = summary.get("earlierMessages") if summary.get("isCompactSummary") is True else None
     if not isinstance(em, list):
         return []
-    return [e for e in em if isinstance(e, dict) and isinstance(e.get("text"), str) and e["text"].strip()
-            and (e.get("kind") in ("user", "reply", "note") or (e.get("kind") == "card" and isinstance(e.get("input"), dict)))]
+    return [
+        e
+        for e in em
+        if isinstance(e, dict)
+        and isinstance(e.get("text"), str)
+        and e["text"].strip()
+        and (e.get("kind") in ("user", "reply", "note") or (e.get("kind") == "card" and isinstance(e.get("input"), dict)))
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,7 +208,7 @@ def _unwrap(text: str) -> str:
     """pvs: system-reminder wrappers at either end taken off."""
     n = text
     while n.lstrip().startswith(_OPEN) and _CLOSE in n:
-        n = n[n.index(_CLOSE) + len(_CLOSE):].lstrip()
+        n = n[n.index(_CLOSE) + len(_CLOSE) :].lstrip()
     while n.rstrip().endswith(_CLOSE) and _OPEN in n:
         n = n[: n.rindex(_OPEN)].rstrip()
     return n
@@ -246,10 +265,16 @@ def _prompt_words(b: Mapping[str, Any]) -> str:
         if att.get("type") != "queued_command" or att.get("textNotTyped") is True or att.get("fromConnector") is True:
             return ""
         return words(att.get("prompt"))
-    if (b.get("type") != "user" or b.get("isVirtual") or b.get("wakeupSource") is not None
-            or (b.get("turnOrigin") or "") in _NOT_TYPED_ORIGINS
-            or any(b.get(k) is True for k in ("textNotTyped", "queueSkipAttachments", "promptRewritten",
-                                               "verifiedSlackHumanTurn", "fromConnector"))):
+    if (
+        b.get("type") != "user"
+        or b.get("isVirtual")
+        or b.get("wakeupSource") is not None
+        or (b.get("turnOrigin") or "") in _NOT_TYPED_ORIGINS
+        or any(
+            b.get(k) is True
+            for k in ("textNotTyped", "queueSkipAttachments", "promptRewritten", "verifiedSlackHumanTurn", "fromConnector")
+        )
+    ):
         return ""
     msg = b.get("message") if isinstance(b.get("message"), dict) else {}
     w = words(msg.get("content"))
@@ -263,12 +288,15 @@ def _message(b: Mapping[str, Any]) -> dict[str, Any]:
 
 def _uses_tools(b: Mapping[str, Any]) -> bool:
     m = _message(b)
-    return (m.get("stop_reason") == "tool_use" or m.get("stop_reason") in BLOCKED_STOPS
-            or any(x.get("type") == "tool_use" for x in _blocks(m.get("content"))))
+    return (
+        m.get("stop_reason") == "tool_use"
+        or m.get("stop_reason") in BLOCKED_STOPS
+        or any(x.get("type") == "tool_use" for x in _blocks(m.get("content")))
+    )
 
 
 def _answers(reply: str, prompt: str) -> str:
-    return hashlib.sha256(f"{_js_len(reply)}:{reply}{prompt}".encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(f"{_js_len(reply)}:{reply}{prompt}".encode()).hexdigest()[:32]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,12 +351,20 @@ def walk(conversation: Sequence[Mapping[str, Any]], remaining: set[str]) -> list
                     out = out[: first + 1] + [dict(LEFT_OUT)]
                 out.append({"kind": "reply", "text": text})
             last_id, tools_since = m.get("id"), acts
-        elif (t == "user" and b.get("toolDenialKind") == "user-rejected"
-              and (b.get("permissionDecision") or {}).get("source") == "user_reject"
-              and b.get("toolDenialAfterRun") is not True and b.get("toolDenialFromHost") is not True):
+        elif (
+            t == "user"
+            and b.get("toolDenialKind") == "user-rejected"
+            and (b.get("permissionDecision") or {}).get("source") == "user_reject"
+            and b.get("toolDenialAfterRun") is not True
+            and b.get("toolDenialFromHost") is not True
+        ):
             out.append({"kind": "user", "text": words(f"{REFUSED} {b.get('userFeedback') or ''}")})
-        elif _is_prompt(b) or (t == "user" and b.get("interruptedByShutdown") is not True
-                               and b.get("retiredByNoPersonsInput") is not True and words(m.get("content")) in MARKERS):
+        elif _is_prompt(b) or (
+            t == "user"
+            and b.get("interruptedByShutdown") is not True
+            and b.get("retiredByNoPersonsInput") is not True
+            and words(m.get("content")) in MARKERS
+        ):
             text = _prompt_words(b)
             if not text:
                 out.append(dict(LEFT_OUT))
@@ -336,10 +372,20 @@ def walk(conversation: Sequence[Mapping[str, Any]], remaining: set[str]) -> list
             item: dict[str, Any] = {"kind": "user", "text": text}
             prev = out[-1] if out else None
             single = [w for w in (_texts(m.get("content")) if t == "user" else []) if words(w)]
-            if (prev is not None and prev.get("kind") == "reply" and not tools_since and last_id is not None
-                    and last_id not in changed and t == "user" and isinstance(b.get("origin"), dict) and b["origin"].get("kind") == "human"
-                    and b.get("promptRewritten") is not True and len(single) == 1
-                    and single[0].strip().startswith(words(single[0])) and _reply_before(conversation, n) == last_id):
+            if (
+                prev is not None
+                and prev.get("kind") == "reply"
+                and not tools_since
+                and last_id is not None
+                and last_id not in changed
+                and t == "user"
+                and isinstance(b.get("origin"), dict)
+                and b["origin"].get("kind") == "human"
+                and b.get("promptRewritten") is not True
+                and len(single) == 1
+                and single[0].strip().startswith(words(single[0]))
+                and _reply_before(conversation, n) == last_id
+            ):
                 item["answers"] = _answers(prev["text"], text)
             out.append(item)
     return out
@@ -377,7 +423,11 @@ def _reply_before(conversation: Sequence[Mapping[str, Any]], n: int) -> Any:
             continue
         if t == "user" and x.get("isMeta") is True and x.get("origin") is None:
             continue
-        if t == "attachment" and (x.get("attachment") or {}).get("type") not in ("queued_command", "poll_events", "teammate_mailbox"):
+        if t == "attachment" and (x.get("attachment") or {}).get("type") not in (
+            "queued_command",
+            "poll_events",
+            "teammate_mailbox",
+        ):
             continue
         if t not in ("user", "assistant", "attachment"):
             continue
@@ -397,7 +447,7 @@ def _cut_middle(item: dict[str, Any], limit: int) -> dict[str, Any]:
     if item.get("kind") == "card" or size <= room:
         return item
     h = max(0, math.floor(len(text) * (room - len(MIDDLE_CUT)) / size / 2))
-    return {**item, "text": text[:h] + MIDDLE_CUT + (text[len(text) - h:] if h else "")}
+    return {**item, "text": text[:h] + MIDDLE_CUT + (text[len(text) - h :] if h else "")}
 
 
 def _ends_first(items: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
@@ -452,14 +502,16 @@ def blocked_last(conversation: Sequence[Mapping[str, Any]]) -> bool:
     return False
 
 
-def earlier_messages(mode: str, conversation: Sequence[Mapping[str, Any]], remaining: set[str],
-                     removed_tokens: float) -> list[dict[str, Any]]:
+def earlier_messages(
+    mode: str, conversation: Sequence[Mapping[str, Any]], remaining: set[str], removed_tokens: float
+) -> list[dict[str, Any]]:
     """u9n: the list written on the summary, or [] when it would hold no message."""
     if blocked_last(conversation):
         return []
     intro = {"kind": "note", "text": INTRO[mode]}
     budget = min(CAP, removed_tokens * RATIO) - weight([intro])
-    items = _merge_notes([dict(LEFT_OUT) if mode == "messages" and e.get("kind") == "reply" else e
-                          for e in walk(conversation, remaining)])
+    items = _merge_notes(
+        [dict(LEFT_OUT) if mode == "messages" and e.get("kind") == "reply" else e for e in walk(conversation, remaining)]
+    )
     kept = fit(items, budget)
     return [intro, *kept] if any(e.get("kind") != "note" for e in kept) else []

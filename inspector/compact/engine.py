@@ -20,12 +20,15 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from datetime import timezone
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from datetime import UTC
+from typing import Any
 
 from inspector.claude.requests import rebuild_requests
+from inspector.claude.versions import TAIL, rules_for
 from inspector.claude.wire import api_messages, wire_style
+from inspector.compact import earlier
 from inspector.compact.base import (
     CONTINUE_INTRO,
     CompactError,
@@ -36,22 +39,28 @@ from inspector.compact.base import (
     ViewMessage,
     format_compact_summary,
 )
-from inspector.claude.versions import TAIL, rules_for
-from inspector.compact import earlier
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_stringify
 from inspector.transcript.records import context_tokens, iter_blocks, text_of
 
-DIRECTIVE = ("Continue the conversation from where it left off without asking the user any further questions. Resume directly "
-             "\u2014 do not acknowledge the summary, do not recap what was happening, do not preface with \"I'll continue\" or "
-             "similar. Pick up the last task as if the break never happened.")
-KEPT_AFTER = ("The messages after this summary are the most recent messages from before compaction, kept verbatim. The summary "
-              "was written without seeing them, so something it says has not happened yet may already have happened in them.")
-TRANSCRIPT_POINTER = ("If you need specific details from before compaction (like exact code snippets, error messages, or content "
-                      "you generated), read the full transcript at: ")
-CAVEAT = ("<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, and its output "
-          "goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>")
+DIRECTIVE = (
+    "Continue the conversation from where it left off without asking the user any further questions. Resume directly "
+    '\u2014 do not acknowledge the summary, do not recap what was happening, do not preface with "I\'ll continue" or '
+    "similar. Pick up the last task as if the break never happened."
+)
+KEPT_AFTER = (
+    "The messages after this summary are the most recent messages from before compaction, kept verbatim. The summary "
+    "was written without seeing them, so something it says has not happened yet may already have happened in them."
+)
+TRANSCRIPT_POINTER = (
+    "If you need specific details from before compaction (like exact code snippets, error messages, or content "
+    "you generated), read the full transcript at: "
+)
+CAVEAT = (
+    "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, and its output "
+    "goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>"
+)
 STDOUT = "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"
 # the REPL (entrypoint "cli") writes the same line dimmed, with the terminal's escape codes (2.1.328, in tmux)
 STDOUT_REPL = "<local-command-stdout>\x1b[2mCompacted (ctrl+o to see full summary)\x1b[22m</local-command-stdout>"
@@ -217,7 +226,12 @@ def _merged_tools_delta(s: Any, found: list[int], names: set[str]) -> dict[str, 
         body = s.body(i)
         att = body.get("attachment") or {}
         rendered = body.get("rendered")
-        if att.get("removedNames") or att.get("addedLines") != att.get("addedNames") or not isinstance(rendered, list) or not rendered:
+        if (
+            att.get("removedNames")
+            or att.get("addedLines") != att.get("addedNames")
+            or not isinstance(rendered, list)
+            or not rendered
+        ):
             continue
         text = rendered[0].get("content") if isinstance(rendered[0], dict) else None
         if not isinstance(text, str) or _TOOLS_HEADER not in text or ":\n" not in text:
@@ -225,7 +239,11 @@ def _merged_tools_delta(s: Any, found: list[int], names: set[str]) -> dict[str, 
         head = text.split(":\n", 1)[0] + ":\n"
         lines = sorted(names)
         new_att = {**att, "addedNames": lines, "addedLines": lines}
-        return {**body, "attachment": new_att, "rendered": [{**rendered[0], "content": head + "\n".join(lines) + "\n</system-reminder>"}]}
+        return {
+            **body,
+            "attachment": new_att,
+            "rendered": [{**rendered[0], "content": head + "\n".join(lines) + "\n</system-reminder>"}],
+        }
     return None
 
 
@@ -260,9 +278,16 @@ def reannouncements(sl: Slice, point_chain: list[int], kept: list[int] = ()) -> 
             continue
         # what is left to announce: all of it, less what the kept records announce (a delta of names)
         want = (set(now or ()) - set(shown or ())) if kind in DELTA_KEYS else None
-        whole = [i for i in _attachments_of(s, history, kind)
-                 if (_announced(s, [i], kind) == now if want is None else
-                     set(_announced(s, [i], kind) or ()) == want and not (s.body(i).get("attachment") or {}).get(DELTA_KEYS[kind][1]))]
+        whole = [
+            i
+            for i in _attachments_of(s, history, kind)
+            if (
+                _announced(s, [i], kind) == now
+                if want is None
+                else set(_announced(s, [i], kind) or ()) == want
+                and not (s.body(i).get("attachment") or {}).get(DELTA_KEYS[kind][1])
+            )
+        ]
         merged = _merged_tools_delta(s, found, want) if not whole and kind == "deferred_tools_delta" and want else None
         if whole:  # one announcement says what is left to say
             out.append(s.body(whole[-1]))
@@ -270,8 +295,10 @@ def reannouncements(sl: Slice, point_chain: list[int], kept: list[int] = ()) -> 
             out.append(merged)
         else:
             out += [s.body(i) for i in found]
-            notes.append(f"the session announced {kind.replace('_', ' ')} {len(found)} times since its last compaction: "
-                         "re-announced as those announcements in order (Claude Code would send one that merges them)")
+            notes.append(
+                f"the session announced {kind.replace('_', ' ')} {len(found)} times since its last compaction: "
+                "re-announced as those announcements in order (Claude Code would send one that merges them)"
+            )
     return out, notes
 
 
@@ -284,9 +311,11 @@ def _compacting_end(sl: Slice) -> int:
 
 
 _NOTIFIED = re.compile(r"<task-id>([^<]+)</task-id>.*?<status>([a-z_]+)</status>", re.S)
-TASK_TEXT = ("<system-reminder>\nTask {id} (type: local_agent) (status: {status}) (description: {description}) Read the output "
-             "file to retrieve the result: {path} (if you cannot read it and do not already have its result, ask agent {id} with "
-             "SendMessage)\n</system-reminder>")
+TASK_TEXT = (
+    "<system-reminder>\nTask {id} (type: local_agent) (status: {status}) (description: {description}) Read the output "
+    "file to retrieve the result: {path} (if you cannot read it and do not already have its result, ask agent {id} with "
+    "SendMessage)\n</system-reminder>"
+)
 
 
 def _agent_finished(s: Any, agent_id: str, by: str | None) -> bool:
@@ -312,9 +341,11 @@ def _agent_finished(s: Any, agent_id: str, by: str | None) -> bool:
     return False
 
 
-RUNNING_TEXT = ("<system-reminder>\nBackground agent \"{description}\" ({id}) is still running. Do NOT spawn a duplicate. You "
-                "will be notified when it completes. You can read partial output at {path} or send it a message with "
-                "SendMessage.\n</system-reminder>")
+RUNNING_TEXT = (
+    '<system-reminder>\nBackground agent "{description}" ({id}) is still running. Do NOT spawn a duplicate. You '
+    "will be notified when it completes. You can read partial output at {path} or send it a message with "
+    "SendMessage.\n</system-reminder>"
+)
 
 
 def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
@@ -327,7 +358,7 @@ def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], lis
     exits = process_exits(s)
     k = bisect.bisect_left(exits, _compacting_end(sl))
     start = exits[k - 1] if k else -1  # the compacting process began after the last exit before it
-    by = now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
+    by = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
     out: list[dict[str, Any]] = []
     notes: list[str] = []
     status: dict[str, str] = {}
@@ -344,28 +375,39 @@ def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], lis
         aid = tur["agentId"]
         st = status.get(aid) or ("completed" if _agent_finished(s, aid, by) else "running")
         if st not in ("completed", "running"):
-            notes.append(f"background agent {aid} ({tur.get('description')}) was {st}: not re-announced (inspector knows "
-                         "how 2.1.328 words a completed or a running agent only)")
+            notes.append(
+                f"background agent {aid} ({tur.get('description')}) was {st}: not re-announced (inspector knows "
+                "how 2.1.328 words a completed or a running agent only)"
+            )
             continue
         path = tur.get("outputFile") if isinstance(tur.get("outputFile"), str) else None
-        att: dict[str, Any] = {"type": "task_status", "taskId": aid, "taskType": "local_agent", "description": tur.get("description"),
-                               "status": st, "deltaSummary": None}
+        att: dict[str, Any] = {
+            "type": "task_status",
+            "taskId": aid,
+            "taskType": "local_agent",
+            "description": tur.get("description"),
+            "status": st,
+            "deltaSummary": None,
+        }
         if path is not None and tur.get("canReadOutputFile", True):
             att["outputFilePath"] = path
         att["canContinueAgent"] = bool(tur.get("canContinueAgent", True))
-        text = (TASK_TEXT if st == "completed" else RUNNING_TEXT).format(id=aid, status=st, description=tur.get("description"), path=path)
+        text = (TASK_TEXT if st == "completed" else RUNNING_TEXT).format(
+            id=aid, status=st, description=tur.get("description"), path=path
+        )
         out.append({"attachment": att, "renderedRole": "system", "rendered": [{"content": text}]})
     return out, notes
 
 
 def _display_path(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1:]
+        return path[len(cwd.rstrip("/")) + 1 :]
     return path
 
 
-def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int],
-                         live: bool | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+def restored_file_bodies(
+    sl: Slice, summarized: list[int], kept: list[int], live: bool | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The `file` attachments 2.1.328 writes after a compaction: up to 5 files read or changed before it and not
     visible in the kept records, newest first, each with the text of a whole Read. Only files whose whole content the
     transcript holds are re-attached (inspector never reads your files); the others are named in the notes."""
@@ -377,7 +419,11 @@ def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int],
                 got = s.tool_index.get(tid, (None, None))
                 if got[1] is not None and got[1] in kept:
                     for b in iter_blocks((s.body(i).get("message") or {}).get("content")):
-                        if b.get("id") == tid and isinstance(b.get("input"), dict) and isinstance(b["input"].get("file_path"), str):
+                        if (
+                            b.get("id") == tid
+                            and isinstance(b.get("input"), dict)
+                            and isinstance(b["input"].get("file_path"), str)
+                        ):
                             visible.add(b["input"]["file_path"])
     chain = list(summarized) + list(kept)
     if live is None:  # whether the process that wrote the slice compacts it
@@ -389,8 +435,7 @@ def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int],
         pm = meta.get("preservedMessages") if isinstance(meta, dict) else None
         before = set(pm.get("uuids") or ()) if isinstance(pm, dict) else set()
         chain = [i for i in chain if s.records[i].uuid not in before]
-    states = sorted(file_states(s, chain, attachments=live).values(),
-                    key=lambda f: (f.modified, f.touched), reverse=True)
+    states = sorted(file_states(s, chain, attachments=live).values(), key=lambda f: (f.modified, f.touched), reverse=True)
     bodies: list[dict[str, Any]] = []
     skipped: list[str] = []
     for st in states:
@@ -408,19 +453,38 @@ def restored_file_bodies(sl: Slice, summarized: list[int], kept: list[int],
         lines = st.content.split("\n")
         numbered_text = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
         call = json.dumps({"file_path": st.path}, separators=(",", ":"), ensure_ascii=False)
-        bodies.append({
-            "attachment": {"type": "file", "filename": st.path,
-                           "content": {"type": "text", "file": {"filePath": st.path, "content": st.content, "numLines": len(lines),
-                                                                "startLine": 1, "totalLines": len(lines)}},
-                           "displayPath": _display_path(st.path, s.cwd), "savedCopyFraming": {"enveloped": False}},
-            "rendered": [{"content": f"<system-reminder>\nCalled the Read tool with the following input: {call}\n</system-reminder>"},
-                         {"content": f"<system-reminder>\nResult of calling the Read tool:\n{numbered_text}\n</system-reminder>"}],
-            "renderedRole": "user",
-        })
+        bodies.append(
+            {
+                "attachment": {
+                    "type": "file",
+                    "filename": st.path,
+                    "content": {
+                        "type": "text",
+                        "file": {
+                            "filePath": st.path,
+                            "content": st.content,
+                            "numLines": len(lines),
+                            "startLine": 1,
+                            "totalLines": len(lines),
+                        },
+                    },
+                    "displayPath": _display_path(st.path, s.cwd),
+                    "savedCopyFraming": {"enveloped": False},
+                },
+                "rendered": [
+                    {"content": f"<system-reminder>\nCalled the Read tool with the following input: {call}\n</system-reminder>"},
+                    {"content": f"<system-reminder>\nResult of calling the Read tool:\n{numbered_text}\n</system-reminder>"},
+                ],
+                "renderedRole": "user",
+            }
+        )
     notes = []
     if skipped:
-        notes.append("not re-attached (Claude Code would read them from disk; inspector does not read your files): "
-                     + "; ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
+        notes.append(
+            "not re-attached (Claude Code would read them from disk; inspector does not read your files): "
+            + "; ".join(skipped[:5])
+            + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+        )
     return bodies, notes
 
 
@@ -443,7 +507,9 @@ def wrap_summary_328(formatted: str, *, tools: list[str], transcript_path: str |
     pointer, the continuation directive, and the paragraph on the records kept after it."""
     out = CONTINUE_INTRO + "\n\n"
     if tools:
-        out += f"<system-reminder>\n<tools-used-before-summary>{', '.join(tools)}</tools-used-before-summary>\n</system-reminder>\n"
+        out += (
+            f"<system-reminder>\n<tools-used-before-summary>{', '.join(tools)}</tools-used-before-summary>\n</system-reminder>\n"
+        )
     out += formatted
     if transcript_path:
         out += "\n\n" + TRANSCRIPT_POINTER + transcript_path
@@ -482,8 +548,10 @@ def _system_prompt_text(s: Any) -> str:
 def split_compact(s: Any, msgs: list[int]) -> Split:
     groups = api_rounds(s, msgs)
     if len(groups) < 2:
-        raise CompactError(f"nothing to compact: {len(groups)} API round(s) since the last compaction, and Claude Code "
-                           "compacts only with 2 or more (it would say 'fewer than 2 groups')")
+        raise CompactError(
+            f"nothing to compact: {len(groups)} API round(s) since the last compaction, and Claude Code "
+            "compacts only with 2 or more (it would say 'fewer than 2 groups')"
+        )
     return Split([i for g in groups[:-1] for i in g], groups[-1], len(groups), 1, "the last API round is kept verbatim")
 
 
@@ -498,7 +566,10 @@ def split_reactive(s: Any, msgs: list[int], actual: int, limit: int, instruction
     keep = 1
     why = "the last API round is kept (too few rounds to size the tail from the gap)"
     if actual <= limit:
-        why = f"the refusal names no gap ({actual:,} is not over {limit:,}), so the tail is not sized from it: the last round is kept"
+        why = (
+            f"the refusal names no gap ({actual:,} is not over {limit:,}), so the tail is not sized from it: the last round "
+            f"is kept"
+        )
     elif r > 3:
         sizes = [sum(rough_record(s.body(i)) for i in g) for g in groups]
         total = sum(sizes)
@@ -509,13 +580,19 @@ def split_reactive(s: Any, msgs: list[int], actual: int, limit: int, instruction
         if need > 0:
             more = _halve_walk(sizes, r - 1, need)
             keep = 1 + more
-            why = (f"the refusal's gap of {gap:,} tokens is {gap / ratio:,.0f} in the local estimate (the API counts {ratio:.1f}× "
-                   f"it), plus {prompt:,} for the summarize prompt, less the last round's {sizes[-1]:,}: {need:,.0f} to free, "
-                   f"so {keep} of {r} rounds are kept" + (" (half the rounds: covering it would take nearly all)"
-                                                          if more == max(1, (r - 1) // 2) and more < r - 2 else ""))
+            why = (
+                f"the refusal's gap of {gap:,} tokens is {gap / ratio:,.0f} in the local estimate (the API counts {ratio:.1f}× "
+                f"it), plus {prompt:,} for the summarize prompt, less the last round's {sizes[-1]:,}: {need:,.0f} to free, "
+                f"so {keep} of {r} rounds are kept"
+                + (
+                    " (half the rounds: covering it would take nearly all)"
+                    if more == max(1, (r - 1) // 2) and more < r - 2
+                    else ""
+                )
+            )
         else:
             why = f"the refusal's gap fits in what the summary frees: the last of {r} rounds is kept"
-    return Split([i for g in groups[: r - keep] for i in g], [i for g in groups[r - keep:] for i in g], r, keep, why)
+    return Split([i for g in groups[: r - keep] for i in g], [i for g in groups[r - keep :] for i in g], r, keep, why)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,7 +602,9 @@ def split_reactive(s: Any, msgs: list[int], actual: int, limit: int, instruction
 STARTUP_ONLY = ("pendingMcpServers", "needsAuthMcpServers", "failedMcpServers")  # a session's first tool announcement only
 
 
-def _copy_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
+def _copy_attachment(
+    factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None, body: Mapping[str, Any]
+) -> dict[str, Any]:
     rec: dict[str, Any] = {"parentUuid": parent, **factory.envelope(tmpl)}
     att = body.get("attachment")
     rec["attachment"] = json.loads(json.dumps(att)) if isinstance(att, dict) else {}
@@ -563,9 +642,16 @@ def _attributed(rec: dict[str, Any], model: Mapping[str, Any] | None) -> dict[st
 
 def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None) -> dict[str, Any]:
     day = factory.now.astimezone().date().isoformat() if factory.now.tzinfo else factory.now.date().isoformat()
-    return _copy_attachment(factory, tmpl, parent, {"attachment": {"type": "date", "date": day},
-                                                   "rendered": [{"content": f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"}],
-                                                   "renderedRole": "system"})
+    return _copy_attachment(
+        factory,
+        tmpl,
+        parent,
+        {
+            "attachment": {"type": "date", "date": day},
+            "rendered": [{"content": f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"}],
+            "renderedRole": "system",
+        },
+    )
 
 
 ENVELOPE_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
@@ -607,8 +693,15 @@ def trailing_records(sl: Slice) -> list[int]:
     return [tail] if live or resume_parent(conv, sl.session.version)[0] == sl.session.records[tail].uuid else []
 
 
-def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: EngineParams, factory: RecordFactory | None = None,
-                   progress: Progress | None = None, cancel: Cancel | None = None) -> CompactionResult:
+def engine_compact(
+    sl: Slice,
+    est: Estimator,
+    summarizer: Summarizer,
+    params: EngineParams,
+    factory: RecordFactory | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+) -> CompactionResult:
     s = sl.session
     recs = s.records
     if params.mode not in MODES:
@@ -626,21 +719,34 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         if tail_era and not any(recs[i].type == "assistant" for i in split.summarize):
             # no reply before the last round (a /compact right after a compaction): 2.1.328's engine bails ("no
             # assistant messages in summarize set") and the legacy compaction summarizes everything, keeping nothing
-            split = Split(list(msgs), [], split.rounds, 0, "no reply to summarize before the last round: Claude Code falls "
-                          "back to summarizing everything, keeping nothing")
+            split = Split(
+                list(msgs),
+                [],
+                split.rounds,
+                0,
+                "no reply to summarize before the last round: Claude Code falls back to summarizing everything, keeping nothing",
+            )
             notes.append(split.why)
         if trigger == "auto" and tail_era:
             refills = rapid_refills(sl, live)
             blocked = est.thresholds is not None and before >= est.thresholds.blocking
             if refills >= RAPID_REFILL_TRIP:
-                raise CompactError(f"Claude Code would not compact here: this is rapid refill number {refills} in a row (the "
-                                   "context back at the threshold within 3 tool rounds of each compaction), and it stops "
-                                   "with \"Autocompact is thrashing\"")
+                raise CompactError(
+                    f"Claude Code would not compact here: this is rapid refill number {refills} in a row (the "
+                    "context back at the threshold within 3 tool rounds of each compaction), and it stops "
+                    'with "Autocompact is thrashing"'
+                )
             if refills and not blocked:  # at the blocking limit it keeps a tail as ever (keepNoRound is off then)
                 keep_none = True
-                split = Split(list(msgs), [], split.rounds, 0, f"nothing is kept: the context refilled to the threshold "
-                              f"within {RAPID_REFILL_TURNS} tool rounds of the previous compaction (a rapid refill, number "
-                              f"{refills} in a row), so Claude Code summarizes the last round too")
+                split = Split(
+                    list(msgs),
+                    [],
+                    split.rounds,
+                    0,
+                    f"nothing is kept: the context refilled to the threshold "
+                    f"within {RAPID_REFILL_TURNS} tool rounds of the previous compaction (a rapid refill, number "
+                    f"{refills} in a row), so Claude Code summarizes the last round too",
+                )
                 notes.append(split.why)
     elif params.mode == "reactive":
         if params.refused_at is None or params.refused_at <= 0:
@@ -648,8 +754,11 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         actual = params.prompt_tokens if params.prompt_tokens is not None else max(before, params.refused_at + 1)
         split = split_reactive(s, msgs, actual, params.refused_at, params.instructions)
         trigger = "auto"
-        told = "" if params.prompt_tokens is not None or before > params.refused_at else (
-            f" (the context here is {before:,} tokens, under the limit: taken as a refusal by 1 token, the smallest)")
+        told = (
+            ""
+            if params.prompt_tokens is not None or before > params.refused_at
+            else (f" (the context here is {before:,} tokens, under the limit: taken as a refusal by 1 token, the smallest)")
+        )
         notes.append(f"as if the API had refused the request: {actual:,} tokens > {params.refused_at:,}{told}; {split.why}")
     else:
         # the messages a partial compaction divides start with the last compaction's boundary (2.1.328 keeps it in a
@@ -661,13 +770,15 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         raise CompactError("nothing to summarize: no message before the kept records")
     kind = "full" if params.mode != "partial" else ("partial_from" if params.direction == "from" else "partial_up_to")
     context = tuple(split.keep) if params.mode == "partial" and params.direction == "from" else ()
-    out = summarizer.summarize(SummaryRequest(s, tuple(split.summarize), context=context, kind=kind, instructions=params.instructions),
-                               progress, cancel)
+    out = summarizer.summarize(
+        SummaryRequest(s, tuple(split.summarize), context=context, kind=kind, instructions=params.instructions), progress, cancel
+    )
     formatted = format_compact_summary(out.text, s.version)
     tools = tools_used(s, list(sl.history))
     kept_after = bool(split.keep) and params.mode != "partial"  # 2.1.328's partial summaries say nothing of it
-    wrapped = wrap_summary_328(formatted, tools=tools, transcript_path=str(s.path.resolve()), directive=params.mode != "partial",
-                               kept_after=kept_after)
+    wrapped = wrap_summary_328(
+        formatted, tools=tools, transcript_path=str(s.path.resolve()), directive=params.mode != "partial", kept_after=kept_after
+    )
     factory = factory or RecordFactory(s)
     tmpl = _envelope_template(sl)
     # the records kept, as Claude Code lists them: its messages, which a prompt_snapshot (the transcript's note of the
@@ -675,8 +786,9 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     # session_context with nothing to send is (2.1.332, an "up to" tail); a partial "from" keeps the whole prefix,
     # prompt_snapshots too (2.1.328 listed 21 of 21)
     prefix = params.mode == "partial" and params.direction == "from"
-    keep_uuids = [recs[i].uuid for i in split.keep if recs[i].uuid
-                  and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")]
+    keep_uuids = [
+        recs[i].uuid for i in split.keep if recs[i].uuid and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")
+    ]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
@@ -689,17 +801,24 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         meta["preservedMessages"] = {"anchorUuid": anchor, "uuids": keep_uuids, "allUuids": keep_uuids}
     logical = sl.uuid(sl.point)
     if params.mode == "partial":
-        logical = (recs[split.keep[-1]].uuid if params.direction == "from" and split.keep
-                   else recs[_last_before(sl, msgs, params.pivot_uuid)].uuid if params.direction == "up_to" and _last_before(sl, msgs, params.pivot_uuid) is not None
-                   else None)
+        logical = (
+            recs[split.keep[-1]].uuid
+            if params.direction == "from" and split.keep
+            else recs[_last_before(sl, msgs, params.pivot_uuid)].uuid
+            if params.direction == "up_to" and _last_before(sl, msgs, params.pivot_uuid) is not None
+            else None
+        )
     boundary = factory.boundary(tmpl, trigger=trigger, pre_tokens=before, logical_parent=logical, extra_meta=meta)
     boundary["uuid"] = boundary_uuid
     if trigger == "auto":
         boundary.pop("isMeta", None)  # as 2.1.328 writes an automatic boundary
     summary_extra: dict[str, Any] = {"isCompactSummary": True, "isVisibleInTranscriptOnly": True}
     if params.mode == "partial" and split.keep:
-        summary_extra["summarizeMetadata"] = {"messagesSummarized": len(split.summarize), "userContext": params.instructions,
-                                              "direction": params.direction}
+        summary_extra["summarizeMetadata"] = {
+            "messagesSummarized": len(split.summarize),
+            "userContext": params.instructions,
+            "direction": params.direction,
+        }
     summary = factory.user(tmpl, boundary_uuid, wrapped, **summary_extra)
     summary["uuid"] = summary_uuid
     files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live)
@@ -713,15 +832,23 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     context_records: list[dict[str, Any]] = []
     if auto:
         ctx = _latest_payload(s, "session_context")
-        context_records.append(_copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}}))
+        context_records.append(
+            _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
+        )
         context_records.append(_date_attachment(factory, tmpl, None))
         if not keep_none:  # before the summary; with nothing kept, after the re-announcements (as 2.1.328 writes them)
             before_summary += context_records
     elif params.mode == "compact":
         args = params.instructions or ""
         after_summary.append(factory.user(tmpl, None, CAVEAT, isMeta=True))
-        after_summary.append(factory.user(tmpl, None, "<command-name>/compact</command-name>\n            <command-message>compact"
-                                          f"</command-message>\n            <command-args>{args}</command-args>"))
+        after_summary.append(
+            factory.user(
+                tmpl,
+                None,
+                "<command-name>/compact</command-name>\n            <command-message>compact"
+                f"</command-message>\n            <command-args>{args}</command-args>",
+            )
+        )
         after_summary.append(factory.user(tmpl, None, STDOUT_REPL if tmpl.get("entrypoint") == "cli" else STDOUT))
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
@@ -730,8 +857,11 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         after_summary += context_records
     if auto:
         remote = _latest_payload(s, "remote_session_change")
-        if remote is not None and "rendered" in remote and not any(
-                recs[i].get("attachment_type") == "remote_session_change" for i in split.keep):
+        if (
+            remote is not None
+            and "rendered" in remote
+            and not any(recs[i].get("attachment_type") == "remote_session_change" for i in split.keep)
+        ):
             after_summary.append(_attributed(_copy_attachment(factory, tmpl, None, remote), _latest_payload(s, "model")))
         snap = _latest_payload(s, "prompt_snapshot")
         if snap is not None:  # the system prompt in force; the tool list and CLI prefix are written only with the first
@@ -739,8 +869,9 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
             for k in ("tools", "cliPrefix"):
                 rec["attachment"].pop(k, None)
             after_summary.append(rec)
-    earlier_note = _earlier_messages(sl, est, msgs, split.keep, summary,
-                                     [b for b in before_summary + after_summary if b.get("type") == "attachment"])
+    earlier_note = _earlier_messages(
+        sl, est, msgs, split.keep, summary, [b for b in before_summary + after_summary if b.get("type") == "attachment"]
+    )
     if earlier_note:
         notes.append(earlier_note)
     new = [boundary] + before_summary + [summary] + after_summary
@@ -753,8 +884,11 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
         resumed = before_summary + [summary] + kept_bodies + after_summary
     style = wire_style(s)
     sent = api_messages(resumed, style)
-    view = [ViewMessage(b.get("uuid"), str(b.get("type")), b, _origin(b, set(keep_uuids), summary_uuid)) for b in resumed
-            if b.get("type") in ("user", "assistant", "attachment")]
+    view = [
+        ViewMessage(b.get("uuid"), str(b.get("type")), b, _origin(b, set(keep_uuids), summary_uuid))
+        for b in resumed
+        if b.get("type") in ("user", "assistant", "attachment")
+    ]
     post_tokens = sum(rough_record(b) for b in resumed)
     boundary["compactMetadata"]["postTokens"] = post_tokens
     after, how = tokens_after(s, est, sent)
@@ -762,25 +896,49 @@ def engine_compact(sl: Slice, est: Estimator, summarizer: Summarizer, params: En
     if pivot_note:
         notes.append(pivot_note)
     if params.mode == "partial" and params.direction == "from":
-        notes.append("after a 'from' compaction Claude Code puts the pivot message's text back in the input box (it is not resent)")
+        notes.append(
+            "after a 'from' compaction Claude Code puts the pivot message's text back in the input box (it is not resent)"
+        )
     strategy = {"compact": "compact", "reactive": "reactive", "partial": "partial"}[params.mode]
     return CompactionResult(
-        strategy=strategy, direction=params.direction if params.mode == "partial" else None, point_uuid=sl.uuid(sl.point),
-        pivot_uuid=params.pivot_uuid if params.mode == "partial" else None, view=tuple(view), new_records=tuple(new), rewritten={},
-        cleared_tool_results=(), cleared_tokens={},
-        summarized_uuids=tuple(recs[i].uuid for i in split.summarize if recs[i].uuid), kept_uuids=tuple(keep_uuids), summary=wrapped,
-        tokens_before=before, tokens_after=after, restored_files_tokens=0, thresholds=est.thresholds,
-        notes=tuple(notes + list(out.notes)), summarizer=out.summarizer,
-        summarizer_usage={**out.usage, "cost_usd": out.cost_usd} if out.usage else None, slice_records=len(sl.chain),
-        parameters={"mode": params.mode, "trigger": trigger, "instructions": params.instructions, "refused_at": params.refused_at,
-                    "pivot_uuid": params.pivot_uuid, "direction": params.direction if params.mode == "partial" else None,
-                    "rounds": split.rounds, "kept_rounds": split.kept_rounds, "wire_style": style},
+        strategy=strategy,
+        direction=params.direction if params.mode == "partial" else None,
+        point_uuid=sl.uuid(sl.point),
+        pivot_uuid=params.pivot_uuid if params.mode == "partial" else None,
+        view=tuple(view),
+        new_records=tuple(new),
+        rewritten={},
+        cleared_tool_results=(),
+        cleared_tokens={},
+        summarized_uuids=tuple(recs[i].uuid for i in split.summarize if recs[i].uuid),
+        kept_uuids=tuple(keep_uuids),
+        summary=wrapped,
+        tokens_before=before,
+        tokens_after=after,
+        restored_files_tokens=0,
+        thresholds=est.thresholds,
+        notes=tuple(notes + list(out.notes)),
+        summarizer=out.summarizer,
+        summarizer_usage={**out.usage, "cost_usd": out.cost_usd} if out.usage else None,
+        slice_records=len(sl.chain),
+        parameters={
+            "mode": params.mode,
+            "trigger": trigger,
+            "instructions": params.instructions,
+            "refused_at": params.refused_at,
+            "pivot_uuid": params.pivot_uuid,
+            "direction": params.direction if params.mode == "partial" else None,
+            "rounds": split.rounds,
+            "kept_rounds": split.kept_rounds,
+            "wire_style": style,
+        },
         api_messages=tuple(sent),
     )
 
 
-def _earlier_messages(sl: Slice, est: Estimator, msgs: list[int], keep: list[int], summary: dict[str, Any],
-                      attachments: list[dict[str, Any]]) -> str | None:
+def _earlier_messages(
+    sl: Slice, est: Estimator, msgs: list[int], keep: list[int], summary: dict[str, Any], attachments: list[dict[str, Any]]
+) -> str | None:
     """2.1.331+'s experiment (CLAUDE_CODE_ELEGANT_MIST): the user's earlier messages written on the summary, as the
     release would for this session. On when the setting says so, or, unset, when the session's own newest summary
     carries the list (the experiment is also a server-side gate inspector cannot read)."""
@@ -795,13 +953,18 @@ def _earlier_messages(sl: Slice, est: Estimator, msgs: list[int], keep: list[int
     kept = [s.body(i) for i in keep]
     window = est.thresholds.model_window if est.thresholds is not None else 200_000
     removed = min(sum(rough_record(b) for b in conversation), window) - sum(
-        rough_record(b) for b in [summary, *kept, *attachments])
+        rough_record(b) for b in [summary, *kept, *attachments]
+    )
     items = earlier.earlier_messages(mode, conversation, {str(b.get("uuid")) for b in kept if b.get("uuid")}, removed)
     if items:
         summary["earlierMessages"] = items
     why = "set by CLAUDE_CODE_ELEGANT_MIST" if chosen is not None else "as this session's last summary shows"
-    return (f"the user's earlier messages ({mode}, {why}): {sum(1 for e in items if e['kind'] != 'note')} written on the "
-            f"summary, sent before it" if items else f"no earlier messages to write ({mode}, {why})")
+    return (
+        f"the user's earlier messages ({mode}, {why}): {sum(1 for e in items if e['kind'] != 'note')} written on the "
+        f"summary, sent before it"
+        if items
+        else f"no earlier messages to write ({mode}, {why})"
+    )
 
 
 def _origin(body: Mapping[str, Any], kept: set[str], summary_uuid: str) -> str:
@@ -832,8 +995,14 @@ def rewind_candidates(sl: Slice) -> list[int]:
 
 
 # what 2.1.328's rewind menu leaves out of the user messages it lists (the tags a message's text holds)
-MENU_HIDDEN_TAGS = ("<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>",
-                    "<task-notification>", "<tick>")
+MENU_HIDDEN_TAGS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<tick>",
+)
 
 
 def _offered_328(r: Any, body: Mapping[str, Any]) -> bool:
@@ -882,10 +1051,16 @@ def rapid_refills(sl: Slice, live: bool | None = None) -> int:
         count = 0
         if prev is not None and start is not None:
             seg = [i for i in range(start + 1, here) if not s.records[i].is_sidechain]
-            rounds = {s.records[i].message_id or s.records[i].uuid for i in seg
-                      if s.records[i].type == "assistant" and not s.body(i).get("isApiErrorMessage")}
-            if (not any(_is_prompt(s.records[i]) for i in seg) and len(rounds) < RAPID_REFILL_TURNS
-                    and same_process(s, start, here)):
+            rounds = {
+                s.records[i].message_id or s.records[i].uuid
+                for i in seg
+                if s.records[i].type == "assistant" and not s.body(i).get("isApiErrorMessage")
+            }
+            if (
+                not any(_is_prompt(s.records[i]) for i in seg)
+                and len(rounds) < RAPID_REFILL_TURNS
+                and same_process(s, start, here)
+            ):
                 count = prev + 1
         if here <= sl.point:
             b = s.body(here)
@@ -906,8 +1081,10 @@ def _split_partial(sl: Slice, msgs: list[int], params: EngineParams) -> tuple[Sp
     if k is None or k not in msgs:
         raise CompactError(f"pivot {params.pivot_uuid} is not a message after the last compaction on the conversation's chain")
     if k not in rewind_candidates(sl):
-        raise CompactError(f"pivot {params.pivot_uuid} is not a message the rewind menu offers (pick a prompt you typed, not a tool "
-                           "result, a reply, a reminder or a command's output)")
+        raise CompactError(
+            f"pivot {params.pivot_uuid} is not a message the rewind menu offers (pick a prompt you typed, not a tool "
+            "result, a reply, a reminder or a command's output)"
+        )
     at = msgs.index(k)
     if params.direction == "from":
         summarize = msgs[at:]
@@ -930,8 +1107,9 @@ def tokens_after(s: Any, est: Estimator, sent: list[dict[str, Any]]) -> tuple[in
     With a recorded request that the API answered: its exact count, less the local count of its messages scaled by
     the session's ratio, plus the same for the new messages (the system prompt and tools are the ones it had).
     Otherwise the calibrated estimate (fixed overhead + ratio × the messages' count)."""
-    counted = count_bodies([{"type": "user", "message": m} if m.get("role") != "assistant" else {"type": "assistant", "message": m}
-                            for m in sent])
+    counted = count_bodies(
+        [{"type": "user", "message": m} if m.get("role") != "assistant" else {"type": "assistant", "message": m} for m in sent]
+    )
     ratio = est.calibration.ratio
     ref = None
     for q in reversed(rebuild_requests(s)):
@@ -942,15 +1120,34 @@ def tokens_after(s: Any, est: Estimator, sent: list[dict[str, Any]]) -> tuple[in
                 break
     if ref is not None:
         q, api = ref
-        old = count_bodies([{"type": "user", "message": m} if m.get("role") != "assistant" else {"type": "assistant", "message": m}
-                            for m in q.request.get("messages") or ()])
+        old = count_bodies(
+            [
+                {"type": "user", "message": m} if m.get("role") != "assistant" else {"type": "assistant", "message": m}
+                for m in q.request.get("messages") or ()
+            ]
+        )
         value = max(0, round(api + ratio * (counted - old)))
-        return value, (f"tokens after: the recorded request {q.id} ({api:,} tokens by the API, system prompt and tools included) "
-                       f"with its messages replaced by these (estimated ×{ratio:.2f} from the offline count)")
+        return value, (
+            f"tokens after: the recorded request {q.id} ({api:,} tokens by the API, system prompt and tools included) "
+            f"with its messages replaced by these (estimated ×{ratio:.2f} from the offline count)"
+        )
     value = max(0, est.calibration.predict(counted))
-    return value, "tokens after: estimated (the session's fixed overhead + its calibrated ratio × the offline count of the messages)"
+    return (
+        value,
+        "tokens after: estimated (the session's fixed overhead + its calibrated ratio × the offline count of the messages)",
+    )
 
 
-__all__ = ["EngineParams", "MODES", "api_rounds", "engine_compact", "rewind_candidates", "rough_record", "split_compact",
-           "split_reactive", "tokens_after", "trailing_records", "wrap_summary_328"]
-
+__all__ = [
+    "EngineParams",
+    "MODES",
+    "api_rounds",
+    "engine_compact",
+    "rewind_candidates",
+    "rough_record",
+    "split_compact",
+    "split_reactive",
+    "tokens_after",
+    "trailing_records",
+    "wrap_summary_328",
+]

@@ -7,8 +7,8 @@ never splits a tool_use from its tool_result, never splits the fragments of one 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from inspector.transcript.records import F_TEXT, Record
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from inspector.textutil import human_span
 from inspector.compact.base import CompactionResult, Estimator, RecordFactory, Slice, ViewMessage
+from inspector.textutil import human_span
 from inspector.tokens.estimate import CLEARED_MARKER, IMAGE_TOKENS_ROUGH, rough
 from inspector.transcript.records import iter_blocks, json_copy, timestamp_key
 
@@ -36,10 +36,12 @@ def _tool_result_tokens(content: Any) -> int:
     return n
 
 
-def microcompact(sl: Slice, est: Estimator, params: MicrocompactParams = MicrocompactParams(), factory: RecordFactory | None = None) -> CompactionResult:
+def microcompact(
+    sl: Slice, est: Estimator, params: MicrocompactParams = MicrocompactParams(), factory: RecordFactory | None = None
+) -> CompactionResult:
     s = sl.session
     recs = s.records
-    now = params.now or datetime.now(timezone.utc)
+    now = params.now or datetime.now(UTC)
     last_assistant = next((i for i in reversed(sl.chain) if recs[i].type == "assistant"), None)
     notes: list[str] = []
     noop = None
@@ -52,14 +54,17 @@ def microcompact(sl: Slice, est: Estimator, params: MicrocompactParams = Microco
         if gap is None:
             noop = "the last assistant message has no usable timestamp"
         elif gap < params.gap_minutes and not params.force:
-            noop = (f"the gap since the last assistant message is {human_span(gap * 60)}, under the {params.gap_minutes:g} min threshold: "
-                    "Claude Code would not clear anything")
+            noop = (
+                f"the gap since the last assistant message is {human_span(gap * 60)}, under the {params.gap_minutes:g} min "
+                f"threshold: "
+                "Claude Code would not clear anything"
+            )
     ids: list[str] = []
     for i in sl.chain:
         for tid, name in recs[i].tool_uses:
             if name in params.tools and tid not in ids:
                 ids.append(tid)
-    keep = set(ids[-max(1, params.keep_recent):]) if ids else set()
+    keep = set(ids[-max(1, params.keep_recent) :]) if ids else set()
     to_clear = [t for t in ids if t not in keep]
     rewritten: dict[str, dict[str, Any]] = {}
     cleared: dict[str, int] = {}
@@ -93,18 +98,52 @@ def microcompact(sl: Slice, est: Estimator, params: MicrocompactParams = Microco
     if rewritten:
         factory = factory or RecordFactory(s)
         tmpl = s.body(sl.point)
-        notes.append("Claude Code writes nothing for a time-based microcompact; the saved session records it as a "
-                     "microcompact_boundary so the clearing is visible")
-        new_records.append(factory.system(tmpl, sl.uuid(sl.point), "microcompact_boundary", content="Context microcompacted", level="info",
-                                          microcompactMetadata={"trigger": "manual", "preTokens": before, "tokensSaved": saved,
-                                                                "compactedToolIds": list(cleared), "clearedAttachmentUUIDs": []}))
+        notes.append(
+            "Claude Code writes nothing for a time-based microcompact; the saved session records it as a "
+            "microcompact_boundary so the clearing is visible"
+        )
+        new_records.append(
+            factory.system(
+                tmpl,
+                sl.uuid(sl.point),
+                "microcompact_boundary",
+                content="Context microcompacted",
+                level="info",
+                microcompactMetadata={
+                    "trigger": "manual",
+                    "preTokens": before,
+                    "tokensSaved": saved,
+                    "compactedToolIds": list(cleared),
+                    "clearedAttachmentUUIDs": [],
+                },
+            )
+        )
     if gap is not None:
         notes.insert(0, f"gap since the last assistant message: {human_span(gap * 60)} (threshold {params.gap_minutes:g} min)")
     return CompactionResult(
-        strategy="microcompact", direction=None, point_uuid=sl.uuid(sl.point), pivot_uuid=None, view=tuple(view),
-        new_records=tuple(new_records), rewritten=rewritten, cleared_tool_results=tuple(cleared), cleared_tokens=cleared,
-        summarized_uuids=(), kept_uuids=tuple(v.uuid for v in view if v.uuid), summary=None,
-        tokens_before=before, tokens_after=tokens_after, restored_files_tokens=0, thresholds=est.thresholds,
-        noop=noop, notes=tuple(notes), slice_records=len(sl.chain),
-        parameters={"gap_minutes": params.gap_minutes, "keep_recent": params.keep_recent, "tools": sorted(params.tools), "force": params.force},
+        strategy="microcompact",
+        direction=None,
+        point_uuid=sl.uuid(sl.point),
+        pivot_uuid=None,
+        view=tuple(view),
+        new_records=tuple(new_records),
+        rewritten=rewritten,
+        cleared_tool_results=tuple(cleared),
+        cleared_tokens=cleared,
+        summarized_uuids=(),
+        kept_uuids=tuple(v.uuid for v in view if v.uuid),
+        summary=None,
+        tokens_before=before,
+        tokens_after=tokens_after,
+        restored_files_tokens=0,
+        thresholds=est.thresholds,
+        noop=noop,
+        notes=tuple(notes),
+        slice_records=len(sl.chain),
+        parameters={
+            "gap_minutes": params.gap_minutes,
+            "keep_recent": params.keep_recent,
+            "tools": sorted(params.tools),
+            "force": params.force,
+        },
     )

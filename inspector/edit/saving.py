@@ -16,9 +16,10 @@ import re
 import tempfile
 import time
 import uuid as uuidlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from inspector.compact.base import CompactionResult, make_slice
 from inspector.compact.engine import trailing_records
@@ -87,8 +88,11 @@ class SaveResult:
             return False
         if folder.parent != root:
             return False
-        return not self.cwd or folder.name == project_folder_name(self.cwd) or (
-            len(project_folder_name(self.cwd)) > 200 and folder.name.startswith(project_folder_name(self.cwd)[:200]))
+        return (
+            not self.cwd
+            or folder.name == project_folder_name(self.cwd)
+            or (len(project_folder_name(self.cwd)) > 200 and folder.name.startswith(project_folder_name(self.cwd)[:200]))
+        )
 
     @property
     def resume_hint(self) -> str:
@@ -100,16 +104,32 @@ class SaveResult:
         copy = f"mkdir -p {_shell_quote(str(dest))} && cp {_shell_quote(str(self.path))} {_shell_quote(str(dest))}/"
         if folder.is_dir():
             copy += f" && cp -r {_shell_quote(str(folder))} {_shell_quote(str(dest))}/"
-        return (f"Claude Code does not look for sessions in {self.path.parent}: copy it to its projects folder first,\n"
-                f"  {copy}\nthen: {self.resume_command}")
+        return (
+            f"Claude Code does not look for sessions in {self.path.parent}: copy it to its projects folder first,\n"
+            f"  {copy}\nthen: {self.resume_command}"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         v = self.verification
-        return {"path": str(self.path), "session_id": self.session_id, "records": self.records, "copied": [str(p) for p in self.copied],
-                "resume_command": self.resume_command, "resumable": self.resumable, "resume_hint": self.resume_hint,
-                "notes": self.notes,
-                "verification": {"ok": v.ok, "chain_ok": v.chain_ok, "tool_pairs_ok": v.tool_pairs_ok, "estimate_ok": v.estimate_ok,
-                                 "saved_counted_tokens": v.saved_counted, "preview_counted_tokens": v.preview_counted, "problems": v.problems}}
+        return {
+            "path": str(self.path),
+            "session_id": self.session_id,
+            "records": self.records,
+            "copied": [str(p) for p in self.copied],
+            "resume_command": self.resume_command,
+            "resumable": self.resumable,
+            "resume_hint": self.resume_hint,
+            "notes": self.notes,
+            "verification": {
+                "ok": v.ok,
+                "chain_ok": v.chain_ok,
+                "tool_pairs_ok": v.tool_pairs_ok,
+                "estimate_ok": v.estimate_ok,
+                "saved_counted_tokens": v.saved_counted,
+                "preview_counted_tokens": v.preview_counted,
+                "problems": v.problems,
+            },
+        }
 
 
 def project_folder_name(cwd: str) -> str:
@@ -393,7 +413,9 @@ def _with_session(rec: dict[str, Any], sid: str) -> dict[str, Any]:
     return rec
 
 
-def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: Path) -> tuple[list[dict[str, Any]], set[str], set[str]]:
+def build_records(
+    s: Session, result: CompactionResult, new_sid: str, new_dir: Path
+) -> tuple[list[dict[str, Any]], set[str], set[str]]:
     """The new file's records, and the tool_use ids / agent ids whose files must be copied."""
     sl = make_slice(s, result.point_uuid)
     out: list[dict[str, Any]] = []
@@ -401,7 +423,9 @@ def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: P
     agents: set[str] = set()
     title = s.title or "session"
     fork_marks = result.api_messages is not None  # a 2.1.3xx session: copied records name where they come from
-    out.append({"type": "custom-title", "sessionId": new_sid, "customTitle": f"{title[:80]} ({result.strategy} compaction by inspector)"})
+    out.append(
+        {"type": "custom-title", "sessionId": new_sid, "customTitle": f"{title[:80]} ({result.strategy} compaction by inspector)"}
+    )
     prev: str | None = None
     # the history, and the bookkeeping record below its last message when the compaction kept it (a REPL's
     # turn_duration: among the messages of the process that compacts, so the end of its kept tail)
@@ -416,8 +440,18 @@ def build_records(s: Session, result: CompactionResult, new_sid: str, new_dir: P
         if fork_marks:  # as Claude Code's own branch writes a copied record (2.1.3xx)
             if body.get("type") == "assistant":
                 fk = body.get("forkedFrom")
-                body["requestSessionId"] = next((x for x in (body.get("requestSessionId"), fk.get("sessionId") if isinstance(fk, dict)
-                                                             else None, s.body(i).get("sessionId")) if isinstance(x, str)), None)
+                body["requestSessionId"] = next(
+                    (
+                        x
+                        for x in (
+                            body.get("requestSessionId"),
+                            fk.get("sessionId") if isinstance(fk, dict) else None,
+                            s.body(i).get("sessionId"),
+                        )
+                        if isinstance(x, str)
+                    ),
+                    None,
+                )
             body["forkedFrom"] = {"sessionId": s.session_id, "messageUuid": r.uuid}
         if r.is_compact_boundary:
             body["parentUuid"] = None
@@ -504,7 +538,9 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
 
 
 def _as_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**m, "content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m for m in messages]
+    return [
+        {**m, "content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m for m in messages
+    ]
 
 
 LIVE_SECONDS = 60  # a transcript changed this recently, mid-turn, is one Claude Code is still writing
@@ -531,9 +567,15 @@ def still_written(s: Session, now: float | None = None) -> str | None:
     return f"it changed {age:.0f} s ago and stops in the middle of a turn" if mid_turn else None
 
 
-def save(s: Session, result: CompactionResult, *, out: Path | None = None,
-         new_id: Callable[[], str] = lambda: str(uuidlib.uuid4()), allow_live: bool = False,
-         allow_newer: bool = False) -> SaveResult:
+def save(
+    s: Session,
+    result: CompactionResult,
+    *,
+    out: Path | None = None,
+    new_id: Callable[[], str] = lambda: str(uuidlib.uuid4()),
+    allow_live: bool = False,
+    allow_newer: bool = False,
+) -> SaveResult:
     """Write `result` as a new session; verify it; return where it is and how to resume it.
 
     The session appears whole or not at all: its folder is filled first (each file atomic, copied byte for
@@ -546,13 +588,18 @@ def save(s: Session, result: CompactionResult, *, out: Path | None = None,
 
     v = parse_version(s.version)
     if not allow_newer and v is not None and v > SAVES_CHECKED_ON:
-        raise RefusedSave(f"nothing was saved: the session was written by Claude Code {show_version(v)}, newer than "
-                          f"{show_version(SAVES_CHECKED_ON)}, the newest release that resumed inspector's saves in its checks "
-                          "(the preview stands)", "--allow-newer")
+        raise RefusedSave(
+            f"nothing was saved: the session was written by Claude Code {show_version(v)}, newer than "
+            f"{show_version(SAVES_CHECKED_ON)}, the newest release that resumed inspector's saves in its checks "
+            "(the preview stands)",
+            "--allow-newer",
+        )
     live = None if allow_live else still_written(s)
     if live is not None:
-        raise RefusedSave(f"nothing was saved: the session is still being written ({live}); save it once Claude Code has "
-                          "finished the turn", "--allow-live")
+        raise RefusedSave(
+            f"nothing was saved: the session is still being written ({live}); save it once Claude Code has finished the turn",
+            "--allow-live",
+        )
     new_sid = new_id()
     placed: list[str] = []
     if out is not None:
@@ -635,9 +682,12 @@ def save(s: Session, result: CompactionResult, *, out: Path | None = None,
         now = s.path.stat()
         if now.st_size != s.transcript.size or now.st_mtime_ns != s.transcript.mtime_ns:
             grew = now.st_size - s.transcript.size
-            notes.append(f"the original grew by {grew:,} bytes since it was loaded (Claude Code is still writing it?): "
-                         "the new session holds what was loaded" if grew > 0 else
-                         "the original changed since it was loaded: the new session holds what was loaded")
+            notes.append(
+                f"the original grew by {grew:,} bytes since it was loaded (Claude Code is still writing it?): "
+                "the new session holds what was loaded"
+                if grew > 0
+                else "the original changed since it was loaded: the new session holds what was loaded"
+            )
     except OSError:
         notes.append("the original is gone from disk: the new session holds what was loaded")
     return SaveResult(target, new_sid, len(records), [dst for _, dst, _ in copied], v, saved.cwd, notes)
@@ -710,4 +760,16 @@ def _copy_beside(plan: list[_Copy], created: list[Path], made_dirs: list[Path]) 
     return done
 
 
-__all__ = ["save", "SaveResult", "SaveError", "RefusedSave", "still_written", "ReadError", "Verification", "write_atomic", "build_records", "verify", "clean_stale"]
+__all__ = [
+    "save",
+    "SaveResult",
+    "SaveError",
+    "RefusedSave",
+    "still_written",
+    "ReadError",
+    "Verification",
+    "write_atomic",
+    "build_records",
+    "verify",
+    "clean_stale",
+]

@@ -9,11 +9,12 @@ estimated, e.g. the context right after a compaction, before the API ever saw it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
-from inspector.tokens.estimate import CLEARED_MARKER, api_pieces, count, count_many
 from inspector.tokens.context import restored_context
+from inspector.tokens.estimate import CLEARED_MARKER, api_pieces, count, count_many
 from inspector.tokens.series import FULL_COMPACTIONS, Series, Turn, compaction_kind
 from inspector.transcript.records import F_COMPACT_SUMMARY, F_DOCUMENT, F_IMAGE, F_META, F_TEXT, F_THINKING
 from inspector.transcript.session import Session
@@ -57,8 +58,9 @@ def _family(cat: str) -> str:
 Progress = Callable[[str, int, int], None]  # (what, done, total)
 
 
-def count_records(s: Session, indexes: list[int], cleared: frozenset[str] = frozenset(),
-                  progress: Progress | None = None) -> dict[int, RecordCount]:
+def count_records(
+    s: Session, indexes: list[int], cleared: frozenset[str] = frozenset(), progress: Progress | None = None
+) -> dict[int, RecordCount]:
     """Count the API view of these records.
 
     Up to 4 million characters, every piece is counted with the tokenizer. A larger session (a
@@ -248,8 +250,9 @@ class Calibrator:
     compactions, each predicted from what preceded it, costs one pass over the responses.
     """
 
-    def __init__(self, points: list[tuple[int, int]], positions: list[int] | None = None,
-                 models: list[str | None] | None = None) -> None:
+    def __init__(
+        self, points: list[tuple[int, int]], positions: list[int] | None = None, models: list[str | None] | None = None
+    ) -> None:
         kept = [(k, x, y) for k, (x, y) in enumerate(points) if y > 0]
         self.pts = [(x, y) for _, x, y in kept]
         self.positions = [positions[k] for k, _, _ in kept] if positions is not None else list(range(len(kept)))
@@ -327,8 +330,11 @@ def fit(points: list[tuple[int, int]]) -> Calibration:
 
 def calibrator(s: Session, series: Series, counts: Counts | None = None) -> Calibrator:
     c = counts or chain_counts(s, series)
-    return Calibrator([(turn_counted(c, series, t), t.tokens) for t in series.turns], [t.pos for t in series.turns],
-                      [_model_key(s.records[t.index].model) for t in series.turns])
+    return Calibrator(
+        [(turn_counted(c, series, t), t.tokens) for t in series.turns],
+        [t.pos for t in series.turns],
+        [_model_key(s.records[t.index].model) for t in series.turns],
+    )
 
 
 def _model_key(model: str | None) -> str | None:

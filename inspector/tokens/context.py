@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from inspector.tokens.estimate import count, js_stringify, rough
 from inspector.tokens.series import Series, segment_start
@@ -238,7 +236,7 @@ def carried(s: Session, chain: list[int]) -> Carried:
             if p and p.startswith(PLAN_PREFIX):
                 text = s.record_text(i)
                 if text.startswith(PLAN_PREFIX):
-                    plan = text[len(PLAN_PREFIX):].strip()
+                    plan = text[len(PLAN_PREFIX) :].strip()
                     plan_pos.append(pos)
                     plans.append(plan)
             continue
@@ -362,7 +360,7 @@ class Composition:
         }
 
 
-def composition(s: Session, series: Series, counts: "Counts", cal: "Calibration", pos: int) -> Composition:
+def composition(s: Session, series: Series, counts: Counts, cal: Calibration, pos: int) -> Composition:
     """What the context holds at chain position `pos` (the API view of its post-boundary slice)."""
     chain = series.chain
     start = segment_start(series.boundaries, pos)
@@ -453,8 +451,11 @@ class RequestComposition:
 
     @property
     def source(self) -> str:
-        return ("the API's count of this exact request; the parts are offline counts scaled to it" if self.exact_total else
-                "an estimate of this exact request (it got no reply to count it): offline counts, calibrated")
+        return (
+            "the API's count of this exact request; the parts are offline counts scaled to it"
+            if self.exact_total
+            else "an estimate of this exact request (it got no reply to count it): offline counts, calibrated"
+        )
 
 
 def request_composition(s: Session, request: Any, ratio: float) -> RequestComposition:
@@ -466,7 +467,9 @@ def request_composition(s: Session, request: Any, ratio: float) -> RequestCompos
     req = request.request
     texts: list[tuple[str, str]] = []
     system = req.get("system")
-    sys_text = system if isinstance(system, str) else "\n".join(str(b.get("text", "")) for b in system or () if isinstance(b, dict))
+    sys_text = (
+        system if isinstance(system, str) else "\n".join(str(b.get("text", "")) for b in system or () if isinstance(b, dict))
+    )
     texts.append(("system prompt", sys_text))
     tools = req.get("tools") or []
     texts.append((f"tools ({len(tools)})", js_stringify(tools)))
@@ -477,7 +480,11 @@ def request_composition(s: Session, request: Any, ratio: float) -> RequestCompos
         for kind, text in message_texts(m):
             kinds.setdefault(kind, []).append(text)
         for kind, parts in kinds.items():
-            what = "reminders" if kind == "text" and all(p.lstrip().startswith("<system-reminder>") for p in parts) else kind.replace("_", " ")
+            what = (
+                "reminders"
+                if kind == "text" and all(p.lstrip().startswith("<system-reminder>") for p in parts)
+                else kind.replace("_", " ")
+            )
             texts.append((f"message {n} ({m.get('role')}): {what}", "\n".join(parts)))
     from inspector.tokens.estimate import count_many
 

@@ -166,8 +166,13 @@ def count_many(texts: list[str]) -> list[int]:
 UNSENT_ATTACHMENTS = frozenset({"session_context", "prompt_snapshot"})  # 2.1.3xx bookkeeping, never rendered
 
 
-def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), replacements: dict[str, str] | None = None,
-               include_thinking: bool = True) -> tuple[dict[str, str], int]:
+def api_pieces(
+    body: dict[str, Any],
+    *,
+    cleared: frozenset[str] = frozenset(),
+    replacements: dict[str, str] | None = None,
+    include_thinking: bool = True,
+) -> tuple[dict[str, str], int]:
     """What a record contributes to an API request, split by category, as text to count.
 
     Returns ({category: text}, fixed tokens for images/documents). Categories: user_text,
@@ -235,8 +240,9 @@ def api_pieces(body: dict[str, Any], *, cleared: frozenset[str] = frozenset(), r
     return {k: "\n".join(v) for k, v in out.items()}, fixed
 
 
-def count_bodies(bodies: list[dict[str, Any]], *, cleared: frozenset[str] = frozenset(),
-                 replacements: dict[str, str] | None = None) -> int:
+def count_bodies(
+    bodies: list[dict[str, Any]], *, cleared: frozenset[str] = frozenset(), replacements: dict[str, str] | None = None
+) -> int:
     """Offline-tokenizer count of what these records put in a request (images at their flat rate)."""
     texts: list[str] = []
     fixed = 0

@@ -125,7 +125,9 @@ class Explanation:
                 call["analysis"] = call["analysis"][:400] + ("…" if len(call["analysis"]) > 400 else "")
             d["compact_call"] = call
         if self.summary_text is not None:
-            d["summary_text"] = self.summary_text if full else self.summary_text[:400] + ("…" if len(self.summary_text) > 400 else "")
+            d["summary_text"] = (
+                self.summary_text if full else self.summary_text[:400] + ("…" if len(self.summary_text) > 400 else "")
+            )
         return d
 
 
@@ -174,19 +176,43 @@ class TokenReport:
             try:
                 sub = self.session.load_subagent(sa) if sa.path is not None else None
             except OSError as exc:  # an unreadable subagent costs its own row, not the report
-                out.append({"agent_id": sa.agent_id, "kind": sa.kind, "layout": sa.layout, "path": str(sa.path), "turns": None,
-                            "peak_tokens": None, "error": exc.strerror or str(exc)})
+                out.append(
+                    {
+                        "agent_id": sa.agent_id,
+                        "kind": sa.kind,
+                        "layout": sa.layout,
+                        "path": str(sa.path),
+                        "turns": None,
+                        "peak_tokens": None,
+                        "error": exc.strerror or str(exc),
+                    }
+                )
                 continue
             if sub is None:
-                out.append({"agent_id": sa.agent_id, "kind": sa.kind, "layout": sa.layout, "path": None, "turns": None, "peak_tokens": None})
+                out.append(
+                    {
+                        "agent_id": sa.agent_id,
+                        "kind": sa.kind,
+                        "layout": sa.layout,
+                        "path": None,
+                        "turns": None,
+                        "peak_tokens": None,
+                    }
+                )
                 continue
             ser = context_series(sub, self.settings, self.thresholds)
             sub.close()
-            out.append({
-                "agent_id": sa.agent_id, "kind": sa.kind, "layout": sa.layout, "path": str(sa.path),
-                "turns": len(ser.turns), "peak_tokens": max((t.tokens for t in ser.turns), default=None),
-                "last_tokens": ser.turns[-1].tokens if ser.turns else None,
-            })
+            out.append(
+                {
+                    "agent_id": sa.agent_id,
+                    "kind": sa.kind,
+                    "layout": sa.layout,
+                    "path": str(sa.path),
+                    "turns": len(ser.turns),
+                    "peak_tokens": max((t.tokens for t in ser.turns), default=None),
+                    "last_tokens": ser.turns[-1].tokens if ser.turns else None,
+                }
+            )
         return out
 
 
@@ -230,8 +256,15 @@ def _compact_call(s: Session, boundary: int) -> dict[str, Any] | None:
         return {
             "agent_id": sa.agent_id,
             "path": str(sa.path),
-            "usage": {"input_tokens": usage[0], "cache_creation_input_tokens": usage[1], "cache_read_input_tokens": usage[2],
-                      "output_tokens": usage[3], "context_tokens": context_tokens(usage)} if usage else None,
+            "usage": {
+                "input_tokens": usage[0],
+                "cache_creation_input_tokens": usage[1],
+                "cache_read_input_tokens": usage[2],
+                "output_tokens": usage[3],
+                "context_tokens": context_tokens(usage),
+            }
+            if usage
+            else None,
             "analysis": m.group(1).strip() if m else None,
         }
     return None
@@ -292,7 +325,7 @@ def refuted_by(series: Series, e: Explanation, threshold: int, s: Session | None
     # a response another process answered refutes nothing: its failures (a summarizer that failed, the breaker
     # after three) are not recorded, and a new process starts with none
     out = []
-    for t in reversed(series.turns[:k - 1]):
+    for t in reversed(series.turns[: k - 1]):
         if t.segment != seg or (s is not None and not same_process(s, t.index, e.index)):
             break
         if t.tokens >= threshold:
@@ -307,44 +340,60 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) 
     from inspector.claude.measured import lookup
 
     peak = max(t.tokens for t in over)
-    passed = (f"{len(over)} earlier response(s) of this stretch were already at or above the threshold of {fmt(e.threshold)} "
-              f"(up to {fmt(peak)}) and Claude Code sent the next request each time")
+    passed = (
+        f"{len(over)} earlier response(s) of this stretch were already at or above the threshold of {fmt(e.threshold)} "
+        f"(up to {fmt(peak)}) and Claude Code sent the next request each time"
+    )
     failed = [a for a in s.subagents if a.kind == "compaction" and a.boundary is None]
     if failed:
-        return "threshold", (f"{passed}; {len(failed)} earlier compaction call(s) left no boundary: it was tried and failed, "
-                             "then this one succeeded")
+        return "threshold", (
+            f"{passed}; {len(failed)} earlier compaction call(s) left no boundary: it was tried and failed, "
+            "then this one succeeded"
+        )
     seen = passed + ", so that threshold was not in force here"
     pre = e.pre_tokens or 0
     window = th.model_window
     lk = lookup(s.version, th.model)
     reacts = lk.cell.reactive_compacts if lk.cell is not None else None
     if pre > window:
-        return "other_window", (f"{seen}; the compaction came at {fmt(pre)}, above the {fmt(window)} window assumed "
-                                f"({th.window_source}): the window was larger (a model or setting these rules do not size)")
+        return "other_window", (
+            f"{seen}; the compaction came at {fmt(pre)}, above the {fmt(window)} window assumed "
+            f"({th.window_source}): the window was larger (a model or setting these rules do not size)"
+        )
     if pre >= window - 20_000 and reacts is not False:
-        how = (f"{lk.cell.label}'s binary compacts when the API refuses a request as too long" if reacts else
-               "whether this release compacts on a refusal is not measured")
-        return "prompt_too_long", (f"{seen}; the compaction came at {fmt(pre)}, {fmt(window - pre)} below the {fmt(window)} "
-                                   f"window: the API refusing a request as too long fits ({how})")
-    extra = ("; a refusal does not explain it either: the API refuses only at the window" +
-             (f", and {lk.cell.label}'s binary ends the turn on a refusal without compacting" if reacts is False else ""))
-    return "other_threshold", (f"{seen}; a higher threshold was in force: auto-compact off for a while (DISABLE_AUTO_COMPACT or "
-                               f"/config) then on, or a window setting the transcript does not record" + extra)
+        how = (
+            f"{lk.cell.label}'s binary compacts when the API refuses a request as too long"
+            if reacts
+            else "whether this release compacts on a refusal is not measured"
+        )
+        return "prompt_too_long", (
+            f"{seen}; the compaction came at {fmt(pre)}, {fmt(window - pre)} below the {fmt(window)} "
+            f"window: the API refusing a request as too long fits ({how})"
+        )
+    extra = "; a refusal does not explain it either: the API refuses only at the window" + (
+        f", and {lk.cell.label}'s binary ends the turn on a refusal without compacting" if reacts is False else ""
+    )
+    return "other_threshold", (
+        f"{seen}; a higher threshold was in force: auto-compact off for a while (DISABLE_AUTO_COMPACT or "
+        f"/config) then on, or a window setting the transcript does not record" + extra
+    )
 
 
-def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any,
-                     series: Series | None = None) -> tuple[str, str]:
+def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, series: Series | None = None) -> tuple[str, str]:
     """Why a compaction happened, with the evidence: the kind of boundary, and for an automatic one the request
     recorded before it (2.1.3xx: a request with no reply was refused as too long) or, without recorded requests,
     what the release's rules allow (a threshold not enforced compacts only on a refusal)."""
     if e.kind == "microcompact":
         return "microcompact", "a microcompact_boundary record"
     if e.kind == "session-memory":
-        return "session_memory", "the summary is the session's notes and keeps recent messages (\"Recent messages are preserved verbatim.\")"
+        return (
+            "session_memory",
+            'the summary is the session\'s notes and keeps recent messages ("Recent messages are preserved verbatim.")',
+        )
     if e.kind == "partial":
         return "partial", "messagesSummarized on the boundary, or summarizeMetadata on the summary"
     if e.kind == "manual":
-        return "manual", "trigger \"manual\" (/compact)"
+        return "manual", 'trigger "manual" (/compact)'
     # (a threshold is given only where it is enforced and auto-compact is on)
     over = refuted_by(series, e, e.threshold, s) if series is not None and e.threshold is not None else []
     if requests:
@@ -352,19 +401,23 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any,
 
         q = request_before(s, requests, e.index)
         if q is not None and not q.answered:
-            return "prompt_too_long", (f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "
-                                       "no reply: the API refused it")
+            return "prompt_too_long", (
+                f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "
+                "no reply: the API refused it"
+            )
         if q is not None and not over:
             return "threshold", f"the last request before it ({q.id}) was answered: Claude Code compacted before sending the next"
     if over:
         e.refuted = len(over)
         return refuted_cause(s, e, th, over)
     if th.auto_compact_enabled and not th.enforced:
-        return "prompt_too_long", ("no threshold is enforced for this model by these rules, so only the API's refusal "
-                                   "compacts (no request is recorded to show it)")
+        return "prompt_too_long", (
+            "no threshold is enforced for this model by these rules, so only the API's refusal "
+            "compacts (no request is recorded to show it)"
+        )
     if e.threshold is not None and e.pre_tokens is not None and e.pre_tokens >= e.threshold:
         return "threshold", f"preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
-    return "unknown", "trigger \"auto\" below the threshold these rules give"
+    return "unknown", 'trigger "auto" below the threshold these rules give'
 
 
 def _turn_positions(series: Series) -> list[int]:
@@ -379,8 +432,9 @@ def _turn_positions(series: Series) -> list[int]:
 _TURN_POS: dict[int, tuple[Series, list[int]]] = {}
 
 
-def boundary_thresholds(s: Session, series: Series, index: int, th: Thresholds, settings: Settings | None,
-                        before: list[Turn]) -> Thresholds:
+def boundary_thresholds(
+    s: Session, series: Series, index: int, th: Thresholds, settings: Settings | None, before: list[Turn]
+) -> Thresholds:
     """The thresholds in force at a boundary: the rules of the release that wrote the boundary, for the model
     of the last response before it (a session can be resumed by a newer Claude Code, or switch models)."""
     if settings is None:
@@ -401,12 +455,20 @@ def _around(series: Series, pos: int | None) -> tuple[list[Turn], list[Turn]]:
     if pos is None:
         return [], []
     k = bisect.bisect_left(_turn_positions(series), pos)
-    return list(series.turns[max(0, k - 1):k]), list(series.turns[k:k + 1])
+    return list(series.turns[max(0, k - 1) : k]), list(series.turns[k : k + 1])
 
 
-def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th: Thresholds,
-                     cal_all: Calibrator | None = None, positions: dict[int, int] | None = None,
-                     settings: Settings | None = None, requests: Any = None) -> Explanation:
+def explain_boundary(
+    s: Session,
+    series: Series,
+    counts: Counts,
+    index: int,
+    th: Thresholds,
+    cal_all: Calibrator | None = None,
+    positions: dict[int, int] | None = None,
+    settings: Settings | None = None,
+    requests: Any = None,
+) -> Explanation:
     r = s.records[index]
     chain = series.chain
     if positions is None:
@@ -501,14 +563,29 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
             summary_text = s.record_text(si)
 
     e = Explanation(
-        index=index, pos=pos, uuid=r.uuid, timestamp=r.timestamp, kind=kind,
+        index=index,
+        pos=pos,
+        uuid=r.uuid,
+        timestamp=r.timestamp,
+        kind=kind,
         trigger=meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
-        pre_tokens=pre, threshold=threshold, margin=margin, last_usage_before=last_before,
-        post_tokens=post_meta, first_usage_after=first_after, predicted_post_tokens=predicted,
-        size_after=size_after, size_after_source=src, tokens_freed=freed,
-        messages_summarized=summarized, messages_kept=kept, restored_files=restored,
+        pre_tokens=pre,
+        threshold=threshold,
+        margin=margin,
+        last_usage_before=last_before,
+        post_tokens=post_meta,
+        first_usage_after=first_after,
+        predicted_post_tokens=predicted,
+        size_after=size_after,
+        size_after_source=src,
+        tokens_freed=freed,
+        messages_summarized=summarized,
+        messages_kept=kept,
+        restored_files=restored,
         compact_call=_compact_call(s, index) if kind != "microcompact" else None,
-        summary_text=summary_text, cleared_tools=cleared, prediction_notes=notes,
+        summary_text=summary_text,
+        cleared_tools=cleared,
+        prediction_notes=notes,
     )
     e.rules = th.rules
     e.rules_of = th.era_label
@@ -521,8 +598,16 @@ def explain_boundary(s: Session, series: Series, counts: Counts, index: int, th:
     return e
 
 
-def prediction_notes(s: Session, series: Series, counts: Counts, cal: Calibration | None, kind: str, pos: int | None,
-                     after: list[Turn], restored: list[RestoredFile]) -> list[str]:
+def prediction_notes(
+    s: Session,
+    series: Series,
+    counts: Counts,
+    cal: Calibration | None,
+    kind: str,
+    pos: int | None,
+    after: list[Turn],
+    restored: list[RestoredFile],
+) -> list[str]:
     """What a predicted size after a boundary rests on, each an assumption a reader can weigh."""
     out: list[str] = []
     if cal is None or pos is None:
@@ -533,15 +618,22 @@ def prediction_notes(s: Session, series: Series, counts: Counts, cal: Calibratio
         out.append("from the last API usage before it, plus what was sent since, minus the cleared tool results")
         gone = counts.unseen_cleared.get(pos)
         if gone:
-            out.append(f"cleared results not in the file (it starts after them) taken at the size Claude Code recorded ({fmt(gone)} rough tokens)")
+            out.append(
+                f"cleared results not in the file (it starts after them) taken at the size Claude Code recorded ({fmt(gone)} "
+                f"rough tokens)"
+            )
         return out
     if cal.anchor_model is not None:
-        out.append(f"the fixed overhead (system prompt, tools, CLAUDE.md: {fmt(cal.overhead)} tokens) is the one measured at the "
-                   f"first response of {cal.anchor_model} (response {cal.anchor + 1}), the model in use at the compaction; the "
-                   "session began on another model, whose overhead is not used")
+        out.append(
+            f"the fixed overhead (system prompt, tools, CLAUDE.md: {fmt(cal.overhead)} tokens) is the one measured at the "
+            f"first response of {cal.anchor_model} (response {cal.anchor + 1}), the model in use at the compaction; the "
+            "session began on another model, whose overhead is not used"
+        )
     else:
-        out.append(f"the fixed overhead (system prompt, tools, CLAUDE.md: {fmt(cal.overhead)} tokens) is the one measured at the "
-                   "session's first response, sent again unchanged")
+        out.append(
+            f"the fixed overhead (system prompt, tools, CLAUDE.md: {fmt(cal.overhead)} tokens) is the one measured at the "
+            "session's first response, sent again unchanged"
+        )
     files = [f for f in restored if f.kind in ("file", "reference")]
     if files:
         partial = [f for f in files if f.partial]
@@ -551,8 +643,10 @@ def prediction_notes(s: Session, series: Series, counts: Counts, cal: Calibratio
         out.append(words + "; files only read are taken in the order they were read (their file times are not recorded)")
     hooks = sorted({h for h in _compact_hooks(s, series, pos, after)})
     if hooks:
-        out.append(f"SessionStart hooks ran again after the compaction ({', '.join(hooks)}); what they added is not in the "
-                   "file and is assumed to be what they added at the start (part of the overhead)")
+        out.append(
+            f"SessionStart hooks ran again after the compaction ({', '.join(hooks)}); what they added is not in the "
+            "file and is assumed to be what they added at the start (part of the overhead)"
+        )
     return out
 
 
@@ -575,16 +669,19 @@ def _window_words(th: Thresholds) -> str:
     if not th.auto_compact_enabled:
         return "auto-compact off"
     if not th.enforced and th.compact_source is None:
-        return (f"not enforced: Claude Code {th.era_label} compacts {th.model or 'this model'} only when the API refuses a "
-                "request as too long")
+        return (
+            f"not enforced: Claude Code {th.era_label} compacts {th.model or 'this model'} only when the API refuses a "
+            "request as too long"
+        )
     if not th.enforced:
-        return (f"not enforced: the auto-compact window's source is \"auto\" for {th.model or 'this model'}, so Claude Code "
-                f"compacts only when the API refuses a request as too long")
+        return (
+            f'not enforced: the auto-compact window\'s source is "auto" for {th.model or "this model"}, so Claude Code '
+            f"compacts only when the API refuses a request as too long"
+        )
     if th.from_binary:
         return f"as the {th.measured_on} binary compacted, measured by the era matrix; the formula gives another number"
     if th.auto_pct is not None:
-        return (f"{th.auto_pct:g}% of the {fmt(th.effective_window)} effective window, set by "
-                f"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+        return f"{th.auto_pct:g}% of the {fmt(th.effective_window)} effective window, set by CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
     words = f"{fmt(th.context_window)} window − {fmt(th.reserved)} summary reserve − 13,000 buffer"
     if th.era in ("1.0", "2.0"):
         words += "; before 2.1.21 the reserve was the model's whole max output"
@@ -602,66 +699,115 @@ def sentence(e: Explanation, th: Thresholds) -> str:
             name = c["tool"] or "whose call is not in the file"
             tools[name] = tools.get(name, 0) + 1
         what = ", ".join(f"{n} {t}" for t, n in tools.items()) or "none"
-        when = f"when the context was {fmt(e.last_usage_before)} tokens" if e.last_usage_before is not None else "at an unknown context size"
-        trigger = (f"Claude Code decided it on its own (trigger \"{e.trigger}\"), by a rule of its own that is not the auto-compact "
-                   "threshold and is not written to the transcript (in 2.1.88's code: a count of compactable tool results since the "
-                   "last clearing, set remotely; or, when enabled, an idle gap of an hour since the last reply)"
-                   if e.trigger in (None, "auto") else f"trigger \"{e.trigger}\"")
-        return (f"Microcompaction cleared {len(e.cleared_tools)} old tool result(s) ({what}) {when} (recorded preTokens {fmt(e.pre_tokens)}), "
-                f"saving {fmt(e.tokens_freed)} tokens (Claude Code's own figure); nothing is summarized, old tool output is only "
-                f"dropped from what is sent. {trigger}"
-                + (f". The next response used {fmt(e.first_usage_after)} tokens." if e.first_usage_after is not None else "."))
+        when = (
+            f"when the context was {fmt(e.last_usage_before)} tokens"
+            if e.last_usage_before is not None
+            else "at an unknown context size"
+        )
+        trigger = (
+            f'Claude Code decided it on its own (trigger "{e.trigger}"), by a rule of its own that is not the auto-compact '
+            "threshold and is not written to the transcript (in 2.1.88's code: a count of compactable tool results since the "
+            "last clearing, set remotely; or, when enabled, an idle gap of an hour since the last reply)"
+            if e.trigger in (None, "auto")
+            else f'trigger "{e.trigger}"'
+        )
+        return (
+            f"Microcompaction cleared {len(e.cleared_tools)} old tool result(s) ({what}) {when} (recorded preTokens "
+            f"{fmt(e.pre_tokens)}), "
+            f"saving {fmt(e.tokens_freed)} tokens (Claude Code's own figure); nothing is summarized, old tool output is only "
+            f"dropped from what is sent. {trigger}"
+            + (f". The next response used {fmt(e.first_usage_after)} tokens." if e.first_usage_after is not None else ".")
+        )
     kept = ""
     if e.rounds_kept:
-        kept = (f"; {fmt(e.rounds_summarized)} round(s) were summarized and the last {e.rounds_kept} kept verbatim "
-                f"({len(e.kept_uuids)} record(s))")
+        kept = (
+            f"; {fmt(e.rounds_summarized)} round(s) were summarized and the last {e.rounds_kept} kept verbatim "
+            f"({len(e.kept_uuids)} record(s))"
+        )
     elif e.kind == "auto" and not e.kept_uuids and e.rounds_summarized is not None and _keeps_a_tail(th):
-        kept = (f"; all {fmt(e.rounds_summarized)} round(s) were summarized, none kept: Claude Code keeps no round when the "
-                "context refills to the threshold within 3 turns of its previous compaction in the same turn (a rapid "
-                "refill; the third in a row stops compacting: \"Autocompact is thrashing\")")
+        kept = (
+            f"; all {fmt(e.rounds_summarized)} round(s) were summarized, none kept: Claude Code keeps no round when the "
+            "context refills to the threshold within 3 turns of its previous compaction in the same turn (a rapid "
+            'refill; the third in a row stops compacting: "Autocompact is thrashing")'
+        )
     if e.kind == "auto":
-        usage = (f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
-                 if e.last_usage_before is not None else "no API usage recorded before it on this chain")
+        usage = (
+            f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
+            if e.last_usage_before is not None
+            else "no API usage recorded before it on this chain"
+        )
         if e.refuted:
-            what = {"other_threshold": "not at the auto-compact threshold these rules give",
-                    "other_window": "not at the threshold these rules give: the window was another",
-                    "prompt_too_long": "most likely after the API refused a request as too long",
-                    "threshold": "after failed tries"}.get(e.cause, "not at the threshold these rules give")
-            return (f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}), {what} ({fmt(e.threshold)}: {_window_words(th)}): "
-                    f"{e.cause_evidence}" + kept + after + ".")
+            what = {
+                "other_threshold": "not at the auto-compact threshold these rules give",
+                "other_window": "not at the threshold these rules give: the window was another",
+                "prompt_too_long": "most likely after the API refused a request as too long",
+                "threshold": "after failed tries",
+            }.get(e.cause, "not at the threshold these rules give")
+            return (
+                f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}), {what} ({fmt(e.threshold)}: {_window_words(th)}): "
+                f"{e.cause_evidence}" + kept + after + "."
+            )
         if e.cause == "prompt_too_long":
-            rule = (f"for {th.model or 'this model'} these rules enforce no threshold (window source \"auto\": the "
-                    f"{fmt(th.unenforced_threshold)} it computes is not acted on), so only a refusal compacts"
-                    if not th.enforced else
-                    f"before the threshold of {fmt(e.threshold)} was reached")
-            return (f"The API refused a request as too long, and Claude Code compacted then: the context was {fmt(e.pre_tokens)} "
-                    f"tokens ({usage}); {rule}" + kept + after + ".")
+            rule = (
+                f'for {th.model or "this model"} these rules enforce no threshold (window source "auto": the '
+                f"{fmt(th.unenforced_threshold)} it computes is not acted on), so only a refusal compacts"
+                if not th.enforced
+                else f"before the threshold of {fmt(e.threshold)} was reached"
+            )
+            return (
+                f"The API refused a request as too long, and Claude Code compacted then: the context was {fmt(e.pre_tokens)} "
+                f"tokens ({usage}); {rule}" + kept + after + "."
+            )
         if e.margin is not None and e.threshold is not None and e.margin >= 0:
-            why = (f"Auto-compaction fired because the context ({fmt(e.pre_tokens)} tokens, {usage}) "
-                   f"reached the auto-compact threshold of {fmt(e.threshold)} ({_window_words(th)}), {fmt(e.margin)} above it") + kept
+            why = (
+                f"Auto-compaction fired because the context ({fmt(e.pre_tokens)} tokens, {usage}) "
+                f"reached the auto-compact threshold of {fmt(e.threshold)} ({_window_words(th)}), {fmt(e.margin)} above it"
+            ) + kept
         elif e.margin is not None and e.threshold is not None:
-            why = (f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}), {fmt(-e.margin)} below the threshold of "
-                   f"{fmt(e.threshold)} ({_window_words(th)}) that these rules give: a lower threshold was in force "
-                   "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, an auto-compact window setting, or a smaller window than assumed)")
+            why = (
+                f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}), {fmt(-e.margin)} below the threshold of "
+                f"{fmt(e.threshold)} ({_window_words(th)}) that these rules give: a lower threshold was in force "
+                "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, an auto-compact window setting, or a smaller window than assumed)"
+            )
         elif e.cause == "threshold" and not th.enforced:
-            why = (f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}) before the next request, while the last one was "
-                   f"answered: a threshold was in force, so a window was set that the transcript does not record "
-                   f"(CLAUDE_CODE_AUTO_COMPACT_WINDOW, autoCompactWindow, modelSettings or /autocompact); without one these "
-                   f"rules enforce none for {th.model or 'this model'}") + kept
+            why = (
+                f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}) before the next request, while the last one was "
+                f"answered: a threshold was in force, so a window was set that the transcript does not record "
+                f"(CLAUDE_CODE_AUTO_COMPACT_WINDOW, autoCompactWindow, modelSettings or /autocompact); without one these "
+                f"rules enforce none for {th.model or 'this model'}"
+            ) + kept
         elif th.auto_compact_enabled and not th.enforced:
-            why = (f"Compaction at {fmt(e.pre_tokens)} tokens ({usage}) with no threshold in force: for {th.model or 'this model'} "
-                   f"Claude Code waits until the API refuses a request as too long (the window source is \"auto\"), then compacts") + kept
+            why = (
+                f"Compaction at {fmt(e.pre_tokens)} tokens ({usage}) with no threshold in force: for {th.model or 'this model'} "
+                f'Claude Code waits until the API refuses a request as too long (the window source is "auto"), then compacts'
+            ) + kept
         else:
-            why = f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}) while auto-compact was off by the settings assumed"
+            why = (
+                f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}) while auto-compact was off by the settings "
+                f"assumed"
+            )
         return why + after + "."
     if e.kind == "manual":
-        pct = f" ({100 - percent_left(e.pre_tokens, th)}% of the way to auto-compact)" if e.pre_tokens is not None and th.auto_compact else ""
-        return f"You ran /compact at {fmt(e.pre_tokens)} tokens{pct}, so the conversation was summarized before the threshold was reached" + kept + after + "."
+        pct = (
+            f" ({100 - percent_left(e.pre_tokens, th)}% of the way to auto-compact)"
+            if e.pre_tokens is not None and th.auto_compact
+            else ""
+        )
+        return (
+            f"You ran /compact at {fmt(e.pre_tokens)} tokens{pct}, so the conversation was summarized before the threshold was "
+            f"reached" + kept + after + "."
+        )
     if e.kind == "session-memory":
-        return (f"Session-memory compaction replaced the older messages with the session notes (summary.md) and kept {fmt(e.messages_kept)} recent messages "
-                f"verbatim, at {fmt(e.pre_tokens)} tokens (threshold {fmt(e.threshold)})" + after + ".")
-    return (f"A partial compaction (\"summarize from here\") summarized {fmt(e.messages_summarized)} message(s) and kept {fmt(e.messages_kept)}, "
-            f"started by you at {fmt(e.pre_tokens)} tokens" + after + ".")
+        return (
+            f"Session-memory compaction replaced the older messages with the session notes (summary.md) and kept "
+            f"{fmt(e.messages_kept)} recent messages "
+            f"verbatim, at {fmt(e.pre_tokens)} tokens (threshold {fmt(e.threshold)})" + after + "."
+        )
+    return (
+        f'A partial compaction ("summarize from here") summarized {fmt(e.messages_summarized)} message(s) and kept '
+        f"{fmt(e.messages_kept)}, "
+        f"started by you at {fmt(e.pre_tokens)} tokens" + after + "."
+    )
 
 
 def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thresholds) -> list[str]:
@@ -676,7 +822,7 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
         for seg in sorted(by_segment):
             over = by_segment[seg]
             first_later = bisect.bisect_right(compact_pos, over[0].pos)
-            later = compact_pos[first_later:first_later + 1]
+            later = compact_pos[first_later : first_later + 1]
             # a compaction right after the first crossing is the normal case
             if later and all(t.pos < later[0] for t in over) and len([t for t in over if t.pos < later[0]]) <= 2:
                 continue
@@ -687,52 +833,85 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
                     continue
             peak = max(t.tokens for t in over)
             n = len([t for t in over if not later or t.pos < later[0]])
-            reasons = ["auto-compact was off (DISABLE_AUTO_COMPACT, DISABLE_COMPACT or autoCompactEnabled=false in ~/.claude.json)"]
+            reasons = [
+                "auto-compact was off (DISABLE_AUTO_COMPACT, DISABLE_COMPACT or autoCompactEnabled=false in ~/.claude.json)"
+            ]
             failed = [a for a in s.subagents if a.kind == "compaction" and a.boundary is None]
             from inspector.claude.measured import lookup
 
             cell = lookup(s.version, th.model).cell
-            gave_up = f" (measured on {cell.label}: with every summarize request failing, {cell.summarizer_fails})" if (
-                cell is not None and cell.summarizer_fails) else ""
+            gave_up = (
+                f" (measured on {cell.label}: with every summarize request failing, {cell.summarizer_fails})"
+                if (cell is not None and cell.summarizer_fails)
+                else ""
+            )
             if failed:
-                reasons.insert(0, f"auto-compact was tried and failed ({len(failed)} compaction call(s) left no boundary)"
-                               + (gave_up or "; after 3 consecutive failures Claude Code stops trying"))
+                reasons.insert(
+                    0,
+                    f"auto-compact was tried and failed ({len(failed)} compaction call(s) left no boundary)"
+                    + (gave_up or "; after 3 consecutive failures Claude Code stops trying"),
+                )
             elif th.era_label and th.era in ("2.1.159", "2.1.328"):
-                reasons.insert(0, "the summarize requests failed (these releases do not write a failed compaction to the "
-                                  "transcript)" + gave_up)
+                reasons.insert(
+                    0,
+                    "the summarize requests failed (these releases do not write a failed compaction to the transcript)" + gave_up,
+                )
             end = later[0] if later else len(s.records)
-            thrash = [i for i in range(over[0].pos, end) if s.records[i].type == "assistant"
-                      and s.body(i).get("apiError") == "autocompact_thrashing"]
+            thrash = [
+                i
+                for i in range(over[0].pos, end)
+                if s.records[i].type == "assistant" and s.body(i).get("apiError") == "autocompact_thrashing"
+            ]
             if thrash:  # Claude Code said why: its rapid-refill breaker
-                reasons = [f"Claude Code stopped compacting: the context refilled to the limit within 3 turns of the previous "
-                           f"compaction, 3 times in a row (its \"Autocompact is thrashing\" notice, line {s.records[thrash[0]].line})"]
+                reasons = [
+                    f"Claude Code stopped compacting: the context refilled to the limit within 3 turns of the previous "
+                    f'compaction, 3 times in a row (its "Autocompact is thrashing" notice, line {s.records[thrash[0]].line})'
+                ]
             elif peak <= 200_000:
-                reasons.append(f"a larger window than {fmt(th.context_window)} (a [1m] model setting is not written to the transcript, "
-                               "and usage never exceeded 200,000, so it cannot be inferred)")
+                reasons.append(
+                    f"a larger window than {fmt(th.context_window)} (a [1m] model setting is not written to the transcript, "
+                    "and usage never exceeded 200,000, so it cannot be inferred)"
+                )
             from inspector.claude.versions import ERAS
 
             if any(e.key == th.era and e.basis == "assumed" for e in ERAS):
                 reasons.append(f"the rules of this release are assumed, not measured ({th.rules})")
-            out.append(f"Context above the auto-compact threshold ({fmt(auto)}) for {n} response(s), peak {fmt(peak)}, "
-                       f"with no compaction: " + "; or ".join(reasons) + ".")
+            out.append(
+                f"Context above the auto-compact threshold ({fmt(auto)}) for {n} response(s), peak {fmt(peak)}, "
+                f"with no compaction: " + "; or ".join(reasons) + "."
+            )
     for i, r in enumerate(s.records):  # a /compact that failed (2.1.3xx records its outcome)
         if r.type != "system":
             continue
         b = s.body(i)
         run, outcome = b.get("commandRun"), b.get("commandOutcome")
-        if isinstance(run, dict) and run.get("command") == "compact" and isinstance(outcome, dict) and outcome.get("kind") == "failed":
+        if (
+            isinstance(run, dict)
+            and run.get("command") == "compact"
+            and isinstance(outcome, dict)
+            and outcome.get("kind") == "failed"
+        ):
             said = re.sub(r"</?local-command-stderr>", "", str(b.get("content") or "")).strip()
             args = f" {run['args']}" if isinstance(run.get("args"), str) and run["args"] else ""
-            out.append(f"/compact{args} at {r.timestamp or 'an unknown time'} failed, and nothing was compacted"
-                       + (f": {said}" if said else "") + f" (line {r.line}).")
+            out.append(
+                f"/compact{args} at {r.timestamp or 'an unknown time'} failed, and nothing was compacted"
+                + (f": {said}" if said else "")
+                + f" (line {r.line})."
+            )
     for e in exps:
         if e.kind == "auto" and e.pre_tokens is not None and e.threshold is not None and e.pre_tokens < e.threshold * 0.9:
-            out.append(f"Auto-compaction at {fmt(e.pre_tokens)} tokens fired well below the threshold of {fmt(e.threshold)}: a lower threshold was set "
-                       "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE or CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow), or the window was smaller than assumed.")
+            out.append(
+                f"Auto-compaction at {fmt(e.pre_tokens)} tokens fired well below the threshold of {fmt(e.threshold)}: a lower "
+                f"threshold was set "
+                "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE or CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow), or the window was "
+                "smaller than assumed."
+            )
     return out
 
 
-def what_if_words(e: Explanation, real: Thresholds, wi: Thresholds, series: Series, changes: str) -> tuple[int | None, int | None, str]:
+def what_if_words(
+    e: Explanation, real: Thresholds, wi: Thresholds, series: Series, changes: str
+) -> tuple[int | None, int | None, str]:
     """What a what-if would change about a compaction that happened: (its threshold, the margin, in words). The
     explanation itself stays the one of the settings in force; the chart and the states follow the what-if."""
     head = f"What if ({changes})"
@@ -740,26 +919,48 @@ def what_if_words(e: Explanation, real: Thresholds, wi: Thresholds, series: Seri
         return wi.auto_compact, None, f"{head}: nothing here, you asked for this compaction."
     t = wi.auto_compact if wi.enforced else None
     if t is None:
-        return None, None, (f"{head}: no auto-compact threshold would be enforced, so Claude Code would not have compacted here "
-                            "on its own (only when the API refused a request as too long, or on /compact).")
+        return (
+            None,
+            None,
+            (
+                f"{head}: no auto-compact threshold would be enforced, so Claude Code would not have compacted here "
+                "on its own (only when the API refused a request as too long, or on /compact)."
+            ),
+        )
     if e.pre_tokens is None:
         return t, None, f"{head}: the threshold would be {fmt(t)}; the size before this compaction is not recorded."
     margin = e.pre_tokens - t
     if margin < 0:
-        return t, margin, (f"{head}: the threshold would be {fmt(t)}, {fmt(-margin)} above the context here ({fmt(e.pre_tokens)}), "
-                           "so Claude Code would not have compacted here.")
+        return (
+            t,
+            margin,
+            (
+                f"{head}: the threshold would be {fmt(t)}, {fmt(-margin)} above the context here ({fmt(e.pre_tokens)}), "
+                "so Claude Code would not have compacted here."
+            ),
+        )
     first = None
     if e.pos is not None:
         seg_start = max((b for b in series.boundaries if b < e.pos), default=-1)
         first = next((x for x in series.turns if seg_start < x.pos < e.pos and x.tokens >= t), None)
-    earlier = (f", and earlier: the response of {(first.timestamp or '')[11:16] or '?'} was already at {fmt(first.tokens)}"
-               if first is not None else "")
-    return t, margin, (f"{head}: the threshold would be {fmt(t)}; the context here ({fmt(e.pre_tokens)}) is {fmt(margin)} above it, "
-                       f"so it would have fired here at the latest{earlier}.")
+    earlier = (
+        f", and earlier: the response of {(first.timestamp or '')[11:16] or '?'} was already at {fmt(first.tokens)}"
+        if first is not None
+        else ""
+    )
+    return (
+        t,
+        margin,
+        (
+            f"{head}: the threshold would be {fmt(t)}; the context here ({fmt(e.pre_tokens)}) is {fmt(margin)} above it, "
+            f"so it would have fired here at the latest{earlier}."
+        ),
+    )
 
 
-def analyze(s: Session, settings: Settings | None = None, progress: Progress | None = None,
-            baseline: Settings | None = None) -> TokenReport:
+def analyze(
+    s: Session, settings: Settings | None = None, progress: Progress | None = None, baseline: Settings | None = None
+) -> TokenReport:
     """The token story of a session; `progress(what, done, total)` hears about the slow parts.
 
     With `baseline` (the settings Claude Code's environment and config give) different from `settings` (a what-if),
@@ -785,7 +986,9 @@ def analyze(s: Session, settings: Settings | None = None, progress: Progress | N
         e = explain_boundary(s, series, counts, i, real, cals, positions, baseline if what_if else settings, requests)
         if what_if and e.kind != "microcompact":
             wi = boundary_thresholds(s, series, i, th, settings, _around(series, e.pos)[0])
-            e.what_if_threshold, e.what_if_margin, e.what_if = what_if_words(e, real, wi, series, describe_changes(settings, baseline))
+            e.what_if_threshold, e.what_if_margin, e.what_if = what_if_words(
+                e, real, wi, series, describe_changes(settings, baseline)
+            )
             e.explanation += " " + e.what_if
         exps.append(e)
     return TokenReport(s, settings, th, series, counts, cal, exps, find_anomalies(s, series, exps, th))

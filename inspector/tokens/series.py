@@ -17,7 +17,6 @@ from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thre
 from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, context_tokens
 from inspector.transcript.session import Session
 
-
 SM_MARKER = "Recent messages are preserved verbatim."
 FULL_COMPACTIONS = ("auto", "manual")  # the kinds that re-attach recently read files (§8.5)
 
@@ -160,8 +159,13 @@ def _context_series(s: Session, settings: Settings, th: Thresholds) -> Series:
                 micro.append(pos)
         seg_at.append(seg)
         # r.has_real_usage and r.is_sidechain, inlined: this runs on every chain record
-        if (rt != "assistant" or r.usage is None or r.flags & F_SYNTHETIC or bool(r.flags & F_SIDECHAIN) != side
-                or r.uuid in stale):
+        if (
+            rt != "assistant"
+            or r.usage is None
+            or r.flags & F_SYNTHETIC
+            or bool(r.flags & F_SIDECHAIN) != side
+            or r.uuid in stale
+        ):
             continue
         key = r.message_id or f"#{i}"
         if key not in groups:

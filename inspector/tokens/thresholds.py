@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import orjson
 
@@ -120,14 +121,16 @@ class Settings:
     max_context_tokens: int | None = None  # CLAUDE_CODE_MAX_CONTEXT_TOKENS: sizes an unknown model (2.1.3xx)
     unknown_model_unenforced: bool = False  # CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT (2.1.3xx)
     enforce: bool | None = None  # what if the threshold were (not) enforced, whatever the window source says
-    earlier_messages: str | None = None  # CLAUDE_CODE_ELEGANT_MIST (2.1.331+): "messages", "messages_and_replies", "off"; None: as the session shows
+    earlier_messages: str | None = (
+        None  # CLAUDE_CODE_ELEGANT_MIST (2.1.331+): "messages", "messages_and_replies", "off"; None: as the session shows
+    )
     sources: tuple[tuple[str, str], ...] = ()  # (setting, where it came from) for display
 
-    def with_(self, **changes: Any) -> "Settings":
+    def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
     @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None, config_dir: Path | None = None) -> "Settings":
+    def from_environment(cls, env: Mapping[str, str] | None = None, config_dir: Path | None = None) -> Settings:
         """Read the overrides from the environment and Claude Code's config files."""
         env = os.environ if env is None else env
         src: list[tuple[str, str]] = []
@@ -157,8 +160,13 @@ class Settings:
         else:
             w = positive_int(settings.get("autoCompactWindow"))  # "auto" means no window: not a number
             if w and w < MIN_CONFIGURED_WINDOW:
-                src.append(("ignored", f"autoCompactWindow setting {w:,} (settings accept no less than 100,000: Claude "
-                                       "Code ignores it, measured on 2.1.328)"))
+                src.append(
+                    (
+                        "ignored",
+                        f"autoCompactWindow setting {w:,} (settings accept no less than 100,000: Claude "
+                        "Code ignores it, measured on 2.1.328)",
+                    )
+                )
             elif w:
                 kw["auto_compact_window"] = w
                 src.append(("auto_compact_window", "autoCompactWindow setting"))
@@ -184,7 +192,9 @@ class Settings:
             src.append(("window", "CLAUDE_CODE_DISABLE_1M_CONTEXT"))
         ms = settings.get("modelSettings")
         if isinstance(ms, dict):
-            pairs = tuple((k, w) for k, v in ms.items() if isinstance(v, dict) and (w := positive_int(v.get("autoCompactWindow"))))
+            pairs = tuple(
+                (k, w) for k, v in ms.items() if isinstance(v, dict) and (w := positive_int(v.get("autoCompactWindow")))
+            )
             for k, w in pairs:
                 if w < MIN_CONFIGURED_WINDOW:
                     src.append(("ignored", f"modelSettings.{k}.autoCompactWindow {w:,} (below 100,000: ignored)"))
@@ -251,7 +261,9 @@ class Thresholds:
     window_source: str  # why this window: "[1m] model", "usage above 200k", "user", "default", ...
     auto_pct: float | None = None  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE when it lowered the auto-compact threshold
     enforced: bool = True  # whether Claude Code compacts at the threshold (2.1.159+: only for some window sources)
-    compact_source: str | None = None  # 2.1.159+: the auto-compact window's source (env, settings, model-default, unknown-model, auto)
+    compact_source: str | None = (
+        None  # 2.1.159+: the auto-compact window's source (env, settings, model-default, unknown-model, auto)
+    )
     unenforced_threshold: int | None = None  # the threshold Claude Code computes but does not act on (not enforced)
     rules: str = ""  # which Claude Code rules gave these numbers, and why (see inspector.claude.versions)
     era: str = ""  # the key of that era
@@ -330,7 +342,9 @@ def max_output_for(s: Settings, version: tuple[int, int, int] | None = None) -> 
     return default
 
 
-MIN_CONFIGURED_WINDOW = 100_000  # 2.1.3xx raises a smaller CLAUDE_CODE_AUTO_COMPACT_WINDOW to this (settings below it are ignored)
+MIN_CONFIGURED_WINDOW = (
+    100_000  # 2.1.3xx raises a smaller CLAUDE_CODE_AUTO_COMPACT_WINDOW to this (settings below it are ignored)
+)
 
 
 def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str, int, int]:
@@ -351,13 +365,21 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
         window = s.max_context_tokens or (MODEL_CONTEXT_WINDOW_DEFAULT if s.disable_1m else ONE_MILLION)
         why = "CLAUDE_CODE_MAX_CONTEXT_TOKENS (unknown model)" if s.max_context_tokens else "unknown model: 1M"
     elif cm.native_1m:
-        window, why = (MODEL_CONTEXT_WINDOW_DEFAULT, "native 1M model, CLAUDE_CODE_DISABLE_1M_CONTEXT") if s.disable_1m else (ONE_MILLION, "native 1M model")
+        window, why = (
+            (MODEL_CONTEXT_WINDOW_DEFAULT, "native 1M model, CLAUDE_CODE_DISABLE_1M_CONTEXT")
+            if s.disable_1m
+            else (ONE_MILLION, "native 1M model")
+        )
     elif suffix and not s.disable_1m:
         window, why, one_m = ONE_MILLION, "[1m] model setting", True
     elif s.one_m is True and not s.disable_1m:
         window, why, one_m = ONE_MILLION, "user (1M)", True
     elif s.one_m is None and peak_usage is not None and peak_usage > cm.window and not s.disable_1m and cm.supports_1m:
-        window, why, one_m = ONE_MILLION, f"inferred: a response used {peak_usage:,} tokens, more than {cm.window:,} (a [1m] setting is not recorded)", True
+        window, why, one_m = (
+            ONE_MILLION,
+            f"inferred: a response used {peak_usage:,} tokens, more than {cm.window:,} (a [1m] setting is not recorded)",
+            True,
+        )
     else:
         window, why = cm.window, "model catalog"
     # the auto-compact window's source decides whether the threshold is enforced (§1.2, §1.4)
@@ -410,8 +432,13 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
             configured = max(configured, MIN_CONFIGURED_WINDOW)
     if configured is not None and configured < window:
         origin = next((v for k, v in reversed(s.sources) if k == "auto_compact_window"), "an auto-compact window setting")
-        raised = " (raised to 100,000, the least Claude Code accepts)" if era.windows == "catalog" and (
-            s.auto_compact_window or 0) < MIN_CONFIGURED_WINDOW and configured == MIN_CONFIGURED_WINDOW else ""
+        raised = (
+            " (raised to 100,000, the least Claude Code accepts)"
+            if era.windows == "catalog"
+            and (s.auto_compact_window or 0) < MIN_CONFIGURED_WINDOW
+            and configured == MIN_CONFIGURED_WINDOW
+            else ""
+        )
         why = f"{origin}: {configured:,}{raised}; the model's own window is {window:,} ({why})"
     if configured is not None:
         window = min(window, configured)
@@ -476,10 +503,21 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
 def _measured_defaults(s: Settings, t: Thresholds) -> bool:
     """Whether the settings are the defaults the era matrix ran with (only the model chosen): any window, percent,
     output or enforcement setting, or a 1M window inferred from usage, is outside what it measured."""
-    return (s.window is None and s.one_m is None and s.auto_compact_window is None and s.pct_override is None
-            and s.max_output_tokens is None and s.blocking_override is None and not s.disable_1m and not s.output_slot_cap
-            and not s.model_windows and s.max_context_tokens is None and not s.unknown_model_unenforced and s.enforce is None
-            and not t.window_source.startswith("inferred"))
+    return (
+        s.window is None
+        and s.one_m is None
+        and s.auto_compact_window is None
+        and s.pct_override is None
+        and s.max_output_tokens is None
+        and s.blocking_override is None
+        and not s.disable_1m
+        and not s.output_slot_cap
+        and not s.model_windows
+        and s.max_context_tokens is None
+        and not s.unknown_model_unenforced
+        and s.enforce is None
+        and not t.window_source.startswith("inferred")
+    )
 
 
 TOLERANCE_BELOW = 400  # a recorded count (preTokens, or a usage) sits this far above the limit at most
@@ -553,26 +591,49 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
     window = _implied_window(t, m_auto, m_block)
     if window is not None and peak_usage is not None and peak_usage > window:
         if s.model and not one_m and lookup(version, s.model + "[1m]").cell is not None:
-            return _as_1m(t, s, peak_usage, version,
-                          f"a response used {peak_usage:,} tokens, more than the {window:,} window the defaults give")
-        return replace(t, measured=(f"{lk.note}: the defaults give a {window:,} window, but a response here used "
-                                    f"{peak_usage:,} tokens, so a larger window was set (a [1m] model or a setting the "
-                                    f"transcript does not record); the formula's numbers are used, not measured"))
+            return _as_1m(
+                t,
+                s,
+                peak_usage,
+                version,
+                f"a response used {peak_usage:,} tokens, more than the {window:,} window the defaults give",
+            )
+        return replace(
+            t,
+            measured=(
+                f"{lk.note}: the defaults give a {window:,} window, but a response here used "
+                f"{peak_usage:,} tokens, so a larger window was set (a [1m] model or a setting the "
+                f"transcript does not record); the formula's numbers are used, not measured"
+            ),
+        )
     if window is not None and window != t.model_window and window > 0:
-        ch.update(context_window=window, model_window=window, effective_window=window - t.reserved,
-                  window_source=f"{window:,}: the window the {c.label} binary's limits imply (era matrix); the formula "
-                                f"gives {t.model_window:,} ({t.window_source})")
+        ch.update(
+            context_window=window,
+            model_window=window,
+            effective_window=window - t.reserved,
+            window_source=f"{window:,}: the window the {c.label} binary's limits imply (era matrix); the formula "
+            f"gives {t.model_window:,} ({t.window_source})",
+        )
     if t.auto_compact_enabled:
         if m_auto is not None:
             if m_auto == formula_auto:
-                said.append(f"it compacted at {c.threshold:,} (the threshold {m_auto:,} confirmed)"
-                            + ("" if t.enforced else "; the formula's rules said it was not enforced"))
+                said.append(
+                    f"it compacted at {c.threshold:,} (the threshold {m_auto:,} confirmed)"
+                    + ("" if t.enforced else "; the formula's rules said it was not enforced")
+                )
             else:
                 ch["from_binary"] = True
-                said.append(f"it compacted at {c.threshold:,}, not at the formula's "
-                            f"{'no threshold' if formula_auto is None else f'{formula_auto:,}'}: {m_auto:,} is used")
-            ch.update(enforced=True, auto_compact=m_auto, unenforced_threshold=None,
-                      warning=max(0, m_auto - WARNING_THRESHOLD_BUFFER_TOKENS), error=max(0, m_auto - ERROR_THRESHOLD_BUFFER_TOKENS))
+                said.append(
+                    f"it compacted at {c.threshold:,}, not at the formula's "
+                    f"{'no threshold' if formula_auto is None else f'{formula_auto:,}'}: {m_auto:,} is used"
+                )
+            ch.update(
+                enforced=True,
+                auto_compact=m_auto,
+                unenforced_threshold=None,
+                warning=max(0, m_auto - WARNING_THRESHOLD_BUFFER_TOKENS),
+                error=max(0, m_auto - ERROR_THRESHOLD_BUFFER_TOKENS),
+            )
         else:
             unenforced = formula_auto
             if window is not None and window != t.model_window:
@@ -581,22 +642,30 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
             if c.blocks_with_defaults and c.threshold_usage is None:
                 said.append("it never compacted on its own: it refused to send the request itself first")
             else:
-                said.append("it never compacted before the next request, up to 2.1M tokens: no threshold is enforced"
-                            + (f" (the {unenforced:,} it computes is not acted on)" if unenforced else ""))
+                said.append(
+                    "it never compacted before the next request, up to 2.1M tokens: no threshold is enforced"
+                    + (f" (the {unenforced:,} it computes is not acted on)" if unenforced else "")
+                )
             if c.reactive:
                 said.append(f"when the API refused a request as too long it {c.reactive_words}")
     if m_block is not None:
         if m_block == t.blocking:
-            said.append(f"with auto-compact off it refused to send at a usage of {c.blocking_usage:,} (the blocking limit "
-                        f"{t.blocking:,} confirmed)")
+            said.append(
+                f"with auto-compact off it refused to send at a usage of {c.blocking_usage:,} (the blocking limit "
+                f"{t.blocking:,} confirmed)"
+            )
         else:
-            said.append(f"with auto-compact off it refused to send at a usage of {c.blocking_usage:,}, not at the formula's "
-                        f"{t.blocking:,}: {m_block:,} is used")
+            said.append(
+                f"with auto-compact off it refused to send at a usage of {c.blocking_usage:,}, not at the formula's "
+                f"{t.blocking:,}: {m_block:,} is used"
+            )
             ch["blocking"] = m_block
         ch["blocks_before_sending"] = True
     elif c.auto_off_compacts:
-        said.append("DISABLE_AUTO_COMPACT set, it compacted all the same (this release does not read it): its blocking "
-                    "limit could not be measured")
+        said.append(
+            "DISABLE_AUTO_COMPACT set, it compacted all the same (this release does not read it): its blocking "
+            "limit could not be measured"
+        )
     else:
         ch["blocks_before_sending"] = False
         said.append("with auto-compact off it sent every request, up to 2.1M tokens (nothing blocks)")
@@ -612,7 +681,7 @@ def percent_left(tokens: int, t: Thresholds) -> int:
 
 
 def warning_state(tokens: int, t: Thresholds) -> str:
-    """"ok", "warning", "auto_compact" or "blocking" (the most severe that applies). Where Claude Code does not
+    """ "ok", "warning", "auto_compact" or "blocking" (the most severe that applies). Where Claude Code does not
     enforce the threshold (2.1.159+, window source "auto"), it shows no level at all: "ok"."""
     if not t.enforced:
         return "ok"
@@ -627,10 +696,20 @@ def warning_state(tokens: int, t: Thresholds) -> str:
 
 def describe_changes(s: Settings, base: Settings) -> str:
     """What differs from the configured settings, in a line ("" when nothing does)."""
-    names = {"model": "model", "window": "window", "one_m": "1M", "auto_compact_enabled": "auto-compact",
-             "auto_compact_window": "auto-compact window", "pct_override": "percent", "max_output_tokens": "max output",
-             "blocking_override": "blocking", "disable_1m": "1M disabled", "output_slot_cap": "output-slot cap",
-             "enforce": "enforced", "model_windows": "per-model window"}
+    names = {
+        "model": "model",
+        "window": "window",
+        "one_m": "1M",
+        "auto_compact_enabled": "auto-compact",
+        "auto_compact_window": "auto-compact window",
+        "pct_override": "percent",
+        "max_output_tokens": "max output",
+        "blocking_override": "blocking",
+        "disable_1m": "1M disabled",
+        "output_slot_cap": "output-slot cap",
+        "enforce": "enforced",
+        "model_windows": "per-model window",
+    }
     out = []
     for field, label in names.items():
         v = getattr(s, field)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import orjson
 

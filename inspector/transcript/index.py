@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
@@ -62,7 +63,7 @@ class Transcript:
         self._fd: int | None = None
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], progress: Callable[[int, int], None] | None = None) -> "Transcript":
+    def load(cls, path: str | os.PathLike[str], progress: Callable[[int, int], None] | None = None) -> Transcript:
         t = cls(path)
         t.update(progress)
         return t
@@ -115,8 +116,9 @@ class Transcript:
                         total += len(chunk)
                         last = chunk[-1]
                     size = total - 1 if last == 10 else total
-                    problems.append(Problem(line_no, offset, f"line too long ({size:,} bytes; a line over {cap:,} bytes is "
-                                                             "not read)"))
+                    problems.append(
+                        Problem(line_no, offset, f"line too long ({size:,} bytes; a line over {cap:,} bytes is not read)")
+                    )
                     offset += total
                     line_no += 1
                     continue

@@ -12,12 +12,13 @@ import gc
 import json
 import re
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from sys import intern as _intern
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Iterator
+from sys import intern as _intern
+from typing import Any
 
 import orjson
 
@@ -193,14 +194,43 @@ class BareRecord(_Facts):
     tool_results: tuple[str, ...] = ()
 
     def __init__(self, line: int, offset: int, length: int, type: str, timestamp: str | None, session_id: str | None) -> None:
-        self.line, self.offset, self.length, self.type, self.timestamp, self.session_id = line, offset, length, type, timestamp, session_id
+        self.line, self.offset, self.length, self.type, self.timestamp, self.session_id = (
+            line,
+            offset,
+            length,
+            type,
+            timestamp,
+            session_id,
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, (Record, BareRecord)):
             return NotImplemented
-        names = ("line", "offset", "length", "type", "subtype", "uuid", "parent", "logical_parent", "timestamp", "session_id",
-                 "agent_id", "message_id", "model", "request_id", "usage", "stop_reason", "flags", "tool_uses", "tool_results",
-                 "content_chars", "cwd", "version", "extra")
+        names = (
+            "line",
+            "offset",
+            "length",
+            "type",
+            "subtype",
+            "uuid",
+            "parent",
+            "logical_parent",
+            "timestamp",
+            "session_id",
+            "agent_id",
+            "message_id",
+            "model",
+            "request_id",
+            "usage",
+            "stop_reason",
+            "flags",
+            "tool_uses",
+            "tool_results",
+            "content_chars",
+            "cwd",
+            "version",
+            "extra",
+        )
         return all(getattr(self, n) == getattr(other, n) for n in names)
 
     __hash__ = None  # type: ignore[assignment]
@@ -240,8 +270,6 @@ def gc_paused() -> Iterator[None]:
 
 # --------------------------------------------------------------------------------------------
 # decoding
-
-
 
 
 class LineError(ValueError):
@@ -533,8 +561,31 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
             if not extra:
                 extra = None
         if "message" not in obj:
-            return Record(line, offset, length, t, subtype, uuid, parent, logical, ts, session_id, agent_id,
-                          None, None, None, None, None, flags, (), (), 0, cwd, version, extra)
+            return Record(
+                line,
+                offset,
+                length,
+                t,
+                subtype,
+                uuid,
+                parent,
+                logical,
+                ts,
+                session_id,
+                agent_id,
+                None,
+                None,
+                None,
+                None,
+                None,
+                flags,
+                (),
+                (),
+                0,
+                cwd,
+                version,
+                extra,
+            )
     elif t in SMALL_METADATA_TYPES and uuid is None:
         extra = {"meta": {k: v for k, v in obj.items() if k != "type"}}
     elif t == "content-replacement":
@@ -670,8 +721,11 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
             if model == SYNTHETIC_MODEL:
                 flags |= F_SYNTHETIC
             else:
-                txt = content if content.__class__ is str else (
-                    first_block.get("text") if first_block is not None and first_block.get("type") == "text" else None)
+                txt = (
+                    content
+                    if content.__class__ is str
+                    else (first_block.get("text") if first_block is not None and first_block.get("type") == "text" else None)
+                )
                 if txt.__class__ is str and (txt in SYNTHETIC_TEXTS or txt.startswith(REJECT_PREFIX)):
                     flags |= F_SYNTHETIC
             if get("isApiErrorMessage") is True:
@@ -699,9 +753,44 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
                         extra = {}
                     extra["spawned_agent"] = v
 
-    if (uuid is None and parent is None and message_id is None and usage is None and not extra and not flags and not content_chars
-            and cwd is None and version is None and agent_id is None and subtype is None and logical is None and not tool_results):
+    if (
+        uuid is None
+        and parent is None
+        and message_id is None
+        and usage is None
+        and not extra
+        and not flags
+        and not content_chars
+        and cwd is None
+        and version is None
+        and agent_id is None
+        and subtype is None
+        and logical is None
+        and not tool_results
+    ):
         return BareRecord(line, offset, length, t, ts, session_id)
-    return Record(line, offset, length, t, subtype, uuid, parent, logical, ts, session_id, agent_id, message_id, model,
-                  request_id, usage, stop_reason, flags, tool_uses, tool_results, content_chars, cwd, version,
-                  extra or None)
+    return Record(
+        line,
+        offset,
+        length,
+        t,
+        subtype,
+        uuid,
+        parent,
+        logical,
+        ts,
+        session_id,
+        agent_id,
+        message_id,
+        model,
+        request_id,
+        usage,
+        stop_reason,
+        flags,
+        tool_uses,
+        tool_results,
+        content_chars,
+        cwd,
+        version,
+        extra or None,
+    )

@@ -35,7 +35,7 @@ def _lstat_below(base: Path, path: Path) -> os.stat_result | None:
         return None
     cur = b
     st = None
-    for part in p[len(prefix):].split(os.sep):
+    for part in p[len(prefix) :].split(os.sep):
         if part in ("", ".", ".."):
             return None
         cur = os.path.join(cur, part)
@@ -67,8 +67,11 @@ def scan_dir(d: str) -> list[tuple[str, int]]:
     """(name, FILE or DIR) of the regular files and folders directly in `d`, links left out; [] when unreadable."""
     try:
         with os.scandir(d) as it:
-            return [(e.name, FILE if e.is_file(follow_symlinks=False) else DIR) for e in it
-                    if not e.is_symlink() and (e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False))]
+            return [
+                (e.name, FILE if e.is_file(follow_symlinks=False) else DIR)
+                for e in it
+                if not e.is_symlink() and (e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False))
+            ]
     except OSError:
         return []
 
@@ -91,8 +94,9 @@ def walk_files(base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: i
     return [Path(root, rel) for rel, _st in walk_stat(base, folder, max_depth=max_depth, limit=limit)]
 
 
-def walk_stat(base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: int = MAX_FILES,
-              opaque: tuple[str, ...] = ()) -> list[tuple[str, os.stat_result]]:
+def walk_stat(
+    base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: int = MAX_FILES, opaque: tuple[str, ...] = ()
+) -> list[tuple[str, os.stat_result]]:
     """`walk_files` as (path relative to `folder`, its lstat), in the same order, without a Path per file. A folder
     directly in `folder` named in `opaque` is not looked into: it is listed itself, as `name/` with its own lstat."""
     if not real_dir(base, folder):

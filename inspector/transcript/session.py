@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
 from inspector.transcript.index import Transcript
-from inspector.transcript.safefs import list_files, open_regular, real_file, walk_files
 from inspector.transcript.records import (
     F_IMAGE,
     NOT_TYPED,
@@ -33,6 +33,7 @@ from inspector.transcript.records import (
     timestamp_key,
     tool_result_text,
 )
+from inspector.transcript.safefs import list_files, open_regular, real_file, walk_files
 from inspector.transcript.tree import Conversation
 
 AGENT_TOOLS = frozenset({"Agent", "Task"})
@@ -186,8 +187,13 @@ class Session:
         self._flat_agents = flat_agents
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, flat_agents: list[Path] | None = None,
-             progress: Callable[[int, int], None] | None = None) -> "Session":
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        flat_agents: list[Path] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Session:
         return cls(Transcript.load(path, progress), flat_agents=flat_agents)
 
     def close(self) -> None:
@@ -267,7 +273,7 @@ class Session:
         total = m.get("totalCostUSD")
         by_model = {}
         usage = m.get("modelUsage")
-        for model, u in (usage.items() if isinstance(usage, dict) else ()):
+        for model, u in usage.items() if isinstance(usage, dict) else ():
             if isinstance(u, dict) and isinstance(u.get("costUSD"), (int, float)) and not isinstance(u.get("costUSD"), bool):
                 by_model[str(model)] = float(u["costUSD"])
         if not isinstance(total, (int, float)) or isinstance(total, bool):
@@ -542,7 +548,7 @@ class Session:
                 found.setdefault(aid, Subagent(aid, "in-file"))
                 if tid:
                     spawn[aid] = tid
-        for i, r in enumerate(self.records):
+        for r in self.records:
             aid = r.get("spawned_agent")
             if aid and r.tool_results:
                 spawn.setdefault(aid, r.tool_results[0])
@@ -628,7 +634,7 @@ class Session:
                 if after:
                     sa.boundary = after[0]
 
-    def load_subagent(self, sa: Subagent) -> "Session | None":
+    def load_subagent(self, sa: Subagent) -> Session | None:
         return Session.load(sa.path) if sa.path is not None else None
 
     # -- text helpers -----------------------------------------------------------------------
@@ -647,9 +653,15 @@ class Session:
             if k is not None:
                 return k
             bad = next((p for p in self.transcript.problems if p.line == n), None)
-            why = f": that line was skipped ({bad.reason})" if bad else (
-                f": the file has {self.records[-1].line if self.records else 0} lines" if not self.records or n > self.records[-1].line
-                else ": it holds no record")
+            why = (
+                f": that line was skipped ({bad.reason})"
+                if bad
+                else (
+                    f": the file has {self.records[-1].line if self.records else 0} lines"
+                    if not self.records or n > self.records[-1].line
+                    else ": it holds no record"
+                )
+            )
             raise LookupError(f"no record on line {n}{why}")
         if len(ref) < 4:
             raise LookupError(f"no record with uuid {ref} (a uuid prefix needs at least 4 characters; a line number is digits)")
@@ -659,7 +671,10 @@ class Session:
         if not hits:
             raise LookupError(f"no record {ref}: no uuid is or starts with it")
         lines = ", ".join(str(self.records[k].line) for k in hits[:6])
-        raise LookupError(f"{len(hits)} records have a uuid starting with {ref!r} (lines {lines}{' …' if len(hits) > 6 else ''}): give more of it")
+        raise LookupError(
+            f"{len(hits)} records have a uuid starting with {ref!r} (lines {lines}{' …' if len(hits) > 6 else ''}): give more "
+            f"of it"
+        )
 
     def record_text(self, index: int) -> str:
         body = self.body(index)
@@ -673,8 +688,6 @@ class Session:
 def one_line(s: str, width: int = 100) -> str:
     s = " ".join(s.split())
     return s if len(s) <= width else s[: width - 1] + "…"
-
-
 
 
 def _size(p: Path | None) -> int | None:

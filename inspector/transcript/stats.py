@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import orjson
 
 from inspector import __version__
 from inspector.cost import session_cost
 from inspector.fts import cache_dir
-
-STATS_SCHEMA = 2  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, peek_session_id
+
+STATS_SCHEMA = 2  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 
 MAX_PROBLEMS_LISTED = 50
 
@@ -72,10 +73,7 @@ def session_stats(s: Session) -> dict[str, Any]:
             "files": len(s.tool_result_files()),
         },
         "subagents": len(subs),
-        "subagent_list": [
-            {"agent_id": a.agent_id, "kind": a.kind, "layout": a.layout, "spawned_by": a.spawned_by}
-            for a in subs
-        ],
+        "subagent_list": [{"agent_id": a.agent_id, "kind": a.kind, "layout": a.layout, "spawned_by": a.spawned_by} for a in subs],
         "session_memory": s.memory_path.is_file(),
         "claude_code_cost": s.claude_cost,
         **session_cost(s),
@@ -102,8 +100,11 @@ def _dir_signature(folder: Path | None, flat_agents: Iterable[Path]) -> list[Any
     each is written with the record that names it (which changes the transcript's size, in the key too)."""
     from inspector.transcript.safefs import walk_stat
 
-    sig: list[Any] = [] if folder is None else [
-        [rel, st.st_size, st.st_mtime_ns] for rel, st in walk_stat(folder.parent, folder, opaque=("tool-results",))]
+    sig: list[Any] = (
+        []
+        if folder is None
+        else [[rel, st.st_size, st.st_mtime_ns] for rel, st in walk_stat(folder.parent, folder, opaque=("tool-results",))]
+    )
     for p in flat_agents:
         try:
             st = p.stat()
@@ -202,8 +203,12 @@ class StatsCache:
             return
         lo = os.fsencode(os.path.abspath(folder)) + b"/"
         try:
-            self._rows = {p: (k, st) for p, k, st in db.execute(
-                "SELECT path, key, stats FROM stats WHERE path >= ? AND path < ?", (lo, lo[:-1] + b"0"))}
+            self._rows = {
+                p: (k, st)
+                for p, k, st in db.execute(
+                    "SELECT path, key, stats FROM stats WHERE path >= ? AND path < ?", (lo, lo[:-1] + b"0")
+                )
+            }
         except sqlite3.Error:
             self._rows = None
 
@@ -255,8 +260,18 @@ def _sweep_json_cache(folder: Path) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
-_REQUIRED = {"path": str, "session_id": str, "records": dict, "chain": dict, "compactions": list, "counts": dict,
-             "context": dict, "persisted_outputs": dict, "subagent_list": list, "problems": list}
+_REQUIRED = {
+    "path": str,
+    "session_id": str,
+    "records": dict,
+    "chain": dict,
+    "compactions": list,
+    "counts": dict,
+    "context": dict,
+    "persisted_outputs": dict,
+    "subagent_list": list,
+    "problems": list,
+}
 _REQUIRED_ITEMS = tuple(_REQUIRED.items())
 
 
@@ -270,8 +285,9 @@ def _well_formed(stats: Any) -> bool:
     return True
 
 
-def orphan_agents(files: list[tuple[Path, list[Path]]], owners: dict[Path, str | None] | None = None,
-                  ids: dict[Path, str] | None = None) -> list[Path]:
+def orphan_agents(
+    files: list[tuple[Path, list[Path]]], owners: dict[Path, str | None] | None = None, ids: dict[Path, str] | None = None
+) -> list[Path]:
     """The flat `agent-*.jsonl` files whose session is not among `files` (its transcript was deleted, or never
     written): the browser and `stats` list them on their own, so that no transcript is hidden. `owners` and `ids`
     keep what was read of each file's head between calls (a file's session id does not change)."""
@@ -315,8 +331,12 @@ def _one(path: Path, flat_agents: list[Path]) -> dict[str, Any]:
     return session_stats(Session.load(path, flat_agents=flat_agents))
 
 
-def _compute(todo: list[tuple[int, Path, list[Path], Any]], workers: int | None,
-             skip_errors: bool = False, errors: list[tuple[int, OSError]] | None = None) -> Iterable[tuple[int, dict[str, Any]]]:
+def _compute(
+    todo: list[tuple[int, Path, list[Path], Any]],
+    workers: int | None,
+    skip_errors: bool = False,
+    errors: list[tuple[int, OSError]] | None = None,
+) -> Iterable[tuple[int, dict[str, Any]]]:
     """Stats of the sessions not in the cache, in several processes when there are many.
 
     With `skip_errors`, a session that cannot be read is left out (and put in `errors`) instead of stopping the rest."""

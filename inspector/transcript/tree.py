@@ -12,8 +12,8 @@ loop or raise.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused, timestamp_key
 
@@ -71,7 +71,7 @@ class Conversation:
             # stitch across boundaries stops there), so the repair runs once
             self.logical_chain = self._repair(self._walk(self.leaf, logical=True))
             root = self._walk(self.leaf, logical=False)[0]
-            self.chain = self.logical_chain[self.logical_chain.index(root):]
+            self.chain = self.logical_chain[self.logical_chain.index(root) :]
         self.branches: list[Branch] = self._find_branches()
 
     # -- construction ------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
-from typing import Any, Iterable
+from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
@@ -25,8 +26,15 @@ class InspectorApp(App[None]):
         self.target = target
         self.notice = notice
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
         """Every notification as plain text: they carry file names, search terms and error messages, where a
         "[" is not markup (and an unbalanced "[/x]" would be an error). Screens' notify() lands here too."""
         kw: dict[str, Any] = {"title": printable(title), "severity": severity, "markup": False}

@@ -30,8 +30,14 @@ RETRY_MARKER = "[earlier conversation truncated for compaction retry]"
 TOOL_TEXT_LIMIT = 20_000  # characters of one tool result sent as text
 # USD per million tokens (input, output), by the first matching part of the model name
 PRICES: tuple[tuple[str, float, float], ...] = (
-    ("opus-4-5", 5.0, 25.0), ("opus-4-6", 5.0, 25.0), ("opus-4-1", 15.0, 75.0), ("opus-4", 15.0, 75.0), ("opus", 15.0, 75.0),
-    ("sonnet", 3.0, 15.0), ("haiku-4", 1.0, 5.0), ("haiku", 0.8, 4.0),
+    ("opus-4-5", 5.0, 25.0),
+    ("opus-4-6", 5.0, 25.0),
+    ("opus-4-1", 15.0, 75.0),
+    ("opus-4", 15.0, 75.0),
+    ("opus", 15.0, 75.0),
+    ("sonnet", 3.0, 15.0),
+    ("haiku-4", 1.0, 5.0),
+    ("haiku", 0.8, 4.0),
 )
 _PTL = re.compile(r"prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)", re.I)
 
@@ -60,8 +66,10 @@ class SendEstimate:
 
     def describe(self) -> str:
         how = "counted by the API" if self.exact else "estimated offline"
-        return (f"{self.input_tokens:,} input tokens ({how}) to {self.model}; estimated cost ${self.cost_usd_typical:.2f} "
-                f"(at most ${self.cost_usd_max:.2f} with a {self.max_output_tokens:,}-token reply)")
+        return (
+            f"{self.input_tokens:,} input tokens ({how}) to {self.model}; estimated cost ${self.cost_usd_typical:.2f} "
+            f"(at most ${self.cost_usd_max:.2f} with a {self.max_output_tokens:,}-token reply)"
+        )
 
 
 def _block_text(b: dict[str, Any], names: dict[str, str]) -> str | None:
@@ -157,8 +165,16 @@ class AnthropicSummarizer:
     name = "anthropic"
     sends_data = True
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float = 600.0, max_retries: int = 3, client: Any = None) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 3,
+        client: Any = None,
+    ) -> None:
         self.model = model
         self._client = client
         self._api_key = api_key
@@ -175,9 +191,12 @@ class AnthropicSummarizer:
             import anthropic
 
             if not self.has_key:
-                raise SummarizerError("no API key: set ANTHROPIC_API_KEY to use the Anthropic summarizer (or use the offline one)")
-            self._client = anthropic.Anthropic(api_key=self._api_key, base_url=self._base_url, timeout=self.timeout,
-                                               max_retries=self.max_retries)
+                raise SummarizerError(
+                    "no API key: set ANTHROPIC_API_KEY to use the Anthropic summarizer (or use the offline one)"
+                )
+            self._client = anthropic.Anthropic(
+                api_key=self._api_key, base_url=self._base_url, timeout=self.timeout, max_retries=self.max_retries
+            )
         return self._client
 
     @property
@@ -189,8 +208,12 @@ class AnthropicSummarizer:
 
     def request(self, req: SummaryRequest, indexes: list[int] | None = None) -> dict[str, Any]:
         prompt = build_prompt(req.kind, req.instructions)
-        return {"model": self.model, "max_tokens": self.max_tokens, "system": SYSTEM,
-                "messages": build_messages(req, indexes if indexes is not None else self._indexes(req), prompt)}
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": SYSTEM,
+            "messages": build_messages(req, indexes if indexes is not None else self._indexes(req), prompt),
+        }
 
     def estimate(self, req: SummaryRequest, *, exact: bool = True) -> SendEstimate:
         """How many tokens a summary request sends and what it may cost; asks the API only with a key."""
@@ -205,8 +228,14 @@ class AnthropicSummarizer:
         if tokens is None:
             text = body["system"] + "".join(m["content"] for m in body["messages"])
             tokens = round(count(text) * 1.1) + 10 * len(body["messages"])
-        return SendEstimate(tokens, is_exact, self.max_tokens, cost_usd(self.model, tokens, self.max_tokens),
-                            cost_usd(self.model, tokens, min(self.max_tokens, 4_000)), self.model)
+        return SendEstimate(
+            tokens,
+            is_exact,
+            self.max_tokens,
+            cost_usd(self.model, tokens, self.max_tokens),
+            cost_usd(self.model, tokens, min(self.max_tokens, 4_000)),
+            self.model,
+        )
 
     def count_messages(self, items: list[tuple[str, dict[str, Any]]]) -> int:
         """The API's own count of these messages (the token-counting endpoint; needs a key)."""
@@ -262,13 +291,17 @@ class AnthropicSummarizer:
             except Exception as exc:  # noqa: BLE001 - a stream cut mid-way surfaces as the HTTP library's own error
                 broken += 1
                 if broken > self.max_retries:
-                    raise SummarizerError(f"the connection broke while the summary was streaming ({type(exc).__name__}), "
-                                          f"{broken} time(s): try again") from None
+                    raise SummarizerError(
+                        f"the connection broke while the summary was streaming ({type(exc).__name__}), "
+                        f"{broken} time(s): try again"
+                    ) from None
                 notes.append("the connection broke mid-stream; retried")
                 if progress:
                     progress(notes[-1], None)
-        raise SummarizerError("Conversation too long to summarize even after dropping the oldest messages "
-                              f"{MAX_PTL_RETRIES} times: compact from a later message")
+        raise SummarizerError(
+            "Conversation too long to summarize even after dropping the oldest messages "
+            f"{MAX_PTL_RETRIES} times: compact from a later message"
+        )
 
     def _raise_for_status(self, exc: Any, attempt: int) -> None:
         """Turn an API error into one clear message; return only for a prompt-too-long that may be retried."""
@@ -277,8 +310,10 @@ class AnthropicSummarizer:
         msg = _error_message(exc, self._secrets())
         if isinstance(exc, anthropic.BadRequestError) and "prompt is too long" in msg.lower():
             if attempt > MAX_PTL_RETRIES:
-                raise SummarizerError("Conversation too long to summarize even after dropping the oldest messages "
-                                      f"{MAX_PTL_RETRIES} times: compact from a later message") from None
+                raise SummarizerError(
+                    "Conversation too long to summarize even after dropping the oldest messages "
+                    f"{MAX_PTL_RETRIES} times: compact from a later message"
+                ) from None
             return
         status = getattr(exc, "status_code", None)
         text = {
@@ -307,19 +342,29 @@ class AnthropicSummarizer:
         # a summary that repeats the key (a prompt that quoted it, a model that echoed it) is shown and saved: never it
         from inspector.textutil import redact
 
-        text = redact("".join(getattr(b, "text", "") for b in final.content if getattr(b, "type", None) == "text"),
-                      self._secrets())
+        text = redact(
+            "".join(getattr(b, "text", "") for b in final.content if getattr(b, "type", None) == "text"), self._secrets()
+        )
         if not text.strip():
             raise SummarizerError("the API returned no text")
         if text.startswith("API Error"):
             raise SummarizerError(text[:200])
         u = final.usage
-        usage = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-                 "cache_creation_input_tokens": getattr(u, "cache_creation_input_tokens", None) or 0,
-                 "cache_read_input_tokens": getattr(u, "cache_read_input_tokens", None) or 0}
+        usage = {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cache_creation_input_tokens": getattr(u, "cache_creation_input_tokens", None) or 0,
+            "cache_read_input_tokens": getattr(u, "cache_read_input_tokens", None) or 0,
+        }
         total_in = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
-        return SummaryOutput(text=text, summarizer=self.name, model=final.model, usage=usage,
-                             cost_usd=cost_usd(self.model, total_in, usage["output_tokens"]), notes=tuple(notes))
+        return SummaryOutput(
+            text=text,
+            summarizer=self.name,
+            model=final.model,
+            usage=usage,
+            cost_usd=cost_usd(self.model, total_in, usage["output_tokens"]),
+            notes=tuple(notes),
+        )
 
 
 def _error_message(exc: Any, secrets: tuple[str, ...] = ()) -> str:

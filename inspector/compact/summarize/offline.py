@@ -20,12 +20,34 @@ from inspector.transcript.session import Session
 
 MAX_USER_MESSAGE = 4_000  # characters of one user message quoted verbatim before it is cut
 MAX_SNIPPET_LINES = 12
-ERROR_RE = re.compile(r"(Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b:|\bERROR\b|\bFAILED\b|\b[1-9]\d* failed\b|"
-                      r"exit code [1-9]|command not found|No such file or directory|^fatal: |^error: )", re.M)
+ERROR_RE = re.compile(
+    r"(Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b:|\bERROR\b|\bFAILED\b|\b[1-9]\d* failed\b|"
+    r"exit code [1-9]|command not found|No such file or directory|^fatal: |^error: )",
+    re.M,
+)
 EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
-EXT_LANG = {".py": "Python", ".ts": "TypeScript", ".tsx": "TypeScript/React", ".js": "JavaScript", ".rs": "Rust", ".go": "Go",
-            ".ex": "Elixir", ".exs": "Elixir", ".rb": "Ruby", ".java": "Java", ".md": "Markdown", ".css": "CSS", ".html": "HTML",
-            ".sh": "shell", ".sql": "SQL", ".toml": "TOML", ".json": "JSON", ".yaml": "YAML", ".yml": "YAML", ".zsh": "zsh"}
+EXT_LANG = {
+    ".py": "Python",
+    ".ts": "TypeScript",
+    ".tsx": "TypeScript/React",
+    ".js": "JavaScript",
+    ".rs": "Rust",
+    ".go": "Go",
+    ".ex": "Elixir",
+    ".exs": "Elixir",
+    ".rb": "Ruby",
+    ".java": "Java",
+    ".md": "Markdown",
+    ".css": "CSS",
+    ".html": "HTML",
+    ".sh": "shell",
+    ".sql": "SQL",
+    ".toml": "TOML",
+    ".json": "JSON",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+    ".zsh": "zsh",
+}
 
 
 @dataclass(slots=True)
@@ -111,9 +133,19 @@ def gather(s: Session, indexes: tuple[int, ...] | list[int]) -> Facts:
                     if name == "Bash" and isinstance(inp.get("command"), str):
                         f.commands.append((inp["command"], failed))
                     if failed:
-                        line = next((ln for ln in text.splitlines() if ERROR_RE.search(ln)), text.strip().splitlines()[0] if text.strip() else "")
-                        f.errors.append({"tool": name, "what": _describe(name, inp), "error": _clip(line.strip(), 300), "resolved": False,
-                                         "key": inp.get("command") or inp.get("file_path")})
+                        line = next(
+                            (ln for ln in text.splitlines() if ERROR_RE.search(ln)),
+                            text.strip().splitlines()[0] if text.strip() else "",
+                        )
+                        f.errors.append(
+                            {
+                                "tool": name,
+                                "what": _describe(name, inp),
+                                "error": _clip(line.strip(), 300),
+                                "resolved": False,
+                                "key": inp.get("command") or inp.get("file_path"),
+                            }
+                        )
                     elif f.errors:
                         key = inp.get("command") or inp.get("file_path")
                         for e in f.errors:
@@ -171,13 +203,25 @@ def gather(s: Session, indexes: tuple[int, ...] | list[int]) -> Facts:
 def _files_section(f: Facts) -> list[str]:
     out = []
     for ff in f.files.values():
-        ops = ", ".join(x for x in (f"read {ff.reads}×" if ff.reads else "", f"edited {ff.edits}×" if ff.edits else "",
-                                     "written" if ff.writes else "") if x)
+        ops = ", ".join(
+            x
+            for x in (
+                f"read {ff.reads}×" if ff.reads else "",
+                f"edited {ff.edits}×" if ff.edits else "",
+                "written" if ff.writes else "",
+            )
+            if x
+        )
         out.append(f"   - {ff.path} ({ops})")
         if ff.last_edit is not None:
             old, new = ff.last_edit
             if old:
-                out.append("     Last edit replaced:\n" + _indent(_first_lines(old), 7) + "\n     with:\n" + _indent(_first_lines(new), 7))
+                out.append(
+                    "     Last edit replaced:\n"
+                    + _indent(_first_lines(old), 7)
+                    + "\n     with:\n"
+                    + _indent(_first_lines(new), 7)
+                )
             else:
                 out.append("     Written with:\n" + _indent(_first_lines(new), 7))
     return out or ["   - (no files were read or changed)"]
@@ -223,11 +267,20 @@ def summary_sections(f: Facts, *, kind: str, instructions: str | None) -> str:
     first = f.user_messages[0] if f.user_messages else "(no user message in this part of the conversation)"
     last_text = f.assistant_texts[-1] if f.assistant_texts else ""
     doing = [t for t in f.todos if t.get("status") == "in_progress"]
-    next_step = (f"Continue with: {doing[0].get('content')}" if doing else
-                 (f"Continue with the pending task: {next(t.get('content') for t in f.todos if t.get('status') == 'pending')}"
-                  if any(t.get("status") == "pending" for t in f.todos) else
-                  "Wait for the user's next request; the last request appears complete." if last_text else "Resume the user's last request."))
-    sec8, sec9 = ("Work Completed", "Context for Continuing Work") if kind == "partial_up_to" else ("Current Work", "Optional Next Step")
+    next_step = (
+        f"Continue with: {doing[0].get('content')}"
+        if doing
+        else (
+            f"Continue with the pending task: {next(t.get('content') for t in f.todos if t.get('status') == 'pending')}"
+            if any(t.get("status") == "pending" for t in f.todos)
+            else "Wait for the user's next request; the last request appears complete."
+            if last_text
+            else "Resume the user's last request."
+        )
+    )
+    sec8, sec9 = (
+        ("Work Completed", "Context for Continuing Work") if kind == "partial_up_to" else ("Current Work", "Optional Next Step")
+    )
     early = f.earlier
     parts = ["1. Primary Request and Intent:"]
     if early.get(1):
@@ -240,13 +293,27 @@ def summary_sections(f: Facts, *, kind: str, instructions: str | None) -> str:
         parts.append(f"   Later requests are listed in section 6 ({len(f.user_messages) - 1} more).")
     if instructions:
         parts.append(f"   Summary instructions given: {instructions}")
+
     def carried(n: int) -> list[str]:
         return ["   From the earlier summary:", _indent(early[n], 3)] if early.get(n) else []
 
-    parts += ["", "2. Key Technical Concepts:", *_concepts(f), *carried(2),
-              "", "3. Files and Code Sections:", *_files_section(f), *carried(3),
-              "", "4. Errors and fixes:", *_errors_section(f), *carried(4),
-              "", "5. Problem Solving:", *carried(5)]
+    parts += [
+        "",
+        "2. Key Technical Concepts:",
+        *_concepts(f),
+        *carried(2),
+        "",
+        "3. Files and Code Sections:",
+        *_files_section(f),
+        *carried(3),
+        "",
+        "4. Errors and fixes:",
+        *_errors_section(f),
+        *carried(4),
+        "",
+        "5. Problem Solving:",
+        *carried(5),
+    ]
     conclusions = [_clip(" ".join(t.split()), 400) for t in f.assistant_texts[-6:-1]]
     parts += [f"   - {c}" for c in conclusions] or ["   - (no intermediate conclusions recorded)"]
     parts += ["", "6. All user messages:"]
@@ -262,7 +329,7 @@ def summary_sections(f: Facts, *, kind: str, instructions: str | None) -> str:
         parts.append("   Last actions: " + "; ".join(f.last_calls[-5:]))
     parts += ["", f"9. {sec9}:", f"   {next_step}"]
     if last_text and kind != "partial_up_to":
-        parts.append(f"   The latest work, verbatim: \"{_clip(' '.join(last_text.split()), 300)}\"")
+        parts.append(f'   The latest work, verbatim: "{_clip(" ".join(last_text.split()), 300)}"')
     return "\n".join(parts)
 
 
@@ -272,10 +339,15 @@ def memory_notes(s: Session, f: Facts) -> str:
 
     body = {
         "Session Title": s.title or (f.user_messages[0][:80] if f.user_messages else "Untitled session"),
-        "Current State": "\n".join(filter(None, [
-            _clip(f.assistant_texts[-1], 1500) if f.assistant_texts else "",
-            "Pending:\n" + "\n".join(x.strip() for x in _pending(f)) if f.todos else "",
-        ])),
+        "Current State": "\n".join(
+            filter(
+                None,
+                [
+                    _clip(f.assistant_texts[-1], 1500) if f.assistant_texts else "",
+                    "Pending:\n" + "\n".join(x.strip() for x in _pending(f)) if f.todos else "",
+                ],
+            )
+        ),
         "Task specification": "\n\n".join(_clip(m, 1500) for m in f.user_messages[:3]),
         "Files and Functions": "\n".join(x.strip() for x in _files_section(f) if x.strip().startswith("- ")),
         "Workflow": "\n".join(f"- `{_clip(c, 200)}`{' (failed)' if bad else ''}" for c, bad in f.commands[-12:]),

@@ -9,14 +9,20 @@ SYSTEM = "You are a careful engineer who writes hand-over summaries of coding se
 SECTIONS = (
     ("Primary Request and Intent", "every explicit request and goal of the user, in detail"),
     ("Key Technical Concepts", "technologies, frameworks, libraries and patterns that matter"),
-    ("Files and Code Sections", "each file read, changed or created, why it matters, with the important code snippets and the last change made"),
+    (
+        "Files and Code Sections",
+        "each file read, changed or created, why it matters, with the important code snippets and the last change made",
+    ),
     ("Errors and fixes", "each error met, how it was fixed, and any correction the user gave"),
     ("Problem Solving", "problems solved and investigations still open"),
     ("All user messages", "every message the user wrote that is not a tool result, in order, quoted verbatim where short"),
     ("Pending Tasks", "what the user asked for that is not done yet"),
     ("Current Work", "exactly what was being worked on in the last messages, with file names and snippets"),
-    ("Optional Next Step", "the next step that follows directly from the most recent request, quoting the latest messages verbatim; "
-                           "leave it out if the last request was completed"),
+    (
+        "Optional Next Step",
+        "the next step that follows directly from the most recent request, quoting the latest messages verbatim; "
+        "leave it out if the last request was completed",
+    ),
 )
 UP_TO_SECTIONS = SECTIONS[:7] + (
     ("Work Completed", "what was finished in this part of the conversation"),
@@ -59,19 +65,27 @@ def _body(scope: str, sections: tuple[tuple[str, str], ...], placement: str) -> 
 
 def build_prompt(kind: str, instructions: str | None = None) -> str:
     if kind == "partial_from":
-        body = _body("the recent messages that follow the earlier part of this conversation (which is kept as it is)",
-                     SECTIONS, "the earlier messages stay in place and your summary follows them.")
+        body = _body(
+            "the recent messages that follow the earlier part of this conversation (which is kept as it is)",
+            SECTIONS,
+            "the earlier messages stay in place and your summary follows them.",
+        )
     elif kind == "partial_up_to":
-        body = _body("this conversation so far", UP_TO_SECTIONS,
-                     "it will be placed at the start of a continuing session and newer messages will follow it.")
+        body = _body(
+            "this conversation so far",
+            UP_TO_SECTIONS,
+            "it will be placed at the start of a continuing session and newer messages will follow it.",
+        )
     elif kind == "session_memory_notes":
         from inspector.compact.session_memory import TEMPLATE_SECTIONS
 
         heads = "\n".join(f"# {t}\n_{d}_\n" for t, d in TEMPLATE_SECTIONS)
-        return (PREAMBLE.replace("an <analysis> block followed by a <summary> block", "the notes file") +
-                "Write session notes for this conversation in exactly this markdown template. Keep every header and italic "
-                "description line as it is and write the content under each; keep each section under about 2,000 tokens "
-                "and always fill 'Current State'.\n\n" + heads)
+        return (
+            PREAMBLE.replace("an <analysis> block followed by a <summary> block", "the notes file")
+            + "Write session notes for this conversation in exactly this markdown template. Keep every header and italic "
+            "description line as it is and write the content under each; keep each section under about 2,000 tokens "
+            "and always fill 'Current State'.\n\n" + heads
+        )
     else:
         body = _body("the conversation so far", SECTIONS, "the conversation continues from your summary alone.")
     if instructions and instructions.strip():

@@ -26,13 +26,28 @@ from inspector.tui.widgets.keybar import KeyBar
 
 # the columns `s` sorts by, in turn; S (or a second click on a header) reverses the order
 SORTS = ("when", "size", "peak", "cost", "comp", "title", "project", "dur", "model")
-ASCENDING_FIRST = {"title", "project", "model", "cleanup"}  # and the sessions due soonest first  # text reads A to Z first; times and sizes largest first
+ASCENDING_FIRST = {
+    "title",
+    "project",
+    "model",
+    "cleanup",
+}  # and the sessions due soonest first  # text reads A to Z first; times and sizes largest first
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
 FILTER_PAUSE = 0.15  # seconds
 # the most telling first, so that a narrow terminal still shows when, how big and how full
-COLUMNS = (("title", "Title"), ("project", "Project"), ("when", "When"), ("dur", "Dur"), ("size", "Size"), ("peak", "Peak ctx"),
-           ("cost", "Cost"), ("cleanup", "Cleanup"), ("comp", "Compactions"), ("model", "Model"))
+COLUMNS = (
+    ("title", "Title"),
+    ("project", "Project"),
+    ("when", "When"),
+    ("dur", "Dur"),
+    ("size", "Size"),
+    ("peak", "Peak ctx"),
+    ("cost", "Cost"),
+    ("cleanup", "Cleanup"),
+    ("comp", "Compactions"),
+    ("model", "Model"),
+)
 
 
 RESULT_COLUMNS = (("session", "Session"), ("when", "When"), ("line", "Line"), ("where", "Where"), ("snippet", "Text around it"))
@@ -71,7 +86,7 @@ class Item:
         if self.matches is not None:
             title = f"[{self.matches} match{'es' if self.matches != 1 else ''}] " + title
         project = printable(self.project)
-        project = project if len(project) <= project_width else "…" + project[-(project_width - 1):]
+        project = project if len(project) <= project_width else "…" + project[-(project_width - 1) :]
         title = title if len(title) <= title_width else title[: title_width - 1] + "…"
         # Text, not str: DataTable reads a str cell as markup, and the model name comes from the transcript
         from inspector.cost import usd
@@ -82,8 +97,18 @@ class Item:
             cleanup = Text("next start!", style="bold red")
         elif self.risk == "soon" and self.due is not None:
             cleanup = Text(self.due.astimezone().strftime("%m-%d"), style="bold yellow")
-        return (Text(title), Text(project), Text(self.when), Text(self.duration), Text(human_size(self.size)), Text(peak),
-                Text(cost), cleanup, Text(self.compactions), Text(printable(self.model)))
+        return (
+            Text(title),
+            Text(project),
+            Text(self.when),
+            Text(self.duration),
+            Text(human_size(self.size)),
+            Text(peak),
+            Text(cost),
+            cleanup,
+            Text(self.compactions),
+            Text(printable(self.model)),
+        )
 
     def text(self) -> str:
         """What the filter looks in: the project, the title, the session id and the project's folder name."""
@@ -91,10 +116,18 @@ class Item:
 
     def sort_value(self, column: str) -> Any:
         comp = self.compactions.split("+")
-        return {"when": self.ts, "size": self.size, "peak": self.peak or 0, "title": self.title.lower(),
-                "comp": (int(comp[0]) if comp[0].isdigit() else -1, self.compactions), "project": self.project.lower(),
-                "dur": self.span, "model": self.model, "cost": self.cost or 0.0,
-                "cleanup": (self.due.timestamp() if self.due else float("inf"))}[column]
+        return {
+            "when": self.ts,
+            "size": self.size,
+            "peak": self.peak or 0,
+            "title": self.title.lower(),
+            "comp": (int(comp[0]) if comp[0].isdigit() else -1, self.compactions),
+            "project": self.project.lower(),
+            "dur": self.span,
+            "model": self.model,
+            "cost": self.cost or 0.0,
+            "cleanup": (self.due.timestamp() if self.due else float("inf")),
+        }[column]
 
 
 class SearchPrompt(ModalScreen[str | None]):
@@ -123,9 +156,13 @@ class ArchivePrompt(ModalScreen[Path | None]):
 
         with Vertical(id="archive-box"):
             yield Static(Text("Archive sessions", style="bold"))
-            yield Static(Text(f"Copy the {self.sessions} session(s) listed, with their subagents, tool results and memory, "
-                              "into this folder (only what is new or grown; every copy checked by its hash; originals never "
-                              "touched). Enter archives, esc cancels. Browse it later with `inspector FOLDER`."))
+            yield Static(
+                Text(
+                    f"Copy the {self.sessions} session(s) listed, with their subagents, tool results and memory, "
+                    "into this folder (only what is new or grown; every copy checked by its hash; originals never "
+                    "touched). Enter archives, esc cancels. Browse it later with `inspector FOLDER`."
+                )
+            )
             yield Input(str(Path.home() / "claude-archive"), id="archive-path")
 
     def on_mount(self) -> None:
@@ -181,7 +218,10 @@ class BrowserScreen(Screen):
         if self.notice:
             yield Static(Text(self.notice), id="notice")
         yield Static("", id="risk")
-        yield Input(placeholder="Filter by title, project, folder or id (type to filter; ctrl+f searches inside every session)", id="filter")
+        yield Input(
+            placeholder="Filter by title, project, folder or id (type to filter; ctrl+f searches inside every session)",
+            id="filter",
+        )
         yield ProgressBar(id="progress", show_eta=False)
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
@@ -229,9 +269,18 @@ class BrowserScreen(Screen):
         from inspector.transcript.records import timestamp_key
 
         a, b = timestamp_key(info.first_timestamp), timestamp_key(info.last_timestamp)
-        it = Item(path, info.cwd or path.parent.name, info.title or "", human_when(info.first_timestamp, local=True) or "",
-                  human_duration(info.first_timestamp, info.last_timestamp) or "", info.size, flat_agents=agents,
-                  ts=info.first_timestamp or "", mtime_ns=info.mtime_ns, span=(b - a) if a is not None and b is not None else 0.0)
+        it = Item(
+            path,
+            info.cwd or path.parent.name,
+            info.title or "",
+            human_when(info.first_timestamp, local=True) or "",
+            human_duration(info.first_timestamp, info.last_timestamp) or "",
+            info.size,
+            flat_agents=agents,
+            ts=info.first_timestamp or "",
+            mtime_ns=info.mtime_ns,
+            span=(b - a) if a is not None and b is not None else 0.0,
+        )
         it.due, it.risk = self.retention.due(path), self.retention.risk(path)
         return it
 
@@ -388,8 +437,12 @@ class BrowserScreen(Screen):
         if not todo:
             return
         req = json_dumps([[k, str(p), [str(a) for a in agents]] for k, p, agents, _ in todo])
-        with subprocess.Popen([sys.executable, "-m", "inspector.transcript.stats_batch"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        with subprocess.Popen(
+            [sys.executable, "-m", "inspector.transcript.stats_batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        ) as proc:
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write(req)
             proc.stdin.close()
@@ -479,8 +532,11 @@ class BrowserScreen(Screen):
             t.add_column(self.header(key, label), key=key)
         q = self.query_text.lower()
         order = sorted(range(len(self.items)), key=lambda k: self.sort_key(self.items[k]), reverse=self.descending)
-        self.shown = [k for k in order if (not q or q in self.items[k].text()) and
-                        (self.search_term is None or (self.items[k].matches or 0) > 0)]
+        self.shown = [
+            k
+            for k in order
+            if (not q or q in self.items[k].text()) and (self.search_term is None or (self.items[k].matches or 0) > 0)
+        ]
         for k in self.shown:
             it = self.items[k]
             t.add_row(*self.row_cells(it, width), key=str(it.path))
@@ -504,8 +560,15 @@ class BrowserScreen(Screen):
             parts.append(f"{len(now)} session(s) will be deleted the next time Claude Code starts")
         if soon:
             parts.append(f"{len(soon)} more within {7} days")
-        box.update(Text(printable(f"{'; '.join(parts)} ({self.retention.source}). A archives every session listed "
-                                  "to a folder you choose; the Cleanup column has the dates."), style="bold yellow"))
+        box.update(
+            Text(
+                printable(
+                    f"{'; '.join(parts)} ({self.retention.source}). A archives every session listed "
+                    "to a folder you choose; the Cleanup column has the dates."
+                ),
+                style="bold yellow",
+            )
+        )
         box.display = True
 
     def show_empty_state(self) -> None:
@@ -517,8 +580,10 @@ class BrowserScreen(Screen):
             t.display = True
             return
         if not self.items:
-            text = (f"No sessions under {self.target.path}.\nClaude Code keeps them in ~/.claude/projects (or "
-                    "$CLAUDE_CONFIG_DIR/projects); new ones appear here within seconds. r looks again.")
+            text = (
+                f"No sessions under {self.target.path}.\nClaude Code keeps them in ~/.claude/projects (or "
+                "$CLAUDE_CONFIG_DIR/projects); new ones appear here within seconds. r looks again."
+            )
         elif self.query_text:
             text = f"No session matches {self.query_text!r} in its title, project, folder name or id. esc clears the filter."
         elif self.search_term is not None:
@@ -604,8 +669,11 @@ class BrowserScreen(Screen):
             return
         for w in sorted(warnings):
             self.app.call_from_thread(self.app.notify, w, severity="warning", timeout=10)
-        self.app.call_from_thread(self.app.notify, f"Archived {len(paths)} session(s) to {to}: {copied} file(s) copied, "
-                                  f"{unchanged} already there (checked by hash)", timeout=10)
+        self.app.call_from_thread(
+            self.app.notify,
+            f"Archived {len(paths)} session(s) to {to}: {copied} file(s) copied, {unchanged} already there (checked by hash)",
+            timeout=10,
+        )
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
@@ -685,13 +753,14 @@ class BrowserScreen(Screen):
         room = max(20, self.size.width - (title_w + 2) - (11 if narrow else 16) - 2 - 7 - (where_w + 2) - 4)
         for path, title, hit in self.results:
             t = printable(title or path.stem)
-            t = t if len(t) <= title_w else t[:title_w - 1] + "…"
+            t = t if len(t) <= title_w else t[: title_w - 1] + "…"
             when = human_when(hit.timestamp, local=True) or ""
             when = when[5:] if narrow else when
             where = hit.where + (f" {hit.file}" if hit.file else "")
-            where = where if len(where) <= where_w else where[:where_w - 1] + "…"
-            table.add_row(Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)),
-                          self.snippet_cell(hit.snippet, room))
+            where = where if len(where) <= where_w else where[: where_w - 1] + "…"
+            table.add_row(
+                Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)), self.snippet_cell(hit.snippet, room)
+            )
         if self.results:
             table.move_cursor(row=min(max(row, 0), len(self.results) - 1))
 
@@ -702,7 +771,7 @@ class BrowserScreen(Screen):
         term = " ".join((self.search_term or "").split())
         at = text.casefold().find(term.casefold()) if term else -1
         if at > room // 3:
-            text = "…" + text[at - room // 4:]
+            text = "…" + text[at - room // 4 :]
         cell = Text(text[:200])
         if term:
             cell.highlight_words([term], style="reverse bold", case_sensitive=False)
@@ -744,11 +813,16 @@ class BrowserScreen(Screen):
 
         worker = get_current_worker()
         t0 = time.monotonic()
-        say("Building the search index in the background: the next searches look it up instead of reading every "
-            "session.")
-        with tempfile.TemporaryFile() as errors, subprocess.Popen(
+        say("Building the search index in the background: the next searches look it up instead of reading every session.")
+        with (
+            tempfile.TemporaryFile() as errors,
+            subprocess.Popen(
                 [sys.executable, "-m", "inspector", "index", str(self.target.path)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors) as proc:
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+            ) as proc,
+        ):
             while proc.poll() is None:
                 if worker.is_cancelled:
                     proc.terminate()

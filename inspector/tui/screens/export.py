@@ -64,8 +64,14 @@ class ExportScreen(ModalScreen[Path | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="export-box"):
             yield Static(Text("Export as Markdown", style="bold"))
-            yield Static(Text(printable(f"{self.what}, every record in full, to a new file (never over an existing one). "
-                                        "Enter exports, esc cancels.")))
+            yield Static(
+                Text(
+                    printable(
+                        f"{self.what}, every record in full, to a new file (never over an existing one). "
+                        "Enter exports, esc cancels."
+                    )
+                )
+            )
             yield Input(str(self.default), id="export-path")
             yield Static("", id="export-error")
             with Horizontal(id="export-buttons"):

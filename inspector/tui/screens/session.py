@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -25,12 +23,13 @@ from inspector.tokens.thresholds import Settings
 from inspector.transcript.index import FileChanged, Transcript
 from inspector.transcript.session import Session
 from inspector.tui.actions import bindings
-from inspector.tui.widgets.keybar import KeyBar
-from inspector.view import Row, Snippets, build_rows, search_records
+from inspector.tui.screens.whatif import WhatIfScreen
+from inspector.tui.screens.whatif import describe as describe_what_if
 from inspector.tui.widgets.chart import TokenChart
 from inspector.tui.widgets.detail import Detail
-from inspector.tui.screens.whatif import WhatIfScreen, describe as describe_what_if
+from inspector.tui.widgets.keybar import KeyBar
 from inspector.tui.widgets.timeline import Timeline
+from inspector.view import Row, Snippets, build_rows, search_records
 
 PAGE = 64 * 1024
 QUICK_LOOK_OVER = 8 << 20  # files larger than this show their first records before the whole is read
@@ -63,8 +62,15 @@ class SessionScreen(Screen):
             super().__init__()
             self.report = report
 
-    def __init__(self, path: Path, *, settings: Settings | None = None, search: str | None = None, title: str | None = None,
-                 line: int | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        settings: Settings | None = None,
+        search: str | None = None,
+        title: str | None = None,
+        line: int | None = None,
+    ) -> None:
         super().__init__()
         self.path = Path(path)
         self.configured = Settings.from_environment()  # what Claude Code's environment and config say
@@ -117,7 +123,9 @@ class SessionScreen(Screen):
         title = self.query_one("#title", Static)
 
         def progress(done: int, total: int) -> None:
-            self.app.call_from_thread(title.update, Text(printable(f"Loading {self.path.name}: {done / (1 << 20):,.0f} of {total / (1 << 20):,.0f} MB")))
+            self.app.call_from_thread(
+                title.update, Text(printable(f"Loading {self.path.name}: {done / (1 << 20):,.0f} of {total / (1 << 20):,.0f} MB"))
+            )
 
         try:
             if keep is None and os.path.getsize(self.path) > QUICK_LOOK_OVER:
@@ -125,7 +133,9 @@ class SessionScreen(Screen):
                 t = Transcript(self.path)
                 t.update(max_bytes=QUICK_LOOK_BYTES)
                 head = Session(t)
-                self.post_message(self.Ready(Loaded(head, context_series(head, self.settings), self.rows_for(head)), None, partial=True))
+                self.post_message(
+                    self.Ready(Loaded(head, context_series(head, self.settings), self.rows_for(head)), None, partial=True)
+                )
             self.publish(Session.load(self.path, progress=progress), keep)
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not load {self.path.name}: {exc}", severity="error", timeout=10)
@@ -170,9 +180,15 @@ class SessionScreen(Screen):
             problems += f"   loading: the first {QUICK_LOOK_BYTES >> 20} MB are shown, the rest is on its way…"
         title = self.title_hint or s.title or s.session_id
         spent = msg.loaded.cost
-        self.query_one("#title", Static).update(Text(printable(
-            f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
-            f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{spent}{problems}", keep_newlines=True)))
+        self.query_one("#title", Static).update(
+            Text(
+                printable(
+                    f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
+                    f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{spent}{problems}",
+                    keep_newlines=True,
+                )
+            )
+        )
         if self.initial_search and not msg.partial:
             q = self.initial_search
             self.initial_search = None
@@ -208,8 +224,14 @@ class SessionScreen(Screen):
         tl.set_rows(rows if rows is not None else self.rows_for(self.session), keep_index=current)
         tl.border_subtitle = self.view_words()
 
-    FILTER_KEYS = (("user", "1 users"), ("assistant", "2 replies"), ("tool_calls", "3 tools"), ("thinking", "4 thinking"),
-                   ("system", "5 system"), ("metadata", "6 metadata"))
+    FILTER_KEYS = (
+        ("user", "1 users"),
+        ("assistant", "2 replies"),
+        ("tool_calls", "3 tools"),
+        ("thinking", "4 thinking"),
+        ("system", "5 system"),
+        ("metadata", "6 metadata"),
+    )
 
     def view_words(self) -> str:
         """What the timeline shows, always on screen (the 1-6 and a toggles), not only in a passing toast."""
@@ -247,7 +269,9 @@ class SessionScreen(Screen):
         try:
             n = s.update()
         except FileChanged:
-            self.app.call_from_thread(self.app.notify, f"{self.path.name} was truncated or replaced: reloading it", severity="warning")
+            self.app.call_from_thread(
+                self.app.notify, f"{self.path.name} was truncated or replaced: reloading it", severity="warning"
+            )
             self.app.call_from_thread(self.load)
             return
         except Exception as exc:  # noqa: BLE001
@@ -301,14 +325,20 @@ class SessionScreen(Screen):
             auto = f"auto-compact {fmt(th.unenforced_threshold)} not enforced (compacts when the API refuses)"
         else:
             auto = "auto-compact off"
-        line = (f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · blocking {fmt(th.blocking)}"
-                f" · rules of Claude Code {th.era_label}")
+        line = (
+            f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · blocking "
+            f"{fmt(th.blocking)}"
+            f" · rules of Claude Code {th.era_label}"
+        )
         what_if = describe_what_if(self.settings, self.configured)
         if what_if:
             line += f"   [what if: {what_if}; s to change]"
         if k is not None:
             t = self.series.turns[k]
-            line += f"\nat the cursor: {fmt(t.tokens)} tokens, {t.percent_left}% left before auto-compact, state {t.state.replace('_', '-')}"
+            line += (
+                f"\nat the cursor: {fmt(t.tokens)} tokens, {t.percent_left}% left before auto-compact, state "
+                f"{t.state.replace('_', '-')}"
+            )
             if self.session is not None and 0 <= t.index < len(self.session.records):
                 from inspector.cost import usd
                 from inspector.view import response_cost
@@ -345,8 +375,21 @@ class SessionScreen(Screen):
             if e.index == row.index:
                 text = [e.explanation, ""]
                 for k, v in e.as_dict().items():
-                    if k not in ("explanation", "summary_text", "compact_call", "restored_files", "cleared_tools", "rules",
-                                 "threshold_source", "prediction_notes", "rules_of") and v is not None:
+                    if (
+                        k
+                        not in (
+                            "explanation",
+                            "summary_text",
+                            "compact_call",
+                            "restored_files",
+                            "cleared_tools",
+                            "rules",
+                            "threshold_source",
+                            "prediction_notes",
+                            "rules_of",
+                        )
+                        and v is not None
+                    ):
                         text.append(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}")
                 if e.threshold_source:
                     text.append(f"threshold: {e.threshold_source}")
@@ -359,8 +402,13 @@ class SessionScreen(Screen):
                 for c in e.cleared_tools:
                     text.append(f"cleared {c['tool']} {c['tool_use_id']} ({fmt(c['tokens'])} tokens)")
                 if e.compact_call:
-                    text += ["", f"summarizer call {e.compact_call['agent_id']}: {e.compact_call.get('usage')}",
-                             "", "analysis:", e.compact_call.get("analysis") or "(none)"]
+                    text += [
+                        "",
+                        f"summarizer call {e.compact_call['agent_id']}: {e.compact_call.get('usage')}",
+                        "",
+                        "analysis:",
+                        e.compact_call.get("analysis") or "(none)",
+                    ]
                 if e.summary_text:
                     text += ["", "summary:", e.summary_text]
                 why.show_text("Why this compaction fired", "\n".join(text))
@@ -378,8 +426,11 @@ class SessionScreen(Screen):
             why.show_text("What fills the context", "\n".join(exact))
             return
         comp = composition(self.session, rep.series, rep.counts, rep.calibration, pos)
-        lines = [f"Context at this message: {comp.total:,} tokens ({comp.source}); tokenCountWithEstimation "
-                 f"{token_count_with_estimation(self.session, rep.series, pos):,}", ""]
+        lines = [
+            f"Context at this message: {comp.total:,} tokens ({comp.source}); tokenCountWithEstimation "
+            f"{token_count_with_estimation(self.session, rep.series, pos):,}",
+            "",
+        ]
         for cat, n in sorted(comp.categories.items(), key=lambda kv: -kv[1]):
             share = 100 * n / comp.total if comp.total else 0
             lines.append(f"{n:>9,}  {share:5.1f}%  {cat}")
@@ -388,8 +439,12 @@ class SessionScreen(Screen):
         if comp.largest:
             lines += ["", "largest tool results:"] + [f"{x['tokens']:>9,}  {x['tool']} {x['what']}" for x in comp.largest]
         c = rep.calibration
-        lines += ["", f"Estimates are the offline tokenizer calibrated on this session: fixed overhead {c.overhead:,.0f}, ratio {c.ratio:.3f}, "
-                  f"fit error {c.error_pct:.1f}% over {c.points} responses."]
+        lines += [
+            "",
+            f"Estimates are the offline tokenizer calibrated on this session: fixed overhead {c.overhead:,.0f}, ratio "
+            f"{c.ratio:.3f}, "
+            f"fit error {c.error_pct:.1f}% over {c.points} responses.",
+        ]
         if rep.anomalies:
             lines += ["", "Anomalies in this session:"] + [f"! {a}" for a in rep.anomalies]
         why.show_text("What fills the context", "\n".join(lines))
@@ -409,12 +464,17 @@ class SessionScreen(Screen):
         if not requests:
             return None
         ref = s.body(index).get("requestRef") if s.records[index].type == "assistant" else None
-        q = next((q for q in requests if q.id == ref), None) or next((q for q in reversed(requests) if q.index < index and q.agent_id is None), None)
+        q = next((q for q in requests if q.id == ref), None) or next(
+            (q for q in reversed(requests) if q.index < index and q.agent_id is None), None
+        )
         if q is None:
             return None
         comp = request_composition(s, q, rep.calibration.ratio)
-        lines = [f"The request {q.id} ({(q.timestamp or '')[:19]}, {q.model or '?'}): {comp.total:,} tokens, "
-                 f"{comp.messages} messages", f"({comp.source})", ""]
+        lines = [
+            f"The request {q.id} ({(q.timestamp or '')[:19]}, {q.model or '?'}): {comp.total:,} tokens, {comp.messages} messages",
+            f"({comp.source})",
+            "",
+        ]
         for p in comp.parts:
             share = 100 * p.tokens / comp.total if comp.total else 0
             lines.append(f"{p.tokens:>9,}  {share:5.1f}%  {p.label}")
@@ -437,7 +497,10 @@ class SessionScreen(Screen):
     def action_toggle_scope(self) -> None:
         self.scope = "file" if self.scope == "chain" else "chain"
         self.rebuild()
-        self.notify("every record of the file (off-chain rows in italics)" if self.scope == "file" else "the conversation's chain only", timeout=3)
+        self.notify(
+            "every record of the file (off-chain rows in italics)" if self.scope == "file" else "the conversation's chain only",
+            timeout=3,
+        )
 
     def action_back(self) -> None:
         """esc: the search bar first, then the search's highlights, then the screen."""
@@ -523,8 +586,10 @@ class SessionScreen(Screen):
         tl.refresh()
         if not self.matches:
             off = len(hits) - len(self.matches)
-            self.notify(f"no match for {q!r}" + (f" in the rows shown ({off} in hidden or off-chain records: press a)" if off else ""),
-                        severity="warning")
+            self.notify(
+                f"no match for {q!r}" + (f" in the rows shown ({off} in hidden or off-chain records: press a)" if off else ""),
+                severity="warning",
+            )
             return
         self.notify(f"{len(self.matches)} match(es) for {q!r}", timeout=3)
         line, self.initial_line = self.initial_line, None
@@ -569,7 +634,11 @@ class SessionScreen(Screen):
         if self.series is None:
             return
         turns = self.series.turns
-        crossings = [turns[k].index for k in range(len(turns)) if turns[k].state != "ok" and (k == 0 or turns[k - 1].state != turns[k].state)]
+        crossings = [
+            turns[k].index
+            for k in range(len(turns))
+            if turns[k].state != "ok" and (k == 0 or turns[k - 1].state != turns[k].state)
+        ]
         if not self._jump(crossings):
             self.notify("the context never crossed a threshold", severity="information")
 
@@ -593,7 +662,8 @@ class SessionScreen(Screen):
         self.query_one(TabbedContent).active = "tab-record"
         more = "; f for the next page" if pages > 1 else ""
         self.query_one("#detail", Detail).show_text(
-            f"{po.file.name}: page {self.page + 1} of {pages} ({human_size(total)}{more})", text)  # type: ignore[union-attr]
+            f"{po.file.name}: page {self.page + 1} of {pages} ({human_size(total)}{more})", text
+        )  # type: ignore[union-attr]
 
     def action_open_subagent(self) -> None:
         row = self.query_one(Timeline).current
@@ -609,7 +679,9 @@ class SessionScreen(Screen):
                 return
         compaction = next((sa for sa in s.subagents if sa.boundary == row.index and sa.path is not None), None)
         if compaction is not None:
-            self.app.push_screen(SessionScreen(compaction.path, settings=self.settings, title=f"compaction call {compaction.agent_id}"))  # type: ignore[arg-type]
+            self.app.push_screen(
+                SessionScreen(compaction.path, settings=self.settings, title=f"compaction call {compaction.agent_id}")
+            )  # type: ignore[arg-type]
             return
         self.notify("select an Agent/Task call, its result, or a compaction to open its transcript", severity="warning")
 
@@ -688,4 +760,3 @@ class SessionScreen(Screen):
 
         row = self.query_one(Timeline).current
         self.app.push_screen(WorkbenchScreen(self.session, self.settings, selected=row.index if row else None))
-

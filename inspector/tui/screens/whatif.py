@@ -15,7 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from inspector.tokens.thresholds import describe_changes, Settings, pct_in_range
+from inspector.tokens.thresholds import Settings, describe_changes, pct_in_range
 
 TRISTATE = [("as configured", "keep"), ("on", "on"), ("off", "off")]
 ONE_M = [("infer from usage above 200k", "infer"), ("yes", "on"), ("no", "off")]
@@ -87,11 +87,19 @@ class WhatIfScreen(ModalScreen[Settings | None]):
 
     def compose(self) -> ComposeResult:
         c = self.current
-        src = ", ".join(f"{k} from {v}" if k != "ignored" else f"ignored: {v}" for k, v in self.configured.sources) or "Claude Code's defaults (no override found)"
+        src = (
+            ", ".join(f"{k} from {v}" if k != "ignored" else f"ignored: {v}" for k, v in self.configured.sources)
+            or "Claude Code's defaults (no override found)"
+        )
         with VerticalScroll(id="whatif-box"):
             yield Static(Text("What if: the settings that move the thresholds", style="bold"))
-            yield Static(Text(f"Configured: {src}. Leave a box empty for Claude Code's own rule. "
-                              "ctrl+s applies, ctrl+r resets, esc cancels (the buttons are at the end)."), id="whatif-src")
+            yield Static(
+                Text(
+                    f"Configured: {src}. Leave a box empty for Claude Code's own rule. "
+                    "ctrl+s applies, ctrl+r resets, esc cancels (the buttons are at the end)."
+                ),
+                id="whatif-src",
+            )
             yield Label("Model (e.g. claude-opus-4-6, opus[1m]); empty: the session's")
             yield Input(c.model or "", placeholder="the session's model", id="wi-model")
             yield Label("Context window, tokens; empty: resolve from the model")
@@ -99,7 +107,11 @@ class WhatIfScreen(ModalScreen[Settings | None]):
             yield Label("1M-token window")
             yield Select(ONE_M, value={None: "infer", True: "on", False: "off"}[c.one_m], allow_blank=False, id="wi-one-m")
             yield Label("Auto-compact (DISABLE_AUTO_COMPACT, autoCompactEnabled)")
-            auto = "keep" if c.auto_compact_enabled == self.configured.auto_compact_enabled else ("on" if c.auto_compact_enabled else "off")
+            auto = (
+                "keep"
+                if c.auto_compact_enabled == self.configured.auto_compact_enabled
+                else ("on" if c.auto_compact_enabled else "off")
+            )
             yield Select(TRISTATE, value=auto, allow_blank=False, id="wi-auto")
             yield Label("Auto-compact window, tokens (CLAUDE_CODE_AUTO_COMPACT_WINDOW)")
             yield Input(f"{c.auto_compact_window}" if c.auto_compact_window else "", id="wi-acw")
@@ -132,12 +144,18 @@ class WhatIfScreen(ModalScreen[Settings | None]):
     def values(self) -> dict[str, Any]:
         q = self.query_one
         return {
-            "model": q("#wi-model", Input).value, "window": q("#wi-window", Input).value,
-            "one_m": q("#wi-one-m", Select).value, "auto_compact": q("#wi-auto", Select).value,
-            "auto_compact_window": q("#wi-acw", Input).value, "pct": q("#wi-pct", Input).value,
-            "max_output_tokens": q("#wi-maxout", Input).value, "blocking": q("#wi-blocking", Input).value,
-            "disable_1m": q("#wi-disable-1m", Switch).value, "output_cap": q("#wi-cap", Switch).value,
-            "model_window": q("#wi-model-window", Input).value, "enforce": q("#wi-enforce", Select).value,
+            "model": q("#wi-model", Input).value,
+            "window": q("#wi-window", Input).value,
+            "one_m": q("#wi-one-m", Select).value,
+            "auto_compact": q("#wi-auto", Select).value,
+            "auto_compact_window": q("#wi-acw", Input).value,
+            "pct": q("#wi-pct", Input).value,
+            "max_output_tokens": q("#wi-maxout", Input).value,
+            "blocking": q("#wi-blocking", Input).value,
+            "disable_1m": q("#wi-disable-1m", Switch).value,
+            "output_cap": q("#wi-cap", Switch).value,
+            "model_window": q("#wi-model-window", Input).value,
+            "enforce": q("#wi-enforce", Select).value,
         }
 
     def action_apply(self) -> None:

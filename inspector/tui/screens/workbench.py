@@ -47,7 +47,6 @@ def strategy_options(session: Session) -> tuple[list[tuple[str, str]], str]:
     return opts, default_strategy(era)
 
 
-
 class ConfirmSend(ModalScreen[bool]):
     """Shows what the Anthropic summarizer would send and what it costs; nothing is sent without yes."""
 
@@ -136,8 +135,12 @@ class WorkbenchScreen(Screen):
                 yield Select(options, value=memory.get("strategy", default), allow_blank=False, id="strategy")
                 with Vertical(classes="field", id="f-trigger"):
                     yield Label("As")
-                    yield Select([("/compact (manual)", "manual"), ("the threshold (auto)", "auto")], value=memory.get("trigger", "manual"),
-                                 allow_blank=False, id="trigger")
+                    yield Select(
+                        [("/compact (manual)", "manual"), ("the threshold (auto)", "auto")],
+                        value=memory.get("trigger", "manual"),
+                        allow_blank=False,
+                        id="trigger",
+                    )
                 with Vertical(classes="field", id="f-refused"):
                     yield Label("The API's limit (tokens, e.g. 200k)")
                     yield Input(memory.get("refused-at", f"{self.default_limit():,}".replace(",", "_")), id="refused-at")
@@ -147,8 +150,12 @@ class WorkbenchScreen(Screen):
                     yield Label("Pivot: the selected prompt")
                     yield Static(Text(sel or "none: select a prompt you typed in the timeline"), id="wb-selected")
                     yield Label("Direction")
-                    yield Select([("Summarize from here", "from"), ("Summarize up to here", "up_to")], value=memory.get("direction", "from"),
-                                 allow_blank=False, id="direction")
+                    yield Select(
+                        [("Summarize from here", "from"), ("Summarize up to here", "up_to")],
+                        value=memory.get("direction", "from"),
+                        allow_blank=False,
+                        id="direction",
+                    )
                 with Vertical(classes="field", id="f-at"):
                     yield Label("Compact as of the selected message")
                     yield Switch(value=False, id="at-selected")
@@ -251,10 +258,12 @@ class WorkbenchScreen(Screen):
             "pivot": sel_uuid if strategy == "partial" else None,
             "direction": self.query_one("#direction", Select).value,
             "instructions": self.query_one("#instructions", Input).value or None,
-            "microcompact_params": MicrocompactParams(gap_minutes=num("gap", 60), keep_recent=int(num("keep", 5)),
-                                                      force=self.query_one("#force", Switch).value),
-            "session_memory_params": SessionMemoryParams(KeepConfig(int(num("min-tokens", 10_000)), int(num("min-text", 5)),
-                                                                    int(num("max-tokens", 40_000)))),
+            "microcompact_params": MicrocompactParams(
+                gap_minutes=num("gap", 60), keep_recent=int(num("keep", 5)), force=self.query_one("#force", Switch).value
+            ),
+            "session_memory_params": SessionMemoryParams(
+                KeepConfig(int(num("min-tokens", 10_000)), int(num("min-text", 5)), int(num("max-tokens", 40_000)))
+            ),
         }
 
     @on(Select.Changed)
@@ -294,18 +303,32 @@ class WorkbenchScreen(Screen):
         try:
             if p["strategy"] == "partial":  # the real reason a pivot cannot be one, and which can
                 if p["pivot"] is None:
-                    raise CompactError("partial compaction pivots on the selected message: select a prompt you typed "
-                                       "(marked » in the timeline); " + pivot_words(self.session, self.pivots))
+                    raise CompactError(
+                        "partial compaction pivots on the selected message: select a prompt you typed "
+                        "(marked » in the timeline); " + pivot_words(self.session, self.pivots)
+                    )
                 resolve_reference(self.session, p["pivot"], pivot=True, settings=self.settings)
             if self.estimator is None:
                 sl = make_slice(self.session, None, self.settings)
                 self.estimator = Estimator(self.session, sl.series, self.settings)
-            res = compact(self.session, p["strategy"], at=p["at"], pivot=p["pivot"], direction=p["direction"],
-                          instructions=p["instructions"], settings=self.settings, microcompact_params=p["microcompact_params"],
-                          session_memory_params=p["session_memory_params"], summarizer=summarizer,
-                          estimator=self.estimator if p["at"] is None else None, cancel=cancel, trigger=p["trigger"],
-                          refused_at=p["refused_at"], prompt_tokens=p["prompt_tokens"],
-                          progress=lambda what, _fraction: self.app.call_from_thread(self.status, what))
+            res = compact(
+                self.session,
+                p["strategy"],
+                at=p["at"],
+                pivot=p["pivot"],
+                direction=p["direction"],
+                instructions=p["instructions"],
+                settings=self.settings,
+                microcompact_params=p["microcompact_params"],
+                session_memory_params=p["session_memory_params"],
+                summarizer=summarizer,
+                estimator=self.estimator if p["at"] is None else None,
+                cancel=cancel,
+                trigger=p["trigger"],
+                refused_at=p["refused_at"],
+                prompt_tokens=p["prompt_tokens"],
+                progress=lambda what, _fraction: self.app.call_from_thread(self.status, what),
+            )
             post(res, None)
         except Cancelled:
             post(None, "cancelled: nothing more was received")
@@ -338,15 +361,28 @@ class WorkbenchScreen(Screen):
         top = max(th.context_window, res.tokens_before)
         width = max(8, min(40, self.query_one("#wb-preview").size.width - 24))  # the bars shrink on a narrow screen
         for label, n in (("before", res.tokens_before), ("after", res.tokens_after)):
-            bar = Text("█" * min(width, round(n / top * width)), style="green" if n < th.warning else "yellow" if n < (th.auto_compact or th.effective_window) else "red")
+            bar = Text(
+                "█" * min(width, round(n / top * width)),
+                style="green" if n < th.warning else "yellow" if n < (th.auto_compact or th.effective_window) else "red",
+            )
             t.add_row(label, bar + Text(" " * max(0, width - len(bar))), f"{n:,}")
         t.add_row("change", Text(res.change_words, style="bold yellow" if res.tokens_after > res.tokens_before else ""), "")
         if res.accounting_words:
             t.add_row("made of", Text(res.accounting_words), "")
-        auto = f"auto-compact {th.auto_compact:,}" if th.auto_compact is not None else (
-            f"auto-compact {th.unenforced_threshold:,} not enforced" if th.unenforced_threshold is not None else "auto-compact off")
-        t.add_row("", Text(f"warning {th.warning:,} · {auto} · blocking {th.blocking:,} · window {th.context_window:,}",
-                           style="dim"), "")
+        auto = (
+            f"auto-compact {th.auto_compact:,}"
+            if th.auto_compact is not None
+            else (
+                f"auto-compact {th.unenforced_threshold:,} not enforced"
+                if th.unenforced_threshold is not None
+                else "auto-compact off"
+            )
+        )
+        t.add_row(
+            "",
+            Text(f"warning {th.warning:,} · {auto} · blocking {th.blocking:,} · window {th.context_window:,}", style="dim"),
+            "",
+        )
         if res.strategy_label:
             t.add_row("rules", Text(printable(res.strategy_label), style="dim"), "")
         if res.what_if:
@@ -383,13 +419,20 @@ class WorkbenchScreen(Screen):
         if res.cleared_tool_results:
             out.append(f"\nCleared tool results ({len(res.cleared_tool_results)})\n", style="bold")
             for tid in res.cleared_tool_results:
-                out.append(printable(f"  {s.tool_name(tid) or '?':<8} {tid}  {res.cleared_tokens.get(tid, 0):,} tokens by Claude Code's "
-                                     "rough count (characters / 4)") + "\n")
+                out.append(
+                    printable(
+                        f"  {s.tool_name(tid) or '?':<8} {tid}  {res.cleared_tokens.get(tid, 0):,} tokens by Claude Code's "
+                        "rough count (characters / 4)"
+                    )
+                    + "\n"
+                )
         block("Summarized", res.summarized_uuids)
         block("Kept", res.kept_uuids)
         if res.api_messages is not None:
-            out.append(f"\nWhat Claude Code sends after `claude --resume`, before your prompt ({len(res.api_messages)} messages)\n",
-                       style="bold")
+            out.append(
+                f"\nWhat Claude Code sends after `claude --resume`, before your prompt ({len(res.api_messages)} messages)\n",
+                style="bold",
+            )
             for m in res.api_messages:
                 c = m.get("content")
                 blocks = [{"type": "text", "text": c}] if isinstance(c, str) else [b for b in c or () if isinstance(b, dict)]
@@ -397,7 +440,10 @@ class WorkbenchScreen(Screen):
                 kinds = ", ".join(sorted({str(b.get("type")) for b in blocks}))
                 first = next((str(b.get("text")) for b in blocks if b.get("type") == "text"), "")
                 first = next((ln for ln in first.splitlines() if ln.strip() and ln.strip() != "<system-reminder>"), "")[:60]
-                out.append(printable(f"  {str(m.get('role')):<9} {len(blocks):>3} block(s) {human_size(chars):>8}  {kinds}  {first}") + "\n")
+                out.append(
+                    printable(f"  {str(m.get('role')):<9} {len(blocks):>3} block(s) {human_size(chars):>8}  {kinds}  {first}")
+                    + "\n"
+                )
         return out
 
     def status(self, text: str) -> None:
@@ -417,8 +463,12 @@ class WorkbenchScreen(Screen):
 
         summ = AnthropicSummarizer()
         if not summ.has_key:
-            self.app.call_from_thread(self.app.notify, "Set ANTHROPIC_API_KEY to use the Anthropic summarizer; nothing was sent.",
-                                      severity="error", timeout=8)
+            self.app.call_from_thread(
+                self.app.notify,
+                "Set ANTHROPIC_API_KEY to use the Anthropic summarizer; nothing was sent.",
+                severity="error",
+                timeout=8,
+            )
             return
         try:
             sl = make_slice(self.session, p["at"], self.settings)
@@ -455,9 +505,12 @@ class WorkbenchScreen(Screen):
 
         shape = recorded_shape(self.session)
         exact_request = res.api_messages is not None and shape is not None
-        what = (f"the request a resume would send: {len(res.api_messages or ())} messages with the session's system prompt and "
-                f"tools, about {res.tokens_after:,} tokens" if exact_request else
-                f"the {len(res.view)} messages after the compaction (about {res.tokens_after:,} tokens with the fixed overhead)")
+        what = (
+            f"the request a resume would send: {len(res.api_messages or ())} messages with the session's system prompt and "
+            f"tools, about {res.tokens_after:,} tokens"
+            if exact_request
+            else f"the {len(res.view)} messages after the compaction (about {res.tokens_after:,} tokens with the fixed overhead)"
+        )
 
         def answer(yes: bool | None) -> None:
             if yes:
@@ -466,7 +519,9 @@ class WorkbenchScreen(Screen):
             else:
                 self.status("nothing was sent")
 
-        self.app.push_screen(ConfirmSend(f"The token-counting endpoint gets {what}. It costs nothing and generates nothing."), answer)
+        self.app.push_screen(
+            ConfirmSend(f"The token-counting endpoint gets {what}. It costs nothing and generates nothing."), answer
+        )
 
     @work(thread=True, exclusive=True, group="count")
     def count_exact(self, res: CompactionResult, shape: dict[str, Any] | None) -> None:
@@ -475,13 +530,19 @@ class WorkbenchScreen(Screen):
         counter = AnthropicSummarizer()
         try:
             if shape is not None:
-                n = counter.count_request(shape.get("system"), shape.get("tools"), [dict(m) for m in res.api_messages or ()],
-                                          self.session.main_model)
+                n = counter.count_request(
+                    shape.get("system"), shape.get("tools"), [dict(m) for m in res.api_messages or ()], self.session.main_model
+                )
                 text = f"exact: {n:,} tokens by the API's count of the whole request ({res.tokens_after:,} estimated)"
             else:
                 assert self.estimator is not None
-                n = round(self.estimator.calibration.overhead) + counter.count_messages([(v.role, dict(v.body)) for v in res.view])
-                text = f"exact: {n:,} tokens (the API's count of the messages + the calibrated fixed overhead; {res.tokens_after:,} estimated)"
+                n = round(self.estimator.calibration.overhead) + counter.count_messages(
+                    [(v.role, dict(v.body)) for v in res.view]
+                )
+                text = (
+                    f"exact: {n:,} tokens (the API's count of the messages + the calibrated fixed overhead; "
+                    f"{res.tokens_after:,} estimated)"
+                )
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Not counted: {redact(str(exc))}", severity="error", timeout=10)
             self.app.call_from_thread(self.status, "not counted")
@@ -514,8 +575,10 @@ class WorkbenchScreen(Screen):
             return
         sends = " and a resume sends the previewed messages" if res.api_messages is not None else ""
         how = f"Resume it with:\n  {out.resume_command}" if out.resumable else out.resume_hint
-        text = (f"{out.path}\n{out.records} records, {len(out.copied)} file(s) copied beside it; checked: chain intact, tool calls "
-                f"paired, the messages saved are those previewed{sends}.\n\n{how}\n\n"
-                "The original transcript was not modified." + "".join(f"\nNote: {n}" for n in out.notes))
+        text = (
+            f"{out.path}\n{out.records} records, {len(out.copied)} file(s) copied beside it; checked: chain intact, tool calls "
+            f"paired, the messages saved are those previewed{sends}.\n\n{how}\n\n"
+            "The original transcript was not modified." + "".join(f"\nNote: {n}" for n in out.notes)
+        )
         self.app.call_from_thread(self.status, f"saved to {out.path}")
         self.app.call_from_thread(self.app.push_screen, SavedScreen(text))

@@ -22,8 +22,16 @@ BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
 class TokenChart(Widget):
-    COMPONENT_CLASSES = {"chart--ok", "chart--warning", "chart--auto", "chart--blocking", "chart--line", "chart--cursor",
-                         "chart--marker", "chart--axis"}
+    COMPONENT_CLASSES = {
+        "chart--ok",
+        "chart--warning",
+        "chart--auto",
+        "chart--blocking",
+        "chart--line",
+        "chart--cursor",
+        "chart--marker",
+        "chart--axis",
+    }
     DEFAULT_CSS = """
     TokenChart { height: 30%; min-height: 6; max-height: 12; background: $surface; }
     TokenChart > .chart--ok { color: $success; }
@@ -146,7 +154,10 @@ class TokenChart(Widget):
             return Strip.blank(width, base)
         w, h, per_row, cols = self._geometry()
         turns = self.series.turns
-        style = {k: base + self.get_component_rich_style(f"chart--{k}") for k in ("ok", "warning", "auto", "blocking", "line", "cursor", "marker", "axis")}
+        style = {
+            k: base + self.get_component_rich_style(f"chart--{k}")
+            for k in ("ok", "warning", "auto", "blocking", "line", "cursor", "marker", "axis")
+        }
         if y == h:
             return Strip([Segment(set_cell_size(self.x_axis(width), width), style["axis"])], width)
         row_low = (h - 1 - y) * per_row  # tokens at the bottom of this text row
@@ -156,11 +167,20 @@ class TokenChart(Widget):
         label = f"{here[0][0] / 1000:.0f}k" if here else ""
         names = ""
         first = self.SHORT[here[0][1]] if here else ""
-        for names in ("+".join(self.SHORT[n] for _, n in here), "+".join([first] + [self.SHORT[n][:3] for _, n in here[1:]]),
-                      "+".join(self.SHORT[n][:3] for _, n in here), f"{first} +{len(here) - 1}"):
+        for names in (
+            "+".join(self.SHORT[n] for _, n in here),
+            "+".join([first] + [self.SHORT[n][:3] for _, n in here[1:]]),
+            "+".join(self.SHORT[n][:3] for _, n in here),
+            f"{first} +{len(here) - 1}",
+        ):
             if len(names) <= self.NAMES - 1:  # "auto+block", "auto+blo", "blo+win", "auto +2": as much as the margin holds
                 break
-        segs = [Segment(set_cell_size(label.rjust(self.AXIS - 1) + "┤" if label else " " * (self.AXIS - 1) + "│", self.AXIS), style["axis"])]
+        segs = [
+            Segment(
+                set_cell_size(label.rjust(self.AXIS - 1) + "┤" if label else " " * (self.AXIS - 1) + "│", self.AXIS),
+                style["axis"],
+            )
+        ]
         boundary_cols = set()
         if y == 0:
             for b in self.series.boundaries + self.series.microcompacts:
@@ -179,7 +199,15 @@ class TokenChart(Widget):
                 elif tok > row_low:
                     ch = BLOCKS[max(1, min(8, int((tok - row_low) / per_row * 8)))]
                 if ch != " ":
-                    st = style["ok" if state == "ok" else "warning" if state == "warning" else "auto" if state == "auto_compact" else "blocking"]
+                    st = style[
+                        "ok"
+                        if state == "ok"
+                        else "warning"
+                        if state == "warning"
+                        else "auto"
+                        if state == "auto_compact"
+                        else "blocking"
+                    ]
             if ch == " " and line_here is not None:
                 ch, st = ("╌" if line_here in ("window", "unenforced") else "─"), line_style
             if c in boundary_cols:

@@ -38,7 +38,9 @@ class Detail(VerticalScroll, can_focus=True):
 
     def show_text(self, title: str, text: str) -> None:
         self.remove_children()
-        self.mount(Static(Text(title, style="bold"), classes="detail--label"), Static(safe(text, JSON_CAP), classes="detail--block"))
+        self.mount(
+            Static(Text(title, style="bold"), classes="detail--label"), Static(safe(text, JSON_CAP), classes="detail--block")
+        )
         self.scroll_home(animate=False)
 
     def show_record(self, s: Session, i: int, *, raw: bool = False) -> None:
@@ -68,8 +70,10 @@ class Detail(VerticalScroll, can_focus=True):
 
     def _plain_widget(self, p: Part, hit: bool) -> Static | Markdown:
         if hit and p.kind not in ("head", "label", "note", "persisted"):  # shown as text, so the match can be marked
-            return Static(self._marked(safe(p.text, JSON_CAP if p.kind == "json" else TEXT_CAP), p.text),
-                          classes="detail--thinking" if p.kind == "thinking" else "detail--block")
+            return Static(
+                self._marked(safe(p.text, JSON_CAP if p.kind == "json" else TEXT_CAP), p.text),
+                classes="detail--thinking" if p.kind == "thinking" else "detail--block",
+            )
         return self._widget_of(p)
 
     @staticmethod

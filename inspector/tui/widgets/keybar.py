@@ -17,6 +17,7 @@ GAP = "  "
 
 def fit(pairs: list[tuple[str, str]], width: int) -> list[tuple[str, str]]:
     """The whole pairs that fit in `width` cells, leaving room for the "all keys" hint when some do not."""
+
     def size(ps: list[tuple[str, str]]) -> int:
         return sum(len(k) + 1 + len(label) for k, label in ps) + len(GAP) * max(0, len(ps) - 1)
 

@@ -16,8 +16,17 @@ from inspector.textutil import human_tokens, printable
 from inspector.view import Row, Snippets
 
 KIND_MARK = {
-    "user": "▶", "assistant": "◆", "tool_call": "⚙", "tool_result": "↳", "thinking": "…", "system": "·", "boundary": "═",
-    "summary": "§", "metadata": "○", "attachment": "+", "progress": "~",
+    "user": "▶",
+    "assistant": "◆",
+    "tool_call": "⚙",
+    "tool_result": "↳",
+    "thinking": "…",
+    "system": "·",
+    "boundary": "═",
+    "summary": "§",
+    "metadata": "○",
+    "attachment": "+",
+    "progress": "~",
 }
 
 
@@ -25,8 +34,15 @@ class Timeline(ScrollView, can_focus=True):
     """Rows of records; the cursor row is the selected record."""
 
     COMPONENT_CLASSES = {
-        "timeline--cursor", "timeline--user", "timeline--assistant", "timeline--tool", "timeline--boundary",
-        "timeline--dim", "timeline--summary", "timeline--match", "timeline--offchain",
+        "timeline--cursor",
+        "timeline--user",
+        "timeline--assistant",
+        "timeline--tool",
+        "timeline--boundary",
+        "timeline--dim",
+        "timeline--summary",
+        "timeline--match",
+        "timeline--offchain",
     }
     DEFAULT_CSS = """
     Timeline { background: $surface; }
@@ -120,8 +136,14 @@ class Timeline(ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         row = self.rows[k]
         base = self.rich_style
-        cls = {"user": "timeline--user", "assistant": "timeline--assistant", "tool_call": "timeline--tool", "tool_result": "timeline--tool",
-               "boundary": "timeline--boundary", "summary": "timeline--summary"}.get(row.kind, "timeline--dim")
+        cls = {
+            "user": "timeline--user",
+            "assistant": "timeline--assistant",
+            "tool_call": "timeline--tool",
+            "tool_result": "timeline--tool",
+            "boundary": "timeline--boundary",
+            "summary": "timeline--summary",
+        }.get(row.kind, "timeline--dim")
         style = base + self.get_component_rich_style(cls)
         if not row.on_chain:
             style += self.get_component_rich_style("timeline--offchain")
@@ -131,7 +153,9 @@ class Timeline(ScrollView, can_focus=True):
             style += self.get_component_rich_style("timeline--cursor")
         tok = human_tokens(row.tokens) if row.tokens is not None else ""
         pivot = "»" if row.index in self.pivots else " "
-        head = printable(f"{KIND_MARK.get(row.kind, ' ')}{pivot}{row.time:>8} {tok:>7} {row.label}")  # time and label: the transcript's
+        head = printable(
+            f"{KIND_MARK.get(row.kind, ' ')}{pivot}{row.time:>8} {tok:>7} {row.label}"
+        )  # time and label: the transcript's
         if row.kind != "boundary" and self.snippets is not None:
             head += "  " + self.snippets.get(row.index)
         return Strip([Segment(set_cell_size(head, width), style)], width)
