@@ -250,3 +250,20 @@ def test_a_summary_that_echoes_the_key_is_neither_shown_nor_saved():
         res = compact(session(), "full", summarizer=s)
     assert ODD_KEY not in res.summary and "[redacted]" in res.summary
     assert all(ODD_KEY not in str(r) for r in res.new_records)
+
+
+@pytest.mark.parametrize(
+    "model", ["claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-6", "claude-haiku-4-5"]
+)
+def test_the_consent_prices_are_those_of_inspector_cost(model):
+    """The summarizer kept its own price list: the consent dialog priced claude-opus-4-7 and claude-opus-5 at 3x and
+    claude-sonnet-5 at 1.5x what `inspector cost` charges. One table now."""
+    from inspector.compact.summarize.anthropic_api import SendEstimate, cost_usd
+    from inspector.cost import PriceTable
+
+    r = PriceTable.load().rates_for(model)
+    assert cost_usd(model, 1_000_000, 1_000_000) == pytest.approx(r.input + r.output)
+    assert cost_usd(model, 0, 0, 1_000_000, 1_000_000) == pytest.approx(r.cache_write_5m + r.cache_read)
+    assert cost_usd("claude-unknown-9", 1_000, 1_000) is None
+    text = SendEstimate(1_000, False, 20_000, None, None, "claude-unknown-9").describe()
+    assert "no price is known" in text and "$" not in text

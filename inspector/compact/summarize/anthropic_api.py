@@ -28,31 +28,18 @@ COMPACT_MAX_OUTPUT_TOKENS = 20_000
 MAX_PTL_RETRIES = 3
 RETRY_MARKER = "[earlier conversation truncated for compaction retry]"
 TOOL_TEXT_LIMIT = 20_000  # characters of one tool result sent as text
-# USD per million tokens (input, output), by the first matching part of the model name
-PRICES: tuple[tuple[str, float, float], ...] = (
-    ("opus-4-5", 5.0, 25.0),
-    ("opus-4-6", 5.0, 25.0),
-    ("opus-4-1", 15.0, 75.0),
-    ("opus-4", 15.0, 75.0),
-    ("opus", 15.0, 75.0),
-    ("sonnet", 3.0, 15.0),
-    ("haiku-4", 1.0, 5.0),
-    ("haiku", 0.8, 4.0),
-)
 _PTL = re.compile(r"prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)", re.I)
 
 
-def price(model: str) -> tuple[float, float]:
-    m = model.lower()
-    for key, i, o in PRICES:
-        if key in m:
-            return i, o
-    return 3.0, 15.0
+def cost_usd(model: str, input_tokens: int, output_tokens: int, cache_write: int = 0, cache_read: int = 0) -> float | None:
+    """What a summarize call costs, by the one price table `inspector cost` uses (its dated rows and the user's own
+    prices file); None for a model it has no price for (never a guess)."""
+    from inspector.cost import PriceTable
 
-
-def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float:
-    i, o = price(model)
-    return (input_tokens * i + output_tokens * o) / 1_000_000
+    r = PriceTable.load().rates_for(model)
+    if r is None:
+        return None
+    return (input_tokens * r.input + output_tokens * r.output + cache_write * r.cache_write_5m + cache_read * r.cache_read) / 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +47,17 @@ class SendEstimate:
     input_tokens: int
     exact: bool  # True when the token-counting endpoint answered
     max_output_tokens: int
-    cost_usd_max: float  # input cost + the largest possible output
-    cost_usd_typical: float  # input cost + a typical 4,000-token summary
+    cost_usd_max: float | None  # input cost + the largest possible output (None: no price for the model)
+    cost_usd_typical: float | None  # input cost + a typical 4,000-token summary
     model: str
 
     def describe(self) -> str:
         how = "counted by the API" if self.exact else "estimated offline"
+        if self.cost_usd_typical is None or self.cost_usd_max is None:
+            return (
+                f"{self.input_tokens:,} input tokens ({how}) to {self.model}; no price is known for this model, so the "
+                "cost is not estimated (add it to ~/.config/inspector/prices.json)"
+            )
         return (
             f"{self.input_tokens:,} input tokens ({how}) to {self.model}; estimated cost ${self.cost_usd_typical:.2f} "
             f"(at most ${self.cost_usd_max:.2f} with a {self.max_output_tokens:,}-token reply)"
@@ -356,13 +348,18 @@ class AnthropicSummarizer:
             "cache_creation_input_tokens": getattr(u, "cache_creation_input_tokens", None) or 0,
             "cache_read_input_tokens": getattr(u, "cache_read_input_tokens", None) or 0,
         }
-        total_in = usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
         return SummaryOutput(
             text=text,
             summarizer=self.name,
             model=final.model,
             usage=usage,
-            cost_usd=cost_usd(self.model, total_in, usage["output_tokens"]),
+            cost_usd=cost_usd(
+                final.model or self.model,
+                usage["input_tokens"],
+                usage["output_tokens"],
+                usage["cache_creation_input_tokens"],
+                usage["cache_read_input_tokens"],
+            ),
             notes=tuple(notes),
         )
 
