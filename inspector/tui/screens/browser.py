@@ -54,6 +54,17 @@ RESULT_COLUMNS = (("session", "Session"), ("when", "When"), ("line", "Line"), ("
 RESULTS_SHOWN = 2000  # matches listed (every session with one is still in the sessions table)
 
 
+def _window(model: str | None, version: str | None, peak: int | None) -> int:
+    """The session's context window by the rules `inspector tokens` applies (its release and model: a natively 1M
+    model is 1M from its first turn; the usage past 200k infers it only where the release did so)."""
+    from inspector.tokens.thresholds import Settings, thresholds
+
+    try:
+        return thresholds(Settings(model=model), peak or None, version).model_window
+    except (ValueError, TypeError):
+        return 1_000_000 if (peak or 0) > 200_000 else 200_000
+
+
 @dataclass(slots=True)
 class Item:
     path: Path
@@ -454,7 +465,7 @@ class BrowserScreen(Screen):
     def apply(it: Item, st: dict[str, Any]) -> None:
         it.model = (st.get("model") or "").replace("claude-", "")
         it.peak = st["context"]["peak_tokens"]
-        it.window = 1_000_000 if (it.peak or 0) > 200_000 else 200_000
+        it.window = _window(st.get("model"), st.get("version"), it.peak)
         c = st["counts"]
         it.compactions = f"{c['compactions']}" + (f"+{c['microcompactions']}mc" if c["microcompactions"] else "")
         it.title = st.get("title") or it.title
