@@ -316,7 +316,7 @@ def test_cli_compact_json_and_write(workdir):
     code, out, err = run("compact", p, "--strategy", "full", "--write")
     assert code == 0, err
     # a folder Claude Code does not look in: where to copy it, then the command
-    assert "Saved" in out and "copy it to its projects folder first" in out and "-home-ann-work-weatherly/" in out
+    assert "Saved" in out and "copy it to its projects folder as" in out and "-home-ann-work-weatherly/" in out
     assert "then: cd /home/ann/work/weatherly && claude --resume" in out
     assert sha256(p) == h
 
@@ -334,6 +334,24 @@ def test_a_session_saved_in_claude_codes_projects_folder_resumes_as_is(monkeypat
     saved = orjson.loads(out)["save"]
     assert saved["resumable"] is True and saved["resume_hint"] == saved["resume_command"]
     assert saved["resume_command"].startswith("cd /home/ann/work/weatherly && claude --resume ")
+
+
+def test_a_session_saved_under_another_name_is_copied_as_its_id(monkeypatch, tmp_path):
+    """`compact --write --out DIR/name.jsonl` printed `claude --resume <id>` with a copy that kept the name, which
+    Claude Code never finds: even in the right folder, the file must be `<id>.jsonl`."""
+    config = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    src = sample_session("Fix forecast")
+    folder = config / "projects" / "-home-ann-work-weatherly"
+    folder.mkdir(parents=True)
+    code, out, err = run("compact", src, "--strategy", "full", "--write", "--json", "--out", folder / "mine.jsonl")
+    assert code == 0, err
+    saved = orjson.loads(out)["save"]
+    sid = saved["session_id"]
+    assert saved["resumable"] is False
+    assert "under the name mine.jsonl" in saved["resume_hint"]
+    assert f"cp {folder / 'mine.jsonl'} {folder / (sid + '.jsonl')}" in saved["resume_hint"]
+    assert saved["resume_hint"].endswith(f"claude --resume {sid}")
 
 
 def test_saving_a_bundled_sample_never_writes_into_the_package_or_the_checkout(monkeypatch, tmp_path):

@@ -86,7 +86,7 @@ class SaveResult:
             root = default_projects_root().resolve()
         except OSError:
             return False
-        if folder.parent != root:
+        if folder.parent != root or self.path.name != f"{self.session_id}.jsonl":  # it finds <id>.jsonl, nothing else
             return False
         return (
             not self.cwd
@@ -101,11 +101,13 @@ class SaveResult:
             return self.resume_command
         dest = self.project_folder
         folder = self.path.with_suffix("")
-        copy = f"mkdir -p {_shell_quote(str(dest))} && cp {_shell_quote(str(self.path))} {_shell_quote(str(dest))}/"
+        target = dest / f"{self.session_id}.jsonl"  # Claude Code resumes `<id>.jsonl` of the cwd's folder, nothing else
+        copy = f"mkdir -p {_shell_quote(str(dest))} && cp {_shell_quote(str(self.path))} {_shell_quote(str(target))}"
         if folder.is_dir():
-            copy += f" && cp -r {_shell_quote(str(folder))} {_shell_quote(str(dest))}/"
+            copy += f" && cp -r {_shell_quote(str(folder))} {_shell_quote(str(dest / self.session_id))}"
+        where = f"in {self.path.parent}" if self.path.name == f"{self.session_id}.jsonl" else f"under the name {self.path.name}"
         return (
-            f"Claude Code does not look for sessions in {self.path.parent}: copy it to its projects folder first,\n"
+            f"Claude Code does not look for sessions {where}: copy it to its projects folder as {target.name} first,\n"
             f"  {copy}\nthen: {self.resume_command}"
         )
 
