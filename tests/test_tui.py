@@ -155,6 +155,46 @@ def test_browser_sees_sessions_appear_grow_and_go(workdir, monkeypatch):
     run(go())
 
 
+def test_an_empty_browser_sees_its_first_session_appear(tmp_path, monkeypatch):
+    """The watcher only looked once it had seen a session: on an empty projects root (and after the last session
+    went) nothing appeared until `r`, although the empty state says new ones appear within seconds."""
+    import inspector.tui.screens.browser as browser
+
+    monkeypatch.setattr(browser, "WATCH_EVERY", 0.1)
+    root = tmp_path / "projects"
+    root.mkdir()
+
+    async def go():
+        app = InspectorApp(resolve_target(root))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            assert screen.items == []
+            new = write_jsonl(root / "-w" / "0e0e0e0e-first.jsonl", [user("n1", None, "the first"), assistant("n2", "n1")])
+            for _ in range(100):
+                await settle(app, pilot, 1)
+                if any(it.path == new for it in screen.items):
+                    break
+                await asyncio.sleep(0.05)
+            assert [it.path for it in screen.items] == [new] and len(screen.shown) == 1
+            new.unlink()
+            for _ in range(100):
+                await settle(app, pilot, 1)
+                if not screen.items:
+                    break
+                await asyncio.sleep(0.05)
+            assert screen.items == []
+            again = write_jsonl(root / "-w" / "0e0e0e0e-again.jsonl", [user("m1", None, "again"), assistant("m2", "m1")])
+            for _ in range(100):
+                await settle(app, pilot, 1)
+                if screen.items:
+                    break
+                await asyncio.sleep(0.05)
+            assert [it.path for it in screen.items] == [again]
+
+    run(go())
+
+
 def test_session_screen_navigation_search_and_why(workdir):
     path = sample_session("Fix forecast", workdir)
 

@@ -221,6 +221,7 @@ class BrowserScreen(Screen):
         self.query_text = ""
         self.search_term: str | None = None
         self.seen: dict[Path, tuple[int, int]] = {}  # path -> (size, mtime_ns) when last read
+        self.discovered = False  # the first listing is in: from then on the folder is watched, empty or not
         self._title_width = 64
         self._filter_timer: Timer | None = None
 
@@ -297,7 +298,7 @@ class BrowserScreen(Screen):
 
     # -- sessions that appear or grow while the browser is open --------------------------------
     def watch_files(self) -> None:
-        if self.app.screen is self and self.seen:
+        if self.app.screen is self and self.discovered:  # an empty list is watched too: its first session appears
             self.rescan()
 
     @work(thread=True, exclusive=True, group="rescan")
@@ -371,6 +372,7 @@ class BrowserScreen(Screen):
     def on_found(self, msg: Found) -> None:
         self.items = msg.items
         self.seen = {it.path: (it.size, it.mtime_ns) for it in self.items}
+        self.discovered = True
         self.redraw()
         self.show_risk()
         if not self.items:
