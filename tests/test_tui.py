@@ -1446,3 +1446,30 @@ def test_the_browsers_share_of_the_window_follows_the_release_and_model():
     assert _window("claude-opus-4-6[1m]", "2.1.328", 1_000) == 1_000_000
     assert _window("claude-sonnet-4-5", "2.1.88", 250_000) == 1_000_000  # inferred from usage, as that release did
     assert _window("claude-sonnet-4-5", "2.1.88", 50_000) == 200_000
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+def test_the_saved_dialog_keeps_its_close_button_in_view(size):
+    """At 80x24 and 60x20 the 'Saved as a new session' dialog was cut: its Close button could not be seen or reached.
+    Its text now scrolls and the button stays on screen, focused."""
+    from textual.widgets import Button
+
+    from inspector.tui.screens.workbench import SavedScreen
+
+    text = "\n".join(f"line {k} of a long resume hint /a/very/long/path/" + "x" * 60 for k in range(40))
+
+    async def go():
+        app = InspectorApp(resolve_target(SAMPLES))
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            app.push_screen(SavedScreen(text))
+            await settle(app, pilot)
+            button = app.screen.query_one("#close", Button)
+            r = button.region
+            assert r.height > 0 and r.y + r.height <= size[1] and r.x + r.width <= size[0]
+            assert app.focused is button
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert not isinstance(app.screen, SavedScreen)
+
+    run(go())

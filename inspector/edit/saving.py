@@ -102,9 +102,9 @@ class SaveResult:
         dest = self.project_folder
         folder = self.path.with_suffix("")
         target = dest / f"{self.session_id}.jsonl"  # Claude Code resumes `<id>.jsonl` of the cwd's folder, nothing else
-        copy = f"mkdir -p {_shell_quote(str(dest))} && cp {_shell_quote(str(self.path))} {_shell_quote(str(target))}"
-        if folder.is_dir():
-            copy += f" && cp -r {_shell_quote(str(folder))} {_shell_quote(str(dest / self.session_id))}"
+        copy = f"mkdir -p {_shell_quote(str(dest))} &&\n  cp {_shell_quote(str(self.path))} {_shell_quote(str(target))}"
+        if folder.is_dir():  # a command a line: a long path never hides where the next one starts
+            copy += f" &&\n  cp -r {_shell_quote(str(folder))} {_shell_quote(str(dest / self.session_id))}"
         where = f"in {self.path.parent}" if self.path.name == f"{self.session_id}.jsonl" else f"under the name {self.path.name}"
         return (
             f"Claude Code does not look for sessions {where}: copy it to its projects folder as {target.name} first,\n"

@@ -82,8 +82,12 @@ class SavedScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="saved-box"):
             yield Static(Text("Saved as a new session", style="bold"))
-            yield Static(Text(printable(self.text, keep_newlines=True)))
+            with VerticalScroll(id="saved-text"):  # scrolls on a small terminal: the Close button stays in view
+                yield Static(Text(printable(self.text, keep_newlines=True)))
             yield Button("Close", id="close")
+
+    def on_mount(self) -> None:
+        self.query_one("#close", Button).focus()
 
     @on(Button.Pressed)
     def close(self) -> None:
