@@ -745,7 +745,7 @@ def test_pages_of_the_index_overwritten_rebuild_it_with_one_notice(tmp_path, whi
 def test_index_waits_out_a_locked_database_and_takes_the_work_up_again(tmp_path, monkeypatch):
     """'database is locked' while `inspector index` runs (its shard processes, a checkpoint, a reader on a loaded
     machine): waited for and tried again, the command ends well (it died with 'unexpected error: OperationalError')."""
-    import inspector.cli as cli
+    import inspector.cli.index as cli
     from inspector.fts import SearchIndex as SI
 
     root = tmp_path / "projects"

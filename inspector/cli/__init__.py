@@ -1,0 +1,127 @@
+"""The command line: `inspector [PATH]` and headless subcommands over the same core.
+
+Errors are one line on stderr and a non-zero exit; a traceback only with --debug. One module per subcommand
+(its parser and what it runs); `common` holds what they share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from inspector.cli.app import _root_parser, cmd_app
+from inspector.cli.archive import _archive_parser, cmd_archive
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from inspector.cli.compact import _compact_parser, cmd_compact
+from inspector.cli.cost import _cost_parser, cmd_cost
+from inspector.cli.index import _index_parser, cmd_index
+from inspector.cli.request import _request_parser, cmd_request
+from inspector.cli.search import _search_parser, cmd_search
+from inspector.cli.show import _show_parser, cmd_show
+from inspector.cli.stats import _stats_parser, cmd_stats
+from inspector.cli.tokens import _tokens_parser, cmd_tokens
+
+# every subcommand: its parser, what runs it, and its line in the root's --help (listed from here)
+COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace, Any, Any], int], str]] = {
+    "stats": (_stats_parser, cmd_stats, "facts about every session: records, chain, compactions, cost"),
+    "tokens": (_tokens_parser, cmd_tokens, "the context at every turn against the thresholds; why each compaction fired"),
+    "compact": (_compact_parser, cmd_compact, "preview a compaction strategy from a message; save it as a new session"),
+    "search": (_search_parser, cmd_search, "find text in every session, persisted tool results included"),
+    "show": (_show_parser, cmd_show, "a session's timeline, or one record in full, as text or Markdown"),
+    "request": (_request_parser, cmd_request, "the API requests a 2.1.3xx session sent, rebuilt from its transcript"),
+    "cost": (_cost_parser, cmd_cost, "what the sessions cost, by session, model, day or project"),
+    "archive": (_archive_parser, cmd_archive, "copy sessions before Claude Code's cleanup deletes them"),
+    "index": (_index_parser, cmd_index, "build or check the search index"),
+}
+
+
+CLI_START, CLI_END = "<!-- cli:start -->\n", "<!-- cli:end -->"
+
+
+def cli_reference(width: int = 100) -> str:
+    """Every subcommand's --help, as Markdown: the generated part of docs/cli.md (docs/generate.py writes it; a test
+    checks it is current)."""
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width)  # argparse wraps to the terminal's width
+    try:
+        parts = [f"## inspector\n\n```text\n{_root_parser().format_help().rstrip()}\n```\n"]
+        for name, (make, _cmd, what) in COMMANDS.items():
+            parts.append(
+                f"## inspector {name}\n\n{what[0].upper() + what[1:]}.\n\n```text\n{make().format_help().rstrip()}\n```\n"
+            )
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    return "\n".join(parts)
+
+
+def main(argv: Sequence[str] | None = None, out: Any = None, err: Any = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout or open(os.devnull, "w")  # a closed stdout (`inspector stats >&-`) is None
+    err = err or sys.stderr or open(os.devnull, "w")
+    for stream in (out, err):
+        if stream in (sys.stdout, sys.stderr) and hasattr(stream, "reconfigure"):
+            try:  # an output encoding that cannot show a character (PYTHONIOENCODING=latin-1) shows it as an escape
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+    debug = "--debug" in argv
+    if len(argv) > 1 and argv[0] == "--debug" and argv[1] in COMMANDS:  # `inspector --debug index`
+        argv = argv[1:]
+    try:
+        if argv and argv[0] in COMMANDS:
+            parser, command, _what = COMMANDS[argv[0]]
+            # options may come between positional arguments too: `search TEXT --json PATH`
+            return command(parser().parse_intermixed_args(argv[1:]), out, err)
+        args = _root_parser().parse_args(argv)
+        return cmd_app(args, out, err)
+    except SystemExit as exc:  # argparse: --help, --version, usage errors
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        err.write("inspector: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
+    except ValueError as exc:
+        if "closed file" in str(exc):  # the output was closed while writing: nobody is left to tell
+            return EXIT_ERROR
+        return _unexpected(exc, err, debug)
+    except Exception as exc:  # noqa: BLE001 - the one place errors become a message
+        return _unexpected(exc, err, debug)
+
+
+def _unexpected(exc: BaseException, err: Any, debug: bool) -> int:
+    """An error as one line on stderr (no credential, no terminal escapes); the traceback only with --debug."""
+    if debug:
+        raise exc
+    from inspector.textutil import printable, redact
+    from inspector.transcript.discovery import InspectorError
+
+    def say(text: str) -> None:
+        try:
+            err.write(printable(redact(" ".join(text.split()))) + "\n")
+        except (OSError, ValueError):
+            pass  # stderr is gone too
+
+    if isinstance(exc, InspectorError):
+        say(f"inspector: {exc}")
+        return EXIT_USAGE
+    if isinstance(exc, OSError):
+        say(f"inspector: {exc.strerror or exc}: {exc.filename or ''}")
+        return EXIT_ERROR
+    from inspector.compact.summarize.base import SummarizerError
+
+    if isinstance(exc, SummarizerError):  # an API's answer (401, 404, 529...) or a network fault: expected, said as such
+        say(f"inspector: the summarizer failed: {exc}")
+        return EXIT_ERROR
+    say(f"inspector: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)")
+    return EXIT_ERROR

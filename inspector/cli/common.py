@@ -1,0 +1,199 @@
+"""What every subcommand shares: exit codes, the report and JSON writers, argument types, the what-if settings from
+flags, the notices of unreadable folders, the consent to send."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def _report(lines: list[str]) -> str:
+    """A report's lines as printed: transcript text in them (titles, models, times, paths) never acts on
+    the terminal. Every report goes through here, whatever each field already did."""
+    from inspector.textutil import printable
+
+    return "".join(printable(line) + "\n" for line in lines)
+
+
+def json_text(obj: Any) -> str:
+    """One JSON value on one line, for the --json outputs (paths that are not UTF-8 included), with nothing in it a
+    terminal would act on or hide (C1 controls, bidi overrides, zero-width characters are \\u escapes)."""
+    from inspector.textutil import json_dumps, json_safe_text
+
+    return json_safe_text(json_dumps(obj).decode()) + "\n"
+
+
+def json_lines(objs: Any) -> str:
+    """JSON Lines: one object per line, what `jq` and scripts read as a stream (stats, tokens, search, request)."""
+    return "".join(json_text(o) for o in objs)
+
+
+def _positive(text: str) -> int:
+    """An argument that must be a whole number above zero (a window, a limit, a count of tokens)."""
+    try:
+        n = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {n}")
+    return n
+
+
+def _window_arg(text: str) -> int:
+    """A number of tokens, with an optional k or m suffix ("200k")."""
+    from inspector.tokens.thresholds import window_value
+
+    n = window_value(text)
+    if n is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens above 0 (200000, 200k, 1m)")
+    return n
+
+
+def _non_negative(text: str) -> int:
+    try:
+        n = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {n}")
+    return n
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (x >= 0) or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, not {text}")
+    return x
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    """Claude Code's settings from the environment and config, then the user's overrides."""
+    from inspector.tokens.thresholds import Settings, pct_in_range
+
+    s = Settings.from_environment()
+    changes: dict[str, Any] = {}
+    sources = list(s.sources)
+    for flag, field in (
+        ("model", "model"),
+        ("window", "window"),
+        ("one_m", "one_m"),
+        ("auto_compact_window", "auto_compact_window"),
+        ("pct", "pct_override"),
+        ("max_output_tokens", "max_output_tokens"),
+        ("blocking_limit", "blocking_override"),
+    ):
+        v = getattr(args, flag, None)
+        if v is not None:
+            changes[field] = v
+            if field == "auto_compact_window":  # the flag, not the environment, set it now
+                sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [(field, "--auto-compact-window")]
+    if getattr(args, "model_auto_compact_window", None) is not None:
+        changes["model_windows"] = (("*", args.model_auto_compact_window),)
+        sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [
+            ("auto_compact_window", "--model-auto-compact-window")
+        ]
+    if getattr(args, "enforce", None) is not None:
+        changes["enforce"] = args.enforce
+    if sources != list(s.sources):
+        changes["sources"] = tuple(sources)
+    if getattr(args, "no_auto_compact", False):
+        changes["auto_compact_enabled"] = False
+    if getattr(args, "auto_compact", False):
+        changes["auto_compact_enabled"], changes["compact_disabled"] = True, False
+    if getattr(args, "disable_1m", False):
+        changes["disable_1m"] = True
+    if getattr(args, "output_cap", False):
+        changes["output_slot_cap"] = True
+    if getattr(args, "pct", None) is not None and not pct_in_range(args.pct):
+        from inspector.transcript.discovery import InspectorError
+
+        raise InspectorError("--pct must be in (0, 100]")
+    return s.with_(**changes) if changes else s
+
+
+class JsonArray:
+    """JSON Lines written one object at a time, as each session is done (memory stays flat over many sessions)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out, self.n = out, 0
+
+    def add(self, obj: Any) -> None:
+        self.out.write(json_text(obj))
+        self.n += 1
+
+    def close(self) -> None:
+        pass
+
+
+def _report_paths(head: str, items: list[tuple[Path, str]], err: Any) -> None:
+    """A heading, then each path with why (50 at most, the rest counted)."""
+    from inspector.textutil import printable
+
+    if items:
+        err.write(head + "\n")
+        for p, why in items[:50]:
+            err.write(printable(f"  {p}: {why}") + "\n")
+        if len(items) > 50:
+            err.write(f"  … and {len(items) - 50} more\n")
+
+
+def report_unreadable(target: Any, err: Any) -> None:
+    """Name the folders under a target that could not be read: their sessions are left out of what follows."""
+    from inspector.transcript.discovery import unreadable_folders
+
+    bad = unreadable_folders(target)
+    _report_paths(f"inspector: cannot read {len(bad)} folder(s); their sessions are left out:", bad, err)
+
+
+def report_skipped(skipped: list[tuple[Path, str]], err: Any) -> None:
+    """Name the files a command could not read and went on without."""
+    _report_paths(f"inspector: skipped {len(skipped)} file(s) it could not read:", skipped, err)
+
+
+def _confirm(args: argparse.Namespace, err: Any, what: str) -> None:
+    """Say what would leave the machine; go on only with --yes or a yes typed at a terminal."""
+    from inspector.transcript.discovery import InspectorError
+
+    err.write(f"inspector: {what}\n")
+    if args.yes:
+        return
+    if not (hasattr(sys.stdin, "isatty") and sys.stdin.isatty()):
+        raise InspectorError("nothing was sent: re-run with --yes to send it")
+    err.write("Send it? [y/N] ")
+    err.flush()
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        raise InspectorError("nothing was sent")
+
+
+def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> None:
+    """Show what the Anthropic summarizer would send and what it costs; send only with consent."""
+    est = summ.estimate(req)
+    _confirm(args, err, f"the Anthropic summarizer would send {est.describe()}")
+
+
+def _default_path(err: Any) -> Path:
+    """The projects root, or the bundled samples (with a notice) when it has no sessions."""
+    from inspector.transcript.discovery import default_projects_root, resolve_target, samples_root, session_files
+
+    root = default_projects_root()
+    if root.is_dir():
+        try:
+            if session_files(resolve_target(root)):
+                return root
+        except Exception:
+            pass
+    samples = samples_root()
+    if samples is None:
+        return root
+    print(
+        f"inspector: no Claude Code sessions under {root}; showing the bundled sample sessions ({samples})",
+        file=err,
+    )
+    return samples

@@ -1,0 +1,170 @@
+"""`inspector cost`."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from inspector.cli.common import EXIT_OK, _default_path, json_lines, report_skipped, report_unreadable
+
+
+def _cost_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector cost",
+        description="What the sessions under PATH cost: every API response priced by its model (input, output, cache "
+        "reads, 5-minute and 1-hour cache writes, web searches), each response counted once across the whole root "
+        "(streamed fragments, resumed and forked copies, subagent files that repeat their parent's), subagents "
+        "included. Prices: the table shipped in the package (dated), over which $XDG_CONFIG_HOME/inspector/"
+        "prices.json (or $INSPECTOR_PRICES) wins; a model with no price is reported, never priced as zero.",
+    )
+    p.add_argument("path", nargs="?", help="a projects root, a project folder or a .jsonl file (default: the projects root)")
+    p.add_argument(
+        "--by",
+        choices=["session", "project", "day", "model"],
+        default="session",
+        help="group by session (default), project, day (UTC, of each response) or model",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON Lines: one object per group, one per line")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
+    from inspector.cost import Cost, Ledger, responses, subagent_responses, usd
+    from inspector.textutil import printable
+    from inspector.transcript.discovery import quick_info, resolve_target, session_files
+    from inspector.transcript.session import Session
+    from inspector.transcript.stats import project_name
+
+    path = Path(args.path) if args.path else _default_path(err)
+    target = resolve_target(path)
+    report_unreadable(target, err)
+    ledger = Ledger()
+    for problem in ledger.table.problems:
+        err.write(printable(f"inspector: prices: {problem}") + "\n")
+    files = session_files(target)
+    from inspector.transcript.stats import orphan_agents
+
+    files += [(a, []) for a in orphan_agents(files)]  # a subagent whose session is gone still cost something
+    # oldest first: a resumed or forked session's copy of earlier responses counts for the session they came from
+    dated = []
+    for f, _ in files:
+        try:
+            dated.append(((quick_info(f).first_timestamp or "~"), f))
+        except OSError:
+            continue
+    groups: dict[str, dict[str, Any]] = {}
+    skipped: list[tuple[Path, str]] = []
+    total = Cost()
+
+    def group(key: str, **facts: Any) -> dict[str, Any]:
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {"key": key, **facts, "own": Cost(), "subagents": Cost(), "claude_code_usd": None}
+        return g
+
+    for _, f in sorted(dated):
+        try:
+            s = Session.load(f)
+        except OSError as exc:
+            skipped.append((f, exc.strerror or str(exc)))
+            continue
+        try:
+            if args.by == "session":
+                own, subs = ledger.session(s)
+                g = group(
+                    str(f), session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=s.time_span[0]
+                )
+                g["own"].merge(own)
+                g["subagents"].merge(subs)
+                cc = s.claude_cost
+                if cc is not None:
+                    g["claude_code_usd"] = cc["total_usd"]
+                total.merge(own)
+                total.merge(subs)
+                continue
+            for side, r in [("own", r) for r in responses(s)] + [("subagents", r) for r in subagent_responses(s)]:
+                if args.by == "project":
+                    key = str(f.parent)
+                    g = group(key, project=project_name([s.cwd], f.parent) if s.cwd else f.parent.name)
+                elif args.by == "day":
+                    key = (r.timestamp or "")[:10]
+                    key = key if re.fullmatch(r"\d{4}-\d\d-\d\d", key) else "unknown"
+                    g = group(key, day=key)
+                else:
+                    key = r.model or "?"
+                    g = group(key, model=key)
+                c = Cost()
+                ledger.price([r], c)
+                g[side].merge(c)
+                total.merge(c)
+        finally:
+            s.close()
+    report_skipped(skipped, err)
+    rows = list(groups.values())
+    if args.by == "day":
+        rows.sort(key=lambda g: g["key"])
+    else:
+        rows.sort(key=lambda g: -(g["own"].usd + g["subagents"].usd))
+    if args.json:
+
+        def obj(g: dict[str, Any]) -> dict[str, Any]:
+            both = Cost()
+            both.merge(g["own"])
+            both.merge(g["subagents"])
+            d = {k: v for k, v in g.items() if k not in ("own", "subagents", "key")}
+            if args.by in ("session", "project"):
+                d["path" if args.by == "session" else "project_dir"] = g["key"]
+            d.update(
+                cost_usd=round(both.usd, 6) if not both.unknown else None,
+                cost_usd_priced=round(both.usd, 6),
+                cost_subagents_usd=round(g["subagents"].usd, 6),
+                cost_by_model=both.as_dict()["by_model"],
+                unknown_models=both.as_dict()["unknown_models"],
+                responses=both.responses,
+                duplicates_skipped=both.duplicates,
+                tokens=both.tokens,
+                web_searches=both.web_searches,
+                prices=ledger.table.date,
+            )
+            if g.get("claude_code_usd") is not None:
+                d["difference_usd"] = round(both.usd - g["claude_code_usd"], 6)
+            return d
+
+        out.write(json_lines(obj(g) for g in rows))
+        return EXIT_OK
+    label = {"session": "session", "project": "project", "day": "day (UTC)", "model": "model"}[args.by]
+    out.write(f"{'cost':>10} {'subagents':>10} {'responses':>9}  {label}\n")
+    for g in rows:
+        both = Cost()
+        both.merge(g["own"])
+        both.merge(g["subagents"])
+        if args.by == "session":
+            name = f"{(g.get('first_timestamp') or '')[:10]}  {g.get('title') or '(untitled)'}  [{g.get('project')}]"
+        else:
+            name = str(g.get("project")) if args.by == "project" else g["key"]
+        extra = ""
+        if both.unknown:
+            extra += f"  (+ {sum(both.unknown.values())} response(s) of {', '.join(both.unknown)} with no price)"
+        if g.get("claude_code_usd") is not None:
+            extra += f"  (Claude Code says {usd(g['claude_code_usd'])})"
+        out.write(
+            printable(
+                f"{usd(both.usd):>10} {usd(g['subagents'].usd) if g['subagents'].responses else '':>10} "
+                f"{both.responses:>9}  {name}{extra}"
+            )
+            + "\n"
+        )
+    tail = f"{usd(total.usd):>10} {'':>10} {total.responses:>9}  total"
+    if total.unknown:
+        tail += f" of what has a price; no price for {', '.join(f'{m} ({n})' for m, n in total.unknown.items())}"
+    out.write(printable(tail) + "\n")  # model names come from the transcript: never terminal escapes
+    out.write(
+        printable(
+            f"prices of {ledger.table.date} ({ledger.table.source}); {total.duplicates:,} duplicate response(s) counted once"
+        )
+        + "\n"
+    )
+    return EXIT_OK

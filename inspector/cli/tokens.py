@@ -1,0 +1,263 @@
+"""`inspector tokens`: the token story, as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from inspector.cli.common import (
+    EXIT_OK,
+    JsonArray,
+    _default_path,
+    _positive,
+    _report,
+    json_lines,
+    report_skipped,
+    report_unreadable,
+    settings_from_args,
+)
+
+
+def _tokens_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector tokens",
+        description="The token story of each session under PATH: Claude Code's thresholds, the context at every "
+        "response, and why each compaction fired. Settings come from the environment and Claude Code's config; "
+        "the flags override them to ask 'what if'.",
+    )
+    p.add_argument("path", nargs="?", help="a .jsonl transcript, a project folder or a projects root")
+    p.add_argument("--json", action="store_true", help="print JSON Lines: one object per session, one per line")
+    p.add_argument("--full", action="store_true", help="with --json: full summary and analysis texts")
+    p.add_argument(
+        "--at",
+        metavar="REF",
+        help="also show what fills the context at this record (a uuid, a uuid prefix or, "
+        "for one file, a line number, as show prints them)",
+    )
+    g = p.add_argument_group("what if (override Claude Code's settings)")
+    g.add_argument("--model", help="model id or setting, e.g. claude-opus-4-6 or opus[1m] (default: the session's)")
+    g.add_argument(
+        "--window", type=_positive, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)"
+    )
+    g.add_argument("--one-m", action=argparse.BooleanOptionalAction, default=None, help="assume a 1M window (or not)")
+    g.add_argument(
+        "--auto-compact-window", type=_positive, metavar="N", help="CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow"
+    )
+    g.add_argument(
+        "--model-auto-compact-window",
+        type=_positive,
+        metavar="N",
+        help="settings modelSettings.<the session's model>.autoCompactWindow (2.1.3xx; what /autocompact writes)",
+    )
+    g.add_argument(
+        "--enforce",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="assume the threshold is (not) enforced, whatever the window source says (2.1.159+)",
+    )
+    g.add_argument("--pct", type=float, metavar="P", help="CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (can only lower the threshold)")
+    g.add_argument("--no-auto-compact", action="store_true", help="as with DISABLE_AUTO_COMPACT or autoCompactEnabled=false")
+    g.add_argument("--auto-compact", action="store_true", help="assume auto-compact on, whatever the config says")
+    g.add_argument("--max-output-tokens", type=_positive, metavar="N", help="CLAUDE_CODE_MAX_OUTPUT_TOKENS")
+    g.add_argument("--blocking-limit", type=_positive, metavar="N", help="CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE")
+    g.add_argument("--disable-1m", action="store_true", help="CLAUDE_CODE_DISABLE_1M_CONTEXT")
+    g.add_argument(
+        "--output-cap", action="store_true", help="assume the 8k output-slot cap (GrowthBook tengu_otk_slot_v1; off by default)"
+    )
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
+    from inspector.tokens.context import composition
+    from inspector.tokens.explain import analyze
+    from inspector.tokens.series import token_count_with_estimation
+    from inspector.tokens.thresholds import Settings
+    from inspector.transcript.discovery import InspectorError, resolve_target, session_files
+    from inspector.transcript.session import Session
+
+    settings = settings_from_args(args)
+    baseline = Settings.from_environment()  # what the session's own settings are taken to be, when a flag is a what-if
+    path = Path(args.path) if args.path else _default_path(err)
+    target = resolve_target(path)
+    report_unreadable(target, err)
+    files = session_files(target)
+    skipped: list[tuple[Path, str]] = []
+    # Each session is printed as soon as it is explained and then let go (its file closed): a root of thousands
+    # of sessions costs one session's memory and one open file at a time. With --at the reports wait, since
+    # the uuid may be in none of them.
+    held: list[tuple[Any, dict[str, Any]]] = []
+    array = JsonArray(out) if args.json and not args.at else None
+    found_at = printed = False
+    for f, _agents in files:
+        try:
+            s = Session.load(f)
+            rep = analyze(s, settings, baseline=baseline)
+            d = rep.as_dict(full=args.full)
+        except OSError as exc:
+            if target.kind == "file":
+                raise
+            skipped.append((f, exc.strerror or str(exc)))
+            continue
+        if args.at:
+            try:  # a uuid, a uuid prefix, or (for one file) a line number
+                i = s.find_record(args.at) if target.kind == "file" or not args.at.strip().isdigit() else None
+            except LookupError as exc:
+                if target.kind == "file":
+                    raise InspectorError(f"{exc} in {f}") from None
+                i = None
+            if i is not None and i in rep.series.chain:
+                found_at = True
+                pos = rep.series.chain.index(i)
+                comp = composition(s, rep.series, rep.counts, rep.calibration, pos)
+                d["at"] = {
+                    "uuid": s.records[i].uuid,
+                    "token_count_with_estimation": token_count_with_estimation(s, rep.series, pos),
+                    "composition": comp.as_dict(),
+                }
+            held.append((rep, d))
+        elif array is not None:
+            array.add(d)
+        else:
+            out.write(("\n" if printed else "") + format_token_report(rep, d))
+            printed = True
+        s.close()
+    report_skipped(skipped, err)
+    if args.at and not found_at:
+        raise InspectorError(f"no record {args.at} on the conversation of the session(s) under {path}")
+    if array is not None:
+        array.close()
+    elif args.json:
+        out.write(json_lines(d for _, d in held))
+    elif held:
+        out.write("\n".join(format_token_report(rep, d) for rep, d in held))
+    elif not printed:
+        out.write("No sessions found.\n")
+    return EXIT_OK
+
+
+def _bar(n: int, scale: float, width: int, marks: dict[int, str]) -> str:
+    cells = [" "] * width
+    filled = min(width, int(round(n * scale)))
+    for k in range(filled):
+        cells[k] = "█"
+    for col, ch in marks.items():
+        if 0 <= col < width and cells[col] == " ":
+            cells[col] = ch
+    return "".join(cells)
+
+
+def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: int = 24) -> str:
+    """The readable `tokens` report: thresholds, a text chart, each compaction explained."""
+    from inspector.textutil import printable
+
+    th = d["thresholds"]
+    lines = [
+        f"{printable(d['title'] or '(untitled)')}  ({d['session_id']})",
+        f"  {d['path']}",
+        f"  model {d['model'] or '?'}, Claude Code {d['version'] or '?'}",
+    ]
+    auto = th["auto_compact"]
+    if auto is not None:
+        auto_words = f"auto-compact {auto:,}, "
+    elif th.get("unenforced_threshold") is not None:
+        auto_words = (
+            f"auto-compact {th['unenforced_threshold']:,} not enforced (window source {th['compact_source']}: "
+            "Claude Code compacts only when the API refuses a request), "
+        )
+    else:
+        auto_words = "auto-compact off, "
+    lines.append(
+        f"  Thresholds: window {th['context_window']:,} ({th['window_source']}), effective {th['effective_window']:,}, "
+        f"warning {th['warning']:,}, " + auto_words + f"blocking {th['blocking']:,}"
+    )
+    if th.get("rules"):
+        lines.append(f"  Rules: {th['rules']}")
+    if th.get("measured"):
+        lines.append(f"  Checked on the binary: {th['measured']}")
+    c = d["calibration"]
+    caveat = ""
+    if c["error_pct"] > 10:
+        caveat = (
+            " — a poor fit: the context changed in ways the transcript does not show (a resumed or edited "
+            "session, server-side clearing), so estimates from it are rough"
+        )
+    lines.append(
+        f"  Calibration: fixed overhead ≈ {c['overhead_tokens']:,} tokens, ratio {c['ratio']} (offline tokenizer → API), "
+        f"fit error {c['error_pct']}% over {c['points']} responses ({c['method']})" + caveat
+    )
+    turns = d["turns"]
+    if turns:
+        top = max(th["context_window"], max(t["context_tokens"] for t in turns))
+        scale = width / top
+        if th.get("enforced", True):
+            marks = {int(th["warning"] * scale): "│", int(th["blocking"] * scale): "┃"}
+            if auto is not None:
+                marks[int(auto * scale)] = "╏"
+            legend = "█ = context, │ warning, ╏ auto-compact, ┃ blocking"
+        else:  # Claude Code acts on no threshold here: only the one it computes, for reference
+            marks = {int(th["unenforced_threshold"] * scale): "┆"} if th.get("unenforced_threshold") else {}
+            legend = "█ = context, ┆ the auto-compact threshold, not enforced"
+        lines.append(f"  Context per response ({len(turns)}; {legend}):")
+        segs: dict[int, list[dict[str, Any]]] = {}
+        for t in turns:
+            segs.setdefault(t["segment"], []).append(t)
+        comps = [x for x in d["compactions"] if x["kind"] == "compact"]
+        per_seg = max(2, max_rows // max(1, len(segs)))
+        for seg, ts in segs.items():
+            if seg > 0 and seg - 1 < len(comps):
+                cx = comps[seg - 1]
+                lines.append(
+                    f"    ── {cx['strategy']} compaction at {cx['pre_tokens'] if cx['pre_tokens'] is not None else '?':,} "
+                    f"tokens ──"
+                )
+            step = max(1, -(-len(ts) // per_seg))
+            for k in range(0, len(ts), step):
+                chunk = ts[k : k + step]
+                peak = max(chunk, key=lambda t: t["context_tokens"])
+                when = (peak["timestamp"] or "")[11:16]
+                lines.append(
+                    f"    {when:>5} {peak['context_tokens']:>9,} {peak['percent_left']:>3}% left "
+                    f"{_bar(peak['context_tokens'], scale, width, marks)} {'' if peak['state'] == 'ok' else peak['state']}"
+                )
+    else:
+        lines.append("  No API responses with usage on this session's chain.")
+    for x in d["compactions"]:
+        how = x["strategy"] if x["trigger"] in (None, x["strategy"]) else f"{x['strategy']} ({x['trigger']})"
+        lines.append(f"  • {how} at {(x['timestamp'] or '?')[:19]}: {x['explanation']}")
+        if x["kind"] == "compact":
+            extra = []
+            if x["predicted_post_tokens"] is not None:
+                extra.append(f"predicted size after {x['predicted_post_tokens']:,}")
+            if x["messages_summarized"] is not None:
+                extra.append(f"{x['messages_summarized']} messages summarized, {x['messages_kept'] or 0} kept")
+            if x.get("compact_call") and x["compact_call"].get("usage"):
+                extra.append(
+                    f"summarizer call {x['compact_call']['agent_id']} read {x['compact_call']['usage']['context_tokens']:,} "
+                    f"tokens"
+                )
+            if extra:
+                lines.append("      " + "; ".join(extra))
+        if x.get("prediction_notes"):
+            lines.append("      prediction assumes: " + "; ".join(x["prediction_notes"]))
+    for a in d["anomalies"]:
+        lines.append(f"  ! {a}")
+    for sa in d.get("subagents", []):
+        if sa["turns"]:
+            lines.append(
+                f"  subagent {sa['agent_id']} ({sa['kind']}): {sa['turns']} responses, peak {sa['peak_tokens']:,} tokens"
+                f" — `inspector tokens {sa['path']}` for its own series"
+            )
+    if "at" in d:
+        at = d["at"]
+        comp = at["composition"]
+        lines.append(
+            f"  At {at['uuid']}: tokenCountWithEstimation {at['token_count_with_estimation']:,}; "
+            f"context {comp['total']:,} ({comp['source']}):"
+        )
+        for cat, n in sorted(comp["categories"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"      {n:>9,}  {cat}")
+        for it in comp["largest_tool_results"][:5]:
+            lines.append(f"      {it['tokens']:>9,}  {it['tool']} {printable(it['what'])[:80]}")
+    return _report(lines)
