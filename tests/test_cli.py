@@ -348,3 +348,16 @@ def test_the_readme_is_short_and_names_every_subcommand():
         "docs/robustness.md",
     ):
         assert f"]({link})" in readme and (Path(__file__).resolve().parent.parent / link).is_file(), link
+
+
+@pytest.mark.parametrize("command", ["stats", "tokens", "show", "cost", "request", "compact"])
+@pytest.mark.parametrize("body", [bytes(range(256)) * 4, b"hello world\nthis is text\n"])
+def test_a_file_that_is_not_jsonl_is_one_rule_for_every_command(tmp_path, command, body):
+    """A binary or plain-text file named .jsonl: stats said 'not a JSONL transcript' and exited 2; tokens, show and
+    cost treated it as an empty session and exited 0. Every command now says the first."""
+    p = tmp_path / "p" / "x.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(body)
+    code, out, err = run(command, str(p))
+    assert code == 2 and err.count("\n") == 1 and "not a JSONL transcript: no line of" in err, (command, err)
+    assert p.read_bytes() == body

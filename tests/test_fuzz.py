@@ -211,8 +211,8 @@ def check_file(path: Path) -> None:
     for argv, ok in (
         (["search", "a", str(path)], (0, 1)),
         (["search", '"\n\\', str(path), "--json"], (0, 1)),
-        (["show", str(path), "--all"], (0,)),
-        (["show", str(path), "--all", "--markdown"], (0,)),
+        (["show", str(path), "--all"], (0, 2)),  # 2: no line could be read ("not a JSONL transcript"), one line
+        (["show", str(path), "--all", "--markdown"], (0, 2)),
         (["show", str(path), "--line", "1"], (0, 2)),
         (["show", str(path), "--line", "2", "--raw"], (0, 2)),
     ):

@@ -197,3 +197,14 @@ def _default_path(err: Any) -> Path:
         file=err,
     )
     return samples
+
+
+def refuse_unreadable(s: Any, path: Any) -> None:
+    """One rule for a file no line of which could be read (a binary or plain-text file named .jsonl): every command
+    on it says so and exits 2, instead of some treating it as an empty session."""
+    from inspector.transcript.discovery import InspectorError
+
+    t = s.transcript
+    if not t.records and t.problems:
+        first = t.problems[0]
+        raise InspectorError(f"not a JSONL transcript: no line of {path} could be read (line {first.line}: {first.reason})")

@@ -17,6 +17,7 @@ from inspector.cli.common import (
     _report,
     _window_arg,
     json_text,
+    refuse_unreadable,
     settings_from_args,
 )
 
@@ -126,6 +127,7 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         raise InspectorError(f"compact works on one session: give a .jsonl file, not {target.kind} {args.path}")
     assert args.strategy is None or args.strategy in STRATEGIES
     s = Session.load(target.path)
+    refuse_unreadable(s, target.path)
     if args.strategies:
         out.write(format_strategies(s))
         return EXIT_OK

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _default_path, json_lines, report_skipped, report_unreadable
+from inspector.cli.common import EXIT_OK, _default_path, json_lines, refuse_unreadable, report_skipped, report_unreadable
 
 
 def _cost_parser() -> argparse.ArgumentParser:
@@ -71,6 +71,8 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         except OSError as exc:
             skipped.append((f, exc.strerror or str(exc)))
             continue
+        if target.kind == "file":
+            refuse_unreadable(s, f)
         try:
             if args.by == "session":
                 own, subs = ledger.session(s)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _report, json_lines
+from inspector.cli.common import EXIT_OK, _report, json_lines, refuse_unreadable
 
 
 def _request_parser() -> argparse.ArgumentParser:
@@ -40,6 +40,7 @@ def cmd_request(args: argparse.Namespace, out: Any, err: Any) -> int:
     if target.kind != "file":
         raise InspectorError(f"request needs one .jsonl transcript, not a folder: {args.path}")
     s = Session.load(target.path)
+    refuse_unreadable(s, target.path)
     found = rebuild_requests(s)
     if not found:
         v = s.version or "an unknown version"

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _positive
+from inspector.cli.common import EXIT_OK, _positive, refuse_unreadable
 
 
 def _show_parser() -> argparse.ArgumentParser:
@@ -42,6 +42,7 @@ def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
     if target.kind != "file":
         raise InspectorError(f"show needs one .jsonl transcript, not a folder: {args.path}")
     s = Session.load(target.path)
+    refuse_unreadable(s, target.path)
     if args.line is None and args.uuid is None:
         if args.raw or args.full_output:
             raise InspectorError("--raw and --full-output go with --line or --uuid")

@@ -13,6 +13,7 @@ from inspector.cli.common import (
     _positive,
     _report,
     json_lines,
+    refuse_unreadable,
     report_skipped,
     report_unreadable,
     settings_from_args,
@@ -93,6 +94,8 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     for f, _agents in files:
         try:
             s = Session.load(f)
+            if target.kind == "file":
+                refuse_unreadable(s, f)
             rep = analyze(s, settings, baseline=baseline)
             d = rep.as_dict(full=args.full)
         except OSError as exc:
