@@ -8,6 +8,7 @@ check:
 	ruff check $(SRC)
 	ruff format --check $(SRC)
 	lint-imports --no-cache
+	mypy inspector/transcript
 
 fmt:
 	ruff format $(SRC)

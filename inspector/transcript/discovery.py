@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +23,10 @@ class InspectorError(Exception):
     """An error to show the user as one line, without a traceback."""
 
 
-def config_dir(env: dict[str, str] | None = None) -> Path:
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
     """`$CLAUDE_CONFIG_DIR`, else `~/.claude` (NFC-normalised, as Claude Code does)."""
-    env = os.environ if env is None else env
-    raw = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    source: Mapping[str, str] = os.environ if env is None else env
+    raw = source.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
     return Path(unicodedata.normalize("NFC", raw))
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from sys import intern as _intern
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -712,7 +712,7 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
             stop_reason = v if v.__class__ is str else None
             u = message.get("usage")
             usage = usage_tuple(u)
-            if usage is not None:
+            if usage is not None and isinstance(u, dict):
                 bill = billing_extras(u)
                 if bill is not None:
                     if extra is None:
@@ -768,7 +768,7 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
         and logical is None
         and not tool_results
     ):
-        return BareRecord(line, offset, length, t, ts, session_id)
+        return cast(Record, BareRecord(line, offset, length, t, ts, session_id))  # it answers as a Record does
     return Record(
         line,
         offset,

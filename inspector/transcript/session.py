@@ -332,7 +332,11 @@ class Session:
         stamps = [r.timestamp for r in self.records if timestamp_key(r.timestamp) is not None]
         if not stamps:
             return None, None
-        return min(stamps, key=timestamp_key), max(stamps, key=timestamp_key)
+
+        def when(ts: str | None) -> float:
+            return timestamp_key(ts) or 0.0  # every stamp here has a key
+
+        return min(stamps, key=when), max(stamps, key=when)
 
     def main_responses(self) -> list[tuple[int, tuple[int, int, int, int]]]:
         """Real API responses of the main thread, fragments merged (§2.8, §3.1).
@@ -500,8 +504,9 @@ class Session:
             if b.get("type") == "tool_result" and (tool_use_id is None or b.get("tool_use_id") == tool_use_id):
                 tid = b.get("tool_use_id")
                 reps = self.transcript.replacements
-                if self.records[index].agent_id:
-                    reps = self.transcript.agent_replacements.get(self.records[index].agent_id, reps)
+                aid = self.records[index].agent_id
+                if aid:
+                    reps = self.transcript.agent_replacements.get(aid, reps)
                 if isinstance(tid, str) and tid in reps:
                     return reps[tid]
                 return b.get("content")

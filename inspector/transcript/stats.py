@@ -452,8 +452,8 @@ def collect_stats(
     if cache:
         cache.sweep()  # the rows of sessions gone since
         cache.flush()
-    for n, exc in errors:
-        failed(files[n][0], exc)
+    for n, why in errors:
+        failed(files[n][0], why)
     out.extend(st for st in slots if st is not None)
     # flat agent files that belong to no session in their project are listed on their own
     for a in orphan_agents(files, agent_owner):

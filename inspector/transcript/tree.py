@@ -306,7 +306,8 @@ class Conversation:
                 continue
             if self.main_thread and recs[c].is_sidechain:
                 continue
-            n, j, seen = 0, c, set()
+            n, seen = 0, set()
+            j: int | None = c
             while j is not None and j not in on and j not in seen:
                 seen.add(j)
                 n += 1
