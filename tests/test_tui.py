@@ -1473,3 +1473,46 @@ def test_the_saved_dialog_keeps_its_close_button_in_view(size):
             assert not isinstance(app.screen, SavedScreen)
 
     run(go())
+
+
+def test_the_cleanup_notice_follows_the_sessions_that_go(tmp_path, monkeypatch):
+    """After the session due at Claude Code's next start was deleted the notice still said one would be, until r,
+    and then read '1 more within 7 days' with nothing before it."""
+    import json as _json
+    import shutil
+    import time
+
+    from textual.widgets import Static
+
+    import inspector.tui.screens.browser as browser
+
+    monkeypatch.setattr(browser, "WATCH_EVERY", 0.1)
+    home = tmp_path / "claude"
+    home.mkdir()
+    (home / "settings.json").write_text(_json.dumps({"cleanupPeriodDays": 30}))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    files = sorted(p for p in root.glob("*/*.jsonl"))
+    doomed, soon = files[0], files[1]
+    for p, age in ((doomed, 40), (soon, 26)):
+        t = time.time() - age * 86400
+        os.utime(p, (t, t))
+
+    async def go():
+        app = InspectorApp(resolve_target(root))
+        async with app.run_test(size=(200, 50)) as pilot:
+            await settle(app, pilot)
+            risk = app.screen.query_one("#risk", Static)
+            assert "1 more within 7 days" in str(risk.content)
+            doomed.unlink()
+            for _ in range(100):
+                await settle(app, pilot, 1)
+                if "next time" not in str(risk.content):
+                    break
+                await asyncio.sleep(0.05)
+            text = str(risk.content)
+            assert "next time" not in text and "more within" not in text
+            assert "1 session(s) will be deleted by Claude Code's cleanup within 7 days" in text
+
+    run(go())

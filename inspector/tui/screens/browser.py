@@ -16,7 +16,7 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
-from inspector.retention import Retention
+from inspector.retention import SOON_DAYS, Retention
 from inspector.search import Query, search_target
 from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
@@ -362,6 +362,7 @@ class BrowserScreen(Screen):
                 keep = None
         self.shown = []  # the rows' indexes are stale now
         self.redraw(keep_cursor=True, keep=keep)
+        self.show_risk()  # a session due for cleanup may have gone (or come)
         new = sum(1 for it in msg.items if it.path not in by_path)
         if new:
             self.notify(f"{new} new session(s)", timeout=3)
@@ -572,7 +573,11 @@ class BrowserScreen(Screen):
         if now:
             parts.append(f"{len(now)} session(s) will be deleted the next time Claude Code starts")
         if soon:
-            parts.append(f"{len(soon)} more within {7} days")
+            parts.append(
+                f"{len(soon)} more within {SOON_DAYS} days"
+                if now
+                else f"{len(soon)} session(s) will be deleted by Claude Code's cleanup within {SOON_DAYS} days"
+            )
         box.update(
             Text(
                 printable(
