@@ -199,12 +199,32 @@ def _default_path(err: Any) -> Path:
     return samples
 
 
-def refuse_unreadable(s: Any, path: Any) -> None:
-    """One rule for a file no line of which could be read (a binary or plain-text file named .jsonl): every command
-    on it says so and exits 2, instead of some treating it as an empty session."""
+def not_jsonl(path: Any, first: tuple[int, str] | None) -> Exception:
+    """The one error for a file no line of which could be read (a binary or plain-text file named .jsonl): every
+    command on it says so and exits 2, instead of some treating it as an empty session. `first`: the first bad
+    line's number and reason."""
     from inspector.transcript.discovery import InspectorError
 
+    why = f" (line {first[0]}: {first[1]})" if first else ""
+    return InspectorError(f"not a JSONL transcript: no line of {path} could be read{why}")
+
+
+def refuse_unreadable(s: Any, path: Any) -> None:
+    """A loaded session none of whose lines could be read is refused (`not_jsonl`)."""
     t = s.transcript
     if not t.records and t.problems:
-        first = t.problems[0]
-        raise InspectorError(f"not a JSONL transcript: no line of {path} could be read (line {first.line}: {first.reason})")
+        raise not_jsonl(path, (t.problems[0].line, t.problems[0].reason))
+
+
+def one_session(path: Any, folder_refused: str) -> Any:
+    """The session of a command that takes one transcript: a folder refused with `folder_refused`, a file that is
+    not JSONL with `not_jsonl`."""
+    from inspector.transcript.discovery import InspectorError, resolve_target
+    from inspector.transcript.session import Session
+
+    target = resolve_target(path)
+    if target.kind != "file":
+        raise InspectorError(folder_refused.format(kind=target.kind, path=path))
+    s = Session.load(target.path)
+    refuse_unreadable(s, target.path)
+    return s

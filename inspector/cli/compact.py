@@ -17,7 +17,7 @@ from inspector.cli.common import (
     _report,
     _window_arg,
     json_text,
-    refuse_unreadable,
+    one_session,
     settings_from_args,
 )
 
@@ -119,15 +119,10 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     )
     from inspector.compact.summarize.base import SummaryRequest
     from inspector.edit import save
-    from inspector.transcript.discovery import InspectorError, resolve_target
-    from inspector.transcript.session import Session
+    from inspector.transcript.discovery import InspectorError
 
-    target = resolve_target(args.path)
-    if target.kind != "file":
-        raise InspectorError(f"compact works on one session: give a .jsonl file, not {target.kind} {args.path}")
+    s = one_session(args.path, "compact works on one session: give a .jsonl file, not {kind} {path}")
     assert args.strategy is None or args.strategy in STRATEGIES
-    s = Session.load(target.path)
-    refuse_unreadable(s, target.path)
     if args.strategies:
         out.write(format_strategies(s))
         return EXIT_OK

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _report, json_lines, refuse_unreadable
+from inspector.cli.common import EXIT_OK, _report, json_lines, one_session
 
 
 def _request_parser() -> argparse.ArgumentParser:
@@ -33,14 +33,9 @@ def _request_parser() -> argparse.ArgumentParser:
 def cmd_request(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.claude.requests import rebuild_requests
     from inspector.textutil import printable
-    from inspector.transcript.discovery import InspectorError, resolve_target
-    from inspector.transcript.session import Session
+    from inspector.transcript.discovery import InspectorError
 
-    target = resolve_target(Path(args.path))
-    if target.kind != "file":
-        raise InspectorError(f"request needs one .jsonl transcript, not a folder: {args.path}")
-    s = Session.load(target.path)
-    refuse_unreadable(s, target.path)
+    s = one_session(Path(args.path), "request needs one .jsonl transcript, not a folder: {path}")
     found = rebuild_requests(s)
     if not found:
         v = s.version or "an unknown version"

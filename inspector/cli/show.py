@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _positive, refuse_unreadable
+from inspector.cli.common import EXIT_OK, _positive, one_session
 
 
 def _show_parser() -> argparse.ArgumentParser:
@@ -34,15 +34,10 @@ def _show_parser() -> argparse.ArgumentParser:
 
 def cmd_show(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.textutil import human_tokens, printable
-    from inspector.transcript.discovery import InspectorError, resolve_target
-    from inspector.transcript.session import Session
+    from inspector.transcript.discovery import InspectorError
     from inspector.view import Snippets, build_rows, export_markdown, parts_markdown, record_parts
 
-    target = resolve_target(Path(args.path))
-    if target.kind != "file":
-        raise InspectorError(f"show needs one .jsonl transcript, not a folder: {args.path}")
-    s = Session.load(target.path)
-    refuse_unreadable(s, target.path)
+    s = one_session(Path(args.path), "show needs one .jsonl transcript, not a folder: {path}")
     if args.line is None and args.uuid is None:
         if args.raw or args.full_output:
             raise InspectorError("--raw and --full-output go with --line or --uuid")

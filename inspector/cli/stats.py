@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _default_path, _report, json_lines, report_skipped, report_unreadable
+from inspector.cli.common import EXIT_OK, _default_path, _report, json_lines, not_jsonl, report_skipped, report_unreadable
 
 
 def _stats_parser() -> argparse.ArgumentParser:
@@ -44,11 +44,8 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
     if target.kind == "file" and stats:
         bad = stats[0]["records"]
         if bad["total"] == 0 and bad["malformed"] > 0:
-            from inspector.transcript.discovery import InspectorError
-
             first = stats[0]["problems"][0] if stats[0]["problems"] else None
-            why = f" (line {first['line']}: {first['reason']})" if first else ""
-            raise InspectorError(f"not a JSONL transcript: no line of {path} could be read{why}")
+            raise not_jsonl(path, (first["line"], first["reason"]) if first else None)
     from inspector.retention import Retention
 
     keep = Retention.read()
