@@ -16,11 +16,12 @@ replies are ignored; the `[x$]` provenance Claude Code keeps in memory is not wr
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from inspector.tokens.estimate import js_len, js_stringify
 
 MODES = ("messages", "messages_and_replies")
 FIRST_RELEASE = (2, 1, 331)
@@ -125,14 +126,10 @@ def applies(version: str | None) -> bool:
 # the rough count the budget is kept in
 
 
-def _js_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
 def item_text(item: Mapping[str, Any]) -> str:
     """Tnt: what an item weighs (a card also its question's input, as JSON)."""
     if item.get("kind") == "card":
-        return json.dumps(item.get("input"), separators=(",", ":"), ensure_ascii=False) + str(item.get("text", ""))
+        return js_stringify(item.get("input")) + str(item.get("text", ""))
     return str(item.get("text", ""))
 
 
@@ -143,7 +140,7 @@ def weight(items: Sequence[Mapping[str, Any]]) -> int:
 
 def rough_tokens(summary: Mapping[str, Any]) -> int:
     """Txe: what a summary's earlier messages add to Claude Code's rough count of the summary record."""
-    return sum(round(_js_len(item_text(i)) / 4) for i in listed(summary))
+    return sum(round(js_len(item_text(i)) / 4) for i in listed(summary))
 
 
 def listed(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -296,7 +293,7 @@ def _uses_tools(b: Mapping[str, Any]) -> bool:
 
 
 def _answers(reply: str, prompt: str) -> str:
-    return hashlib.sha256(f"{_js_len(reply)}:{reply}{prompt}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{js_len(reply)}:{reply}{prompt}".encode()).hexdigest()[:32]
 
 
 # ---------------------------------------------------------------------------------------------
