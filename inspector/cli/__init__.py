@@ -41,22 +41,19 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argpa
 CLI_START, CLI_END = "<!-- cli:start -->\n", "<!-- cli:end -->"
 
 
+def _help_at(p: argparse.ArgumentParser, width: int) -> str:
+    """A parser's --help as a terminal `width` columns wide would show it (argparse keeps two columns free)."""
+    cls = p.formatter_class
+    p.formatter_class = lambda prog: cls(prog, width=width - 2)
+    return p.format_help().rstrip()
+
+
 def cli_reference(width: int = 100) -> str:
     """Every subcommand's --help, as Markdown: the generated part of docs/cli.md (docs/generate.py writes it; a test
     checks it is current)."""
-    old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = str(width)  # argparse wraps to the terminal's width
-    try:
-        parts = [f"## inspector\n\n```text\n{_root_parser().format_help().rstrip()}\n```\n"]
-        for name, (make, _cmd, what) in COMMANDS.items():
-            parts.append(
-                f"## inspector {name}\n\n{what[0].upper() + what[1:]}.\n\n```text\n{make().format_help().rstrip()}\n```\n"
-            )
-    finally:
-        if old is None:
-            os.environ.pop("COLUMNS", None)
-        else:
-            os.environ["COLUMNS"] = old
+    parts = [f"## inspector\n\n```text\n{_help_at(_root_parser(), width)}\n```\n"]
+    for name, (make, _cmd, what) in COMMANDS.items():
+        parts.append(f"## inspector {name}\n\n{what[0].upper() + what[1:]}.\n\n```text\n{_help_at(make(), width)}\n```\n")
     return "\n".join(parts)
 
 
