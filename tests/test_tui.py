@@ -1312,12 +1312,12 @@ def test_cost_in_the_browser_the_header_and_each_responses_detail(workdir):
 # -- retention on screen (issue 16) ----------------------------------------------------------------------------
 
 
-def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tmp_path, monkeypatch):
+def _root_with_cleanup_due(tmp_path, monkeypatch):
+    """The samples under a projects root, Claude Code's cleanup at 30 days: one session 40 days old (deleted at its
+    next start), one 26 (within 7 days). Returns (root, the one due now, the one due soon)."""
     import json as _json
     import shutil
     import time
-
-    from textual.widgets import DataTable, Input, Static
 
     home = tmp_path / "claude"
     home.mkdir()
@@ -1330,6 +1330,13 @@ def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tm
     for p, age in ((doomed, 40), (soon, 26)):
         t = time.time() - age * 86400
         os.utime(p, (t, t))
+    return root, doomed, soon
+
+
+def test_the_browser_marks_sessions_claude_code_will_delete_and_archives_them(tmp_path, monkeypatch):
+    from textual.widgets import DataTable, Input, Static
+
+    root, doomed, soon = _root_with_cleanup_due(tmp_path, monkeypatch)
 
     async def go():
         app = InspectorApp(resolve_target(root))
@@ -1478,26 +1485,12 @@ def test_the_saved_dialog_keeps_its_close_button_in_view(size):
 def test_the_cleanup_notice_follows_the_sessions_that_go(tmp_path, monkeypatch):
     """After the session due at Claude Code's next start was deleted the notice still said one would be, until r,
     and then read '1 more within 7 days' with nothing before it."""
-    import json as _json
-    import shutil
-    import time
-
     from textual.widgets import Static
 
     import inspector.tui.screens.browser as browser
 
     monkeypatch.setattr(browser, "WATCH_EVERY", 0.1)
-    home = tmp_path / "claude"
-    home.mkdir()
-    (home / "settings.json").write_text(_json.dumps({"cleanupPeriodDays": 30}))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
-    root = tmp_path / "projects"
-    shutil.copytree(SAMPLES, root)
-    files = sorted(p for p in root.glob("*/*.jsonl"))
-    doomed, soon = files[0], files[1]
-    for p, age in ((doomed, 40), (soon, 26)):
-        t = time.time() - age * 86400
-        os.utime(p, (t, t))
+    root, doomed, soon = _root_with_cleanup_due(tmp_path, monkeypatch)
 
     async def go():
         app = InspectorApp(resolve_target(root))
