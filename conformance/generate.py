@@ -20,22 +20,10 @@ import random
 from typing import Any
 
 from conformance.fake_api import Script
+from conformance.matrix import MODELS as MATRIX_MODELS
 from conformance.scenarios import Scenario, Step
 
-MODELS = (
-    "claude-sonnet-4-0",
-    "claude-sonnet-4-5",
-    "claude-haiku-4-5",
-    "claude-opus-4-5",
-    "claude-opus-4-6",
-    "claude-sonnet-4-6",
-    "claude-opus-4-7",
-    "claude-opus-5",
-    "claude-sonnet-5",
-    "claude-sonnet-4-5[1m]",
-    "claude-opus-5[1m]",
-    "claude-foo-1",
-)
+MODELS = MATRIX_MODELS  # the era matrix's models: a model of every family, a [1m] setting and an unknown one
 ONE_MILLION = frozenset(
     {"claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]", "claude-opus-5[1m]", "claude-foo-1"}
 )
