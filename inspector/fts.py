@@ -199,8 +199,19 @@ class SearchIndex:
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
-        _pragmas(db)
-        return db
+        for tries in range(40):
+            try:
+                _pragmas(db)
+                return db
+            except sqlite3.OperationalError as exc:
+                # two processes turning a new file to WAL at once both hold a shared lock and want an exclusive
+                # one: SQLite answers one of them "locked" at once, without waiting (its busy handler would
+                # deadlock). Once the other has turned it, the pragma has nothing to do.
+                if not is_locked(exc) or tries == 39:
+                    db.close()
+                    raise
+                time.sleep(0.05)
+        raise AssertionError("unreachable")
 
     def _why_not_ready(self, db: sqlite3.Connection) -> str | None:
         """None when the database is of this version with all its shards; else why not (None: new, to be made)."""

@@ -577,6 +577,27 @@ def test_two_processes_opening_a_new_index_at_once_build_it_once(tmp_path):
     assert [h.line for h in search_file(p, Query("needle"), index=SearchIndex(tmp_path / "i.sqlite"))] == [1]
 
 
+def test_a_database_locked_at_once_while_turned_to_wal_is_tried_again(tmp_path, monkeypatch):
+    """Two processes turning a new file to WAL at once: SQLite answers one "locked" without waiting (they would
+    deadlock). The index opens once the other has turned it, instead of giving up on the index."""
+    import inspector.fts as fts
+
+    real = fts._pragmas
+    calls = []
+
+    def racing(db, schema=""):
+        calls.append(schema)
+        if len(calls) <= 2:
+            raise sqlite3.OperationalError("database is locked")
+        real(db, schema)
+
+    monkeypatch.setattr(fts, "_pragmas", racing)
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    assert idx.shards >= 1 and len(calls) > 2
+    p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
+    assert [h.line for h in search_file(p, Query("needle"), index=idx)] == [1]
+
+
 def test_leftover_shards_of_a_deleted_index_are_not_in_the_way(tmp_path):
     from inspector.fts import shard_path
 
