@@ -15,7 +15,6 @@ through it (one session and its subagents, or a whole root) counts each response
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,85 +22,23 @@ from typing import Any
 
 import orjson
 
-PRICES_DATE = "2026-11-30"
+from inspector.claude.models import PriceRow, Rates, price_key, price_rows, prices_checked
+
+PRICES_DATE = prices_checked()
 PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
 WEB_SEARCH_USD = 0.01  # $10 per 1,000 searches
 SYNTHETIC = "<synthetic>"  # Claude Code's own placeholder replies: no API call, no cost
 
 
-@dataclass(frozen=True, slots=True)
-class Rates:
-    """USD per million tokens."""
-
-    input: float
-    output: float
-    cache_write_5m: float
-    cache_write_1h: float
-    cache_read: float
-    long_over: int | None = None  # a prompt (input + cache writes + cache reads) above this pays `long`
-    long: Rates | None = None
-
-
-def _r(i: float, o: float, w5: float, w1: float, rd: float, long: tuple[int, Rates] | None = None) -> Rates:
-    return Rates(i, o, w5, w1, rd, long[0] if long else None, long[1] if long else None)
-
-
-_OPUS_NEW = _r(5, 25, 6.25, 10, 0.50)
-_OPUS_OLD = _r(15, 75, 18.75, 30, 1.50)
-_SONNET = _r(3, 15, 3.75, 6, 0.30)
-_SONNET_LONG = _r(3, 15, 3.75, 6, 0.30, (200_000, _r(6, 22.50, 7.50, 12, 0.60)))  # Sonnet 4 and 4.5 beyond 200k
-_HAIKU_55 = _r(0.10, 0.50, 0.125, 0.20, 0.01, (100_000, _r(0.50, 2.50, 0.625, 1.00, 0.05)))
-
-# the model names of the API without "claude-" and a date; old names ("3-5-sonnet") are turned around first
-BUILTIN: dict[str, Rates] = {
-    "fable-5-1": _r(10, 50, 12.50, 20, 0.25),
-    "mythos-5-1": _r(10, 50, 12.50, 20, 0.25),
-    "fable-5": _r(10, 50, 12.50, 20, 1.00),
-    "mythos-5": _r(10, 50, 12.50, 20, 1.00),
-    "opus-5-5": _r(4, 20, 5, 8, 0.20),
-    "opus-5": _OPUS_NEW,
-    "opus-4-8": _OPUS_NEW,
-    "opus-4-7": _OPUS_NEW,
-    "opus-4-6": _OPUS_NEW,
-    "opus-4-5": _OPUS_NEW,
-    "opus-4-1": _OPUS_OLD,
-    "opus-4": _OPUS_OLD,
-    "opus-4-0": _OPUS_OLD,
-    "opus-3": _OPUS_OLD,
-    "sonnet-5-5": _r(2, 10, 2.50, 4, 0.10),
-    "sonnet-5": _r(2, 10, 2.50, 4, 0.20),
-    "sonnet-4-6": _SONNET,
-    "sonnet-4-5": _SONNET_LONG,
-    "sonnet-4": _SONNET_LONG,
-    "sonnet-4-0": _SONNET_LONG,
-    "sonnet-3-7": _SONNET,
-    "sonnet-3-5": _SONNET,
-    "haiku-5-5": _HAIKU_55,
-    "haiku-4-5": _r(1, 5, 1.25, 2, 0.10),
-    "haiku-3-5": _r(0.80, 4, 1, 1.60, 0.08),
-    "haiku-3": _r(0.25, 1.25, 0.30, 0.50, 0.03),
-}
-# dated changes: (model, first UTC day the new rates apply, rates)
-CHANGES: tuple[tuple[str, str, Rates], ...] = (
-    ("sonnet-5-5", "0000-00-00", _r(2, 10, 2.50, 4, 0.20)),  # cache reads cut from 0.20 to 0.10 on 2026-10-07
-    ("sonnet-5-5", "2026-10-07", _r(2, 10, 2.50, 4, 0.10)),
-)
-
-_DATE = re.compile(r"-(\d{8}|v\d+(:\d+)?|latest)$")
-_OLD = re.compile(r"^(\d(?:-\d)?)-(opus|sonnet|haiku)$")
+# the built-in prices: the model registry's dated rows (inspector/claude/models.json), by price key
+PRICE_ROWS: dict[str, tuple[PriceRow, ...]] = price_rows()
+BUILTIN: dict[str, Rates] = {k: rows[-1].rates for k, rows in PRICE_ROWS.items()}  # today's rates
 
 
 def model_key(model: str) -> str:
-    """`claude-sonnet-4-5-20250929`, `sonnet-4-5[1m]`, `claude-3-5-sonnet-20241022`, a Bedrock id... to `sonnet-4-5`."""
-    m = model.strip().lower()
-    m = m.split("/")[-1]  # vertex / gateway prefixes
-    if "anthropic." in m:  # bedrock: us.anthropic.claude-...-v1:0
-        m = m.split("anthropic.", 1)[1]
-    m = m.replace("[1m]", "").replace("@", "-").removeprefix("claude-")
-    m = _DATE.sub("", m)
-    m = _DATE.sub("", m)
-    old = _OLD.match(m)
-    return f"{old.group(2)}-{old.group(1)}" if old else m
+    """`claude-sonnet-4-5-20250929`, `sonnet-4-5[1m]`, `claude-3-5-sonnet-20241022`, a Bedrock id... to `sonnet-4-5`
+    (the registry's price key)."""
+    return price_key(model)
 
 
 def _rates_from(d: Any) -> Rates | None:
@@ -166,10 +103,10 @@ class PriceTable:
         r = self.rates.get(key)
         if r is None:
             return None
-        if r is BUILTIN.get(key):  # the built-in table's dated changes (a user's own entry is used as written)
-            for name, since, rates in CHANGES:
-                if name == key and (day or "9999") >= since:
-                    r = rates
+        if r is BUILTIN.get(key):  # the built-in rows are dated (a user's own entry is used as written)
+            for row in PRICE_ROWS[key]:
+                if row.since is None or (day or "9999") >= row.since:
+                    r = row.rates
         return r
 
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from inspector.claude.models import catalog, model_id
+
 Version = tuple[int, int, int]
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
@@ -285,60 +287,10 @@ def rules_for(version: str | None) -> Rules:
     return Rules(NEWEST, v, f"Claude Code {show_version(v)}: the newest known rules are applied")
 
 
-# -- the 2.1.328 model catalog (claude-code-2.1.328.md §1.1-1.2) -----------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CatalogModel:
-    window: int  # the window used without opt-in
-    max_output: int  # default max output tokens
-    max_output_upper: int
-    native_1m: bool = False
-    default_source: str = "auto"  # window source with no env or settings: "auto" (not enforced) or "model-default"
-    supports_1m: bool = False  # a [1m] model setting (or the 1M beta) gives it 1M
-
-
-CATALOG: dict[str, CatalogModel] = {
-    "claude-3-5-haiku": CatalogModel(200_000, 8_192, 8_192),
-    "claude-3-5-sonnet": CatalogModel(200_000, 8_192, 8_192),
-    "claude-3-7-sonnet": CatalogModel(200_000, 32_000, 64_000),
-    "claude-haiku-4-5": CatalogModel(200_000, 32_000, 64_000, supports_1m=True),
-    "claude-sonnet-4-0": CatalogModel(200_000, 32_000, 64_000, supports_1m=True),
-    "claude-sonnet-4-5": CatalogModel(200_000, 32_000, 64_000, supports_1m=True),
-    "claude-sonnet-4-6": CatalogModel(200_000, 32_000, 128_000, default_source="model-default", supports_1m=True),
-    "claude-opus-4-0": CatalogModel(200_000, 32_000, 32_000, supports_1m=True),
-    "claude-opus-4-1": CatalogModel(200_000, 32_000, 32_000, supports_1m=True),
-    "claude-opus-4-5": CatalogModel(200_000, 32_000, 64_000, supports_1m=True),
-    "claude-opus-4-6": CatalogModel(200_000, 64_000, 128_000, default_source="model-default", supports_1m=True),
-    "claude-opus-4-7": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
-    "claude-opus-4-8": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
-    "claude-opus-5": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
-    "claude-opus-5-5": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
-    "claude-sonnet-5": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
-    "claude-sonnet-5-5": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
-    "claude-haiku-5-5": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
-    "claude-fable-5": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
-    "claude-fable-5-1": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
-    "claude-fable-5-2": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
-    "claude-mythos-5": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
-    "claude-mythos-5-1": CatalogModel(1_000_000, 64_000, 128_000, True, "model-default"),
-    "claude-mythos-5-2": CatalogModel(1_000_000, 128_000, 128_000, True, "model-default"),
-}
-_ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0", "claude-opus-4": "claude-opus-4-0"}
-_DATE = re.compile(r"-\d{8}$")
+# -- the 2.1.328 model catalog (claude-code-2.1.328.md §1.1-1.2) is kept in the model registry (models.py)
 
 
 def catalog_key(model: str | None) -> str | None:
     """The catalog id of an API model id ("claude-opus-4-5-20251101", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
     "claude-sonnet-4-5@20250929", "claude-opus-4-6[1m]"), or None when the model is not in the catalog."""
-    if not model:
-        return None
-    name = model.lower()
-    i = name.find("claude-")
-    if i < 0:
-        return None
-    name = name[i:].split("[", 1)[0].split("@", 1)[0]
-    name = re.sub(r"-v\d+(:\d+)?$", "", name)
-    name = _DATE.sub("", name)
-    name = _ALIASES.get(name, name)
-    return name if name in CATALOG else None
+    return model_id(model) if catalog(model) is not None else None

@@ -74,48 +74,15 @@ def _non_negative_float(text: str) -> float:
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
-    """Claude Code's settings from the environment and config, then the user's overrides."""
-    from inspector.tokens.thresholds import Settings, pct_in_range
+    """Claude Code's settings from the environment and config, then the user's overrides (the what-if table)."""
+    from inspector.tokens.thresholds import Settings
+    from inspector.tokens.whatif import InvalidSetting, from_args
+    from inspector.transcript.discovery import InspectorError
 
-    s = Settings.from_environment()
-    changes: dict[str, Any] = {}
-    sources = list(s.sources)
-    for flag, field in (
-        ("model", "model"),
-        ("window", "window"),
-        ("one_m", "one_m"),
-        ("auto_compact_window", "auto_compact_window"),
-        ("pct", "pct_override"),
-        ("max_output_tokens", "max_output_tokens"),
-        ("blocking_limit", "blocking_override"),
-    ):
-        v = getattr(args, flag, None)
-        if v is not None:
-            changes[field] = v
-            if field == "auto_compact_window":  # the flag, not the environment, set it now
-                sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [(field, "--auto-compact-window")]
-    if getattr(args, "model_auto_compact_window", None) is not None:
-        changes["model_windows"] = (("*", args.model_auto_compact_window),)
-        sources = [(k, w) for k, w in sources if k != "auto_compact_window"] + [
-            ("auto_compact_window", "--model-auto-compact-window")
-        ]
-    if getattr(args, "enforce", None) is not None:
-        changes["enforce"] = args.enforce
-    if sources != list(s.sources):
-        changes["sources"] = tuple(sources)
-    if getattr(args, "no_auto_compact", False):
-        changes["auto_compact_enabled"] = False
-    if getattr(args, "auto_compact", False):
-        changes["auto_compact_enabled"], changes["compact_disabled"] = True, False
-    if getattr(args, "disable_1m", False):
-        changes["disable_1m"] = True
-    if getattr(args, "output_cap", False):
-        changes["output_slot_cap"] = True
-    if getattr(args, "pct", None) is not None and not pct_in_range(args.pct):
-        from inspector.transcript.discovery import InspectorError
-
-        raise InspectorError("--pct must be in (0, 100]")
-    return s.with_(**changes) if changes else s
+    try:
+        return from_args(Settings.from_environment(), args)
+    except InvalidSetting as exc:
+        raise InspectorError(str(exc)) from None
 
 
 class JsonArray:

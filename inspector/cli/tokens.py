@@ -10,7 +10,6 @@ from inspector.cli.common import (
     EXIT_OK,
     JsonArray,
     _default_path,
-    _positive,
     _report,
     json_lines,
     refuse_unreadable,
@@ -36,36 +35,9 @@ def _tokens_parser() -> argparse.ArgumentParser:
         help="also show what fills the context at this record (a uuid, a uuid prefix or, "
         "for one file, a line number, as show prints them)",
     )
-    g = p.add_argument_group("what if (override Claude Code's settings)")
-    g.add_argument("--model", help="model id or setting, e.g. claude-opus-4-6 or opus[1m] (default: the session's)")
-    g.add_argument(
-        "--window", type=_positive, metavar="N", help="context window in tokens (default: 200,000; 1M if usage exceeded 200k)"
-    )
-    g.add_argument("--one-m", action=argparse.BooleanOptionalAction, default=None, help="assume a 1M window (or not)")
-    g.add_argument(
-        "--auto-compact-window", type=_positive, metavar="N", help="CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow"
-    )
-    g.add_argument(
-        "--model-auto-compact-window",
-        type=_positive,
-        metavar="N",
-        help="settings modelSettings.<the session's model>.autoCompactWindow (2.1.3xx; what /autocompact writes)",
-    )
-    g.add_argument(
-        "--enforce",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="assume the threshold is (not) enforced, whatever the window source says (2.1.159+)",
-    )
-    g.add_argument("--pct", type=float, metavar="P", help="CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (can only lower the threshold)")
-    g.add_argument("--no-auto-compact", action="store_true", help="as with DISABLE_AUTO_COMPACT or autoCompactEnabled=false")
-    g.add_argument("--auto-compact", action="store_true", help="assume auto-compact on, whatever the config says")
-    g.add_argument("--max-output-tokens", type=_positive, metavar="N", help="CLAUDE_CODE_MAX_OUTPUT_TOKENS")
-    g.add_argument("--blocking-limit", type=_positive, metavar="N", help="CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE")
-    g.add_argument("--disable-1m", action="store_true", help="CLAUDE_CODE_DISABLE_1M_CONTEXT")
-    g.add_argument(
-        "--output-cap", action="store_true", help="assume the 8k output-slot cap (GrowthBook tengu_otk_slot_v1; off by default)"
-    )
+    from inspector.tokens.whatif import add_flags
+
+    add_flags(p.add_argument_group("what if (override Claude Code's settings)"))
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 

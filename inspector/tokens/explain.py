@@ -32,7 +32,8 @@ from inspector.tokens.series import (
     summary_index,
     token_count_with_estimation,
 )
-from inspector.tokens.thresholds import Settings, Thresholds, describe_changes, percent_left, thresholds
+from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds
+from inspector.tokens.whatif import describe_changes
 from inspector.transcript.records import context_tokens, opt_count
 from inspector.transcript.session import Session
 

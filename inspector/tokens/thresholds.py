@@ -26,24 +26,6 @@ ERROR_THRESHOLD_BUFFER_TOKENS = 20_000
 MANUAL_COMPACT_BUFFER_TOKENS = 3_000
 CAPPED_DEFAULT_MAX_TOKENS = 8_000
 
-# §4.2: (substring of the canonical model name, default, upper limit); first match wins.
-MAX_OUTPUT_TABLE: tuple[tuple[str, int, int], ...] = (
-    ("opus-4-6", 64_000, 128_000),
-    ("sonnet-4-6", 32_000, 128_000),
-    ("opus-4-5", 32_000, 64_000),
-    ("sonnet-4", 32_000, 64_000),
-    ("haiku-4", 32_000, 64_000),
-    ("opus-4-1", 32_000, 32_000),
-    ("opus-4", 32_000, 32_000),
-    ("claude-3-opus", 4_096, 4_096),
-    ("claude-3-sonnet", 8_192, 8_192),
-    ("claude-3-haiku", 4_096, 4_096),
-    ("3-5-sonnet", 8_192, 8_192),
-    ("3-5-haiku", 8_192, 8_192),
-    ("3-7-sonnet", 32_000, 64_000),
-)
-MAX_OUTPUT_OTHER = (32_000, 64_000)
-
 
 def js_round(x: float) -> int:
     """JavaScript's Math.round: halves round up (Python's round is banker's rounding)."""
@@ -84,22 +66,20 @@ def window_value(v: Any) -> int | None:
     return positive_int(v)
 
 
-# the first release whose table had a row: before it the model got the default of a model it does not know
-# (measured by the era matrix: 2.1.20 reserves 32,000 for claude-opus-4-6 and claude-sonnet-4-6, threshold 155,000)
-MAX_OUTPUT_KNOWN_FROM: dict[str, tuple[int, int, int]] = {"opus-4-6": (2, 1, 21), "sonnet-4-6": (2, 1, 21)}
-
-
 def max_output_limits(model: str | None, version: tuple[int, int, int] | None = None) -> tuple[int, int]:
     """(default, upper limit) of max output tokens for a model (§4.2), as the release `version` knew it (None:
-    the 2.1.88 reference)."""
+    the 2.1.88 reference). The rules are the model registry's: substrings of the name, first match wins; a row
+    some releases lacked is skipped for them (measured by the era matrix: 2.1.20 reserves 32,000 for
+    claude-opus-4-6 and claude-sonnet-4-6, threshold 155,000)."""
+    from inspector.claude.models import max_output_other, max_output_rules
+
     name = (model or "").lower()
-    for key, default, upper in MAX_OUTPUT_TABLE:
-        if key in name:
-            since = MAX_OUTPUT_KNOWN_FROM.get(key)
-            if since is not None and version is not None and version < since:
+    for rule in max_output_rules():
+        if rule.match in name:
+            if rule.since is not None and version is not None and version < rule.since:
                 continue
-            return default, upper
-    return MAX_OUTPUT_OTHER
+            return rule.default, rule.upper
+    return max_output_other()
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,11 +330,11 @@ MIN_CONFIGURED_WINDOW = (
 def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str, int, int]:
     """2.1.159+ (measured on 2.1.328, claude-code-2.1.328.md §1.1-1.2): (model window, why, window source,
     default max output, upper max output)."""
-    from inspector.claude.versions import CATALOG, catalog_key
+    from inspector.claude.models import catalog, model_id
 
     model = (s.model or "").lower()
-    key = catalog_key(model)
-    cm = CATALOG.get(key) if key else None
+    cm = catalog(model)
+    key = model_id(model) if cm is not None else None
     suffix = "[1m]" in model
     default_out, upper_out = (cm.max_output, cm.max_output_upper) if cm else max_output_limits(s.model)
     one_m = False
@@ -692,32 +672,3 @@ def warning_state(tokens: int, t: Thresholds) -> str:
     if tokens >= t.warning:
         return "warning"
     return "ok"
-
-
-def describe_changes(s: Settings, base: Settings) -> str:
-    """What differs from the configured settings, in a line ("" when nothing does)."""
-    names = {
-        "model": "model",
-        "window": "window",
-        "one_m": "1M",
-        "auto_compact_enabled": "auto-compact",
-        "auto_compact_window": "auto-compact window",
-        "pct_override": "percent",
-        "max_output_tokens": "max output",
-        "blocking_override": "blocking",
-        "disable_1m": "1M disabled",
-        "output_slot_cap": "output-slot cap",
-        "enforce": "enforced",
-        "model_windows": "per-model window",
-    }
-    out = []
-    for field, label in names.items():
-        v = getattr(s, field)
-        if v != getattr(base, field):
-            if isinstance(v, bool):
-                out.append(f"{label} {'on' if v else 'off'}")
-            elif isinstance(v, float):
-                out.append(f"{label} {v:g}%" if field == "pct_override" else f"{label} {v:g}")
-            else:
-                out.append(f"{label} {v:,}" if isinstance(v, int) else f"{label} {v}")
-    return ", ".join(out)

@@ -1,0 +1,201 @@
+"""The model registry: every fact inspector keeps about a model, read from one data file (`models.json`).
+
+- **Names.** `price_key()` turns any name Claude Code or a gateway records (`claude-sonnet-4-5-20250929`,
+  `us.anthropic.claude-opus-4-1-20250805-v1:0`, `claude-opus-4-1@20250805`, `claude-3-5-sonnet-20241022`,
+  `opus[1m]`) into one key (`sonnet-4-5`, `opus-4-1`, `sonnet-3-5`, `opus`), aliases applied; `model_id()` gives the
+  registry's id (`claude-sonnet-4-5`) of a Claude model name it knows, or None.
+- **The catalog** of Claude Code 2.1.328 (claude-code-2.1.328.md §1.1-1.2): window, max output, 1M support and
+  the window's source with no settings, for the releases that choose thresholds by catalog (`catalog()`).
+- **The max-output rules** of the releases before the catalog (claude-code-format.md §4.2): substrings of the
+  model name, first match wins, some known only from a release on (`max_output_rules()`).
+- **Prices**: Anthropic's per-million-token rates as dated rows, each with its source (`price_rows()`), which
+  `inspector.cost` prices responses by.
+
+Nothing else in the package keeps a table of models: a new model is one entry in `models.json`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+DATA = Path(__file__).with_name("models.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write_5m: float
+    cache_write_1h: float
+    cache_read: float
+    long_over: int | None = None  # a prompt (input + cache writes + cache reads) above this pays `long`
+    long: Rates | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PriceRow:
+    since: str | None  # the first UTC day (YYYY-MM-DD) these rates apply; None: from the start
+    rates: Rates
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogModel:
+    window: int  # the window used without opt-in
+    max_output: int  # default max output tokens
+    max_output_upper: int
+    native_1m: bool = False
+    default_source: str = "auto"  # window source with no env or settings: "auto" (not enforced) or "model-default"
+    supports_1m: bool = False  # a [1m] model setting (or the 1M beta) gives it 1M
+
+
+@dataclass(frozen=True, slots=True)
+class MaxOutputRule:
+    match: str  # a substring of the lowercased model name
+    default: int
+    upper: int
+    since: tuple[int, int, int] | None = None  # releases before this one did not have the row
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    id: str  # claude-sonnet-4-5
+    key: str  # sonnet-4-5
+    aliases: tuple[str, ...]
+    catalog: CatalogModel | None
+    prices: tuple[PriceRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    models: dict[str, Model]  # by key
+    rules: tuple[MaxOutputRule, ...]
+    other: tuple[int, int]
+    prices_checked: str
+    aliases: dict[str, str]  # alias key -> key
+
+
+_DATE = re.compile(r"-(\d{8}|v\d+(:\d+)?|latest)$")
+_OLD = re.compile(r"^(\d(?:-\d)?)-(opus|sonnet|haiku)$")
+
+
+def _bare(name: str) -> str:
+    """A model name without provider prefixes, `claude-`, `[1m]`, dates and version suffixes; old names turned
+    around (`3-5-sonnet` to `sonnet-3-5`)."""
+    m = name.strip().lower()
+    m = m.split("/")[-1]  # vertex / gateway prefixes
+    if "anthropic." in m:  # bedrock: us.anthropic.claude-...-v1:0
+        m = m.split("anthropic.", 1)[1]
+    m = m.replace("[1m]", "").replace("@", "-").removeprefix("claude-")
+    m = _DATE.sub("", m)
+    m = _DATE.sub("", m)
+    old = _OLD.match(m)
+    return f"{old.group(2)}-{old.group(1)}" if old else m
+
+
+def _key_of_id(model_id: str) -> str:
+    return _bare(model_id)
+
+
+def _rates(d: dict[str, Any]) -> Rates:
+    long = d.get("long")
+    lr = _rates(long) if isinstance(long, dict) else None
+    return Rates(
+        float(d["input"]),
+        float(d["output"]),
+        float(d["cache_write_5m"]),
+        float(d["cache_write_1h"]),
+        float(d["cache_read"]),
+        int(long["over"]) if lr is not None and isinstance(long, dict) else None,
+        lr,
+    )
+
+
+def _version(text: str) -> tuple[int, int, int]:
+    a, b, c = (int(x) for x in text.split("."))
+    return a, b, c
+
+
+@cache
+def registry() -> Registry:
+    data = orjson.loads(DATA.read_bytes())
+    models: dict[str, Model] = {}
+    aliases: dict[str, str] = {}
+    for mid, e in data["models"].items():
+        key = _key_of_id(mid)
+        cat = e.get("catalog")
+        rows = tuple(PriceRow(p.get("since"), _rates(p), str(p.get("source") or "")) for p in e.get("prices", ()))
+        al = tuple(e.get("aliases", ()))
+        models[key] = Model(mid, key, al, CatalogModel(**cat) if cat else None, rows)
+        for a in al:
+            aliases[_bare(a)] = key
+    rules = tuple(
+        MaxOutputRule(r["match"], int(r["default"]), int(r["upper"]), _version(r["since"]) if "since" in r else None)
+        for r in data["max_output_rules"]
+    )
+    other = (int(data["max_output_other"]["default"]), int(data["max_output_other"]["upper"]))
+    return Registry(models, rules, other, str(data["prices_checked"]), aliases)
+
+
+def price_key(model: str) -> str:
+    """The key a name is priced and looked up by: `claude-sonnet-4-5-20250929` and `sonnet-4-5[1m]` to
+    `sonnet-4-5`, `claude-sonnet-4` to `sonnet-4-0`. A name the registry does not know keeps its bare form."""
+    k = _bare(model)
+    return registry().aliases.get(k, k)
+
+
+def model_id(model: str | None) -> str | None:
+    """The registry's id of a Claude model name (`claude-opus-4-6[1m]`, a Bedrock or Vertex id, a dated id), or
+    None when the name is not a Claude model the registry knows. A name without `claude-` is not one (a model
+    setting such as `opus` names no particular model)."""
+    if not model or "claude-" not in model.lower():
+        return None
+    m = registry().models.get(price_key(model))
+    return m.id if m else None
+
+
+def model(model: str | None) -> Model | None:
+    mid = model_id(model)
+    return registry().models[_key_of_id(mid)] if mid else None
+
+
+def catalog(model_name: str | None) -> CatalogModel | None:
+    """The 2.1.328 catalog's entry of a model, or None when the catalog does not list it."""
+    m = model(model_name)
+    return m.catalog if m else None
+
+
+def catalog_ids() -> list[str]:
+    """The ids the 2.1.328 catalog lists, in the registry's order."""
+    return [m.id for m in registry().models.values() if m.catalog is not None]
+
+
+def max_output_rules() -> tuple[MaxOutputRule, ...]:
+    return registry().rules
+
+
+def max_output_other() -> tuple[int, int]:
+    return registry().other
+
+
+def price_rows() -> dict[str, tuple[PriceRow, ...]]:
+    """Each priced model's dated rows, by price key (aliases included)."""
+    reg = registry()
+    out = {k: m.prices for k, m in reg.models.items() if m.prices}
+    for alias, k in reg.aliases.items():
+        if k in out:
+            out[alias] = out[k]
+    return out
+
+
+def prices_checked() -> str:
+    """The day the built-in prices were last checked against the source."""
+    return registry().prices_checked
