@@ -10,6 +10,7 @@ from inspector.cli.common import (
     EXIT_OK,
     JsonArray,
     _default_path,
+    _positive,
     _report,
     json_lines,
     refuse_unreadable,
@@ -37,7 +38,7 @@ def _tokens_parser() -> argparse.ArgumentParser:
     )
     from inspector.tokens.whatif import add_flags
 
-    add_flags(p.add_argument_group("what if (override Claude Code's settings)"))
+    add_flags(p.add_argument_group("what if (override Claude Code's settings)"), _positive)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 

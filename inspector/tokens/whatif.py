@@ -148,19 +148,9 @@ TABLE: tuple[WhatIf, ...] = (
 BY_KEY = {w.key: w for w in TABLE}
 
 
-def _positive(raw: str) -> int:
-    """argparse's reader of a whole number above zero."""
-    try:
-        n = int(raw.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {n}")
-    return n
-
-
-def add_flags(group: Any) -> None:
-    """The what-if flags of the `tokens` command, in the table's order (auto-compact is two flags)."""
+def add_flags(group: Any, positive: Callable[[str], int]) -> None:
+    """The what-if flags of the `tokens` command, in the table's order (auto-compact is two flags); `positive` is
+    the command line's reader of a whole number above zero."""
     for w in TABLE:
         if w.key == "auto_compact":
             group.add_argument(
@@ -176,7 +166,7 @@ def add_flags(group: Any) -> None:
         elif w.kind == "text":
             group.add_argument(w.flag, help=w.help)
         else:
-            group.add_argument(w.flag, type=_positive if w.kind == "number" else float, metavar=w.metavar, help=w.help)
+            group.add_argument(w.flag, type=positive if w.kind == "number" else float, metavar=w.metavar, help=w.help)
 
 
 def _dest(w: WhatIf) -> str:
