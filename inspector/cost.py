@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from inspector.claude.models import PriceRow, Rates, price_key, price_rows, prices_checked
+from inspector.claude.models import PriceRow, Rates, price_key, price_rows, prices_checked, rates_from
 
 PRICES_DATE = prices_checked()
 PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
@@ -39,19 +39,6 @@ def model_key(model: str) -> str:
     """`claude-sonnet-4-5-20250929`, `sonnet-4-5[1m]`, `claude-3-5-sonnet-20241022`, a Bedrock id... to `sonnet-4-5`
     (the registry's price key)."""
     return price_key(model)
-
-
-def _rates_from(d: Any) -> Rates | None:
-    try:
-        vals = [float(d[k]) for k in ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")]
-    except (KeyError, TypeError, ValueError):
-        return None
-    if any(v < 0 or v != v for v in vals):
-        return None
-    long = d.get("long")
-    lr = _rates_from(long) if isinstance(long, dict) else None
-    over = long.get("over") if isinstance(long, dict) else None
-    return Rates(*vals, long_over=int(over) if lr is not None and isinstance(over, int) and over > 0 else None, long=lr)
 
 
 def user_prices_path(env: dict[str, str] | None = None) -> Path:
@@ -86,7 +73,7 @@ class PriceTable:
             return table
         n = 0
         for name, d in data.items():
-            r = _rates_from(d) if isinstance(d, dict) else None
+            r = rates_from(d) if isinstance(d, dict) else None
             if r is None:
                 table.problems.append(
                     f"{path}: {name!r} skipped (needs input, output, cache_write_5m, cache_write_1h, cache_read)"

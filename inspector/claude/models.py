@@ -101,22 +101,29 @@ def _bare(name: str) -> str:
     return f"{old.group(2)}-{old.group(1)}" if old else m
 
 
-def _key_of_id(model_id: str) -> str:
-    return _bare(model_id)
+RATE_FIELDS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 
 
-def _rates(d: dict[str, Any]) -> Rates:
+def rates_from(d: Any) -> Rates | None:
+    """The rates of a price row (the five rates and an optional `long` object with `over` and the five), or None
+    when a rate is missing, not a number, negative or NaN. A bad `long` object is left out."""
+    try:
+        vals = [float(d[k]) for k in RATE_FIELDS]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if any(v < 0 or v != v for v in vals):
+        return None
     long = d.get("long")
-    lr = _rates(long) if isinstance(long, dict) else None
-    return Rates(
-        float(d["input"]),
-        float(d["output"]),
-        float(d["cache_write_5m"]),
-        float(d["cache_write_1h"]),
-        float(d["cache_read"]),
-        int(long["over"]) if lr is not None and isinstance(long, dict) else None,
-        lr,
-    )
+    lr = rates_from(long) if isinstance(long, dict) else None
+    over = long.get("over") if isinstance(long, dict) else None
+    return Rates(*vals, long_over=int(over) if lr is not None and isinstance(over, int) and over > 0 else None, long=lr)
+
+
+def _row(mid: str, p: dict[str, Any]) -> PriceRow:
+    rates = rates_from(p)
+    if rates is None:
+        raise ValueError(f"{DATA.name}: a price row of {mid} is not five rates: {p}")
+    return PriceRow(p.get("since"), rates, str(p.get("source") or ""))
 
 
 def _version(text: str) -> tuple[int, int, int]:
@@ -130,9 +137,9 @@ def registry() -> Registry:
     models: dict[str, Model] = {}
     aliases: dict[str, str] = {}
     for mid, e in data["models"].items():
-        key = _key_of_id(mid)
+        key = _bare(mid)
         cat = e.get("catalog")
-        rows = tuple(PriceRow(p.get("since"), _rates(p), str(p.get("source") or "")) for p in e.get("prices", ()))
+        rows = tuple(_row(mid, p) for p in e.get("prices", ()))
         al = tuple(e.get("aliases", ()))
         models[key] = Model(mid, key, al, CatalogModel(**cat) if cat else None, rows)
         for a in al:
@@ -152,19 +159,19 @@ def price_key(model: str) -> str:
     return registry().aliases.get(k, k)
 
 
-def model_id(model: str | None) -> str | None:
-    """The registry's id of a Claude model name (`claude-opus-4-6[1m]`, a Bedrock or Vertex id, a dated id), or
+def model(name: str | None) -> Model | None:
+    """The registry's entry of a Claude model name (`claude-opus-4-6[1m]`, a Bedrock or Vertex id, a dated id), or
     None when the name is not a Claude model the registry knows. A name without `claude-` is not one (a model
     setting such as `opus` names no particular model)."""
-    if not model or "claude-" not in model.lower():
+    if not name or "claude-" not in name.lower():
         return None
-    m = registry().models.get(price_key(model))
+    return registry().models.get(price_key(name))
+
+
+def model_id(name: str | None) -> str | None:
+    """The registry's id (`claude-sonnet-4-5`) of a Claude model name, or None (see `model`)."""
+    m = model(name)
     return m.id if m else None
-
-
-def model(model: str | None) -> Model | None:
-    mid = model_id(model)
-    return registry().models[_key_of_id(mid)] if mid else None
 
 
 def catalog(model_name: str | None) -> CatalogModel | None:
@@ -187,13 +194,8 @@ def max_output_other() -> tuple[int, int]:
 
 
 def price_rows() -> dict[str, tuple[PriceRow, ...]]:
-    """Each priced model's dated rows, by price key (aliases included)."""
-    reg = registry()
-    out = {k: m.prices for k, m in reg.models.items() if m.prices}
-    for alias, k in reg.aliases.items():
-        if k in out:
-            out[alias] = out[k]
-    return out
+    """Each priced model's dated rows, by price key (an alias's name is looked up by its model's key)."""
+    return {k: m.prices for k, m in registry().models.items() if m.prices}
 
 
 def prices_checked() -> str:

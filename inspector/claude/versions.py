@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from inspector.claude.models import catalog, model_id
+from inspector.claude.models import model as registry_model
 
 Version = tuple[int, int, int]
 
@@ -293,4 +293,5 @@ def rules_for(version: str | None) -> Rules:
 def catalog_key(model: str | None) -> str | None:
     """The catalog id of an API model id ("claude-opus-4-5-20251101", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
     "claude-sonnet-4-5@20250929", "claude-opus-4-6[1m]"), or None when the model is not in the catalog."""
-    return model_id(model) if catalog(model) is not None else None
+    m = registry_model(model)
+    return m.id if m is not None and m.catalog is not None else None

@@ -330,11 +330,12 @@ MIN_CONFIGURED_WINDOW = (
 def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str, int, int]:
     """2.1.159+ (measured on 2.1.328, claude-code-2.1.328.md §1.1-1.2): (model window, why, window source,
     default max output, upper max output)."""
-    from inspector.claude.models import catalog, model_id
+    from inspector.claude.models import model as registry_model
 
     model = (s.model or "").lower()
-    cm = catalog(model)
-    key = model_id(model) if cm is not None else None
+    entry = registry_model(model)
+    cm = entry.catalog if entry is not None else None
+    key = entry.id if cm is not None else None
     suffix = "[1m]" in model
     default_out, upper_out = (cm.max_output, cm.max_output_upper) if cm else max_output_limits(s.model)
     one_m = False
