@@ -10,6 +10,7 @@ import os
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -341,3 +342,52 @@ def test_a_kept_tail_that_ends_in_an_informational_line_saves_and_is_on_the_resu
         i = conv.parent.get(i)
     assert set(res.kept_uuids) <= on_chain
     assert sha256(path) == before
+
+
+class _Counter:
+    """A token counter that records what it was asked, instead of the network."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def count_request(self, system, tools, messages, model=None):
+        self.calls.append(("request", (system, tools, messages, model)))
+        return 1234
+
+    def count_messages(self, items):
+        self.calls.append(("messages", items))
+        return 1000
+
+
+def test_one_exact_count_plan_for_both_kinds_of_session(tmp_path):
+    """2.1.3xx with a recorded request shape: the whole request a resume sends is counted, and no overhead is
+    calibrated; an older session: its messages are counted and the calibrated overhead added."""
+    from inspector.compact.exact import plan_exact_count
+    from inspector.tokens.thresholds import Settings
+
+    s = Session.load(golden_transcript(expand_golden("manual_compact_resume", tmp_path)))
+    res = compact(s, "compact")
+    asked: list[int] = []
+    plan = plan_exact_count(s, res, Settings(), lambda: asked.append(1) or 99.0)
+    assert plan.whole_request and "system prompt and tools" in plan.describe()
+    c = _Counter()
+    n = plan.count(c)
+    [(kind, (system, tools, messages, model))] = c.calls
+    assert kind == "request" and system and tools and model == s.main_model
+    assert canonical(messages) == canonical([dict(m) for m in res.api_messages])
+    assert (n.tokens, n.estimated, n.whole_request, asked) == (1234, res.tokens_after, True, [])
+    assert "whole request" in n.describe()
+
+    old = Session.load(sample_session("Fix forecast"))
+    res = compact(old, "full")
+    plan = plan_exact_count(old, res, Settings(), lambda: asked.append(1) or 99.4)
+    assert not plan.whole_request and f"the {len(res.view)} messages" in plan.describe()
+    c = _Counter()
+    n = plan.count(c)
+    [(kind, items)] = c.calls
+    assert kind == "messages" and [r for r, _ in items] == [v.role for v in res.view]
+    assert (n.tokens, n.whole_request, asked) == (1099, False, [1])
+    assert "fixed overhead" in n.describe()
+    # without the caller's overhead the plan calibrates one on the session itself
+    plan = plan_exact_count(old, res, Settings())
+    assert plan.count(_Counter()).tokens > 1000

@@ -184,31 +184,19 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     )
     exact = None
     if args.exact:
-        from inspector.compact.base import Estimator
+        from inspector.compact.exact import plan_exact_count
         from inspector.compact.summarize.anthropic_api import DEFAULT_MODEL, AnthropicSummarizer
 
         counter = AnthropicSummarizer(args.model or DEFAULT_MODEL)
         if not counter.has_key:
             raise InspectorError("--exact needs ANTHROPIC_API_KEY (nothing was sent)")
-        from inspector.claude.requests import recorded_shape
-
-        shape = recorded_shape(s)
-        what = (
-            f"the request a resume would send ({len(res.api_messages)} messages with the session's system prompt and tools, "
-            f"about {res.tokens_after:,} tokens)"
-            if res.api_messages is not None and shape is not None
-            else f"the {len(res.view)} messages after the compaction"
-        )
+        plan = plan_exact_count(s, res, settings)
         _confirm(
-            args, err, f"--exact sends {what} to the Anthropic API's token-counting endpoint (no charge, nothing is generated)"
+            args,
+            err,
+            f"--exact sends {plan.describe()} to the Anthropic API's token-counting endpoint (no charge, nothing is generated)",
         )
-        if res.api_messages is not None and shape is not None:  # 2.1.3xx: the whole request, as Claude Code would send it
-            exact = counter.count_request(
-                shape.get("system"), shape.get("tools"), [dict(m) for m in res.api_messages], s.main_model
-            )
-        else:
-            overhead = round(Estimator(s, make_slice(s, None, settings).series, settings).calibration.overhead)
-            exact = overhead + counter.count_messages([(v.role, dict(v.body)) for v in res.view])
+        exact = plan.count(counter)
     saved = None
     if args.write:
         from inspector.edit.saving import RefusedSave
@@ -222,16 +210,14 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.json:
         d = res.as_dict()
         d["written"] = str(saved.path) if saved else None
-        d["tokens_after_exact"] = exact
+        d["tokens_after_exact"] = exact.tokens if exact else None
+        d["exact"] = exact.as_dict() if exact else None
         d["save"] = saved.as_dict() if saved else None
         out.write(json_text(d))
     else:
         out.write(format_compaction(res, saved))
         if exact is not None:
-            out.write(
-                f"Exact: the API counts the messages after the compaction at {exact:,} tokens (with the calibrated fixed "
-                f"overhead).\n"
-            )
+            out.write(exact.describe()[0].upper() + exact.describe()[1:] + ".\n")
     return EXIT_OK
 
 

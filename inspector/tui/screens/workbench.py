@@ -15,6 +15,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
 from inspector.compact.base import CompactionResult, Estimator
+from inspector.compact.exact import ExactCountPlan
 from inspector.compact.summarize.base import Cancel, Cancelled, SummarizerError, SummaryRequest
 from inspector.textutil import human_size, printable, redact
 from inspector.tokens.thresholds import Settings
@@ -505,48 +506,31 @@ class WorkbenchScreen(Screen):
         if not counter.has_key:
             self.notify("Set ANTHROPIC_API_KEY to count with the API; nothing was sent.", severity="error", timeout=8)
             return
-        from inspector.claude.requests import recorded_shape
+        from inspector.compact.exact import plan_exact_count
 
-        shape = recorded_shape(self.session)
-        exact_request = res.api_messages is not None and shape is not None
-        what = (
-            f"the request a resume would send: {len(res.api_messages or ())} messages with the session's system prompt and "
-            f"tools, about {res.tokens_after:,} tokens"
-            if exact_request
-            else f"the {len(res.view)} messages after the compaction (about {res.tokens_after:,} tokens with the fixed overhead)"
+        estimator = self.estimator
+        plan = plan_exact_count(
+            self.session, res, self.settings, (lambda: estimator.calibration.overhead) if estimator is not None else None
         )
 
         def answer(yes: bool | None) -> None:
             if yes:
                 self.status("counting with the Anthropic API…")
-                self.count_exact(res, shape if exact_request else None)
+                self.count_exact(plan)
             else:
                 self.status("nothing was sent")
 
         self.app.push_screen(
-            ConfirmSend(f"The token-counting endpoint gets {what}. It costs nothing and generates nothing."), answer
+            ConfirmSend(f"The token-counting endpoint gets {plan.describe()}. It costs nothing and generates nothing."),
+            answer,
         )
 
     @work(thread=True, exclusive=True, group="count")
-    def count_exact(self, res: CompactionResult, shape: dict[str, Any] | None) -> None:
+    def count_exact(self, plan: ExactCountPlan) -> None:
         from inspector.compact.summarize.anthropic_api import AnthropicSummarizer
 
-        counter = AnthropicSummarizer()
         try:
-            if shape is not None:
-                n = counter.count_request(
-                    shape.get("system"), shape.get("tools"), [dict(m) for m in res.api_messages or ()], self.session.main_model
-                )
-                text = f"exact: {n:,} tokens by the API's count of the whole request ({res.tokens_after:,} estimated)"
-            else:
-                assert self.estimator is not None
-                n = round(self.estimator.calibration.overhead) + counter.count_messages(
-                    [(v.role, dict(v.body)) for v in res.view]
-                )
-                text = (
-                    f"exact: {n:,} tokens (the API's count of the messages + the calibrated fixed overhead; "
-                    f"{res.tokens_after:,} estimated)"
-                )
+            text = plan.count(AnthropicSummarizer()).describe()
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Not counted: {redact(str(exc))}", severity="error", timeout=10)
             self.app.call_from_thread(self.status, "not counted")
