@@ -39,8 +39,8 @@ def best(cmd: list[str], env: dict[str, str], n: int = 7) -> float:
 IN_PROCESS = """
 import json, os, sys, time
 from pathlib import Path
-from inspector.fts import open_index
-from inspector.search import Query, search_target
+from inspector.library.fts import open_index
+from inspector.library.search import Query, search_target
 from inspector.transcript.discovery import resolve_target
 idx = open_index()
 target = resolve_target(Path(sys.argv[1]))
@@ -53,7 +53,7 @@ for word in sys.argv[2:]:
         times.append(time.perf_counter() - t)
     out[word] = (sorted(times)[2], n)
 # the freshness check's floor: one stat of each transcript, session folder and tool-results folder a search looks at
-from inspector.search import _list_names
+from inspector.library.search import _list_names
 asked, listing = [], idx.listing()
 def scan(d):
     asked.append(d)
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(src, root, symlinks=True)
         n = sum(1 for _ in root.glob("*/*.jsonl"))
         floor_python = best([sys.executable, "-c", "pass"], env)
-        floor_imports = best([sys.executable, "-c", "import inspector.cli, inspector.search, inspector.fts"], env)
+        floor_imports = best([sys.executable, "-c", "import inspector.cli, inspector.library.search, inspector.library.fts"], env)
         floor_libs = best([sys.executable, "-c", "import orjson, sqlite3, argparse, pathlib"], env)
         cold_stats, _ = timed(py + ["stats", "--json", str(root)], env)
         warm_stats = best(py + ["stats", "--json", str(root)], env)

@@ -8,6 +8,8 @@ import json
 import re
 import sys
 from collections.abc import Iterator
+from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -72,7 +74,6 @@ def human_tokens(n: int | None) -> str:
 
 def human_when(ts: str | None, *, local: bool = False) -> str | None:
     """An ISO timestamp as "YYYY-MM-DD HH:MM" (in local time if asked), None when it is not one."""
-    from datetime import datetime
 
     if not ts:
         return None
@@ -83,10 +84,19 @@ def human_when(ts: str | None, *, local: bool = False) -> str | None:
     return (t.astimezone() if local else t).strftime("%Y-%m-%d %H:%M")
 
 
+@lru_cache(maxsize=65536)
+def timestamp_key(ts: str | None) -> float | None:
+    """Seconds since the epoch for an ISO timestamp, None when it is not one."""
+    if not ts:
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except (ValueError, TypeError):
+        return None
+
+
 def human_duration(first: str | None, last: str | None) -> str | None:
     """The time between two ISO timestamps, as "12m", "1.5h" or "122d"; None when either is not one."""
-    from inspector.transcript.records import timestamp_key
-
     a, b = timestamp_key(first), timestamp_key(last)
     if a is None or b is None:
         return None

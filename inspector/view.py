@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.search import Query, search_file
+from inspector.library.search import Query, search_file
 from inspector.textutil import human_size, printable
 from inspector.transcript.records import (
     F_IMAGE,
@@ -295,7 +295,7 @@ def attachment_text(body: dict[str, Any]) -> str:
 def search_records(s: Session, needle: str) -> list[int]:
     """Indexes of the records whose readable text (or persisted output) contains `needle`, case-insensitive.
 
-    The core search (`inspector.search`): the JSON around the text is not searched."""
+    The core search (`inspector.library.search`): the JSON around the text is not searched."""
     if not needle:
         return []
     by_offset = {r.offset: k for k, r in enumerate(s.records)}
@@ -337,7 +337,7 @@ def media(b: dict[str, Any]) -> str:
 def response_cost(s: Session, i: int) -> tuple[Any, Any]:
     """(the API response this record belongs to, its cost in USD or None when its model has no price); (None, None)
     when the record is no response. Memoised per session until it grows."""
-    from inspector.cost import PriceTable, response_key, responses
+    from inspector.library.cost import PriceTable, response_key, responses
 
     r = s.records[i]
     memo = s.__dict__.get("_cost_memo")
@@ -350,7 +350,7 @@ def response_cost(s: Session, i: int) -> tuple[Any, Any]:
 
 def response_cost_words(s: Session, i: int) -> str:
     """What the API response this record belongs to cost (its fragments merged), by the shipped or the user's prices."""
-    from inspector.cost import usd
+    from inspector.library.cost import usd
 
     r = s.records[i]
     resp, c = response_cost(s, i)

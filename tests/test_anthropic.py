@@ -259,7 +259,7 @@ def test_the_consent_prices_are_those_of_inspector_cost(model):
     """The summarizer kept its own price list: the consent dialog priced claude-opus-4-7 and claude-opus-5 at 3x and
     claude-sonnet-5 at 1.5x what `inspector cost` charges. One table now."""
     from inspector.compact.summarize.anthropic_api import SendEstimate, cost_usd
-    from inspector.cost import PriceTable
+    from inspector.library.cost import PriceTable
 
     r = PriceTable.load().rates_for(model)
     assert cost_usd(model, 1_000_000, 1_000_000) == pytest.approx(r.input + r.output)

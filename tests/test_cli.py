@@ -13,9 +13,9 @@ from builders import assistant, user
 from conftest import ROOT, SAMPLES, jsonl, sample_session, tree_hashes, write_jsonl
 from conftest import run_cli as run
 
+from inspector.library.stats import StatsCache, cache_dir, collect_stats
 from inspector.transcript.discovery import resolve_target
 from inspector.transcript.session import Session
-from inspector.transcript.stats import StatsCache, cache_dir, collect_stats
 
 
 def test_stats_json_schema_on_samples():
@@ -184,8 +184,8 @@ def test_unwritable_cache_is_ignored(tmp_path):
 
 def test_core_never_imports_textual_or_rich():
     code = (
-        "import sys, inspector.transcript, inspector.tokens, inspector.transcript.stats, inspector.samplegen, inspector.cli,"
-        " inspector.search, inspector.compact, inspector.edit, inspector.claude.versions;"
+        "import sys, inspector.transcript, inspector.tokens, inspector.library.stats, inspector.samplegen, inspector.cli,"
+        " inspector.library.search, inspector.compact, inspector.edit, inspector.claude.versions;"
         f"from inspector.cli import main; import io; main(['stats', '--json', {str(SAMPLES)!r}], io.StringIO(), io.StringIO());"
         f"main(['search', 'IndexError', {str(SAMPLES)!r}], io.StringIO(), io.StringIO());"
         "bad = [m for m in ('textual', 'rich') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"

@@ -443,7 +443,7 @@ def test_a_saved_session_keeps_its_own_times_and_the_usual_file_mode(workdir):
     Code's own are."""
     import stat
 
-    from inspector.transcript.stats import session_stats
+    from inspector.library.stats import session_stats
 
     src = next(
         x for x in (workdir / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(x).title.startswith("Fix forecast")

@@ -10,7 +10,7 @@ from builders import assistant, user
 from conftest import REAL_PROJECTS, expand_golden, golden_transcript, jsonl, requires_realdata, tree_hashes, write_jsonl
 from conftest import run_cli as run
 
-from inspector.cost import BUILTIN, Ledger, PriceTable, model_key, responses, session_cost
+from inspector.library.cost import BUILTIN, Ledger, PriceTable, model_key, responses, session_cost
 from inspector.transcript.session import Session
 
 

@@ -12,8 +12,9 @@ from builders import assistant, user
 from conftest import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, tree_hashes, write_jsonl
 from conftest import run_cli as run
 
-from inspector.fts import SearchIndex, db_path
-from inspector.search import Query, search_file, search_target
+from inspector.library.cache import db_path
+from inspector.library.fts import SearchIndex
+from inspector.library.search import Query, search_file, search_target
 from inspector.transcript.discovery import resolve_target
 
 TERMS = [
@@ -220,7 +221,7 @@ def _with_orphans(target, listed):
 
 
 def test_listings_kept_in_the_index_list_what_the_folders_hold(tmp_path):
-    from inspector.search import list_transcripts
+    from inspector.library.search import list_transcripts
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -262,7 +263,7 @@ def test_listings_kept_in_the_index_list_what_the_folders_hold(tmp_path):
 def test_a_damaged_listing_entry_is_read_again_not_fatal(tmp_path, blob):
     """A truncated or ill-shaped listings blob (a page of the cache overwritten): the folder is listed again and the
     entry replaced; the search answers as the scan does (it raised JSONDecodeError or ValueError for good)."""
-    from inspector.search import list_transcripts
+    from inspector.library.search import list_transcripts
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -284,7 +285,7 @@ def test_a_damaged_listing_entry_is_read_again_not_fatal(tmp_path, blob):
 
 @requires_realdata
 def test_the_listing_of_real_projects_is_the_old_one():
-    from inspector.search import list_transcripts
+    from inspector.library.search import list_transcripts
 
     target = resolve_target(REAL_PROJECTS)
     assert list_transcripts(target)[0] == _with_orphans(target, _old_listing(target))
@@ -321,8 +322,8 @@ def test_dropped_rows_go_by_rowid_and_none_is_left_behind(tmp_path):
 
 
 def test_many_files_read_in_worker_processes_index_what_one_process_does(tmp_path, monkeypatch):
-    import inspector.fts as fts
-    from inspector.search import list_transcripts
+    import inspector.library.fts as fts
+    from inspector.library.search import list_transcripts
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -358,7 +359,7 @@ def test_a_file_another_process_indexed_meanwhile_is_not_indexed_twice(tmp_path)
     b = SearchIndex(tmp_path / "i.sqlite")
     plan = a._plan(p)  # a looks and plans (a new file) ...
     assert b.update(p) == 2  # ... b indexes it meanwhile ...
-    from inspector.fts import read_texts
+    from inspector.library.shards import read_texts
 
     assert a._apply(plan, read_texts(str(p), plan.start, plan.lines)) == 0  # ... a writes nothing
     assert [t for (t,) in every(a, "SELECT text FROM {}texts")].count("first needle") == 1
@@ -396,7 +397,7 @@ def test_a_search_with_a_budget_indexes_a_part_and_reads_the_rest_with_the_same_
 
 
 def transcripts_of(target):
-    from inspector.search import list_transcripts
+    from inspector.library.search import list_transcripts
 
     return list_transcripts(target)[0]
 
@@ -422,7 +423,7 @@ def test_the_flat_agent_files_of_a_project_with_no_session_left_are_searched(tmp
 
 
 def test_a_lost_shard_means_the_index_is_built_again_with_one_notice(tmp_path):
-    from inspector.fts import shard_path
+    from inspector.library.cache import shard_path
 
     p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
     idx = SearchIndex(tmp_path / "i.sqlite")
@@ -446,7 +447,7 @@ def test_a_shard_that_lost_texts_the_main_database_counts_is_built_again_not_tru
     the hits and said nothing. The shard's rows are checked against its spans at opening."""
     import sqlite3
 
-    from inspector.fts import shard_path
+    from inspector.library.cache import shard_path
 
     p = write_jsonl(tmp_path / "p" / "s.jsonl", [user(f"u{k}", f"u{k - 1}" if k else None, f"needle {k}") for k in range(40)])
     idx = SearchIndex(tmp_path / "i.sqlite")
@@ -502,12 +503,16 @@ def test_an_index_whose_shard_count_is_damaged_is_built_again(tmp_path):
 
 
 def test_a_build_tells_how_far_it_is(tmp_path, monkeypatch):
-    import inspector.fts as fts
+    import inspector.library.fts as fts
+    from inspector.library.search import list_transcripts
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
     t = resolve_target(root)
-    files, with_results = [p for p, _ in transcripts_of(t)], __import__("inspector.search", fromlist=["x"]).list_transcripts(t)[1]
+    files, with_results = (
+        [p for p, _ in transcripts_of(t)],
+        list_transcripts(t)[1],
+    )
     for pool_min in (1 << 62, 0):  # in this process, then in the shards' processes
         monkeypatch.setattr(fts, "POOL_MIN", pool_min)
         idx = SearchIndex(tmp_path / f"i{pool_min}.sqlite")
@@ -524,7 +529,7 @@ def test_a_build_tells_how_far_it_is(tmp_path, monkeypatch):
 def test_without_worker_processes_the_index_is_built_in_one(tmp_path, monkeypatch):
     import concurrent.futures
 
-    import inspector.fts as fts
+    import inspector.library.fts as fts
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -537,7 +542,7 @@ def test_without_worker_processes_the_index_is_built_in_one(tmp_path, monkeypatc
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", broken)
     said: list[str] = []
     idx = SearchIndex(tmp_path / "i.sqlite", notice=said.append)
-    from inspector.search import list_transcripts
+    from inspector.library.search import list_transcripts
 
     files, with_results = list_transcripts(t)
     idx.refresh([f for f, _ in files], with_results, workers=2)
@@ -553,7 +558,7 @@ def test_two_processes_opening_a_new_index_at_once_build_it_once(tmp_path):
     import sys
 
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from inspector.fts import SearchIndex; "
+        "import sys; sys.path.insert(0, sys.argv[1]); from inspector.library.fts import SearchIndex; "
         "from pathlib import Path; said = []; i = SearchIndex(Path(sys.argv[2]), notice=said.append); "
         "print(i.shards, said)"
     )
@@ -580,9 +585,9 @@ def test_two_processes_opening_a_new_index_at_once_build_it_once(tmp_path):
 def test_a_database_locked_at_once_while_turned_to_wal_is_tried_again(tmp_path, monkeypatch):
     """Two processes turning a new file to WAL at once: SQLite answers one "locked" without waiting (they would
     deadlock). The index opens once the other has turned it, instead of giving up on the index."""
-    import inspector.fts as fts
+    import inspector.library.fts as fts
 
-    real = fts._pragmas
+    real = fts.pragmas
     calls = []
 
     def racing(db, schema=""):
@@ -591,7 +596,7 @@ def test_a_database_locked_at_once_while_turned_to_wal_is_tried_again(tmp_path, 
             raise sqlite3.OperationalError("database is locked")
         real(db, schema)
 
-    monkeypatch.setattr(fts, "_pragmas", racing)
+    monkeypatch.setattr(fts, "pragmas", racing)
     idx = SearchIndex(tmp_path / "i.sqlite")
     assert idx.shards >= 1 and len(calls) > 2
     p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
@@ -599,7 +604,7 @@ def test_a_database_locked_at_once_while_turned_to_wal_is_tried_again(tmp_path, 
 
 
 def test_leftover_shards_of_a_deleted_index_are_not_in_the_way(tmp_path):
-    from inspector.fts import shard_path
+    from inspector.library.cache import shard_path
 
     p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "a needle")])
     idx = SearchIndex(tmp_path / "i.sqlite")
@@ -684,7 +689,7 @@ def test_waiting_for_the_writer_lock_is_said_only_when_it_lasts(tmp_path, monkey
     import fcntl
     import threading
 
-    import inspector.fts as fts
+    import inspector.library.fts as fts
 
     monkeypatch.setattr(fts, "LOCK_QUIET", 0.3)
     said: list[str] = []
@@ -742,7 +747,7 @@ def _overwrite_pages(path, first_page=10, pages=4, page=4096):
 def test_pages_of_the_index_overwritten_rebuild_it_with_one_notice(tmp_path, which, first_page):
     """A few pages of index.sqlite or of a shard overwritten: a search answers as the scan does and the index is built
     again (it scanned for good, saying 'database disk image is malformed'); `index` and `index --status` exit 0."""
-    from inspector.fts import shard_path
+    from inspector.library.cache import shard_path
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -767,7 +772,7 @@ def test_index_waits_out_a_locked_database_and_takes_the_work_up_again(tmp_path,
     """'database is locked' while `inspector index` runs (its shard processes, a checkpoint, a reader on a loaded
     machine): waited for and tried again, the command ends well (it died with 'unexpected error: OperationalError')."""
     import inspector.cli.index as cli
-    from inspector.fts import SearchIndex as SI
+    from inspector.library.fts import SearchIndex as SI
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -795,7 +800,7 @@ def test_index_waits_out_a_locked_database_and_takes_the_work_up_again(tmp_path,
 def test_a_search_on_a_nearly_full_disk_reads_instead_of_indexing(tmp_path, monkeypatch):
     """A search on a nearly full disk filled it to 100% with its write-ahead log and left it so: below the margin it
     reads the files, writes nothing, and says why."""
-    import inspector.fts as fts
+    import inspector.library.fts as fts
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -812,7 +817,7 @@ def test_a_search_on_a_nearly_full_disk_reads_instead_of_indexing(tmp_path, monk
 
 
 def test_index_on_a_disk_without_room_writes_nothing_and_says_so(tmp_path, monkeypatch):
-    import inspector.fts as fts
+    import inspector.library.fts as fts
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -825,7 +830,7 @@ def test_index_on_a_disk_without_room_writes_nothing_and_says_so(tmp_path, monke
 def test_a_disk_that_fills_while_indexing_gets_its_room_back(tmp_path):
     """'database or disk is full' midway (here a page limit on the shard): the write is undone and the logs cut
     back, the command ends in one line, what was indexed before stays, and the next search finds everything."""
-    from inspector.fts import WAL_LIMIT, is_full, shard_path
+    from inspector.library.cache import WAL_LIMIT, is_full, shard_path
 
     a = write_jsonl(tmp_path / "p" / "a.jsonl", [user("u0", None, "first needle")])
     big = write_jsonl(
@@ -894,7 +899,7 @@ def test_a_cache_damaged_at_random_costs_no_search_and_heals(tmp_path, seed):
     search answers as the scan does, `index` and `index --status` exit 0, and the search after says nothing of it."""
     import random
 
-    from inspector.fts import cache_dir
+    from inspector.library.cache import cache_dir
 
     rng = random.Random(seed)
     root = tmp_path / "projects"

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.cli import main
+from inspector.library.stats import session_stats
 from inspector.transcript.index import Transcript
 from inspector.transcript.session import Session
-from inspector.transcript.stats import session_stats
 
 EXAMPLES = int(os.environ.get("INSPECTOR_FUZZ_EXAMPLES", "40"))
 CORPUS = Path(__file__).parent / "corpus"
@@ -517,7 +517,7 @@ def test_hostile_trees(tmp_path_factory, muts):
 
     from conftest import tree_hashes
 
-    import inspector.search as search_mod
+    import inspector.library.search as search_mod
     import inspector.transcript.index as index_mod
 
     base = tmp_path_factory.mktemp("tree")

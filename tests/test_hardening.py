@@ -736,7 +736,7 @@ def test_an_unreadable_persisted_output(workdir, unreadable):
 
 
 def test_a_line_over_the_cap_is_reported_with_its_size_and_never_held(tmp_path, monkeypatch):
-    import inspector.search as search_mod
+    import inspector.library.search as search_mod
     import inspector.transcript.index as index_mod
 
     monkeypatch.setattr(index_mod, "MAX_LINE", 10_000)
@@ -864,8 +864,8 @@ def test_tiny_or_flagged_windows_never_give_negative_thresholds(monkeypatch):
 
 
 def test_a_damaged_stats_cache_entry_is_recomputed(workdir, tmp_path):
+    from inspector.library.stats import StatsCache, collect_stats
     from inspector.transcript.discovery import resolve_target
-    from inspector.transcript.stats import StatsCache, collect_stats
 
     cache = StatsCache(tmp_path / "cache")
     first = collect_stats(resolve_target(workdir), cache)
@@ -922,7 +922,7 @@ def test_lines_that_carry_nothing_cost_little(tmp_path):
     assert len(t.records) == 100_000 and all(isinstance(r, BareRecord) for r in t.records)
     assert peak / 100_000 < 200, peak
     s = Session.load(p)
-    from inspector.transcript.stats import session_stats
+    from inspector.library.stats import session_stats
 
     st = session_stats(s)
     assert st["records"]["by_type"] == {"": 50_000, "file-history-snapshot": 50_000} and st["chain"]["length"] == 0

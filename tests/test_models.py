@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from inspector.claude import models
-from inspector.cost import PriceTable
+from inspector.library.cost import PriceTable
 from inspector.tokens.thresholds import Settings, max_output_limits, thresholds
 
 PACKAGE = Path(models.__file__).resolve().parents[1]

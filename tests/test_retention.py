@@ -13,7 +13,7 @@ import pytest
 from conftest import SAMPLES, jsonl, tree_hashes
 from conftest import run_cli as run
 
-from inspector.retention import MANIFEST, TMP_PREFIX, ArchiveError, Retention, archive
+from inspector.library.retention import MANIFEST, TMP_PREFIX, ArchiveError, Retention, archive
 from inspector.transcript.discovery import resolve_target
 
 DAY = 86400
@@ -118,7 +118,7 @@ def test_archive_round_trip_then_the_original_is_gone_and_the_archive_browses_th
 
 
 def test_an_interrupted_archive_leaves_no_partial_file_and_the_next_run_completes(tmp_path, monkeypatch):
-    import inspector.retention as ret
+    import inspector.library.retention as ret
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -149,7 +149,7 @@ def test_an_interrupted_archive_leaves_no_partial_file_and_the_next_run_complete
 def test_a_full_disk_or_a_read_only_target_is_one_clear_error(tmp_path, monkeypatch):
     import errno
 
-    import inspector.retention as ret
+    import inspector.library.retention as ret
 
     root = tmp_path / "projects"
     shutil.copytree(SAMPLES, root)
@@ -233,7 +233,7 @@ def test_a_rewrite_of_the_same_size_and_time_is_seen(tmp_path):
 
 
 def test_a_source_swapped_for_a_link_is_not_followed(tmp_path, monkeypatch):
-    import inspector.retention as ret
+    import inspector.library.retention as ret
 
     root, to = _root(tmp_path), tmp_path / "archive"
     secret = tmp_path / "secret.txt"
@@ -304,7 +304,7 @@ def test_a_target_in_a_projects_root_is_refused_before_anything_is_made(tmp_path
 def test_killed_at_any_write_the_next_archive_is_whole(tmp_path, monkeypatch):
     """A run stopped at each write, fsync, utime and rename in turn (and once more after it), then run again: every
     file arrives, whole, and nothing half-written is visible."""
-    import inspector.retention as ret
+    import inspector.library.retention as ret
 
     root = _root(tmp_path)
     victim = max(root.rglob("*.jsonl"), key=lambda p: p.stat().st_size)

@@ -7,11 +7,11 @@ from collections import Counter
 import pytest
 from conftest import SAMPLES, SAMPLES_SOURCE, tree_hashes
 
+from inspector.library.stats import collect_stats
 from inspector.samplegen import format_file_size, generate, persisted_block
 from inspector.transcript.discovery import resolve_target
 from inspector.transcript.records import F_IMAGE, F_THINKING
 from inspector.transcript.session import Session
-from inspector.transcript.stats import collect_stats
 
 
 def test_generator_is_deterministic_and_matches_committed_samples(tmp_path):

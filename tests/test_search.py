@@ -9,7 +9,7 @@ from builders import assistant, tool_result, tool_use, user
 from conftest import jsonl, sha256, write_jsonl
 from conftest import run_cli as run
 
-from inspector.search import Query, search_file
+from inspector.library.search import Query, search_file
 from inspector.transcript.session import Session
 from inspector.view import search_records
 
@@ -183,7 +183,7 @@ def test_session_search_in_the_app_finds_records_by_their_persisted_output(tmp_p
 
 
 def test_block_scan_gives_the_same_lines_as_reading_line_by_line(tmp_path, monkeypatch):
-    import inspector.search as search
+    import inspector.library.search as search
 
     recs = []
     for k in range(300):

@@ -12,7 +12,8 @@ from conftest import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, sample_se
 from conftest import run_cli as run
 
 from inspector.tokens.calibrate import fit
-from inspector.tokens.context import composition, restored_files
+from inspector.tokens.composition import composition
+from inspector.tokens.context import restored_files
 from inspector.tokens.estimate import count, estimate_record_padded, js_len, js_stringify, rough, rough_record
 from inspector.tokens.explain import analyze
 from inspector.tokens.series import context_series, token_count_with_estimation

@@ -1121,7 +1121,7 @@ async def search_every_session(app, pilot, term: str, wait: bool = True) -> None
 def test_search_of_every_session_lists_each_match_and_opens_it_marked(workdir):
     from textual.widgets import DataTable, Static
 
-    from inspector.search import Query, search_file
+    from inspector.library.search import Query, search_file
     from inspector.tui.widgets.detail import Detail
 
     async def go():
@@ -1275,7 +1275,7 @@ def test_deleting_the_open_session_says_so_once(workdir):
 def test_cost_in_the_browser_the_header_and_each_responses_detail(workdir):
     from textual.widgets import DataTable, Static
 
-    from inspector.cost import session_cost, usd
+    from inspector.library.cost import session_cost, usd
     from inspector.tui.widgets.detail import Detail
 
     async def go():
@@ -1385,7 +1385,7 @@ def test_a_search_of_every_session_with_the_index_behind_reads_the_rest_and_buil
     built in the background, and the next search looks them up: the same matches."""
     from textual.widgets import DataTable
 
-    import inspector.fts as fts
+    import inspector.library.fts as fts
 
     monkeypatch.setattr(fts, "SEARCH_BUDGET", 0)  # a search indexes nothing itself
 
@@ -1419,7 +1419,7 @@ def test_the_app_never_starts_a_process_pool_to_index(workdir, monkeypatch):
     the app's search indexes in its own process, whatever the amount."""
     import concurrent.futures
 
-    import inspector.fts as fts
+    import inspector.library.fts as fts
 
     monkeypatch.setattr(fts, "POOL_MIN", 0)  # the samples would be read by a pool, were it allowed
 

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-import orjson
+from inspector.claude.release import MATRIX, Version, matrix_rows, measured_releases, parse_version, show_version
+from inspector.claude.versions import catalog_key
 
-from inspector.claude.versions import Version, catalog_key, parse_version, show_version
-
-DATA = Path(__file__).with_name("era_matrix.json")
+DATA = MATRIX
 UNKNOWN_MODEL = "claude-foo-1"  # the matrix's stand-in for a model id no release knows
 ALIASES = frozenset({"opus", "sonnet", "haiku", "fable", "mythos", "default", "opusplan", "best"})
 
@@ -84,34 +82,18 @@ def _cell(d: dict[str, Any]) -> Measured | None:
 
 
 @lru_cache(maxsize=1)
-def _data() -> dict[str, Any]:
-    """The era matrix's file, read once ({} when it is missing or damaged)."""
-    try:
-        data = orjson.loads(DATA.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _rows(key: str) -> list[dict[str, Any]]:
-    rows = _data().get(key)
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
-
-
-@lru_cache(maxsize=1)
 def cells() -> dict[tuple[Version, str], Measured]:
     out: dict[tuple[Version, str], Measured] = {}
-    for d in _rows("cells"):
+    for d in matrix_rows("cells"):
         c = _cell(d)
         if c is not None:
             out[(c.version, c.model)] = c
     return out
 
 
-@lru_cache(maxsize=1)
 def releases() -> tuple[Version, ...]:
     """The releases the matrix measured, oldest first."""
-    return tuple(sorted({v for v, _ in cells()}))
+    return measured_releases()
 
 
 def matrix_model(model: str | None) -> str | None:
@@ -132,7 +114,7 @@ def bisected() -> dict[Version, str]:
     """The releases where a rule of the thresholds changed, found by bisecting the binaries (`python -m conformance
     --bisect`, recorded with the matrix): a measurement answers for the releases after it up to the next one only."""
     out: dict[Version, str] = {}
-    for b in _rows("boundaries"):
+    for b in matrix_rows("boundaries"):
         v = parse_version(b.get("first"))
         if v is not None and b.get("kind") == "cells":
             out[v] = str(b.get("what") or "")
@@ -197,7 +179,7 @@ def lookup(version: str | None, model: str | None) -> Lookup:
 @lru_cache(maxsize=1)
 def _leaf_rules() -> dict[Version, dict[str, str]]:
     out: dict[Version, dict[str, str]] = {}
-    for r in _rows("releases"):
+    for r in matrix_rows("releases"):
         v = parse_version(r.get("version"))
         if v is not None and isinstance(r.get("leaf"), dict):
             out[v] = {str(k): str(x) for k, x in r["leaf"].items()}
@@ -237,7 +219,7 @@ def answer_at(probe: str, version: str | None) -> bool | None:
     changes = sorted(
         (
             (parse_version(b.get("first")), b)
-            for b in _rows("boundaries")
+            for b in matrix_rows("boundaries")
             if b.get("probe") == probe and parse_version(b.get("first"))
         ),
         key=lambda x: x[0],

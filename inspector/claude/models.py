@@ -9,7 +9,7 @@
 - **The max-output rules** of the releases before the catalog (claude-code-format.md §4.2): substrings of the
   model name, first match wins, some known only from a release on (`max_output_rules()`).
 - **Prices**: Anthropic's per-million-token rates as dated rows, each with its source (`price_rows()`), which
-  `inspector.cost` prices responses by.
+  `inspector.library.cost` prices responses by.
 
 Nothing else in the package keeps a table of models: a new model is one entry in `models.json`.
 """

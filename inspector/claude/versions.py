@@ -22,27 +22,10 @@ window − 3,000 from 2.1.75, the model's own window − reserve − 3,000 from 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from inspector.claude.models import model as registry_model
-
-Version = tuple[int, int, int]
-
-_VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-
-
-def parse_version(v: str | None) -> Version | None:
-    """(major, minor, patch) of a version string as Claude Code writes it ("2.1.39"), else None."""
-    if not v:
-        return None
-    m = _VERSION_RE.search(v)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
-
-
-def show_version(v: Version) -> str:
-    return ".".join(map(str, v))
-
+from inspector.claude.release import Version, measured_releases, parse_version, show_version
 
 # -- strategies -----------------------------------------------------------------------------------
 # What compaction could do in each era (issue: strategies by version). Names are the ones the workbench uses.
@@ -267,9 +250,7 @@ def rules_for(version: str | None) -> Rules:
             how = {"measured": "measured", "read": "read in its code", "assumed": "assumed"}[era.basis]
             note = f"Claude Code {show_version(v)}: the rules of {era.label} ({how}: {era.evidence})"
             if era is NEWEST and v > (2, 1, 328):
-                from inspector.claude.measured import releases
-
-                rel = [r for r in releases() if era.contains(r)]
+                rel = [r for r in measured_releases() if era.contains(r)]
                 newest = rel[-1] if rel else (2, 1, 328)
                 if v > newest:
                     note = (

@@ -12,7 +12,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from inspector.cli.app import _root_parser, cmd_app
+from inspector import __version__
+from inspector.cli.app import cmd_app
 from inspector.cli.archive import _archive_parser, cmd_archive
 from inspector.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from inspector.cli.compact import _compact_parser, cmd_compact
@@ -36,6 +37,27 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argpa
     "archive": (_archive_parser, cmd_archive, "copy sessions before Claude Code's cleanup deletes them"),
     "index": (_index_parser, cmd_index, "build or check the search index"),
 }
+
+
+def _root_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector",
+        description="Look inside Claude Code sessions: records, tokens, compactions.",
+        epilog="subcommands:\n"
+        + "\n".join(f"  {name:<9} {what}" for name, (_make, _cmd, what) in COMMANDS.items())
+        + "\n\n`inspector SUBCOMMAND --help` for each; --debug (tracebacks) goes before or after the subcommand.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "path",
+        nargs="?",
+        help="a projects root, a project folder or one .jsonl transcript "
+        "(default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects; the bundled samples if that has no sessions)",
+    )
+    p.add_argument("--version", action="version", version=f"inspector {__version__}")
+    p.add_argument("--no-tui", action="store_true", help="print the stats table instead of opening the app")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
 
 
 CLI_START, CLI_END = "<!-- cli:start -->\n", "<!-- cli:end -->"

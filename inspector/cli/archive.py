@@ -25,7 +25,7 @@ def _archive_parser() -> argparse.ArgumentParser:
 
 
 def cmd_archive(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.retention import ArchiveError, archive
+    from inspector.library.retention import ArchiveError, archive
     from inspector.textutil import human_size, printable
     from inspector.transcript.discovery import resolve_target
 

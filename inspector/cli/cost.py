@@ -32,11 +32,10 @@ def _cost_parser() -> argparse.ArgumentParser:
 
 
 def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.cost import Cost, Ledger, responses, subagent_responses, usd
+    from inspector.library.cost import Cost, Ledger, responses, subagent_responses, usd
     from inspector.textutil import printable
-    from inspector.transcript.discovery import quick_info, resolve_target, session_files
+    from inspector.transcript.discovery import project_name, quick_info, resolve_target, session_files
     from inspector.transcript.session import Session
-    from inspector.transcript.stats import project_name
 
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
@@ -45,7 +44,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     for problem in ledger.table.problems:
         err.write(printable(f"inspector: prices: {problem}") + "\n")
     files = session_files(target)
-    from inspector.transcript.stats import orphan_agents
+    from inspector.transcript.session import orphan_agents
 
     files += [(a, []) for a in orphan_agents(files)]  # a subagent whose session is gone still cost something
     # oldest first: a resumed or forked session's copy of earlier responses counts for the session they came from

@@ -25,7 +25,7 @@ def _index_parser() -> argparse.ArgumentParser:
 
 
 def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.fts import db_path, remove_index
+    from inspector.library.cache import db_path, remove_index
     from inspector.textutil import printable
     from inspector.transcript.discovery import InspectorError
 
@@ -40,7 +40,7 @@ def cmd_index(args: argparse.Namespace, out: Any, err: Any) -> int:
         try:
             return _index_once(args, out, err, notice)
         except sqlite3.DatabaseError as exc:
-            from inspector.fts import is_damage, is_locked
+            from inspector.library.cache import is_damage, is_locked
 
             if is_locked(exc):
                 raise InspectorError(
@@ -63,7 +63,7 @@ def _refresh_waiting(idx: Any, files: list[Path], with_results: list[Path], noti
     import sqlite3
     import time
 
-    from inspector.fts import is_locked
+    from inspector.library.cache import is_locked
 
     for wait in (*INDEX_LOCK_WAITS, None):
         try:  # the lines of the last try only: those indexed before a lock are kept, not counted again
@@ -80,8 +80,9 @@ def _index_once(args: argparse.Namespace, out: Any, err: Any, notice: Callable[[
     import sqlite3
     import time
 
-    from inspector.fts import IndexFull, IndexUnavailable, SearchIndex, is_full
-    from inspector.search import list_transcripts
+    from inspector.library.cache import IndexFull, IndexUnavailable, is_full
+    from inspector.library.fts import SearchIndex
+    from inspector.library.search import list_transcripts
     from inspector.textutil import human_size, printable
     from inspector.transcript.discovery import InspectorError, resolve_target
 

@@ -43,7 +43,7 @@ def _search_parser() -> argparse.ArgumentParser:
 
 
 def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.search import Query, search_target
+    from inspector.library.search import Query, search_target
     from inspector.textutil import human_when, printable
     from inspector.transcript.discovery import InspectorError, quick_info, resolve_target
 
@@ -55,7 +55,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     target = resolve_target(path)
     report_unreadable(target, err)
     query = Query(args.text)
-    from inspector.search import parse_since
+    from inspector.library.search import parse_since
 
     try:
         since = parse_since(args.since) if args.since else None
@@ -68,7 +68,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             err.write(f"\rinspector: searching {n + 1}/{total} transcripts…")
             err.flush()
 
-    from inspector.fts import SEARCH_BUDGET, open_index
+    from inspector.library.fts import SEARCH_BUDGET, open_index
 
     index = None if args.no_index else open_index(notice=lambda m: err.write(printable(f"inspector: {m}") + "\n"))
     found: list[Any] = []

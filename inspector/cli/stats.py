@@ -22,8 +22,8 @@ def _stats_parser() -> argparse.ArgumentParser:
 
 
 def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
+    from inspector.library.stats import StatsCache, cache_dir, collect_stats
     from inspector.transcript.discovery import resolve_target
-    from inspector.transcript.stats import StatsCache, cache_dir, collect_stats
 
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
@@ -46,7 +46,7 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
         if bad["total"] == 0 and bad["malformed"] > 0:
             first = stats[0]["problems"][0] if stats[0]["problems"] else None
             raise not_jsonl(path, (first["line"], first["reason"]) if first else None)
-    from inspector.retention import Retention
+    from inspector.library.retention import Retention
 
     keep = Retention.read()
     for st in stats:  # when Claude Code's cleanup deletes it: from the file's time now, never cached

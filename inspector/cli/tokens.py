@@ -44,7 +44,7 @@ def _tokens_parser() -> argparse.ArgumentParser:
 
 
 def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.tokens.context import composition
+    from inspector.tokens.composition import composition
     from inspector.tokens.explain import analyze
     from inspector.tokens.series import token_count_with_estimation
     from inspector.tokens.thresholds import Settings

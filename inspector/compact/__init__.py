@@ -207,7 +207,7 @@ def account(s: Session, est: Estimator, res: CompactionResult) -> dict[str, int]
 def _just_after(s: Session, index: int) -> datetime:
     from datetime import datetime, timedelta
 
-    from inspector.transcript.records import timestamp_key
+    from inspector.textutil import timestamp_key
 
     for i in range(index, -1, -1):
         t = timestamp_key(s.records[i].timestamp)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inspector.compact.base import CompactionResult, Estimator, RecordFactory, Slice, ViewMessage
-from inspector.textutil import human_span
+from inspector.textutil import human_span, timestamp_key
 from inspector.tokens.estimate import CLEARED_MARKER, IMAGE_TOKENS_ROUGH, rough
-from inspector.transcript.records import iter_blocks, json_copy, timestamp_key
+from inspector.transcript.records import iter_blocks, json_copy
 
 COMPACTABLE_TOOLS = frozenset({"Read", "Bash", "PowerShell", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"})
 

@@ -5,16 +5,12 @@ full compaction puts back after the summary (§8.5: recently used files, the pla
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from inspector.tokens.estimate import count, js_stringify, rough
-from inspector.tokens.series import Series, segment_start
 from inspector.transcript.records import iter_blocks, tool_result_text
 from inspector.transcript.session import Session
-
-if TYPE_CHECKING:
-    from inspector.tokens.calibrate import Calibration, Counts
 
 POST_COMPACT_MAX_FILES_TO_RESTORE = 5
 POST_COMPACT_MAX_TOKENS_PER_FILE = 5_000
@@ -31,7 +27,7 @@ class RestoredFile:
     partial: bool = False  # the file's size is estimated from a partial read (offset/limit) and its line count
 
 
-def _tool_inputs(s: Session, index: int) -> dict[str, dict[str, Any]]:
+def tool_inputs(s: Session, index: int) -> dict[str, dict[str, Any]]:
     msg = s.body(index).get("message")
     out = {}
     for b in iter_blocks(msg.get("content") if isinstance(msg, dict) else None):
@@ -126,7 +122,7 @@ def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> d
             continue
         if not r.tool_uses or not any(name in FILE_TOOLS for _, name in r.tool_uses):
             continue
-        inputs = _tool_inputs(s, i)
+        inputs = tool_inputs(s, i)
         for tid, name in r.tool_uses:
             if name not in FILE_TOOLS:
                 continue
@@ -242,7 +238,7 @@ def carried(s: Session, chain: list[int]) -> Carried:
             continue
         if not r.tool_uses or not any(n in ("ExitPlanMode", "Write", "Edit", "TodoWrite") for _, n in r.tool_uses):
             continue
-        inputs = _tool_inputs(s, i)
+        inputs = tool_inputs(s, i)
         for tid, name in r.tool_uses:
             inp = inputs.get(tid, {})
             if name == "TodoWrite" and isinstance(inp.get("todos"), list):
@@ -322,179 +318,3 @@ def restored_files(s: Session, chain: list[int], ratio: float) -> list[RestoredF
         if len(out) >= POST_COMPACT_MAX_FILES_TO_RESTORE:
             break
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# composition
-
-CATEGORY_LABELS = {
-    "overhead": "system prompt, tools, CLAUDE.md (fixed overhead)",
-    "summary": "compact summary",
-    "user_text": "user messages",
-    "assistant_text": "assistant text",
-    "thinking": "thinking",
-    "tool_use": "tool calls",
-    "tool_results": "tool results",
-    "images": "images and documents",
-    "attachment": "attachments and system reminders",
-}
-
-
-@dataclass(slots=True)
-class Composition:
-    """Tokens by category at one message, scaled so the parts add up to `total`."""
-
-    total: int
-    source: str  # what `total` is: "API usage" or "estimate"
-    categories: dict[str, int] = field(default_factory=dict)
-    tool_results_by_tool: dict[str, int] = field(default_factory=dict)
-    largest: list[dict[str, Any]] = field(default_factory=list)  # the biggest tool results
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "source": self.source,
-            "categories": self.categories,
-            "tool_results_by_tool": self.tool_results_by_tool,
-            "largest_tool_results": self.largest,
-        }
-
-
-def composition(s: Session, series: Series, counts: Counts, cal: Calibration, pos: int) -> Composition:
-    """What the context holds at chain position `pos` (the API view of its post-boundary slice)."""
-    chain = series.chain
-    start = segment_start(series.boundaries, pos)
-    raw: dict[str, float] = {k: 0.0 for k in CATEGORY_LABELS}
-    by_tool: dict[str, float] = {}
-    items: list[tuple[float, str, str]] = []
-    cleared: set[str] = set()
-    for p in range(start, pos + 1):
-        r = s.records[chain[p]]
-        if r.is_microcompact_boundary:
-            ids = (r.get("microcompact") or {}).get("compactedToolIds")
-            if isinstance(ids, list):
-                cleared.update(t for t in ids if isinstance(t, str))
-    for p in range(start, pos + 1):
-        i = chain[p]
-        rc = counts.per_record.get(i)
-        if rc is None:
-            continue
-        raw["images"] += rc.fixed
-        for cat, n in rc.by_category.items():
-            if cat.startswith("tool_result:"):
-                tid = cat.split(":", 1)[1]
-                if tid in cleared:
-                    n = 10
-                name = s.tool_name(tid) or "?"
-                raw["tool_results"] += n
-                by_tool[name] = by_tool.get(name, 0) + n
-                items.append((n, tid, name))
-            else:
-                raw[cat] = raw.get(cat, 0) + n
-    scaled = {k: v * cal.ratio for k, v in raw.items() if k != "images"}
-    scaled["images"] = raw["images"]
-    scaled["overhead"] = max(0.0, cal.overhead)
-    # the API's number at this point: the last response at or before pos in this segment
-    api = None
-    for t in series.turns:
-        if start <= t.pos <= pos:
-            api = t.tokens
-    est_total = sum(scaled.values())
-    total, source = (api, "API usage") if api is not None else (round(est_total), "estimate")
-    k = total / est_total if est_total else 0.0
-    cats = {c: round(v * k) for c, v in scaled.items() if v}
-    drift = total - sum(cats.values())
-    if cats and drift:
-        big = max(cats, key=cats.__getitem__)
-        cats[big] += drift
-    items.sort(reverse=True)
-    largest = []
-    for n, tid, name in items[:8]:
-        largest.append({"tool_use_id": tid, "tool": name, "tokens": round(n * cal.ratio * k), "what": _describe_call(s, tid)})
-    return Composition(
-        total=total,
-        source=source,
-        categories=cats,
-        tool_results_by_tool={t: round(v * cal.ratio * k) for t, v in sorted(by_tool.items(), key=lambda kv: -kv[1])},
-        largest=largest,
-    )
-
-
-def _describe_call(s: Session, tid: str) -> str:
-    """A file path, command or pattern that says what a tool call did."""
-    i = s.tool_index.get(tid, (None, None))[0]
-    if i is None:
-        return ""
-    inp = _tool_inputs(s, i).get(tid, {})
-    for key in ("file_path", "command", "pattern", "url", "path", "description", "prompt"):
-        v = inp.get(key)
-        if isinstance(v, str) and v:
-            return v if len(v) <= 120 else v[:119] + "…"
-    return ""
-
-
-@dataclass(slots=True)
-class RequestPart:
-    label: str  # "system prompt", "tools (12)", "message 3 (user): tool result", ...
-    tokens: int  # estimated (calibrated offline count), scaled to the exact total when there is one
-
-
-@dataclass(slots=True)
-class RequestComposition:
-    """What filled one recorded request (2.1.3xx), part by part."""
-
-    request_id: str
-    total: int
-    exact_total: bool  # the total is the API's own count (the usage of the request's reply)
-    parts: list[RequestPart]
-    messages: int
-
-    @property
-    def source(self) -> str:
-        return (
-            "the API's count of this exact request; the parts are offline counts scaled to it"
-            if self.exact_total
-            else "an estimate of this exact request (it got no reply to count it): offline counts, calibrated"
-        )
-
-
-def request_composition(s: Session, request: Any, ratio: float) -> RequestComposition:
-    """The exact request Claude Code sent (rebuilt from the transcript), counted part by part: the system prompt,
-    the tools, and each message by its blocks. The total is exact when the request was answered (input, cache
-    creation and cache read of its reply); the split between parts is always an estimate."""
-    from inspector.claude.requests import message_texts
-
-    req = request.request
-    texts: list[tuple[str, str]] = []
-    system = req.get("system")
-    sys_text = (
-        system if isinstance(system, str) else "\n".join(str(b.get("text", "")) for b in system or () if isinstance(b, dict))
-    )
-    texts.append(("system prompt", sys_text))
-    tools = req.get("tools") or []
-    texts.append((f"tools ({len(tools)})", js_stringify(tools)))
-    for n, m in enumerate(req.get("messages") or (), 1):
-        if not isinstance(m, dict):
-            continue
-        kinds: dict[str, list[str]] = {}
-        for kind, text in message_texts(m):
-            kinds.setdefault(kind, []).append(text)
-        for kind, parts in kinds.items():
-            what = (
-                "reminders"
-                if kind == "text" and all(p.lstrip().startswith("<system-reminder>") for p in parts)
-                else kind.replace("_", " ")
-            )
-            texts.append((f"message {n} ({m.get('role')}): {what}", "\n".join(parts)))
-    from inspector.tokens.estimate import count_many
-
-    counted = count_many([t for _, t in texts])
-    est = [round(ratio * c) for c in counted]
-    total, exact = sum(est), False
-    if request.replies:
-        u = s.records[request.replies[0]].usage
-        if u is not None:
-            total, exact = u[0] + u[1] + u[2], True
-    k = total / sum(est) if sum(est) else 0.0
-    parts = [RequestPart(label, round(n * k)) for (label, _), n in zip(texts, est)]
-    return RequestComposition(request.id, total, exact, parts, len(req.get("messages") or ()))

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import orjson
 
-from inspector.transcript.records import NOT_TYPED, TITLE_SOURCES, timestamp_key
+from inspector.textutil import timestamp_key
+from inspector.transcript.records import NOT_TYPED, TITLE_SOURCES
 from inspector.transcript.safefs import DIR, FILE, scan_dir
 
 

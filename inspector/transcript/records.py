@@ -15,8 +15,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import lru_cache
 from sys import intern as _intern
 from typing import Any, cast
 
@@ -487,17 +485,6 @@ def parse_persisted(text: str) -> tuple[str, str, str] | None:
                 path = mm.group(1).strip()
         return size, path, ""
     return m.group("size"), m.group("path"), m.group("preview")
-
-
-@lru_cache(maxsize=65536)
-def timestamp_key(ts: str | None) -> float | None:
-    """Seconds since the epoch for an ISO timestamp, None when it is not one."""
-    if not ts:
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except (ValueError, TypeError):
-        return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from inspector.textutil import timestamp_key
 from inspector.transcript.index import Transcript
 from inspector.transcript.records import (
     F_IMAGE,
@@ -30,7 +31,6 @@ from inspector.transcript.records import (
     opt_count,
     parse_persisted,
     text_of,
-    timestamp_key,
     tool_result_text,
 )
 from inspector.transcript.safefs import list_files, open_regular, real_file, walk_files
@@ -688,6 +688,48 @@ class Session:
             return text_of(msg.get("content"))
         c = body.get("content")
         return c if isinstance(c, str) else ""
+
+
+def orphan_agents(
+    files: list[tuple[Path, list[Path]]], owners: dict[Path, str | None] | None = None, ids: dict[Path, str] | None = None
+) -> list[Path]:
+    """The flat `agent-*.jsonl` files whose session is not among `files` (its transcript was deleted, or never
+    written): the browser and `stats` list them on their own, so that no transcript is hidden. `owners` and `ids`
+    keep what was read of each file's head between calls (a file's session id does not change)."""
+    owners = {} if owners is None else owners
+    ids = {} if ids is None else ids
+    if not any(agents for _, agents in files):
+        return []  # only 2.0.x wrote flat agent files: nothing to read for the rest
+    sessions = set()
+    for path, _ in files:
+        if path not in ids:
+            ids[path] = peek_session_id(path) or path.stem
+        sessions.add(ids[path])
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for _path, agents in files:
+        for a in agents:
+            if a in seen:
+                continue
+            seen.add(a)
+            if a not in owners:
+                owners[a] = peek_session_id(a)
+            if owners[a] not in sessions:
+                out.append(a)
+    return out
+
+
+def own_agents(path: Path, agents: list[Path], owners: dict[Path, str | None]) -> list[Path]:
+    """The project's flat `agent-*.jsonl` files that belong to this session (by their sessionId).
+
+    `owners` caches each agent file's session id across the sessions of a project."""
+    if not agents:
+        return []
+    for a in agents:
+        if a not in owners:
+            owners[a] = peek_session_id(a)
+    sid = peek_session_id(path) or path.stem
+    return [a for a in agents if owners[a] == sid]
 
 
 def one_line(s: str, width: int = 100) -> str:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused, timestamp_key
+from inspector.textutil import timestamp_key
+from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused
 
 
 @dataclass(frozen=True, slots=True)

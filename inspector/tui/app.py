@@ -77,7 +77,7 @@ class InspectorApp(App[None]):
             return super()._handle_exception(error)
         import traceback
 
-        from inspector.transcript.stats import cache_dir
+        from inspector.library.stats import cache_dir
 
         where = "the cache folder"
         try:

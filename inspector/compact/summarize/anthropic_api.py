@@ -34,7 +34,7 @@ _PTL = re.compile(r"prompt is too long[^0-9]*(\d+)\s*tokens?\s*>\s*(\d+)", re.I)
 def cost_usd(model: str, input_tokens: int, output_tokens: int, cache_write: int = 0, cache_read: int = 0) -> float | None:
     """What a summarize call costs, by the one price table `inspector cost` uses (its dated rows and the user's own
     prices file); None for a model it has no price for (never a guess)."""
-    from inspector.cost import PriceTable
+    from inspector.library.cost import PriceTable
 
     r = PriceTable.load().rates_for(model)
     if r is None:

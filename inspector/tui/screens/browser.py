@@ -16,11 +16,12 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
-from inspector.retention import SOON_DAYS, Retention
-from inspector.search import Query, search_target
+from inspector.library.retention import SOON_DAYS, Retention
+from inspector.library.search import Query, search_target
+from inspector.library.stats import StatsCache, cache_dir
 from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
-from inspector.transcript.stats import StatsCache, cache_dir, orphan_agents, own_agents
+from inspector.transcript.session import orphan_agents, own_agents
 from inspector.tui.actions import bindings
 from inspector.tui.widgets.keybar import KeyBar
 
@@ -100,7 +101,7 @@ class Item:
         project = project if len(project) <= project_width else "…" + project[-(project_width - 1) :]
         title = title if len(title) <= title_width else title[: title_width - 1] + "…"
         # Text, not str: DataTable reads a str cell as markup, and the model name comes from the transcript
-        from inspector.cost import usd
+        from inspector.library.cost import usd
 
         cost = "" if self.cost is None else usd(self.cost) + ("+?" if self.cost_unknown else "")
         cleanup = Text("")
@@ -278,7 +279,7 @@ class BrowserScreen(Screen):
             info = quick_info(path)
         except OSError:
             return None
-        from inspector.transcript.records import timestamp_key
+        from inspector.textutil import timestamp_key
 
         a, b = timestamp_key(info.first_timestamp), timestamp_key(info.last_timestamp)
         it = Item(
@@ -452,7 +453,7 @@ class BrowserScreen(Screen):
             return
         req = json_dumps([[k, str(p), [str(a) for a in agents]] for k, p, agents, _ in todo])
         with subprocess.Popen(
-            [sys.executable, "-m", "inspector.transcript.stats_batch"],
+            [sys.executable, "-m", "inspector.library.stats_batch"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -677,7 +678,7 @@ class BrowserScreen(Screen):
 
     @work(thread=True, exclusive=True, group="archive")
     def do_archive(self, paths: list[Path], to: Path) -> None:
-        from inspector.retention import ArchiveError, archive
+        from inspector.library.retention import ArchiveError, archive
 
         try:
             rep = archive(self.target, to, only=set(paths))
@@ -858,7 +859,7 @@ class BrowserScreen(Screen):
     def grep(self, term: str) -> None:
         import time
 
-        from inspector.fts import SEARCH_BUDGET, open_index
+        from inspector.library.fts import SEARCH_BUDGET, open_index
 
         query = Query(term)
         index = open_index(notice=lambda m: self.app.call_from_thread(self.app.notify, m, severity="warning"))

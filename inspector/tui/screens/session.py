@@ -198,7 +198,7 @@ class SessionScreen(Screen):
     def cost_words(self, s: Session) -> str:
         """The session's cost in the header: inspector's figure (subagents included), Claude Code's own beside it.
         Asked again at each growth of a live session: the subagent transcripts that did not change are not read again."""
-        from inspector.cost import session_cost, usd
+        from inspector.library.cost import session_cost, usd
 
         try:
             c = session_cost(s, memo=self._subagent_costs)
@@ -340,7 +340,7 @@ class SessionScreen(Screen):
                 f"{t.state.replace('_', '-')}"
             )
             if self.session is not None and 0 <= t.index < len(self.session.records):
-                from inspector.cost import usd
+                from inspector.library.cost import usd
                 from inspector.view import response_cost
 
                 resp, c = response_cost(self.session, t.index)
@@ -413,7 +413,7 @@ class SessionScreen(Screen):
                     text += ["", "summary:", e.summary_text]
                 why.show_text("Why this compaction fired", "\n".join(text))
                 return
-        from inspector.tokens.context import composition
+        from inspector.tokens.composition import composition
         from inspector.tokens.series import token_count_with_estimation
 
         try:
@@ -452,7 +452,7 @@ class SessionScreen(Screen):
     def _request_lines(self, index: int, rep: Any) -> list[str] | None:
         """What filled the exact request behind a record, when the transcript records requests (2.1.3xx)."""
         from inspector.claude.requests import rebuild_requests
-        from inspector.tokens.context import request_composition
+        from inspector.tokens.composition import request_composition
 
         s = self.session
         assert s is not None

@@ -27,76 +27,34 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from inspector.transcript.safefs import DIR, FILE, scan_dir
+from inspector.library.cache import (
+    IndexBusy,
+    IndexFull,
+    IndexUnavailable,
+    cut_short,
+    db_path,
+    free_bytes,
+    is_damage,
+    is_full,
+    is_locked,
+    path_key,
+    pragmas,
+    remove_index,
+    shard_path,
+)
+from inspector.library.listings import RACY_NS, Listings
+from inspector.library.shards import Job, drop_texts, index_shard, persisted_batches, read_texts, write_texts
 
 SCHEMA = 8
 SHARDS_MAX = 8  # the texts are spread over this many databases at most (one per core): each is written by one process
-WAL_LIMIT = 8 << 20  # bytes a database's write-ahead log keeps after a checkpoint
 ROOM_MARGIN = 64 << 20  # free bytes a search leaves on the cache's disk: below it, it reads instead of indexing
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
-
-
-def cache_dir(env: dict[str, str] | None = None) -> Path:
-    """inspector's cache folder: $XDG_CACHE_HOME/inspector (by default ~/.cache/inspector)."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "inspector"
-
-
-def db_path(env: dict[str, str] | None = None) -> Path:
-    return cache_dir(env) / "index.sqlite"
-
-
-def shard_path(path: Path, k: int) -> Path:
-    """The database of the k-th shard of the texts, beside the main one (index-t0.sqlite, ...)."""
-    return path.with_name(f"{path.stem}-t{k}{path.suffix}")
-
-
-def remove_index(path: Path) -> None:
-    """Delete the index's files: the main database, its shards, their journals (nothing else is touched)."""
-    import glob
-
-    names = [str(path)] + glob.glob(glob.escape(str(path.with_name(path.stem + "-t"))) + "[0-9]*" + path.suffix)
-    for name in names:
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(name + suffix)
-            except OSError:
-                pass
-
-
-def _pragmas(db: sqlite3.Connection, schema: str = "") -> None:
-    """How every database of the index is opened (`schema`: "t0." for an attached shard): write-ahead log, synced
-    at checkpoints, and a deleted row's bytes overwritten, not left in a free page."""
-    db.execute(f"PRAGMA {schema}journal_mode=WAL")
-    db.execute(f"PRAGMA {schema}synchronous=NORMAL")
-    db.execute(f"PRAGMA {schema}secure_delete=ON")
-    db.execute(f"PRAGMA {schema}journal_size_limit={WAL_LIMIT}")  # a checkpointed log is cut back to this
-
-
-class IndexBusy(sqlite3.OperationalError):
-    """Another process is writing the index (one writes at a time): look up what it holds, read the rest."""
-
-
-class IndexUnavailable(Exception):
-    """The index cannot be used now (locked for long, no FTS5): search by scanning instead."""
-
-
-class IndexFull(Exception):
-    """The cache's disk has too little room for what `index` would write (nothing was written)."""
-
-    def __init__(self, room: int, need: int) -> None:
-        super().__init__(f"{room} bytes free, {need} needed")
-        self.room, self.need = room, need
 
 
 @dataclass(slots=True)
@@ -201,7 +159,7 @@ class SearchIndex:
         db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
         for tries in range(40):
             try:
-                _pragmas(db)
+                pragmas(db)
                 return db
             except sqlite3.OperationalError as exc:
                 # two processes turning a new file to WAL at once both hold a shared lock and want an exclusive
@@ -234,7 +192,7 @@ class SearchIndex:
 
     def _attach(self, db: sqlite3.Connection, k: int) -> None:
         db.execute(f"ATTACH DATABASE ? AS t{k}", (str(shard_path(self.path, k)),))
-        _pragmas(db, f"t{k}.")
+        pragmas(db, f"t{k}.")
 
     def _attached(self, db: sqlite3.Connection) -> sqlite3.Connection:
         """The database with its shards attached, checked readable (DatabaseError when damaged)."""
@@ -246,7 +204,7 @@ class SearchIndex:
         """The shards are there and readable (a damaged one raises DatabaseError)."""
         self.shards = self._shard_count(db)
         for schema, f in [("main", self.path), *((f"t{k}", shard_path(self.path, k)) for k in range(self.shards))]:
-            short = _cut_short(f, db.execute(f"PRAGMA {schema}.page_size").fetchone()[0])
+            short = cut_short(f, db.execute(f"PRAGMA {schema}.page_size").fetchone()[0])
             if short:
                 raise sqlite3.DatabaseError(f"{f.name} {short}")
         for k in range(self.shards):
@@ -416,9 +374,9 @@ class SearchIndex:
                 return 0
             return self._apply(plan, read_texts(os.fspath(path), plan.start, plan.lines))
 
-    def _plan(self, path: Path) -> _Job | None:
+    def _plan(self, path: Path) -> Job | None:
         """What to read of a transcript (None: nothing, it is unchanged or gone)."""
-        key = _key(path)
+        key = path_key(path)
         try:
             st = os.stat(path)
         except OSError:
@@ -435,11 +393,11 @@ class SearchIndex:
             return None
         name = os.fspath(path)
         if row is None:
-            return _Job(key, name, None, 0, 0, -1, "t", st, head, None, row)
+            return Job(key, name, None, 0, 0, -1, "t", st, head, None, row)
         fid, inode, size, mtime_ns, old_head, indexed_to, lines = row
         if inode != st.st_ino or st.st_size < indexed_to or head[: len(old_head or b"")] != (old_head or b"")[: len(head)]:
-            return _Job(key, name, fid, 0, 0, -1, "t", st, head, None, row)  # replaced: all of it goes
-        return _Job(key, name, fid, indexed_to, lines, lines, "t", st, head, None, row)  # grown: its tail's rows go
+            return Job(key, name, fid, 0, 0, -1, "t", st, head, None, row)  # replaced: all of it goes
+        return Job(key, name, fid, indexed_to, lines, lines, "t", st, head, None, row)  # grown: its tail's rows go
 
     def _row(self, key: bytes) -> tuple[Any, ...] | None:
         """A transcript's row: (id, inode, size, mtime_ns, head, indexed_to, lines), or None."""
@@ -447,7 +405,7 @@ class SearchIndex:
             "SELECT id, inode, size, mtime_ns, head, indexed_to, lines FROM files WHERE path=?", (key,)
         ).fetchone()
 
-    def _apply(self, plan: _Job, batches: Iterable[Any]) -> int:
+    def _apply(self, plan: Job, batches: Iterable[Any]) -> int:
         """Write what `read_texts` yields for a plan, in one transaction; returns the lines read. When another
         process (the app, a command) indexed the file since the plan was made, nothing is written: it is done."""
         with self.transaction():
@@ -464,7 +422,7 @@ class SearchIndex:
         jobs = [job for p in paths if (job := self._plan(p)) is not None]
         return self._run_jobs(jobs, workers, stop or (lambda: False), "transcripts")
 
-    def _run_jobs(self, jobs: list[_Job], workers: int | None, stop: Callable[[], bool], what: str) -> int:
+    def _run_jobs(self, jobs: list[Job], workers: int | None, stop: Callable[[], bool], what: str) -> int:
         """Index these files: in shard processes when there is much to read (`_run_in_shards`), otherwise, or where
         worker processes cannot start (a sandbox, no /dev/shm), here. Returns the lines (persisted outputs) read."""
         n = self._workers(workers)
@@ -497,7 +455,7 @@ class SearchIndex:
         """The worker processes to use: one per shard at most."""
         return min(workers if workers is not None else (os.cpu_count() or 1), self.shards)
 
-    def _run_in_shards(self, jobs: list[_Job], n: int, stop: Callable[[], bool], what: str) -> int:
+    def _run_in_shards(self, jobs: list[Job], n: int, stop: Callable[[], bool], what: str) -> int:
         """A process per shard reads, decodes and writes its files' texts into its own shard database (SQLite's
         tokenizer, the slow part, then runs on every core), a batch of files at a time, while this process records
         in the main database what each shard has done. Returns the lines read."""
@@ -505,25 +463,25 @@ class SearchIndex:
         import multiprocessing
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-        queues: dict[int, collections.deque[_Job]] = collections.defaultdict(collections.deque)
+        queues: dict[int, collections.deque[Job]] = collections.defaultdict(collections.deque)
         for job in jobs:
             assert job.fid is not None
             queues[job.fid % self.shards].append(job)
         read = done_files = 0
-        running: dict[Any, tuple[int, list[_Job]]] = {}
+        running: dict[Any, tuple[int, list[Job]]] = {}
         # forkserver, not fork: the caller may be a threaded program, and forking threads is unsafe
         with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver")) as pool:
             while True:
                 busy = {k for k, _ in running.values()}
                 for k, q in queues.items():
                     if q and k not in busy and len(running) < n and not stop():
-                        batch: list[_Job] = []
+                        batch: list[Job] = []
                         size = 0
                         while q and (not batch or (size < SHARD_BATCH and len(batch) < 64)):
                             batch.append(q.popleft())
                             size += batch[-1].size
                         items = [(j.fid, j.path, j.start, j.lines, j.after, j.kind) for j in batch]
-                        running[pool.submit(_index_shard, str(shard_path(self.path, k)), items)] = (k, batch)
+                        running[pool.submit(index_shard, str(shard_path(self.path, k)), items)] = (k, batch)
                 if not running:
                     break
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
@@ -572,7 +530,7 @@ class SearchIndex:
 
     def prune(self, present: Iterable[Path]) -> int:
         """Drop the files no longer on disk (any the index holds; `present`: those known to be there)."""
-        keep = {_key(p) for p in present}
+        keep = {path_key(p) for p in present}
         gone = [p for (p,) in self.db.execute("SELECT path FROM files") if p not in keep and not os.path.exists(p)]
         if gone:
             with self.writer(wait=True):
@@ -585,8 +543,8 @@ class SearchIndex:
         deleted session's texts leave the index at the next search (it never holds more than the transcripts do).
         A pass over what is known, in memory; only a file the listing lacks is looked for on disk. Left to the next
         search while another process writes."""
-        prefix = _key(folder).rstrip(b"/") + b"/"
-        keep = {_key(p) for p in listed}
+        prefix = path_key(folder).rstrip(b"/") + b"/"
+        keep = {path_key(p) for p in listed}
         gone = [k for k in self._known() if k.startswith(prefix) and k not in keep and not os.path.exists(k)]
         if not gone:
             return 0
@@ -655,7 +613,7 @@ class SearchIndex:
                 st = os.stat(p)
             except OSError:
                 continue
-            was = known.get(_key(p))
+            was = known.get(path_key(p))
             if was != (st.st_ino, st.st_size, st.st_mtime_ns):
                 new = st.st_size - (was[1] if was is not None and was[0] == st.st_ino and was[1] <= st.st_size else 0)
                 if new > left and budget is not None:  # left for later (a file larger than the budget: for `index`)
@@ -681,7 +639,7 @@ class SearchIndex:
         if sessions:
             dirs = dict(self.db.execute("SELECT path, mtime_ns FROM dirs"))
             for session in sessions:
-                d = _key(session)[:-6] + b"/tool-results"
+                d = path_key(session)[:-6] + b"/tool-results"
                 try:
                     m = os.stat(d).st_mtime_ns
                 except OSError:
@@ -694,7 +652,7 @@ class SearchIndex:
             with self.writer(wait=wait):
                 read = self._update_many([p for p, _ in changed], workers, stop) if changed else 0
                 now = time.time_ns()
-                jobs: list[_Job] = []
+                jobs: list[Job] = []
                 seen: list[tuple[bytes, int]] = []
                 for session, d, m in behind:
                     if stop is not None and stop():
@@ -731,21 +689,21 @@ class SearchIndex:
             )
         return self._known_cache[1]
 
-    def _persisted_jobs(self, session: Path) -> list[_Job]:
+    def _persisted_jobs(self, session: Path) -> list[Job]:
         """The session's persisted tool results that changed, each to be indexed as one text (as the scan reads it:
         its first PERSISTED_CAP bytes); new ones get their row, so their shard, now; the rows of files gone are
         dropped."""
         from inspector.transcript.session import tool_result_files
 
-        owner = _key(session)
+        owner = path_key(session)
         present = tool_result_files(Path(session))
-        keys = {_key(p) for p in present}
+        keys = {path_key(p) for p in present}
         for (k,) in self.db.execute("SELECT path FROM files WHERE owner=?", (owner,)).fetchall():
             if k not in keys:
                 self.forget(k)
         jobs = []
         for p in present:
-            key = _key(p)
+            key = path_key(p)
             try:
                 st = os.stat(p)
             except OSError:
@@ -758,11 +716,11 @@ class SearchIndex:
                     fid = self.db.execute("INSERT INTO files(path, owner) VALUES(?, ?)", (key, owner)).lastrowid
             else:
                 fid = row[0]
-            jobs.append(_Job(key, os.fspath(p), fid, 0, 0, -1, "p", st, None, owner, None))
+            jobs.append(Job(key, os.fspath(p), fid, 0, 0, -1, "p", st, None, owner, None))
         return jobs
 
-    def _apply_persisted(self, job: _Job) -> int:
-        batches = _persisted_batches(job.path)  # OSError: unreadable now
+    def _apply_persisted(self, job: Job) -> int:
+        batches = persisted_batches(job.path)  # OSError: unreadable now
         assert job.fid is not None
         with self.transaction():
             end = write_texts(self.db, f"t{job.fid % self.shards}.", job.fid, -1, batches)
@@ -770,7 +728,7 @@ class SearchIndex:
         self._read_bytes += end.offset
         return 1
 
-    def _record(self, job: _Job, offset: int, lines: int) -> None:
+    def _record(self, job: Job, offset: int, lines: int) -> None:
         """What a file's shard now holds, in the main database (in the caller's transaction)."""
         st = job.st
         if job.kind == "p":
@@ -838,8 +796,8 @@ class SearchIndex:
                     f"SELECT id, path, owner FROM files WHERE id IN ({','.join('?' * len(part))})", part
                 )
             )
-        wanted = {_key(p): p for p in paths}
-        owners = {_key(p): p for p in persisted_of}
+        wanted = {path_key(p): p for p in paths}
+        owners = {path_key(p): p for p in persisted_of}
         for fid, line, off, t, place, ts, text in found:
             k, owner = ids.get(fid, (None, None))
             if k is None:
@@ -863,7 +821,7 @@ class SearchIndex:
         order; None when the query is too short for trigrams (the caller scans)."""
         if not usable(query):
             return None
-        row = self.db.execute("SELECT id FROM files WHERE path=?", (_key(path),)).fetchone()
+        row = self.db.execute("SELECT id FROM files WHERE path=?", (path_key(path),)).fetchone()
         if row is None:
             return []
         return self.db.execute(
@@ -884,127 +842,6 @@ class SearchIndex:
         return IndexStatus(self.path, files, texts, done, size, persisted, sessions)
 
 
-@dataclass(slots=True)
-class _Job:
-    """A file to index: a transcript ("t": read from `start`, its line count then `lines`, after dropping its rows
-    of lines after `after`: -1 all of them (a replaced or new file), `lines` those of an unfinished last line) or a
-    persisted output ("p": one text, its first PERSISTED_CAP bytes). `row`: the file's row in the main database
-    when planned (None: no row yet); written only if still the same."""
-
-    key: bytes
-    path: str
-    fid: int | None
-    start: int
-    lines: int
-    after: int
-    kind: str
-    st: os.stat_result
-    head: bytes | None
-    owner: bytes | None
-    row: tuple[Any, ...] | None
-
-    @property
-    def size(self) -> int:
-        """The bytes it reads."""
-        from inspector.search import PERSISTED_CAP
-
-        return max(0, self.st.st_size - self.start) if self.kind == "t" else min(self.st.st_size, PERSISTED_CAP)
-
-
-@dataclass(slots=True)
-class _End:
-    offset: int  # where the next read starts: the end of the last complete line
-    lines: int  # complete lines up to there
-    read: int  # lines read this time
-
-
-BATCH = 5000
-
-
-def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
-    """The texts of a transcript's lines from byte `start` (line `lines` + 1), in batches of rows (text, line, offset,
-    type, place, time), then an `_End`. The rows of a last line without its end (still being written) come in a
-    batch of their own that starts with None: searched now, read again once the file changes. A line over MAX_LINE
-    bytes is skipped as the scan skips it. Pure (no database): a worker process can run it."""
-    from inspector.transcript.index import MAX_LINE
-
-    rows: list[tuple[Any, ...]] = []
-    read = 0
-    with open(path, "rb") as f:
-        f.seek(start)
-        offset = start
-        while True:
-            raw = f.readline(MAX_LINE + 1)
-            if not raw:
-                break
-            if raw[-1] != 10:  # an over-long line or a last line without its end
-                if len(raw) > MAX_LINE:
-                    while raw and raw[-1] != 10:
-                        offset += len(raw)
-                        raw = f.readline(1 << 20)
-                    offset += len(raw)
-                    lines += 1
-                    continue
-                if rows:
-                    yield rows
-                    rows = []
-                tail = _texts(raw, lines + 1, offset)
-                if tail:
-                    yield [None, *tail]
-                break
-            lines += 1
-            read += 1
-            rows.extend(_texts(raw, lines, offset))
-            offset += len(raw)
-            if len(rows) >= BATCH:
-                yield rows
-                rows = []
-    if rows:
-        yield rows
-    yield _End(offset, lines, read)
-
-
-def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batches: Iterable[Any]) -> _End:
-    """In a write transaction on the shard's database (`shard`: "t0." when attached, "" when it is the main one):
-    drop the file's texts of lines after `after` (-1: all of them; its rows of an unfinished last line are among
-    them, and any rows a crash left between this shard's commit and the main one's), then insert what `read_texts`
-    yields, with consecutive rowids, recording their spans. Returns its `_End`."""
-    drop_texts(db, shard, fid, after)
-    row = db.execute(f"SELECT rowid FROM {shard}texts ORDER BY rowid DESC LIMIT 1").fetchone()
-    first = next_id = (row[0] if row else 0) + 1
-    tail_from = None
-    end = _End(0, 0, 0)
-    for item in batches:
-        if isinstance(item, _End):
-            end = item
-            break
-        if item and item[0] is None:  # the marker before the rows of an unfinished last line
-            tail_from = next_id
-            item = item[1:]
-        if item:
-            db.executemany(
-                f"INSERT INTO {shard}texts(rowid, text, file_id, line, off, type, place, ts) VALUES(?,?,?,?,?,?,?,?)",
-                [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(item)],
-            )
-            next_id += len(item)
-    if tail_from is None:
-        tail_from = next_id
-    if tail_from > first:  # the complete lines: from the first one read (a persisted output: line 0)
-        db.execute(f"INSERT INTO {shard}spans VALUES(?, ?, ?, ?)", (fid, first, tail_from - 1, max(after, -1) + 1))
-    if next_id > tail_from:  # an unfinished last line: dropped with the lines after the file's count
-        db.execute(f"INSERT INTO {shard}spans VALUES(?, ?, ?, ?)", (fid, tail_from, next_id - 1, end.lines + 1))
-    return end
-
-
-def drop_texts(db: sqlite3.Connection, shard: str, fid: int, after: int) -> None:
-    """Delete a file's texts of the spans that start after line `after` (-1: all), by their rowids."""
-    for span, lo, hi in db.execute(
-        f"SELECT rowid, lo, hi FROM {shard}spans WHERE file_id=? AND line_lo>?", (fid, after)
-    ).fetchall():
-        db.execute(f"DELETE FROM {shard}texts WHERE rowid BETWEEN ? AND ?", (lo, hi))
-        db.execute(f"DELETE FROM {shard}spans WHERE rowid=?", (span,))
-
-
 SEARCH_BUDGET = 64 << 20  # bytes a search reads to bring the index up to date (the rest it scans): about 2 s
 POOL_MIN = 32 << 20  # bytes to read below which the files are read here (starting workers costs more)
 
@@ -1013,142 +850,7 @@ POOL_MIN = 32 << 20  # bytes to read below which the files are read here (starti
 # from concurrent.futures at start: multiprocessing costs a command 15 ms of imports
 _POOL_ERRORS = (OSError, RuntimeError)
 SHARD_BATCH = 16 << 20  # bytes of files a shard's process is given at a time
-
-
-def _persisted_batches(path: str) -> list[Any]:
-    """A persisted output as `read_texts` would give it: one text, as the scan reads it (its first PERSISTED_CAP
-    bytes), then an `_End` whose offset is the bytes read."""
-    from inspector.search import PERSISTED_CAP
-    from inspector.transcript.safefs import open_regular
-
-    with open_regular(Path(path)) as f:
-        data = f.read(PERSISTED_CAP)
-    return [[(data.decode("utf-8", "replace"), 0, -1, "user", "persisted output", None)], _End(len(data), 0, 0)]
-
-
-def _index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]]) -> list[tuple[Any, ...]]:
-    """In a worker process: index files into one shard's database, a transaction each; for each, (id, where its
-    next read starts, its complete lines, lines read), or (id, None, None, 0) when it cannot be read now. The main
-    database is written after, by the caller: a crash between leaves the shard ahead, which the next `write_texts`
-    of that file drops (its lines after the count the main database has)."""
-    db = sqlite3.connect(shard_file, timeout=60.0, isolation_level=None)
-    try:
-        _pragmas(db)
-        out: list[tuple[Any, ...]] = []
-        for fid, path, start, lines, after, kind in items:
-            try:
-                batches = _persisted_batches(path) if kind == "p" else read_texts(path, start, lines)
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    end = write_texts(db, "", fid, after, batches)
-                except BaseException:
-                    if db.in_transaction:  # not after SQLite rolled back itself (a full disk)
-                        db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
-                out.append((fid, end.offset, end.lines, end.read))
-            except OSError:
-                out.append((fid, None, None, 0))
-        return out
-    finally:
-        db.close()
-
-
-def _texts(raw: bytes, line: int, offset: int) -> list[tuple[Any, ...]]:
-    from inspector.search import record_texts
-    from inspector.transcript.records import LineError, decode_line
-
-    try:
-        body, _ = decode_line(raw)
-    except LineError:
-        return []
-    t = body.get("type")
-    t = t if isinstance(t, str) else ""
-    ts = body.get("timestamp") if isinstance(body.get("timestamp"), str) else None
-    return [(text, line, offset, t, where, ts) for where, text in record_texts(body) if text]
-
-
 LOCK_QUIET = 1.0  # seconds waited for the writer lock before saying so
-RACY_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick: not kept
-
-
-def _listing(blob: object) -> list[tuple[str, int]] | None:
-    """A folder listing as the cache keeps it, or None when the entry is damaged (not bytes, bad JSON, not pairs of a
-    name and a kind)."""
-    if not isinstance(blob, bytes) or not blob:  # an empty folder is kept as "[]": nothing at all is damage
-        return None
-    if blob[:1] == b"[":
-        try:
-            rows = orjson.loads(blob)
-        except orjson.JSONDecodeError:
-            return None
-        if not isinstance(rows, list) or not all(
-            isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and type(r[1]) is int and r[1] in (FILE, DIR)
-            for r in rows
-        ):
-            return None
-        return [(r[0], r[1]) for r in rows]
-    out = []
-    for e in blob.split(b"/"):
-        if not e:
-            continue
-        if e[:1] not in (b"f", b"d") or len(e) < 2:
-            return None
-        out.append((os.fsdecode(e[1:]), FILE if e[:1] == b"f" else DIR))
-    return out
-
-
-class Listings:
-    """What `os.scandir` says of a folder (its regular files and folders, links left out; as JSON, or as "f"/"d" + name
-    joined by "/" when a name is not UTF-8), kept in the database with
-    the folder's time: a folder whose time has not changed has the same entries (adding, removing or renaming an
-    entry changes it), so a warm search costs one stat per folder instead of a listing. A listing is kept only once
-    its folder has been still for 2 s, so that two changes within one tick of a coarse file-system clock are never
-    taken for none."""
-
-    def __init__(self, index: SearchIndex) -> None:
-        self.index = index
-        self.known: dict[bytes, tuple[int, bytes]] | None = None
-        self.new: list[tuple[bytes, int, bytes]] = []
-
-    def _load(self, first: str) -> dict[bytes, tuple[int, bytes]]:
-        lo = _key(first)
-        try:  # the folders under the first one asked for (the target): one query
-            rows = self.index.db.execute(
-                "SELECT dir, mtime_ns, entries FROM listings WHERE dir >= ? AND dir < ?", (lo, lo + b"\xff")
-            ).fetchall()
-        except sqlite3.Error:
-            rows = []
-        return {d: (m, e) for d, m, e in rows}
-
-    def __call__(self, d: str) -> list[tuple[str, int]]:
-        if self.known is None:
-            self.known = self._load(d)
-        key = _key(d)
-        try:
-            mtime = os.stat(d).st_mtime_ns
-        except OSError:
-            return []
-        hit = self.known.get(key)
-        if hit is not None and hit[0] == mtime:
-            cached = _listing(hit[1])
-            if cached is not None:
-                return cached
-            # a damaged entry (a truncated or ill-shaped blob): read the folder again, and the entry is replaced
-        entries = scan_dir(d)
-        if 0 <= time.time_ns() - mtime > RACY_NS:
-            try:  # as JSON, [[name, kind], ...], the fastest to read back; a name that is not UTF-8 as bytes instead
-                blob = orjson.dumps(entries)
-            except TypeError:
-                blob = b"/".join((b"f" if k == FILE else b"d") + os.fsencode(n) for n, k in entries)
-            self.known[key] = (mtime, blob)
-            self.new.append((key, mtime, blob))
-        return entries
-
-    def save(self) -> None:
-        """Keep the listings read in this search (best effort: a locked database keeps them for the next one)."""
-        rows, self.new = self.new, []
-        self.index.write_many("INSERT OR REPLACE INTO listings VALUES(?, ?, ?)", rows)
 
 
 def usable(query: Any) -> bool:
@@ -1163,72 +865,6 @@ def like(query: Any) -> str:
     return "%" + query.folded + "%"
 
 
-_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
-
-
-def _key(path: Path | str) -> bytes:
-    """A file's key: its absolute path as bytes, as os.fsencode makes them (a name that is not UTF-8 is a valid key
-    too). Called for every file of every search: the encoding is spelled out, without fsencode's own checks."""
-    s = path if type(path) is str else os.fspath(path)
-    if not (s.startswith("/") and "/." not in s and "//" not in s):
-        s = os.path.abspath(s)
-    return s.encode(_FS_ENCODING, _FS_ERRORS)
-
-
-_DAMAGE_WORDS = (
-    "malformed",
-    "corrupt",
-    "vtable constructor failed",
-    "not a database",
-    "no such table",
-    "disk i/o error",
-    "could not decode",
-)  # a log cut short reads as an I/O error; a page as bad text
-
-
-def is_locked(exc: BaseException) -> bool:
-    """Whether an SQLite error is another connection holding the database (locked, busy): to wait for, never damage."""
-    msg = str(exc).lower()
-    return isinstance(exc, sqlite3.DatabaseError) and ("locked" in msg or "busy" in msg)
-
-
-def is_damage(exc: BaseException) -> bool:
-    """Whether an SQLite error says the database is damaged (a page overwritten, a table lost), not busy: SQLite
-    reports some damage as an OperationalError ("vtable constructor failed: texts", "no such table: spans")."""
-    if not isinstance(exc, sqlite3.DatabaseError) or is_locked(exc):
-        return False
-    msg = str(exc).lower()
-    return not isinstance(exc, sqlite3.OperationalError) or any(w in msg for w in _DAMAGE_WORDS)
-
-
-def _cut_short(path: Path, page: int) -> str | None:
-    """Why a database file is cut short, or None: a file whose size is not a whole number of pages lost part of its
-    last page, and SQLite reads what is left of it without a word (a search found one hit fewer, silently). Only its
-    size is looked at: opening and closing a database file beside SQLite would drop SQLite's locks on it."""
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        return None
-    if page > 0 and size % page:
-        return f"is cut short: {size:,} bytes is not a whole number of {page:,}-byte pages"
-    return None
-
-
-def is_full(exc: BaseException) -> bool:
-    """SQLite found the disk full (SQLITE_FULL)."""
-    return isinstance(exc, sqlite3.Error) and (
-        getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc).lower()
-    )
-
-
-def free_bytes(folder: Path) -> int | None:
-    try:
-        st = os.statvfs(folder)
-    except (OSError, AttributeError):
-        return None
-    return st.f_bavail * st.f_frsize
-
-
 def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | None:
     """The index, or None (with the reason told to `notice`) when it cannot be used now: the scan is used then."""
     if os.environ.get("INSPECTOR_NO_INDEX"):
@@ -1241,15 +877,4 @@ def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | Non
         return None
 
 
-__all__ = [
-    "IndexFull",
-    "IndexStatus",
-    "IndexUnavailable",
-    "SearchIndex",
-    "db_path",
-    "free_bytes",
-    "is_damage",
-    "is_full",
-    "is_locked",
-    "open_index",
-]
+__all__ = ["IndexStatus", "SearchIndex", "like", "open_index", "usable"]

@@ -1,6 +1,6 @@
 """Compute session stats in a separate process, streaming each result as a JSON line.
 
-The TUI runs this with `python -m inspector.transcript.stats_batch` so that its own threads are never
+The TUI runs this with `python -m inspector.library.stats_batch` so that its own threads are never
 forked: the request (a JSON list of [index, path, flat agent paths]) comes on stdin, and each
 `[index, stats]` goes to stdout as soon as it is ready (in several processes when there are many).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from inspector.library.stats import _compute
 from inspector.textutil import json_dumps, json_loads
-from inspector.transcript.stats import _compute
 
 
 def main() -> int:

@@ -236,7 +236,7 @@ def archive(
     creating anything where it can."""
     from inspector.transcript.discovery import session_files
     from inspector.transcript.safefs import open_regular
-    from inspector.transcript.stats import orphan_agents, own_agents
+    from inspector.transcript.session import orphan_agents, own_agents
 
     if not str(to).strip():
         raise ArchiveError("no folder to archive into (the target is empty)")

@@ -24,66 +24,14 @@ from typing import Any
 
 import orjson
 
+from inspector.library.texts import PERSISTED_CAP, record_texts
 from inspector.textutil import printable, without_surrogates
 from inspector.transcript.discovery import Target, transcript_names
 from inspector.transcript.index import MAX_LINE
-from inspector.transcript.records import LineError, decode_line, iter_blocks
+from inspector.transcript.records import LineError, decode_line
 from inspector.transcript.safefs import DIR, open_regular, scan_dir
 
 SNIPPET = 160  # characters of context shown around a match
-PERSISTED_CAP = 64 << 20  # bytes of one persisted output searched
-
-# Keys whose values are identifiers, bookkeeping or encoded data, not text anyone reads.
-_SKIP_KEYS = frozenset(
-    {
-        "uuid",
-        "parentUuid",
-        "logicalParentUuid",
-        "leafUuid",
-        "sessionId",
-        "timestamp",
-        "cwd",
-        "version",
-        "gitBranch",
-        "userType",
-        "requestId",
-        "id",
-        "tool_use_id",
-        "toolUseID",
-        "parentToolUseID",
-        "signature",
-        "type",
-        "agentId",
-        "slug",
-        "model",
-        "stop_reason",
-        "stop_sequence",
-        "messageId",
-        "promptId",
-        "sourceToolAssistantUUID",
-        "isSidechain",
-        "isMeta",
-        "usage",
-        "media_type",
-        "data",
-        "headUuid",
-        "anchorUuid",
-        "tailUuid",
-        "uuids",
-        "subtype",
-        "level",
-        "trigger",
-        "originalModel",
-        "fallbackModel",
-        "compactedToolIds",
-        "toolUseId",
-        "permissionMode",
-        "entrypoint",
-        "operation",
-        "preTokens",
-        "postTokens",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,78 +101,6 @@ class Query:
 
 
 # ---------------------------------------------------------------------------------------------
-# what a person reads in a record
-
-
-def _strings(value: Any, depth: int = 0) -> Iterator[str]:
-    """String values, recursively, except under identifier and encoded-data keys."""
-    if depth > 64:
-        return
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v, depth + 1)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            if k in _SKIP_KEYS and not isinstance(v, dict) or k in ("usage", "source"):
-                continue  # an identifier, a list of them, token counts, base64 data; a `data` object is read
-            yield from _strings(v, depth + 1)
-
-
-def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(b["text"] for b in iter_blocks(content) if isinstance(b.get("text"), str))
-
-
-def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """(where, text) for everything readable in one decoded line."""
-    t = body.get("type")
-    msg = body.get("message")
-    if t in ("user", "assistant") and isinstance(msg, dict):
-        content = msg.get("content")
-        if isinstance(content, str):
-            if t == "user":
-                yield ("summary" if body.get("isCompactSummary") is True else "prompt"), content
-            else:
-                yield "reply", content
-            return
-        for b in iter_blocks(content):
-            bt = b.get("type")
-            if bt == "text" and isinstance(b.get("text"), str):
-                yield ("prompt" if t == "user" else "reply"), b["text"]
-            elif bt == "thinking" and isinstance(b.get("thinking"), str):
-                yield "thinking", b["thinking"]
-            elif bt == "tool_use":
-                name = b.get("name") if isinstance(b.get("name"), str) else "?"
-                yield f"tool input ({name})", "\n".join(_strings(b.get("input")))
-            elif bt == "tool_result":
-                yield "tool result", _result_text(b.get("content"))
-        return
-    if t == "system":
-        yield (
-            "system",
-            "\n".join(_strings({k: v for k, v in body.items() if k not in ("compactMetadata", "microcompactMetadata")})),
-        )
-        return
-    if t == "attachment":
-        att = body.get("attachment") if isinstance(body.get("attachment"), dict) else {}
-        if att.get("type") == "prompt_snapshot":
-            return  # the system prompt in force, again: it is searched once, in the request's shape
-        rendered = body.get("rendered")
-        if isinstance(rendered, list):  # 2.1.3xx: exactly what the model was shown
-            yield (
-                "attachment",
-                "\n".join(x["content"] for x in rendered if isinstance(x, dict) and isinstance(x.get("content"), str)),
-            )
-            return
-    if t == "api-request-blob":
-        return  # a copy of messages whose records are searched themselves
-    yield (t if isinstance(t, str) and t else "record"), "\n".join(_strings(body))
-
-
-# ---------------------------------------------------------------------------------------------
 # files
 
 
@@ -233,14 +109,14 @@ def search_file(
 ) -> list[Hit]:
     """Every readable text of a transcript (and its persisted outputs) that contains the query.
 
-    With `index` (an `inspector.fts.SearchIndex`), the file is brought up to date in it and the texts the trigrams
+    With `index` (an `inspector.library.fts.SearchIndex`), the file is brought up to date in it and the texts the trigrams
     pick are tested; without, or for a query too short for trigrams, every line is scanned. Same hits either way.
     Lines that cannot be decoded are skipped: a search never fails on a bad line."""
     path = Path(path)
     hits: list[Hit] = []
     cands = None
     if index is not None:
-        from inspector.fts import IndexBusy
+        from inspector.library.cache import IndexBusy
 
         try:
             index.update(path)
@@ -611,7 +487,7 @@ def search_target(
     found_persisted: dict[Any, list[Any]] = {}
     stale: set[Any] = set()  # files the index was not brought up to date for (its budget): scanned
     stale_sessions: set[Any] = set()
-    from inspector.fts import usable
+    from inspector.library.fts import usable
 
     if index is not None and usable(query):  # every file brought up to date, then one lookup for all
         kept = {s for _, s in files}

@@ -15,10 +15,10 @@ from typing import Any
 import orjson
 
 from inspector import __version__
-from inspector.cost import session_cost
-from inspector.fts import cache_dir
+from inspector.library.cache import cache_dir
+from inspector.library.cost import session_cost
 from inspector.transcript.discovery import Target, project_name, session_files
-from inspector.transcript.session import Session, peek_session_id
+from inspector.transcript.session import Session, orphan_agents, own_agents
 
 STATS_SCHEMA = 2  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 
@@ -135,7 +135,8 @@ class StatsCache:
         if self._index is None and not self._unusable:
             import sqlite3
 
-            from inspector.fts import IndexUnavailable, SearchIndex
+            from inspector.library.cache import IndexUnavailable
+            from inspector.library.fts import SearchIndex
 
             assert self.folder is not None
             try:
@@ -285,48 +286,6 @@ def _well_formed(stats: Any) -> bool:
     return True
 
 
-def orphan_agents(
-    files: list[tuple[Path, list[Path]]], owners: dict[Path, str | None] | None = None, ids: dict[Path, str] | None = None
-) -> list[Path]:
-    """The flat `agent-*.jsonl` files whose session is not among `files` (its transcript was deleted, or never
-    written): the browser and `stats` list them on their own, so that no transcript is hidden. `owners` and `ids`
-    keep what was read of each file's head between calls (a file's session id does not change)."""
-    owners = {} if owners is None else owners
-    ids = {} if ids is None else ids
-    if not any(agents for _, agents in files):
-        return []  # only 2.0.x wrote flat agent files: nothing to read for the rest
-    sessions = set()
-    for path, _ in files:
-        if path not in ids:
-            ids[path] = peek_session_id(path) or path.stem
-        sessions.add(ids[path])
-    out: list[Path] = []
-    seen: set[Path] = set()
-    for _path, agents in files:
-        for a in agents:
-            if a in seen:
-                continue
-            seen.add(a)
-            if a not in owners:
-                owners[a] = peek_session_id(a)
-            if owners[a] not in sessions:
-                out.append(a)
-    return out
-
-
-def own_agents(path: Path, agents: list[Path], owners: dict[Path, str | None]) -> list[Path]:
-    """The project's flat `agent-*.jsonl` files that belong to this session (by their sessionId).
-
-    `owners` caches each agent file's session id across the sessions of a project."""
-    if not agents:
-        return []
-    for a in agents:
-        if a not in owners:
-            owners[a] = peek_session_id(a)
-    sid = peek_session_id(path) or path.stem
-    return [a for a in agents if owners[a] == sid]
-
-
 def _one(path: Path, flat_agents: list[Path]) -> dict[str, Any]:
     return session_stats(Session.load(path, flat_agents=flat_agents))
 
@@ -472,4 +431,4 @@ def collect_stats(
     return out
 
 
-__all__ = ["StatsCache", "cache_dir", "collect_stats", "orphan_agents", "own_agents", "session_stats"]
+__all__ = ["StatsCache", "cache_dir", "collect_stats", "session_stats"]

@@ -1,0 +1,102 @@
+"""Folder listings kept in the cache database, so that a warm search costs one stat per folder instead of a listing."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from typing import Any, Protocol
+
+import orjson
+
+from inspector.library.cache import path_key
+from inspector.transcript.safefs import DIR, FILE, scan_dir
+
+RACY_NS = 2_000_000_000  # a folder changed this recently may change again within its clock's tick: not kept
+
+
+class Store(Protocol):
+    """What the listings need of the index: its connection, and a best-effort batch write."""
+
+    db: sqlite3.Connection
+
+    def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> bool: ...
+
+
+def parse_listing(blob: object) -> list[tuple[str, int]] | None:
+    """A folder listing as the cache keeps it, or None when the entry is damaged (not bytes, bad JSON, not pairs of a
+    name and a kind)."""
+    if not isinstance(blob, bytes) or not blob:  # an empty folder is kept as "[]": nothing at all is damage
+        return None
+    if blob[:1] == b"[":
+        try:
+            rows = orjson.loads(blob)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(rows, list) or not all(
+            isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and type(r[1]) is int and r[1] in (FILE, DIR)
+            for r in rows
+        ):
+            return None
+        return [(r[0], r[1]) for r in rows]
+    out = []
+    for e in blob.split(b"/"):
+        if not e:
+            continue
+        if e[:1] not in (b"f", b"d") or len(e) < 2:
+            return None
+        out.append((os.fsdecode(e[1:]), FILE if e[:1] == b"f" else DIR))
+    return out
+
+
+class Listings:
+    """What `os.scandir` says of a folder (its regular files and folders, links left out; as JSON, or as "f"/"d" + name
+    joined by "/" when a name is not UTF-8), kept in the database with
+    the folder's time: a folder whose time has not changed has the same entries (adding, removing or renaming an
+    entry changes it), so a warm search costs one stat per folder instead of a listing. A listing is kept only once
+    its folder has been still for 2 s, so that two changes within one tick of a coarse file-system clock are never
+    taken for none."""
+
+    def __init__(self, index: Store) -> None:
+        self.index = index
+        self.known: dict[bytes, tuple[int, bytes]] | None = None
+        self.new: list[tuple[bytes, int, bytes]] = []
+
+    def _load(self, first: str) -> dict[bytes, tuple[int, bytes]]:
+        lo = path_key(first)
+        try:  # the folders under the first one asked for (the target): one query
+            rows = self.index.db.execute(
+                "SELECT dir, mtime_ns, entries FROM listings WHERE dir >= ? AND dir < ?", (lo, lo + b"\xff")
+            ).fetchall()
+        except sqlite3.Error:
+            rows = []
+        return {d: (m, e) for d, m, e in rows}
+
+    def __call__(self, d: str) -> list[tuple[str, int]]:
+        if self.known is None:
+            self.known = self._load(d)
+        key = path_key(d)
+        try:
+            mtime = os.stat(d).st_mtime_ns
+        except OSError:
+            return []
+        hit = self.known.get(key)
+        if hit is not None and hit[0] == mtime:
+            cached = parse_listing(hit[1])
+            if cached is not None:
+                return cached
+            # a damaged entry (a truncated or ill-shaped blob): read the folder again, and the entry is replaced
+        entries = scan_dir(d)
+        if 0 <= time.time_ns() - mtime > RACY_NS:
+            try:  # as JSON, [[name, kind], ...], the fastest to read back; a name that is not UTF-8 as bytes instead
+                blob = orjson.dumps(entries)
+            except TypeError:
+                blob = b"/".join((b"f" if k == FILE else b"d") + os.fsencode(n) for n, k in entries)
+            self.known[key] = (mtime, blob)
+            self.new.append((key, mtime, blob))
+        return entries
+
+    def save(self) -> None:
+        """Keep the listings read in this search (best effort: a locked database keeps them for the next one)."""
+        rows, self.new = self.new, []
+        self.index.write_many("INSERT OR REPLACE INTO listings VALUES(?, ?, ?)", rows)

@@ -1,0 +1,187 @@
+"""The worker side of building the search index: reading a file's texts and writing them into one shard's database.
+
+Pure functions over a file and a connection, so that a worker process can run them (`index_shard`); the index
+(`fts.SearchIndex`) plans the jobs and records in its main database how far each file was read.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspector.library.cache import pragmas
+from inspector.library.texts import PERSISTED_CAP, record_texts
+
+
+@dataclass(slots=True)
+class Job:
+    """A file to index: a transcript ("t": read from `start`, its line count then `lines`, after dropping its rows
+    of lines after `after`: -1 all of them (a replaced or new file), `lines` those of an unfinished last line) or a
+    persisted output ("p": one text, its first PERSISTED_CAP bytes). `row`: the file's row in the main database
+    when planned (None: no row yet); written only if still the same."""
+
+    key: bytes
+    path: str
+    fid: int | None
+    start: int
+    lines: int
+    after: int
+    kind: str
+    st: os.stat_result
+    head: bytes | None
+    owner: bytes | None
+    row: tuple[Any, ...] | None
+
+    @property
+    def size(self) -> int:
+        """The bytes it reads."""
+        return max(0, self.st.st_size - self.start) if self.kind == "t" else min(self.st.st_size, PERSISTED_CAP)
+
+
+@dataclass(slots=True)
+class End:
+    offset: int  # where the next read starts: the end of the last complete line
+    lines: int  # complete lines up to there
+    read: int  # lines read this time
+
+
+BATCH = 5000
+
+
+def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
+    """The texts of a transcript's lines from byte `start` (line `lines` + 1), in batches of rows (text, line, offset,
+    type, place, time), then an `End`. The rows of a last line without its end (still being written) come in a
+    batch of their own that starts with None: searched now, read again once the file changes. A line over MAX_LINE
+    bytes is skipped as the scan skips it. Pure (no database): a worker process can run it."""
+    from inspector.transcript.index import MAX_LINE
+
+    rows: list[tuple[Any, ...]] = []
+    read = 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        offset = start
+        while True:
+            raw = f.readline(MAX_LINE + 1)
+            if not raw:
+                break
+            if raw[-1] != 10:  # an over-long line or a last line without its end
+                if len(raw) > MAX_LINE:
+                    while raw and raw[-1] != 10:
+                        offset += len(raw)
+                        raw = f.readline(1 << 20)
+                    offset += len(raw)
+                    lines += 1
+                    continue
+                if rows:
+                    yield rows
+                    rows = []
+                tail = _texts(raw, lines + 1, offset)
+                if tail:
+                    yield [None, *tail]
+                break
+            lines += 1
+            read += 1
+            rows.extend(_texts(raw, lines, offset))
+            offset += len(raw)
+            if len(rows) >= BATCH:
+                yield rows
+                rows = []
+    if rows:
+        yield rows
+    yield End(offset, lines, read)
+
+
+def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batches: Iterable[Any]) -> End:
+    """In a write transaction on the shard's database (`shard`: "t0." when attached, "" when it is the main one):
+    drop the file's texts of lines after `after` (-1: all of them; its rows of an unfinished last line are among
+    them, and any rows a crash left between this shard's commit and the main one's), then insert what `read_texts`
+    yields, with consecutive rowids, recording their spans. Returns its `End`."""
+    drop_texts(db, shard, fid, after)
+    row = db.execute(f"SELECT rowid FROM {shard}texts ORDER BY rowid DESC LIMIT 1").fetchone()
+    first = next_id = (row[0] if row else 0) + 1
+    tail_from = None
+    end = End(0, 0, 0)
+    for item in batches:
+        if isinstance(item, End):
+            end = item
+            break
+        if item and item[0] is None:  # the marker before the rows of an unfinished last line
+            tail_from = next_id
+            item = item[1:]
+        if item:
+            db.executemany(
+                f"INSERT INTO {shard}texts(rowid, text, file_id, line, off, type, place, ts) VALUES(?,?,?,?,?,?,?,?)",
+                [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(item)],
+            )
+            next_id += len(item)
+    if tail_from is None:
+        tail_from = next_id
+    if tail_from > first:  # the complete lines: from the first one read (a persisted output: line 0)
+        db.execute(f"INSERT INTO {shard}spans VALUES(?, ?, ?, ?)", (fid, first, tail_from - 1, max(after, -1) + 1))
+    if next_id > tail_from:  # an unfinished last line: dropped with the lines after the file's count
+        db.execute(f"INSERT INTO {shard}spans VALUES(?, ?, ?, ?)", (fid, tail_from, next_id - 1, end.lines + 1))
+    return end
+
+
+def drop_texts(db: sqlite3.Connection, shard: str, fid: int, after: int) -> None:
+    """Delete a file's texts of the spans that start after line `after` (-1: all), by their rowids."""
+    for span, lo, hi in db.execute(
+        f"SELECT rowid, lo, hi FROM {shard}spans WHERE file_id=? AND line_lo>?", (fid, after)
+    ).fetchall():
+        db.execute(f"DELETE FROM {shard}texts WHERE rowid BETWEEN ? AND ?", (lo, hi))
+        db.execute(f"DELETE FROM {shard}spans WHERE rowid=?", (span,))
+
+
+def persisted_batches(path: str) -> list[Any]:
+    """A persisted output as `read_texts` would give it: one text, as the scan reads it (its first PERSISTED_CAP
+    bytes), then an `End` whose offset is the bytes read."""
+    from inspector.transcript.safefs import open_regular
+
+    with open_regular(Path(path)) as f:
+        data = f.read(PERSISTED_CAP)
+    return [[(data.decode("utf-8", "replace"), 0, -1, "user", "persisted output", None)], End(len(data), 0, 0)]
+
+
+def index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]]) -> list[tuple[Any, ...]]:
+    """In a worker process: index files into one shard's database, a transaction each; for each, (id, where its
+    next read starts, its complete lines, lines read), or (id, None, None, 0) when it cannot be read now. The main
+    database is written after, by the caller: a crash between leaves the shard ahead, which the next `write_texts`
+    of that file drops (its lines after the count the main database has)."""
+    db = sqlite3.connect(shard_file, timeout=60.0, isolation_level=None)
+    try:
+        pragmas(db)
+        out: list[tuple[Any, ...]] = []
+        for fid, path, start, lines, after, kind in items:
+            try:
+                batches = persisted_batches(path) if kind == "p" else read_texts(path, start, lines)
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    end = write_texts(db, "", fid, after, batches)
+                except BaseException:
+                    if db.in_transaction:  # not after SQLite rolled back itself (a full disk)
+                        db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+                out.append((fid, end.offset, end.lines, end.read))
+            except OSError:
+                out.append((fid, None, None, 0))
+        return out
+    finally:
+        db.close()
+
+
+def _texts(raw: bytes, line: int, offset: int) -> list[tuple[Any, ...]]:
+    from inspector.transcript.records import LineError, decode_line
+
+    try:
+        body, _ = decode_line(raw)
+    except LineError:
+        return []
+    t = body.get("type")
+    t = t if isinstance(t, str) else ""
+    ts = body.get("timestamp") if isinstance(body.get("timestamp"), str) else None
+    return [(text, line, offset, t, where, ts) for where, text in record_texts(body) if text]
