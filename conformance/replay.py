@@ -68,7 +68,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     from conformance.resume import _blocks, _first_difference
     from inspector.claude.versions import TAIL, rules_for
     from inspector.claude.wire import api_messages, sent_bodies, wire_style
-    from inspector.compact import compact
+    from inspector.compact import CompactRequest, compact
     from inspector.compact.base import CompactError, RecordFactory
     from inspector.transcript.session import Session
     from inspector.transcript.tree import Conversation
@@ -172,10 +172,9 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 try:
                     res = compact(
                         s,
+                        CompactRequest(settings=settings, **kw),
                         summarizer=_FakeText(summary_text or SUMMARY),
                         factory=RecordFactory(s, now=when),
-                        settings=settings,
-                        **kw,
                     )
                 except CompactError as exc:
                     out.append(Replayed(t.name, b_no, what, False, f"inspector could not: {exc}"))
@@ -296,7 +295,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
 
 def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
     """A rewind after which Claude Code summarized nothing ("up to" the first prompt): inspector must refuse too."""
-    from inspector.compact import compact
+    from inspector.compact import CompactRequest, compact
     from inspector.compact.base import CompactError, make_slice
     from inspector.compact.engine import rewind_candidates
     from inspector.transcript.session import Session
@@ -332,7 +331,11 @@ def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
             )
             continue
         try:
-            compact(s, summarizer=_FakeText("x"), strategy="partial", pivot=s.records[found[-1]].uuid, direction=direction)
+            compact(
+                s,
+                CompactRequest(strategy="partial", pivot=s.records[found[-1]].uuid, direction=direction),
+                summarizer=_FakeText("x"),
+            )
         except CompactError as exc:
             out.append(Replayed(mains[0].name, -1, what, True, f"inspector refuses too: {exc}"))
         else:

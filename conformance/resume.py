@@ -289,10 +289,10 @@ def _run_cases(
     name: str, transcripts: list[Path], model: str, claude: Claude, timeout: float, sb: Sandbox, pick: Any = None
 ) -> list[ResumeRow]:
     """Every case of `cases_for` (or those `pick` chooses of them) on each transcript."""
-    from inspector.compact import compact
+    from inspector.compact import CompactRequest, compact
     from inspector.compact.base import CompactError
     from inspector.edit import save
-    from inspector.edit.saving import SaveError
+    from inspector.edit.files import SaveError
     from inspector.transcript.session import Session
 
     rows: list[ResumeRow] = []
@@ -303,7 +303,7 @@ def _run_cases(
         original = _sha(path)
         for case in pick(cases_for(s)) if pick else cases_for(s):
             try:
-                res = compact(s, **case.kwargs)
+                res = compact(s, CompactRequest(**case.kwargs))
             except CompactError as exc:
                 rows.append(ResumeRow(name, case.label, True, f"not applicable: {exc}"))
                 continue

@@ -10,7 +10,7 @@ from conftest import SAMPLES, write_jsonl
 from fake_anthropic import FakeAnthropic
 
 from inspector.cli import main
-from inspector.compact import compact, make_slice
+from inspector.compact import CompactRequest, compact, make_slice
 from inspector.compact.summarize.anthropic_api import AnthropicSummarizer, build_messages, cost_usd, drop_oldest_rounds
 from inspector.compact.summarize.base import Cancel, Cancelled, SummarizerError, SummaryRequest
 from inspector.transcript.session import Session
@@ -38,7 +38,7 @@ def summarizer(fake, **kw):
 def test_streamed_success_and_request_shape():
     s = session()
     with FakeAnthropic(["ok"]) as fake:
-        r = compact(s, "full", at=pre_compaction_point(s), summarizer=summarizer(fake))
+        r = compact(s, CompactRequest("full", at=pre_compaction_point(s)), summarizer=summarizer(fake))
     [req] = fake.message_requests
     body = req["body"]
     assert body["stream"] is True and body["max_tokens"] == 20_000 and body["model"] == "claude-sonnet-4-6"
@@ -75,13 +75,13 @@ def test_401_names_the_key_but_never_shows_it():
 def test_prompt_too_long_drops_the_oldest_rounds_and_retries():
     s = session()
     with FakeAnthropic(["ptl", "ok"]) as fake:
-        r = compact(s, "full", at=pre_compaction_point(s), summarizer=summarizer(fake, max_retries=0))
+        r = compact(s, CompactRequest("full", at=pre_compaction_point(s)), summarizer=summarizer(fake, max_retries=0))
     a, b = fake.message_requests
     assert len(str(b["body"]["messages"])) < len(str(a["body"]["messages"]))
     assert any("prompt too long" in n for n in r.notes)
     with FakeAnthropic(["ptl"] * 5) as fake:
         with pytest.raises(SummarizerError, match="too long"):
-            compact(s, "full", at=pre_compaction_point(s), summarizer=summarizer(fake, max_retries=0))
+            compact(s, CompactRequest("full", at=pre_compaction_point(s)), summarizer=summarizer(fake, max_retries=0))
     assert len(fake.message_requests) == 4  # the first try and 3 retries
 
 

@@ -12,13 +12,21 @@ from builders import assistant, system, tool_result, tool_use, user
 from conftest import SAMPLES, jsonl, sample_session, sha256, tree_hashes, write_jsonl
 from conftest import run_cli as run
 
-from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
+from inspector.compact import (
+    CompactError,
+    CompactRequest,
+    KeepConfig,
+    MicrocompactParams,
+    SessionMemoryParams,
+    compact,
+    make_slice,
+)
 from inspector.compact.base import RecordFactory, format_compact_summary
 from inspector.compact.invariants import adjust_index_to_preserve_api_invariants, calculate_messages_to_keep_index
 from inspector.compact.session_memory import template_text, truncate_for_compact
 from inspector.compact.summary_compact import is_pivot_candidate
 from inspector.edit import SaveError, save
-from inspector.edit.saving import write_atomic
+from inspector.edit.files import write_atomic
 from inspector.tokens.estimate import CLEARED_MARKER
 from inspector.transcript.session import Session
 
@@ -110,7 +118,11 @@ def _mc_session(tmp_path, n=8):
 def test_microcompact_clears_all_but_the_most_recent(tmp_path):
     s = _mc_session(tmp_path)
     last = datetime(2026, 4, 2, 9, 0, 59, tzinfo=UTC)
-    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=61)), factory=factory(s))
+    r = compact(
+        s,
+        CompactRequest("microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=61))),
+        factory=factory(s),
+    )
     assert r.noop is None
     assert r.cleared_tool_results == ("t0", "t1")  # t2 is a Task (not compactable); t3..t7 are the 5 most recent
     assert r.cleared_tokens == {"t0": 1000, "t1": 1000}
@@ -123,10 +135,13 @@ def test_microcompact_clears_all_but_the_most_recent(tmp_path):
 def test_microcompact_gap_and_keep_recent(tmp_path):
     s = _mc_session(tmp_path)
     last = datetime(2026, 4, 2, 9, 0, 59, tzinfo=UTC)
-    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30)))
+    r = compact(s, CompactRequest("microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30))))
     assert r.noop and "under the 60 min threshold" in r.noop and not r.changed
     r = compact(
-        s, "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30), force=True, keep_recent=0)
+        s,
+        CompactRequest(
+            "microcompact", microcompact_params=MicrocompactParams(now=last + timedelta(minutes=30), force=True, keep_recent=0)
+        ),
     )
     assert len(r.cleared_tool_results) == 6  # keep max(1, 0) = 1 of the 7 Reads
 
@@ -138,7 +153,7 @@ def test_session_memory_uses_summary_md_and_keeps_a_window():
     s = Session.load(sample_session("Fix forecast"))
     b = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
     point = s.records[b].logical_parent  # compact the session as it was just before its auto-compaction
-    r = compact(s, "session-memory", at=point, factory=factory(s))
+    r = compact(s, CompactRequest("session-memory", at=point), factory=factory(s))
     assert r.strategy == "session-memory" and r.fallback is None and r.noop is None
     assert r.summary.startswith("This session is being continued") and "Recent messages are preserved verbatim." in r.summary
     assert "# Current State" in r.summary and "Fix weatherly forecast crash" in r.summary
@@ -159,7 +174,7 @@ def test_session_memory_empty_template_falls_back_to_full(workdir):
         s.memory_path.unlink()
     s.memory_path.write_text(template_text())
     b = next((i for i, rec in enumerate(s.records) if rec.is_compact_boundary), None)
-    r = compact(s, "session-memory", at=s.records[b].logical_parent if b is not None else None)
+    r = compact(s, CompactRequest("session-memory", at=s.records[b].logical_parent if b is not None else None))
     assert r.strategy == "full" and "empty template" in r.fallback
 
 
@@ -177,7 +192,7 @@ def test_session_memory_without_notes_writes_the_template_sections(tmp_path):
     assert r.strategy == "session-memory" and r.session_memory.count("\n# ") == 9
     assert any("written by the offline summarizer" in n for n in r.notes)
     with pytest.raises(CompactError, match="not in the slice"):
-        compact(s, "session-memory", session_memory_params=SessionMemoryParams(last_summarized_uuid="nope"))
+        compact(s, CompactRequest("session-memory", session_memory_params=SessionMemoryParams(last_summarized_uuid="nope")))
 
 
 # -- partial and full (§8) --------------------------------------------------------------------
@@ -190,29 +205,29 @@ def test_partial_from_and_up_to():
     assert len(prompts) >= 3
     at = sl.uuid(sl.point)
     pivot = prompts[1]
-    r = compact(s, "partial", at=at, pivot=pivot, direction="from", factory=factory(s))
+    r = compact(s, CompactRequest("partial", at=at, pivot=pivot, direction="from"), factory=factory(s))
     boundary, summary = r.new_records
     assert r.kept_uuids and r.kept_uuids[-1] == boundary["logicalParentUuid"]
     assert boundary["compactMetadata"]["preservedSegment"]["anchorUuid"] == boundary["uuid"]
     assert summary["summarizeMetadata"]["direction"] == "from" and [v.origin for v in r.view][-1] == "summary"
     assert pivot in r.summarized_uuids and pivot not in r.kept_uuids
-    r2 = compact(s, "partial", at=at, pivot=pivot, direction="up_to", factory=factory(s))
+    r2 = compact(s, CompactRequest("partial", at=at, pivot=pivot, direction="up_to"), factory=factory(s))
     b2, s2 = r2.new_records
     assert b2["compactMetadata"]["preservedSegment"]["anchorUuid"] == s2["uuid"] and r2.kept_uuids[0] == pivot
     assert [v.origin for v in r2.view][0] == "summary"
     assert "8. Work Completed:" in r2.summary
     with pytest.raises(CompactError, match="nothing to summarize"):
-        compact(s, "partial", at=at, pivot=prompts[0], direction="up_to")
+        compact(s, CompactRequest("partial", at=at, pivot=prompts[0], direction="up_to"))
     tool_res = next(s.records[i].uuid for i in sl.messages if s.records[i].tool_results)
     with pytest.raises(CompactError, match="not a user message"):
-        compact(s, "partial", at=at, pivot=tool_res)
+        compact(s, CompactRequest("partial", at=at, pivot=tool_res))
     with pytest.raises(CompactError, match="is not a message"):
-        compact(s, "partial", at=at, pivot="no-such-uuid")
+        compact(s, CompactRequest("partial", at=at, pivot="no-such-uuid"))
 
 
 def test_full_manual_and_instructions():
     s = Session.load(sample_session("Fix forecast"))
-    r = compact(s, "full", instructions="Focus on the tests", factory=factory(s))
+    r = compact(s, CompactRequest("full", instructions="Focus on the tests"), factory=factory(s))
     types = [(x["type"], x.get("subtype")) for x in r.new_records]
     assert types == [("system", "compact_boundary"), ("user", None), ("user", None), ("user", None), ("user", None)]
     assert r.new_records[0]["compactMetadata"]["trigger"] == "manual"
@@ -241,7 +256,7 @@ def test_save_round_trip(workdir, strategy):
         kw["pivot"] = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)][1]
     elif strategy == "microcompact":
         kw["microcompact_params"] = MicrocompactParams(force=True)
-    r = compact(s, strategy, **kw)
+    r = compact(s, CompactRequest(strategy, **kw))
     res = save(s, r)
     after = tree_hashes(workdir)
     assert {k: v for k, v in after.items() if k in before} == before  # nothing existing changed
@@ -285,7 +300,9 @@ def test_save_never_overwrites_and_cleans_up_on_failure(workdir, monkeypatch):
 
 def test_nothing_to_save_is_an_error(tmp_path):
     s = _mc_session(tmp_path)
-    r = compact(s, "microcompact", microcompact_params=MicrocompactParams(now=datetime(2026, 4, 2, 9, 5, tzinfo=UTC)))
+    r = compact(
+        s, CompactRequest("microcompact", microcompact_params=MicrocompactParams(now=datetime(2026, 4, 2, 9, 5, tzinfo=UTC)))
+    )
     with pytest.raises(SaveError, match="nothing to save"):
         save(s, r)
 
@@ -417,7 +434,7 @@ def test_a_summary_larger_than_what_it_replaces_is_never_called_a_saving(tmp_pat
         assistant("a1", "u1", [{"type": "text", "text": "fine"}], sec=3, usage=(5, 0, 20_020, 10)),
     ]
     p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
-    res = compact(Session.load(p), "partial", pivot="u1", direction="from")
+    res = compact(Session.load(p), CompactRequest("partial", pivot="u1", direction="from"))
     assert res.tokens_after > res.tokens_before >= 0
     assert "not a saving" in res.change_words and res.as_dict()["larger_after"] is True
     code, out, _ = run("compact", p, "--strategy", "partial", "--at", "u1")
@@ -433,7 +450,7 @@ def test_tokens_after_is_never_negative_even_when_the_first_response_is_odd(tmp_
         assistant("a1", "u1", sec=3, usage=(1, 0, 2_100, 10)),
     ]
     p = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
-    res = compact(Session.load(p), "partial", pivot="u1", direction="up_to")
+    res = compact(Session.load(p), CompactRequest("partial", pivot="u1", direction="up_to"))
     assert res.tokens_after >= 0
 
 
@@ -514,3 +531,38 @@ def test_compact_at_takes_a_line_number(tmp_path):
     assert d["pivot_uuid"] == next(r.uuid for r in s.records if r.line == 7)
     code, out, err = run("compact", str(path), "--strategy", "partial", "--at", "4")
     assert code != 0 and "not a prompt you typed" in err and "line 7" in err
+
+
+class _NoSummaries:
+    """A summarizer that fails the test when asked: for the strategies that must never summarize."""
+
+    def summarize(self, req, progress=None, cancel=None):
+        raise AssertionError("a strategy that does not summarize asked for a summary")
+
+
+def test_the_registry_runs_every_strategy_by_name_and_a_new_one_is_one_entry(tmp_path, monkeypatch):
+    import inspector.compact as comp
+    from inspector.compact import REGISTRY, STRATEGIES, Strategy
+
+    assert STRATEGIES == tuple(REGISTRY) and {s.name for s in REGISTRY.values()} == set(STRATEGIES)
+    s = _mc_session(tmp_path)
+    for name, strategy in REGISTRY.items():
+        if strategy.summarizes:
+            continue
+        r = compact(
+            s, CompactRequest(name, microcompact_params=MicrocompactParams(force=True, keep_recent=1)), summarizer=_NoSummaries()
+        )
+        assert r.strategy == name
+    seen = []
+
+    def run(r):
+        seen.append((r.request.strategy, r.request.instructions, r.slice.point))
+        return REGISTRY["full"].run(r)
+
+    monkeypatch.setitem(comp.REGISTRY, "newt", Strategy("newt", True, run, "a strategy added by one entry"))
+    r = compact(s, CompactRequest("newt", instructions="keep the file names"))
+    assert seen and seen[0][:2] == ("newt", "keep the file names") and r.new_records
+    with pytest.raises(CompactError, match="unknown strategy 'nope'"):
+        compact(s, "nope")
+    # a bare name is the request with only a strategy
+    assert compact(s, "full").summary == compact(s, CompactRequest("full")).summary is not None

@@ -11,7 +11,7 @@ import pytest
 from builders import assistant, tool_result, tool_use, user
 
 from inspector.claude.wire import api_messages
-from inspector.compact import compact, earlier
+from inspector.compact import CompactRequest, compact, earlier
 from inspector.compact.engine import rough_record
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
@@ -131,7 +131,7 @@ def _session_332(tmp_path: Path, earlier_list: list | None = None) -> Session:
 def test_a_compaction_of_a_2_1_332_session_writes_the_list_and_sends_it_before_the_summary(tmp_path):
     s = _session_332(tmp_path)
     before = s.path.read_bytes()
-    res = compact(s, "compact", settings=Settings(earlier_messages="messages_and_replies"))
+    res = compact(s, CompactRequest("compact", settings=Settings(earlier_messages="messages_and_replies")))
     summary = next(r for r in res.new_records if r.get("isCompactSummary"))
     items = summary["earlierMessages"]
     assert items[0]["text"] == earlier.INTRO["messages_and_replies"]
@@ -142,7 +142,7 @@ def test_a_compaction_of_a_2_1_332_session_writes_the_list_and_sends_it_before_t
     assert earlier.rough_tokens(summary) > 0 and rough_record(summary) > earlier.rough_tokens(summary)
     assert s.path.read_bytes() == before
 
-    off = compact(s, "compact", settings=Settings(earlier_messages="off"))
+    off = compact(s, CompactRequest("compact", settings=Settings(earlier_messages="off")))
     assert not any("earlierMessages" in r for r in off.new_records)
     assert not any("earlierMessages" in r for r in compact(s, "compact").new_records)  # the session shows no list
 

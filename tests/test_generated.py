@@ -179,12 +179,14 @@ def test_a_threshold_compaction_soon_after_another_keeps_no_round(tmp_path):
     assert rapid_refills(make_slice(_refill_session(tmp_path / "c", after_prompt=True))) == 0
     exited = [{"type": "cost-state", "sessionId": "S", "costUSD": 0}]
     assert rapid_refills(make_slice(_refill_session(tmp_path / "d", between=exited))) == 0
-    from inspector.compact import compact
+    from inspector.compact import CompactRequest, compact
 
     s = _refill_session(tmp_path / "e")
-    res = compact(s, "compact", trigger="auto", summarizer=_Fake())
+    res = compact(s, CompactRequest("compact", trigger="auto"), summarizer=_Fake())
     assert res.kept_uuids == () and "rapid refill" in " ".join(res.notes)
-    assert compact(_refill_session(tmp_path / "f", rounds_after=3), "compact", trigger="auto", summarizer=_Fake()).kept_uuids
+    assert compact(
+        _refill_session(tmp_path / "f", rounds_after=3), CompactRequest("compact", trigger="auto"), summarizer=_Fake()
+    ).kept_uuids
 
 
 class _Fake:
@@ -439,15 +441,19 @@ def test_a_partial_compaction_divides_the_messages_claude_code_has(tmp_path):
     keeps the trailing turn_duration the process has and a session_context but no prompt_snapshot (2.1.332), and
     neither summary says anything of messages kept after it."""
     from conformance.replay import _FakeText
-    from inspector.compact import compact
+    from inspector.compact import CompactRequest, compact
     from inspector.compact.engine import KEPT_AFTER
     from inspector.transcript.session import Session
 
     s = Session.load(_repl_session(tmp_path))
-    res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="partial", pivot="p2", direction="from")
+    res = compact(
+        s, CompactRequest(strategy="partial", pivot="p2", direction="from"), summarizer=_FakeText("<summary>x</summary>")
+    )
     assert list(res.kept_uuids) == ["p1", "snap", "a1", "d1", "cv", "cmd", "out"]
     assert res.new_records[0]["compactMetadata"]["messagesSummarized"] == 5  # p2 to the turn_duration
-    up = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="partial", pivot="p2", direction="up_to")
+    up = compact(
+        s, CompactRequest(strategy="partial", pivot="p2", direction="up_to"), summarizer=_FakeText("<summary>x</summary>")
+    )
     # a tail keeps a session_context with nothing to send (2.1.332), not a prompt_snapshot
     assert list(up.kept_uuids) == ["p2", "ctx", "a2", "d2"]
     assert KEPT_AFTER not in up.summary and KEPT_AFTER not in res.summary
@@ -457,12 +463,12 @@ def test_a_repl_compact_writes_its_output_dimmed(tmp_path):
     """The REPL (entrypoint "cli") writes /compact's output line with the terminal's dim escapes (2.1.328 in tmux);
     shown by inspector, the escapes are never passed to the terminal."""
     from conformance.replay import _FakeText
-    from inspector.compact import compact
+    from inspector.compact import CompactRequest, compact
     from inspector.textutil import printable
     from inspector.transcript.session import Session
 
     s = Session.load(_repl_session(tmp_path))
-    res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="compact", trigger="manual")
+    res = compact(s, CompactRequest(strategy="compact", trigger="manual"), summarizer=_FakeText("<summary>x</summary>"))
     out = [r for r in res.new_records if "local-command-stdout" in str((r.get("message") or {}).get("content"))]
     assert out and "\x1b[2mCompacted" in out[0]["message"]["content"]
     assert "\x1b" not in printable(out[0]["message"]["content"])
@@ -488,14 +494,14 @@ def test_a_kept_trailing_turn_duration_is_saved_and_resumes_as_previewed(tmp_pat
     from conftest import sha256
 
     from conformance.replay import _FakeText
-    from inspector.compact import compact
+    from inspector.compact import CompactRequest, compact
     from inspector.edit import save
     from inspector.transcript.session import Session
 
     path = _repl_session(tmp_path)
     before = sha256(path)
     s = Session.load(path)
-    res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="compact", trigger="manual")
+    res = compact(s, CompactRequest(strategy="compact", trigger="manual"), summarizer=_FakeText("<summary>x</summary>"))
     assert list(res.kept_uuids)[-1] == "d2"
     out = save(s, res, out=tmp_path / "saved" / "new.jsonl", allow_live=True)
     saved = Session.load(out.path)
@@ -509,12 +515,14 @@ def test_an_up_to_compaction_that_keeps_the_trailing_record_is_saved(tmp_path):
     last message again, where the release's --resume continues from it (measured: 2.1.120 on), so the save's own
     check counts it as on the resumed chain (a fresh 2.1.332 REPL seed's save was refused)."""
     from conformance.replay import _FakeText
-    from inspector.compact import compact
+    from inspector.compact import CompactRequest, compact
     from inspector.edit import save
     from inspector.transcript.session import Session
 
     s = Session.load(_repl_session(tmp_path))
-    res = compact(s, summarizer=_FakeText("<summary>x</summary>"), strategy="partial", pivot="p2", direction="up_to")
+    res = compact(
+        s, CompactRequest(strategy="partial", pivot="p2", direction="up_to"), summarizer=_FakeText("<summary>x</summary>")
+    )
     assert list(res.kept_uuids)[-1] == "d2"
     out = save(s, res, out=tmp_path / "saved" / "new.jsonl", allow_live=True)
     saved = Session.load(out.path)

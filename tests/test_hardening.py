@@ -19,7 +19,7 @@ from conftest import SAMPLES as SAMPLES_DIR
 from conftest import run_cli as run
 from fake_anthropic import FakeAnthropic
 
-from inspector.compact import KeepConfig, SessionMemoryParams, compact
+from inspector.compact import CompactRequest, KeepConfig, SessionMemoryParams, compact
 from inspector.edit import SaveError, save
 from inspector.transcript.discovery import Target
 from inspector.transcript.session import Session
@@ -104,7 +104,7 @@ KILLER = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     sys.path.insert(0, {tests!r})
     from inspector.transcript.session import Session
-    from inspector.compact import KeepConfig, SessionMemoryParams, compact
+    from inspector.compact import CompactRequest, KeepConfig, SessionMemoryParams, compact
     import inspector.edit.saving as sv
     from pathlib import Path
     where, k = sys.argv[2], int(sys.argv[3])
@@ -155,7 +155,8 @@ def test_read_only_folder_and_full_disk_leave_nothing(workdir, monkeypatch):
     s = Session.load(src)
     r = compact(s, "full")
     before = sorted(p.name for p in src.parent.iterdir())
-    import inspector.edit.saving as sv
+    import inspector.edit.files as sv
+    import inspector.edit.saving as saving
 
     def read_only(*a, **k):
         raise PermissionError(13, "Permission denied")
@@ -166,7 +167,7 @@ def test_read_only_folder_and_full_disk_leave_nothing(workdir, monkeypatch):
     monkeypatch.undo()
 
     calls = {"n": 0}
-    real_copy = sv.copy_atomic
+    real_copy = saving.copy_atomic
 
     def full_disk(srcf, dst):
         calls["n"] += 1
@@ -174,7 +175,7 @@ def test_read_only_folder_and_full_disk_leave_nothing(workdir, monkeypatch):
             raise SaveError(f"could not write {dst}: No space left on device")
         return real_copy(srcf, dst)
 
-    monkeypatch.setattr(sv, "copy_atomic", full_disk)
+    monkeypatch.setattr(saving, "copy_atomic", full_disk)
     with pytest.raises(SaveError, match="No space left"):
         save(s, r)
     assert sorted(p.name for p in src.parent.iterdir()) == before  # the new file and its folder were removed
@@ -182,7 +183,7 @@ def test_read_only_folder_and_full_disk_leave_nothing(workdir, monkeypatch):
 
 def test_cli_write_error_is_one_line(workdir, monkeypatch):
     src = sample_session("Fix forecast", workdir)
-    import inspector.edit.saving as sv
+    import inspector.edit.files as sv
 
     monkeypatch.setattr(sv.os, "link", lambda a, b: (_ for _ in ()).throw(OSError(30, "Read-only file system")))
     code, out, err = run("compact", src, "--strategy", "full", "--write")
@@ -336,12 +337,12 @@ def test_a_slower_earlier_preview_never_replaces_a_newer_one(workdir, monkeypatc
 
     slow_done = []
 
-    def compact(session, strategy, **kw):
-        if strategy != "microcompact":
-            return real(session, strategy, **kw)
+    def compact(session, request, **kw):
+        if request.strategy != "microcompact":
+            return real(session, request, **kw)
         time.sleep(1.0)  # the earlier request, slower
         try:
-            return real(session, strategy, **kw)
+            return real(session, request, **kw)
         finally:
             slow_done.append(True)
 
@@ -436,8 +437,8 @@ SMALL_KEEP = SessionMemoryParams(KeepConfig(1_000, 2, 3_000))
 
 
 def _disk_calls(monkeypatch, stop_at: int | None):
-    """Count the disk changes a save makes (edit/saving.DISK), killing the process at call `stop_at`."""
-    import inspector.edit.saving as sv
+    """Count the disk changes a save makes (edit/files.DISK), killing the process at call `stop_at`."""
+    import inspector.edit.files as sv
 
     calls = {"n": 0, "names": []}
     for name in ("mkdir", "tempdir", "marker", "temp", "write", "fsync", "link", "rename", "unlink", "rmdir"):
@@ -460,12 +461,12 @@ def test_a_save_killed_at_every_step_leaves_a_whole_session_or_none(workdir, mon
     turn (every mkdir, temporary file, write, fsync, link, unlink): afterwards there is either no new transcript or a
     complete one whose copied files are all there with the original bytes, and the next save removes what the
     killed one left behind."""
-    from inspector.edit.saving import INCOMPLETE, TMP_PREFIX, clean_stale
+    from inspector.edit.files import INCOMPLETE, TMP_PREFIX, clean_stale
 
     src = sample_session("Fix forecast", workdir)
     project = src.parent
     s = Session.load(src)
-    r = compact(s, "session-memory", session_memory_params=SMALL_KEEP)
+    r = compact(s, CompactRequest("session-memory", session_memory_params=SMALL_KEEP))
     assert r.changed and r.session_memory_file is not None and s.persisted_outputs
     h = tree_hashes(project)
     calls = _disk_calls(monkeypatch, None)
@@ -549,7 +550,7 @@ def test_session_notes_are_copied_byte_for_byte(workdir):
     data = notes.read_bytes() + b"\n\xff\xfe not UTF-8\n" + b"# Worklog\n" + b"x" * (6 << 20) + b"\n"
     notes.write_bytes(data)
     s = Session.load(src)
-    res = save(s, compact(s, "session-memory", session_memory_params=SMALL_KEEP), out=src.parent / "notes.jsonl")
+    res = save(s, compact(s, CompactRequest("session-memory", session_memory_params=SMALL_KEEP)), out=src.parent / "notes.jsonl")
     assert (src.parent / "notes" / "session-memory" / "summary.md").read_bytes() == data
     assert res.verification.ok
 
@@ -612,7 +613,7 @@ def test_nothing_is_read_through_a_folder_that_is_a_link(workdir, tmp_path, wher
     assert code == 0 and SECRET not in out
     code, out, err = run("stats", "--json", "--no-cache", src)
     assert code == 0 and SECRET not in out
-    r = compact(s, "session-memory", session_memory_params=SMALL_KEEP)
+    r = compact(s, CompactRequest("session-memory", session_memory_params=SMALL_KEEP))
     assert SECRET not in (r.summary or "") and SECRET not in (r.session_memory or "")
     if r.changed:
         res = save(s, r, out=src.parent / "copy.jsonl")
@@ -714,7 +715,7 @@ def test_unreadable_notes_fall_back_to_full_compaction(workdir, unreadable):
     src = sample_session("Fix forecast", workdir)
     unreadable(src.with_suffix("") / "session-memory" / "summary.md")
     s = Session.load(src)
-    r = compact(s, "session-memory", session_memory_params=SMALL_KEEP)
+    r = compact(s, CompactRequest("session-memory", session_memory_params=SMALL_KEEP))
     assert r.strategy == "full" and "could not be read" in r.fallback
 
 

@@ -9,7 +9,7 @@ from conftest import write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.compact import KeepConfig, MicrocompactParams, compact
+from inspector.compact import CompactRequest, KeepConfig, MicrocompactParams, compact
 from inspector.compact.invariants import (
     adjust_index_to_preserve_api_invariants,
     calculate_messages_to_keep_index,
@@ -110,7 +110,9 @@ def test_strategies_never_grow_the_context_and_keep_pairs(tmp_path_factory, case
     turns, b = case
     recs = build(turns, b)
     s = Session.load(write_jsonl(tmp_path_factory.mktemp("p") / "s.jsonl", recs))
-    r = compact(s, strategy, microcompact_params=MicrocompactParams(now=datetime(2027, 1, 1, tzinfo=UTC), keep_recent=2))
+    r = compact(
+        s, CompactRequest(strategy, microcompact_params=MicrocompactParams(now=datetime(2027, 1, 1, tzinfo=UTC), keep_recent=2))
+    )
     if r.changed:
         kept = [s.records[s.conversation.by_uuid[u]] for u in r.kept_uuids]
         assert not orphan_tool_results(kept)

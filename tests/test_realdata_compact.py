@@ -7,7 +7,7 @@ import shutil
 import pytest
 from conftest import REAL_PROJECTS, real_files, requires_realdata, tree_hashes
 
-from inspector.compact import CompactError, MicrocompactParams, compact, make_slice
+from inspector.compact import CompactError, CompactRequest, MicrocompactParams, compact, make_slice
 from inspector.compact.summary_compact import is_pivot_candidate
 from inspector.edit import save
 from inspector.transcript.session import Session
@@ -49,7 +49,7 @@ def test_every_strategy_previews_and_saves(copy_root, path):
     saved = 0
     for strategy, kw in runs:
         try:
-            r = compact(s, strategy, **kw)
+            r = compact(s, CompactRequest(strategy, **kw))
         except CompactError as e:
             assert "nothing to summarize" in str(e)
             continue

@@ -653,7 +653,7 @@ def test_a_microcompaction_states_its_trigger_has_no_margin_and_is_no_anomaly(tm
 def test_a_compaction_preview_says_what_its_size_after_is_made_of():
     """The parts add up to the size after, for a summary and for a microcompaction, and the microcompaction's drop is
     exactly what its cleared results counted less what is left of them (Claude Code's own rough figure beside)."""
-    from inspector.compact import MicrocompactParams, compact
+    from inspector.compact import CompactRequest, MicrocompactParams, compact
 
     s = Session.load(sample_session("Fix forecast"))
     for strategy in ("full", "compact"):
@@ -665,7 +665,7 @@ def test_a_compaction_preview_says_what_its_size_after_is_made_of():
             [u for u in res.summarized_uuids if s.records[s.conversation.by_uuid[u]].type in ("user", "assistant", "attachment")]
         )
         assert "summary" in res.accounting_words and f"{res.tokens_after:,} after =" in res.accounting_words
-    res = compact(s, "microcompact", microcompact_params=MicrocompactParams(keep_recent=1, force=True))
+    res = compact(s, CompactRequest("microcompact", microcompact_params=MicrocompactParams(keep_recent=1, force=True)))
     a = res.accounting
     assert res.cleared_tool_results and a["cleared_before"] - a["cleared_left"] == res.tokens_before - res.tokens_after
     assert "characters / 4" in res.accounting_words

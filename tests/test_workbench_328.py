@@ -20,7 +20,7 @@ from conftest import expand_golden, golden_transcript, run_cli, sample_session, 
 from conformance.fake_api import SUMMARY
 from inspector.claude.requests import canonical
 from inspector.claude.wire import api_messages, sent_bodies
-from inspector.compact import compact
+from inspector.compact import CompactRequest, compact
 from inspector.compact.base import RecordFactory
 from inspector.compact.engine import api_rounds
 from inspector.compact.summarize.base import SummaryOutput
@@ -114,7 +114,10 @@ def test_the_records_of_a_compaction_are_those_claude_code_wrote(name, trigger, 
             instructions = c.split("<command-args>", 1)[1].split("</command-args>", 1)[0] or None
     when = datetime.fromisoformat(boundary["timestamp"].replace("Z", "+00:00"))
     res = compact(
-        s, "compact", trigger=trigger, instructions=instructions, summarizer=FakeSummary(), factory=RecordFactory(s, now=when)
+        s,
+        CompactRequest("compact", trigger=trigger, instructions=instructions),
+        summarizer=FakeSummary(),
+        factory=RecordFactory(s, now=when),
     )
     meta = boundary["compactMetadata"]
     # what is kept: the records Claude Code listed, in its order
@@ -142,7 +145,7 @@ def test_the_records_of_a_compaction_are_those_claude_code_wrote(name, trigger, 
 
 def test_the_summary_message_has_2_1_328s_shape(tmp_path):
     s, theirs, _ = before_compaction("threshold_env_window_100k", tmp_path)
-    res = compact(s, "compact", trigger="auto", summarizer=FakeSummary())
+    res = compact(s, CompactRequest("compact", trigger="auto"), summarizer=FakeSummary())
     summary = next(r for r in res.new_records if r.get("isCompactSummary"))
     text = summary["message"]["content"]
     cc = next(r for r in theirs if r.get("isCompactSummary"))["message"]["content"]
@@ -157,7 +160,7 @@ def test_a_refusal_keeps_the_tail_claude_code_kept(name, rounds, kept, tmp_path)
     run whose refusal named no gap (200,000 > 200,000) kept the last round."""
     s, theirs, boundary = before_compaction(name, tmp_path)
     limit = 199_999 if name.endswith("gap_1") else 200_000
-    res = compact(s, "reactive", refused_at=limit, prompt_tokens=200_000, summarizer=FakeSummary())
+    res = compact(s, CompactRequest("reactive", refused_at=limit, prompt_tokens=200_000), summarizer=FakeSummary())
     assert list(res.kept_uuids) == boundary["compactMetadata"]["preservedMessages"]["uuids"]
     assert (res.parameters["rounds"], res.parameters["kept_rounds"]) == (rounds, kept)
     assert res.new_records[0]["compactMetadata"]["trigger"] == "auto"
@@ -170,7 +173,7 @@ def test_the_first_request_after_claude_codes_compaction_is_the_preview(tmp_path
     folder = expand_golden("threshold_env_window_100k", tmp_path / "g")
     s, theirs, boundary = before_compaction("threshold_env_window_100k", tmp_path)
     when = datetime.fromisoformat(boundary["timestamp"].replace("Z", "+00:00"))
-    res = compact(s, "compact", trigger="auto", summarizer=FakeSummary(), factory=RecordFactory(s, now=when))
+    res = compact(s, CompactRequest("compact", trigger="auto"), summarizer=FakeSummary(), factory=RecordFactory(s, now=when))
     path_then = next(
         str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
         for r in theirs
@@ -330,7 +333,7 @@ def test_a_kept_tail_that_ends_in_an_informational_line_saves_and_is_on_the_resu
     os.utime(path, (time.time() - 3600, time.time() - 3600))
     before = sha256(path)
     s = Session.load(path)
-    res = compact(s, "reactive", refused_at=7_918)
+    res = compact(s, CompactRequest("reactive", refused_at=7_918))
     assert s.body(s.conversation.by_uuid[res.kept_uuids[-1]]).get("subtype") == "informational"
     out = save(s, res)  # refused before: "1 record(s) expected on the resumed chain are missing"
     back = Session.load(out.path)

@@ -198,8 +198,8 @@ STRATEGY_WORDS = {
 
 def releases_with(strategy: str) -> str:
     """The releases that had a workbench strategy, in words ("2.0.0 – 2.1.158")."""
-    kind = WORKBENCH[strategy]
-    eras = [e for e in ERAS if kind in e.strategies]
+    kind = WORKBENCH.get(strategy)
+    eras = [e for e in ERAS if kind is not None and kind in e.strategies]
     if not eras:
         return "no known release"
     first, last = eras[0], eras[-1]

@@ -109,7 +109,9 @@ def _compact_parser() -> argparse.ArgumentParser:
 
 def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.compact import (
+        REGISTRY,
         STRATEGIES,
+        CompactRequest,
         KeepConfig,
         MicrocompactParams,
         SessionMemoryParams,
@@ -149,7 +151,7 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         summarizer = AnthropicSummarizer(args.model or DEFAULT_MODEL)
         if not summarizer.has_key:
             raise InspectorError("set ANTHROPIC_API_KEY to use the Anthropic summarizer (nothing was sent)")
-        if args.strategy != "microcompact":
+        if args.strategy is None or REGISTRY[args.strategy].summarizes:
             sl = make_slice(s, None if args.strategy == "partial" else args.at, settings)
             req = SummaryRequest(s, tuple(sl.messages), instructions=args.instructions)
             _confirm_send(summarizer, req, args, err)
@@ -165,22 +167,24 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
     direction = args.direction.replace("-", "_")
     res = compact(
         s,
-        args.strategy,
-        at=None if args.strategy == "partial" else args.at,
-        pivot=args.at if args.strategy == "partial" else None,
-        direction=direction,
-        instructions=args.instructions,
+        CompactRequest(
+            args.strategy,
+            at=None if args.strategy == "partial" else args.at,
+            pivot=args.at if args.strategy == "partial" else None,
+            direction=direction,
+            instructions=args.instructions,
+            settings=settings,
+            microcompact_params=MicrocompactParams(
+                gap_minutes=args.gap_minutes, keep_recent=args.keep_recent, now=now, force=args.force
+            ),
+            session_memory_params=SessionMemoryParams(
+                KeepConfig(args.min_tokens, args.min_text_messages, args.max_tokens), args.last_summarized
+            ),
+            trigger=args.trigger,
+            refused_at=args.refused_at,
+            prompt_tokens=args.prompt_tokens,
+        ),
         summarizer=summarizer,
-        settings=settings,
-        microcompact_params=MicrocompactParams(
-            gap_minutes=args.gap_minutes, keep_recent=args.keep_recent, now=now, force=args.force
-        ),
-        session_memory_params=SessionMemoryParams(
-            KeepConfig(args.min_tokens, args.min_text_messages, args.max_tokens), args.last_summarized
-        ),
-        trigger=args.trigger,
-        refused_at=args.refused_at,
-        prompt_tokens=args.prompt_tokens,
     )
     exact = None
     if args.exact:
@@ -199,7 +203,7 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
         exact = plan.count(counter)
     saved = None
     if args.write:
-        from inspector.edit.saving import RefusedSave
+        from inspector.edit.files import RefusedSave
 
         try:
             saved = save(

@@ -1,13 +1,16 @@
 """Claude Code's compaction strategies as pure functions over a loaded session.
 
-`compact(session, strategy, ...)` picks the slice (the active chain from the last boundary to the
-chosen point), runs the strategy and returns one frozen `CompactionResult`. Session-memory
-compaction falls back to full compaction where Claude Code would, and says why.
+`compact(session, request)` picks the slice (the active chain from the last boundary to the chosen point), runs the
+strategy the request names (by the registry `REGISTRY`) and returns one frozen `CompactionResult`. A request is one
+value (`CompactRequest`: what to compute), built the same way by the command line, the workbench and the harness; the
+collaborators (summarizer, record factory, estimator, progress, cancel) are how to run it. Session-memory compaction
+falls back to full compaction where Claude Code would, and says why.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from inspector.claude.versions import default_strategy, releases_with, rules_for, what_if
@@ -23,58 +26,141 @@ from inspector.tokens.series import Series
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
 
-STRATEGIES = ("compact", "reactive", "partial", "full", "session-memory", "microcompact")
+
+@dataclass(frozen=True, slots=True)
+class CompactRequest:
+    """What a compaction computes. `strategy` None: what the session's own Claude Code does. `at`: the record to
+    compact at (None: the session's end); `pivot` and `direction` ("from", "up_to"): a partial compaction's prompt;
+    `trigger`, `refused_at`, `prompt_tokens`: how a 2.1.3xx compaction was set off (manual, auto, the API's refusal
+    and the count it gave)."""
+
+    strategy: str | None = None
+    at: str | None = None
+    pivot: str | None = None
+    direction: str = "from"
+    instructions: str | None = None
+    trigger: str = "manual"
+    refused_at: int | None = None
+    prompt_tokens: int | None = None
+    settings: Settings | None = None
+    microcompact_params: MicrocompactParams | None = None
+    session_memory_params: SessionMemoryParams | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One compaction's inputs, resolved: what each strategy in the registry is given."""
+
+    request: CompactRequest
+    slice: Slice
+    estimator: Estimator
+    summarizer: Summarizer
+    factory: RecordFactory
+    progress: Progress | None
+    cancel: Cancel | None
+    tail_era: bool  # the session's release compacts keeping a tail (2.1.3xx's engine)
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    name: str
+    summarizes: bool  # it asks a summarizer (microcompaction does not)
+    run: Callable[[Run], CompactionResult]
+    what: str  # one line, for help and the workbench
+
+
+def _engine(mode: str) -> Callable[[Run], CompactionResult]:
+    def run(r: Run) -> CompactionResult:
+        q = r.request
+        params = EngineParams(mode, q.trigger, q.instructions, q.refused_at, q.prompt_tokens)
+        return engine_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
+
+    return run
+
+
+def _partial(r: Run) -> CompactionResult:
+    q = r.request
+    if q.pivot is None:
+        what = "a prompt you typed" if r.tail_era else "a user message"
+        raise CompactError(f"partial compaction needs a pivot: the uuid of {what} (--at)")
+    if r.tail_era:
+        params = EngineParams("partial", "manual", q.instructions, None, None, q.pivot, q.direction)
+        return engine_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
+    return partial_compact(
+        r.slice, r.estimator, r.summarizer, PartialParams(q.pivot, q.direction, q.instructions), r.factory, r.progress, r.cancel
+    )
+
+
+def _full(r: Run, trigger: str | None = None) -> CompactionResult:
+    params = FullParams(r.request.instructions) if trigger is None else FullParams(r.request.instructions, trigger=trigger)
+    return full_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
+
+
+def _session_memory(r: Run) -> CompactionResult:
+    smp = r.request.session_memory_params or SessionMemoryParams()
+    res = session_memory_compact(r.slice, r.estimator, r.summarizer, smp, r.factory)
+    if res.fallback is None:
+        return res
+    full = _full(r, "auto" if smp.auto else "manual")
+    return replace(full, fallback=res.fallback, notes=(f"session-memory compaction not applicable: {res.fallback}",) + full.notes)
+
+
+def _microcompact(r: Run) -> CompactionResult:
+    return microcompact(r.slice, r.estimator, r.request.microcompact_params or MicrocompactParams(), r.factory)
+
+
+REGISTRY: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("compact", True, _engine("compact"), "2.1.3xx's /compact: summarize, keep a tail of recent rounds"),
+        Strategy("reactive", True, _engine("reactive"), "2.1.3xx after the API refused a request as too long"),
+        Strategy("partial", True, _partial, "summarize from, or up to, a prompt you typed"),
+        Strategy("full", True, _full, "summarize everything since the last compaction"),
+        Strategy("session-memory", True, _session_memory, "the session-memory notes as the summary (2.1.x)"),
+        Strategy("microcompact", False, _microcompact, "clear old tool results, no summary (2.1.x)"),
+    )
+}
+STRATEGIES = tuple(REGISTRY)
 
 
 def compact(
     s: Session,
-    strategy: str | None = None,
+    request: CompactRequest | str | None = None,
     *,
-    at: str | None = None,
     summarizer: Summarizer | None = None,
-    settings: Settings | None = None,
-    microcompact_params: MicrocompactParams | None = None,
-    session_memory_params: SessionMemoryParams | None = None,
-    pivot: str | None = None,
-    direction: str = "from",
-    instructions: str | None = None,
     factory: RecordFactory | None = None,
     estimator: Estimator | None = None,
     progress: Progress | None = None,
     cancel: Cancel | None = None,
-    trigger: str = "manual",
-    refused_at: int | None = None,
-    prompt_tokens: int | None = None,
 ) -> CompactionResult:
-    """Run a strategy (default: what the session's own Claude Code does) and say which release's rules it follows."""
+    """Run the request's strategy (default: what the session's own Claude Code does; a bare name is a request with
+    only a strategy) and say which release's rules it follows."""
+    from inspector.claude.versions import TAIL
+
+    q = request if isinstance(request, CompactRequest) else CompactRequest(request)
     rules = rules_for(s.version)
-    strategy = strategy or default_strategy(rules.era)
-    if strategy not in STRATEGIES:
-        raise CompactError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
-    key = f"partial-{direction.replace('_', '-')}" if strategy == "partial" else strategy
-    settings = settings or Settings()
+    name = q.strategy or default_strategy(rules.era)
+    strategy = REGISTRY.get(name)
+    if strategy is None:
+        raise CompactError(f"unknown strategy {name!r} (choose from {', '.join(STRATEGIES)})")
+    key = f"partial-{q.direction.replace('_', '-')}" if name == "partial" else name
+    settings = q.settings or Settings()
+    sl = make_slice(s, q.at, settings)
     if estimator is None:
-        estimator = Estimator(s, make_slice(s, at, settings).series, settings)
-    res = _run(
-        s,
-        strategy,
-        rules,
-        at=at,
-        summarizer=summarizer,
-        settings=settings,
-        microcompact_params=microcompact_params,
-        session_memory_params=session_memory_params,
-        pivot=pivot,
-        direction=direction,
-        instructions=instructions,
-        factory=factory,
-        estimator=estimator,
-        progress=progress,
-        cancel=cancel,
-        trigger=trigger,
-        refused_at=refused_at,
-        prompt_tokens=prompt_tokens,
+        estimator = Estimator(s, sl.series, settings)
+    if factory is None:  # the new records are dated just after the point they compact, not on the day they are saved
+        factory = RecordFactory(s, now=_just_after(s, sl.point))
+    run = Run(
+        replace(q, strategy=name, settings=settings),
+        sl,
+        estimator,
+        summarizer or OfflineSummarizer(),
+        factory,
+        progress,
+        cancel,
+        TAIL in rules.era.strategies,
     )
+    res = strategy.run(run)
     label = f"{key}: the rules of Claude Code {rules.era.label} (releases {releases_with(key)} had it)"
     wi = what_if(key, rules.era)
     return replace(
@@ -216,84 +302,15 @@ def _just_after(s: Session, index: int) -> datetime:
     return datetime.now(UTC)
 
 
-def _run(
-    s: Session,
-    strategy: str,
-    rules: object,
-    *,
-    at: str | None,
-    summarizer: Summarizer | None,
-    settings: Settings | None,
-    microcompact_params: MicrocompactParams | None,
-    session_memory_params: SessionMemoryParams | None,
-    pivot: str | None,
-    direction: str,
-    instructions: str | None,
-    factory: RecordFactory | None,
-    estimator: Estimator | None,
-    progress: Progress | None,
-    cancel: Cancel | None,
-    trigger: str,
-    refused_at: int | None,
-    prompt_tokens: int | None,
-) -> CompactionResult:
-    from inspector.claude.versions import TAIL
-
-    settings = settings or Settings()
-    sl = make_slice(s, at, settings)
-    est = estimator or Estimator(s, sl.series, settings)
-    if factory is None:  # the new records are dated just after the point they compact, not on the day they are saved
-        factory = RecordFactory(s, now=_just_after(s, sl.point))
-    summarizer = summarizer or OfflineSummarizer()
-    tail_era = TAIL in rules.era.strategies
-    if strategy in ("compact", "reactive"):
-        mode = "compact" if strategy == "compact" else "reactive"
-        return engine_compact(
-            sl, est, summarizer, EngineParams(mode, trigger, instructions, refused_at, prompt_tokens), factory, progress, cancel
-        )
-    if strategy == "partial" and tail_era:
-        if pivot is None:
-            raise CompactError("partial compaction needs a pivot: the uuid of a prompt you typed (--at)")
-        return engine_compact(
-            sl,
-            est,
-            summarizer,
-            EngineParams("partial", "manual", instructions, None, None, pivot, direction),
-            factory,
-            progress,
-            cancel,
-        )
-    if strategy == "microcompact":
-        return microcompact(sl, est, microcompact_params or MicrocompactParams(), factory)
-    if strategy == "partial":
-        if pivot is None:
-            raise CompactError("partial compaction needs a pivot: the uuid of a user message (--at)")
-        return partial_compact(sl, est, summarizer, PartialParams(pivot, direction, instructions), factory, progress, cancel)
-    if strategy == "full":
-        return full_compact(sl, est, summarizer, FullParams(instructions), factory, progress, cancel)
-    res = session_memory_compact(sl, est, summarizer, session_memory_params or SessionMemoryParams(), factory)
-    if res.fallback is not None:
-        full = full_compact(
-            sl,
-            est,
-            summarizer,
-            FullParams(instructions, trigger="auto" if (session_memory_params or SessionMemoryParams()).auto else "manual"),
-            factory,
-            progress,
-            cancel,
-        )
-        return replace(
-            full, fallback=res.fallback, notes=(f"session-memory compaction not applicable: {res.fallback}",) + full.notes
-        )
-    return res
-
-
 __all__ = [
     "pivot_candidates",
     "pivot_words",
     "resolve_reference",
     "EngineParams",
+    "REGISTRY",
     "STRATEGIES",
+    "CompactRequest",
+    "Strategy",
     "CompactError",
     "CompactionResult",
     "Estimator",

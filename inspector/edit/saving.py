@@ -13,45 +13,27 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import time
 import uuid as uuidlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.compact.base import CompactionResult, make_slice
-from inspector.compact.engine import trailing_records
-from inspector.tokens.estimate import count_bodies
-from inspector.transcript.discovery import InspectorError
-from inspector.transcript.records import dump_line, iter_blocks
-from inspector.transcript.safefs import open_regular
+from inspector.compact.base import CompactionResult
+from inspector.edit.files import (
+    DISK,
+    INCOMPLETE,
+    RefusedSave,
+    SaveError,
+    clean_stale,
+    copy_atomic,
+    sha256_of,
+    write_atomic,
+)
+from inspector.edit.records import Verification, build_records, verify
+from inspector.transcript.records import dump_line
 from inspector.transcript.session import Session, safe_child
-
-
-class SaveError(InspectorError):
-    flag: str | None = None  # the command-line flag that overrides this refusal, if any
-
-
-class RefusedSave(SaveError):
-    def __init__(self, message: str, flag: str) -> None:
-        super().__init__(message)
-        self.flag = flag
-
-
-@dataclass(slots=True)
-class Verification:
-    chain_ok: bool
-    tool_pairs_ok: bool
-    estimate_ok: bool
-    saved_counted: int
-    preview_counted: int
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.chain_ok and self.tool_pairs_ok and self.estimate_ok
 
 
 @dataclass(slots=True)
@@ -167,382 +149,6 @@ def _shell_quote(s: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# atomic writes
-
-TMP_PREFIX = ".inspector-"  # our temporary files: .inspector-<pid>-<random>.tmp
-INCOMPLETE = ".inspector-incomplete"  # in a new session's folder until its transcript is in place
-STALE_AFTER = 24 * 3600  # a temporary of a process that may still run is removed after a day
-
-
-def _file_mode() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-FILE_MODE = _file_mode()
-
-
-class _Disk:
-    """Every change a save makes to the disk goes through here, in order (the kill test stops at each)."""
-
-    def mkdir(self, path: Path) -> None:
-        os.mkdir(path)
-
-    def temp(self, folder: Path) -> tuple[int, str]:
-        fd, name = tempfile.mkstemp(dir=folder, prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".tmp")
-        try:  # a new file's usual mode (0644 under the usual umask), as Claude Code's own files have, not mkstemp's 0600
-            os.fchmod(fd, FILE_MODE)
-        except OSError:
-            pass
-        return fd, name
-
-    def write(self, f: Any, data: bytes) -> None:
-        f.write(data)
-
-    def fsync(self, fd: int) -> None:
-        os.fsync(fd)
-
-    def link(self, src: str, dst: Path) -> None:
-        os.link(src, dst)
-
-    def unlink(self, path: str | Path) -> None:
-        os.unlink(path)
-
-    def rmdir(self, path: Path) -> None:
-        os.rmdir(path)
-
-    def rename(self, src: Path, dst: Path) -> None:
-        os.rename(src, dst)
-
-    def tempdir(self, folder: Path) -> Path:
-        return Path(tempfile.mkdtemp(dir=folder, prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".tmp"))
-
-    def marker(self, path: Path) -> None:
-        """The incomplete-session marker, created (never replaced) with our process id in it."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        try:
-            os.write(fd, str(os.getpid()).encode())
-        finally:
-            os.close(fd)
-
-
-DISK = _Disk()
-
-
-def write_atomic(target: Path, chunks: Iterable[bytes], *, fsync: Callable[[int], None] | None = None) -> None:
-    """Write to a temporary file beside `target`, fsync, then link it to `target`.
-
-    The link fails if `target` exists, so nothing is ever overwritten; on any error the
-    temporary file is removed and `target` does not exist. The folder must exist.
-    """
-    sync = fsync or DISK.fsync
-    try:
-        fd, tmp = DISK.temp(target.parent)
-    except OSError as exc:
-        raise SaveError(f"could not write in {target.parent}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            buf: list[bytes] = []
-            held = 0
-            for c in chunks:  # written in blocks of about a megabyte, not a call per record
-                buf.append(c)
-                held += len(c)
-                if held >= 1 << 20:
-                    DISK.write(f, b"".join(buf))
-                    buf, held = [], 0
-            if buf:
-                DISK.write(f, b"".join(buf))
-            f.flush()
-            sync(f.fileno())
-        DISK.link(tmp, target)
-    except FileExistsError:
-        raise SaveError(f"{target} already exists; nothing was overwritten") from None
-    except SaveError:
-        raise
-    except OSError as exc:
-        raise SaveError(f"could not write {target}: {exc.strerror or exc}") from None
-    finally:
-        try:
-            DISK.unlink(tmp)
-        except OSError:
-            pass
-    _sync_dir(target.parent, sync)
-
-
-def _sync_dir(folder: Path, sync: Callable[[int], None] | None = None) -> None:
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            (sync or DISK.fsync)(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
-
-
-class ReadError(SaveError):
-    """A file the save had to copy could not be read (the source, not the destination, failed)."""
-
-
-def copy_atomic(src: Path, target: Path) -> str:
-    """Copy `src` byte for byte (never through a link) to `target`, atomically; returns the sha256 of what was copied."""
-    digest = hashlib.sha256()
-
-    def chunks() -> Iterable[bytes]:
-        try:
-            f = open_regular(src)
-        except OSError as exc:
-            raise ReadError(f"could not read {src}: {exc.strerror or exc}") from None
-        with f:
-            while True:
-                try:
-                    b = f.read(1 << 20)
-                except OSError as exc:
-                    raise ReadError(f"could not read {src}: {exc.strerror or exc}") from None
-                if not b:
-                    return
-                digest.update(b)
-                yield b
-
-    write_atomic(target, chunks())
-    return digest.hexdigest()
-
-
-def _sha256(path: Path) -> str | None:
-    h = hashlib.sha256()
-    try:
-        with open_regular(path) as f:
-            for b in iter(lambda: f.read(1 << 20), b""):
-                h.update(b)
-    except OSError:
-        return None
-    return h.hexdigest()
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it exists, owned by someone else
-    return True
-
-
-def _ours_and_stale(name: str, mtime: float, now: float) -> bool:
-    """A temporary file or marker of a save that can no longer finish: its process is gone, or it is a day old."""
-    m = re.match(rf"^{re.escape(TMP_PREFIX)}(\d+)-.*\.tmp$", name)
-    if m is None:
-        return False
-    return not _pid_alive(int(m.group(1))) or now - mtime > STALE_AFTER
-
-
-def clean_stale(project_dir: Path) -> list[Path]:
-    """Remove what an interrupted save of ours left in a project folder: temporary files, and the folders of new
-    sessions whose transcript never appeared (they carry our marker). Nothing else is ever touched."""
-    removed: list[Path] = []
-    now = time.time()
-    try:
-        entries = list(os.scandir(project_dir))
-    except OSError:
-        return removed
-    for e in entries:
-        try:
-            if e.is_file(follow_symlinks=False) and _ours_and_stale(e.name, e.stat(follow_symlinks=False).st_mtime, now):
-                os.unlink(e.path)
-                removed.append(Path(e.path))
-            elif e.is_dir(follow_symlinks=False) and _ours_and_stale(e.name, e.stat(follow_symlinks=False).st_mtime, now):
-                removed += _remove_our_folder(Path(e.path))  # a new session's folder still being filled
-            elif e.is_dir(follow_symlinks=False):
-                marker = Path(e.path) / INCOMPLETE
-                if marker.is_file() and not marker.is_symlink():
-                    pid, age = _marker_pid(marker), now - marker.stat().st_mtime
-                    if (pid is None and age > 60) or (pid is not None and not _pid_alive(pid)) or age > STALE_AFTER:
-                        if (project_dir / f"{e.name}.jsonl").exists():  # killed just after it was whole
-                            os.unlink(marker)
-                            removed.append(marker)
-                        else:
-                            removed += _remove_our_folder(Path(e.path))
-        except OSError:
-            continue
-    return removed
-
-
-def _marker_pid(marker: Path) -> int | None:
-    try:
-        return int(marker.read_text()[:20].strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _remove_our_folder(folder: Path) -> list[Path]:
-    """The folder of a new session we began and never finished: our copies in tool-results/, subagents/ and
-    session-memory/, our temporaries, the marker, then the (now empty) folders. A folder holding anything
-    else is left alone."""
-    removed: list[Path] = []
-    subs = [folder / "tool-results", folder / "subagents", folder / "session-memory"]
-    known = {p.name for p in subs} | {INCOMPLETE}
-    try:
-        if any(n not in known and not n.startswith(TMP_PREFIX) for n in os.listdir(folder)):
-            return removed
-        for d in subs:
-            if d.is_dir() and not d.is_symlink():
-                for e in os.scandir(d):
-                    if e.is_file(follow_symlinks=False):
-                        os.unlink(e.path)
-                        removed.append(Path(e.path))
-                os.rmdir(d)
-        for n in os.listdir(folder):
-            if n.startswith(TMP_PREFIX) or n == INCOMPLETE:
-                os.unlink(folder / n)
-                removed.append(folder / n)
-        os.rmdir(folder)
-        removed.append(folder)
-    except OSError:
-        pass
-    return removed
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-def _with_session(rec: dict[str, Any], sid: str) -> dict[str, Any]:
-    if "sessionId" in rec:
-        rec["sessionId"] = sid
-    return rec
-
-
-def build_records(
-    s: Session, result: CompactionResult, new_sid: str, new_dir: Path
-) -> tuple[list[dict[str, Any]], set[str], set[str]]:
-    """The new file's records, and the tool_use ids / agent ids whose files must be copied."""
-    sl = make_slice(s, result.point_uuid)
-    out: list[dict[str, Any]] = []
-    persisted: set[str] = set()
-    agents: set[str] = set()
-    title = s.title or "session"
-    fork_marks = result.api_messages is not None  # a 2.1.3xx session: copied records name where they come from
-    out.append(
-        {"type": "custom-title", "sessionId": new_sid, "customTitle": f"{title[:80]} ({result.strategy} compaction by inspector)"}
-    )
-    prev: str | None = None
-    # the history, and the bookkeeping record below its last message when the compaction kept it (a REPL's
-    # turn_duration: among the messages of the process that compacts, so the end of its kept tail)
-    kept = set(result.kept_uuids)
-    for i in [*sl.history, *(j for j in trailing_records(sl) if s.records[j].uuid in kept)]:
-        r = s.records[i]
-        if r.uuid is None:
-            continue
-        # only top-level fields change: a shallow copy (a kept record may nest past what a deep copy survives)
-        body = dict(result.rewritten[r.uuid]) if r.uuid in result.rewritten else dict(s.body(i))
-        _with_session(body, new_sid)
-        if fork_marks:  # as Claude Code's own branch writes a copied record (2.1.3xx)
-            if body.get("type") == "assistant":
-                fk = body.get("forkedFrom")
-                body["requestSessionId"] = next(
-                    (
-                        x
-                        for x in (
-                            body.get("requestSessionId"),
-                            fk.get("sessionId") if isinstance(fk, dict) else None,
-                            s.body(i).get("sessionId"),
-                        )
-                        if isinstance(x, str)
-                    ),
-                    None,
-                )
-            body["forkedFrom"] = {"sessionId": s.session_id, "messageUuid": r.uuid}
-        if r.is_compact_boundary:
-            body["parentUuid"] = None
-        else:
-            body["parentUuid"] = prev
-        prev = body.get("uuid")
-        tur = body.get("toolUseResult")
-        if isinstance(tur, dict) and isinstance(tur.get("agentId"), str):
-            agents.add(tur["agentId"])
-        msg = body.get("message")
-        for b in iter_blocks(msg.get("content") if isinstance(msg, dict) else None):
-            if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-                # the file is copied beside the new session; the text, which names the original's copy, is left as it
-                # was sent, so a resume sends the kept records byte for byte (and the original's file stays in place)
-                persisted.add(b["tool_use_id"])
-        out.append(body)
-    last_written = prev
-    for rec in result.new_records:
-        rec = _with_session(dict(rec), new_sid)
-        if rec.get("type") == "system" and rec.get("subtype") == "microcompact_boundary":
-            rec["parentUuid"] = last_written
-        out.append(rec)
-    return out, persisted, agents
-
-
-def verify(saved: Session, result: CompactionResult) -> Verification:
-    """Load-back checks: the chain, the tool pairs, and that what will be sent matches the preview."""
-    problems: list[str] = []
-    from inspector.claude.measured import resume_parent
-
-    conv = saved.conversation
-    chain = conv.chain
-    uuids = [saved.records[i].uuid for i in chain]
-    tail = conv.trailing_leaf  # kept bookkeeping records below the last message: on the resumed chain when the
-    if tail is not None and resume_parent(conv, saved.version)[0] == saved.records[tail].uuid:  # release resumes from it
-        below: list[str] = []  # every record between the last message and the one resumed from (a kept tail's
-        i: int | None = tail  # informational line with the records relinked after it, as well as the last record)
-        while i is not None and i != conv.leaf and len(below) <= len(saved.records):
-            if saved.records[i].uuid:
-                below.append(saved.records[i].uuid)
-            i = conv.parent.get(i)
-        uuids += below
-    chain_ok = bool(chain)
-    expect_new = [r.get("uuid") for r in result.new_records if r.get("type") in ("system", "user")]
-    if result.strategy != "microcompact":
-        missing = [u for u in list(result.kept_uuids) + [u for u in expect_new if u] if u not in uuids]
-        if missing:
-            chain_ok = False
-            problems.append(f"{len(missing)} record(s) expected on the resumed chain are missing: {missing[:3]}")
-        if saved.transcript.skipped:
-            chain_ok = False
-            problems.append("the saved file has unreadable lines")
-    tool_uses = {tid for i in chain for tid, _ in saved.records[i].tool_uses}
-    results = {tid for i in chain for tid in saved.records[i].tool_results}
-    orphans = sorted(results - tool_uses)
-    unanswered = sorted(tool_uses - results)
-    pairs_ok = not orphans and not unanswered
-    if orphans:
-        problems.append(f"tool results without their call: {orphans[:3]}")
-    if unanswered:
-        # the last response may legitimately end with a call still running
-        last = saved.records[chain[-1]] if chain else None
-        if last is not None and set(unanswered) <= {t for t, _ in last.tool_uses}:
-            pairs_ok = not orphans
-        else:
-            problems.append(f"tool calls without their result: {unanswered[:3]}")
-    # what the saved session sends after its last boundary, against the preview's view
-    start = max((k for k, i in enumerate(chain) if saved.records[i].is_compact_boundary), default=-1) + 1
-    saved_bodies = [saved.body(i) for i in chain[start:] if saved.records[i].type in ("user", "assistant", "attachment")]
-    saved_counted = count_bodies(saved_bodies)
-    preview_counted = count_bodies([dict(v.body) for v in result.view])
-    estimate_ok = saved_counted == preview_counted
-    if not estimate_ok:
-        problems.append(f"the saved session counts {saved_counted:,} tokens where the preview counted {preview_counted:,}")
-    if result.api_messages is not None:  # 2.1.3xx: what a resume sends, exactly
-        from inspector.claude.requests import canonical
-        from inspector.claude.wire import api_messages, sent_bodies
-
-        sent = api_messages(sent_bodies(saved, chain), str(result.parameters.get("wire_style") or "user"))
-        if canonical(_as_blocks(sent)) != canonical(_as_blocks([dict(m) for m in result.api_messages])):
-            estimate_ok = False
-            problems.append("a resume of the saved session would send other messages than the preview shows")
-    return Verification(chain_ok, pairs_ok, estimate_ok, saved_counted, preview_counted, problems)
-
-
-def _as_blocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {**m, "content": [{"type": "text", "text": m["content"]}]} if isinstance(m.get("content"), str) else m for m in messages
-    ]
 
 
 LIVE_SECONDS = 60  # a transcript changed this recently, mid-turn, is one Claude Code is still writing
@@ -663,7 +269,7 @@ def save(
         saved = Session.load(target)
         v = verify(saved, result)
         for src, dst, digest in copied:
-            if _sha256(dst) != digest:
+            if sha256_of(dst) != digest:
                 v.problems.append(f"{dst.name} does not hold what was copied from {src}")
                 v.estimate_ok = False
         if not v.ok:
@@ -762,16 +368,4 @@ def _copy_beside(plan: list[_Copy], created: list[Path], made_dirs: list[Path]) 
     return done
 
 
-__all__ = [
-    "save",
-    "SaveResult",
-    "SaveError",
-    "RefusedSave",
-    "still_written",
-    "ReadError",
-    "Verification",
-    "write_atomic",
-    "build_records",
-    "verify",
-    "clean_stale",
-]
+__all__ = ["SaveResult", "save", "still_written"]

@@ -720,7 +720,7 @@ class SessionScreen(Screen):
     @work(thread=True, exclusive=True, group="export")
     def export(self, s: Session, scope: str, target: Path) -> None:
         """Write the Markdown export to a new file (never over an existing one: the write fails if one appeared)."""
-        from inspector.edit.saving import SaveError, write_atomic
+        from inspector.edit.files import SaveError, write_atomic
         from inspector.view import export_markdown
 
         try:

@@ -13,7 +13,16 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from inspector.compact import CompactError, KeepConfig, MicrocompactParams, SessionMemoryParams, compact, make_slice
+from inspector.compact import (
+    REGISTRY,
+    CompactError,
+    CompactRequest,
+    KeepConfig,
+    MicrocompactParams,
+    SessionMemoryParams,
+    compact,
+    make_slice,
+)
 from inspector.compact.base import CompactionResult, Estimator
 from inspector.compact.exact import ExactCountPlan
 from inspector.compact.summarize.base import Cancel, Cancelled, SummarizerError, SummaryRequest
@@ -224,7 +233,8 @@ class WorkbenchScreen(Screen):
         wanted = set(self.FIELDS.get(str(self.query_one("#strategy", Select).value), ()))
         for group in self.query(".field"):
             group.display = group.id in wanted
-        self.query_one("#summary-note").display = self.query_one("#strategy", Select).value != "microcompact"
+        chosen = REGISTRY.get(str(self.query_one("#strategy", Select).value))
+        self.query_one("#summary-note").display = chosen is None or chosen.summarizes
 
     def on_mount(self) -> None:
         self.query_one("#wb-form").border_title = "Compaction"
@@ -318,20 +328,22 @@ class WorkbenchScreen(Screen):
                 self.estimator = Estimator(self.session, sl.series, self.settings)
             res = compact(
                 self.session,
-                p["strategy"],
-                at=p["at"],
-                pivot=p["pivot"],
-                direction=p["direction"],
-                instructions=p["instructions"],
-                settings=self.settings,
-                microcompact_params=p["microcompact_params"],
-                session_memory_params=p["session_memory_params"],
+                CompactRequest(
+                    p["strategy"],
+                    at=p["at"],
+                    pivot=p["pivot"],
+                    direction=p["direction"],
+                    instructions=p["instructions"],
+                    settings=self.settings,
+                    microcompact_params=p["microcompact_params"],
+                    session_memory_params=p["session_memory_params"],
+                    trigger=p["trigger"],
+                    refused_at=p["refused_at"],
+                    prompt_tokens=p["prompt_tokens"],
+                ),
                 summarizer=summarizer,
                 estimator=self.estimator if p["at"] is None else None,
                 cancel=cancel,
-                trigger=p["trigger"],
-                refused_at=p["refused_at"],
-                prompt_tokens=p["prompt_tokens"],
                 progress=lambda what, _fraction: self.app.call_from_thread(self.status, what),
             )
             post(res, None)
@@ -457,8 +469,9 @@ class WorkbenchScreen(Screen):
     # -- Anthropic ----------------------------------------------------------------------------
     def action_anthropic(self) -> None:
         p = self.params()
-        if p["strategy"] == "microcompact":
-            self.notify("microcompact does not summarize: nothing to send", severity="warning")
+        chosen = REGISTRY.get(str(p["strategy"]))
+        if chosen is not None and not chosen.summarizes:
+            self.notify(f"{chosen.name} does not summarize: nothing to send", severity="warning")
             return
         self.estimate_send(p)
 
