@@ -1446,7 +1446,7 @@ def test_the_app_never_starts_a_process_pool_to_index(workdir, monkeypatch):
 def test_the_browsers_share_of_the_window_follows_the_release_and_model():
     """The browser took a 1M window only when usage passed 200k: a natively 1M model's peak was shown as a share of
     200k. It asks the thresholds `inspector tokens` uses."""
-    from inspector.tui.screens.browser import _window
+    from inspector.tui.screens.browser_rows import session_window as _window
 
     assert _window("claude-opus-5", "2.1.332", 50_000) == 1_000_000  # natively 1M on today's Claude Code
     assert _window("claude-opus-5", "2.1.219", 50_000) == 200_000  # 2.1.219 gave it 200k (measured)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,181 +10,26 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
 from inspector.library.retention import SOON_DAYS, Retention
-from inspector.library.search import Query, search_target
 from inspector.library.stats import StatsCache, cache_dir
-from inspector.textutil import human_duration, human_size, human_when, json_dumps, json_loads, printable
+from inspector.textutil import human_duration, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
 from inspector.transcript.session import orphan_agents, own_agents
 from inspector.tui.actions import bindings
+from inspector.tui.screens.browser_rows import ASCENDING_FIRST, COLUMNS, RESULT_COLUMNS, SORTS, Item, session_window
+from inspector.tui.screens.browser_search import SessionSearch
+from inspector.tui.screens.prompts import ArchivePrompt
 from inspector.tui.widgets.keybar import KeyBar
 
-# the columns `s` sorts by, in turn; S (or a second click on a header) reverses the order
-SORTS = ("when", "size", "peak", "cost", "comp", "title", "project", "dur", "model")
-ASCENDING_FIRST = {
-    "title",
-    "project",
-    "model",
-    "cleanup",
-}  # and the sessions due soonest first  # text reads A to Z first; times and sizes largest first
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
 FILTER_PAUSE = 0.15  # seconds
-# the most telling first, so that a narrow terminal still shows when, how big and how full
-COLUMNS = (
-    ("title", "Title"),
-    ("project", "Project"),
-    ("when", "When"),
-    ("dur", "Dur"),
-    ("size", "Size"),
-    ("peak", "Peak ctx"),
-    ("cost", "Cost"),
-    ("cleanup", "Cleanup"),
-    ("comp", "Compactions"),
-    ("model", "Model"),
-)
 
 
-RESULT_COLUMNS = (("session", "Session"), ("when", "When"), ("line", "Line"), ("where", "Where"), ("snippet", "Text around it"))
-RESULTS_SHOWN = 2000  # matches listed (every session with one is still in the sessions table)
-
-
-def _window(model: str | None, version: str | None, peak: int | None) -> int:
-    """The session's context window by the rules `inspector tokens` applies (its release and model: a natively 1M
-    model is 1M from its first turn; the usage past 200k infers it only where the release did so)."""
-    from inspector.tokens.thresholds import Settings, thresholds
-
-    try:
-        return thresholds(Settings(model=model), peak or None, version).model_window
-    except (ValueError, TypeError):
-        return 1_000_000 if (peak or 0) > 200_000 else 200_000
-
-
-@dataclass(slots=True)
-class Item:
-    path: Path
-    project: str
-    title: str
-    when: str
-    duration: str
-    size: int
-    model: str = ""
-    peak: int | None = None
-    window: int = 200_000
-    compactions: str = ""
-    matches: int | None = None
-    flat_agents: list[Path] = field(default_factory=list)
-    ts: str = ""
-    mtime_ns: int = 0
-    span: float = 0.0  # seconds from the first record to the last
-    orphan: bool = False  # a subagent transcript whose session is gone
-    cost: float | None = None  # USD, subagents included (None: not known yet)
-    cost_unknown: bool = False  # some responses are of a model with no price: the figure is a lower bound
-    due: datetime | None = None  # when Claude Code's cleanup deletes it
-    risk: str | None = None  # "next start", "soon" or None
-
-    def cells(self, title_width: int = 64, project_width: int = 26) -> tuple[Any, ...]:
-        """The row's cells, in the order of COLUMNS."""
-        peak = f"{self.peak / 1000:.0f}k {100 * self.peak / self.window:.0f}%" if self.peak else ""  # tokens, share of the window
-        title = printable(self.title or "(untitled)")
-        if self.orphan:
-            title = "[subagent without its session] " + title
-        if self.matches is not None:
-            title = f"[{self.matches} match{'es' if self.matches != 1 else ''}] " + title
-        project = printable(self.project)
-        project = project if len(project) <= project_width else "…" + project[-(project_width - 1) :]
-        title = title if len(title) <= title_width else title[: title_width - 1] + "…"
-        # Text, not str: DataTable reads a str cell as markup, and the model name comes from the transcript
-        from inspector.library.cost import usd
-
-        cost = "" if self.cost is None else usd(self.cost) + ("+?" if self.cost_unknown else "")
-        cleanup = Text("")
-        if self.risk == "next start":
-            cleanup = Text("next start!", style="bold red")
-        elif self.risk == "soon" and self.due is not None:
-            cleanup = Text(self.due.astimezone().strftime("%m-%d"), style="bold yellow")
-        return (
-            Text(title),
-            Text(project),
-            Text(self.when),
-            Text(self.duration),
-            Text(human_size(self.size)),
-            Text(peak),
-            Text(cost),
-            cleanup,
-            Text(self.compactions),
-            Text(printable(self.model)),
-        )
-
-    def text(self) -> str:
-        """What the filter looks in: the project, the title, the session id and the project's folder name."""
-        return f"{self.project} {self.title} {self.path.stem} {self.path.parent.name}".lower()
-
-    def sort_value(self, column: str) -> Any:
-        comp = self.compactions.split("+")
-        return {
-            "when": self.ts,
-            "size": self.size,
-            "peak": self.peak or 0,
-            "title": self.title.lower(),
-            "comp": (int(comp[0]) if comp[0].isdigit() else -1, self.compactions),
-            "project": self.project.lower(),
-            "dur": self.span,
-            "model": self.model,
-            "cost": self.cost or 0.0,
-            "cleanup": (self.due.timestamp() if self.due else float("inf")),
-        }[column]
-
-
-class SearchPrompt(ModalScreen[str | None]):
-    BINDINGS = [("escape", "dismiss(None)", "Cancel")]
-
-    def compose(self) -> ComposeResult:
-        yield Static("Search the text of every session (tool output included); Enter to search, Esc to cancel", id="search-help")
-        yield Input(placeholder="text to find", id="search-all")
-
-    @on(Input.Submitted)
-    def done(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip() or None)
-
-
-class ArchivePrompt(ModalScreen[Path | None]):
-    """Where the archive goes: a folder laid out like a projects root (new or grown files only are copied)."""
-
-    BINDINGS = [("escape", "dismiss(None)", "Cancel")]
-
-    def __init__(self, sessions: int) -> None:
-        super().__init__()
-        self.sessions = sessions
-
-    def compose(self) -> ComposeResult:
-        from textual.containers import Vertical
-
-        with Vertical(id="archive-box"):
-            yield Static(Text("Archive sessions", style="bold"))
-            yield Static(
-                Text(
-                    f"Copy the {self.sessions} session(s) listed, with their subagents, tool results and memory, "
-                    "into this folder (only what is new or grown; every copy checked by its hash; originals never "
-                    "touched). Enter archives, esc cancels. Browse it later with `inspector FOLDER`."
-                )
-            )
-            yield Input(str(Path.home() / "claude-archive"), id="archive-path")
-
-    def on_mount(self) -> None:
-        self.query_one("#archive-path", Input).focus()
-
-    @on(Input.Submitted)
-    def done(self, event: Input.Submitted) -> None:
-        v = event.value.strip()
-        self.dismiss(Path(v).expanduser() if v else None)
-
-
-class BrowserScreen(Screen):
+class BrowserScreen(SessionSearch):
     BINDINGS = bindings("browser")
     scope_name = "browser"
 
@@ -469,7 +312,7 @@ class BrowserScreen(Screen):
     def apply(it: Item, st: dict[str, Any]) -> None:
         it.model = (st.get("model") or "").replace("claude-", "")
         it.peak = st["context"]["peak_tokens"]
-        it.window = _window(st.get("model"), st.get("version"), it.peak)
+        it.window = session_window(st.get("model"), st.get("version"), it.peak)
         c = st["counts"]
         it.compactions = f"{c['compactions']}" + (f"+{c['microcompactions']}mc" if c["microcompactions"] else "")
         it.title = st.get("title") or it.title
@@ -651,17 +494,6 @@ class BrowserScreen(Screen):
             return
         self.app.action_back()
 
-    def clear_search(self) -> None:
-        self.search_term = None
-        self.results = []
-        for it in self.items:
-            it.matches = None
-        results = self.query_one("#results", DataTable)
-        results.clear()
-        results.display = False
-        self.redraw()
-        self.query_one("#sessions", DataTable).focus()
-
     def action_archive(self) -> None:
         """A: archive the sessions listed (the filter's and the search's), to a folder the user picks."""
         paths = [self.items[k].path for k in self.shown]
@@ -729,73 +561,6 @@ class BrowserScreen(Screen):
     def on_row(self, event: DataTable.RowSelected) -> None:
         self.action_open()
 
-    @on(DataTable.RowSelected, "#results")
-    def on_result(self, event: DataTable.RowSelected) -> None:
-        """A match of the search of every session: its session, on that record, the term marked."""
-        from inspector.tui.screens.session import SessionScreen
-
-        k = event.cursor_row
-        if not 0 <= k < len(self.results):
-            return
-        path, _title, hit = self.results[k]
-        self.app.push_screen(SessionScreen(path, search=self.search_term, line=hit.line or None))
-
-    class Grepped(Message):
-        def __init__(self, term: str, results: list[tuple[Path, str, Any]], total: int, sessions: int) -> None:
-            super().__init__()
-            self.term, self.results, self.total, self.sessions = term, results, total, sessions
-
-    @on(Grepped)
-    def on_grepped(self, msg: Grepped) -> None:
-        """The result list: one row per match, with its session, time, line, where it is and the text around it."""
-        self.results = msg.results[:RESULTS_SHOWN]
-        table = self.query_one("#results", DataTable)
-        self.fill_results()
-        sessions = msg.sessions  # a match in a subagent's transcript counts for its session
-        more = f", the first {RESULTS_SHOWN:,} listed" if msg.total > RESULTS_SHOWN else ""
-        table.border_title = f"Matches for {printable(msg.term)!r}: {msg.total:,} in {sessions:,} session(s){more}"
-        table.border_subtitle = "enter opens the session on the match · esc clears the search"
-        table.display = bool(self.results)
-        if self.results:
-            table.focus()
-
-    def fill_results(self, keep_cursor: bool = False) -> None:
-        """The result rows, cut to the terminal's width so that the text around the match keeps most of a row: on a
-        narrow terminal the session's title and where are shorter and the time has no year."""
-        table = self.query_one("#results", DataTable)
-        row = table.cursor_row if keep_cursor else 0
-        table.clear()
-        narrow = self.size.width < 120
-        title_w = max(12, min(28, (self.size.width - 40) // 3)) if narrow else 28  # 28 leaves the text room at 100 columns
-        where_w = 12 if narrow else 24  # a persisted file's long name would push the text off
-        # the room the text gets: the row less the other columns (each padded by 2), the borders and the scrollbar
-        room = max(20, self.size.width - (title_w + 2) - (11 if narrow else 16) - 2 - 7 - (where_w + 2) - 4)
-        for path, title, hit in self.results:
-            t = printable(title or path.stem)
-            t = t if len(t) <= title_w else t[: title_w - 1] + "…"
-            when = human_when(hit.timestamp, local=True) or ""
-            when = when[5:] if narrow else when
-            where = hit.where + (f" {hit.file}" if hit.file else "")
-            where = where if len(where) <= where_w else where[: where_w - 1] + "…"
-            table.add_row(
-                Text(t), Text(when), Text(str(hit.line or "")), Text(printable(where)), self.snippet_cell(hit.snippet, room)
-            )
-        if self.results:
-            table.move_cursor(row=min(max(row, 0), len(self.results) - 1))
-
-    def snippet_cell(self, snippet: str, room: int) -> Text:
-        """The text around a match, its start cut so that the match is within the first third of `room` characters
-        (the snippet has more before it than a narrow column shows), the term marked as in the session's detail."""
-        text = " ".join(printable(snippet).split())
-        term = " ".join((self.search_term or "").split())
-        at = text.casefold().find(term.casefold()) if term else -1
-        if at > room // 3:
-            text = "…" + text[at - room // 4 :]
-        cell = Text(text[:200])
-        if term:
-            cell.highlight_words([term], style="reverse bold", case_sensitive=False)
-        return cell
-
     def action_open(self) -> None:
         path = self.selected_path()
         if path is None:
@@ -805,99 +570,3 @@ class BrowserScreen(Screen):
         self.app.push_screen(SessionScreen(path, search=self.search_term))
 
     # -- search inside every session ---------------------------------------------------------
-    def action_search_all(self) -> None:
-        def done(term: str | None) -> None:
-            if term:
-                self.search_term = term
-                self.grep(term)
-            elif self.search_term is not None:
-                self.clear_search()
-
-        self.app.push_screen(SearchPrompt(), done)
-
-    @work(thread=True, exclusive=True, group="index")
-    def build_index(self) -> None:
-        """Bring the search index up to date for every session here, in the background: `inspector index` in a child
-        process (its own process per core; the app's threads are never forked), stopped when the app quits (what
-        it indexed is kept: each file is one transaction). A search meanwhile reads what is not indexed yet."""
-        import subprocess
-        import sys
-        import tempfile
-        import time
-
-        from textual.worker import get_current_worker
-
-        def say(m: str, severity: str = "information") -> None:
-            self.app.call_from_thread(self.app.notify, m, severity=severity)
-
-        worker = get_current_worker()
-        t0 = time.monotonic()
-        say("Building the search index in the background: the next searches look it up instead of reading every session.")
-        with (
-            tempfile.TemporaryFile() as errors,
-            subprocess.Popen(
-                [sys.executable, "-m", "inspector", "index", str(self.target.path)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=errors,
-            ) as proc,
-        ):
-            while proc.poll() is None:
-                if worker.is_cancelled:
-                    proc.terminate()
-                    proc.wait()
-                    return
-                time.sleep(0.2)
-            errors.seek(0)
-            why = errors.read(64 << 10).decode("utf-8", "replace").strip()
-        if proc.returncode == 0:
-            say(f"Search index ready (built in {time.monotonic() - t0:.0f} s).")
-        else:
-            say(f"The search index could not be built: {why.splitlines()[-1] if why else proc.returncode}", "warning")
-
-    @work(thread=True, exclusive=True, group="grep")
-    def grep(self, term: str) -> None:
-        import time
-
-        from inspector.library.fts import SEARCH_BUDGET, open_index
-
-        query = Query(term)
-        index = open_index(notice=lambda m: self.app.call_from_thread(self.app.notify, m, severity="warning"))
-        hits_total = 0
-        results: list[tuple[Path, str, Any]] = []
-        items = list(self.items)
-        by_path = {it.path: it for it in items}
-        counts: dict[Path, int] = {}
-        bar = self.query_one(ProgressBar)
-        last = time.monotonic()
-        self.app.call_from_thread(lambda: (setattr(bar, "display", True), bar.update(total=len(items), progress=0)))
-
-        def progress(n: int, of: int) -> None:  # a long search (a scan, or an index being built) says how far it is
-            nonlocal last
-            if time.monotonic() - last > 0.2:
-                last = time.monotonic()
-                self.app.call_from_thread(bar.update, total=of, progress=n)
-
-        # one search of the whole folder: with the index, every file is brought up to date and looked up at once
-        # workers=1: no process pool from the app (its threads are never forked; the build below is a child process)
-        for fh in search_target(self.target, query, index=index, progress=progress, budget=SEARCH_BUDGET, workers=1):
-            it = by_path.get(fh.session)
-            if it is None:  # a flat agent file of a listed session, or a session listed since: not a row here
-                continue
-            counts[it.path] = counts.get(it.path, 0) + len(fh.hits)
-            hits_total += len(fh.hits)
-            if len(results) < RESULTS_SHOWN:
-                results += [(fh.path, it.title, h) for h in fh.hits[: RESULTS_SHOWN - len(results)]]
-        for it in items:
-            it.matches = counts.get(it.path, 0)
-        total = sum(1 for n in counts.values() if n)
-        behind = index is not None and bool(index.stale or index.stale_sessions)
-        if index is not None:
-            index.close()
-        self.app.call_from_thread(lambda: setattr(bar, "display", False))
-        if behind:  # what this search read instead of looking up: indexed now, for the next search
-            self.build_index()
-        self.app.call_from_thread(self.redraw)
-        self.post_message(self.Grepped(term, results, hits_total, total))
-        if not total:
-            self.app.call_from_thread(self.app.notify, f"no session contains {term!r}", severity="warning")
