@@ -358,7 +358,7 @@ def cache_paths(obj: Any, path: tuple[Any, ...] = ()) -> list[list[Any]]:
 
 def canonical(obj: Any) -> Any:
     """Keys sorted, `cache_control` left out, a message's string content as its one text block: how Claude Code
-    hashes a request's parts (claude-code-2.1.328.md §3.4), and what the API reads the same either way."""
+    hashes a request's parts (format-2.1.3xx.md §3.4), and what the API reads the same either way."""
     if isinstance(obj, dict):
         out = {k: canonical(v) for k, v in sorted(obj.items()) if k != "cache_control"}
         if "role" in out and isinstance(out.get("content"), str):

@@ -1,6 +1,6 @@
 """The scenarios: runs of the real Claude Code against the fake API that show how it manages context.
 
-They are those of Appendix A of claude-code-2.1.328.md, as data: the model, the environment, the settings files,
+They are those of Appendix A of format-2.1.3xx.md, as data: the model, the environment, the settings files,
 and for each step the prompt, how the session is continued, and how the fake API behaves. `doc` says what the
 document observed on 2.1.328; the harness compares what Claude Code does now with what inspector says, not with
 the document (the binary is the authority).
@@ -36,7 +36,7 @@ class Scenario:
     settings: dict[str, Any] | None = None  # ~/.claude/settings.json
     files: dict[str, str] = field(default_factory=dict)  # files in the working folder before the run
     tool: str = "Bash"
-    doc: str = ""  # what claude-code-2.1.328.md observed
+    doc: str = ""  # what the 2.1.328 binary was observed to do (docs/format-2.1.3xx.md, Appendix A)
     golden: bool = False  # committed under tests/goldens for the normal test suite
     version: str | None = None  # the release it is run with when kept (a generated scenario found failing)
     repl: bool = False  # every step typed into one interactive session in tmux (print mode otherwise)

@@ -121,7 +121,7 @@ def label_of(s: Session, i: int) -> str:
     return f"{kind}{extra}"
 
 
-# Readable names of the bookkeeping records (2.1.88 §2.1; 2.1.328 §3.1); an unknown type shows as written
+# Readable names of the bookkeeping records (2.1.88 §2.1; format-2.1.3xx.md §3.1); an unknown type shows as written
 METADATA_LABELS = {
     "api-request": "API request sent",
     "api-request-shape": "API request: system prompt and tools",

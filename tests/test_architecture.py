@@ -3,6 +3,7 @@ that belongs in a wing. (The layer contracts themselves are import-linter's, run
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import grimp
@@ -77,3 +78,63 @@ def test_the_package_root_keeps_only_the_shared_helpers():
     shares (text helpers), the record views both front ends print, and the sample generator."""
     loose = sorted(p.stem for p in ROOT.glob("*.py") if p.stem not in ("__init__", "__main__"))
     assert loose == ["samplegen", "textutil", "view"]
+
+
+DOCS = ROOT.parent / "docs"
+_REF = re.compile(r"§(\d+(?:\.\d+)?)[a-z]?(?:\s*[-–]\s*(\d+(?:\.\d+)?))?")
+_NEWER = "format-2.1.3xx"
+
+
+def _headings(doc: Path) -> set[str]:
+    """The section numbers of a reference page: `## 4.` and `### 4.3 …` give "4" and "4.3"."""
+    out = set()
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"#{2,3} (\d+(?:\.\d+)?)[. ]", line)
+        if m:
+            out.add(m.group(1))
+        m = re.match(r"## Appendix ([A-Z])\.", line)
+        if m:
+            out.add(m.group(1))
+    return out
+
+
+def _refs(text: str) -> list[tuple[str, str]]:
+    """(page, section) for every § reference in a text: `format-2.1.3xx.md §N` (the page's name right before it; or
+    "Appendix X" on a line that names it) is a section of today's releases; a bare §N one of the 2.1.88 reference
+    (docs/format.md). A range names both ends."""
+    out = []
+    for line in text.splitlines():
+        for m in _REF.finditer(line):
+            page = "format-2.1.3xx.md" if line[: m.start()].endswith(_NEWER + ".md ") else "format.md"
+            out += [(page, n) for n in m.groups() if n]
+        for m in re.finditer(r"Appendix ([A-Z])", line):
+            if _NEWER in line:
+                out.append(("format-2.1.3xx.md", m.group(1)))
+    return out
+
+
+def test_every_section_reference_in_the_code_resolves_inside_the_repository():
+    """129 § references pointed to documents that were not in the repository; each now names a section of
+    docs/format.md (the 2.1.88 reference) or docs/format-2.1.3xx.md (today's releases)."""
+    headings = {name: _headings(DOCS / name) for name in ("format.md", "format-2.1.3xx.md")}
+    sources = [p for d in ("inspector", "conformance", "bench") for p in (ROOT.parent / d).rglob("*.py")]
+    sources += list((ROOT / "claude").glob("*.json"))
+    found, missing = 0, []
+    for p in sources:
+        text = p.read_text(encoding="utf-8")
+        assert "claude-code-2.1.328.md" not in text and "claude-code-format.md" not in text, p
+        for page, n in _refs(text):
+            found += 1
+            if n not in headings[page]:
+                missing.append(f"{p.relative_to(ROOT.parent)}: {page} §{n}")
+    assert found > 100 and missing == []
+
+
+def test_the_reference_resolver_tells_the_two_pages_apart():
+    assert _refs("the leaf (§2.7–2.9); format-2.1.3xx.md §3.6, §13.5a") == [
+        ("format.md", "2.7"),
+        ("format.md", "2.9"),
+        ("format-2.1.3xx.md", "3.6"),
+        ("format.md", "13.5"),
+    ]
+    assert "4.3" in _headings(DOCS / "format.md") and "A" in _headings(DOCS / "format-2.1.3xx.md")

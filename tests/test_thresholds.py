@@ -167,7 +167,7 @@ ERA_ROWS = [
     ("2.1.20 3.5 sonnet", "2.1.20", Settings(model="claude-3-5-sonnet-20241022"), 178_808, True),
     ("2.1.21: reserve capped", "2.1.21", Settings(model="claude-opus-4-5-20251101"), 167_000, True),
     ("2.1.88 sonnet 4.5", "2.1.88", Settings(model="claude-sonnet-4-5-20250929"), 167_000, True),
-    # 2.1.328, Appendix A of claude-code-2.1.328.md
+    # 2.1.328, Appendix A of format-2.1.3xx.md
     ("model_opus46", "2.1.328", Settings(model="claude-opus-4-6"), 167_000, True),
     ("model_sonnet46", "2.1.328", Settings(model="claude-sonnet-4-6"), 167_000, True),
     ("reactive_ptl_sonnet45", "2.1.328", Settings(model="claude-sonnet-4-5"), None, False),

@@ -4,9 +4,9 @@
   `us.anthropic.claude-opus-4-1-20250805-v1:0`, `claude-opus-4-1@20250805`, `claude-3-5-sonnet-20241022`,
   `opus[1m]`) into one key (`sonnet-4-5`, `opus-4-1`, `sonnet-3-5`, `opus`), aliases applied; `model_id()` gives the
   registry's id (`claude-sonnet-4-5`) of a Claude model name it knows, or None.
-- **The catalog** of Claude Code 2.1.328 (claude-code-2.1.328.md §1.1-1.2): window, max output, 1M support and
+- **The catalog** of Claude Code 2.1.328 (format-2.1.3xx.md §1.1-1.2): window, max output, 1M support and
   the window's source with no settings, for the releases that choose thresholds by catalog (`catalog()`).
-- **The max-output rules** of the releases before the catalog (claude-code-format.md §4.2): substrings of the
+- **The max-output rules** of the releases before the catalog (format.md §4.2): substrings of the
   model name, first match wins, some known only from a release on (`max_output_rules()`).
 - **Prices**: Anthropic's per-million-token rates as dated rows, each with its source (`price_rows()`), which
   `inspector.library.cost` prices responses by.

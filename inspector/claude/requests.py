@@ -1,4 +1,4 @@
-"""The exact API requests Claude Code sent, rebuilt from a 2.1.3xx transcript alone (claude-code-2.1.328.md §3.4).
+"""The exact API requests Claude Code sent, rebuilt from a 2.1.3xx transcript alone (format-2.1.3xx.md §3.4).
 
 Since 2.1.3xx every main-thread and subagent request is recorded: `api-request` rows (the parameters, the id of the
 request it extends, how many of that request's messages it keeps, and the hashes of the messages it appends),

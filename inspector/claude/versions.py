@@ -1,7 +1,7 @@
 """What each Claude Code release did about the context window: one table that `tokens`, `compact` and
 `edit` ask instead of comparing version strings where they stand.
 
-Claude Code's rules changed many times (claude-code-2.1.328.md, Appendix B). A session is explained by
+Claude Code's rules changed many times (format-2.1.3xx.md, Appendix B). A session is explained by
 the rules of the release that wrote it, and every answer says which rules were applied and on what
 evidence: measured on real sessions, read in a release's code, or carried over from the nearest release
 that was (an assumption, said as such). An unknown, newer release gets the newest known rules and says so.
@@ -165,7 +165,7 @@ ERAS: tuple[Era, ...] = (
         "window-source",
         (TAIL, PARTIAL_FROM, PARTIAL_UP_TO),
         "measured",
-        "measured on the 2.1.328 binary (claude-code-2.1.328.md §1, and the era matrix on 2.1.328 and later): the window "
+        "measured on the 2.1.328 binary (format-2.1.3xx.md §1, and the era matrix on 2.1.328 and later): the window "
         "source decides whether the threshold is enforced",
         "model",
     ),
@@ -268,7 +268,7 @@ def rules_for(version: str | None) -> Rules:
     return Rules(NEWEST, v, f"Claude Code {show_version(v)}: the newest known rules are applied")
 
 
-# -- the 2.1.328 model catalog (claude-code-2.1.328.md §1.1-1.2) is kept in the model registry (models.py)
+# -- the 2.1.328 model catalog (format-2.1.3xx.md §1.1-1.2) is kept in the model registry (models.py)
 
 
 def catalog_key(model: str | None) -> str | None:

@@ -1,7 +1,7 @@
 """What Claude Code 2.1.3xx sends for a chain of transcript records: the messages of the API request, in the API's form.
 
 Claude Code builds each request from the records of the conversation's chain after the last compaction (after the
-relink of the kept records, claude-code-2.1.328.md §3.6), so the same records give the same request on resume. The
+relink of the kept records, format-2.1.3xx.md §3.6), so the same records give the same request on resume. The
 rules, read from the binary and checked against every request of the conformance runs:
 
 * a user record is a user message; assistant records with one `message.id` are one assistant message (a fragment

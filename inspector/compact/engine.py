@@ -1,5 +1,5 @@
 """Claude Code 2.1.3xx's compaction: one engine that summarizes every API round but a kept tail
-(claude-code-2.1.328.md §2.0–2.4), with the records it writes and the request a resume then sends.
+(format-2.1.3xx.md §2.0–2.4), with the records it writes and the request a resume then sends.
 
 * "compact now" — a threshold compaction (`trigger: auto`) or `/compact [instructions]` (`manual`): every round but
   the last is summarized, the last round is kept verbatim;

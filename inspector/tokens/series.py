@@ -63,7 +63,7 @@ class Series:
         ]
 
 
-# From 2.1.159 Claude Code's levels are ok / warn / compact / blocked (2.1.328 §1.3)
+# From 2.1.159 Claude Code's levels are ok / warn / compact / blocked (format-2.1.3xx.md §1.3)
 LEVELS_2_1_159 = {"ok": "ok", "warning": "warn", "auto_compact": "compact", "blocking": "blocked"}
 
 

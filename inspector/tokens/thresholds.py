@@ -328,7 +328,7 @@ MIN_CONFIGURED_WINDOW = (
 
 
 def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str, int, int]:
-    """2.1.159+ (measured on 2.1.328, claude-code-2.1.328.md §1.1-1.2): (model window, why, window source,
+    """2.1.159+ (measured on 2.1.328, format-2.1.3xx.md §1.1-1.2): (model window, why, window source,
     default max output, upper max output)."""
     from inspector.claude.models import model as registry_model
 

@@ -105,7 +105,7 @@ class Conversation:
             parent[i] = by_uuid.get(p) if p is not None else None
 
     def _apply_preserved_segment(self) -> None:
-        """Relink the kept messages of the last compaction, as Claude Code does on load (§8.6; 2.1.328 §3.6).
+        """Relink the kept messages of the last compaction, as Claude Code does on load (§8.6; format-2.1.3xx.md §3.6).
 
         Only when the last boundary that keeps messages is also the last boundary. With `preservedMessages`
         (2.1.3xx) the listed records, all present, are chained in order after the anchor; with the older
@@ -169,7 +169,7 @@ class Conversation:
     def _leaf_candidates(self) -> list[int]:
         """The leaf rule (§2.7, §2.6): records no other chain record names as parent, each walked up to
         its nearest user/assistant record (or 2.1.3xx attachment that was sent: its `rendered` text is part of the
-        request a resume sends, §3.6 of the 2.1.328 notes). `progress` records are not chain records: Claude Code keeps
+        request a resume sends, format-2.1.3xx.md §3.6). `progress` records are not chain records: Claude Code keeps
         them out of its message map and bridges over them, so a Stop hook's progress hanging off the
         final reply (about half of the files 2.1.1x–2.1.4x wrote) does not make that reply a non-leaf."""
         recs = self.records
