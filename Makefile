@@ -18,11 +18,10 @@ test: check
 	$(PY) -m pytest -q
 
 test-fast:
-	$(PY) -m pytest -q -x --deselect tests/test_realdata.py --deselect tests/test_realdata_compact.py \
-		--deselect tests/test_fuzz.py --deselect tests/test_tui.py --deselect tests/test_snapshots.py
+	$(PY) -m pytest -q -x -n auto -m "not app and not snapshots and not property and not realdata"
 
 snapshots:
-	$(PY) -m pytest -q tests/test_snapshots.py --snapshot-update
+	$(PY) -m pytest -q tests/snapshots --snapshot-update
 
 bench:
 	$(PY) bench/run.py

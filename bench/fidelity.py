@@ -24,7 +24,6 @@ from inspector.tokens.explain import analyze  # noqa: E402
 from inspector.transcript.session import Session  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "realdata" / "projects"
-START, END = "<!-- fidelity:start -->\n", "<!-- fidelity:end -->"
 
 
 def n(x: int | None) -> str:
@@ -109,12 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(text)
     print(text, end="")
     if not args.no_readme:
-        doc = ROOT / "docs" / "fidelity.md"
-        body = doc.read_text()
-        if START in body and END in body:
-            head, rest = body.split(START, 1)
-            _, tail = rest.split(END, 1)
-            doc.write_text(head + START + text + END + tail)
+        from conformance.docblocks import write_block
+
+        write_block(ROOT / "docs" / "fidelity.md", "fidelity", text)
     return 0
 
 

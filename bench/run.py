@@ -396,12 +396,10 @@ def write_results(results: dict[str, Result], big_mb: float, n: int, gb: float) 
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.md").write_text(md)
-    doc = ROOT / "docs" / "benchmarks.md"
-    text = doc.read_text()
-    start, end = "<!-- bench:start -->\n", "<!-- bench:end -->"
-    if start in text and end in text:
-        a, b = text.index(start) + len(start), text.index(end)
-        doc.write_text(text[:a] + md + text[b:])
+    sys.path.insert(0, str(ROOT))
+    from conformance.docblocks import write_block
+
+    write_block(ROOT / "docs" / "benchmarks.md", "bench", md)
     (out / "latest.json").write_text(
         json.dumps(
             {

@@ -25,8 +25,6 @@ from conformance.scenarios import BY_NAME, SCENARIOS
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDENS = ROOT / "tests" / "goldens"
-START, END = "<!-- conformance:start -->\n", "<!-- conformance:end -->"
-RESUME_START, RESUME_END = "<!-- resume:start -->\n", "<!-- resume:end -->"
 
 
 def expand_golden(name: str, dst: Path) -> Path:
@@ -45,14 +43,11 @@ def expand_golden(name: str, dst: Path) -> Path:
     return out
 
 
-def write_readme(text: str, start: str, end: str) -> None:
-    """The table between `start` and `end` in docs/conformance.md (--readme: the tables left the README)."""
-    doc = ROOT / "docs" / "conformance.md"
-    body = doc.read_text()
-    if start in body and end in body:
-        head, rest = body.split(start, 1)
-        _, tail = rest.split(end, 1)
-        doc.write_text(head + start + text + end + tail)
+def write_readme(text: str, block: str) -> None:
+    """A table of docs/conformance.md (--readme: the tables left the README), by the one writer of generated blocks."""
+    from conformance.docblocks import write_block
+
+    write_block(ROOT / "docs" / "conformance.md", block, text)
 
 
 def resume_main(args: argparse.Namespace) -> int:
@@ -81,7 +76,7 @@ def resume_main(args: argparse.Namespace) -> int:
     text = resume_table(rows, args.version)
     print(text, end="")
     if args.readme:
-        write_readme(text, RESUME_START, RESUME_END)
+        write_readme(text, "resume")
     shutil.rmtree(tmp, ignore_errors=True)
     return 0 if rows and all(r.ok for r in rows) else 1
 
@@ -237,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text, end="")
     print(f"runs kept in {out}", file=sys.stderr)
     if args.readme:
-        write_readme(text, START, END)
+        write_readme(text, "conformance")
     return 0 if all(r.match for r in rows) else 1
 
 

@@ -198,7 +198,6 @@ def write_doc(text: str) -> None:
         "(conformance/generated.py): seeded scenarios nobody wrote, run with the real binary and checked whole "
         "(facts, every request, every field, each compaction replayed, saved strategies resumed). Not typed.\n\n"
     )
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    tmp = DOC.with_suffix(".tmp")
-    tmp.write_text(head + text)
-    tmp.replace(DOC)
+    from conformance.docblocks import write_page
+
+    write_page(DOC, head + text)

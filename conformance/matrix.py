@@ -673,8 +673,9 @@ def write_doc() -> None:
             for m in (after.get(r["version"]) or {}).get("messages", [])
         )
         lines.append(f"| {r['version']} | {leaf} | {re_words} | {an_words} | {shape or '—'} |")
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text("\n".join(lines) + "\n")
+    from conformance.docblocks import write_page
+
+    write_page(DOC, "\n".join(lines) + "\n")
 
 
 LEAF_CASES = ("trailing system record", "trailing system record named by last-prompt")

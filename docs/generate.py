@@ -2,8 +2,9 @@
 
     python docs/generate.py
 
-(The other tables are written by the scripts that measure them: bench/run.py, bench/fidelity.py,
-`python -m conformance --readme / --doc / --matrix`.) tests/test_cli.py fails when cli.md is not current.
+(The other tables are written by the scripts that measure them, through the same writer
+(conformance/docblocks.py): bench/run.py, bench/fidelity.py,
+`python -m conformance --readme / --doc / --matrix`.) tests/unit/test_cli.py fails when cli.md is not current.
 """
 
 from __future__ import annotations
@@ -14,15 +15,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from inspector.cli import CLI_END, CLI_START, cli_reference  # noqa: E402
+from conformance.docblocks import write_block  # noqa: E402
+from inspector.cli import cli_reference  # noqa: E402
 
 
 def main() -> int:
     doc = HERE / "cli.md"
-    body = doc.read_text()
-    head, rest = body.split(CLI_START, 1)
-    _, tail = rest.split(CLI_END, 1)
-    doc.write_text(head + CLI_START + cli_reference() + CLI_END + tail)
+    write_block(doc, "cli", cli_reference())
     print(f"wrote {doc}")
     return 0
 

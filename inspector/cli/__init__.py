@@ -23,6 +23,7 @@ from inspector.cli.request import _request_parser, cmd_request
 from inspector.cli.search import _search_parser, cmd_search
 from inspector.cli.show import _show_parser, cmd_show
 from inspector.cli.stats import _stats_parser, cmd_stats
+from inspector.cli.statusline import _statusline_parser, cmd_statusline
 from inspector.cli.tokens import _tokens_parser, cmd_tokens
 
 # every subcommand: its parser, what runs it, and its line in the root's --help (listed from here)
@@ -36,6 +37,11 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argpa
     "cost": (_cost_parser, cmd_cost, "what the sessions cost, by session, model, day or project"),
     "archive": (_archive_parser, cmd_archive, "copy sessions before Claude Code's cleanup deletes them"),
     "index": (_index_parser, cmd_index, "build or check the search index"),
+    "statusline": (
+        _statusline_parser,
+        cmd_statusline,
+        "one line for Claude Code's statusLine: context, distance to compact, cost",
+    ),
 }
 
 
@@ -44,7 +50,7 @@ def _root_parser() -> argparse.ArgumentParser:
         prog="inspector",
         description="Look inside Claude Code sessions: records, tokens, compactions.",
         epilog="subcommands:\n"
-        + "\n".join(f"  {name:<9} {what}" for name, (_make, _cmd, what) in COMMANDS.items())
+        + "\n".join(f"  {name:<10} {what}" for name, (_make, _cmd, what) in COMMANDS.items())
         + "\n\n`inspector SUBCOMMAND --help` for each; --debug (tracebacks) goes before or after the subcommand.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -58,9 +64,6 @@ def _root_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tui", action="store_true", help="print the stats table instead of opening the app")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
-
-
-CLI_START, CLI_END = "<!-- cli:start -->\n", "<!-- cli:end -->"
 
 
 def _help_at(p: argparse.ArgumentParser, width: int) -> str:

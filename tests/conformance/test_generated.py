@@ -5,10 +5,10 @@ whole-request comparison sees every kind of difference, and the rules the runs s
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from builders import assistant, user
+from helpers import GOLDENS
 
 from conformance.compare import whole_difference
 from conformance.fake_api import Script, call_for
@@ -129,7 +129,7 @@ def _refill_session(tmp_path, *, between=(), after_prompt=False, rounds_after=2)
     """A 2.1.328 session: a prompt, three tool rounds, an automatic compaction (keeping nothing), then
     `rounds_after` tool rounds; `between` records are put right after the boundary's summary."""
     from builders import system, tool_result, tool_use
-    from conftest import write_jsonl
+    from helpers import write_jsonl
 
     v = {"version": "2.1.328"}
     recs = [user("p", None, "run the checks", promptId="x", **v)]
@@ -223,7 +223,7 @@ def _delta(uuid, added=(), removed=()):
 
 
 def test_announcements_add_up_and_merge_as_claude_code_writes_them(tmp_path):
-    from conftest import write_jsonl
+    from helpers import write_jsonl
 
     from inspector.compact.engine import _announced, _merged_tools_delta
     from inspector.transcript.session import Session
@@ -252,7 +252,7 @@ def test_the_commit_attribution_names_the_model_now_in_use():
     assert _attributed(out, unnamed)["attachment"]["commit"] == "Co-Authored-By: Claude Code <noreply@anthropic.com>"
 
 
-GENERATED = sorted(p.name for p in (Path(__file__).parent / "goldens").glob("gen_*") if p.is_dir())
+GENERATED = sorted(p.name for p in GOLDENS.glob("gen_*") if p.is_dir())
 
 
 def test_there_are_generated_goldens():
@@ -265,7 +265,7 @@ def test_a_generated_run_is_rebuilt_explained_and_replayed_as_the_binary_did(nam
     refused ones too) rebuilt whole from the transcripts, each equal to the wire form of the records before it,
     the facts inspector reads, and each compaction done again by inspector as Claude Code did it (the kept
     messages, the records written, what they send), with the original files unchanged."""
-    from conftest import expand_golden, sha256
+    from helpers import expand_golden, sha256
 
     from conformance.compare import compare, request_differences, wire_differences
     from conformance.replay import replay
@@ -285,7 +285,7 @@ def test_a_generated_run_is_rebuilt_explained_and_replayed_as_the_binary_did(nam
 def test_a_1m_window_is_inferred_from_the_models_own_usage(tmp_path):
     """A session on claude-opus-5[1m] (555,000 tokens) switched to claude-opus-4-6: the 200k model's thresholds are
     not made 1M by the other model's usage (2.1.328 enforced 180,000, model-default, for it)."""
-    from conftest import write_jsonl
+    from helpers import write_jsonl
 
     from inspector.tokens.series import session_thresholds
     from inspector.tokens.thresholds import Settings
@@ -308,7 +308,7 @@ def test_responses_of_an_earlier_process_do_not_refute_a_threshold(tmp_path):
     process exits; the next one compacts at its first check, far above the threshold: the threshold's own
     compaction, not "another threshold" (a generated 2.1.328 run)."""
     from builders import system
-    from conftest import write_jsonl
+    from helpers import write_jsonl
 
     from inspector.tokens.explain import analyze
     from inspector.tokens.thresholds import Settings
@@ -341,7 +341,7 @@ def test_a_compact_with_no_reply_before_the_last_round_keeps_nothing(tmp_path):
     """A /compact right after a compaction: the rounds to summarize hold no reply, 2.1.328's engine bails ("no
     assistant messages in summarize set") and its legacy compaction keeps nothing (generated runs, 3 of 3)."""
     from builders import system
-    from conftest import write_jsonl
+    from helpers import write_jsonl
 
     from inspector.compact import compact
     from inspector.transcript.session import Session
@@ -405,7 +405,7 @@ def _repl_session(tmp_path):
     """A 2.1.328 REPL session: two prompts (a bookkeeping attachment with nothing to send among the first's
     records, a turn_duration after each reply), a /compact between them and its breadcrumbs."""
     from builders import system
-    from conftest import write_jsonl
+    from helpers import write_jsonl
 
     v = {"version": "2.1.328", "entrypoint": "cli"}
     recs = [
@@ -491,7 +491,7 @@ def test_a_kept_trailing_turn_duration_is_saved_and_resumes_as_previewed(tmp_pat
     """A /compact of a REPL session ending in a turn_duration keeps it at the end of its tail (as 2.1.328 does); the
     saved session holds it, so the kept tail is on the resumed chain (a fresh generated REPL batch found the save
     refused: the record was kept but not written)."""
-    from conftest import sha256
+    from helpers import sha256
 
     from conformance.replay import _FakeText
     from inspector.compact import CompactRequest, compact

@@ -6,8 +6,8 @@ import io
 import threading
 
 import pytest
-from conftest import SAMPLES, write_jsonl
 from fake_anthropic import FakeAnthropic
+from helpers import SAMPLES, write_jsonl
 
 from inspector.cli import main
 from inspector.compact import CompactRequest, compact, make_slice

@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import REAL_PROJECTS, jsonl, real_files, requires_realdata, tree_hashes
+from helpers import REAL_PROJECTS, jsonl, real_files, requires_realdata, tree_hashes
 
 from inspector.cli import main
 
@@ -255,11 +255,12 @@ def test_the_readme_fidelity_table_is_the_scripts_output():
     """docs/fidelity.md's table is generated (bench/fidelity.py), never typed: it must match what the code says now."""
     import importlib.util
 
-    from conftest import ROOT
+    from helpers import ROOT
 
     spec = importlib.util.spec_from_file_location("fidelity", ROOT / "bench" / "fidelity.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     text = mod.table(mod.rows(REAL_PROJECTS))
-    doc = (ROOT / "docs" / "fidelity.md").read_text()
-    assert mod.START + text + mod.END in doc, "run python bench/fidelity.py to refresh docs/fidelity.md"
+    from conformance.docblocks import read_block
+
+    assert read_block(ROOT / "docs" / "fidelity.md", "fidelity") == text, "run python bench/fidelity.py to refresh it"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from builders import assistant, tool_result, tool_use, user
+from helpers import DATA
 
 from inspector.claude.wire import api_messages
 from inspector.compact import CompactRequest, compact, earlier
@@ -16,7 +17,7 @@ from inspector.compact.engine import rough_record
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
 
-CASES = json.loads((Path(__file__).parent / "data" / "earlier_messages.json").read_text())["cases"]
+CASES = json.loads((DATA / "earlier_messages.json").read_text())["cases"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['run']}-{c['trigger']}" for c in CASES])

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pytest
 from builders import assistant, tool_use, user
-from conftest import expand_golden, golden_transcript, run_cli, sample_session, sha256, write_jsonl
+from helpers import DATA, expand_golden, golden_transcript, run_cli, sample_session, sha256, write_jsonl
 
 from conformance.fake_api import SUMMARY
 from inspector.claude.requests import canonical
@@ -329,7 +329,7 @@ def test_a_kept_tail_that_ends_in_an_informational_line_saves_and_is_on_the_resu
 
     path = tmp_path / "p" / "5aba572d-f255-4f90-926b-19c653f8fa36.jsonl"
     path.parent.mkdir()
-    path.write_bytes(gzip.decompress((Path(__file__).parent / "data" / "repl_informational_tail.jsonl.gz").read_bytes()))
+    path.write_bytes(gzip.decompress((DATA / "repl_informational_tail.jsonl.gz").read_bytes()))
     os.utime(path, (time.time() - 3600, time.time() - 3600))
     before = sha256(path)
     s = Session.load(path)

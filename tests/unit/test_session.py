@@ -7,7 +7,7 @@ import os
 import orjson
 import pytest
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import write_jsonl
+from helpers import write_jsonl
 
 from inspector.samplegen import persisted_block
 from inspector.transcript.session import Session, split_memory

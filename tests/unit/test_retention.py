@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, jsonl, tree_hashes
-from conftest import run_cli as run
+from helpers import SAMPLES, jsonl, tree_hashes
+from helpers import run_cli as run
 
 from inspector.library.retention import MANIFEST, TMP_PREFIX, ArchiveError, Retention, archive
 from inspector.transcript.discovery import resolve_target

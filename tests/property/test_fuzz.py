@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REAL_PROJECTS, SAMPLES, jsonl, real_files
+from helpers import CORPUS, REAL_PROJECTS, SAMPLES, jsonl, real_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +25,6 @@ from inspector.transcript.index import Transcript
 from inspector.transcript.session import Session
 
 EXAMPLES = int(os.environ.get("INSPECTOR_FUZZ_EXAMPLES", "40"))
-CORPUS = Path(__file__).parent / "corpus"
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -515,7 +514,7 @@ def test_hostile_trees(tmp_path_factory, muts):
     prints an escape, and never changes an original."""
     import shutil
 
-    from conftest import tree_hashes
+    from helpers import tree_hashes
 
     import inspector.library.search as search_mod
     import inspector.transcript.index as index_mod

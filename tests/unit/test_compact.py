@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import orjson
 import pytest
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import SAMPLES, jsonl, sample_session, sha256, tree_hashes, write_jsonl
-from conftest import run_cli as run
+from helpers import SAMPLES, jsonl, sample_session, sha256, tree_hashes, write_jsonl
+from helpers import run_cli as run
 
 from inspector.compact import (
     CompactError,

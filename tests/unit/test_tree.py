@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from builders import assistant, progress, system, tool_result, tool_use, user
-from conftest import write_jsonl
+from helpers import write_jsonl
 
 from inspector.transcript.session import Session
 

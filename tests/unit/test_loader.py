@@ -7,7 +7,7 @@ import os
 import orjson
 import pytest
 from builders import assistant, user
-from conftest import sha256, write_jsonl
+from helpers import sha256, write_jsonl
 
 from inspector.transcript.index import INCOMPLETE_TAIL, FileChanged, Transcript
 from inspector.transcript.session import Session

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from builders import assistant, user
-from conftest import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, tree_hashes, write_jsonl
-from conftest import run_cli as run
+from helpers import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, tree_hashes, write_jsonl
+from helpers import run_cli as run
 
 from inspector.library.cache import db_path
 from inspector.library.fts import SearchIndex
@@ -60,6 +60,7 @@ def test_the_index_finds_what_the_scan_finds_on_the_samples(tmp_path):
     assert idx.status().files > 0 and tree_hashes(root) == before
 
 
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
 @requires_realdata
 def test_the_index_finds_what_the_scan_finds_on_real_sessions(tmp_path):
     idx = SearchIndex(tmp_path / "i.sqlite")
@@ -283,6 +284,7 @@ def test_a_damaged_listing_entry_is_read_again_not_fatal(tmp_path, blob):
     assert scan == indexed
 
 
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
 @requires_realdata
 def test_the_listing_of_real_projects_is_the_old_one():
     from inspector.library.search import list_transcripts
@@ -562,7 +564,7 @@ def test_two_processes_opening_a_new_index_at_once_build_it_once(tmp_path):
         "from pathlib import Path; said = []; i = SearchIndex(Path(sys.argv[2]), notice=said.append); "
         "print(i.shards, said)"
     )
-    from conftest import ROOT
+    from helpers import ROOT
 
     procs = [
         subprocess.Popen(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import REAL_PROJECTS, real_files, requires_realdata, tree_hashes
+from helpers import REAL_PROJECTS, real_files, requires_realdata, tree_hashes
 
 from inspector.compact import CompactError, CompactRequest, MicrocompactParams, compact, make_slice
 from inspector.compact.summary_compact import is_pivot_candidate

@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import orjson
 import pytest
 from builders import assistant, user
-from conftest import ROOT, SAMPLES, jsonl, sample_session, tree_hashes, write_jsonl
-from conftest import run_cli as run
+from helpers import ROOT, SAMPLES, jsonl, sample_session, tree_hashes, write_jsonl
+from helpers import run_cli as run
 
 from inspector.library.stats import StatsCache, cache_dir, collect_stats
 from inspector.transcript.discovery import resolve_target
@@ -325,16 +324,16 @@ def test_the_root_help_lists_every_subcommand_and_debug_goes_before_one(tmp_path
 
 def test_the_cli_reference_in_the_docs_is_the_parsers_own():
     """docs/cli.md's options are generated from the parsers (python docs/generate.py), never typed."""
-    from inspector.cli import CLI_END, CLI_START, cli_reference
+    from conformance.docblocks import read_block
+    from inspector.cli import cli_reference
 
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
-    assert CLI_START + cli_reference() + CLI_END in doc, "run python docs/generate.py"
+    assert read_block(ROOT / "docs" / "cli.md", "cli") == cli_reference(), "run python docs/generate.py"
 
 
 def test_the_readme_is_short_and_names_every_subcommand():
     from inspector.cli import COMMANDS
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     assert len(readme.encode()) <= 12 * 1024
     for name in COMMANDS:
         assert f"`inspector {name}`" in readme, name
@@ -347,7 +346,7 @@ def test_the_readme_is_short_and_names_every_subcommand():
         "docs/benchmarks.md",
         "docs/robustness.md",
     ):
-        assert f"]({link})" in readme and (Path(__file__).resolve().parent.parent / link).is_file(), link
+        assert f"]({link})" in readme and (ROOT / link).is_file(), link
 
 
 @pytest.mark.parametrize("command", ["stats", "tokens", "show", "cost", "request", "compact"])

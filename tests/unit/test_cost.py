@@ -7,8 +7,8 @@ import os
 
 import pytest
 from builders import assistant, user
-from conftest import REAL_PROJECTS, expand_golden, golden_transcript, jsonl, requires_realdata, tree_hashes, write_jsonl
-from conftest import run_cli as run
+from helpers import REAL_PROJECTS, expand_golden, golden_transcript, jsonl, requires_realdata, tree_hashes, write_jsonl
+from helpers import run_cli as run
 
 from inspector.library.cost import BUILTIN, Ledger, PriceTable, model_key, responses, session_cost
 from inspector.transcript.session import Session
@@ -170,6 +170,7 @@ def test_stats_json_carries_the_cost():
         assert d["cost_usd"] is None or d["cost_usd"] == pytest.approx(sum(d["cost_by_model"].values()), abs=1e-5)
 
 
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
 @requires_realdata
 def test_the_real_sessions_agree_with_ccusages_figures():
     """Totals measured with ccusage 20.0.24 (--offline) on ../shared/realdata: 157.28 USD over the root, the same

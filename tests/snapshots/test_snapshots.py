@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES
+from helpers import SAMPLES
 
 from inspector.transcript.discovery import Target
 from inspector.tui.app import InspectorApp

@@ -8,8 +8,8 @@ import socket
 import orjson
 import pytest
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, sample_session, write_jsonl
-from conftest import run_cli as run
+from helpers import REAL_PROJECTS, SAMPLES, jsonl, requires_realdata, sample_session, write_jsonl
+from helpers import run_cli as run
 
 from inspector.tokens.calibrate import fit
 from inspector.tokens.composition import composition
@@ -204,6 +204,7 @@ def test_calibration_on_samples_is_tight():
 # -- why it fired -----------------------------------------------------------------------------
 
 
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
 @requires_realdata
 def test_real_auto_compaction_explained():
     rep = analyze(Session.load(SPOTTER))
@@ -237,6 +238,7 @@ def test_explanation_names_the_percent_override_when_it_set_the_threshold():
     assert "200,000 window − 20,000 summary reserve − 13,000 buffer" in e.explanation
 
 
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
 @requires_realdata
 def test_threshold_crossed_without_compaction_is_flagged():
     rep = analyze(Session.load(SCHEMA13))
@@ -398,13 +400,14 @@ def test_bad_pct_is_a_usage_error():
     assert code == 2 and "--pct" in err
 
 
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
 @requires_realdata
 def test_post_compaction_predictions_on_real_data():
     """The predicted size after every real compaction against the first API usage after it: median error at
     most 5%, 90th percentile at most 10%, and none left unpredicted where a usage after it exists."""
     import statistics
 
-    from conftest import real_files
+    from helpers import real_files
 
     errors, unpredicted = [], []
     for p in real_files():
@@ -545,11 +548,12 @@ def test_a_microcompaction_of_results_before_the_file_starts_uses_the_recorded_s
     assert abs(e.predicted_post_tokens - e.first_usage_after) / e.first_usage_after < 0.08
 
 
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
 @requires_realdata
 def test_every_real_auto_compaction_lies_just_above_its_releases_threshold():
     """Each session by the rules of the release that wrote it: 155,000 up to 2.1.20, 167,000 from 2.1.21 (on 200k
     windows); every auto compaction's preTokens within [threshold, threshold + 12,000]; no explanation with an unknown."""
-    from conftest import real_files
+    from helpers import real_files
 
     seen = {}
     for p in real_files():
@@ -614,6 +618,7 @@ def test_a_boundary_is_explained_by_the_release_that_wrote_it(tmp_path):
     assert e.threshold == 155_000 and e.margin == 200 and "2.1.19" in e.rules
 
 
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
 @requires_realdata
 def test_a_poor_calibration_fit_is_said_to_be_one():
     p = REAL_PROJECTS / "-Users-rcgray-phantom-reads-2-0-58" / "3020c1e3-a661-4879-8854-35eb023fd030.jsonl"

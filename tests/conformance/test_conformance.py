@@ -8,7 +8,7 @@ what inspector says of the same transcript, and every request must be rebuilt fr
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, expand_golden, golden_transcript, jsonl, run_cli, sha256
+from helpers import ROOT, expand_golden, golden_transcript, jsonl, run_cli, sha256
 
 from conformance.compare import claude_facts, compare, inspector_facts
 from conformance.runner import canonical, load_requests
@@ -288,3 +288,33 @@ def test_a_request_row_that_points_at_one_blob_many_times_costs_what_a_real_requ
     assert code == 0 and "cut at message 16,344" in out
     code, out, err = run_cli("request", "--json", p)
     assert code == 0 and len(out) < 3 * REQUEST_BYTES_CAP and '"capped":"cut at message' in out
+
+
+def test_the_one_writer_of_generated_blocks_replaces_only_its_block_and_refuses_a_page_without_it(tmp_path):
+    from conformance.docblocks import read_block, write_block
+
+    doc = tmp_path / "page.md"
+    doc.write_text("# Title\n\ntyped\n<!-- t:start -->\nold\n<!-- t:end -->\ntyped after\n")
+    write_block(doc, "t", "| a |\n")
+    assert doc.read_text() == "# Title\n\ntyped\n<!-- t:start -->\n| a |\n<!-- t:end -->\ntyped after\n"
+    assert read_block(doc, "t") == "| a |\n"
+    with pytest.raises(ValueError, match="no other block"):
+        write_block(doc, "other", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.md"]  # no temporary left
+
+
+def test_every_generated_block_of_the_docs_has_its_writer():
+    """Each page's generated block is written by one script through the one writer; a block no script writes is typed."""
+    from helpers import ROOT
+
+    writers = {"cli": "docs/generate.py", "bench": "bench/run.py", "fidelity": "bench/fidelity.py"}
+    writers |= {"conformance": "conformance/__main__.py", "resume": "conformance/__main__.py"}
+    import re
+
+    found = {}
+    for page in (ROOT / "docs").glob("*.md"):
+        for name in re.findall(r"<!-- ([a-z]+):start -->", page.read_text()):
+            found[name] = page.name
+    assert set(found) == set(writers), found
+    for name, script in writers.items():
+        assert f'"{name}"' in (ROOT / script).read_text(), (name, script)

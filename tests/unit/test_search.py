@@ -6,8 +6,8 @@ import os
 
 import orjson
 from builders import assistant, tool_result, tool_use, user
-from conftest import jsonl, sha256, write_jsonl
-from conftest import run_cli as run
+from helpers import jsonl, sha256, write_jsonl
+from helpers import run_cli as run
 
 from inspector.library.search import Query, search_file
 from inspector.transcript.session import Session

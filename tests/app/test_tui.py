@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 from builders import assistant, user
-from conftest import REAL_PROJECTS, SAMPLES, sample_session, sha256, write_jsonl
+from helpers import REAL_PROJECTS, SAMPLES, sample_session, sha256, write_jsonl
 
 from inspector.transcript.discovery import Target, resolve_target
 from inspector.transcript.session import Session
@@ -502,7 +502,7 @@ def test_workbench_previews_and_saves(workdir):
 
 
 def test_workbench_on_a_2_1_328_session_defaults_to_its_engine_and_saves_a_refusal(tmp_path):
-    from conftest import expand_golden, golden_transcript
+    from helpers import expand_golden, golden_transcript
     from textual.widgets import Select
 
     path = golden_transcript(expand_golden("manual_compact_resume", tmp_path))
@@ -1214,7 +1214,7 @@ def test_the_text_around_a_match_keeps_most_of_a_narrow_row_and_follows_a_resize
 
 def test_a_subagent_whose_session_is_gone_is_listed_as_stats_lists_it(tmp_path):
     """A flat agent-*.jsonl (2.0.x) whose session file is gone: in the browser, marked, and still there after a rescan."""
-    from conftest import run_cli
+    from helpers import run_cli
 
     proj = tmp_path / "projects" / "-w-proj"
     write_jsonl(
@@ -1229,7 +1229,7 @@ def test_a_subagent_whose_session_is_gone_is_listed_as_stats_lists_it(tmp_path):
         ],
     )
     code, out, err = run_cli("stats", "--json", str(tmp_path / "projects"))
-    listed = {Path(d["path"]).name for d in __import__("conftest").jsonl(out)}
+    listed = {Path(d["path"]).name for d in __import__("helpers").jsonl(out)}
     assert listed == {"11111111-1111-4111-8111-111111111111.jsonl", "agent-abc123.jsonl"}
 
     async def go():

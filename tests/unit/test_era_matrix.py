@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 from builders import assistant, system, user
-from conftest import run_cli, write_jsonl
+from helpers import run_cli, write_jsonl
 
 from inspector.claude import measured
 from inspector.claude.versions import parse_version, show_version

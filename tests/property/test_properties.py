@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from builders import assistant, system, tool_result, tool_use, user
-from conftest import write_jsonl
+from helpers import write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import SAMPLES, SAMPLES_SOURCE, tree_hashes
+from helpers import SAMPLES, SAMPLES_SOURCE, tree_hashes
 
 from inspector.library.stats import collect_stats
 from inspector.samplegen import format_file_size, generate, persisted_block
