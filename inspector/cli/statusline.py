@@ -30,6 +30,13 @@ def _statusline_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object instead")
     p.add_argument("--no-color", action="store_true", help="no colours (also when NO_COLOR is set)")
+    p.add_argument(
+        "--install",
+        action="store_true",
+        help="set Claude Code's statusLine to this command in your settings.json: shows the change, asks, keeps a "
+        "backup, touches no other key",
+    )
+    p.add_argument("--yes", action="store_true", help="with --install: write without asking")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -66,6 +73,8 @@ def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = No
     from inspector.transcript.discovery import InspectorError
     from inspector.transcript.session import Session
 
+    if args.install:
+        return _install(args, out, err)
     data = _input(stdin if stdin is not None else sys.stdin)
     path = _text(data, "transcript_path")
     if path is None:
@@ -114,4 +123,44 @@ def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = No
         if colour:
             line = f"\x1b[{colour}m{line}\x1b[0m"
     out.write(line + "\n")
+    return EXIT_OK
+
+
+def command_line() -> str:
+    """How Claude Code should run this inspector: its own script when it was started by one, else this Python."""
+    import shlex
+    import shutil
+
+    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "inspector" and script.is_file():
+        return f"{shlex.quote(str(script))} statusline"
+    found = shutil.which("inspector")
+    if found:
+        return f"{shlex.quote(str(Path(found).resolve()))} statusline"
+    return f"{shlex.quote(sys.executable)} -m inspector statusline"
+
+
+def _install(args: argparse.Namespace, out: Any, err: Any) -> int:
+    from inspector.edit.settings import apply, plan_setting, settings_path
+    from inspector.textutil import printable
+    from inspector.transcript.discovery import InspectorError
+
+    change = plan_setting(settings_path(), "statusLine", {"type": "command", "command": command_line()})
+    if not change.needed:
+        out.write(f"statusLine is already set to this command in {printable(str(change.path))}\n")
+        return EXIT_OK
+    err.write("inspector: " + printable(change.describe()) + "\n")
+    if not args.yes:
+        if not (hasattr(sys.stdin, "isatty") and sys.stdin.isatty()):
+            raise InspectorError("nothing was written: re-run with --yes to make this change")
+        err.write("Write it? [y/N] ")
+        err.flush()
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            raise InspectorError("nothing was written")
+    backup = apply(change)
+    out.write(
+        f"statusLine set in {printable(str(change.path))}"
+        + (f" (the file as it was: {printable(str(backup))})" if backup else "")
+        + "; Claude Code shows it from its next message\n"
+    )
     return EXIT_OK

@@ -105,3 +105,53 @@ def test_its_number_is_inspector_tokens_number_for_every_sample(monkeypatch):
         assert d["used"] == at["token_count_with_estimation"] > 0, path
         checked += 1
     assert checked >= 3
+
+
+def _settings(tmp_path, monkeypatch):
+    config = tmp_path / "claude"
+    config.mkdir(exist_ok=True)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    return config / "settings.json"
+
+
+def test_install_shows_asks_keeps_a_backup_and_touches_no_other_key(tmp_path, monkeypatch):
+    path = _settings(tmp_path, monkeypatch)
+    original = b'{\n  "model": "opus",\n  "env": {"A": "1"},\n  "statusLine": {"type": "command", "command": "mine"}\n}\n'
+    path.write_bytes(original)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # not a terminal: nothing is written without --yes
+    code, out, err = run_cli("statusline", "--install")
+    assert code == 2 and "nothing was written" in err and '"command": "mine"' in err
+    assert path.read_bytes() == original and sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+    code, out, err = run_cli("statusline", "--install", "--yes")
+    assert code == 0, err
+    data = json.loads(path.read_text())
+    assert list(data) == ["model", "env", "statusLine"] and data["model"] == "opus" and data["env"] == {"A": "1"}
+    assert data["statusLine"]["type"] == "command" and data["statusLine"]["command"].endswith("statusline")
+    [backup] = [p for p in path.parent.iterdir() if p.name.startswith("settings.json.inspector-backup-")]
+    assert backup.read_bytes() == original and str(backup) in out
+    code, out, err = run_cli("statusline", "--install", "--yes")  # again: nothing to do, no second backup
+    assert code == 0 and "already set" in out and len(list(path.parent.iterdir())) == 2
+
+
+def test_install_creates_the_settings_and_refuses_a_file_it_cannot_read_as_json(tmp_path, monkeypatch):
+    path = _settings(tmp_path, monkeypatch)
+    code, out, err = run_cli("statusline", "--install", "--yes")
+    assert code == 0, err
+    assert list(json.loads(path.read_text())) == ["statusLine"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]  # nothing to back up
+    path.write_bytes(b'{"model": "opus",}')  # not JSON: left as it is
+    code, out, err = run_cli("statusline", "--install", "--yes")
+    assert code == 2 and "not valid JSON" in err and path.read_bytes() == b'{"model": "opus",}'
+
+
+def test_a_settings_file_changed_after_it_was_shown_is_not_written_over(tmp_path, monkeypatch):
+    from inspector.edit.files import SaveError
+    from inspector.edit.settings import apply, plan_setting
+
+    path = _settings(tmp_path, monkeypatch)
+    path.write_text('{"a": 1}')
+    change = plan_setting(path, "statusLine", {"type": "command", "command": "x"})
+    path.write_text('{"a": 2}')  # Claude Code (or the user) wrote it meanwhile
+    with pytest.raises(SaveError, match="changed since it was read"):
+        apply(change)
+    assert path.read_text() == '{"a": 2}' and len(list(path.parent.iterdir())) == 1
