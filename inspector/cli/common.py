@@ -124,19 +124,21 @@ def report_skipped(skipped: list[tuple[Path, str]], err: Any) -> None:
     _report_paths(f"inspector: skipped {len(skipped)} file(s) it could not read:", skipped, err)
 
 
-def _confirm(args: argparse.Namespace, err: Any, what: str) -> None:
-    """Say what would leave the machine; go on only with --yes or a yes typed at a terminal."""
+def _confirm(args: argparse.Namespace, err: Any, what: str, *, write: bool = False) -> None:
+    """Say what would leave the machine (or, `write`, what would be written); go on only with --yes or a yes typed
+    at a terminal."""
     from inspector.transcript.discovery import InspectorError
 
+    verb, done = ("Write", "written") if write else ("Send", "sent")
     err.write(f"inspector: {what}\n")
     if args.yes:
         return
     if not (hasattr(sys.stdin, "isatty") and sys.stdin.isatty()):
-        raise InspectorError("nothing was sent: re-run with --yes to send it")
-    err.write("Send it? [y/N] ")
+        raise InspectorError(f"nothing was {done}: re-run with --yes to {verb.lower()} it")
+    err.write(f"{verb} it? [y/N] ")
     err.flush()
     if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-        raise InspectorError("nothing was sent")
+        raise InspectorError(f"nothing was {done}")
 
 
 def _confirm_send(summ: Any, req: Any, args: argparse.Namespace, err: Any) -> None:

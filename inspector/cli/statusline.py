@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK
+from inspector.cli.common import EXIT_OK, _confirm
 
 STDIN_LIMIT = 1 << 20  # bytes of stdin read: Claude Code's input is a few hundred
 FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model", "version")
@@ -143,20 +143,12 @@ def command_line() -> str:
 def _install(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.edit.settings import apply, plan_setting, settings_path
     from inspector.textutil import printable
-    from inspector.transcript.discovery import InspectorError
 
     change = plan_setting(settings_path(), "statusLine", {"type": "command", "command": command_line()})
     if not change.needed:
         out.write(f"statusLine is already set to this command in {printable(str(change.path))}\n")
         return EXIT_OK
-    err.write("inspector: " + printable(change.describe()) + "\n")
-    if not args.yes:
-        if not (hasattr(sys.stdin, "isatty") and sys.stdin.isatty()):
-            raise InspectorError("nothing was written: re-run with --yes to make this change")
-        err.write("Write it? [y/N] ")
-        err.flush()
-        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-            raise InspectorError("nothing was written")
+    _confirm(args, err, printable(change.describe()), write=True)
     backup = apply(change)
     out.write(
         f"statusLine set in {printable(str(change.path))}"

@@ -120,7 +120,7 @@ def test_install_shows_asks_keeps_a_backup_and_touches_no_other_key(tmp_path, mo
     path.write_bytes(original)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # not a terminal: nothing is written without --yes
     code, out, err = run_cli("statusline", "--install")
-    assert code == 2 and "nothing was written" in err and '"command": "mine"' in err
+    assert code == 2 and "nothing was written: re-run with --yes to write it" in err and '"command": "mine"' in err
     assert path.read_bytes() == original and sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
     code, out, err = run_cli("statusline", "--install", "--yes")
     assert code == 0, err
