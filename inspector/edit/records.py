@@ -116,8 +116,9 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
         below: list[str] = []  # every record between the last message and the one resumed from (a kept tail's
         i: int | None = tail  # informational line with the records relinked after it, as well as the last record)
         while i is not None and i != conv.leaf and len(below) <= len(saved.records):
-            if saved.records[i].uuid:
-                below.append(saved.records[i].uuid)
+            u = saved.records[i].uuid
+            if u:
+                below.append(u)
             i = conv.parent.get(i)
         uuids += below
     chain_ok = bool(chain)

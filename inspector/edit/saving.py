@@ -138,7 +138,8 @@ def _own_tree(path: Path) -> bool:
     except OSError:
         return False
     package = Path(__file__).resolve().parent.parent
-    roots = [package] + ([samples_root().resolve()] if samples_root() is not None else [])
+    samples = samples_root()
+    roots = [package] + ([samples.resolve()] if samples is not None else [])
     return any(p == r or r in p.parents for r in roots)
 
 
@@ -194,10 +195,10 @@ def save(
         raise SaveError(f"nothing to save: {result.noop or 'the compaction changes nothing'}")
     from inspector.claude.versions import SAVES_CHECKED_ON, parse_version, show_version
 
-    v = parse_version(s.version)
-    if not allow_newer and v is not None and v > SAVES_CHECKED_ON:
+    written_by = parse_version(s.version)
+    if not allow_newer and written_by is not None and written_by > SAVES_CHECKED_ON:
         raise RefusedSave(
-            f"nothing was saved: the session was written by Claude Code {show_version(v)}, newer than "
+            f"nothing was saved: the session was written by Claude Code {show_version(written_by)}, newer than "
             f"{show_version(SAVES_CHECKED_ON)}, the newest release that resumed inspector's saves in its checks "
             "(the preview stands)",
             "--allow-newer",

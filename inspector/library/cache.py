@@ -11,15 +11,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 WAL_LIMIT = 8 << 20  # bytes a database's write-ahead log keeps after a checkpoint
 
 
-def cache_dir(env: dict[str, str] | None = None) -> Path:
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """inspector's cache folder: $XDG_CACHE_HOME/inspector (by default ~/.cache/inspector)."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    environ: Mapping[str, str] = os.environ if env is None else env
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "inspector"
 
 

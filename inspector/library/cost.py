@@ -15,7 +15,7 @@ through it (one session and its subagents, or a whole root) counts each response
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,11 +41,11 @@ def model_key(model: str) -> str:
     return price_key(model)
 
 
-def user_prices_path(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("INSPECTOR_PRICES"):
-        return Path(env["INSPECTOR_PRICES"])
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+def user_prices_path(env: Mapping[str, str] | None = None) -> Path:
+    environ: Mapping[str, str] = os.environ if env is None else env
+    if environ.get("INSPECTOR_PRICES"):
+        return Path(environ["INSPECTOR_PRICES"])
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "inspector" / "prices.json"
 
 

@@ -28,7 +28,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,7 +128,10 @@ class SearchIndex:
                 if attempt == 2:
                     raise IndexUnavailable(str(exc)) from None
                 with self.writer(wait=True):
-                    self._discard(f"the search index {self.path} could not be read ({exc}): built again")
+                    # read again once no other process writes it: a process making the index meanwhile (it
+                    # removes a new index's leftover files) gives an open connection an I/O error, not damage
+                    if not self._whole_now():
+                        self._discard(f"the search index {self.path} could not be read ({exc}): built again")
             except sqlite3.DatabaseError as exc:  # not a database, or damaged
                 if db is not None:
                     db.close()
@@ -413,7 +416,9 @@ class SearchIndex:
                 return 0
             if plan.fid is None:
                 plan.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (plan.key,)).lastrowid
-            end = write_texts(self.db, f"t{plan.fid % self.shards}.", plan.fid, plan.after, batches)
+            fid = plan.fid
+            assert fid is not None  # an INSERT's rowid
+            end = write_texts(self.db, f"t{fid % self.shards}.", fid, plan.after, batches)
             self._record(plan, end.offset, end.lines)
         return end.read
 
@@ -480,7 +485,7 @@ class SearchIndex:
                         while q and (not batch or (size < SHARD_BATCH and len(batch) < 64)):
                             batch.append(q.popleft())
                             size += batch[-1].size
-                        items = [(j.fid, j.path, j.start, j.lines, j.after, j.kind) for j in batch]
+                        items = [(j.fid, j.path, j.start, j.lines, j.after, j.kind) for j in batch if j.fid is not None]
                         running[pool.submit(index_shard, str(shard_path(self.path, k)), items)] = (k, batch)
                 if not running:
                     break
@@ -588,7 +593,7 @@ class SearchIndex:
     def refresh(
         self,
         paths: list[Path],
-        sessions: list[Path] = (),
+        sessions: Sequence[Path] = (),
         workers: int | None = None,
         budget: int | None = None,
         stop: Callable[[], bool] | None = None,
@@ -768,7 +773,7 @@ class SearchIndex:
         return found[1].get(session, []) if found is not None else []
 
     def search_all(
-        self, paths: list[Path], query: Any, persisted_of: list[Path] = ()
+        self, paths: list[Path], query: Any, persisted_of: Sequence[Path] = ()
     ) -> tuple[dict[Path, list[tuple[Any, ...]]], dict[Path, list[tuple[Path, str]]]] | None:
         """The candidate texts of every one of `paths` (in each file's order), and for each session of `persisted_of`
         its persisted outputs' as (file, text) by name, in one lookup (the trigram index first, then the files of
@@ -799,14 +804,15 @@ class SearchIndex:
         wanted = {path_key(p): p for p in paths}
         owners = {path_key(p): p for p in persisted_of}
         for fid, line, off, t, place, ts, text in found:
-            k, owner = ids.get(fid, (None, None))
-            if k is None:
+            got = ids.get(fid)
+            if got is None:
                 continue
+            fkey, owner = got
             if line == 0:
-                if owner in owners:
-                    outp.setdefault(owners[owner], []).append((Path(os.fsdecode(k)), text))
-            elif k in wanted:
-                out.setdefault(wanted[k], []).append((line, off, t, place, ts, text))
+                if owner is not None and owner in owners:
+                    outp.setdefault(owners[owner], []).append((Path(os.fsdecode(fkey)), text))
+            elif fkey in wanted:
+                out.setdefault(wanted[fkey], []).append((line, off, t, place, ts, text))
         for v in outp.values():
             v.sort()
         return out, outp

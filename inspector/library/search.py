@@ -375,7 +375,7 @@ def _list_names(target: Target, subagents: bool, scan: Scan) -> tuple[list[tuple
     with_results: list[str] = []
     sep = os.sep
     if target.kind == "file":
-        groups = [(os.fspath(target.path.parent), [target.path.name], [])]
+        groups: list[tuple[str, list[str], list[str]]] = [(os.fspath(target.path.parent), [target.path.name], [])]
     else:
         projects = (
             [os.fspath(target.path)]

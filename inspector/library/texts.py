@@ -120,7 +120,8 @@ def record_texts(body: dict[str, Any]) -> Iterator[tuple[str, str]]:
         )
         return
     if t == "attachment":
-        att = body.get("attachment") if isinstance(body.get("attachment"), dict) else {}
+        found = body.get("attachment")
+        att: dict[str, Any] = found if isinstance(found, dict) else {}
         if att.get("type") == "prompt_snapshot":
             return  # the system prompt in force, again: it is searched once, in the request's shape
         rendered = body.get("rendered")

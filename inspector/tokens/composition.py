@@ -98,8 +98,8 @@ def composition(s: Session, series: Series, counts: Counts, cal: Calibration, po
         cats[big] += drift
     items.sort(reverse=True)
     largest = []
-    for n, tid, name in items[:8]:
-        largest.append({"tool_use_id": tid, "tool": name, "tokens": round(n * cal.ratio * k), "what": _describe_call(s, tid)})
+    for size, tid, name in items[:8]:
+        largest.append({"tool_use_id": tid, "tool": name, "tokens": round(size * cal.ratio * k), "what": _describe_call(s, tid)})
     return Composition(
         total=total,
         source=source,
@@ -185,5 +185,5 @@ def request_composition(s: Session, request: Any, ratio: float) -> RequestCompos
         if u is not None:
             total, exact = u[0] + u[1] + u[2], True
     k = total / sum(est) if sum(est) else 0.0
-    parts = [RequestPart(label, round(n * k)) for (label, _), n in zip(texts, est)]
-    return RequestComposition(request.id, total, exact, parts, len(req.get("messages") or ()))
+    shares = [RequestPart(label, round(n * k)) for (label, _), n in zip(texts, est)]
+    return RequestComposition(request.id, total, exact, shares, len(req.get("messages") or ()))

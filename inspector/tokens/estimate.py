@@ -60,7 +60,8 @@ def rough_block(b: dict[str, Any]) -> int:
     if t == "tool_result":
         return rough_content(b.get("content"))
     if t == "tool_use":
-        name = b.get("name") if isinstance(b.get("name"), str) else ""
+        raw_name = b.get("name")
+        name = raw_name if isinstance(raw_name, str) else ""
         return rough(name + js_stringify(b.get("input", {})))
     if t == "thinking":
         return rough(b["thinking"]) if isinstance(b.get("thinking"), str) else 0
@@ -215,7 +216,8 @@ def api_pieces(
             add(cat, txt)
         elif bt in ("thinking", "redacted_thinking"):
             if include_thinking:
-                add("thinking", b.get("thinking") if isinstance(b.get("thinking"), str) else str(b.get("data", "")))
+                th = b.get("thinking")
+                add("thinking", th if isinstance(th, str) else str(b.get("data", "")))
         elif bt == "tool_use":
             add("tool_use", f"{b.get('name', '')}{js_stringify(b.get('input', {}))}")
         elif bt == "tool_result":

@@ -86,7 +86,7 @@ class Explanation:
     refuted: int = 0  # earlier responses at or above the threshold that did not compact: the threshold was not the cause
 
     def as_dict(self, *, full: bool = False) -> dict[str, Any]:
-        d = {
+        d: dict[str, Any] = {
             "uuid": self.uuid,
             "timestamp": self.timestamp,
             "kind": "microcompact" if self.kind == "microcompact" else "compact",
@@ -172,7 +172,7 @@ class TokenReport:
 
     def subagent_series(self) -> list[dict[str, Any]]:
         """Each subagent transcript's own context series, summarised (its own file has the details)."""
-        out = []
+        out: list[dict[str, Any]] = []
         for sa in self.session.subagents:
             try:
                 sub = self.session.load_subagent(sa) if sa.path is not None else None
@@ -356,6 +356,7 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) 
     window = th.model_window
     lk = lookup(s.version, th.model)
     reacts = lk.cell.reactive_compacts if lk.cell is not None else None
+    measured_on = lk.cell.label if lk.cell is not None else "this release"
     if pre > window:
         return "other_window", (
             f"{seen}; the compaction came at {fmt(pre)}, above the {fmt(window)} window assumed "
@@ -363,7 +364,7 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) 
         )
     if pre >= window - 20_000 and reacts is not False:
         how = (
-            f"{lk.cell.label}'s binary compacts when the API refuses a request as too long"
+            f"{measured_on}'s binary compacts when the API refuses a request as too long"
             if reacts
             else "whether this release compacts on a refusal is not measured"
         )
@@ -372,7 +373,7 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) 
             f"window: the API refusing a request as too long fits ({how})"
         )
     extra = "; a refusal does not explain it either: the API refuses only at the window" + (
-        f", and {lk.cell.label}'s binary ends the turn on a refusal without compacting" if reacts is False else ""
+        f", and {measured_on}'s binary ends the turn on a refusal without compacting" if reacts is False else ""
     )
     return "other_threshold", (
         f"{seen}; a higher threshold was in force: auto-compact off for a while (DISABLE_AUTO_COMPACT or "
@@ -519,6 +520,8 @@ def explain_boundary(
         restored = [replace(f, tokens=round(cal.ratio * f.counted)) for f in counts.restored.get(pos, [])]
     notes = prediction_notes(s, series, counts, cal, kind, pos, after, restored) if predicted is not None else []
 
+    size_after: int | None
+    src: str | None
     if first_after is not None:
         size_after, src = first_after, "first usage after"
     elif post_meta is not None and kind != "microcompact" and cal is not None:
@@ -536,7 +539,8 @@ def explain_boundary(
     summary_text = None
     cleared: list[dict[str, Any]] = []
     if kind == "microcompact":
-        ids = meta.get("compactedToolIds") if isinstance(meta.get("compactedToolIds"), list) else []
+        listed = meta.get("compactedToolIds")
+        ids = listed if isinstance(listed, list) else []
         for tid in ids:
             if not isinstance(tid, str):
                 continue
@@ -987,6 +991,7 @@ def analyze(
         e = explain_boundary(s, series, counts, i, real, cals, positions, baseline if what_if else settings, requests)
         if what_if and e.kind != "microcompact":
             wi = boundary_thresholds(s, series, i, th, settings, _around(series, e.pos)[0])
+            assert baseline is not None  # what_if: a baseline differs from the settings
             e.what_if_threshold, e.what_if_margin, e.what_if = what_if_words(
                 e, real, wi, series, describe_changes(settings, baseline)
             )

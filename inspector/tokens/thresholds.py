@@ -335,7 +335,7 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
     model = (s.model or "").lower()
     entry = registry_model(model)
     cm = entry.catalog if entry is not None else None
-    key = entry.id if cm is not None else None
+    key = entry.id if entry is not None and cm is not None else None
     suffix = "[1m]" in model
     default_out, upper_out = (cm.max_output, cm.max_output_upper) if cm else max_output_limits(s.model)
     one_m = False
@@ -428,7 +428,7 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
     reserved = max_out if era.reserve == "max-output" else min(max_out, MAX_OUTPUT_TOKENS_FOR_SUMMARY)
     effective = window - reserved
     enabled = s.auto_compact_enabled and not s.compact_disabled
-    auto: int | None = effective - AUTOCOMPACT_BUFFER_TOKENS
+    auto: int = effective - AUTOCOMPACT_BUFFER_TOKENS
     if auto < 0:  # a window smaller than the reserve and the buffer: Claude Code would compact before every request
         why += f"; a {window:,} window leaves no room for the {reserved:,} reserve and the 13,000 buffer: the threshold is 0"
         auto = 0

@@ -917,3 +917,27 @@ def test_a_cache_damaged_at_random_costs_no_search_and_heals(tmp_path, seed):
             assert code == 0 and "unexpected" not in err, (what, argv, err)
     code, out, err = run("search", "hourly", str(root), "--json")
     assert code == 0 and jsonl(out) == want and err == "", err
+
+
+def test_an_io_error_while_another_process_makes_the_index_does_not_discard_it(tmp_path, monkeypatch):
+    """A process that had the new index open while another made it (removing the leftovers) read 'disk I/O error'
+    and, without looking again, deleted the index the other had just built (1 run in 10 of the 4-process test)."""
+    from inspector.library.fts import SearchIndex
+
+    path = tmp_path / "i.sqlite"
+    SearchIndex(path).close()  # made, whole
+    made = {p.name: p.stat().st_ino for p in tmp_path.iterdir() if p.suffix == ".sqlite"}
+    real = SearchIndex._attached
+    calls = []
+
+    def io_error_once(self, db):
+        calls.append(1)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(self, db)
+
+    monkeypatch.setattr(SearchIndex, "_attached", io_error_once)
+    said: list[str] = []
+    SearchIndex(path, notice=said.append).close()
+    assert said == [] and len(calls) >= 2
+    assert {p.name: p.stat().st_ino for p in tmp_path.iterdir() if p.suffix == ".sqlite"} == made  # nothing rebuilt
