@@ -8,7 +8,7 @@ check:
 	ruff check $(SRC)
 	ruff format --check $(SRC)
 	lint-imports --no-cache
-	mypy inspector/transcript inspector/tokens inspector/library inspector/edit
+	mypy inspector/transcript inspector/claude inspector/tokens inspector/library inspector/compact inspector/edit
 
 fmt:
 	ruff format $(SRC)

@@ -169,3 +169,13 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
             text = text.replace(k, "[redacted]")
     text = _KEY_PATTERNS[0].sub("[redacted]", text)
     return _KEY_PATTERNS[1].sub(lambda m: m.group(1) + "[redacted]", text)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A decoded JSON value as an object, or an empty one: `as_dict(body.get("message"))`."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """A decoded JSON value as an array, or an empty one."""
+    return value if isinstance(value, list) else []

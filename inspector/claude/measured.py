@@ -202,7 +202,8 @@ def resume_parent(conv: Any, version: str | None) -> tuple[str | None, str]:
         return leaf, ("the leaf's trailing bookkeeping record is not measured for this release: the last message is assumed")
     r = below[-1]
     rule = rules[r].get("trailing system record", "")
-    at = f"measured on {show_version(r)}" + ("" if r == v else f", the nearest measured release at or below {show_version(v)}")
+    nearest = "" if r == v or v is None else f", the nearest measured release at or below {show_version(v)}"
+    at = f"measured on {show_version(r)}" + nearest
     bisected = answer_at("leaf", version)  # where the bisection found the change, it answers for every release
     if bisected is not None:
         rule = "the trailing system record" if bisected else "the last message"
@@ -216,14 +217,8 @@ def answer_at(probe: str, version: str | None) -> bool | None:
     bisections found: the answer after the last change at or below it, before the first one the answer before it.
     None when no change of that probe was found or the version is not known."""
     v = parse_version(version)
-    changes = sorted(
-        (
-            (parse_version(b.get("first")), b)
-            for b in matrix_rows("boundaries")
-            if b.get("probe") == probe and parse_version(b.get("first"))
-        ),
-        key=lambda x: x[0],
-    )
+    found = [(parse_version(b.get("first")), b) for b in matrix_rows("boundaries") if b.get("probe") == probe]
+    changes = sorted(((first, b) for first, b in found if first is not None), key=lambda x: x[0])
     if v is None or not changes:
         return None
     answer = changes[0][1]["answers"]["before"]

@@ -116,7 +116,9 @@ def rates_from(d: Any) -> Rates | None:
     long = d.get("long")
     lr = rates_from(long) if isinstance(long, dict) else None
     over = long.get("over") if isinstance(long, dict) else None
-    return Rates(*vals, long_over=int(over) if lr is not None and isinstance(over, int) and over > 0 else None, long=lr)
+    inp, out, w5, w1, read = vals
+    long_over = int(over) if lr is not None and isinstance(over, int) and over > 0 else None
+    return Rates(inp, out, w5, w1, read, long_over=long_over, long=lr)
 
 
 def _row(mid: str, p: dict[str, Any]) -> PriceRow:

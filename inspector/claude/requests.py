@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.textutil import deep_recursion
+from inspector.textutil import as_dict, as_list, deep_recursion
 from inspector.transcript.records import iter_blocks
 from inspector.transcript.session import Session
 
@@ -155,15 +155,16 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
         if recs[i].type != "api-request":
             continue
         b = s.body(i)
-        rid = b.get("id") if isinstance(b.get("id"), str) else f"#{recs[i].line}"
-        base = built.get(b.get("base")) if isinstance(b.get("base"), str) else None
-        keep = b.get("keep") if isinstance(b.get("keep"), int) and not isinstance(b.get("keep"), bool) else 0
+        raw_id, raw_base, raw_keep = b.get("id"), b.get("base"), b.get("keep")
+        rid: str = raw_id if isinstance(raw_id, str) else f"#{recs[i].line}"
+        base = built.get(raw_base) if isinstance(raw_base, str) else None
+        keep: int = raw_keep if isinstance(raw_keep, int) and not isinstance(raw_keep, bool) else 0
         keep = max(0, min(keep, len(base[0]))) if base is not None else 0
         msgs = list(base[0][:keep]) if base is not None else []
         sums = list(base[1][:keep]) if base is not None else []
         unresolved = [] if base is not None or not b.get("base") else [f"base request {b.get('base')}"]
         capped = None
-        tail = b.get("tail") if isinstance(b.get("tail"), list) else []
+        tail = as_list(b.get("tail"))
         for h in tail:
             m = (blobs.get(h) or cands.get(h)) if isinstance(h, str) else None
             if m is None:
@@ -190,15 +191,16 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
                 "for one transcript"
             )
         built[rid] = (msgs, sums)
-        params = b.get("params") if isinstance(b.get("params"), dict) else {}
-        shape = shapes.get(b.get("shapeHash")) or {}
+        params = as_dict(b.get("params"))
+        shape_hash = b.get("shapeHash")
+        shape = (shapes.get(shape_hash) if isinstance(shape_hash, str) else None) or {}
         request: dict[str, Any] = {
             **params,
             "system": shape.get("system"),
             "tools": shape.get("tools"),
             "messages": [dict(m) for m in msgs],
         }
-        for cc in b.get("cacheControl") if isinstance(b.get("cacheControl"), list) else ():
+        for cc in as_list(b.get("cacheControl")):
             if isinstance(cc, dict):
                 _set_path(request, cc.get("path"), cc.get("value"))
         out.append(
@@ -223,7 +225,7 @@ def _not_recorded(params: dict[str, Any]) -> list[str]:
     """What a request carried that its api-request row leaves out: with the auto-mode beta (the REPL's auto
     permission mode), the classifier's `safeguards` (its rules, the git state, the folders; measured on 2.1.328, sent
     with every such request and recorded with none)."""
-    betas = params.get("betas") if isinstance(params.get("betas"), list) else []
+    betas = as_list(params.get("betas"))
     return ["safeguards"] if any(isinstance(b, str) and b.startswith("afk-mode-") for b in betas) else []
 
 

@@ -55,15 +55,14 @@ class Era:
 
     @property
     def label(self) -> str:
-        if self.first is None and self.last is not None:
-            return (
-                f"before {show_version((self.last[0] + 1, 0, 0))}"
-                if self.last[1:] == (99, 999)
-                else f"up to {show_version(self.last)}"
-            )
-        if self.last is None:
-            return f"{show_version(self.first)} and later" if self.first else "every release"
-        return f"{show_version(self.first)} – {show_version(self.last)}"
+        first, last = self.first, self.last
+        if first is None and last is not None:
+            return f"before {show_version((last[0] + 1, 0, 0))}" if last[1:] == (99, 999) else f"up to {show_version(last)}"
+        if last is None:
+            return f"{show_version(first)} and later" if first else "every release"
+        if first is None:
+            return "every release"
+        return f"{show_version(first)} – {show_version(last)}"
 
     def contains(self, v: Version) -> bool:
         return (self.first is None or v >= self.first) and (self.last is None or v <= self.last)

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.textutil import as_dict
 from inspector.transcript.records import json_copy
 
 WIRE_TYPES = ("user", "assistant", "attachment", "system")  # system: only a command's local output is sent
@@ -80,7 +81,7 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
             if b.get("isApiErrorMessage"):  # not sent, but attachments stop climbing at it (the reorder comes first)
                 out.append(_Item("error"))
                 continue
-            msg = b.get("message") if isinstance(b.get("message"), dict) else {}
+            msg = as_dict(b.get("message"))
             mid = msg.get("id") if isinstance(msg.get("id"), str) else None
             at = by_id.get(mid) if mid is not None else None
             if at is not None and out[at].kind == "assistant":
@@ -94,9 +95,9 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
             out.append(_Item("user", [{"type": "text", "text": b["content"]}], text=b["content"]))
             by_id.clear()
         elif t == "user":
-            msg = b.get("message") if isinstance(b.get("message"), dict) else {}
+            msg = as_dict(b.get("message"))
             content = msg.get("content")
-            origin = b.get("origin") if isinstance(b.get("origin"), dict) else {}
+            origin = as_dict(b.get("origin"))
             if origin.get("kind") == "task-notification" and isinstance(content, str):
                 content = NOTIFICATION_OPEN + content + "\n" + _CLOSE  # a background agent's turn, sent as a notice
             it = _Item("user", _blocks(content), text=content if isinstance(content, str) else None)

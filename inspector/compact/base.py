@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid as uuidlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -117,11 +117,11 @@ class Estimator:
         pos = list(self.series.chain).index(sl.point)
         return token_count_with_estimation(self.session, self.series, pos)
 
-    def counted(self, bodies: list[dict[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
+    def counted(self, bodies: Sequence[Mapping[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
         """Offline-tokenizer count of what these records put in a request."""
         return count_bodies(bodies, cleared=cleared, replacements=self.session.transcript.replacements)
 
-    def after(self, bodies: list[dict[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
+    def after(self, bodies: Sequence[Mapping[str, Any]], cleared: frozenset[str] = frozenset()) -> int:
         """The context right after: fixed overhead + ratio × what the messages count."""
         return self.calibration.predict(self.counted(bodies, cleared))
 

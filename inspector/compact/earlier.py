@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from inspector.textutil import as_dict
 from inspector.tokens.estimate import js_len, js_stringify
 
 MODES = ("messages", "messages_and_replies")
@@ -238,11 +239,11 @@ def _human(origin: Any) -> bool:
 def _is_prompt(b: Mapping[str, Any]) -> bool:
     """The user's own prompt (approximating gjn(…, "own-prompt") and O9n)."""
     if b.get("type") == "attachment":
-        att = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+        att = as_dict(b.get("attachment"))
         return att.get("type") == "queued_command" and _human(att.get("origin"))
     if b.get("type") != "user":
         return False
-    msg = b.get("message") if isinstance(b.get("message"), dict) else {}
+    msg = as_dict(b.get("message"))
     content = msg.get("content")
     blocks = _blocks(content)
     if blocks and blocks[0].get("type") == "tool_result":
@@ -258,7 +259,7 @@ def _is_prompt(b: Mapping[str, Any]) -> bool:
 def _prompt_words(b: Mapping[str, Any]) -> str:
     """fvs: the words of a prompt, or "" when it was not typed by the user."""
     if b.get("type") == "attachment":
-        att = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+        att = as_dict(b.get("attachment"))
         if att.get("type") != "queued_command" or att.get("textNotTyped") is True or att.get("fromConnector") is True:
             return ""
         return words(att.get("prompt"))
@@ -273,7 +274,7 @@ def _prompt_words(b: Mapping[str, Any]) -> str:
         )
     ):
         return ""
-    msg = b.get("message") if isinstance(b.get("message"), dict) else {}
+    msg = as_dict(b.get("message"))
     w = words(msg.get("content"))
     return "" if w.startswith("<task-notification>") else w
 

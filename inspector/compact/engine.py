@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -40,6 +40,7 @@ from inspector.compact.base import (
     format_compact_summary,
 )
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
+from inspector.textutil import as_dict
 from inspector.tokens.context import file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_stringify
 from inspector.transcript.records import context_tokens, iter_blocks, text_of
@@ -247,7 +248,7 @@ def _merged_tools_delta(s: Any, found: list[int], names: set[str]) -> dict[str, 
     return None
 
 
-def reannouncements(sl: Slice, point_chain: list[int], kept: list[int] = ()) -> tuple[list[dict[str, Any]], list[str]]:
+def reannouncements(sl: Slice, point_chain: list[int], kept: Sequence[int] = ()) -> tuple[list[dict[str, Any]], list[str]]:
     """The attachments a compaction re-announces, as the session last had them: (bodies to copy, notes).
 
     What the kept records already announce is not announced again: the environment or the model when a kept record
@@ -787,7 +788,7 @@ def engine_compact(
     # prompt_snapshots too (2.1.328 listed 21 of 21)
     prefix = params.mode == "partial" and params.direction == "from"
     keep_uuids = [
-        recs[i].uuid for i in split.keep if recs[i].uuid and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")
+        u for i in split.keep if (u := recs[i].uuid) and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")
     ]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
@@ -799,13 +800,14 @@ def engine_compact(
     if keep_uuids:
         meta["preservedSegment"] = {"headUuid": keep_uuids[0], "anchorUuid": anchor, "tailUuid": keep_uuids[-1]}
         meta["preservedMessages"] = {"anchorUuid": anchor, "uuids": keep_uuids, "allUuids": keep_uuids}
-    logical = sl.uuid(sl.point)
+    logical: str | None = sl.uuid(sl.point)
     if params.mode == "partial":
+        before_pivot = _last_before(sl, msgs, params.pivot_uuid)
         logical = (
             recs[split.keep[-1]].uuid
             if params.direction == "from" and split.keep
-            else recs[_last_before(sl, msgs, params.pivot_uuid)].uuid
-            if params.direction == "up_to" and _last_before(sl, msgs, params.pivot_uuid) is not None
+            else recs[before_pivot].uuid
+            if params.direction == "up_to" and before_pivot is not None
             else None
         )
     boundary = factory.boundary(tmpl, trigger=trigger, pre_tokens=before, logical_parent=logical, extra_meta=meta)
@@ -910,7 +912,7 @@ def engine_compact(
         rewritten={},
         cleared_tool_results=(),
         cleared_tokens={},
-        summarized_uuids=tuple(recs[i].uuid for i in split.summarize if recs[i].uuid),
+        summarized_uuids=tuple(u for i in split.summarize if (u := recs[i].uuid)),
         kept_uuids=tuple(keep_uuids),
         summary=wrapped,
         tokens_before=before,
@@ -1011,7 +1013,7 @@ def _offered_328(r: Any, body: Mapping[str, Any]) -> bool:
     that is not a message from another session; and whose origin, when it says, is a human."""
     if r.type != "user" or r.tool_results or r.is_meta or r.is_compact_summary or body.get("isVisibleInTranscriptOnly"):
         return False
-    msg = body.get("message") if isinstance(body.get("message"), dict) else {}
+    msg = as_dict(body.get("message"))
     content = msg.get("content")
     if isinstance(content, list) and content and isinstance(content[0], dict) and content[0].get("type") == "tool_result":
         return False
@@ -1064,7 +1066,7 @@ def rapid_refills(sl: Slice, live: bool | None = None) -> int:
                 count = prev + 1
         if here <= sl.point:
             b = s.body(here)
-            meta = b.get("compactMetadata") if isinstance(b.get("compactMetadata"), dict) else {}
+            meta = as_dict(b.get("compactMetadata"))
             prev = count if meta.get("trigger") == "auto" else None
             start = here
     return count

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -168,7 +169,7 @@ UNSENT_ATTACHMENTS = frozenset({"session_context", "prompt_snapshot"})  # 2.1.3x
 
 
 def api_pieces(
-    body: dict[str, Any],
+    body: Mapping[str, Any],
     *,
     cleared: frozenset[str] = frozenset(),
     replacements: dict[str, str] | None = None,
@@ -243,7 +244,7 @@ def api_pieces(
 
 
 def count_bodies(
-    bodies: list[dict[str, Any]], *, cleared: frozenset[str] = frozenset(), replacements: dict[str, str] | None = None
+    bodies: Sequence[Mapping[str, Any]], *, cleared: frozenset[str] = frozenset(), replacements: dict[str, str] | None = None
 ) -> int:
     """Offline-tokenizer count of what these records put in a request (images at their flat rate)."""
     texts: list[str] = []

@@ -315,7 +315,7 @@ class AnthropicSummarizer:
             404: f"model {self.model!r} was not found (404): choose another with --model",
             429: f"rate limited (429) even after {self.max_retries} retries: try again later",
             529: f"the API is overloaded (529) even after {self.max_retries} retries: try again later",
-        }.get(status, f"the API answered {status}: {msg}")
+        }.get(status if isinstance(status, int) else 0, f"the API answered {status}: {msg}")
         raise SummarizerError(text) from None
 
     def _stream(self, body: dict[str, Any], progress: Progress | None, cancel: Cancel | None, notes: list[str]) -> SummaryOutput:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.compact.summarize.base import Cancel, Cancelled, Progress, SummaryOutput, SummaryRequest
+from inspector.textutil import as_dict
 from inspector.transcript.records import INTERRUPT_TEXTS, iter_blocks, text_of, tool_result_text
 from inspector.transcript.session import Session
 
@@ -167,8 +168,9 @@ def gather(s: Session, indexes: tuple[int, ...] | list[int]) -> Facts:
             if bt == "text" and isinstance(b.get("text"), str) and b["text"].strip():
                 f.assistant_texts.append(b["text"].strip())
             elif bt == "tool_use":
-                name = b.get("name") if isinstance(b.get("name"), str) else "?"
-                inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                raw_name = b.get("name")
+                name = raw_name if isinstance(raw_name, str) else "?"
+                inp = as_dict(b.get("input"))
                 if isinstance(b.get("id"), str):
                     calls[b["id"]] = (name, inp)
                 f.tools[name] = f.tools.get(name, 0) + 1
