@@ -11,19 +11,18 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from inspector.edit.files import SaveError, write_atomic
+from inspector.transcript.discovery import config_dir
 
 
-def settings_path(env: dict[str, str] | None = None) -> Path:
+def settings_path(env: Mapping[str, str] | None = None) -> Path:
     """The user's Claude Code settings: $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json."""
-    env = dict(os.environ) if env is None else env
-    raw = env.get("CLAUDE_CONFIG_DIR")
-    home = Path(raw) if raw else Path(os.path.expanduser("~")) / ".claude"
-    return home / "settings.json"
+    return config_dir(env) / "settings.json"
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,10 +50,10 @@ class Retention:
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None, config_dir: Path | None = None, managed: Path | None = None) -> Retention:
         """`cleanupPeriodDays` as Claude Code reads it: managed settings win over the user's settings.json."""
+        from inspector.transcript.discovery import config_dir as claude_config_dir
+
         env = os.environ if env is None else env
-        home = config_dir or (
-            Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else Path(os.path.expanduser("~")) / ".claude"
-        )
+        home = config_dir or claude_config_dir(env)
         for path in (managed or managed_settings_path(), home / "settings.json"):
             try:
                 data = orjson.loads(path.read_bytes()[: 8 << 20])

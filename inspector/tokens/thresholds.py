@@ -197,10 +197,9 @@ class Settings:
 
 
 def _config_home(env: Mapping[str, str], config_dir: Path | None) -> Path:
-    if config_dir is not None:
-        return config_dir
-    raw = env.get("CLAUDE_CONFIG_DIR")
-    return Path(raw) if raw else Path(os.path.expanduser("~")) / ".claude"
+    from inspector.transcript.discovery import config_dir as claude_config_dir
+
+    return config_dir if config_dir is not None else claude_config_dir(env)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
