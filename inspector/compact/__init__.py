@@ -66,7 +66,6 @@ class Strategy:
     name: str
     summarizes: bool  # it asks a summarizer (microcompaction does not)
     run: Callable[[Run], CompactionResult]
-    what: str  # one line, for help and the workbench
 
 
 def _engine(mode: str) -> Callable[[Run], CompactionResult]:
@@ -112,12 +111,13 @@ def _microcompact(r: Run) -> CompactionResult:
 REGISTRY: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy("compact", True, _engine("compact"), "2.1.3xx's /compact: summarize, keep a tail of recent rounds"),
-        Strategy("reactive", True, _engine("reactive"), "2.1.3xx after the API refused a request as too long"),
-        Strategy("partial", True, _partial, "summarize from, or up to, a prompt you typed"),
-        Strategy("full", True, _full, "summarize everything since the last compaction"),
-        Strategy("session-memory", True, _session_memory, "the session-memory notes as the summary (2.1.x)"),
-        Strategy("microcompact", False, _microcompact, "clear old tool results, no summary (2.1.x)"),
+        # what each does, in words, is versions.STRATEGY_WORDS (with the releases that had it)
+        Strategy("compact", True, _engine("compact")),
+        Strategy("reactive", True, _engine("reactive")),
+        Strategy("partial", True, _partial),
+        Strategy("full", True, _full),
+        Strategy("session-memory", True, _session_memory),
+        Strategy("microcompact", False, _microcompact),
     )
 }
 STRATEGIES = tuple(REGISTRY)

@@ -1,7 +1,7 @@
 """Where a session's context stands now, by the rules of the release, model and settings that run it: the number
 Claude Code compares with its thresholds (tokenCountWithEstimation at the leaf, §3.3), how far it is from
 auto-compaction (or, where the threshold is not enforced, from the API's refusal), and the warning and blocking
-state. What `inspector statusline` prints and the session screen's header shows; the same functions as `tokens`.
+state. What `inspector statusline` prints, from the same functions as `tokens`.
 """
 
 from __future__ import annotations

@@ -559,7 +559,7 @@ def test_the_registry_runs_every_strategy_by_name_and_a_new_one_is_one_entry(tmp
         seen.append((r.request.strategy, r.request.instructions, r.slice.point))
         return REGISTRY["full"].run(r)
 
-    monkeypatch.setitem(comp.REGISTRY, "newt", Strategy("newt", True, run, "a strategy added by one entry"))
+    monkeypatch.setitem(comp.REGISTRY, "newt", Strategy("newt", True, run))
     r = compact(s, CompactRequest("newt", instructions="keep the file names"))
     assert seen and seen[0][:2] == ("newt", "keep the file names") and r.new_records
     with pytest.raises(CompactError, match="unknown strategy 'nope'"):
