@@ -20,27 +20,11 @@ import tempfile
 from pathlib import Path
 
 from conformance.compare import compare, table
+from conformance.goldens import GOLDENS, expand_golden
 from conformance.runner import DEFAULT_VERSION, install, run, save
 from conformance.scenarios import BY_NAME, SCENARIOS
 
 ROOT = Path(__file__).resolve().parent.parent
-GOLDENS = ROOT / "tests" / "goldens"
-
-
-def expand_golden(name: str, dst: Path) -> Path:
-    """A committed golden as the harness saved it (transcripts and request logs unzipped)."""
-    src = GOLDENS / name
-    out = dst / name
-    for p in src.rglob("*"):
-        if p.is_dir():
-            continue
-        target = out / p.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if p.suffix == ".gz":
-            target.with_suffix("").write_bytes(gzip.decompress(p.read_bytes()))
-        else:
-            shutil.copyfile(p, target)
-    return out
 
 
 def write_readme(text: str, block: str) -> None:

@@ -10,6 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from conformance.goldens import GOLDENS as GOLDENS  # the tests take them from here
+from conformance.goldens import expand_golden as expand_golden
+
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 SAMPLES_SOURCE = ROOT / "sample_sessions"  # the committed samples (a user may have saved sessions in a clone's copy)
 
@@ -78,28 +81,8 @@ def run_cli(*argv):
     return code, out.getvalue(), err.getvalue()
 
 
-GOLDENS = ROOT / "tests" / "goldens"
 DATA = ROOT / "tests" / "data"
 CORPUS = ROOT / "tests" / "corpus"
-
-
-def expand_golden(name: str, tmp: Path) -> Path:
-    """A golden of the conformance harness as it saved it, unzipped into a temporary folder."""
-    import gzip
-    import shutil
-
-    src = GOLDENS / name
-    dst = tmp / name
-    for p in src.rglob("*"):
-        if p.is_dir():
-            continue
-        out = dst / p.relative_to(src)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if p.suffix == ".gz":
-            out.with_suffix("").write_bytes(gzip.decompress(p.read_bytes()))
-        else:
-            shutil.copyfile(p, out)
-    return dst
 
 
 def golden_transcript(folder: Path) -> Path:

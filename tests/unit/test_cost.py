@@ -7,7 +7,7 @@ import os
 
 import pytest
 from builders import assistant, user
-from helpers import REAL_PROJECTS, expand_golden, golden_transcript, jsonl, requires_realdata, tree_hashes, write_jsonl
+from helpers import REAL_PROJECTS, SAMPLES, expand_golden, golden_transcript, jsonl, requires_realdata, tree_hashes, write_jsonl
 from helpers import run_cli as run
 
 from inspector.library.cost import BUILTIN, Ledger, PriceTable, model_key, responses, session_cost
@@ -163,7 +163,7 @@ def test_claude_codes_own_figure_is_shown_beside_and_the_difference_said(tmp_pat
 
 
 def test_stats_json_carries_the_cost():
-    code, out, err = run("stats", "--json", "--no-cache", str(expand_golden.__globals__["SAMPLES"]))
+    code, out, err = run("stats", "--json", "--no-cache", str(SAMPLES))
     assert code == 0, err
     for d in jsonl(out):
         assert d["cost_prices"] and isinstance(d["cost_by_model"], dict)
