@@ -13,36 +13,40 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspector import __version__
-from inspector.cli.app import cmd_app
-from inspector.cli.archive import _archive_parser, cmd_archive
 from inspector.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE
-from inspector.cli.compact import _compact_parser, cmd_compact
-from inspector.cli.cost import _cost_parser, cmd_cost
-from inspector.cli.index import _index_parser, cmd_index
-from inspector.cli.request import _request_parser, cmd_request
-from inspector.cli.search import _search_parser, cmd_search
-from inspector.cli.show import _show_parser, cmd_show
-from inspector.cli.stats import _stats_parser, cmd_stats
-from inspector.cli.statusline import _statusline_parser, cmd_statusline
-from inspector.cli.tokens import _tokens_parser, cmd_tokens
+
+
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """A subcommand's function, imported when it is called: `inspector statusline` runs after every message of a
+    Claude Code session and imports only what it uses, not every other subcommand's modules."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(f"inspector.cli.{module}"), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def _command(module: str, what: str) -> tuple[Callable[[], argparse.ArgumentParser], Callable[..., int], str]:
+    return _lazy(module, f"_{module}_parser"), _lazy(module, f"cmd_{module}"), what
+
 
 # every subcommand: its parser, what runs it, and its line in the root's --help (listed from here)
-COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[[argparse.Namespace, Any, Any], int], str]] = {
-    "stats": (_stats_parser, cmd_stats, "facts about every session: records, chain, compactions, cost"),
-    "tokens": (_tokens_parser, cmd_tokens, "the context at every turn against the thresholds; why each compaction fired"),
-    "compact": (_compact_parser, cmd_compact, "preview a compaction strategy from a message; save it as a new session"),
-    "search": (_search_parser, cmd_search, "find text in every session, persisted tool results included"),
-    "show": (_show_parser, cmd_show, "a session's timeline, or one record in full, as text or Markdown"),
-    "request": (_request_parser, cmd_request, "the API requests a 2.1.3xx session sent, rebuilt from its transcript"),
-    "cost": (_cost_parser, cmd_cost, "what the sessions cost, by session, model, day or project"),
-    "archive": (_archive_parser, cmd_archive, "copy sessions before Claude Code's cleanup deletes them"),
-    "index": (_index_parser, cmd_index, "build or check the search index"),
-    "statusline": (
-        _statusline_parser,
-        cmd_statusline,
-        "one line for Claude Code's statusLine: context, distance to compact, cost",
-    ),
+COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[..., int], str]] = {
+    "stats": _command("stats", "facts about every session: records, chain, compactions, cost"),
+    "tokens": _command("tokens", "the context at every turn against the thresholds; why each compaction fired"),
+    "compact": _command("compact", "preview a compaction strategy from a message; save it as a new session"),
+    "search": _command("search", "find text in every session, persisted tool results included"),
+    "show": _command("show", "a session's timeline, or one record in full, as text or Markdown"),
+    "request": _command("request", "the API requests a 2.1.3xx session sent, rebuilt from its transcript"),
+    "cost": _command("cost", "what the sessions cost, by session, model, day or project"),
+    "archive": _command("archive", "copy sessions before Claude Code's cleanup deletes them"),
+    "index": _command("index", "build or check the search index"),
+    "statusline": _command("statusline", "one line for Claude Code's statusLine: context, distance to compact, cost"),
 }
+cmd_app = _lazy("app", "cmd_app")
 
 
 def _root_parser() -> argparse.ArgumentParser:

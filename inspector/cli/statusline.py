@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from inspector.cli.common import EXIT_OK, _confirm
 
 STDIN_LIMIT = 1 << 20  # bytes of stdin read: Claude Code's input is a few hundred
+BUDGET = 2.0  # seconds
+STATE_VERSION = 1
 FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model", "version")
 
 
@@ -37,6 +40,14 @@ def _statusline_parser() -> argparse.ArgumentParser:
         "backup, touches no other key",
     )
     p.add_argument("--yes", action="store_true", help="with --install: write without asking")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=BUDGET,
+        metavar="SECONDS",
+        help=f"the time the first read of a long session may take before the line says how far it got (the read goes "
+        f"on from there next time; later reads take only what was appended; default {BUDGET})",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -66,12 +77,10 @@ def _text(d: dict[str, Any], key: str) -> str | None:
 
 def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = None) -> int:
     from inspector.cli.common import json_text
-    from inspector.library.cost import session_cost, usd
+    from inspector.library.cost import usd
     from inspector.textutil import printable
-    from inspector.tokens.now import context_now
     from inspector.tokens.thresholds import Settings
     from inspector.transcript.discovery import InspectorError
-    from inspector.transcript.session import Session
 
     if args.install:
         return _install(args, out, err)
@@ -82,14 +91,16 @@ def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = No
     p = Path(path).expanduser()
     if not p.is_file():
         raise InspectorError(f"statusline: no transcript at {printable(str(p))}")
-    s = Session.load(p)
     settings = Settings.from_environment()  # Claude Code's own environment: the command runs inside it
     model = data.get("model")
     model_id = _text(model, "id") if isinstance(model, dict) else None
     if model_id:  # the model running now (after a /model switch too); records never carry its [1m]
         settings = settings.with_(model=model_id)
-    now = context_now(s, settings)
-    cost = session_cost(s)
+    live = read_live(p, settings, budget=args.budget)
+    if live.now is None:  # the first read of a long session did not finish within the budget: it goes on next time
+        out.write(f"inspector: reading this session ({100 * live.offset // max(1, live.size)}%)\n")
+        return EXIT_OK
+    now, cost = live.now, live.cost
     figures = {
         "used": now.tokens,
         "window": now.window,
@@ -98,10 +109,10 @@ def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = No
         "level": now.level,
         "cost": cost.get("cost_usd"),
         "model": now.thresholds.model,
-        "version": s.version or _text(data, "version"),
+        "version": live.version or _text(data, "version"),
     }
     if args.json:
-        out.write(json_text({**now.as_dict(), **figures, "session_id": s.session_id}))
+        out.write(json_text({**now.as_dict(), **figures, "session_id": live.session_id, "read_bytes": live.read}))
         return EXIT_OK
     line = now.describe()
     priced = cost.get("cost_usd_priced")
@@ -156,3 +167,179 @@ def _install(args: argparse.Namespace, out: Any, err: Any) -> int:
         + "; Claude Code shows it from its next message\n"
     )
     return EXIT_OK
+
+
+# -- the session read as it grows ---------------------------------------------------------------------------------
+@dataclass
+class Live:
+    """What the statusline knows of a session: its context now (None while a first read is still going on), its cost
+    (as `inspector cost` prices it, subagents included), and how much of the file was read."""
+
+    now: Any
+    cost: dict[str, Any]
+    offset: int
+    size: int
+    read: int  # bytes read by this run
+    version: str | None
+    session_id: str
+
+
+def read_live(path: Path, settings: Any, *, budget: float = BUDGET, env: Any = None) -> Live:
+    """The transcript's figures, reading only what was appended since the last run: the whole-file facts and the
+    responses' cost go on from an offset kept in the cache (tokens.series.FileFacts, library.cost.RunningCost), and
+    the context at the leaf is read from the file's end (tokens.now.tail_context). A file that was replaced, cut or
+    rewritten before the offset is read again from its start."""
+    import time
+
+    from inspector.library.cache import read_state, state_file, write_state
+    from inspector.library.cost import PriceTable, RunningCost, price_subagents
+    from inspector.tokens.now import tail_context
+    from inspector.tokens.series import FileFacts
+    from inspector.transcript.index import FileChanged, Transcript
+
+    deadline = time.monotonic() + budget
+    table = PriceTable.load()
+    where = state_file("statusline", str(path.resolve()), env)
+    st = os.stat(path)
+    prices = [table.date, *_prices_stamp()]
+    state = read_state(where)
+    if not _state_holds(state, path, st, prices):
+        state = None
+    for attempt in range(2):
+        if state is None:
+            state = {"v": STATE_VERSION, "ino": st.st_ino, "offset": 0, "line": 1, "prices": prices, "sid": [None, None]}
+            # a second read keeps every response open: the file repeats one that the first had let go of
+            facts, cost, subs = FileFacts(), RunningCost(None if attempt else RunningCost.RECENT), {}
+        else:
+            facts, cost = FileFacts.from_json(state["facts"]), RunningCost.from_json(state["cost"])
+            subs = state.get("subs") or {}
+        t = Transcript.resume(path, state["offset"], state["line"], state["ino"])
+        read, ok, late = 0, True, False
+        try:
+            while True:
+                before = t.scanned_to
+                new = t.update(max_bytes=CHUNK)
+                read += t.scanned_to - before
+                for r in new:
+                    facts.add(r)
+                    if not cost.add(r, table):
+                        ok = False
+                        break
+                    sid = r.session_id
+                    if sid:
+                        if state["sid"][1] is None:
+                            state["sid"][1] = sid
+                        if state["sid"][0] is None and not r.is_sidechain:
+                            state["sid"][0] = sid
+                late = time.monotonic() > deadline
+                if not ok or not new or t.scanned_to >= t.size or late:
+                    break
+                t.records.clear()
+        except FileChanged:
+            ok = False
+        finally:
+            t.close()
+        if ok:
+            break
+        state = None  # read it again from the start
+    state.update(offset=t.scanned_to, line=t.next_line, tail=_tail_hash(path, t.scanned_to))
+    state["facts"], state["cost"] = facts.as_json(), cost.as_json()
+    session_id = state["sid"][0] or state["sid"][1] or path.stem
+    if late and t.scanned_to < t.size:  # out of time: say how far, go on next time
+        write_state(where, state)
+        return Live(None, {}, t.scanned_to, t.size, read, facts.version, session_id)
+    now, tail = tail_context(path, facts, t.scanned_to, settings)
+    own = cost.cost(table)
+    sub_cost = price_subagents(cost.seen, _subagent_responses(path, session_id, subs), table)
+    state["subs"] = subs
+    write_state(where, state)
+    return Live(now, _cost_fields(own, sub_cost, table), t.scanned_to, t.size, read + tail, facts.version, session_id)
+
+
+CHUNK = 8 << 20  # bytes read between two looks at the clock
+
+
+def _cost_fields(own: Any, subs: Any, table: Any) -> dict[str, Any]:
+    from inspector.library.cost import Cost
+
+    total = Cost()
+    total.merge(own)
+    total.merge(subs)
+    return {
+        "cost_usd": round(total.usd, 6) if not total.unknown else None,
+        "cost_usd_priced": round(total.usd, 6),
+        "cost_subagents_usd": round(subs.usd, 6),
+        "cost_unknown_models": dict(sorted(total.unknown.items())),
+        "cost_responses": total.responses,
+    }
+
+
+def _subagent_responses(path: Path, session_id: str, memo: dict[str, Any]) -> list[Any]:
+    """The session's subagent transcripts' responses, each file read again only when it changed (`memo`: path ->
+    [size, mtime_ns, responses], kept in the state)."""
+    from inspector.library.cost import Response, responses
+    from inspector.transcript.session import Session, agent_files, flat_agents
+
+    flat = [] if path.name.startswith("agent-") else flat_agents(path, session_id)
+    out: list[Any] = []
+    keep: dict[str, Any] = {}
+    for _layout, _aid, p in agent_files(path, flat):
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        key = str(p)
+        hit = memo.get(key)
+        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+            found = [Response(*r) for r in hit[2]]
+        else:
+            try:
+                sub = Session.load(p)
+            except OSError:
+                continue
+            try:
+                found = responses(sub)
+            finally:
+                sub.close()
+        keep[key] = [st.st_size, st.st_mtime_ns, [list(_astuple(r)) for r in found]]
+        out += found
+    memo.clear()
+    memo.update(keep)
+    return out
+
+
+def _astuple(r: Any) -> tuple[Any, ...]:
+    return (r.key, r.model, r.timestamp, r.input, r.cache_write, r.cache_write_1h, r.cache_read, r.output, r.web_searches, r.line)
+
+
+def _prices_stamp() -> list[Any]:
+    """The user's prices file as it is now (a change prices the session again)."""
+    from inspector.library.cost import user_prices_path
+
+    try:
+        st = os.stat(user_prices_path())
+        return [st.st_size, st.st_mtime_ns]
+    except OSError:
+        return [None, None]
+
+
+def _tail_hash(path: Path, offset: int) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        f.seek(max(0, offset - 256))
+        return hashlib.blake2b(f.read(min(offset, 256)), digest_size=12).hexdigest()
+
+
+def _state_holds(state: dict[str, Any] | None, path: Path, st: os.stat_result, prices: list[Any]) -> bool:
+    """Whether a kept state is of this file as it is (same inode, not shorter, the same bytes before its offset) and
+    of the same prices."""
+    if not state or state.get("v") != STATE_VERSION or state.get("prices") != prices or state.get("ino") != st.st_ino:
+        return False
+    try:
+        off = int(state["offset"])
+        if off > st.st_size or not isinstance(state.get("facts"), dict) or not isinstance(state.get("cost"), dict):
+            return False
+        return state.get("tail") == _tail_hash(path, off)
+    except (KeyError, TypeError, ValueError, OSError):
+        return False

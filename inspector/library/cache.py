@@ -135,3 +135,44 @@ def free_bytes(folder: Path) -> int | None:
     except (OSError, AttributeError):
         return None
     return st.f_bavail * st.f_frsize
+
+
+# -- small JSON states (what a command that runs often keeps between runs: `inspector statusline`) ----------------
+def state_file(kind: str, key: str, env: Mapping[str, str] | None = None) -> Path:
+    """Where the state of `kind` for `key` (a transcript's path) is kept: cache/<kind>/<hash of key>.json."""
+    import hashlib
+
+    name = hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+    return cache_dir(env) / kind / f"{name}.json"
+
+
+def read_state(path: Path) -> dict | None:
+    """A state written by write_state, or None (none yet, unreadable, not an object: it is made again)."""
+    import orjson
+
+    try:
+        with open(path, "rb") as f:
+            data = orjson.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_state(path: Path, data: dict) -> bool:
+    """Write a state whole (a temporary file renamed over it); False when it could not be written (a full disk, a
+    read-only cache): the cache is only a cache, the next run reads again."""
+    import orjson
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(orjson.dumps(data))
+        os.replace(tmp, path)
+        return True
+    except (OSError, TypeError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False

@@ -193,11 +193,7 @@ def responses(s: Any) -> list[Response]:
                 cur[k] = v
         if cur[0] is None and r.model:
             cur[0] = r.model
-    out = []
-    for key in order:
-        m, ts, inp, cw, cr, o, h1, web, line = merged[key]
-        out.append(Response(key, m, ts, inp, cw, h1, cr, o, web, line))
-    return out
+    return [_response(key, merged[key]) for key in order]
 
 
 @dataclass(slots=True)
@@ -307,6 +303,101 @@ def session_cost(
     return out
 
 
+class RunningCost:
+    """The responses of one transcript read as it grows, a record at a time (`inspector statusline`): what the last
+    `RECENT` responses are so far (a later fragment can still raise a count), what the older ones cost, and a short
+    hash of every response key seen, so that a response is counted once, as `responses()` counts it on the whole
+    file. `add` answers False when a record continues a response that was already priced and let go: the caller reads
+    the file again from its start (it does not happen in the files Claude Code writes, whose fragments are adjacent).
+    Kept as JSON between runs (`as_json`, `from_json`)."""
+
+    RECENT = 256
+
+    def __init__(self, recent: int | None = RECENT) -> None:
+        self.limit = recent  # None: none is let go of
+        self.seen: set[str] = set()
+        self.recent: dict[str, list[Any]] = {}  # key -> [model, timestamp, input, cw, cr, output, 1h, web, line]
+        self.done = Cost()  # the responses let go of, priced
+        self.done_keys: list[str] = []  # their hashes, in file order (a subagent repeating them is not counted again)
+
+    def add(self, r: Any, table: PriceTable) -> bool:
+        if r.type != "assistant" or r.usage is None:
+            return True
+        key = response_key(r)
+        bill = (r.extra or {}).get("billing") or (0, 0)
+        cur = self.recent.get(key)
+        if cur is None:
+            h = key_hash(key)
+            if h in self.seen and not key.startswith("uuid:"):
+                return False
+            self.seen.add(h)
+            self.recent[key] = [r.model, r.timestamp, *r.usage, bill[0], bill[1], r.line]
+            if self.limit is not None and len(self.recent) > self.limit:
+                old = next(iter(self.recent))
+                self.done.add(_response(old, self.recent.pop(old)), table)
+            return True
+        u = r.usage
+        for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, bill[0]), (7, bill[1])):
+            if v > cur[k]:
+                cur[k] = v
+        if cur[0] is None and r.model:
+            cur[0] = r.model
+        return True
+
+    def cost(self, table: PriceTable) -> Cost:
+        """What every response so far cost (the recent ones priced now)."""
+        c = Cost()
+        c.merge(self.done)
+        for key, v in self.recent.items():
+            c.add(_response(key, v), table)
+        return c
+
+    def as_json(self) -> dict[str, Any]:
+        d = self.done
+        return {
+            "limit": self.limit,
+            "seen": sorted(self.seen),
+            "recent": self.recent,
+            "done": [d.usd, d.by_model, d.unknown, d.responses, d.duplicates, d.tokens, d.web_searches],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RunningCost:
+        rc = cls(d.get("limit"))
+        rc.seen = set(d["seen"])
+        rc.recent = {str(k): list(v) for k, v in d["recent"].items()}
+        usd_, by_model, unknown, n, dup, tokens, web = d["done"]
+        rc.done = Cost(float(usd_), dict(by_model), dict(unknown), int(n), int(dup), dict(tokens), int(web))
+        return rc
+
+
+def key_hash(key: str) -> str:
+    """A response key's short hash (what RunningCost keeps of every response: 16 hex digits)."""
+    import hashlib
+
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _response(key: str, v: list[Any]) -> Response:
+    m, ts, inp, cw, cr, o, h1, web, line = v
+    return Response(key, m, ts, inp, cw, h1, cr, o, web, line)
+
+
+def price_subagents(own_keys: set[str], subs: Iterable[Response], table: PriceTable) -> Cost:
+    """The subagents' responses that the session's own (`own_keys`: their key_hash) and an earlier subagent did not
+    count already, priced (as a Ledger reads a session: its own responses first)."""
+    seen = set(own_keys)
+    c = Cost()
+    for r in subs:
+        h = key_hash(r.key)
+        if h in seen and not r.key.startswith("uuid:"):
+            c.duplicates += 1
+            continue
+        seen.add(h)
+        c.add(r, table)
+    return c
+
+
 def usd(v: float | None) -> str:
     if v is None:
         return "?"
@@ -321,6 +412,9 @@ __all__ = [
     "PriceTable",
     "Rates",
     "Response",
+    "RunningCost",
+    "key_hash",
+    "price_subagents",
     "model_key",
     "response_key",
     "responses",

@@ -7,10 +7,22 @@ state. What `inspector statusline` prints, from the same functions as `tokens`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from inspector.tokens.series import context_series, session_thresholds, token_count_with_estimation
+from inspector.textutil import timestamp_key
+from inspector.tokens.series import (
+    FileFacts,
+    context_series,
+    count_with_estimation,
+    segment_start,
+    session_thresholds,
+    thresholds_for,
+    token_count_with_estimation,
+)
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left
+from inspector.transcript.index import Transcript
+from inspector.transcript.records import Record
 from inspector.transcript.session import Session
 
 
@@ -67,6 +79,11 @@ def context_now(s: Session, settings: Settings | None = None) -> ContextNow:
     th = session_thresholds(s, settings)
     series = context_series(s, settings, th)
     tokens = token_count_with_estimation(s, series, len(series.chain) - 1) if series.chain else 0
+    return context_against(tokens, th)
+
+
+def context_against(tokens: int, th: Thresholds) -> ContextNow:
+    """`tokens` of context against a session's thresholds: its level and distances."""
     if th.auto_compact_enabled and not th.enforced:
         level = "ok"  # Claude Code checks nothing before the API's refusal: no warning, no blocking (format-2.1.3xx.md §1.3)
     elif th.blocks_before_sending and tokens >= th.blocking:
@@ -80,3 +97,93 @@ def context_now(s: Session, settings: Settings | None = None) -> ContextNow:
     left = th.auto_compact - tokens if th.auto_compact is not None else None
     refused = th.model_window if th.auto_compact_enabled and th.auto_compact is None else None
     return ContextNow(tokens, th, level, left, refused, percent_left(tokens, th))
+
+
+# -- a transcript read as it grows ---------------------------------------------------------------
+FIRST_TAIL = 256 << 10  # bytes of the file's end read first for its leaf; four times more each time that is short
+
+
+def line_start(path: Path, offset: int) -> int:
+    """The start of the first whole line at or after `offset`."""
+    if offset <= 0:
+        return 0
+    with open(path, "rb") as f:
+        f.seek(offset - 1)
+        pos = offset - 1
+        while True:
+            chunk = f.read(1 << 16)
+            if not chunk:
+                return pos
+            k = chunk.find(b"\n")
+            if k >= 0:
+                return pos + k + 1
+            pos += len(chunk)
+
+
+def tail_context(path: Path, facts: FileFacts, end: int, settings: Settings) -> tuple[ContextNow, int]:
+    """The context at the leaf of the transcript's first `end` bytes, whose whole-file facts are `facts`, read from
+    the file's end: the smallest tail whose leaf, chain and thresholds are those of the whole file (the leaf is the
+    latest main-thread record, the kept messages of the last compaction are in it, and the figure did not depend on
+    where the tail's chain starts, see count_with_estimation), else four times more, up to the whole file.
+    Returns the figure and the bytes read for it."""
+    size = FIRST_TAIL
+    while True:
+        start = line_start(path, end - size) if end > size else 0
+        t = Transcript.resume(path, start)
+        t.update(max_bytes=end - start)
+        s = Session(t)
+        try:
+            if start == 0:
+                return context_now(s, settings), end
+            got = _tail_leaf(s, facts, start, settings)
+            if got is not None:
+                return got, end - start
+        finally:
+            s.close()
+        size *= 4
+
+
+def _tail_leaf(s: Session, facts: FileFacts, start: int, settings: Settings) -> ContextNow | None:
+    """The context at the leaf of a tail of a file (`start`: its first byte), or None when the tail is too short to
+    know it as the whole file would."""
+    conv = s.conversation
+    if conv.leaf is None:
+        return None
+    recs = s.records
+    leaf = recs[conv.leaf]
+    ts = timestamp_key(leaf.timestamp)
+    if facts.latest is not None and (ts is None or ts < facts.latest):
+        return None  # a record before the tail may be the leaf
+    if facts.has_main and leaf.is_sidechain:
+        return None
+    if facts.boundary_keeps and (facts.boundary is None or start > facts.boundary or conv.relink is None):
+        return None  # the last compaction's kept messages are relinked: they must be in the tail
+    chain = conv.logical_chain
+    boundaries = tuple(pos for pos, i in enumerate(chain) if recs[i].is_compact_boundary)
+    pos = len(chain) - 1
+    tokens, needs_start = count_with_estimation(s, chain, boundaries, pos)
+    seg = segment_start(boundaries, pos)
+    first = recs[chain[seg]]
+    whole_segment = seg in boundaries or _is_root(first)
+    if needs_start and not whole_segment:
+        return None
+    main_model = None
+    if settings.model is None:  # the session's model: the last response on its logical chain (Session.main_model)
+        for i in reversed(chain):
+            r = recs[i]
+            if r.type == "assistant" and r.model and r.has_real_usage and not r.is_sidechain:
+                main_model = r.model
+                break
+            if i == chain[seg] and not _is_root(recs[chain[0]]):
+                return None  # the chain before this segment is not all in the tail
+        if main_model is None:
+            if not _is_root(recs[chain[0]]):
+                return None
+            main_model = facts.last_main_model  # no response on the chain: the file's last
+    th = thresholds_for(facts, main_model, settings)
+    return context_against(tokens, th)
+
+
+def _is_root(r: Record) -> bool:
+    """A record that starts its file's chain (not a compaction's boundary, which continues an earlier one)."""
+    return r.parent is None and r.logical_parent is None and not r.is_compact_boundary

@@ -9,13 +9,16 @@ stale usage that Claude Code zeroes on load; they are not points.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.textutil import timestamp_key
 from inspector.tokens.estimate import rough_record
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds, warning_state
-from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, context_tokens
+from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, Record, context_tokens
 from inspector.transcript.session import Session
+from inspector.transcript.tree import is_sent
 
 SM_MARKER = "Recent messages are preserved verbatim."
 FULL_COMPACTIONS = ("auto", "manual")  # the kinds that re-attach recently read files (§8.5)
@@ -78,28 +81,85 @@ def thread_is_sidechain(s: Session) -> bool:
     return seen
 
 
-def session_thresholds(s: Session, settings: Settings) -> Thresholds:
-    """Thresholds for this session: its model unless the user chose one; window inferred from usage."""
-    last_model: str | None = None  # of any real response, sidechains included: when the main thread has none
+@dataclass(slots=True)
+class FileFacts:
+    """What the thresholds and the leaf rule need from the whole file, kept record by record so that a transcript
+    read as it grows (`inspector statusline`, tokens/now.py) is worked out as a whole one is: the peak usage (of any
+    real response, and by model: a [1m] window is inferred from the model's own usage), the last model, the last
+    main-thread model (a session's model when its chain has no response), the release of the last record that names
+    one, the latest timestamp of a main-thread record that is sent (the leaf rule, §2.7), and the last compact
+    boundary (where it is, and whether it keeps messages: a relink, §8.6)."""
+
     peak: int | None = None
-    peaks: dict[str, int] = {}  # by model: a [1m] window is inferred from the model's own usage, not another's
-    for r in s.records:
+    peaks: dict[str, int] = field(default_factory=dict)
+    last_model: str | None = None
+    last_main_model: str | None = None
+    version: str | None = None
+    latest: float | None = None  # timestamp_key of the latest main-thread sent record
+    has_main: bool = False  # a main-thread chain record (a subagent's file has none)
+    boundary: int | None = None  # byte offset of the last compact boundary
+    boundary_keeps: bool = False  # it names kept messages (preservedSegment / preservedMessages)
+
+    @classmethod
+    def of(cls, records: list[Record]) -> FileFacts:
+        f = cls()
+        for r in records:
+            f.add(r)
+        return f
+
+    def add(self, r: Record) -> None:
         u = r.usage
-        if u is None or r.flags & F_SYNTHETIC:  # not r.has_real_usage, inlined: this runs on every record
-            continue
-        tok = u[0] + u[1] + u[2] + u[3]  # context_tokens(u)
-        if peak is None or tok > peak:
-            peak = tok
-        if r.model:
-            last_model = r.model
-            peaks[r.model] = max(tok, peaks.get(r.model, 0))
+        if u is not None and not r.flags & F_SYNTHETIC:  # r.has_real_usage, inlined: this runs on every record
+            tok = u[0] + u[1] + u[2] + u[3]  # context_tokens(u)
+            if self.peak is None or tok > self.peak:
+                self.peak = tok
+            if r.model:
+                self.last_model = r.model
+                if tok > self.peaks.get(r.model, -1):
+                    self.peaks[r.model] = tok
+                if r.type == "assistant" and not r.flags & F_SIDECHAIN:
+                    self.last_main_model = r.model
+        if r.version:
+            self.version = r.version
+        if r.uuid is not None and not r.flags & F_SIDECHAIN and r.type != "progress":
+            self.has_main = True
+            if is_sent(r):
+                ts = timestamp_key(r.timestamp)
+                if ts is not None and (self.latest is None or ts > self.latest):
+                    self.latest = ts
+        if r.type == "system" and r.subtype == "compact_boundary":
+            self.boundary = r.offset
+            meta = r.get("compact") or {}
+            self.boundary_keeps = isinstance(meta.get("preservedSegment"), dict) or isinstance(
+                meta.get("preservedMessages"), dict
+            )
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> FileFacts:
+        f = cls()
+        for k in cls.__slots__:
+            if k in d:
+                setattr(f, k, d[k])
+        return f
+
+
+def thresholds_for(facts: FileFacts, main_model: str | None, settings: Settings) -> Thresholds:
+    """Thresholds for a session with these facts: its model unless the user chose one; window inferred from usage."""
     if settings.model is None:
-        model = s.main_model or last_model
+        model = main_model or facts.last_model
         if model:
             settings = settings.with_(model=model)
-    if settings.model in peaks:
-        peak = peaks[settings.model]
-    return thresholds(settings, peak_usage=peak, version=s.version)
+    peak = facts.peaks[settings.model] if settings.model in facts.peaks else facts.peak
+    return thresholds(settings, peak_usage=peak, version=facts.version)
+
+
+def session_thresholds(s: Session, settings: Settings) -> Thresholds:
+    """Thresholds for this session: its model unless the user chose one; window inferred from usage."""
+    facts = FileFacts.of(s.records)
+    return thresholds_for(facts, s.main_model if settings.model is None else None, settings)
 
 
 def context_series(s: Session, settings: Settings | None = None, th: Thresholds | None = None) -> Series:
@@ -210,8 +270,14 @@ def segment_start(chain_boundaries: tuple[int, ...], pos: int) -> int:
 
 def token_count_with_estimation(s: Session, series: Series, pos: int) -> int:
     """tokenCountWithEstimation (§3.3) of the post-boundary slice ending at chain position `pos`."""
-    chain = series.chain
-    start = segment_start(series.boundaries, pos)
+    return count_with_estimation(s, series.chain, series.boundaries, pos)[0]
+
+
+def count_with_estimation(s: Session, chain: Sequence[int], boundaries: Sequence[int], pos: int) -> tuple[int, bool]:
+    """tokenCountWithEstimation (§3.3) at chain position `pos`, and whether the figure depended on where the chain's
+    segment starts (no response with usage after it, or the response's fragments reach back to it): a chain read
+    from the middle of a file gives the whole file's figure when it did not (tokens/now.py)."""
+    start = segment_start(tuple(boundaries), pos)
     recs = s.records
     stale = s.conversation.relink.preserved if s.conversation.relink else frozenset()
     sl = list(chain[start : pos + 1])
@@ -222,11 +288,12 @@ def token_count_with_estimation(s: Session, series: Series, pos: int) -> int:
             found = k
             break
     if found is None:
-        return sum(rough_record(s.body(i)) for i in sl)
+        return sum(rough_record(s.body(i)) for i in sl), True
     u = recs[sl[found]].usage
     assert u is not None
     anchor = found
     mid = recs[sl[found]].message_id
+    reached_start = False
     if mid is not None:
         k = found - 1
         while k >= 0:
@@ -236,7 +303,9 @@ def token_count_with_estimation(s: Session, series: Series, pos: int) -> int:
                     break
                 anchor = k
             k -= 1
-    return context_tokens(u) + sum(rough_record(s.body(i)) for i in sl[anchor + 1 :])
+        else:
+            reached_start = True
+    return context_tokens(u) + sum(rough_record(s.body(i)) for i in sl[anchor + 1 :]), reached_start
 
 
 def compaction_kind(s: Session, index: int) -> str:

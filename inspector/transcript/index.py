@@ -68,6 +68,20 @@ class Transcript:
         t.update(progress)
         return t
 
+    @classmethod
+    def resume(cls, path: str | os.PathLike[str], offset: int, line: int = 1, inode: int | None = None) -> Transcript:
+        """An index that starts at byte `offset` (a line's start) as line `line`, for reading on from where an earlier
+        process stopped, or a file's tail: `update()` then reads from there. `inode`: the file read before (a file
+        replaced since raises FileChanged on update)."""
+        t = cls(path)
+        t.scanned_to, t._next_line, t._ino = offset, line, inode
+        return t
+
+    @property
+    def next_line(self) -> int:
+        """The number the next line read will have."""
+        return self._next_line
+
     # -- scanning ---------------------------------------------------------------------------
     def update(self, progress: Callable[[int, int], None] | None = None, max_bytes: int | None = None) -> list[Record]:
         """Index the bytes appended since the last call; return the new records.

@@ -91,6 +91,31 @@ def subagent_files(transcript: Path) -> list[Path]:
     return [p for p in walk_files(transcript.parent, folder) if p.name.startswith("agent-") and p.name.endswith(".jsonl")]
 
 
+def flat_agents(transcript: Path, session_id: str) -> list[Path]:
+    """The `agent-*.jsonl` files beside a transcript that belong to its session (1.x kept subagents there)."""
+    out = []
+    try:
+        for p in sorted(transcript.parent.glob("agent-*.jsonl")):
+            if p.is_file() and not p.is_symlink() and peek_session_id(p) == session_id:
+                out.append(p)
+    except OSError:
+        pass
+    return out
+
+
+def agent_files(transcript: Path, flat: list[Path]) -> list[tuple[str, str, Path]]:
+    """A session's subagent transcripts as (layout, agent id, path), each agent once, in the order Session.subagents
+    lists them: its `subagents/` folder's, then the `flat` ones beside it (`flat_agents`) that the folder has not."""
+    found: dict[str, tuple[str, str, Path]] = {}
+    for p in subagent_files(transcript):
+        aid = p.stem[len("agent-") :]
+        found[aid] = ("subagents-dir", aid, p)
+    for p in flat:
+        aid = p.stem[len("agent-") :]
+        found.setdefault(aid, ("flat", aid, p))
+    return sorted(found.values(), key=lambda t: (t[0], t[1]))
+
+
 # ---------------------------------------------------------------------------------------------
 # session memory (§7.2)
 
@@ -532,21 +557,18 @@ class Session:
     @cached_property
     def subagents(self) -> list[Subagent]:
         found: dict[str, Subagent] = {}
-        for p in subagent_files(self.path):
-            aid = p.stem[len("agent-") :]
+        flat = self._flat_agents if self._flat_agents is not None else self._find_flat_agents()
+        for layout, aid, p in agent_files(self.path, flat):
             meta: dict[str, Any] = {}
             mp = p.with_suffix(".meta.json")
-            if real_file(self.project_dir, mp):
+            if layout == "subagents-dir" and real_file(self.project_dir, mp):
                 try:
                     with open_regular(mp) as f:
                         loaded = orjson.loads(f.read(1 << 20))
                     meta = loaded if isinstance(loaded, dict) else {}
                 except (orjson.JSONDecodeError, OSError):
                     meta = {}
-            found[aid] = Subagent(aid, "subagents-dir", p, meta)
-        for p in self._flat_agents if self._flat_agents is not None else self._find_flat_agents():
-            aid = p.stem[len("agent-") :]
-            found.setdefault(aid, Subagent(aid, "flat", p))
+            found[aid] = Subagent(aid, layout, p, meta)
         spawn: dict[str, str] = {}
         if not self.is_flat_agent:
             for aid, tid in self._in_file_sidechains().items():
@@ -604,16 +626,7 @@ class Session:
         return self.body(index).get("toolUseResult")
 
     def _find_flat_agents(self) -> list[Path]:
-        if self.is_flat_agent:
-            return []
-        out = []
-        try:
-            for p in sorted(self.project_dir.glob("agent-*.jsonl")):
-                if p.is_file() and not p.is_symlink() and peek_session_id(p) == self.session_id:
-                    out.append(p)
-        except OSError:
-            pass
-        return out
+        return [] if self.is_flat_agent else flat_agents(self.path, self.session_id)
 
     def _link_compactions(self, found: dict[str, Subagent]) -> None:
         """Link each agent-acompact-* transcript to the compact boundary it produced."""

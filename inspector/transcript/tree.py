@@ -40,7 +40,7 @@ class Relink:
     head_was: int | None = None  # the kept head's parent before the relink: the last record the compaction summarized
 
 
-def _sent(r: Record) -> bool:
+def is_sent(r: Record) -> bool:
     """A record a resumed Claude Code sends: a message, or an attachment with the text it rendered (2.1.3xx)."""
     return r.type in MESSAGE_TYPES or (r.type == "attachment" and bool(r.get("rendered")))
 
@@ -182,10 +182,10 @@ class Conversation:
                 continue
             j: int | None = i
             steps = 0
-            while j is not None and not _sent(recs[j]) and steps <= len(recs):
+            while j is not None and not is_sent(recs[j]) and steps <= len(recs):
                 j = self.parent.get(j)
                 steps += 1
-            if j is not None and _sent(recs[j]):
+            if j is not None and is_sent(recs[j]):
                 cands.add(j)
                 if i != j and i > trailing.get(j, -1):
                     trailing[j] = i
