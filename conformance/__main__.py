@@ -5,6 +5,7 @@ it did with what inspector says, and prints the conformance table. --goldens ref
 tests/goldens (the scenarios marked for it); --resume instead takes every committed golden session, saves each
 compaction strategy inspector has for it as a new session, resumes that with the real Claude Code and compares the
 first request with inspector's preview; --readme writes the table into docs/conformance.md.
+--inside runs inspector's statusline, MCP server and hook inside the real binary (conformance/inside.py).
 --matrix measures the era matrix (every release of the version table x every model family, from the binaries:
 conformance/matrix.py), --bisect finds the release where a rule changed, --repl runs a release's REPL in tmux.
 """
@@ -140,7 +141,25 @@ def main(argv: list[str] | None = None) -> int:
         help="run VERSION's REPL in tmux on MODEL, the fake reporting SIZES (comma-separated) for its replies: "
         "where does the REPL compact (print mode is what the matrix measures)",
     )
+    ap.add_argument(
+        "--inside",
+        action="store_true",
+        help="inspector inside Claude Code: its statusline, MCP server and hook, each run by the real binary "
+        "(conformance/inside.py); with --readme the table goes into docs/conformance.md",
+    )
     args = ap.parse_args(argv)
+    if args.inside:
+        from conformance.inside import run_inside
+        from conformance.inside import table as inside_table
+
+        checks = run_inside(
+            install(args.version, log=lambda m: print(m, file=sys.stderr)), log=lambda m: print(m, file=sys.stderr)
+        )
+        text = inside_table(checks, args.version)
+        print(text, end="")
+        if args.readme:
+            write_readme(text, "inside")
+        return 0 if checks and all(c.ok for c in checks) else 1
     if args.golden_seeds:
         from conformance import generated
         from conformance.generate import scenario

@@ -36,6 +36,13 @@ def _tokens_parser() -> argparse.ArgumentParser:
         help="also show what fills the context at this record (a uuid, a uuid prefix or, "
         "for one file, a line number, as show prints them)",
     )
+    p.add_argument(
+        "--lost",
+        action="store_true",
+        help="for each compaction, what it lost: the instructions, files read and edited, commands, errors and "
+        "decisions of the records it summarized that its summary does not mention and it did not keep (with --json "
+        "every item, each marked 'in summary', 'kept' or 'dropped', in the session's `lost` list)",
+    )
     from inspector.tokens.whatif import add_flags
 
     add_flags(p.add_argument_group("what if (override Claude Code's settings)"), _positive)
@@ -71,6 +78,10 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
                 refuse_unreadable(s, f)
             rep = analyze(s, settings, baseline=baseline)
             d = rep.as_dict(full=args.full)
+            if args.lost:
+                from inspector.tokens.lost import losses
+
+                d["lost"] = [loss.as_dict() for loss in losses(s)]
         except OSError as exc:
             if target.kind == "file":
                 raise
@@ -96,7 +107,8 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
         elif array is not None:
             array.add(d)
         else:
-            out.write(("\n" if printed else "") + format_token_report(rep, d))
+            text = format_lost(d) if args.lost else format_token_report(rep, d)
+            out.write(("\n" if printed else "") + text)
             printed = True
         s.close()
     report_skipped(skipped, err)
@@ -107,7 +119,7 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     elif args.json:
         out.write(json_lines(d for _, d in held))
     elif held:
-        out.write("\n".join(format_token_report(rep, d) for rep, d in held))
+        out.write("\n".join(format_lost(d) if args.lost else format_token_report(rep, d) for rep, d in held))
     elif not printed:
         out.write("No sessions found.\n")
     return EXIT_OK
@@ -237,3 +249,18 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
         for it in comp["largest_tool_results"][:5]:
             lines.append(f"      {it['tokens']:>9,}  {it['tool']} {printable(it['what'])[:80]}")
     return _report(lines)
+
+
+def format_lost(d: dict[str, Any], width: int = 110) -> str:
+    """`tokens --lost`: per compaction, the items its summary does not mention and it did not keep."""
+    from inspector.textutil import printable
+    from inspector.tokens.lost import MENTION_RULE, describe
+
+    lines = [f"{printable(d['title'] or '(untitled)')}  ({d['session_id']})", f"  {d['path']}"]
+    if not d["lost"]:
+        return "\n".join([*lines, "  No compaction summarized anything here.", ""])
+    for k, loss in enumerate(d["lost"], 1):
+        lines.append(f"  Compaction {k} at line {loss['line']} ({loss['timestamp'] or 'no time'}):")
+        lines += [printable("    " + ln) for ln in describe(loss, width - 4)]
+    lines.append(f"  (how mentions are found: {MENTION_RULE})")
+    return "\n".join(lines) + "\n"

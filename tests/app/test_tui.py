@@ -212,6 +212,8 @@ def test_session_screen_navigation_search_and_why(workdir):
             why = screen.query_one("#why")
             text = " ".join(str(w.render()) for w in why.children)
             assert "Auto-compaction fired" in text and "167,000" in text
+            # what it lost (issue 26.3): the files read that the summary does not name, with their lines
+            assert "What it lost" in text and "files read: 3 dropped" in text and "weatherly/units.py" in text
             await pilot.press("slash", *"IndexError", "enter")
             await settle(app, pilot)
             assert screen.matches and tl.current.index in screen.matches

@@ -309,7 +309,11 @@ def test_every_generated_block_of_the_docs_has_its_writer():
 
     writers = {"cli": "docs/generate.py", "bench": "bench/run.py", "fidelity": "bench/fidelity.py"}
     writers["statusline"] = "bench/statusline.py"
-    writers |= {"conformance": "conformance/__main__.py", "resume": "conformance/__main__.py"}
+    writers |= {
+        "conformance": "conformance/__main__.py",
+        "resume": "conformance/__main__.py",
+        "inside": "conformance/__main__.py",
+    }
     import re
 
     found = {}

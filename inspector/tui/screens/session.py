@@ -409,6 +409,11 @@ class SessionScreen(Screen):
                         "analysis:",
                         e.compact_call.get("analysis") or "(none)",
                     ]
+                lost = self.lost_at(e.index) if e.kind != "microcompact" else None
+                if lost is not None:
+                    from inspector.tokens.lost import MENTION_RULE, describe
+
+                    text += ["", "What it lost (L: the line in the file):", *describe(lost, 96), f"(how: {MENTION_RULE})"]
                 if e.summary_text:
                     text += ["", "summary:", e.summary_text]
                 why.show_text("Why this compaction fired", "\n".join(text))
@@ -448,6 +453,20 @@ class SessionScreen(Screen):
         if rep.anomalies:
             lines += ["", "Anomalies in this session:"] + [f"! {a}" for a in rep.anomalies]
         why.show_text("What fills the context", "\n".join(lines))
+
+    def lost_at(self, boundary: int) -> dict[str, Any] | None:
+        """What the compaction at record `boundary` lost (tokens.lost), worked out once per session as loaded."""
+        from inspector.tokens.lost import losses
+
+        s = self.session
+        if s is None:
+            return None
+        memo = s.__dict__.setdefault("_lost_memo", {})
+        key = (id(s.conversation), boundary)
+        if key not in memo:
+            found = losses(s, only=boundary)
+            memo[key] = found[0].as_dict() if found else None
+        return memo[key]
 
     def _request_lines(self, index: int, rep: Any) -> list[str] | None:
         """What filled the exact request behind a record, when the transcript records requests (2.1.3xx)."""
