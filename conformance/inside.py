@@ -117,9 +117,111 @@ def statusline_check(claude: Claude, model: str = "claude-sonnet-4-5") -> Check:
         sb.close()
 
 
+def _print_mode(claude: Claude, sb: Sandbox, fake: FakeAPI, prompt: str, *extra: str) -> subprocess.CompletedProcess:
+    from conformance.runner import _clean_env
+
+    argv = [*claude.argv, "-p", prompt, "--model", "claude-sonnet-4-5", *extra]
+    return subprocess.run(
+        argv, cwd=sb.work, env=_clean_env(sb.home, fake.url, {}), capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def mcp_check(claude: Claude) -> Check:
+    """Print mode with `--mcp-config` naming `inspector mcp`: the fake API calls its search tool; the next request's
+    tool result must be inspector's answer (the earlier session's hit, as the tool gives it when asked again)."""
+    from conformance.fake_api import Logged
+    from inspector.cli.mcp import Tools
+
+    sb = Sandbox.make()
+    word = "zebracorn-4242"
+    try:
+        with FakeAPI(Script(turns=0)) as fake:  # an earlier session that said the word
+            first = _print_mode(claude, sb, fake, f"Remember the codeword {word}.")
+        earlier = {p.stem for p in sb.projects.rglob("*.jsonl") if "subagents" not in p.parts}
+        cmd = _command(sb, "mcp", "mcp")
+        config = sb.root / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"inspector": {"type": "stdio", "command": cmd, "args": []}}}))
+        tool = "mcp__inspector__search_sessions"
+        calls = ((tool, json.dumps({"query": word, "limit": 5})),)
+        with FakeAPI(Script(turns=1, calls=calls)) as fake:
+            second = _print_mode(claude, sb, fake, "Find the codeword.", "--mcp-config", str(config), "--allowedTools", tool)
+            log: list[Logged] = list(fake.log)
+        turns = [q for q in log if q.kind == "turn"]
+        offered = sorted(
+            t.get("name") for q in turns[:1] for t in q.body.get("tools") or () if str(t.get("name", "")).startswith("mcp__")
+        )
+        answer = _tool_result_text(turns[1].body) if len(turns) > 1 else None
+        facts: dict[str, Any] = {"offered": offered, "rc": [first.returncode, second.returncode], "version": claude.version}
+        if answer is None:
+            return Check("mcp", False, f"no tool result reached the next request ({len(turns)} turns)", facts)
+        try:  # the release may append its reminders after the tool's text (2.1.332: a <system-reminder> block)
+            got, _end = json.JSONDecoder().raw_decode(answer.lstrip())
+        except ValueError:
+            return Check("mcp", False, f"the tool result is not inspector's JSON: {answer[:200]!r}", facts)
+        again = json.loads(Tools(sb.projects).search_sessions(word, limit=5))["matches"]
+        key = lambda h: (h["session"], h["line"], h["uuid"])  # noqa: E731
+        seen = {key(h) for h in got.get("matches", [])}
+        # the earlier session's hits, as the tool gives them when asked again now, are the ones the model was sent
+        ok = bool(seen) and {key(h) for h in again if h["session"] in earlier} <= seen and any(s in earlier for s, _, _ in seen)
+        facts["matches"] = len(seen)
+        return Check("mcp", ok, f"{tool} answered {len(seen)} match(es) in the next request's tool result", facts)
+    finally:
+        sb.close()
+
+
+def _tool_result_text(body: dict[str, Any]) -> str | None:
+    for m in reversed(body.get("messages") or []):
+        if m.get("role") != "user" or not isinstance(m.get("content"), list):
+            continue
+        for b in m["content"]:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                c = b.get("content")
+                if isinstance(c, str):
+                    return c
+                texts = [x.get("text", "") for x in c or () if isinstance(x, dict)]
+                return "\n".join(texts)
+    return None
+
+
+def hook_check(claude: Claude) -> Check:
+    """The SessionEnd hook set to `inspector hook`: after a print-mode session, the archive holds its transcript byte
+    for byte."""
+    import hashlib
+
+    sb = Sandbox.make()
+    try:
+        archive = sb.root / "archive"
+        cmd = _command(sb, "hook", f"hook --to {shlex.quote(str(archive))}", keep_stdin=True)
+        hooks = {e: [{"hooks": [{"type": "command", "command": cmd, "timeout": 60}]}] for e in ("SessionEnd", "PreCompact")}
+        (sb.home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+        with FakeAPI(Script(turns=2)) as fake:
+            p = _print_mode(claude, sb, fake, "run the checks", "--allowedTools", "Bash")
+        time.sleep(1)
+        srcs = [q for q in sb.projects.rglob("*.jsonl")]
+        piped_file = sb.root / "hook-stdin.json"
+        piped = json.loads(piped_file.read_text()) if piped_file.is_file() else {}
+        same = 0
+        for src in srcs:
+            copy = archive / src.relative_to(sb.projects)
+            if copy.is_file() and hashlib.sha256(copy.read_bytes()).digest() == hashlib.sha256(src.read_bytes()).digest():
+                same += 1
+        facts = {
+            "rc": p.returncode,
+            "files": len(srcs),
+            "identical": same,
+            "stdin_fields": sorted(piped),
+            "version": claude.version,
+        }
+        ok = bool(srcs) and same == len(srcs) and piped.get("hook_event_name") == "SessionEnd"
+        return Check("hook", ok, f"{same} of {len(srcs)} transcript file(s) archived byte for byte at SessionEnd", facts)
+    finally:
+        sb.close()
+
+
 def run_inside(claude: Claude, log: Any = print) -> list[Check]:
     out = []
-    for check in (statusline_check,):
+    for check in (statusline_check, mcp_check, hook_check):
         try:
             got = check(claude)
         except (TimeoutError, RuntimeError, OSError, ValueError) as exc:

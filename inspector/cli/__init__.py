@@ -45,6 +45,8 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[..., i
     "archive": _command("archive", "copy sessions before Claude Code's cleanup deletes them"),
     "index": _command("index", "build or check the search index"),
     "statusline": _command("statusline", "one line for Claude Code's statusLine: context, distance to compact, cost"),
+    "mcp": _command("mcp", "an MCP server for Claude Code: search sessions, token story, what a compaction lost"),
+    "hook": _command("hook", "Claude Code's SessionEnd and PreCompact hooks: archive the session as it ends"),
 }
 cmd_app = _lazy("app", "cmd_app")
 

@@ -197,3 +197,25 @@ def one_session(path: Any, folder_refused: str) -> Any:
     s = Session.load(target.path)
     refuse_unreadable(s, target.path)
     return s
+
+
+STDIN_LIMIT = 1 << 20  # bytes of stdin read by the commands Claude Code pipes JSON to (its input is a few hundred)
+
+
+def stdin_json(stdin: Any, command: str, what: str) -> dict[str, Any]:
+    """The JSON object Claude Code pipes to a command (`statusline`, `hook`): one clear error when stdin is not one."""
+    from inspector.textutil import json_loads
+    from inspector.transcript.discovery import InspectorError
+
+    raw = stdin.buffer.read(STDIN_LIMIT + 1) if hasattr(stdin, "buffer") else stdin.read(STDIN_LIMIT + 1)
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    if len(raw) > STDIN_LIMIT:
+        raise InspectorError(f"{command}: stdin is over 1 MB, not {what}")
+    try:
+        data = json_loads(raw) if raw.strip() else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise InspectorError(f"{command}: stdin is not {what} (an object with transcript_path)")
+    return data

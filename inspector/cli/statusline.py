@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _confirm
+from inspector.cli.common import EXIT_OK, _confirm, stdin_json
 
-STDIN_LIMIT = 1 << 20  # bytes of stdin read: Claude Code's input is a few hundred
 BUDGET = 2.0  # seconds
 STATE_VERSION = 1
 FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model", "version")
@@ -52,24 +51,6 @@ def _statusline_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _input(stdin: Any) -> dict[str, Any]:
-    from inspector.textutil import json_loads
-    from inspector.transcript.discovery import InspectorError
-
-    raw = stdin.buffer.read(STDIN_LIMIT + 1) if hasattr(stdin, "buffer") else stdin.read(STDIN_LIMIT + 1)
-    if isinstance(raw, str):
-        raw = raw.encode("utf-8", "surrogateescape")
-    if len(raw) > STDIN_LIMIT:
-        raise InspectorError("statusline: stdin is over 1 MB, not Claude Code's statusline JSON")
-    try:
-        data = json_loads(raw) if raw.strip() else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        raise InspectorError("statusline: stdin is not Claude Code's statusline JSON (an object with transcript_path)")
-    return data
-
-
 def _text(d: dict[str, Any], key: str) -> str | None:
     v = d.get(key)
     return v if isinstance(v, str) and v else None
@@ -84,7 +65,7 @@ def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = No
 
     if args.install:
         return _install(args, out, err)
-    data = _input(stdin if stdin is not None else sys.stdin)
+    data = stdin_json(stdin if stdin is not None else sys.stdin, "statusline", "Claude Code's statusline JSON")
     path = _text(data, "transcript_path")
     if path is None:
         raise InspectorError("statusline: the JSON on stdin names no transcript_path")

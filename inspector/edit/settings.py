@@ -49,10 +49,13 @@ class SettingChange:
 
 
 def plan_setting(path: Path, key: str, value: Any) -> SettingChange:
-    """What setting `key` to `value` in the settings file `path` changes (nothing is written here)."""
+    """What setting `key` to `value` in the settings file `path` changes (nothing is written here). `value` may be a
+    function of the key's value now (None when unset), for a change that merges into it (the hooks)."""
+    make = value if callable(value) else (lambda _before: value)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
+        value = make(None)
         return SettingChange(path, key, None, value, False, {key: value})
     except OSError as exc:
         raise SaveError(f"could not read {path}: {exc.strerror or exc}") from None
@@ -63,6 +66,7 @@ def plan_setting(path: Path, key: str, value: Any) -> SettingChange:
     if not isinstance(data, dict):
         raise SaveError(f"{path} is not a JSON object: nothing was changed")
     content = dict(data)
+    value = make(data.get(key))
     content[key] = value
     return SettingChange(path, key, data.get(key), value, True, content, raw)
 
