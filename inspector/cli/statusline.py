@@ -77,7 +77,12 @@ def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = No
     model_id = _text(model, "id") if isinstance(model, dict) else None
     if model_id:  # the model running now (after a /model switch too); records never carry its [1m]
         settings = settings.with_(model=model_id)
-    live = read_live(p, settings, budget=args.budget)
+    from inspector.claude.release import measured_releases, parse_version, show_version
+
+    said = _text(data, "version")  # the release running now: its rules when the transcript names none yet
+    if said is not None and parse_version(said) is None:
+        raise InspectorError(f"statusline: {printable(said)!r} is not a Claude Code release (the JSON's version)")
+    live = read_live(p, settings, budget=args.budget, version=said)
     if live.now is None:  # the first read of a long session did not finish within the budget: it goes on next time
         out.write(f"inspector: reading this session ({100 * live.offset // max(1, live.size)}%)\n")
         return EXIT_OK
@@ -96,6 +101,10 @@ def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = No
         out.write(json_text({**now.as_dict(), **figures, "session_id": live.session_id, "read_bytes": live.read}))
         return EXIT_OK
     line = now.describe()
+    running = parse_version(live.version)
+    newest = max(measured_releases(), default=None)
+    if running is not None and newest is not None and running > newest:  # rules not measured on this release yet
+        line += f" · rules of {show_version(newest)}"
     priced = cost.get("cost_usd_priced")
     if isinstance(priced, (int, float)):
         line += f" · {usd(priced)}" + ("" if cost.get("cost_usd") is not None else "+?")
@@ -165,11 +174,12 @@ class Live:
     session_id: str
 
 
-def read_live(path: Path, settings: Any, *, budget: float = BUDGET, env: Any = None) -> Live:
+def read_live(path: Path, settings: Any, *, budget: float = BUDGET, env: Any = None, version: str | None = None) -> Live:
     """The transcript's figures, reading only what was appended since the last run: the whole-file facts and the
     responses' cost go on from an offset kept in the cache (tokens.series.FileFacts, library.cost.RunningCost), and
     the context at the leaf is read from the file's end (tokens.now.tail_context). A file that was replaced, cut or
-    rewritten before the offset is read again from its start."""
+    rewritten before the offset is read again from its start. `version`: the release running the session, whose rules
+    apply while the transcript names none (its first records)."""
     import time
 
     from inspector.library.cache import read_state, state_file, write_state
@@ -229,6 +239,8 @@ def read_live(path: Path, settings: Any, *, budget: float = BUDGET, env: Any = N
     if late and t.scanned_to < t.size:  # out of time: say how far, go on next time
         write_state(where, state)
         return Live(None, {}, t.scanned_to, t.size, read, facts.version, session_id)
+    if facts.version is None and version is not None:
+        facts.version = version  # for this run's figures only: the state keeps what the file says
     now, tail = tail_context(path, facts, t.scanned_to, settings)
     own = cost.cost(table)
     sub_cost = price_subagents(cost.seen, _subagent_responses(path, session_id, subs), table)

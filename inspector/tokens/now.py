@@ -133,8 +133,11 @@ def tail_context(path: Path, facts: FileFacts, end: int, settings: Settings) -> 
         t.update(max_bytes=end - start)
         s = Session(t)
         try:
-            if start == 0:
-                return context_now(s, settings), end
+            if start == 0:  # the whole file: as context_now, with the facts given (a release named from outside)
+                th = thresholds_for(facts, s.main_model if settings.model is None else None, settings)
+                series = context_series(s, settings, th)
+                tokens = token_count_with_estimation(s, series, len(series.chain) - 1) if series.chain else 0
+                return context_against(tokens, th), end
             got = _tail_leaf(s, facts, start, settings)
             if got is not None:
                 return got, end - start

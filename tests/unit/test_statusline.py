@@ -155,3 +155,27 @@ def test_a_settings_file_changed_after_it_was_shown_is_not_written_over(tmp_path
     with pytest.raises(SaveError, match="changed since it was read"):
         apply(change)
     assert path.read_text() == '{"a": 2}' and len(list(path.parent.iterdir())) == 1
+
+
+def test_the_running_release_applies_until_the_transcript_names_one(tmp_path, monkeypatch):
+    """A session's first records may carry no version: the release Claude Code says it is decides the rules, not the
+    2.1.88 reference (2.1.332 does not enforce the threshold for this model; 2.1.88 would say 167k)."""
+    recs = [
+        user("u1", None, "hi"),
+        assistant("a1", "u1", usage=(10, 100, 50_000, 50), model="claude-sonnet-4-5", sec=1),
+    ]
+    for r in recs:
+        r.pop("version", None)
+    path = write_jsonl(tmp_path / "proj" / "s.jsonl", recs)
+    d = json.loads(_run(monkeypatch, {"transcript_path": str(path), "version": "2.1.332"}, "--json")[1])
+    assert d["enforced"] is False and "2.1.332" in d["rules"]
+    d = json.loads(_run(monkeypatch, {"transcript_path": str(path), "version": "2.1.88"}, "--json")[1])
+    assert d["enforced"] is True and d["auto_compact"] == 167_000
+
+
+def test_a_release_newer_than_any_measured_says_whose_rules_it_shows(tmp_path, monkeypatch):
+    path = _session(tmp_path, version="2.1.999", model="claude-sonnet-4-5")
+    code, out, err = _run(monkeypatch, {"transcript_path": str(path), "version": "2.1.999"}, "--no-color")
+    assert code == 0 and "rules of 2.1." in out
+    code, out, err = _run(monkeypatch, {"transcript_path": str(path), "version": "banana"}, "--no-color")
+    assert code == 2 and "not a Claude Code release" in err and out == ""
