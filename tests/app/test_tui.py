@@ -214,6 +214,15 @@ def test_session_screen_navigation_search_and_why(workdir):
             assert "Auto-compaction fired" in text and "167,000" in text
             # what it lost (issue 26.3): the files read that the summary does not name, with their lines
             assert "What it lost" in text and "files read: 3 dropped" in text and "weatherly/units.py" in text
+            # its lines lead to the records: ':', the line, enter
+            import re as _re
+
+            line = int(_re.search(r"L(\d+)\s+/home/ann/work/weatherly/weatherly/units.py", text).group(1))
+            await pilot.press("colon", *f"L{line}", "enter")  # ':' as in vi
+            await pilot.pause()
+            assert screen.session.records[tl.current.index].line == line
+            await pilot.press("c")  # back to the compaction for what follows
+            await pilot.pause()
             await pilot.press("slash", *"IndexError", "enter")
             await settle(app, pilot)
             assert screen.matches and tl.current.index in screen.matches

@@ -25,6 +25,7 @@ def help_table() -> Table:
                 keys = " / ".join(
                     k.replace("question_mark", "?")
                     .replace("slash", "/")
+                    .replace("colon", ":")
                     .replace("left_square_bracket", "[")
                     .replace("right_square_bracket", "]")
                     for k in a.key.split(",")

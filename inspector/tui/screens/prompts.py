@@ -1,4 +1,4 @@
-"""The browser's small dialogs: the text to search every session for, and the folder an archive goes to."""
+"""The small dialogs: the text to search every session for, the folder an archive goes to, the record to go to."""
 
 from __future__ import annotations
 
@@ -21,6 +21,21 @@ class SearchPrompt(ModalScreen[str | None]):
     @on(Input.Submitted)
     def done(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)
+
+
+class GotoPrompt(ModalScreen[str | None]):
+    """The record to go to in a session: its line number (L123 as the why pane lists them) or a uuid (prefix)."""
+
+    BINDINGS = [("escape", "dismiss(None)", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        yield Static("Go to a record: its line (123 or L123) or its uuid; Enter to go, Esc to cancel", id="search-help")
+        yield Input(placeholder="line or uuid", id="goto")
+
+    @on(Input.Submitted)
+    def done(self, event: Input.Submitted) -> None:
+        ref = event.value.strip()
+        self.dismiss(ref[1:] if ref[:1] in ("L", "l") and ref[1:].isdigit() else ref or None)
 
 
 class ArchivePrompt(ModalScreen[Path | None]):

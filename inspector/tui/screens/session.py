@@ -521,6 +521,33 @@ class SessionScreen(Screen):
             timeout=3,
         )
 
+    def action_goto(self) -> None:
+        from inspector.tui.screens.prompts import GotoPrompt
+
+        def chosen(ref: str | None) -> None:
+            if ref:
+                self.goto(ref)
+
+        self.app.push_screen(GotoPrompt(), chosen)
+
+    def goto(self, ref: str) -> None:
+        """Select the record a line number or uuid names; a record the view hides is shown by showing every record."""
+        s = self.session
+        if s is None:
+            return
+        try:
+            i = s.find_record(ref)
+        except LookupError as exc:
+            self.notify(str(exc), severity="warning", timeout=4)
+            return
+        tl = self.query_one(Timeline)
+        if not any(r.index == i for r in tl.rows) and (self.scope != "file" or self.hidden):
+            self.scope, self.hidden = "file", frozenset()  # off the chain or filtered: every record, nothing hidden
+            self.rebuild()
+            self.notify("every record shown: the one asked for was hidden", timeout=3)
+        tl.select_index(i)
+        tl.focus()
+
     def action_back(self) -> None:
         """esc: the search bar first, then the search's highlights, then the screen."""
         box = self.query_one("#search", Input)
