@@ -27,7 +27,7 @@ def printable(s: str, *, keep_newlines: bool = False) -> str:
     """Show control characters (ESC, BEL, CSI, ...) as visible escapes instead of obeying them.
 
     Lone surrogates (a file name with bytes that are not UTF-8) become U+FFFD: they cannot be printed."""
-    if "\x1b[" in s:  # colour codes of captured terminal output: dropped, they only style the text
+    if "\x1b" in s:  # colour codes and character-set switches of captured terminal output: dropped, they only style it
         s = _SGR.sub("", s)
     if not keep_newlines:
         s = s.replace("\n", " ").replace("\t", " ")
@@ -36,7 +36,9 @@ def printable(s: str, *, keep_newlines: bool = False) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
 
 
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")  # Select Graphic Rendition: colours and bold, nothing else
+# Select Graphic Rendition (colours and bold) and the character-set designations `tput sgr0` writes (ESC ( B):
+# nothing else, so a sequence that moves the cursor or retitles the terminal is still shown as an escape
+_SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b[()*+][A-Za-z0-9<=>]")
 
 # Characters that change how text reads without showing: bidi embeddings, overrides and isolates (which can
 # make a command read backwards), zero-width characters, line and paragraph separators, the BOM.

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspector import __version__
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser
 
 
 def _lazy(module: str, name: str) -> Callable[..., Any]:
@@ -52,7 +52,7 @@ cmd_app = _lazy("app", "cmd_app")
 
 
 def _root_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector",
         description="Look inside Claude Code sessions: records, tokens, compactions.",
         epilog="subcommands:\n"

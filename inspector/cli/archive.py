@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, _default_path, json_text, report_unreadable
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _default_path, json_text, report_unreadable
 
 
 def _archive_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector archive",
         description="Copy the sessions under PATH, with their folders (subagents, tool results, memory) and flat agent "
         "files, into DIR laid out like a projects root (browse it with `inspector DIR`): only new or grown files, each "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -219,3 +219,10 @@ def stdin_json(stdin: Any, command: str, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InspectorError(f"{command}: stdin is not {what} (an object with transcript_path)")
     return data
+
+
+class Parser(argparse.ArgumentParser):
+    """Every command's parser: a bad flag or value is one line and a hint, not the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}\n(`{self.prog} --help` lists its options)\n")

@@ -9,6 +9,7 @@ from typing import Any
 
 from inspector.cli.common import (
     EXIT_OK,
+    Parser,
     _confirm,
     _confirm_send,
     _non_negative,
@@ -23,7 +24,7 @@ from inspector.cli.common import (
 
 
 def _compact_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector compact",
         description="Run one of Claude Code's compaction strategies on a session and preview the result: what the model "
         "would see, tokens before and after against the thresholds. A dry run unless --write, which saves a new session "

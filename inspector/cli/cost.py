@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _default_path, json_lines, refuse_unreadable, report_skipped, report_unreadable
+from inspector.cli.common import EXIT_OK, Parser, _default_path, json_lines, refuse_unreadable, report_skipped, report_unreadable
 
 
 def _cost_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector cost",
         description="What the sessions under PATH cost: every API response priced by its model (input, output, cache "
         "reads, 5-minute and 1-hour cache writes, web searches), each response counted once across the whole root "

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, _confirm, stdin_json
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _confirm, stdin_json
 
 EVENTS = ("SessionEnd", "PreCompact")
 HOOK_TIMEOUT = 60  # seconds Claude Code lets the hook run (it waits 1.5 s by default at SessionEnd; at most 60)
@@ -32,7 +32,7 @@ def default_archive(env: Any = None) -> Path:
 
 
 def _hook_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector hook",
         description="For Claude Code's SessionEnd and PreCompact hooks: reads the hook's JSON on stdin and archives the "
         "session (its transcript, subagents and tool results) into DIR, incrementally and verified, so that Claude "

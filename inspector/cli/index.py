@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _default_path
+from inspector.cli.common import EXIT_OK, Parser, _default_path
 
 
 def _index_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector index",
         description="The search index ($XDG_CACHE_HOME/inspector/index.sqlite, SQLite FTS5 with trigrams): bring it up "
         "to date for the transcripts under PATH (new files, and only the new lines of grown ones), --rebuild it from "

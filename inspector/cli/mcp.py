@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK
+from inspector.cli.common import EXIT_OK, Parser
 
 MAX_CHARS = 24_000  # characters of one answer
 MAX_LIMIT = 100  # items of one list
@@ -36,7 +36,7 @@ INSTRUCTIONS = (
 
 
 def _mcp_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector mcp",
         description="An MCP server over stdio for Claude Code (`claude mcp add inspector -- inspector mcp`): tools to "
         "search and list past sessions, see a session's token story and compactions, get back what a compaction "

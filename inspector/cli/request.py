@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _report, json_lines, one_session
+from inspector.cli.common import EXIT_OK, Parser, _report, json_lines, one_session
 
 
 def _request_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector request",
         description="Rebuild, from a Claude Code 2.1.3xx transcript alone, the API requests it sent: the system prompt, the "
         "tools and every message, as the API received them (the billing header line aside, which is not recorded).",

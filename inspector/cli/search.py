@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, _default_path, _positive, json_lines, report_unreadable
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _default_path, _positive, json_lines, report_unreadable
 
 
 def _search_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector search",
         description="Find text in every session under PATH: prompts, replies, thinking, tool inputs and results, "
         "summaries, and tool results persisted beside a session. Case-insensitive; the JSON around the text "

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _positive, one_session
+from inspector.cli.common import EXIT_OK, Parser, _positive, one_session
 
 
 def _show_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector show",
         description="Print a session as text: its timeline (one line per record of the conversation's chain), "
         "or one record in full with --line (the line numbers `search` prints) or --uuid.",

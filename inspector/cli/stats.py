@@ -6,11 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _default_path, _report, json_lines, not_jsonl, report_skipped, report_unreadable
+from inspector.cli.common import EXIT_OK, Parser, _default_path, _report, json_lines, not_jsonl, report_skipped, report_unreadable
 
 
 def _stats_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector stats",
         description="Facts about every session under PATH: records, chain, compactions, context, subagents.",
     )

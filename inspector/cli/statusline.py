@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, _confirm, stdin_json
+from inspector.cli.common import EXIT_OK, Parser, _confirm, stdin_json
 
 BUDGET = 2.0  # seconds
 STATE_VERSION = 1
@@ -17,7 +17,7 @@ FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model",
 
 
 def _statusline_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector statusline",
         description="For Claude Code's statusLine setting: reads the JSON Claude Code pipes on stdin (the session's "
         "transcript path, model, version) and prints one line: the context used, how far it is from auto-compaction "

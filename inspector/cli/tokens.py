@@ -9,6 +9,7 @@ from typing import Any
 from inspector.cli.common import (
     EXIT_OK,
     JsonArray,
+    Parser,
     _default_path,
     _positive,
     _report,
@@ -21,7 +22,7 @@ from inspector.cli.common import (
 
 
 def _tokens_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="inspector tokens",
         description="The token story of each session under PATH: Claude Code's thresholds, the context at every "
         "response, and why each compaction fired. Settings come from the environment and Claude Code's config; "
@@ -187,12 +188,18 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
         else:  # Claude Code acts on no threshold here: only the one it computes, for reference
             marks = {int(th["unenforced_threshold"] * scale): "┆"} if th.get("unenforced_threshold") else {}
             legend = "█ = context, ┆ the auto-compact threshold, not enforced"
-        lines.append(f"  Context per response ({len(turns)}; {legend}):")
         segs: dict[int, list[dict[str, Any]]] = {}
         for t in turns:
             segs.setdefault(t["segment"], []).append(t)
         comps = [x for x in d["compactions"] if x["kind"] == "compact"]
         per_seg = max(2, max_rows // max(1, len(segs)))
+        most = max(-(-len(ts) // per_seg) for ts in segs.values())
+        rows_word = (
+            f"each row the largest of up to {most} consecutive responses, from the first to the last one's time"
+            if most > 1
+            else "one row each"
+        )
+        lines.append(f"  Context per response ({len(turns)} responses, {rows_word}; {legend}):")
         for seg, ts in segs.items():
             if seg > 0 and seg - 1 < len(comps):
                 cx = comps[seg - 1]
@@ -204,9 +211,10 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
             for k in range(0, len(ts), step):
                 chunk = ts[k : k + step]
                 peak = max(chunk, key=lambda t: t["context_tokens"])
-                when = (peak["timestamp"] or "")[11:16]
+                first, last = (chunk[0]["timestamp"] or "")[11:16], (chunk[-1]["timestamp"] or "")[11:16]
+                when = first if most == 1 else f"{first}–{last}" if first != last else first
                 lines.append(
-                    f"    {when:>5} {peak['context_tokens']:>9,} {peak['percent_left']:>3}% left "
+                    f"    {when:>11} {peak['context_tokens']:>9,} {peak['percent_left']:>3}% left "
                     f"{_bar(peak['context_tokens'], scale, width, marks)} {'' if peak['state'] == 'ok' else peak['state']}"
                 )
     else:

@@ -693,6 +693,21 @@ def _window_words(th: Thresholds) -> str:
     return words
 
 
+def _micro_after(e: Explanation) -> str:
+    """What the next response shows of a microcompaction: its usage against the last one before, whose difference
+    is the saving less what the turn added since (new prompts, tool results)."""
+    if e.first_usage_after is None:
+        return "."
+    if e.last_usage_before is None:
+        return f". The next response used {fmt(e.first_usage_after)} tokens."
+    drop = e.last_usage_before - e.first_usage_after
+    change = f"{fmt(drop)} fewer" if drop >= 0 else f"{fmt(-drop)} more"
+    return (
+        f". The next response used {fmt(e.first_usage_after)} tokens, {change} than the last one before it: the saving "
+        "less what was added in between"
+    ) + "."
+
+
 def sentence(e: Explanation, th: Thresholds) -> str:
     """One plain sentence that says why it fired and what it did."""
     after = ""
@@ -719,9 +734,9 @@ def sentence(e: Explanation, th: Thresholds) -> str:
         return (
             f"Microcompaction cleared {len(e.cleared_tools)} old tool result(s) ({what}) {when} (recorded preTokens "
             f"{fmt(e.pre_tokens)}), "
-            f"saving {fmt(e.tokens_freed)} tokens (Claude Code's own figure); nothing is summarized, old tool output is only "
-            f"dropped from what is sent. {trigger}"
-            + (f". The next response used {fmt(e.first_usage_after)} tokens." if e.first_usage_after is not None else ".")
+            f"saving {fmt(e.tokens_freed)} tokens by Claude Code's own count (its tokensSaved: what the cleared results "
+            f"weighed, not a change of the context); nothing is summarized, old tool output is only dropped from what is "
+            f"sent. {trigger}" + _micro_after(e)
         )
     kept = ""
     if e.rounds_kept:
@@ -910,6 +925,15 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
                 f"threshold was set "
                 "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE or CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow), or the window was "
                 "smaller than assumed."
+            )
+        before = e.pre_tokens if e.pre_tokens is not None else e.last_usage_before
+        if e.kind != "microcompact" and e.first_usage_after is not None and before is not None and e.first_usage_after > before:
+            kept = f", {fmt(e.messages_kept)} message(s) kept" if e.messages_kept else ""
+            files = f", {len(e.restored_files)} file(s) re-attached" if e.restored_files else ""
+            out.append(
+                f"The compaction at {(e.timestamp or '?')[:19]} left the context larger than before: {fmt(before)} → "
+                f"{fmt(e.first_usage_after)} tokens at the next response (what it added{kept}{files}, and the summary, "
+                "outweighed what it removed; the next turn's own content counts in that response too)."
             )
     return out
 

@@ -1,0 +1,77 @@
+"""Issue 27 (a new user's walk, round three): one test per item, each failing without its fix."""
+
+from __future__ import annotations
+
+import re
+
+from builders import assistant, system, tool_result, tool_use, user
+from helpers import SAMPLES, jsonl, run_cli, write_jsonl
+
+from inspector.textutil import printable
+
+
+def test_17_a_bad_flag_is_one_line_and_a_hint_not_the_usage_block(capsys):
+    for argv in (("tokens", "--window", "abc"), ("stats", "--bogus"), ("--bogus",), ("compact",)):
+        code, out, _ = run_cli(*argv)
+        err = capsys.readouterr().err  # argparse writes to the process's stderr
+        lines = err.strip().splitlines()
+        assert code == 2 and out == "" and len(lines) == 2 and "usage:" not in err, (argv, err)
+        assert lines[1].startswith("(`inspector") and "--help` lists its options" in lines[1]
+
+
+def test_19_character_set_switches_are_dropped_like_colours_and_other_escapes_still_shown(tmp_path):
+    assert printable("ok\x1b(B\x1b[m done") == "ok done"
+    assert printable("\x1b]0;title\x07x") == "\\x1b]0;title\\x07x"  # retitling the terminal: shown, never obeyed
+    recs = [
+        user("u1", None, "run it", sec=1),
+        assistant("a1", "u1", [tool_use("t1", "Bash", {"command": "make"})], sec=2),
+        tool_result("r1", "a1", "t1", "\x1b[1mbuild\x1b(B\x1b[m ok", sec=3),
+    ]
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    code, out, err = run_cli("show", path)
+    assert code == 0 and "build ok" in out and "\\x1b" not in out
+
+
+def test_9_tokens_says_what_each_row_of_its_chart_stands_for_from_the_first_response():
+    path = next(SAMPLES.rglob("6513270e*.jsonl"))
+    code, out, err = run_cli("tokens", path)
+    assert code == 0
+    head = next(ln for ln in out.splitlines() if "Context per response" in ln)
+    assert re.search(r"\(121 responses, each row the largest of up to \d+ consecutive responses", head)
+    rows = [ln for ln in out.splitlines() if re.match(r"\s+\d\d:\d\d–\d\d:\d\d\s+[\d,]+", ln)]
+    code, out, err = run_cli("tokens", path, "--json")
+    [d] = jsonl(out)
+    first = d["turns"][0]["timestamp"][11:16]
+    assert rows and rows[0].strip().startswith(first)  # the chart starts at the session's first response
+
+
+def test_11_a_microcompactions_saving_is_said_against_what_it_is_measured_on():
+    path = next(
+        p for p in SAMPLES.rglob("*.jsonl") if "subagents" not in p.parts and "Microcompaction" in run_cli("tokens", p)[1]
+    )
+    out = run_cli("tokens", path)[1]
+    said = next(ln for ln in out.splitlines() if "Microcompaction cleared" in ln)
+    assert "its tokensSaved: what the cleared results weighed, not a change of the context" in said
+    m = re.search(r"when the context was ([\d,]+) tokens.*The next response used ([\d,]+) tokens, ([\d,]+) (fewer|more)", said)
+    before, after, diff = (int(x.replace(",", "")) for x in m.group(1, 2, 3))
+    assert abs(before - after) == diff
+
+
+def test_13_a_compaction_that_leaves_the_context_larger_is_an_anomaly(tmp_path):
+    meta = {"trigger": "manual", "preTokens": 100_000}
+    recs = [
+        user("u1", None, "hi", sec=1),
+        assistant("a1", "u1", usage=(10, 0, 99_000, 50), sec=2),
+        system("b1", None, "compact_boundary", sec=3, logicalParentUuid="a1", compactMetadata=meta),
+        user("s1", "b1", "This session is being continued from a previous conversation.", sec=4, isCompactSummary=True),
+        user("u2", "s1", "go on", sec=5),
+        assistant("a2", "u2", usage=(10, 0, 119_000, 50), sec=6),
+    ]
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    [d] = jsonl(run_cli("tokens", path, "--json")[1])
+    [said] = [a for a in d["anomalies"] if "larger than before" in a]
+    assert "100,000 → 119,060" in said
+    recs[-1] = assistant("a2", "u2", usage=(10, 0, 30_000, 50), sec=6)  # the usual case: smaller after
+    path = write_jsonl(tmp_path / "q" / "s.jsonl", recs)
+    [d] = jsonl(run_cli("tokens", path, "--json")[1])
+    assert not [a for a in d["anomalies"] if "larger than before" in a]
