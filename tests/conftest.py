@@ -43,3 +43,14 @@ def workdir(tmp_path):
     dst = tmp_path / "projects"
     shutil.copytree(SAMPLES, dst)
     return dst
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say once, at the end, how many tests need ../shared/realdata beside the clone and were skipped without it."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    n = sum(1 for r in skipped if "shared/realdata" in str(getattr(r, "longrepr", "")))
+    if n:
+        terminalreporter.write_line(
+            f"{n} test(s) skipped: they read real transcripts from ../shared/realdata, which is not beside this "
+            "clone (see README: Tests)"
+        )

@@ -123,7 +123,7 @@ def test_realdata_compactions_are_accounted_for():
     import pytest
 
     if not REAL_PROJECTS.is_dir():
-        pytest.skip("no ../shared/realdata")
+        pytest.skip("../shared/realdata is absent")
     seen = 0
     for p in sorted(REAL_PROJECTS.rglob("*.jsonl")):
         if "subagents" in p.parts:

@@ -75,3 +75,30 @@ def test_13_a_compaction_that_leaves_the_context_larger_is_an_anomaly(tmp_path):
     path = write_jsonl(tmp_path / "q" / "s.jsonl", recs)
     [d] = jsonl(run_cli("tokens", path, "--json")[1])
     assert not [a for a in d["anomalies"] if "larger than before" in a]
+
+
+def test_20_the_run_says_how_many_tests_need_the_real_transcripts(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_x.py").write_text(
+        "import pytest\n"
+        "def test_a():\n    pytest.skip('../shared/realdata is absent')\n"
+        "def test_b():\n    pytest.skip('../shared/realdata is absent')\n"
+        "def test_c():\n    pass\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests") + os.pathsep + str(ROOT)}
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert "2 test(s) skipped: they read real transcripts from ../shared/realdata" in p.stdout, p.stdout[-2000:]
