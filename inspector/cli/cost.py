@@ -164,7 +164,8 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     out.write(printable(tail) + "\n")  # model names come from the transcript: never terminal escapes
     out.write(
         printable(
-            f"prices of {ledger.table.date} ({ledger.table.source}); {total.duplicates:,} duplicate response(s) counted once"
+            f"prices of {ledger.table.date} ({ledger.table.source})"
+            + (f"; {total.duplicates:,} duplicate response(s) counted once" if total.duplicates else "")
         )
         + "\n"
     )

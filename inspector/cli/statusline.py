@@ -243,7 +243,7 @@ def read_live(path: Path, settings: Any, *, budget: float = BUDGET, env: Any = N
         facts.version = version  # for this run's figures only: the state keeps what the file says
     now, tail = tail_context(path, facts, t.scanned_to, settings)
     own = cost.cost(table)
-    sub_cost = price_subagents(cost.seen, _subagent_responses(path, session_id, subs), table)
+    sub_cost = price_subagents(cost.seen, _subagent_responses(path, session_id, subs, cost.copied_agents), table)
     state["subs"] = subs
     write_state(where, state)
     return Live(now, _cost_fields(own, sub_cost, table), t.scanned_to, t.size, read + tail, facts.version, session_id)
@@ -267,7 +267,7 @@ def _cost_fields(own: Any, subs: Any, table: Any) -> dict[str, Any]:
     }
 
 
-def _subagent_responses(path: Path, session_id: str, memo: dict[str, Any]) -> list[Any]:
+def _subagent_responses(path: Path, session_id: str, memo: dict[str, Any], skip: set[str]) -> list[Any]:
     """The session's subagent transcripts' responses, each file read again only when it changed (`memo`: path ->
     [size, mtime_ns, responses], kept in the state)."""
     from inspector.library.cost import Response, responses
@@ -276,7 +276,9 @@ def _subagent_responses(path: Path, session_id: str, memo: dict[str, Any]) -> li
     flat = [] if path.name.startswith("agent-") else flat_agents(path, session_id)
     out: list[Any] = []
     keep: dict[str, Any] = {}
-    for _layout, _aid, p in agent_files(path, flat):
+    for _layout, aid, p in agent_files(path, flat):
+        if aid in skip:  # named by a copied record: charged to the session it was copied from
+            continue
         try:
             st = os.stat(p)
         except OSError:

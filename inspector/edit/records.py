@@ -79,6 +79,8 @@ def build_records(
                     None,
                 )
             body["forkedFrom"] = {"sessionId": s.session_id, "messageUuid": r.uuid}
+        else:  # an older release's format names no origin: inspector's own mark, which Claude Code ignores
+            body["inspectorCopiedFrom"] = {"sessionId": s.session_id, "messageUuid": r.uuid}
         if r.is_compact_boundary:
             body["parentUuid"] = None
         else:

@@ -141,12 +141,24 @@ def response_key(r: Any) -> str:
     return f"{r.message_id}:{r.request_id}" if r.request_id else r.message_id
 
 
+def is_copy(r: Any) -> bool:
+    """A response copied from another session (`forkedFrom`: Claude Code's fork; `inspectorCopiedFrom`: a session
+    inspector saved): that session made the call and is charged for it, never the copy."""
+    return bool(r.extra) and "copied_from" in r.extra
+
+
+def copied_responses(s: Any) -> int:
+    """How many responses of a transcript are copies of another session's (not charged to it)."""
+    return len({response_key(r) for r in s.records if r.type == "assistant" and r.usage is not None and is_copy(r)})
+
+
 def subagent_responses(s: Any, memo: dict[tuple[str, int, int], list[Response]] | None = None) -> list[Response]:
     """The responses of a session's subagent transcripts (each read, then closed); an unreadable one is left out.
     `memo` keeps each file's responses by (path, size, mtime): a live session asked again reads only what changed."""
     out: list[Response] = []
+    copied = {r.get("spawned_agent") for r in s.records if r.extra and "copied_from" in r.extra and r.get("spawned_agent")}
     for sa in s.subagents:
-        if sa.path is None:
+        if sa.path is None or sa.agent_id in copied:  # a copied call's subagent: charged to the session that ran it
             continue
         try:
             st = os.stat(sa.path)
@@ -178,7 +190,7 @@ def responses(s: Any) -> list[Response]:
     merged: dict[str, list[Any]] = {}
     order: list[str] = []
     for r in s.records:
-        if r.type != "assistant" or r.usage is None:
+        if r.type != "assistant" or r.usage is None or is_copy(r):
             continue
         key = response_key(r)
         bill = (r.extra or {}).get("billing") or (0, 0)
@@ -296,6 +308,9 @@ def session_cost(
         "cost_responses": total.responses,
         "cost_prices": ledger.table.date,
     }
+    copies = copied_responses(s)
+    if copies:
+        out["cost_copied_responses"] = copies  # copies of another session's responses: charged there, not here
     cc = s.claude_cost
     if cc is not None:
         out["cost_claude_code_usd"] = cc["total_usd"]
@@ -318,10 +333,12 @@ class RunningCost:
         self.seen: set[str] = set()
         self.recent: dict[str, list[Any]] = {}  # key -> [model, timestamp, input, cw, cr, output, 1h, web, line]
         self.done = Cost()  # the responses let go of, priced
-        self.done_keys: list[str] = []  # their hashes, in file order (a subagent repeating them is not counted again)
+        self.copied_agents: set[str] = set()  # subagents named by a copied record: charged to their own session
 
     def add(self, r: Any, table: PriceTable) -> bool:
-        if r.type != "assistant" or r.usage is None:
+        if r.type != "assistant" or r.usage is None or is_copy(r):
+            if r.extra and "copied_from" in r.extra and r.get("spawned_agent"):
+                self.copied_agents.add(r.get("spawned_agent"))  # its subagent ran for the session it was copied from
             return True
         key = response_key(r)
         bill = (r.extra or {}).get("billing") or (0, 0)
@@ -356,6 +373,7 @@ class RunningCost:
         d = self.done
         return {
             "limit": self.limit,
+            "copied_agents": sorted(self.copied_agents),
             "seen": sorted(self.seen),
             "recent": self.recent,
             "done": [d.usd, d.by_model, d.unknown, d.responses, d.duplicates, d.tokens, d.web_searches],
@@ -365,6 +383,7 @@ class RunningCost:
     def from_json(cls, d: dict[str, Any]) -> RunningCost:
         rc = cls(d.get("limit"))
         rc.seen = set(d["seen"])
+        rc.copied_agents = set(d.get("copied_agents") or ())
         rc.recent = {str(k): list(v) for k, v in d["recent"].items()}
         usd_, by_model, unknown, n, dup, tokens, web = d["done"]
         rc.done = Cost(float(usd_), dict(by_model), dict(unknown), int(n), int(dup), dict(tokens), int(web))
@@ -413,6 +432,8 @@ __all__ = [
     "Rates",
     "Response",
     "RunningCost",
+    "copied_responses",
+    "is_copy",
     "key_hash",
     "price_subagents",
     "model_key",

@@ -739,6 +739,14 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
                     if extra is None:
                         extra = {}
                     extra["spawned_agent"] = v
+    if t in MESSAGE_TYPES:
+        # a record copied from another session (Claude Code's own fork, 2.1.3xx; a session inspector saved): a
+        # response in it was made, and paid for, by that session, and so was a subagent its tool result names
+        fk = get("forkedFrom") or get("inspectorCopiedFrom")
+        if fk.__class__ is dict and fk.get("sessionId").__class__ is str:
+            if extra is None:
+                extra = {}
+            extra["copied_from"] = fk["sessionId"]
 
     if (
         uuid is None

@@ -102,3 +102,36 @@ def test_20_the_run_says_how_many_tests_need_the_real_transcripts(tmp_path):
         timeout=300,
     )
     assert "2 test(s) skipped: they read real transcripts from ../shared/realdata" in p.stdout, p.stdout[-2000:]
+
+
+def test_7_a_saved_copy_costs_nothing_everywhere_and_the_original_its_cost(tmp_path):
+    """A session inspector saved copies the original's responses (and its subagents' files): the copy made no API
+    call. stats, cost and the statusline charge it nothing, whichever file is read first, and the root's total is the
+    originals' alone."""
+    import io
+    import json
+    import shutil
+    import sys
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    original = next(root.rglob("6513270e*.jsonl"))
+    before = {d["session_id"]: d for d in jsonl(run_cli("stats", root, "--json")[1])}
+    total_before = jsonl(run_cli("cost", root, "--json")[1])
+    code, out, err = run_cli("compact", original, "--strategy", "compact", "--write", "--yes")
+    assert code == 0, err
+    copy = next(p for p in original.parent.glob("*.jsonl") if p.stem not in before)
+    after = {d["session_id"]: d for d in jsonl(run_cli("stats", root, "--json")[1])}
+    assert after[copy.stem]["cost_usd"] == 0.0 and after[copy.stem]["cost_copied_responses"] > 100
+    assert after[original.stem]["cost_usd"] == before[original.stem]["cost_usd"]
+    rows = jsonl(run_cli("cost", root, "--json")[1])
+    assert [r["cost_usd"] for r in rows if r["session_id"] == copy.stem] == [0.0]
+    assert round(sum(r["cost_usd"] for r in rows), 6) == round(sum(r["cost_usd"] for r in total_before), 6)  # no growth
+
+    stdin = io.TextIOWrapper(io.BytesIO(json.dumps({"transcript_path": str(copy)}).encode()), encoding="utf-8")
+    old, sys.stdin = sys.stdin, stdin
+    try:
+        d = json.loads(run_cli("statusline", "--json")[1])
+    finally:
+        sys.stdin = old
+    assert d["cost"] == 0.0
