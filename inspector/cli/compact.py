@@ -283,7 +283,7 @@ def format_compaction(res: Any, saved: Any = None) -> str:
             + (" …" if len(res.cleared_tool_results) > 6 else "")
         )
     if res.summarized_uuids or res.kept_uuids:
-        lines.append(f"  Summarized {len(res.summarized_uuids)} record(s), kept {len(res.kept_uuids)}")
+        lines.append("  " + res.counts_words)
     if res.accounting_words:
         lines.append(f"  Made of: {res.accounting_words}")
     if res.restored_files_tokens:

@@ -73,6 +73,9 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     index = None if args.no_index else open_index(notice=lambda m: err.write(printable(f"inspector: {m}") + "\n"))
     found: list[Any] = []
     last_session: Path | None = None
+    from inspector.library.stats import StatsCache, cache_dir, known_stats
+
+    stats_cache = StatsCache(cache_dir())
     for fh in search_target(
         target,
         query,
@@ -92,10 +95,11 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             continue
         if fh.session != last_session:
             last_session = fh.session
+            known = known_stats(fh.session, stats_cache)  # the title and time stats and the browser give, once known
             try:
                 info = quick_info(fh.session)
-                title = info.title or info.first_prompt or info.session_id
-                when = human_when(info.first_timestamp, local=True) or ""
+                title = (known or {}).get("title") or info.title or info.first_prompt or info.session_id
+                when = human_when((known or {}).get("first_timestamp") or info.first_timestamp, local=True) or ""
             except OSError:
                 title, when = fh.session.stem, ""
             out.write(f"{printable(title)[:100]}   {when}\n  {printable(str(fh.session))}\n")

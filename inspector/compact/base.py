@@ -233,6 +233,20 @@ class CompactionResult:
         }
 
     @property
+    def counts_words(self) -> str:
+        """How many messages it summarized and kept, as the accounting counts them (the messages sent: user,
+        assistant, attachment), with the other records (bookkeeping) named apart, so every figure of the preview
+        is the same number."""
+        a = self.accounting
+        summarized = a["replaced_messages"] if a else len(self.summarized_uuids)
+        kept = a["kept_messages"] if a else len(self.kept_uuids)
+        words = f"Summarized {summarized:,} message(s), kept {kept:,}"
+        other = len(self.summarized_uuids) - summarized + max(0, len(self.kept_uuids) - kept)
+        if a and other > 0:
+            words += f" ({other:,} bookkeeping record(s) beside them, which are not sent)"
+        return words
+
+    @property
     def accounting_words(self) -> str | None:
         """The size after as a sum of its parts, and what it replaces: why the context drops by what it drops."""
         a = self.accounting
@@ -244,7 +258,7 @@ class CompactionResult:
         if a.get("new"):
             parts.append(f"{a['new']:,} re-attached files and notes")
         if a["kept_messages"]:
-            parts.append(f"{a['kept']:,} kept ({a['kept_messages']:,} records)")
+            parts.append(f"{a['kept']:,} kept ({a['kept_messages']:,} messages)")
         if self.cleared_tool_results:
             parts.append(f"{a['cleared_left']:,} left of the cleared results")
         words = (
@@ -253,7 +267,7 @@ class CompactionResult:
         )
         words += f"{self.tokens_after:,} after = " + " + ".join(parts)
         if a.get("replaced_messages"):
-            words += f"; the {a['replaced_messages']:,} summarized records it replaces counted {a['replaced']:,}"
+            words += f"; the {a['replaced_messages']:,} summarized messages it replaces counted {a['replaced']:,}"
         if self.cleared_tool_results:
             words += (
                 f"; the {len(self.cleared_tool_results)} cleared results counted {a['cleared_before']:,} before "

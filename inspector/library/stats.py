@@ -431,4 +431,15 @@ def collect_stats(
     return out
 
 
-__all__ = ["StatsCache", "cache_dir", "collect_stats", "session_stats"]
+def known_stats(path: Path, cache: StatsCache | None = None) -> dict[str, Any] | None:
+    """The stats of one session if the cache holds them for the file as it is now (None otherwise: nothing is
+    computed here). What `search` titles a session with, so that it names it as `stats` and the browser do."""
+    cache = cache if cache is not None else StatsCache(cache_dir())
+    try:
+        key = cache.key(path, [])
+    except OSError:
+        return None
+    return cache.get(path, key)
+
+
+__all__ = ["StatsCache", "cache_dir", "collect_stats", "known_stats", "session_stats"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 
 from inspector.textutil import timestamp_key
-from inspector.transcript.records import NOT_TYPED, TITLE_SOURCES
+from inspector.transcript.records import TITLE_SOURCES, first_typed_prompt, index_record
 from inspector.transcript.safefs import DIR, FILE, scan_dir
 
 
@@ -178,6 +178,8 @@ def quick_info(path: Path, window: int = 65536) -> SessionInfo:
     tail_objs = _lines(tail, drop_first=True, drop_last=False) if tail else []
     info = SessionInfo(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, session_id=path.stem)
     titles: dict[str, str] = {}
+    prompts: list[str | None] = []
+    stamps: list[tuple[float, str]] = []
     for obj in head_objs + tail_objs:
         t = obj.get("type")
         if isinstance(obj.get("sessionId"), str) and info.session_id == path.stem and obj.get("isSidechain") is not True:
@@ -187,18 +189,17 @@ def quick_info(path: Path, window: int = 65536) -> SessionInfo:
         if isinstance(obj.get("version"), str):
             info.version = obj["version"]
         ts = obj.get("timestamp")
-        if isinstance(ts, str) and timestamp_key(ts) is not None:
-            if info.first_timestamp is None:
-                info.first_timestamp = ts
-            info.last_timestamp = ts
-        for kind, key in TITLE_SOURCES:
-            if t == kind and isinstance(obj.get(key), str):
-                titles[kind] = obj[key]
-        if info.first_prompt is None and t == "user" and obj.get("isMeta") is not True:
-            msg = obj.get("message")
-            c = msg.get("content") if isinstance(msg, dict) else None
-            if isinstance(c, str) and c.strip() and not c.lstrip().startswith(NOT_TYPED):
-                info.first_prompt = " ".join(c.split())[:100]
+        if isinstance(ts, str) and (key := timestamp_key(ts)) is not None:
+            stamps.append((key, ts))
+        for kind, name in TITLE_SOURCES:
+            if t == kind and isinstance(obj.get(name), str):
+                titles[kind] = obj[name]
+        if t == "user" and obj.get("isSidechain") is not True:
+            prompts.append(index_record(obj, 0, 0, 0).get("prompt"))  # the prompt fact as Session reads it
+    if stamps:  # the earliest and latest, as Session.time_span (of the head and tail read here)
+        info.first_timestamp, info.last_timestamp = min(stamps)[1], max(stamps)[1]
+    first = first_typed_prompt(prompts)
+    info.first_prompt = first[:100] if first else None
     for kind, _ in TITLE_SOURCES:
         if titles.get(kind, "").strip():
             info.title = " ".join(titles[kind].split())[:100]

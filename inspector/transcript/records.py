@@ -12,7 +12,7 @@ import gc
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from sys import intern as _intern
@@ -448,6 +448,26 @@ def text_of(content: Any) -> str:
         return content
     parts = [b["text"] for b in iter_blocks(content) if b.get("type") == "text" and isinstance(b.get("text"), str)]
     return "\n".join(parts)
+
+
+def first_typed_prompt(prompts: Iterable[str | None]) -> str | None:
+    """The first prompt a person typed, of the `prompt` facts of a session's main-thread records in file order (see
+    index_record): a slash command's record counts only when nothing else was typed (its name, then); what Claude
+    Code injects (`<...>` blocks, caveats, "[Request interrupted…]") never. Session.first_prompt and the browser's
+    cheap read (discovery.quick_info) both take it from here."""
+    fallback = None
+    for p in prompts:
+        if p is None:
+            continue
+        s = p.strip()
+        if s.startswith("<command-name>") or s.startswith("<command-message>"):
+            m = re.search(r"<command-name>([^<]*)</command-name>", s)
+            fallback = fallback or (m.group(1).strip() if m else None)
+            continue
+        if s.startswith(NOT_TYPED):
+            continue
+        return " ".join(s.split())
+    return fallback
 
 
 def _human_text(content: Any) -> str:

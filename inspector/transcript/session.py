@@ -22,11 +22,11 @@ from inspector.textutil import timestamp_key
 from inspector.transcript.index import Transcript
 from inspector.transcript.records import (
     F_IMAGE,
-    NOT_TYPED,
     TITLE_SOURCES,
     PersistedMarker,
     Record,
     context_tokens,
+    first_typed_prompt,
     iter_blocks,
     opt_count,
     parse_persisted,
@@ -323,20 +323,7 @@ class Session:
 
     @property
     def first_prompt(self) -> str | None:
-        fallback = None
-        for r in self.records:
-            p = r.get("prompt")
-            if p is None or r.is_sidechain:
-                continue
-            s = p.strip()
-            if s.startswith("<command-name>") or s.startswith("<command-message>"):
-                m = re.search(r"<command-name>([^<]*)</command-name>", s)
-                fallback = fallback or (m.group(1).strip() if m else None)
-                continue
-            if s.startswith(NOT_TYPED):
-                continue
-            return one_line(s)
-        return fallback
+        return first_typed_prompt(r.get("prompt") for r in self.records if not r.is_sidechain)
 
     @property
     def cwd(self) -> str | None:

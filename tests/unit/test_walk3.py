@@ -135,3 +135,54 @@ def test_7_a_saved_copy_costs_nothing_everywhere_and_the_original_its_cost(tmp_p
     finally:
         sys.stdin = old
     assert d["cost"] == 0.0
+
+
+def test_8_the_cheap_read_and_the_session_name_a_session_by_one_rule(tmp_path):
+    """The first prompt typed as a list of blocks (not a string) and an earlier record written after a later one:
+    the browser's cheap read (quick_info) and Session read the same title and span."""
+    from inspector.textutil import human_duration
+    from inspector.transcript.discovery import quick_info
+    from inspector.transcript.session import Session
+
+    recs = [
+        user("u0", None, "<command-name>/review</command-name>", sec=100),
+        user("u1", "u0", [{"type": "text", "text": "merge the two branches"}], sec=200),
+        assistant("a1", "u1", sec=300),
+        user("u2", "a1", "push", sec=10),  # written after, stamped before: the span is the earliest to the latest
+    ]
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    q, s = quick_info(path), Session.load(path)
+    assert q.title == s.title == "merge the two branches"
+    assert (q.first_timestamp, q.last_timestamp) == s.time_span
+    assert human_duration(q.first_timestamp, q.last_timestamp) == human_duration(*s.time_span)
+
+
+def test_8_search_names_a_session_as_stats_does_once_stats_know_it(tmp_path):
+    """The first prompt far from the file's head: the cheap read cannot see it, stats can; once stats have read the
+    session, search titles it the same."""
+    big = "x" * 70_000
+    recs = [
+        user("u0", None, "<command-name>/review</command-name>", sec=1),
+        assistant("a0", "u0", [{"type": "text", "text": big}], sec=2),
+        user("u1", "a0", "fix the flaky zebra test", sec=3),
+        assistant("a1", "u1", sec=4),
+        user("u2", "a1", "push", sec=5),
+    ]
+    root = tmp_path / "projects"
+    write_jsonl(root / "p" / "s.jsonl", recs)
+    [st] = jsonl(run_cli("stats", root, "--json")[1])
+    assert st["title"] == "fix the flaky zebra test"
+    code, out, err = run_cli("search", "zebra", root)
+    assert code == 0 and out.splitlines()[0].startswith("fix the flaky zebra test")
+
+
+def test_8_a_previews_counts_are_one_number_each():
+    path = next(SAMPLES.rglob("6513270e*.jsonl"))
+    out = run_cli("compact", path, "--strategy", "compact")[1]
+    said = next(ln for ln in out.splitlines() if ln.strip().startswith("Summarized"))
+    made = next(ln for ln in out.splitlines() if "Made of" in ln)
+    n_sum, n_kept = (
+        int(x.replace(",", "")) for x in re.search(r"Summarized ([\d,]+) message\(s\), kept ([\d,]+)", said).groups()
+    )
+    assert f"the {n_sum:,} summarized messages it replaces" in made
+    assert f"kept ({n_kept:,} messages)" in made or n_kept == 0

@@ -316,6 +316,15 @@ class BrowserScreen(SessionSearch):
         c = st["counts"]
         it.compactions = f"{c['compactions']}" + (f"+{c['microcompactions']}mc" if c["microcompactions"] else "")
         it.title = st.get("title") or it.title
+        # the session's times as stats has them (every record's, not the head's and tail's the first paint read)
+        first, last = st.get("first_timestamp"), st.get("last_timestamp")
+        if first:
+            from inspector.textutil import timestamp_key
+
+            a, b = timestamp_key(first), timestamp_key(last)
+            it.when, it.ts = human_when(first, local=True) or it.when, first
+            it.duration = human_duration(first, last) or it.duration
+            it.span = (b - a) if a is not None and b is not None else it.span
         it.cost = st.get("cost_usd_priced")
         it.cost_unknown = bool(st.get("cost_unknown_models"))
 
