@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
@@ -25,6 +28,15 @@ class InspectorApp(App[None]):
         super().__init__()
         self.target = target
         self.notice = notice
+        self._prefs_ready = False
+        theme = load_prefs().get("theme")
+        if isinstance(theme, str) and theme in self.available_themes:
+            self.theme = theme  # the one chosen last time (the command palette's theme switcher)
+        self._prefs_ready = True
+
+    def watch_theme(self, theme: str) -> None:
+        if getattr(self, "_prefs_ready", False):
+            save_prefs({**load_prefs(), "theme": theme})
 
     def notify(
         self,
@@ -123,3 +135,32 @@ class InspectorApp(App[None]):
 
 def run(target: Target, notice: str | None = None) -> None:
     InspectorApp(target, notice).run()
+
+
+def prefs_path() -> Path:
+    """The app's preferences (the theme): $XDG_CONFIG_HOME/inspector/app.json, by default ~/.config/inspector."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "inspector" / "app.json"
+
+
+def load_prefs() -> dict[str, Any]:
+    try:
+        data = json.loads(prefs_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_prefs(prefs: dict[str, Any]) -> None:
+    """Written whole (a temporary file renamed over it); a folder that cannot be written costs only the memory."""
+    path = prefs_path()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(prefs, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass

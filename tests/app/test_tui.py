@@ -1520,3 +1520,95 @@ def test_the_cleanup_notice_follows_the_sessions_that_go(tmp_path, monkeypatch):
             assert "1 session(s) will be deleted by Claude Code's cleanup within 7 days" in text
 
     run(go())
+
+
+# -- issue 27: the walk's friction items ------------------------------------------------------
+
+
+def test_27_14_the_workbench_opens_with_the_strategy_in_focus(workdir):
+    from textual.widgets import Select
+
+    path = sample_session("Fix forecast", workdir)
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            await pilot.press("w")
+            await settle(app, pilot)
+            assert isinstance(app.screen, WorkbenchScreen)
+            assert isinstance(app.focused, Select) and app.focused.id == "strategy"
+            await pilot.press("enter")  # opens the strategies at once
+            await pilot.pause()
+            assert app.focused is not None and app.focused.id != "wb-form"
+
+    run(go())
+
+
+def test_27_16_home_and_end_move_the_browsers_cursor(workdir):
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            t = app.screen.query_one("#sessions")
+            assert t.row_count >= 4
+            await pilot.press("end")
+            assert t.cursor_row == t.row_count - 1
+            await pilot.press("home")
+            assert t.cursor_row == 0
+
+    run(go())
+
+
+def test_27_19_the_theme_chosen_is_the_theme_next_time(workdir):
+    async def go(theme=None):
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            if theme:
+                app.theme = theme
+                await pilot.pause()
+            return app.theme
+
+    first = run(go())
+    other = "textual-light" if first != "textual-light" else "nord"
+    assert run(go(other)) == other
+    assert run(go()) == other  # remembered
+
+
+def test_27_19_a_session_with_no_records_says_so(tmp_path):
+    empty = tmp_path / "p" / "e.jsonl"
+    empty.parent.mkdir()
+    empty.write_bytes(b"")
+    meta = tmp_path / "p" / "m.jsonl"
+    meta.write_text('{"type":"summary","summary":"old title","leafUuid":"x"}\n')
+
+    async def go(path, words):
+        async with session_app(path) as (app, pilot):
+            text = " ".join(str(w.render()) for w in app.screen.query_one("#detail").children)
+            assert words in text, text
+
+    run(go(empty, "The file is empty"))
+    run(go(meta, "none of them a message of a conversation (summary)"))
+
+
+def test_27_15_a_match_deep_in_a_long_tool_result_is_scrolled_into_view(tmp_path):
+    from builders import tool_result, tool_use
+
+    text = "\n".join(f"line {k}: nothing here" for k in range(400)).replace("line 300:", "line 300: the GIRAFFE was here")
+    recs = [
+        user("u1", None, "look", sec=1),
+        assistant("a1", "u1", [tool_use("t1", "Bash", {"command": "cat log"})], sec=2),
+        tool_result("r1", "a1", "t1", text, sec=3),
+    ]
+
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+
+    async def go():
+        async with session_app(path, size=(120, 40)) as (app, pilot):
+            screen = app.screen
+            await pilot.press("slash", *"giraffe", "enter")
+            await settle(app, pilot)
+            detail = screen.query_one("#detail")
+            await pilot.pause()
+            assert detail.scroll_y > 250  # the match's line, not the top of the block
+
+    run(go())

@@ -9,6 +9,7 @@ from typing import Any
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
@@ -27,6 +28,23 @@ from inspector.tui.widgets.keybar import KeyBar
 WATCH_EVERY = 3.0  # seconds between looks for sessions that appeared or changed
 FILTER_AT_ONCE_UNDER = 300  # sessions; with more, the filter waits for a pause in the typing
 FILTER_PAUSE = 0.15  # seconds
+
+
+class RowTable(DataTable):  # type: ignore[type-arg]
+    """A table of rows whose Home and End go to the first and last row (a DataTable's scroll sideways)."""
+
+    BINDINGS = [
+        Binding("home", "first_row", "First", show=False),
+        Binding("end", "last_row", "Last", show=False),
+    ]
+
+    def action_first_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
 
 
 class BrowserScreen(SessionSearch):
@@ -79,8 +97,8 @@ class BrowserScreen(SessionSearch):
             id="filter",
         )
         yield ProgressBar(id="progress", show_eta=False)
-        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
-        yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="results", cursor_type="row", zebra_stripes=True)
         yield Static("", id="empty")
         yield KeyBar()
 

@@ -195,6 +195,22 @@ class SessionScreen(Screen):
             self.run_search(q)
         tl.focus()
 
+    def empty_words(self, s: Session) -> str:
+        """Why a session shows no row: an empty file, lines none of which could be read, or records of which none is
+        on a conversation (a file of metadata only: titles, snapshots)."""
+        t = s.transcript
+        if t.size == 0:
+            return "The file is empty: Claude Code made it and wrote nothing into it yet (or the session ended at once)."
+        if not s.records:
+            return (
+                f"None of the file's lines could be read as a record ({len(t.skipped):,} skipped: `inspector show` names them)."
+            )
+        kinds = ", ".join(sorted({r.type or "(no type)" for r in s.records}))
+        return (
+            f"The file holds {len(s.records):,} record(s), none of them a message of a conversation ({kinds}): press a to "
+            "list every record of the file."
+        )
+
     def cost_words(self, s: Session) -> str:
         """The session's cost in the header: inspector's figure (subagents included), Claude Code's own beside it.
         Asked again at each growth of a live session: the subagent transcripts that did not change are not read again."""
@@ -287,7 +303,11 @@ class SessionScreen(Screen):
         self.page = None
         row = msg.row
         if row is None or self.session is None:
-            self.query_one("#detail", Detail).clear()
+            detail = self.query_one("#detail", Detail)
+            if self.session is not None and not self.query_one(Timeline).rows and not self.partial:
+                detail.show_text("No records", self.empty_words(self.session))  # not three blank panes
+            else:
+                detail.clear()
             return
         detail = self.query_one("#detail", Detail)
         detail.highlight = self.search_term if self.matches else None

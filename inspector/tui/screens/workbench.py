@@ -242,6 +242,7 @@ class WorkbenchScreen(Screen):
         self.show_fields()
         self.schedule_preview()
         self.fit_form()
+        self.query_one("#strategy", Select).focus()  # enter opens the strategies at once, tab goes on down the form
 
     def on_resize(self) -> None:
         self.fit_form()

@@ -48,10 +48,24 @@ class Detail(VerticalScroll, can_focus=True):
         widgets = [self._widget(p) for p in record_parts(s, i, raw=raw)]
         self.mount(*widgets)
         first = next((w for w in widgets if "detail--match" in w.classes), None)
-        if first is not None:  # the first match in view, not the top of a long record
-            self.call_after_refresh(self.scroll_to_widget, first, animate=False, top=True)
+        if first is not None:  # the first match in view, not the top of a long record (nor of a long block)
+            self.call_after_refresh(self._scroll_to_match, first)
         else:
             self.scroll_home(animate=False)
+
+    def _scroll_to_match(self, w: Static | Markdown) -> None:
+        """Scroll so that the line of the block holding the first match is near the top: the block's own top for a
+        short one, the match's wrapped line inside a long tool result."""
+        shown = getattr(w, "shown_text", None)
+        term = (self.highlight or "").casefold()
+        at = shown.plain.casefold().find(term) if isinstance(shown, Text) and term else -1
+        if at <= 0:
+            self.scroll_to_widget(w, animate=False, top=True)
+            return
+        width = max(1, w.content_region.width)
+        lines = len(Text(shown.plain[:at]).wrap(self.app.console, width)) - 1  # wrapped lines above the match's
+        top = w.virtual_region.y + lines
+        self.scroll_to(y=max(0, top - 1), animate=False)
 
     def _marked(self, text: Text, raw: str) -> Text:
         """The search term marked in a block's text (case-insensitive, as the search is)."""
@@ -70,10 +84,10 @@ class Detail(VerticalScroll, can_focus=True):
 
     def _plain_widget(self, p: Part, hit: bool) -> Static | Markdown:
         if hit and p.kind not in ("head", "label", "note", "persisted"):  # shown as text, so the match can be marked
-            return Static(
-                self._marked(safe(p.text, JSON_CAP if p.kind == "json" else TEXT_CAP), p.text),
-                classes="detail--thinking" if p.kind == "thinking" else "detail--block",
-            )
+            shown = self._marked(safe(p.text, JSON_CAP if p.kind == "json" else TEXT_CAP), p.text)
+            w = Static(shown, classes="detail--thinking" if p.kind == "thinking" else "detail--block")
+            w.shown_text = shown  # type: ignore[attr-defined]  # where in it the match is (_scroll_to_match)
+            return w
         return self._widget_of(p)
 
     @staticmethod
