@@ -276,6 +276,8 @@ def format_compaction(res: Any, saved: Any = None) -> str:
     for label, n in (("before", res.tokens_before), ("after", res.tokens_after)):
         bar = "█" * min(width, round(n / top * width))
         lines.append(f"  {label:>6} {bar:<{width}} {n:>9,}")
+    if res.caveat:
+        lines.append(f"  caveat: the size after is {res.caveat}")
     if res.cleared_tool_results:
         lines.append(
             f"  Cleared {len(res.cleared_tool_results)} tool result(s): "

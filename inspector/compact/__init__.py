@@ -170,7 +170,28 @@ def compact(
         what_if=wi,
         notes=((wi,) if wi else ()) + res.notes,
         accounting=account(s, estimator, res),
+        caveat=estimate_caveat(estimator),
     )
+
+
+CALIBRATION_TRUSTED = 10.0  # % of fit error above which the size after is said to be uncertain, where it is shown
+
+
+def estimate_caveat(est: Estimator) -> str | None:
+    """Why the size after a compaction may be far from its estimate: the session's own calibration (the offline count
+    against what the API said) fits badly, or rests on too few responses. Said beside the figure, not only in `tokens`."""
+    c = est.calibration
+    if c.points < 3:
+        return (
+            f"an estimate from {c.points} response(s) with usage: too few to calibrate the count on this session, so "
+            "the real size after may differ widely"
+        )
+    if c.error_pct > CALIBRATION_TRUSTED:
+        return (
+            f"an estimate: this session's calibration fits its own {c.points} responses with a {c.error_pct:.1f}% error, "
+            "so the real size after may differ by as much"
+        )
+    return None
 
 
 def pivot_candidates(s: Session, settings: Settings | None = None, series: Series | None = None) -> list[int]:

@@ -179,6 +179,7 @@ class CompactionResult:
     strategy_label: str | None = None  # the strategy and the releases that had it
     what_if: str | None = None  # set when the session's own release did not do this
     accounting: Mapping[str, int] | None = None  # what the size after is made of, and what it replaces (see account())
+    caveat: str | None = None  # why the size after may be far from the estimate (a calibration that fits badly)
 
     @property
     def changed(self) -> bool:
@@ -229,6 +230,7 @@ class CompactionResult:
             "rules": self.rules,
             "strategy_label": self.strategy_label,
             "what_if": self.what_if,
+            "caveat": self.caveat,
             "accounting": dict(self.accounting) if self.accounting else None,
         }
 

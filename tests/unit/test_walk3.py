@@ -186,3 +186,24 @@ def test_8_a_previews_counts_are_one_number_each():
     )
     assert f"the {n_sum:,} summarized messages it replaces" in made
     assert f"kept ({n_kept:,} messages)" in made or n_kept == 0
+
+
+def test_12_the_size_after_says_when_it_is_uncertain_where_it_is_shown(tmp_path):
+    path = next(SAMPLES.rglob("6513270e*.jsonl"))  # its calibration fits its 121 responses within 1%
+    out = run_cli("compact", path, "--strategy", "compact")[1]
+    assert "caveat" not in out
+    recs = [
+        user("u1", None, "first " + "word " * 2000, sec=1),
+        assistant("a1", "u1", usage=(10, 0, 115_000, 50), sec=2),  # a first request already large: little to fit on
+        user("u2", "a1", "second", sec=3),
+        assistant("a2", "u2", usage=(10, 0, 116_000, 50), sec=4),
+        user("u3", "a2", "third", sec=5),
+    ]
+    small = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    code, out, err = run_cli("compact", small, "--strategy", "compact")
+    assert code == 0, err
+    lines = out.splitlines()
+    after = next(k for k, ln in enumerate(lines) if ln.strip().startswith("after"))
+    assert lines[after + 1].strip().startswith("caveat: the size after is an estimate from 2 response(s)")
+    [d] = jsonl(run_cli("compact", small, "--strategy", "compact", "--json")[1])
+    assert d["caveat"].startswith("an estimate from 2 response(s)")

@@ -384,6 +384,8 @@ class WorkbenchScreen(Screen):
                 style="green" if n < th.warning else "yellow" if n < (th.auto_compact or th.effective_window) else "red",
             )
             t.add_row(label, bar + Text(" " * max(0, width - len(bar))), f"{n:,}")
+        if res.caveat:  # where the figure is, not only in `tokens`
+            t.add_row("caveat", Text(printable(res.caveat), style="yellow"), "")
         t.add_row("change", Text(res.change_words, style="bold yellow" if res.tokens_after > res.tokens_before else ""), "")
         if res.accounting_words:
             t.add_row("made of", Text(res.accounting_words), "")
