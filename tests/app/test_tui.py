@@ -882,21 +882,30 @@ def chart_text(app) -> list[str]:
     return ["".join(seg.text for seg in ch.render_line(y)) for y in range(ch.size.height)]
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40), (160, 48)])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (160, 48), (200, 50)])
 def test_the_chart_names_every_threshold_and_says_what_its_x_axis_is(size):
     """At every size the auto-compact line is drawn and every threshold is named on the right, also when several
-    fall in one text row; the bottom row says the x-axis is the response number, from #1 to the last."""
+    fall in one text row (in full, with its value, on a wide screen: not "auto+blo" at 200 columns); the bottom row
+    says the x-axis is the response number, from #1 to the last."""
+    from inspector.tui.widgets.chart import TokenChart
+
     path = sample_session("Fix forecast", SAMPLES)
 
     async def go():
         async with session_app(path, size=size) as (app, pilot):
             rows = chart_text(app)
+            margin = app.screen.query_one(TokenChart).names_width
             n = len(app.screen.series.turns)
-            named = " ".join(r[-9:] for r in rows[:-1])
+            named = " ".join(r[-margin:] for r in rows[:-1])
             assert "auto" in named, rows
-            body = [r for r in rows[:-1] if r.rstrip().endswith(("auto", "block", "warn", "window")) or "+" in r[-9:]]
-            assert any("─" in r for r in body)  # the lines themselves are drawn
-            if size[1] >= 40:  # room for every name, alone or beside the one drawn in its row
+            assert any("─" in r for r in rows[:-1])  # the lines themselves are drawn
+            if size[0] >= 150:  # every name in full, each with its value
+                for name in ("auto-compact 167k", "blocking 197k", "warning 147k", "window 200k"):
+                    assert name in named, (name, rows)
+            elif size[0] >= 110:  # each with its value
+                for name in ("167k", "block 197k", "warning 147k", "window 200k"):
+                    assert name in named, (name, rows)
+            elif size[1] >= 40:  # room for every name, alone or beside the one drawn in its row
                 for name in ("blo", "war", "win"):  # a name shares its row with another: its first three letters
                     assert name in named, (name, rows)
             axis = rows[-1]
@@ -920,7 +929,7 @@ def test_the_chart_spreads_few_responses_over_the_whole_width(tmp_path):
     async def go():
         async with session_app(p, size=(100, 30)) as (app, pilot):
             ch = app.screen.query_one(TokenChart)
-            w = ch.size.width - ch.AXIS - ch.NAMES
+            w = ch.size.width - ch.AXIS - ch.names_width
             bottom = chart_text(app)[-2][ch.AXIS : ch.AXIS + w]
             assert bottom.strip() and " " not in bottom, bottom  # every column shows a response
             spans = [ch.columns_of(k) for k in range(3)]
@@ -1610,5 +1619,37 @@ def test_27_15_a_match_deep_in_a_long_tool_result_is_scrolled_into_view(tmp_path
             detail = screen.query_one("#detail")
             await pilot.pause()
             assert detail.scroll_y > 250  # the match's line, not the top of the block
+
+    run(go())
+
+
+def test_27_10_an_unenforced_threshold_is_said_one_way_in_the_header_and_the_chart(tmp_path):
+    """2.1.3xx on a model whose threshold is not enforced: no warning or blocking line drawn, and the header lists
+    none either (it listed both); the chart's margin says "not enforced" as the text does (it said "auto off")."""
+    from helpers import GOLDENS, expand_golden
+
+    from inspector.tokens.series import session_thresholds
+    from inspector.tokens.thresholds import Settings
+
+    path = None
+    for name in sorted(p.name for p in GOLDENS.iterdir() if p.is_dir()):
+        folder = expand_golden(name, tmp_path / "g")
+        for p in folder.rglob("*.jsonl"):
+            if "subagents" in p.parts:
+                continue
+            th = session_thresholds(Session.load(p), Settings())
+            if th.auto_compact_enabled and not th.enforced and th.unenforced_threshold:
+                path = p
+                break
+        if path:
+            break
+    assert path is not None
+
+    async def go():
+        async with session_app(path, size=(160, 48)) as (app, pilot):
+            header = str(app.screen.query_one("#thresholds").render())
+            assert "no warning or blocking limit" in header and "warning 1" not in header
+            rows = " ".join(chart_text(app))
+            assert "not enforced" in rows and "auto off" not in rows and "warning" not in rows
 
     run(go())

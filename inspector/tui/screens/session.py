@@ -345,11 +345,14 @@ class SessionScreen(Screen):
             auto = f"auto-compact {fmt(th.unenforced_threshold)} not enforced (compacts when the API refuses)"
         else:
             auto = "auto-compact off"
-        line = (
-            f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · blocking "
-            f"{fmt(th.blocking)}"
-            f" · rules of Claude Code {th.era_label}"
-        )
+        if th.auto_compact_enabled and not th.enforced:  # no warning, no blocking either: the chart draws none
+            line = f"window {fmt(th.context_window)} ({th.window_source}) · {auto}; no warning or blocking limit"
+        else:
+            line = (
+                f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · blocking "
+                f"{fmt(th.blocking)}"
+            )
+        line += f" · rules of Claude Code {th.era_label}"
         what_if = describe_what_if(self.settings, self.configured)
         if what_if:
             line += f"   [what if: {what_if}; s to change]"

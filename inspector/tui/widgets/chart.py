@@ -69,7 +69,7 @@ class TokenChart(Widget):
         x-axis is the response number, not time, and the axis says so.
         """
         assert self.series is not None
-        w = max(1, self.size.width - self.AXIS - self.NAMES)
+        w = max(1, self.size.width - self.AXIS - self.names_width)
         h = max(2, self.size.height - 1)
         key = (w, h, id(self.series))
         if getattr(self, "_geo_key", None) == key:
@@ -119,14 +119,26 @@ class TokenChart(Widget):
         lines = [(th.auto_compact, "auto")] if th.auto_compact is not None else []
         return lines + [(th.blocking, "blocking"), (th.warning, "warning"), (th.context_window, "window")]
 
-    SHORT = {"auto": "auto", "blocking": "block", "warning": "warn", "window": "window", "unenforced": "auto off"}
+    SHORT = {"auto": "auto", "blocking": "block", "warning": "warn", "window": "window", "unenforced": "not enf."}
+    LONG = {
+        "auto": "auto-compact",
+        "blocking": "blocking",
+        "warning": "warning",
+        "window": "window",
+        "unenforced": "not enforced",
+    }
+
+    @property
+    def names_width(self) -> int:
+        """The right margin: wide enough on a wide screen for every name in full, with its value."""
+        return 30 if self.size.width >= 150 else 23 if self.size.width >= 110 else self.NAMES
 
     def x_axis(self, width: int) -> str:
         """The bottom row: the first and last response's number and time, and what the axis is."""
         turns = self.series.turns if self.series else []
         if not turns:
             return ""
-        w = max(1, width - self.AXIS - self.NAMES)
+        w = max(1, width - self.AXIS - self.names_width)
 
         def when(t) -> str:
             ts = t.timestamp or ""
@@ -167,13 +179,16 @@ class TokenChart(Widget):
         label = f"{here[0][0] / 1000:.0f}k" if here else ""
         names = ""
         first = self.SHORT[here[0][1]] if here else ""
+        room = self.names_width - 1
         for names in (
+            " · ".join(f"{self.LONG[n]} {v / 1000:.0f}k" for v, n in here),  # each with its value: never a guess
+            "+".join(f"{self.SHORT[n]} {v / 1000:.0f}k" for v, n in here),
             "+".join(self.SHORT[n] for _, n in here),
             "+".join([first] + [self.SHORT[n][:3] for _, n in here[1:]]),
             "+".join(self.SHORT[n][:3] for _, n in here),
             f"{first} +{len(here) - 1}",
         ):
-            if len(names) <= self.NAMES - 1:  # "auto+block", "auto+blo", "blo+win", "auto +2": as much as the margin holds
+            if len(names) <= room:  # as much as the margin holds: in full with the values on a wide screen
                 break
         segs = [
             Segment(
@@ -215,5 +230,5 @@ class TokenChart(Widget):
             if c in cursor_cols:
                 st = st + style["cursor"]
             segs.append(Segment(ch, st))
-        segs.append(Segment(set_cell_size((" " + names) if names else "", self.NAMES), line_style if names else base))
+        segs.append(Segment(set_cell_size((" " + names) if names else "", self.names_width), line_style if names else base))
         return Strip(segs, width)
