@@ -20,7 +20,7 @@ from inspector.library.cost import session_cost
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, orphan_agents, own_agents
 
-STATS_SCHEMA = 2  # bumped when the stats of a session gain or change a field: older cache entries are computed again
+STATS_SCHEMA = 3  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 
 MAX_PROBLEMS_LISTED = 50
 
@@ -78,6 +78,8 @@ def session_stats(s: Session) -> dict[str, Any]:
         "claude_code_cost": s.claude_cost,
         **session_cost(s),
         "tools_used": s.tools_used,
+        # the session its copied records came from (a session inspector saved, or Claude Code's own fork): None
+        "copied_from": next((r.extra["copied_from"] for r in t.records if r.extra and "copied_from" in r.extra), None),
         "orphan_subagent": s.is_flat_agent,
     }
 

@@ -1653,3 +1653,50 @@ def test_27_10_an_unenforced_threshold_is_said_one_way_in_the_header_and_the_cha
             assert "not enforced" in rows and "auto off" not in rows and "warning" not in rows
 
     run(go())
+
+
+def test_27_18_a_live_session_is_saved_from_the_app_after_asking(workdir):
+    """The CLI saves a session still being written with --allow-live; the app asks instead of only refusing."""
+    from inspector.tui.screens.workbench import ConfirmSend, SavedScreen
+
+    path = sample_session("Fix forecast", workdir)
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            await pilot.press("w")
+            await settle(app, pilot)
+            await pilot.pause(0.6)  # the debounced preview
+            await settle(app, pilot)
+            before = set(path.parent.glob("*.jsonl"))
+            with open(path, "ab") as f:  # Claude Code writes on meanwhile
+                f.write(b'{"type":"user","uuid":"late","parentUuid":null,"message":{"role":"user","content":"more"}}\n')
+            await pilot.press("ctrl+s")
+            await settle(app, pilot)
+            assert isinstance(app.screen, ConfirmSend), app.screen
+            assert set(path.parent.glob("*.jsonl")) == before  # nothing written before the answer
+            await pilot.click("#yes")
+            await settle(app, pilot, rounds=6)
+            assert isinstance(app.screen, SavedScreen)
+            assert len(set(path.parent.glob("*.jsonl")) - before) == 1
+
+    run(go())
+
+
+def test_27_18_a_saved_copy_is_named_by_its_origin_in_the_browser(workdir):
+    from helpers import run_cli
+
+    original = sample_session("Fix forecast", workdir)
+    code, out, err = run_cli("compact", original, "--strategy", "compact", "--write", "--yes")
+    assert code == 0, err
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, rounds=8)
+            titles = [it.title for it in app.screen.items]
+            copies = [t for t in titles if t.startswith(f"[copied from {original.stem[:8]}]")]
+            assert len(copies) == 1, titles
+            mine = next(it for it in app.screen.items if it.path == original)
+            assert not mine.title.startswith("[copied")
+
+    run(go())

@@ -334,6 +334,9 @@ class BrowserScreen(SessionSearch):
         c = st["counts"]
         it.compactions = f"{c['compactions']}" + (f"+{c['microcompactions']}mc" if c["microcompactions"] else "")
         it.title = st.get("title") or it.title
+        origin = st.get("copied_from")
+        if isinstance(origin, str) and origin:  # a copy (saved by inspector, or a fork): named by its origin
+            it.title = f"[copied from {origin[:8]}] {it.title}"
         # the session's times as stats has them (every record's, not the head's and tail's the first paint read)
         first, last = st.get("first_timestamp"), st.get("last_timestamp")
         if first:

@@ -58,20 +58,22 @@ def strategy_options(session: Session) -> tuple[list[tuple[str, str]], str]:
 
 
 class ConfirmSend(ModalScreen[bool]):
-    """Shows what the Anthropic summarizer would send and what it costs; nothing is sent without yes."""
+    """Shows what the Anthropic summarizer would send and what it costs; nothing is sent without yes. (Also asks
+    the workbench's other questions: `question` and `yes` name them.)"""
 
     BINDINGS = [("escape", "dismiss(False)", "Cancel")]
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, question: str = "Send this conversation to the Anthropic API?", yes: str = "Send") -> None:
         super().__init__()
         self.text = text
+        self.question, self.yes = question, yes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
-            yield Static(Text("Send this conversation to the Anthropic API?", style="bold"))
+            yield Static(Text(self.question, style="bold"))
             yield Static(Text(printable(self.text, keep_newlines=True)))
             with Horizontal(id="confirm-buttons"):
-                yield Button("Send", variant="warning", id="yes")
+                yield Button(self.yes, variant="warning", id="yes")
                 yield Button("Cancel", variant="primary", id="no")
 
     def on_mount(self) -> None:
@@ -567,12 +569,42 @@ class WorkbenchScreen(Screen):
         self.status("saving…")
         self.do_save(self.result)
 
+    def ask_to_save_anyway(self, res: CompactionResult, why: str, flag: str, allowed: frozenset[str]) -> None:
+        """A save refused for a reason the user may overrule (a session still being written, a newer release): the
+        CLI's --allow-live / --allow-newer, asked here."""
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.status("saving…")
+                self.do_save(res, allowed | {flag})
+            else:
+                self.status("not saved")
+
+        what = "still being written" if flag == "--allow-live" else "written by a newer Claude Code"
+        self.app.push_screen(
+            ConfirmSend(
+                f"{why}\n\nSave it anyway? The new session holds what the file held when the preview was made "
+                "(the original is not touched either way).",
+                question=f"The session is {what}",
+                yes="Save anyway",
+            ),
+            answered,
+        )
+
     @work(thread=True, exclusive=True, group="save")
-    def do_save(self, res: CompactionResult) -> None:
+    def do_save(self, res: CompactionResult, allowed: frozenset[str] = frozenset()) -> None:
         from inspector.edit import save
+        from inspector.edit.files import RefusedSave
 
         try:
-            out = save(self.session, res)
+            out = save(self.session, res, allow_live="--allow-live" in allowed, allow_newer="--allow-newer" in allowed)
+        except RefusedSave as exc:
+            if exc.flag in ("--allow-live", "--allow-newer") and exc.flag not in allowed:
+                self.app.call_from_thread(self.ask_to_save_anyway, res, str(exc), exc.flag, allowed)
+                return
+            self.app.call_from_thread(self.app.notify, f"Not saved: {exc}", severity="error", timeout=10)
+            self.app.call_from_thread(self.status, f"not saved: {exc}")
+            return
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Not saved: {exc}", severity="error", timeout=10)
             self.app.call_from_thread(self.status, f"not saved: {exc}")
