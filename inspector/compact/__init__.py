@@ -24,6 +24,7 @@ from inspector.compact.summarize.offline import OfflineSummarizer
 from inspector.compact.summary_compact import FullParams, PartialParams, full_compact, partial_compact
 from inspector.tokens.series import Series
 from inspector.tokens.thresholds import Settings
+from inspector.transcript.records import F_INTERRUPT
 from inspector.transcript.session import Session
 
 
@@ -261,8 +262,10 @@ def resolve_reference(s: Session, ref: str, *, pivot: bool = False, settings: Se
             why = "is a compaction summary, not a prompt you typed"
         elif r.type == "user" and r.is_meta:
             why = "is a message Claude Code added (meta), not a prompt you typed"
+        elif r.type == "user" and (r.flags & F_INTERRUPT or (r.get("prompt") or "").startswith("[Request")):
+            why = "is Claude Code's note of an interruption, not a prompt you typed"
         elif r.type == "user":
-            why = "is a slash command's breadcrumb or output, which the rewind menu does not offer"
+            why = "is a command's or the shell's output (or a task notification), which the rewind menu does not offer"
         else:
             why = f"is a {r.type} record, not a prompt you typed"
     raise CompactError(f"line {r.line} ({r.uuid[:8]}) {why}: not a message the rewind menu offers" + offer())

@@ -989,11 +989,14 @@ def rewind_candidates(sl: Slice) -> list[int]:
     """The messages the rewind menu offers to summarize from or up to, since the last compaction: the prompts the
     user typed (not tool results, meta messages or summaries). Which command records are among them is a rule of the
     release: 2.1.3xx offers a slash command's own record (`/compact`, `/model`) and never its output (read from
-    2.1.328's menu filter and seen in its REPL in tmux); older releases are taken to offer neither (not measured)."""
+    2.1.328's menu filter and seen in its REPL in tmux); the releases before it the same way (2.1.88's selector
+    filter, summary_compact.is_pivot_candidate)."""
     s = sl.session
     if TAIL in rules_for(s.version).era.strategies:
         return [i for i in sl.messages if _offered_328(s.records[i], s.body(i))]
-    return [i for i in sl.messages if _is_prompt(s.records[i])]
+    from inspector.compact.summary_compact import is_pivot_candidate
+
+    return [i for i in sl.messages if is_pivot_candidate(sl, i)]
 
 
 # what 2.1.328's rewind menu leaves out of the user messages it lists (the tags a message's text holds)

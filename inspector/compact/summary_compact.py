@@ -19,6 +19,7 @@ from inspector.compact.base import (
 )
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import restored_context
+from inspector.transcript.records import REJECT_PREFIX, SYNTHETIC_TEXTS
 
 API_TYPES = ("user", "assistant", "attachment")
 
@@ -128,9 +129,46 @@ def full_compact(
 
 
 def is_pivot_candidate(sl: Slice, i: int) -> bool:
-    """A message the rewind selector offers: a user prompt (not a tool result, meta or summary)."""
+    """A message the rewind selector of the releases before 2.1.3xx offers (read from 2.1.88's source,
+    `selectableUserMessagesFilter` in MessageSelector.tsx): a user message whose first block is not a tool result,
+    that is not synthetic ("[Request interrupted…]", a cancel or a rejection), meta, a summary or shown in the
+    transcript only, and whose text (a string, or its last block's) holds no command output, shell output, task
+    notification, tick or teammate message. So a slash command's own record (`/compact`) is offered, its output
+    is not (as in 2.1.3xx's menu, compact/engine.py: _offered_328)."""
     r = sl.session.records[i]
-    return r.type == "user" and not r.tool_results and not r.is_meta and not r.is_compact_summary and r.get("prompt") is not None
+    if r.type != "user" or r.is_meta or r.is_compact_summary:
+        return False
+    body = sl.session.body(i)
+    if body.get("isVisibleInTranscriptOnly") is True:
+        return False
+    msg = body.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    blocks = content if isinstance(content, list) else None
+    if blocks and isinstance(blocks[0], dict):
+        if blocks[0].get("type") == "tool_result":
+            return False
+        first = blocks[0].get("text") if blocks[0].get("type") == "text" else None
+        if isinstance(first, str) and (first in SYNTHETIC_TEXTS or first.startswith(REJECT_PREFIX)):
+            return False
+    if isinstance(content, str):
+        text = content.strip()
+    else:
+        last = blocks[-1] if blocks else None
+        text = last.get("text", "").strip() if isinstance(last, dict) and last.get("type") == "text" else ""
+        text = text if isinstance(text, str) else ""
+    return not any(tag in text for tag in SELECTOR_HIDDEN_TAGS)
+
+
+# what 2.1.88's rewind selector leaves out of the user messages it lists (the tags a message's text holds)
+SELECTOR_HIDDEN_TAGS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<tick>",
+    "<teammate-message",
+)
 
 
 def partial_compact(

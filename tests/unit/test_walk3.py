@@ -207,3 +207,31 @@ def test_12_the_size_after_says_when_it_is_uncertain_where_it_is_shown(tmp_path)
     assert lines[after + 1].strip().startswith("caveat: the size after is an estimate from 2 response(s)")
     [d] = jsonl(run_cli("compact", small, "--strategy", "compact", "--json")[1])
     assert d["caveat"].startswith("an estimate from 2 response(s)")
+
+
+def test_4_the_rewind_menus_rule_of_the_release_decides_the_pivots(tmp_path):
+    """Before 2.1.3xx: 2.1.88's selector filter, read from its source (selectableUserMessagesFilter): a slash
+    command's own record is offered, its output, an interrupt and a rejection are not. The CLI's --at says so."""
+    from inspector.compact import pivot_candidates
+    from inspector.transcript.session import Session
+
+    v = "2.1.39"
+    recs = [
+        user("u1", None, "rename the module", sec=1, version=v),
+        assistant("a1", "u1", sec=2, version=v),
+        user("u2", "a1", "<command-name>/model</command-name>\n<command-args>opus</command-args>", sec=3, version=v),
+        user("u3", "u2", "<local-command-stdout>Set model to opus</local-command-stdout>", sec=4, version=v),
+        user("u4", "u3", [{"type": "text", "text": "[Request interrupted by user]"}], sec=5, version=v),
+        assistant("a2", "u4", sec=6, version=v),
+        user("u5", "a2", "now the tests", sec=7, version=v),
+        assistant("a3", "u5", sec=8, version=v),
+    ]
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+    s = Session.load(path)
+    assert [s.records[i].uuid for i in pivot_candidates(s)] == ["u1", "u2", "u5"]
+    for line, ok in ((3, True), (4, False), (5, False), (7, True)):
+        code, out, err = run_cli("compact", path, "--strategy", "partial", "--at", str(line))
+        assert (code == 0) == ok, (line, err)
+        if not ok:
+            assert "not a message the rewind menu offers" in err
+            assert ("output" in err) if line == 4 else ("interruption" in err)
