@@ -51,6 +51,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec("refresh", "r", "Refresh", "Look for new and changed sessions", "browser"),
     ActionSpec(
+        "columns",
+        "v",
+        "Columns",
+        "Show the next set of columns: every one, the token columns (peak, compactions, model), or cost and size",
+        "browser",
+        footer=False,
+    ),
+    ActionSpec(
         "archive",
         "A",
         "Archive…",

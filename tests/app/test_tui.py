@@ -1700,3 +1700,25 @@ def test_27_18_a_saved_copy_is_named_by_its_origin_in_the_browser(workdir):
             assert not mine.title.startswith("[copied")
 
     run(go())
+
+
+def test_27_16_v_chooses_which_columns_a_narrow_browser_shows(workdir):
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            t = app.screen.query_one("#sessions")
+            keys = lambda: [c.key.value for c in t.columns.values()]  # noqa: E731
+            assert "peak" in keys() and "size" in keys()
+            await pilot.press("v")
+            await pilot.pause()
+            assert keys() == ["title", "when", "peak", "comp", "model"]
+            await pilot.press("v")
+            await pilot.pause()
+            assert keys()[:5] == ["title", "when", "dur", "size", "cost"] and "peak" not in keys()
+            assert "v columns: cost and size" in str(t.border_subtitle)
+            await pilot.press("v")
+            await pilot.pause()
+            assert "peak" in keys() and "size" in keys() and "project" in keys()
+
+    run(go())

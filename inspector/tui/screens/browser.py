@@ -20,7 +20,15 @@ from inspector.textutil import human_duration, human_when, json_dumps, json_load
 from inspector.transcript.discovery import Target, quick_info, session_files
 from inspector.transcript.session import orphan_agents, own_agents
 from inspector.tui.actions import bindings
-from inspector.tui.screens.browser_rows import ASCENDING_FIRST, COLUMNS, RESULT_COLUMNS, SORTS, Item, session_window
+from inspector.tui.screens.browser_rows import (
+    ASCENDING_FIRST,
+    COLUMN_SETS,
+    COLUMNS,
+    RESULT_COLUMNS,
+    SORTS,
+    Item,
+    session_window,
+)
 from inspector.tui.screens.browser_search import SessionSearch
 from inspector.tui.screens.prompts import ArchivePrompt
 from inspector.tui.widgets.keybar import KeyBar
@@ -379,7 +387,16 @@ class BrowserScreen(SessionSearch):
     def columns(self) -> list[int]:
         """The indexes of COLUMNS shown: the Cleanup column only while some session is due for Claude Code's cleanup."""
         at_risk = any(it.risk for it in self.items)
-        return [k for k, (key, _) in enumerate(COLUMNS) if key != "cleanup" or at_risk]
+        chosen = COLUMN_SETS[getattr(self, "column_set", 0)][1]
+        return [k for k, (key, _) in enumerate(COLUMNS) if (key != "cleanup" or at_risk) and (chosen is None or key in chosen)]
+
+    def action_columns(self) -> None:
+        """The next set of columns (every one, the token columns, the cost and size columns): on a narrow terminal the
+        ones past its edge can be chosen instead of scrolled to."""
+        self.column_set = (getattr(self, "column_set", 0) + 1) % len(COLUMN_SETS)
+        self.redraw(keep_cursor=True)
+        self.query_one("#sessions", DataTable).border_subtitle = self.sort_words()
+        self.notify(f"columns: {COLUMN_SETS[self.column_set][0]}", timeout=2)
 
     def project_width(self) -> int:
         """The project column: 26 characters, more on a wide terminal (its end is the part that tells projects apart)."""
@@ -570,7 +587,11 @@ class BrowserScreen(SessionSearch):
 
     def sort_words(self) -> str:
         label = dict(COLUMNS)[self.sort]
-        return f"sorted by {label.lower()} {'▼' if self.descending else '▲'} · s next column · S reverse · click a header"
+        cols = COLUMN_SETS[getattr(self, "column_set", 0)][0]
+        return (
+            f"sorted by {label.lower()} {'▼' if self.descending else '▲'} · s next column · S reverse · click a header"
+            f" · v columns: {cols}"
+        )
 
     def action_sort(self) -> None:
         self.sort_by(SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)])

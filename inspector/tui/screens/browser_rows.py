@@ -35,6 +35,13 @@ COLUMNS = (
 )
 
 
+# the column sets `v` goes through: every column, then two narrow ones that fit 80 columns (the title always first)
+COLUMN_SETS = (
+    ("every column", None),
+    ("tokens", ("title", "when", "peak", "comp", "model")),
+    ("cost and size", ("title", "when", "dur", "size", "cost", "cleanup")),
+)
+
 RESULT_COLUMNS = (("session", "Session"), ("when", "When"), ("line", "Line"), ("where", "Where"), ("snippet", "Text around it"))
 RESULTS_SHOWN = 2000  # matches listed (every session with one is still in the sessions table)
 
