@@ -58,7 +58,7 @@ def _command(sb: Sandbox, name: str, args: str, *, keep_stdin: bool = False) -> 
 
 def statusline_check(claude: Claude, model: str = "claude-sonnet-4-5") -> Check:
     """The REPL shows inspector's line; its number is `inspector tokens`' count at the leaf."""
-    from conformance.repl import ReplSession, _screen, _wait
+    from conformance.repl import _screen, _wait, unguarded_repl
 
     sb = Sandbox.make()
     try:
@@ -68,15 +68,7 @@ def statusline_check(claude: Claude, model: str = "claude-sonnet-4-5") -> Check:
         (sb.home / ".claude" / "settings.json").write_text(json.dumps({"statusLine": {"type": "command", "command": cmd}}))
         sizes = (40_000, 60_000, 90_000)
         with FakeAPI(Script(turns=len(sizes) - 1, sizes=sizes)) as fake:
-            repl = ReplSession(
-                claude,
-                sb,
-                fake,
-                model=model,
-                env_extra={"IS_SANDBOX": "1"},
-                args=("--dangerously-skip-permissions",),
-                config={"bypassPermissionsModeAccepted": True},
-            )
+            repl = unguarded_repl(claude, sb, fake, model)
             try:
                 repl.prompt("run the checks", fake.script)
                 time.sleep(2)  # the line is run again after the last message (debounced)

@@ -25,15 +25,7 @@ def repl_run(claude: Claude, model: str, sizes: tuple[int, ...], *, timeout: flo
     sb = Sandbox.make()
     try:
         with FakeAPI(Script(turns=len(sizes), sizes=sizes, stop_after_summary=True)) as fake:
-            repl = ReplSession(
-                claude,
-                sb,
-                fake,
-                model=model,
-                env_extra={"IS_SANDBOX": "1"},
-                args=("--dangerously-skip-permissions",),
-                config={"bypassPermissionsModeAccepted": True},
-            )
+            repl = unguarded_repl(claude, sb, fake, model)
             try:
                 repl.type("run the checks")
                 deadline = time.monotonic() + timeout
@@ -56,6 +48,19 @@ def repl_run(claude: Claude, model: str, sizes: tuple[int, ...], *, timeout: flo
         }
     finally:
         sb.close()
+
+
+def unguarded_repl(claude: Claude, sb: Sandbox, fake: Any, model: str) -> ReplSession:
+    """The REPL as root may run it with no permission prompt (IS_SANDBOX, the bypass mode accepted)."""
+    return ReplSession(
+        claude,
+        sb,
+        fake,
+        model=model,
+        env_extra={"IS_SANDBOX": "1"},
+        args=("--dangerously-skip-permissions",),
+        config={"bypassPermissionsModeAccepted": True},
+    )
 
 
 def _screen(name: str) -> str:

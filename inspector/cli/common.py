@@ -226,3 +226,18 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message}\n(`{self.prog} --help` lists its options)\n")
+
+
+def own_command(subcommand: str) -> str:
+    """How Claude Code should run this inspector's `subcommand` (its statusLine, its hooks): the `inspector` script
+    that started this process, else the one on PATH, else this Python with -m."""
+    import shlex
+    import shutil
+
+    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "inspector" and script.is_file():
+        return f"{shlex.quote(str(script))} {subcommand}"
+    found = shutil.which("inspector")
+    if found:
+        return f"{shlex.quote(str(Path(found).resolve()))} {subcommand}"
+    return f"{shlex.quote(sys.executable)} -m inspector {subcommand}"

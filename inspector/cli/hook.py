@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _confirm, stdin_json
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _confirm, own_command, stdin_json
 
 EVENTS = ("SessionEnd", "PreCompact")
 HOOK_TIMEOUT = 60  # seconds Claude Code lets the hook run (it waits 1.5 s by default at SessionEnd; at most 60)
@@ -104,17 +104,8 @@ def _run(to: Path, stdin: Any, err: Any) -> int:
 
 
 def command_line(to: Path) -> str:
-    """How Claude Code should run this inspector's hook (its own script when it was started by one)."""
-    import shutil
-
-    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
-    if script is not None and script.name == "inspector" and script.is_file():
-        base = shlex.quote(str(script))
-    elif shutil.which("inspector"):
-        base = shlex.quote(str(Path(shutil.which("inspector") or "inspector").resolve()))
-    else:
-        base = f"{shlex.quote(sys.executable)} -m inspector"
-    return f"{base} hook --to {shlex.quote(str(to))}"
+    """How Claude Code should run this inspector's hook."""
+    return own_command(f"hook --to {shlex.quote(str(to))}")
 
 
 def merged_hooks(before: Any, command: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, Parser, _confirm, stdin_json
+from inspector.cli.common import EXIT_OK, Parser, _confirm, own_command, stdin_json
 
 BUDGET = 2.0  # seconds
 STATE_VERSION = 1
@@ -128,17 +128,8 @@ def cmd_statusline(args: argparse.Namespace, out: Any, err: Any, stdin: Any = No
 
 
 def command_line() -> str:
-    """How Claude Code should run this inspector: its own script when it was started by one, else this Python."""
-    import shlex
-    import shutil
-
-    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
-    if script is not None and script.name == "inspector" and script.is_file():
-        return f"{shlex.quote(str(script))} statusline"
-    found = shutil.which("inspector")
-    if found:
-        return f"{shlex.quote(str(Path(found).resolve()))} statusline"
-    return f"{shlex.quote(sys.executable)} -m inspector statusline"
+    """How Claude Code should run this inspector's statusline."""
+    return own_command("statusline")
 
 
 def _install(args: argparse.Namespace, out: Any, err: Any) -> int:

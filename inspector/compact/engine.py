@@ -43,7 +43,7 @@ from inspector.compact.summarize.base import Cancel, Progress, Summarizer, Summa
 from inspector.textutil import as_dict
 from inspector.tokens.context import file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_stringify
-from inspector.transcript.records import context_tokens, iter_blocks, text_of
+from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
 
 DIRECTIVE = (
     "Continue the conversation from where it left off without asking the user any further questions. Resume directly "
@@ -997,17 +997,6 @@ def rewind_candidates(sl: Slice) -> list[int]:
     from inspector.compact.summary_compact import is_pivot_candidate
 
     return [i for i in sl.messages if is_pivot_candidate(sl, i)]
-
-
-# what 2.1.328's rewind menu leaves out of the user messages it lists (the tags a message's text holds)
-MENU_HIDDEN_TAGS = (
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<task-notification>",
-    "<tick>",
-)
 
 
 def _offered_328(r: Any, body: Mapping[str, Any]) -> bool:

@@ -19,7 +19,7 @@ from inspector.compact.base import (
 )
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import restored_context
-from inspector.transcript.records import REJECT_PREFIX, SYNTHETIC_TEXTS
+from inspector.transcript.records import MENU_HIDDEN_TAGS, REJECT_PREFIX, SYNTHETIC_TEXTS
 
 API_TYPES = ("user", "assistant", "attachment")
 
@@ -156,19 +156,7 @@ def is_pivot_candidate(sl: Slice, i: int) -> bool:
         last = blocks[-1] if blocks else None
         text = last.get("text", "").strip() if isinstance(last, dict) and last.get("type") == "text" else ""
         text = text if isinstance(text, str) else ""
-    return not any(tag in text for tag in SELECTOR_HIDDEN_TAGS)
-
-
-# what 2.1.88's rewind selector leaves out of the user messages it lists (the tags a message's text holds)
-SELECTOR_HIDDEN_TAGS = (
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<task-notification>",
-    "<tick>",
-    "<teammate-message",
-)
+    return not any(tag in text for tag in MENU_HIDDEN_TAGS) and "<teammate-message" not in text
 
 
 def partial_compact(

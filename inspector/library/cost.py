@@ -193,19 +193,32 @@ def responses(s: Any) -> list[Response]:
         if r.type != "assistant" or r.usage is None or is_copy(r):
             continue
         key = response_key(r)
-        bill = (r.extra or {}).get("billing") or (0, 0)
         cur = merged.get(key)
         if cur is None:
-            merged[key] = [r.model, r.timestamp, *r.usage, bill[0], bill[1], r.line]
+            merged[key] = fragment(r)
             order.append(key)
-            continue
-        u = r.usage
-        for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, bill[0]), (7, bill[1])):
-            if v > cur[k]:
-                cur[k] = v
-        if cur[0] is None and r.model:
-            cur[0] = r.model
+        else:
+            merge_fragment(cur, r)
     return [_response(key, merged[key]) for key in order]
+
+
+def fragment(r: Any) -> list[Any]:
+    """A response's first record as the merged row responses() keeps: [model, timestamp, input, cache write, cache
+    read, output, 1-hour write, web searches, line]."""
+    bill = (r.extra or {}).get("billing") or (0, 0)
+    return [r.model, r.timestamp, *r.usage, bill[0], bill[1], r.line]
+
+
+def merge_fragment(cur: list[Any], r: Any) -> None:
+    """Another record of the same response into its row: field by field the largest (a fragment written before the
+    response ended can carry a smaller output count), the model once known."""
+    bill = (r.extra or {}).get("billing") or (0, 0)
+    u = r.usage
+    for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, bill[0]), (7, bill[1])):
+        if v > cur[k]:
+            cur[k] = v
+    if cur[0] is None and r.model:
+        cur[0] = r.model
 
 
 @dataclass(slots=True)
@@ -341,24 +354,18 @@ class RunningCost:
                 self.copied_agents.add(r.get("spawned_agent"))  # its subagent ran for the session it was copied from
             return True
         key = response_key(r)
-        bill = (r.extra or {}).get("billing") or (0, 0)
         cur = self.recent.get(key)
         if cur is None:
             h = key_hash(key)
             if h in self.seen and not key.startswith("uuid:"):
                 return False
             self.seen.add(h)
-            self.recent[key] = [r.model, r.timestamp, *r.usage, bill[0], bill[1], r.line]
+            self.recent[key] = fragment(r)
             if self.limit is not None and len(self.recent) > self.limit:
                 old = next(iter(self.recent))
                 self.done.add(_response(old, self.recent.pop(old)), table)
             return True
-        u = r.usage
-        for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, bill[0]), (7, bill[1])):
-            if v > cur[k]:
-                cur[k] = v
-        if cur[0] is None and r.model:
-            cur[0] = r.model
+        merge_fragment(cur, r)
         return True
 
     def cost(self, table: PriceTable) -> Cost:

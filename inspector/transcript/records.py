@@ -64,6 +64,17 @@ SYNTHETIC_TEXTS = frozenset(
 )
 REJECT_PREFIX = "The user doesn't want to proceed with this tool use."
 
+# what the rewind menus leave out of the user messages they list (the tags a message's text holds): 2.1.88's
+# selector and 2.1.328's menu alike (both also a teammate's message, each in its own way)
+MENU_HIDDEN_TAGS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<tick>",
+)
+
 # Text a user record starts with when it is not a prompt someone typed (tags, caveats, interrupts)
 NOT_TYPED = ("<", "Caveat:", "[Request")
 # Where a session's title comes from, first match wins (§2.1): the user's, the generated one, the legacy summary
