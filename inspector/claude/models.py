@@ -38,6 +38,8 @@ class Rates:
     cache_read: float
     long_over: int | None = None  # a prompt (input + cache writes + cache reads) above this pays `long`
     long: Rates | None = None
+    fast: float | None = None  # fast mode (usage.speed "fast") multiplies every rate by this; None: no fast price
+    us_only: float = 1.0  # US-only inference (usage.inference_geo "us") multiplies every rate by this
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,16 @@ def rates_from(d: Any) -> Rates | None:
     over = long.get("over") if isinstance(long, dict) else None
     inp, out, w5, w1, read = vals
     long_over = int(over) if lr is not None and isinstance(over, int) and over > 0 else None
-    return Rates(inp, out, w5, w1, read, long_over=long_over, long=lr)
+    fast = _multiplier(d.get("fast"))
+    us_only = _multiplier(d.get("us_only")) or 1.0
+    return Rates(inp, out, w5, w1, read, long_over=long_over, long=lr, fast=fast, us_only=us_only)
+
+
+def _multiplier(v: Any) -> float | None:
+    """A price row's multiplier (`fast`, `us_only`): a positive number, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v <= 0:
+        return None
+    return float(v)
 
 
 def _row(mid: str, p: dict[str, Any]) -> PriceRow:

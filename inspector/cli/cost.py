@@ -95,7 +95,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                     key = key if re.fullmatch(r"\d{4}-\d\d-\d\d", key) else "unknown"
                     g = group(key, day=key)
                 else:
-                    key = r.model or "?"
+                    key = r.priced_as  # a fast-mode response is its own row: another price
                     g = group(key, model=key)
                 c = Cost()
                 ledger.price([r], c)
@@ -128,6 +128,8 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                 duplicates_skipped=both.duplicates,
                 tokens=both.tokens,
                 web_searches=both.web_searches,
+                fast=both.as_dict()["fast"],
+                us_only=both.as_dict()["us_only"],
                 prices=ledger.table.date,
             )
             if g.get("claude_code_usd") is not None:
@@ -162,6 +164,16 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     if total.unknown:
         tail += f" of what has a price; no price for {', '.join(f'{m} ({n})' for m, n in total.unknown.items())}"
     out.write(printable(tail) + "\n")  # model names come from the transcript: never terminal escapes
+    if total.fast_responses:
+        out.write(
+            f"  of which fast mode: {usd(total.fast_usd)} over {total.fast_responses:,} response(s) (every rate times the "
+            "model's fast multiplier)\n"
+        )
+    if total.us_only_responses:
+        out.write(
+            f"  of which US-only inference: {usd(total.us_only_usd)} over {total.us_only_responses:,} response(s) (every "
+            "rate times 1.1 on Claude 4.6 and later)\n"
+        )
     out.write(
         printable(
             f"prices of {ledger.table.date} ({ledger.table.source})"

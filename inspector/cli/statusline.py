@@ -12,7 +12,7 @@ from typing import Any
 from inspector.cli.common import EXIT_OK, Parser, _confirm, own_command, stdin_json
 
 BUDGET = 2.0  # seconds
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: responses carry fast mode and US-only inference
 FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model", "version")
 
 
@@ -295,7 +295,10 @@ def _subagent_responses(path: Path, session_id: str, memo: dict[str, Any], skip:
 
 
 def _astuple(r: Any) -> tuple[Any, ...]:
-    return (r.key, r.model, r.timestamp, r.input, r.cache_write, r.cache_write_1h, r.cache_read, r.output, r.web_searches, r.line)
+    return (
+        r.key, r.model, r.timestamp, r.input, r.cache_write, r.cache_write_1h, r.cache_read, r.output, r.web_searches, r.line,
+        r.fast, r.us_only,
+    )  # fmt: skip
 
 
 def _prices_stamp() -> list[Any]:

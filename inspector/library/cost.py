@@ -111,14 +111,26 @@ class Response:
     output: int
     web_searches: int
     line: int  # of its first record
+    fast: bool = False  # served in fast mode (usage.speed "fast"): every rate times the model's fast multiplier
+    us_only: bool = False  # US-only inference (usage.inference_geo "us"): every rate times the model's premium
+
+    @property
+    def priced_as(self) -> str:
+        """The model as it is priced: its name, and "(fast)" for a fast-mode response."""
+        return f"{self.model or '?'} (fast)" if self.fast else self.model or "?"
 
     def cost(self, table: PriceTable) -> float | None:
-        """USD, or None when the model has no price."""
+        """USD, or None when the model has no price (or no fast-mode price, for a fast response)."""
         if self.model is None or self.model == SYNTHETIC:
             return 0.0
         r = table.rates_for(self.model, (self.timestamp or "")[:10] or None)
         if r is None:
             return None
+        mult = r.us_only if self.us_only else 1.0
+        if self.fast:
+            if r.fast is None:
+                return None  # a fast price not known: unpriced, never priced at standard speed
+            mult *= r.fast
         prompt = self.input + self.cache_write + self.cache_read
         if r.long is not None and r.long_over is not None and prompt > r.long_over:
             r = r.long
@@ -130,7 +142,7 @@ class Response:
             + w1 * r.cache_write_1h
             + self.cache_read * r.cache_read
         ) / 1e6
-        return usd + self.web_searches * WEB_SEARCH_USD
+        return usd * mult + self.web_searches * WEB_SEARCH_USD
 
 
 def response_key(r: Any) -> str:
@@ -202,19 +214,25 @@ def responses(s: Any) -> list[Response]:
     return [_response(key, merged[key]) for key in order]
 
 
+def _bill(r: Any) -> tuple[int, int, int, int]:
+    """A record's billing extras (records.billing_extras): (1-hour writes, web searches, fast, US-only)."""
+    b: tuple[int, ...] = tuple((r.extra or {}).get("billing") or ())
+    return (b + (0, 0, 0, 0))[:4]  # type: ignore[return-value]
+
+
 def fragment(r: Any) -> list[Any]:
     """A response's first record as the merged row responses() keeps: [model, timestamp, input, cache write, cache
-    read, output, 1-hour write, web searches, line]."""
-    bill = (r.extra or {}).get("billing") or (0, 0)
-    return [r.model, r.timestamp, *r.usage, bill[0], bill[1], r.line]
+    read, output, 1-hour write, web searches, line, fast, US-only]."""
+    h1, web, fast, us = _bill(r)
+    return [r.model, r.timestamp, *r.usage, h1, web, r.line, fast, us]
 
 
 def merge_fragment(cur: list[Any], r: Any) -> None:
     """Another record of the same response into its row: field by field the largest (a fragment written before the
     response ended can carry a smaller output count), the model once known."""
-    bill = (r.extra or {}).get("billing") or (0, 0)
+    h1, web, fast, us = _bill(r)
     u = r.usage
-    for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, bill[0]), (7, bill[1])):
+    for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, h1), (7, web), (9, fast), (10, us)):
         if v > cur[k]:
             cur[k] = v
     if cur[0] is None and r.model:
@@ -234,10 +252,14 @@ class Cost:
         default_factory=lambda: {"input": 0, "output": 0, "cache_write_5m": 0, "cache_write_1h": 0, "cache_read": 0}
     )
     web_searches: int = 0
+    fast_usd: float = 0.0  # of usd: what the fast-mode responses cost
+    fast_responses: int = 0
+    us_only_usd: float = 0.0  # of usd: what the US-only responses cost (their 1.1x premium included)
+    us_only_responses: int = 0
 
     def add(self, resp: Response, table: PriceTable) -> float | None:
         usd = resp.cost(table)
-        model = resp.model or "?"
+        model = resp.priced_as
         self.responses += 1
         t = self.tokens
         t["input"] += resp.input
@@ -250,6 +272,12 @@ class Cost:
             self.unknown[model] = self.unknown.get(model, 0) + 1
             return None
         self.usd += usd
+        if resp.fast:
+            self.fast_usd += usd
+            self.fast_responses += 1
+        if resp.us_only:
+            self.us_only_usd += usd
+            self.us_only_responses += 1
         if model != SYNTHETIC:
             self.by_model[model] = self.by_model.get(model, 0.0) + usd
         return usd
@@ -265,6 +293,10 @@ class Cost:
         for k, v in other.tokens.items():
             self.tokens[k] += v
         self.web_searches += other.web_searches
+        self.fast_usd += other.fast_usd
+        self.fast_responses += other.fast_responses
+        self.us_only_usd += other.us_only_usd
+        self.us_only_responses += other.us_only_responses
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -275,6 +307,8 @@ class Cost:
             "duplicates_skipped": self.duplicates,
             "tokens": dict(self.tokens),
             "web_searches": self.web_searches,
+            "fast": {"usd": round(self.fast_usd, 6), "responses": self.fast_responses},
+            "us_only": {"usd": round(self.us_only_usd, 6), "responses": self.us_only_responses},
         }
 
 
@@ -384,6 +418,7 @@ class RunningCost:
             "seen": sorted(self.seen),
             "recent": self.recent,
             "done": [d.usd, d.by_model, d.unknown, d.responses, d.duplicates, d.tokens, d.web_searches],
+            "done_modes": [d.fast_usd, d.fast_responses, d.us_only_usd, d.us_only_responses],
         }
 
     @classmethod
@@ -394,6 +429,8 @@ class RunningCost:
         rc.recent = {str(k): list(v) for k, v in d["recent"].items()}
         usd_, by_model, unknown, n, dup, tokens, web = d["done"]
         rc.done = Cost(float(usd_), dict(by_model), dict(unknown), int(n), int(dup), dict(tokens), int(web))
+        fu, fn, uu, un = d.get("done_modes") or (0.0, 0, 0.0, 0)
+        rc.done.fast_usd, rc.done.fast_responses, rc.done.us_only_usd, rc.done.us_only_responses = fu, fn, uu, un
         return rc
 
 
@@ -405,8 +442,9 @@ def key_hash(key: str) -> str:
 
 
 def _response(key: str, v: list[Any]) -> Response:
-    m, ts, inp, cw, cr, o, h1, web, line = v
-    return Response(key, m, ts, inp, cw, h1, cr, o, web, line)
+    m, ts, inp, cw, cr, o, h1, web, line, *rest = v
+    fast, us = (rest + [0, 0])[:2]
+    return Response(key, m, ts, inp, cw, h1, cr, o, web, line, bool(fast), bool(us))
 
 
 def price_subagents(own_keys: set[str], subs: Iterable[Response], table: PriceTable) -> Cost:

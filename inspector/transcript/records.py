@@ -398,14 +398,17 @@ def usage_tuple(usage: Any) -> tuple[int, int, int, int] | None:
     )
 
 
-def billing_extras(usage: dict[str, Any]) -> tuple[int, int] | None:
-    """(1-hour cache writes, web search requests) of an API usage object, when either is there: what the price of a
-    response needs beyond the four counts (a 1-hour cache write costs more than a 5-minute one)."""
+def billing_extras(usage: dict[str, Any]) -> tuple[int, int, int, int] | None:
+    """(1-hour cache writes, web search requests, fast mode, US-only inference) of an API usage object, when any is
+    there: what the price of a response needs beyond the four counts (a 1-hour cache write costs more than a
+    5-minute one; `speed: "fast"` and `inference_geo: "us"` multiply every rate, as Claude Code records them)."""
     cc = usage.get("cache_creation")
     h1 = _int(cc.get("ephemeral_1h_input_tokens")) if isinstance(cc, dict) else 0
     st = usage.get("server_tool_use")
     web = _int(st.get("web_search_requests")) if isinstance(st, dict) else 0
-    return (h1, web) if h1 or web else None
+    fast = 1 if usage.get("speed") == "fast" else 0
+    us = 1 if usage.get("inference_geo") == "us" else 0
+    return (h1, web, fast, us) if h1 or web or fast or us else None
 
 
 def context_tokens(u: tuple[int, int, int, int]) -> int:
