@@ -28,7 +28,7 @@ def cmd_app(args: argparse.Namespace, out: Any, err: Any) -> int:
     if not tty or args.no_tui:
         for n in notices:
             err.write(f"inspector: {n}\n")
-        args.json, args.no_cache = False, False
+        args.json, args.no_cache, args.since, args.until = False, False, None, None
         args.path = str(path)
         if not args.no_tui:
             err.write("inspector: not a terminal, so here is the stats table (run it in a terminal for the app)\n")

@@ -7,7 +7,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, Parser, _default_path, json_lines, refuse_unreadable, report_skipped, report_unreadable
+from inspector.cli.common import (
+    EXIT_OK,
+    Parser,
+    _default_path,
+    json_lines,
+    refuse_unreadable,
+    report_skipped,
+    report_unreadable,
+)
 
 
 def _cost_parser() -> argparse.ArgumentParser:
@@ -22,10 +30,18 @@ def _cost_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="a projects root, a project folder or a .jsonl file (default: the projects root)")
     p.add_argument(
         "--by",
-        choices=["session", "project", "day", "model"],
+        choices=["session", "project", "day", "week", "month", "model", "block"],
         default="session",
-        help="group by session (default), project, day (UTC, of each response) or model",
+        help="group by session (default), project, day, ISO week or month (UTC, of each response), model, or block: "
+        "the 5-hour billing blocks of Claude's usage limits (from the hour of a block's first response; the active "
+        "block's burn rate and projection to its end)",
     )
+    p.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only responses from then on: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h)",
+    )
+    p.add_argument("--until", metavar="WHEN", help="only responses before then (as --since)")
     p.add_argument("--json", action="store_true", help="print JSON Lines: one object per group, one per line")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -33,13 +49,21 @@ def _cost_parser() -> argparse.ArgumentParser:
 
 def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.cost import Cost, Ledger, responses, subagent_responses, usd
-    from inspector.textutil import printable
+    from inspector.textutil import printable, timestamp_key
     from inspector.transcript.discovery import project_name, quick_info, resolve_target, session_files
     from inspector.transcript.session import Session
 
     path = Path(args.path) if args.path else _default_path(err)
     target = resolve_target(path)
     report_unreadable(target, err)
+    since, until = when_arg(args.since, "--since"), when_arg(args.until, "--until")
+    windowed = since is not None or until is not None
+
+    def in_window(r: Any) -> bool:
+        ts = (r.timestamp or "")[:19]
+        return not windowed or (bool(ts) and (since is None or ts >= since) and (until is None or ts < until))
+
+    blocks_in: list[tuple[float, Any]] = []
     ledger = Ledger()
     for problem in ledger.table.problems:
         err.write(printable(f"inspector: prices: {problem}") + "\n")
@@ -73,7 +97,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         if target.kind == "file":
             refuse_unreadable(s, f)
         try:
-            if args.by == "session":
+            if args.by == "session" and not windowed:
                 own, subs = ledger.session(s)
                 g = group(
                     str(f), session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=s.time_span[0]
@@ -87,7 +111,25 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                 total.merge(subs)
                 continue
             for side, r in [("own", r) for r in responses(s)] + [("subagents", r) for r in subagent_responses(s)]:
-                if args.by == "project":
+                if not in_window(r):
+                    continue
+                if args.by == "session":
+                    key = str(f)
+                    first = s.time_span[0]
+                    g = group(key, session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=first)
+                elif args.by == "block":
+                    c = Cost()
+                    ledger.price([r], c)
+                    when = timestamp_key(r.timestamp)
+                    if when is not None and (c.responses or c.unknown):
+                        blocks_in.append((when, r))
+                    total.merge(c)
+                    continue
+                elif args.by in ("week", "month"):
+                    day = (r.timestamp or "")[:10]
+                    key = period_of(day, args.by)
+                    g = group(key, **{args.by: key})
+                elif args.by == "project":
                     key = str(f.parent)
                     g = group(key, project=project_name([s.cwd], f.parent) if s.cwd else f.parent.name)
                 elif args.by == "day":
@@ -104,8 +146,10 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         finally:
             s.close()
     report_skipped(skipped, err)
+    if args.by == "block":
+        return _blocks_report(args, out, blocks_in, ledger, total)
     rows = list(groups.values())
-    if args.by == "day":
+    if args.by in ("day", "week", "month"):
         rows.sort(key=lambda g: g["key"])
     else:
         rows.sort(key=lambda g: -(g["own"].usd + g["subagents"].usd))
@@ -138,7 +182,14 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
 
         out.write(json_lines(obj(g) for g in rows))
         return EXIT_OK
-    label = {"session": "session", "project": "project", "day": "day (UTC)", "model": "model"}[args.by]
+    label = {
+        "session": "session",
+        "project": "project",
+        "day": "day (UTC)",
+        "week": "ISO week (UTC)",
+        "month": "month (UTC)",
+        "model": "model",
+    }[args.by]
     out.write(f"{'cost':>10} {'subagents':>10} {'responses':>9}  {label}\n")
     for g in rows:
         both = Cost()
@@ -181,4 +232,79 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         )
         + "\n"
     )
+    return EXIT_OK
+
+
+def when_arg(text: str | None, flag: str) -> str | None:
+    """A --since / --until value as the ISO prefix timestamps are compared with (library.search.parse_since)."""
+    from inspector.library.search import parse_since
+    from inspector.transcript.discovery import InspectorError
+
+    if text is None:
+        return None
+    try:
+        return parse_since(text)
+    except ValueError as exc:
+        raise InspectorError(str(exc).replace("--since", flag)) from None
+
+
+def period_of(day: str, by: str) -> str:
+    """A UTC day's ISO week (2026-W48) or month (2026-11); "unknown" for a response with no time."""
+    import datetime as dt
+
+    try:
+        d = dt.date.fromisoformat(day)
+    except ValueError:
+        return "unknown"
+    if by == "month":
+        return f"{d.year}-{d.month:02d}"
+    y, w, _ = d.isocalendar()
+    return f"{y}-W{w:02d}"
+
+
+def _blocks_report(args: argparse.Namespace, out: Any, priced: list[tuple[float, Any]], ledger: Any, total: Any) -> int:
+    """`cost --by block`: each 5-hour block's cost, and for the active one its burn rate and projection."""
+    import time
+    from datetime import UTC, datetime
+
+    from inspector.library.cost import billing_blocks, usd
+    from inspector.textutil import printable
+
+    now = time.time()
+    blocks = billing_blocks(priced, ledger.table)
+
+    def iso(t: float) -> str:
+        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    if args.json:
+        rows = []
+        for b in blocks:
+            d = {
+                "start": iso(b.start),
+                "end": iso(b.end),
+                "first_response": iso(b.first),
+                "last_response": iso(b.last),
+                "active": b.active(now),
+                "cost_usd": round(b.cost.usd, 6) if not b.cost.unknown else None,
+                "cost_usd_priced": round(b.cost.usd, 6),
+                "responses": b.cost.responses,
+                "tokens": b.cost.tokens,
+                "unknown_models": dict(b.cost.unknown),
+            }
+            if b.active(now):
+                d["burn_usd_per_hour"] = round(b.burn_per_hour(now), 6)
+                d["projected_usd"] = round(b.projected(now), 6)
+            rows.append(d)
+        out.write(json_lines(rows))
+        return EXIT_OK
+    out.write(f"{'cost':>10} {'responses':>9}  block (UTC, 5 hours from the hour of its first response)\n")
+    for b in blocks:
+        line = f"{usd(b.cost.usd):>10} {b.cost.responses:>9}  {iso(b.start)[:16]} – {iso(b.end)[11:16]}"
+        if b.active(now):
+            line += (
+                f"  ACTIVE: {usd(b.burn_per_hour(now))}/hour since {iso(b.first)[11:16]}, "
+                f"{usd(b.projected(now))} by {iso(b.end)[11:16]} at this rate"
+            )
+        out.write(printable(line) + "\n")
+    out.write(f"{usd(total.usd):>10} {total.responses:>9}  total, {len(blocks)} block(s)\n")
     return EXIT_OK

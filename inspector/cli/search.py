@@ -32,6 +32,7 @@ def _search_parser() -> argparse.ArgumentParser:
         metavar="WHEN",
         help="only records from then on: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h)",
     )
+    p.add_argument("--until", metavar="WHEN", help="only records before then (as --since)")
     p.add_argument(
         "--no-index",
         action="store_true",
@@ -55,12 +56,9 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     target = resolve_target(path)
     report_unreadable(target, err)
     query = Query(args.text)
-    from inspector.library.search import parse_since
+    from inspector.cli.cost import when_arg
 
-    try:
-        since = parse_since(args.since) if args.since else None
-    except ValueError as exc:
-        raise InspectorError(str(exc)) from None
+    since, until = when_arg(args.since, "--since"), when_arg(args.until, "--until")
     show_progress = (err.isatty() if hasattr(err, "isatty") else False) and not args.json
 
     def progress(n: int, total: int) -> None:
@@ -90,6 +88,10 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     ):
         if show_progress:
             err.write("\r\x1b[K")
+        if until is not None:  # a record of then or after is no hit (one without a time is kept, as --since keeps it)
+            fh.hits[:] = [h for h in fh.hits if not h.timestamp or h.timestamp[:19] < until]
+            if not fh.hits:
+                continue
         found.extend(fh.hits)
         if args.json:
             continue

@@ -17,6 +17,13 @@ def _stats_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="projects root, project folder or .jsonl file (default: the projects root)")
     p.add_argument("--json", action="store_true", help="print JSON Lines: one object per session, one per line")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the stats cache")
+    p.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only sessions with a record from then on: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span "
+        "back from now (7d, 12h)",
+    )
+    p.add_argument("--until", metavar="WHEN", help="only sessions with a record before then (as --since)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -41,6 +48,16 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
     if show_progress and len(stats) > 20:
         err.write("\r\x1b[K")
     report_skipped(skipped, err)
+    from inspector.cli.cost import when_arg
+
+    since, until = when_arg(args.since, "--since"), when_arg(args.until, "--until")
+    if since is not None or until is not None:  # the sessions whose span meets the window
+
+        def meets(st: dict[str, Any]) -> bool:
+            first, last = (st.get("first_timestamp") or "")[:19], (st.get("last_timestamp") or "")[:19]
+            return bool(first) and (since is None or last >= since) and (until is None or first < until)
+
+        stats = [st for st in stats if meets(st)]
     if target.kind == "file" and stats:
         bad = stats[0]["records"]
         if bad["total"] == 0 and bad["malformed"] > 0:

@@ -462,6 +462,51 @@ def price_subagents(own_keys: set[str], subs: Iterable[Response], table: PriceTa
     return c
 
 
+BLOCK_HOURS = 5  # Claude's usage limits reset in windows of five hours from the first message (ccusage's blocks)
+
+
+@dataclass(slots=True)
+class Block:
+    """One 5-hour billing block: it starts at the hour of its first response and ends five hours later; the first
+    response after that end starts the next one (as ccusage's `blocks` reports them)."""
+
+    start: float  # epoch seconds, the hour of its first response
+    first: float  # its first response
+    last: float  # its last response
+    cost: Cost = field(default_factory=Cost)
+
+    @property
+    def end(self) -> float:
+        return self.start + BLOCK_HOURS * 3600
+
+    def active(self, now: float) -> bool:
+        return self.start <= now < self.end
+
+    def burn_per_hour(self, now: float) -> float:
+        """USD an hour since the block's first response (to now while it is active, else to its last)."""
+        upto = now if self.active(now) else self.last
+        hours = max((upto - self.first) / 3600, 1 / 60)
+        return self.cost.usd / hours
+
+    def projected(self, now: float) -> float:
+        """What the block will have cost at its end at the rate so far (its cost when it is over)."""
+        if not self.active(now):
+            return self.cost.usd
+        return self.cost.usd + self.burn_per_hour(now) * (self.end - now) / 3600
+
+
+def billing_blocks(priced: Iterable[tuple[float, Response]], table: PriceTable) -> list[Block]:
+    """The 5-hour blocks of responses (epoch seconds, response), each response in the block its time falls in."""
+    blocks: list[Block] = []
+    for t, r in sorted(priced, key=lambda x: x[0]):
+        if not blocks or t >= blocks[-1].end:
+            blocks.append(Block(t - t % 3600, t, t))
+        b = blocks[-1]
+        b.last = t
+        b.cost.add(r, table)
+    return blocks
+
+
 def usd(v: float | None) -> str:
     if v is None:
         return "?"
@@ -477,6 +522,8 @@ __all__ = [
     "Rates",
     "Response",
     "RunningCost",
+    "Block",
+    "billing_blocks",
     "copied_responses",
     "is_copy",
     "key_hash",

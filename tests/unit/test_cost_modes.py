@@ -59,3 +59,68 @@ def test_the_statusline_prices_them_alike(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps({"transcript_path": str(path)}).encode())))
     d = json.loads(run_cli("statusline", "--json")[1])
     assert d["cost"] == 0.396
+
+
+def _timed(tmp_path, stamps, model="claude-sonnet-4-5"):
+    """A session with one response (usage USAGE) at each ISO time of `stamps`."""
+    recs, parent = [], None
+    for k, ts in enumerate(stamps):
+        u = user(f"u{k}", parent, "go")
+        a = assistant(f"a{k}", f"u{k}", usage=USAGE, model=model)
+        u["timestamp"] = a["timestamp"] = ts
+        recs += [u, a]
+        parent = f"a{k}"
+    return write_jsonl(tmp_path / "p" / "s.jsonl", recs)
+
+
+def test_blocks_start_at_the_hour_of_their_first_response_and_last_five_hours(tmp_path):
+    # sonnet-4-5: 1,000 x $3 + 2,000 x $15 + 10,000 x $0.30 = $0.036 a response
+    path = _timed(
+        tmp_path,
+        ["2026-11-02T09:40:00Z", "2026-11-02T13:59:00Z", "2026-11-02T14:00:00Z", "2026-11-02T14:30:00Z", "2026-11-03T02:00:00Z"],
+    )
+    rows = jsonl(run_cli("cost", path, "--by", "block", "--json")[1])
+    assert [(r["start"], r["end"], r["responses"]) for r in rows] == [
+        ("2026-11-02T09:00:00Z", "2026-11-02T14:00:00Z", 2),  # 13:59 is inside, 14:00 is the next block's
+        ("2026-11-02T14:00:00Z", "2026-11-02T19:00:00Z", 2),
+        ("2026-11-03T02:00:00Z", "2026-11-03T07:00:00Z", 1),
+    ]
+    assert [r["cost_usd"] for r in rows] == [0.072, 0.072, 0.036] and not any(r["active"] for r in rows)
+
+
+def test_the_active_block_has_a_burn_rate_and_a_projection(tmp_path):
+    import time
+    from datetime import UTC, datetime
+
+    from inspector.library.cost import PriceTable, Response, billing_blocks
+
+    now = time.time()
+    hour = now - now % 3600
+    r = Response("k", "claude-sonnet-4-5", datetime.fromtimestamp(hour, UTC).isoformat(), 1000, 0, 0, 10_000, 2000, 0, 1)
+    [b] = billing_blocks([(hour + 60, r), (hour + 60 + 1800, r)], PriceTable.load())
+    assert b.active(hour + 3600)
+    # $0.072 over the half hour since its first response: $0.144 an hour; 4 hours left at that rate: +$0.576
+    assert round(b.burn_per_hour(hour + 60 + 1800), 6) == 0.144
+    assert round(b.projected(hour + 60 + 1800), 6) == round(0.072 + 0.144 * (b.end - (hour + 60 + 1800)) / 3600, 6)
+
+
+def test_since_until_and_by_week_and_month(tmp_path):
+    path = _timed(tmp_path, ["2026-10-30T10:00:00Z", "2026-11-02T10:00:00Z", "2026-11-09T10:00:00Z"])
+    weeks = {r["week"]: r["cost_usd"] for r in jsonl(run_cli("cost", path, "--by", "week", "--json")[1])}
+    assert weeks == {"2026-W44": 0.036, "2026-W45": 0.036, "2026-W46": 0.036}
+    months = {r["month"]: r["responses"] for r in jsonl(run_cli("cost", path, "--by", "month", "--json")[1])}
+    assert months == {"2026-10": 1, "2026-11": 2}
+    [d] = jsonl(run_cli("cost", path, "--since", "2026-11-01", "--until", "2026-11-05", "--json")[1])
+    assert d["responses"] == 1 and d["cost_usd"] == 0.036
+    assert jsonl(run_cli("stats", tmp_path / "p", "--since", "2026-11-10", "--json")[1]) == []
+    assert len(jsonl(run_cli("stats", tmp_path / "p", "--until", "2026-11-01", "--json")[1])) == 1
+    code, out, err = run_cli("cost", path, "--since", "last week")
+    assert code == 2 and "--since takes" in err
+
+
+def test_search_until(tmp_path):
+    path = _timed(tmp_path, ["2026-10-30T10:00:00Z", "2026-11-09T10:00:00Z"])
+    hits = jsonl(run_cli("search", "go", path.parent, "--json", "--no-index")[1])
+    assert len(hits) == 2
+    hits = jsonl(run_cli("search", "go", path.parent, "--json", "--no-index", "--until", "2026-11-01")[1])
+    assert [h["timestamp"][:10] for h in hits] == ["2026-10-30"]
