@@ -42,8 +42,8 @@ def test_every_strategy_previews_and_saves(copy_root, path):
         ("session-memory", {}),
         ("microcompact", {"microcompact_params": MicrocompactParams(force=True, keep_recent=1)}),
     ]
-    # "up to" a slash command's own record, its output after it, is refused by the save check (the known problem
-    # test_up_to_a_command_record_is_refused_by_the_save_check keeps): up to the last typed prompt here
+    # "up to" a slash command's own record can be refused by the save check, rightly (see
+    # test_up_to_a_command_record_whose_caveat_is_stamped_later_is_refused): up to the last typed prompt here
     typed = [u for u in pivots if not (s.records[s.conversation.by_uuid[u]].get("prompt") or "").lstrip().startswith("<")]
     if pivots:
         runs.append(("partial", {"pivot": pivots[len(pivots) // 2], "direction": "from"}))
@@ -75,19 +75,23 @@ def test_every_strategy_previews_and_saves(copy_root, path):
     assert saved >= 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: a partial 'up to' a slash command's record (its output after it) in a "
-    "pre-2.1.3xx session saves a file whose resumed chain misses the kept tail; the save check refuses it "
-    "and removes the file (nothing half-written), so the user gets an error, not a wrong session",
-)
-def test_up_to_a_command_record_is_refused_by_the_save_check(copy_root):
+def test_up_to_a_command_record_whose_caveat_is_stamped_later_is_refused(copy_root):
+    """'Up to' /exit in a 2.1.14 session: the record before it (its caveat) is stamped 2 ms after it, so once the kept
+    tail is relinked after the summary that caveat is a childless record newer than the tail's end, and the leaf rule
+    (§2.7: the newest leaf) would resume from it into the whole old history. The save check sees it and refuses,
+    writing nothing: a resume would not send what the preview shows."""
+    from inspector.edit.files import SaveError
+
     src = next((p for p in REAL_PROJECTS.rglob("6255e7b4*.jsonl")), None)
     if src is None:
         pytest.skip("../shared/realdata is absent")
     p = copy_root / src.relative_to(REAL_PROJECTS)
+    before = tree_hashes(p.parent)
     s = Session.load(p)
     sl = make_slice(s)
     last = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)][-1]
+    assert s.records[s.conversation.by_uuid[last]].get("prompt").lstrip().startswith("<command-name>/exit")
     r = compact(s, CompactRequest("partial", pivot=last, direction="up_to"))
-    save(s, r)
+    with pytest.raises(SaveError, match="expected on the resumed chain are missing"):
+        save(s, r)
+    assert tree_hashes(p.parent) == before  # nothing written, nothing left
