@@ -1722,3 +1722,21 @@ def test_27_16_v_chooses_which_columns_a_narrow_browser_shows(workdir):
             assert "peak" in keys() and "size" in keys() and "project" in keys()
 
     run(go())
+
+
+def test_28_5_the_browser_totals_what_it_shows(workdir):
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, rounds=6)
+            t = app.screen.query_one("#sessions")
+            total = sum(it.cost for it in app.screen.items)
+            from inspector.library.cost import usd
+
+            assert str(t.border_title) == f"Sessions: 4 shown, {usd(total)} together"
+            await pilot.press("slash", *"Zsh", "enter")
+            await settle(app, pilot)
+            [shown] = [app.screen.items[k] for k in app.screen.shown]
+            assert str(t.border_title) == f"Sessions: 1 shown, {usd(shown.cost)} together"
+
+    run(go())

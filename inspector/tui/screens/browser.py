@@ -373,6 +373,23 @@ class BrowserScreen(SessionSearch):
         if msg.done >= msg.total and not msg.ks:
             bar.display = False
             self.redraw(keep_cursor=True)
+        self.show_totals()
+
+    def show_totals(self) -> None:
+        """The table's title: how many sessions are shown and what they cost together (each session's cost, copies of
+        another session's responses not counted; '+?' when some response has no price; 'so far' while stats load)."""
+        from inspector.library.cost import usd
+
+        t = self.query_one("#sessions", DataTable)
+        shown = [self.items[k] for k in self.shown]
+        known = [it for it in shown if it.cost is not None]
+        if not shown:
+            t.border_title = "Sessions"
+            return
+        spent = sum(it.cost or 0.0 for it in known)
+        more = "+?" if any(it.cost_unknown for it in known) else ""
+        partial = f", {len(known):,} priced so far" if len(known) < len(shown) else ""
+        t.border_title = f"Sessions: {len(shown):,} shown, {usd(spent)}{more} together{partial}"
 
     # -- table --------------------------------------------------------------------------------
     def sort_key(self, it: Item) -> Any:
@@ -446,6 +463,7 @@ class BrowserScreen(SessionSearch):
             it = self.items[k]
             t.add_row(*self.row_cells(it, width), key=str(it.path))
         self.show_empty_state()
+        self.show_totals()
         if current is not None:
             row = next((r for r, k in enumerate(self.shown) if self.items[k].path == current), 0)
             t.move_cursor(row=row)
