@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.cli.common import (
+    EXIT_ERROR,
     EXIT_OK,
     Parser,
     _default_path,
@@ -42,6 +43,12 @@ def _cost_parser() -> argparse.ArgumentParser:
         help="only responses from then on: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h)",
     )
     p.add_argument("--until", metavar="WHEN", help="only responses before then (as --since)")
+    p.add_argument(
+        "--check-prices",
+        action="store_true",
+        help="say which models of the sessions under PATH have no price (in the table shipped with inspector or your "
+        "prices file), and which have no fast-mode price where a response ran fast; exit 1 when any has none",
+    )
     p.add_argument("--json", action="store_true", help="print JSON Lines: one object per group, one per line")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -65,6 +72,8 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
 
     blocks_in: list[tuple[float, Any]] = []
     ledger = Ledger()
+    if args.check_prices:
+        return _check_prices(target, ledger, out)
     for problem in ledger.table.problems:
         err.write(printable(f"inspector: prices: {problem}") + "\n")
     files = session_files(target)
@@ -308,3 +317,42 @@ def _blocks_report(args: argparse.Namespace, out: Any, priced: list[tuple[float,
         out.write(printable(line) + "\n")
     out.write(f"{usd(total.usd):>10} {total.responses:>9}  total, {len(blocks)} block(s)\n")
     return EXIT_OK
+
+
+def _check_prices(target: Any, ledger: Any, out: Any) -> int:
+    """`cost --check-prices`: each model the sessions used, with its price's date and source, or none."""
+    from inspector.library.cost import responses, subagent_responses
+    from inspector.textutil import printable
+    from inspector.transcript.discovery import session_files
+    from inspector.transcript.session import Session
+
+    used: dict[str, int] = {}
+    for f, _ in session_files(target):
+        try:
+            s = Session.load(f)
+        except OSError:
+            continue
+        try:
+            for r in responses(s) + subagent_responses(s):
+                if r.model and r.model != "<synthetic>":
+                    used[r.priced_as] = used.get(r.priced_as, 0) + 1
+        finally:
+            s.close()
+    table = ledger.table
+    missing = []
+    for name, n in sorted(used.items()):
+        model, fast = (name[: -len(" (fast)")], True) if name.endswith(" (fast)") else (name, False)
+        rates = table.rates_for(model)
+        if rates is None:
+            missing.append(name)
+            out.write(printable(f"  no price      {name} ({n:,} response(s))") + "\n")
+        elif fast and rates.fast is None:
+            missing.append(name)
+            out.write(printable(f"  no fast price {name} ({n:,} response(s): fast mode, whose multiplier is not known)") + "\n")
+        else:
+            out.write(printable(f"  priced        {name} ({n:,} response(s))") + "\n")
+    out.write(
+        f"{len(used):,} model(s) used, {len(missing):,} without a price; prices of {table.date} ({table.source}); a model "
+        "can be priced in $XDG_CONFIG_HOME/inspector/prices.json (or $INSPECTOR_PRICES)\n"
+    )
+    return EXIT_ERROR if missing else EXIT_OK

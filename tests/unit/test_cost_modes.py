@@ -124,3 +124,18 @@ def test_search_until(tmp_path):
     assert len(hits) == 2
     hits = jsonl(run_cli("search", "go", path.parent, "--json", "--no-index", "--until", "2026-11-01")[1])
     assert [h["timestamp"][:10] for h in hits] == ["2026-10-30"]
+
+
+def test_check_prices_names_the_models_without_a_price(tmp_path):
+    _session(tmp_path / "a", "claude-opus-4-6", speed="fast")
+    _session(tmp_path / "b", "claude-fable-5-2", speed="fast")
+    _session(tmp_path / "c", "claude-newt-9")
+    root = tmp_path
+    for d in ("a", "b", "c"):
+        (root / d / "p" / "s.jsonl").rename(root / d / "p" / f"s{d}.jsonl")
+    code, out, err = run_cli("cost", root / "a" / "p", "--check-prices")
+    assert code == 0 and "priced        claude-opus-4-6 (fast) (1 response(s))" in out
+    code, out, err = run_cli("cost", root / "b" / "p", "--check-prices")
+    assert code == 1 and "no fast price claude-fable-5-2 (fast)" in out
+    code, out, err = run_cli("cost", root / "c" / "p", "--check-prices")
+    assert code == 1 and "no price      claude-newt-9" in out and "1 model(s) used, 1 without a price" in out
