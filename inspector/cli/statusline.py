@@ -204,6 +204,7 @@ def read_live(path: Path, settings: Any, *, budget: float = BUDGET, env: Any = N
                 read += t.scanned_to - before
                 for r in new:
                     facts.add(r)
+                    facts.add_leaf(r)
                     if not cost.add(r, table):
                         ok = False
                         break

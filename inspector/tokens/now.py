@@ -16,7 +16,6 @@ from inspector.tokens.series import (
     context_series,
     count_with_estimation,
     segment_start,
-    session_thresholds,
     thresholds_for,
     token_count_with_estimation,
 )
@@ -76,7 +75,13 @@ def _k(n: int) -> str:
 def context_now(s: Session, settings: Settings | None = None) -> ContextNow:
     """The context at the session's leaf against its thresholds (`settings`: the environment's, by default)."""
     settings = settings if settings is not None else Settings.from_environment()
-    th = session_thresholds(s, settings)
+    return _whole_file(s, FileFacts.of(s.records), settings)
+
+
+def _whole_file(s: Session, facts: FileFacts, settings: Settings) -> ContextNow:
+    """The context at the leaf of a session read whole, against the thresholds its facts give (session_thresholds's,
+    or a tail reader's with the running release named from outside)."""
+    th = thresholds_for(facts, s.main_model if settings.model is None else None, settings)
     series = context_series(s, settings, th)
     tokens = token_count_with_estimation(s, series, len(series.chain) - 1) if series.chain else 0
     return context_against(tokens, th)
@@ -134,10 +139,7 @@ def tail_context(path: Path, facts: FileFacts, end: int, settings: Settings) -> 
         s = Session(t)
         try:
             if start == 0:  # the whole file: as context_now, with the facts given (a release named from outside)
-                th = thresholds_for(facts, s.main_model if settings.model is None else None, settings)
-                series = context_series(s, settings, th)
-                tokens = token_count_with_estimation(s, series, len(series.chain) - 1) if series.chain else 0
-                return context_against(tokens, th), end
+                return _whole_file(s, facts, settings), end
             got = _tail_leaf(s, facts, start, settings)
             if got is not None:
                 return got, end - start

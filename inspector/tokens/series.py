@@ -102,12 +102,15 @@ class FileFacts:
 
     @classmethod
     def of(cls, records: list[Record]) -> FileFacts:
+        """The facts the thresholds need (add); the leaf's (add_leaf) only where a file is read from its tail."""
         f = cls()
         for r in records:
             f.add(r)
         return f
 
     def add(self, r: Record) -> None:
+        """The thresholds' facts of one more record: peaks, models, release (this runs on every record of a session
+        each time its thresholds are worked out)."""
         u = r.usage
         if u is not None and not r.flags & F_SYNTHETIC:  # r.has_real_usage, inlined: this runs on every record
             tok = u[0] + u[1] + u[2] + u[3]  # context_tokens(u)
@@ -121,6 +124,10 @@ class FileFacts:
                     self.last_main_model = r.model
         if r.version:
             self.version = r.version
+
+    def add_leaf(self, r: Record) -> None:
+        """The leaf rule's facts of one more record: the latest main-thread sent record, the last compact boundary
+        (what tokens.now.tail_context checks a tail against)."""
         if r.uuid is not None and not r.flags & F_SIDECHAIN and r.type != "progress":
             self.has_main = True
             if is_sent(r):
