@@ -241,3 +241,53 @@ def own_command(subcommand: str) -> str:
     if found:
         return f"{shlex.quote(str(Path(found).resolve()))} {subcommand}"
     return f"{shlex.quote(sys.executable)} -m inspector {subcommand}"
+
+
+WHEN_WORDS = "a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h)"
+
+
+def add_window_flags(p: argparse.ArgumentParser, what: str) -> None:
+    """--since and --until, for the `what` (records, responses, sessions with a record) of a time window."""
+    p.add_argument("--since", metavar="WHEN", help=f"only {what} from then on: {WHEN_WORDS}")
+    p.add_argument("--until", metavar="WHEN", help=f"only {what} before then (as --since)")
+
+
+def when_arg(text: str | None, flag: str) -> str | None:
+    """A --since / --until value as the ISO prefix timestamps are compared with (library.search.parse_since)."""
+    from inspector.library.search import parse_since
+    from inspector.transcript.discovery import InspectorError
+
+    if text is None:
+        return None
+    try:
+        return parse_since(text)
+    except ValueError as exc:
+        raise InspectorError(str(exc).replace("--since", flag)) from None
+
+
+def add_install_flags(p: argparse.ArgumentParser, install_help: str) -> None:
+    """--install (one setting of Claude Code's settings.json, shown and asked) and --yes."""
+    p.add_argument("--install", action="store_true", help=install_help)
+    p.add_argument("--yes", action="store_true", help="with --install: write without asking")
+
+
+def install_setting(
+    args: argparse.Namespace, out: Any, err: Any, key: str, value: Any, *, already: str, done: str, after: str
+) -> int:
+    """Set `key` of the user's Claude Code settings.json to `value` (or a function of its value now, edit.settings):
+    nothing when it already is, else the change shown and asked (--yes), a backup kept, and one line saying so."""
+    from inspector.edit.settings import apply, plan_setting, settings_path
+    from inspector.textutil import printable
+
+    change = plan_setting(settings_path(), key, value)
+    if not change.needed:
+        out.write(f"{already} in {printable(str(change.path))}\n")
+        return EXIT_OK
+    _confirm(args, err, printable(change.describe()), write=True)
+    backup = apply(change)
+    out.write(
+        f"{done} in {printable(str(change.path))}"
+        + (f" (the file as it was: {printable(str(backup))})" if backup else "")
+        + f"; {after}\n"
+    )
+    return EXIT_OK

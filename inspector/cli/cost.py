@@ -12,10 +12,12 @@ from inspector.cli.common import (
     EXIT_OK,
     Parser,
     _default_path,
+    add_window_flags,
     json_lines,
     refuse_unreadable,
     report_skipped,
     report_unreadable,
+    when_arg,
 )
 
 
@@ -37,12 +39,7 @@ def _cost_parser() -> argparse.ArgumentParser:
         "the 5-hour billing blocks of Claude's usage limits (from the hour of a block's first response; the active "
         "block's burn rate and projection to its end)",
     )
-    p.add_argument(
-        "--since",
-        metavar="WHEN",
-        help="only responses from then on: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h)",
-    )
-    p.add_argument("--until", metavar="WHEN", help="only responses before then (as --since)")
+    add_window_flags(p, "responses")
     p.add_argument(
         "--check-prices",
         action="store_true",
@@ -242,19 +239,6 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         + "\n"
     )
     return EXIT_OK
-
-
-def when_arg(text: str | None, flag: str) -> str | None:
-    """A --since / --until value as the ISO prefix timestamps are compared with (library.search.parse_since)."""
-    from inspector.library.search import parse_since
-    from inspector.transcript.discovery import InspectorError
-
-    if text is None:
-        return None
-    try:
-        return parse_since(text)
-    except ValueError as exc:
-        raise InspectorError(str(exc).replace("--since", flag)) from None
 
 
 def period_of(day: str, by: str) -> str:

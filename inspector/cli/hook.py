@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _confirm, own_command, stdin_json
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, add_install_flags, install_setting, own_command, stdin_json
 
 EVENTS = ("SessionEnd", "PreCompact")
 HOOK_TIMEOUT = 60  # seconds Claude Code lets the hook run (it waits 1.5 s by default at SessionEnd; at most 60)
@@ -44,13 +44,11 @@ def _hook_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the archive folder (default: $XDG_DATA_HOME/inspector/archive, else ~/.local/share/inspector/archive)",
     )
-    p.add_argument(
-        "--install",
-        action="store_true",
-        help="add this command as Claude Code's SessionEnd and PreCompact hooks in your settings.json: shows the "
-        "change, asks, keeps a backup, leaves every other hook and key as it was",
+    add_install_flags(
+        p,
+        "add this command as Claude Code's SessionEnd and PreCompact hooks in your settings.json: shows the change, "
+        "asks, keeps a backup, leaves every other hook and key as it was",
     )
-    p.add_argument("--yes", action="store_true", help="with --install: write without asking")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -131,19 +129,16 @@ def merged_hooks(before: Any, command: str) -> dict[str, Any]:
 
 
 def _install(args: argparse.Namespace, out: Any, err: Any, to: Path) -> int:
-    from inspector.edit.settings import apply, plan_setting, settings_path
     from inspector.textutil import printable
 
     command = command_line(to.absolute())
-    change = plan_setting(settings_path(), "hooks", lambda before: merged_hooks(before, command))
-    if not change.needed:
-        out.write(f"the hooks already run this command in {printable(str(change.path))}\n")
-        return EXIT_OK
-    _confirm(args, err, printable(change.describe()), write=True)
-    backup = apply(change)
-    out.write(
-        f"SessionEnd and PreCompact hooks set in {printable(str(change.path))}"
-        + (f" (the file as it was: {printable(str(backup))})" if backup else "")
-        + f"; sessions are archived into {printable(str(to))} from the next one that ends or compacts\n"
+    return install_setting(
+        args,
+        out,
+        err,
+        "hooks",
+        lambda before: merged_hooks(before, command),
+        already="the hooks already run this command",
+        done="SessionEnd and PreCompact hooks set",
+        after=f"sessions are archived into {printable(str(to))} from the next one that ends or compacts",
     )
-    return EXIT_OK

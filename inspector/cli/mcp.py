@@ -343,15 +343,10 @@ def _limit(n: Any) -> int:
 
 
 def _when(text: str | None, what: str) -> str | None:
-    from inspector.library.search import parse_since
-    from inspector.transcript.discovery import InspectorError
+    """A tool's since / until (a blank one is none), as the command line's --since / --until reads it."""
+    from inspector.cli.common import when_arg
 
-    if text is None or not str(text).strip():
-        return None
-    try:
-        return parse_since(str(text))
-    except ValueError as exc:
-        raise InspectorError(str(exc).replace("--since", what)) from None
+    return when_arg(str(text) if text is not None and str(text).strip() else None, what)
 
 
 def _uuid_at(path: Path, offset: int, cap: int = 16 << 20) -> str | None:

@@ -6,7 +6,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _default_path, _positive, json_lines, report_unreadable
+from inspector.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    Parser,
+    _default_path,
+    _positive,
+    add_window_flags,
+    json_lines,
+    report_unreadable,
+    when_arg,
+)
 
 
 def _search_parser() -> argparse.ArgumentParser:
@@ -27,12 +37,7 @@ def _search_parser() -> argparse.ArgumentParser:
         metavar="WORDS",
         help="only the sessions whose project folder name or working folder contains these words (any case)",
     )
-    p.add_argument(
-        "--since",
-        metavar="WHEN",
-        help="only records from then on: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span back from now (7d, 12h)",
-    )
-    p.add_argument("--until", metavar="WHEN", help="only records before then (as --since)")
+    add_window_flags(p, "records")
     p.add_argument(
         "--no-index",
         action="store_true",
@@ -56,8 +61,6 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     target = resolve_target(path)
     report_unreadable(target, err)
     query = Query(args.text)
-    from inspector.cli.cost import when_arg
-
     since, until = when_arg(args.since, "--since"), when_arg(args.until, "--until")
     show_progress = (err.isatty() if hasattr(err, "isatty") else False) and not args.json
 

@@ -6,7 +6,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, Parser, _default_path, _report, json_lines, not_jsonl, report_skipped, report_unreadable
+from inspector.cli.common import (
+    EXIT_OK,
+    Parser,
+    _default_path,
+    _report,
+    add_window_flags,
+    json_lines,
+    not_jsonl,
+    report_skipped,
+    report_unreadable,
+    when_arg,
+)
 
 
 def _stats_parser() -> argparse.ArgumentParser:
@@ -17,13 +28,7 @@ def _stats_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="projects root, project folder or .jsonl file (default: the projects root)")
     p.add_argument("--json", action="store_true", help="print JSON Lines: one object per session, one per line")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the stats cache")
-    p.add_argument(
-        "--since",
-        metavar="WHEN",
-        help="only sessions with a record from then on: a date (2026-11-02), a UTC time (2026-11-02T14:00) or a span "
-        "back from now (7d, 12h)",
-    )
-    p.add_argument("--until", metavar="WHEN", help="only sessions with a record before then (as --since)")
+    add_window_flags(p, "sessions with a record")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -48,8 +53,6 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
     if show_progress and len(stats) > 20:
         err.write("\r\x1b[K")
     report_skipped(skipped, err)
-    from inspector.cli.cost import when_arg
-
     since, until = when_arg(args.since, "--since"), when_arg(args.until, "--until")
     if since is not None or until is not None:  # the sessions whose span meets the window
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, Parser, _confirm, own_command, stdin_json
+from inspector.cli.common import EXIT_OK, Parser, add_install_flags, install_setting, own_command, stdin_json
 
 BUDGET = 2.0  # seconds
 STATE_VERSION = 2  # 2: responses carry fast mode and US-only inference
@@ -32,13 +32,11 @@ def _statusline_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object instead")
     p.add_argument("--no-color", action="store_true", help="no colours (also when NO_COLOR is set)")
-    p.add_argument(
-        "--install",
-        action="store_true",
-        help="set Claude Code's statusLine to this command in your settings.json: shows the change, asks, keeps a "
-        "backup, touches no other key",
+    add_install_flags(
+        p,
+        "set Claude Code's statusLine to this command in your settings.json: shows the change, asks, keeps a backup, "
+        "touches no other key",
     )
-    p.add_argument("--yes", action="store_true", help="with --install: write without asking")
     p.add_argument(
         "--budget",
         type=float,
@@ -133,21 +131,16 @@ def command_line() -> str:
 
 
 def _install(args: argparse.Namespace, out: Any, err: Any) -> int:
-    from inspector.edit.settings import apply, plan_setting, settings_path
-    from inspector.textutil import printable
-
-    change = plan_setting(settings_path(), "statusLine", {"type": "command", "command": command_line()})
-    if not change.needed:
-        out.write(f"statusLine is already set to this command in {printable(str(change.path))}\n")
-        return EXIT_OK
-    _confirm(args, err, printable(change.describe()), write=True)
-    backup = apply(change)
-    out.write(
-        f"statusLine set in {printable(str(change.path))}"
-        + (f" (the file as it was: {printable(str(backup))})" if backup else "")
-        + "; Claude Code shows it from its next message\n"
+    return install_setting(
+        args,
+        out,
+        err,
+        "statusLine",
+        {"type": "command", "command": command_line()},
+        already="statusLine is already set to this command",
+        done="statusLine set",
+        after="Claude Code shows it from its next message",
     )
-    return EXIT_OK
 
 
 # -- the session read as it grows ---------------------------------------------------------------------------------
