@@ -253,39 +253,17 @@ def _cost_fields(own: Any, subs: Any, table: Any) -> dict[str, Any]:
 
 
 def _subagent_responses(path: Path, session_id: str, memo: dict[str, Any], skip: set[str]) -> list[Any]:
-    """The session's subagent transcripts' responses, each file read again only when it changed (`memo`: path ->
-    [size, mtime_ns, responses], kept in the state)."""
-    from inspector.library.cost import Response, responses
-    from inspector.transcript.session import Session, agent_files, flat_agents
+    """The session's subagent transcripts' responses (library.cost.agent_file_responses), each file read again only
+    when it changed (`memo`: path -> [size, mtime_ns, responses], kept in the state; left with the files there now)."""
+    from inspector.library.cost import Response, agent_file_responses
+    from inspector.transcript.session import agent_files, flat_agents
 
     flat = [] if path.name.startswith("agent-") else flat_agents(path, session_id)
-    out: list[Any] = []
-    keep: dict[str, Any] = {}
-    for _layout, aid, p in agent_files(path, flat):
-        if aid in skip:  # named by a copied record: charged to the session it was copied from
-            continue
-        try:
-            st = os.stat(p)
-        except OSError:
-            continue
-        key = str(p)
-        hit = memo.get(key)
-        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-            found = [Response(*r) for r in hit[2]]
-        else:
-            try:
-                sub = Session.load(p)
-            except OSError:
-                continue
-            try:
-                found = responses(sub)
-            finally:
-                sub.close()
-        keep[key] = [st.st_size, st.st_mtime_ns, [list(_astuple(r)) for r in found]]
-        out += found
+    known = {(p, int(v[0]), int(v[1])): [Response(*r) for r in v[2]] for p, v in memo.items()}
+    got = agent_file_responses([(aid, p) for _layout, aid, p in agent_files(path, flat)], skip, known)
     memo.clear()
-    memo.update(keep)
-    return out
+    memo.update({key[0]: [key[1], key[2], [list(_astuple(r)) for r in found]] for key, found in got})
+    return [r for _key, found in got for r in found]
 
 
 def _astuple(r: Any) -> tuple[Any, ...]:

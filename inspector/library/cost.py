@@ -15,7 +15,7 @@ through it (one session and its subagents, or a whole root) counts each response
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,35 +164,55 @@ def copied_responses(s: Any) -> int:
     return len({response_key(r) for r in s.records if r.type == "assistant" and r.usage is not None and is_copy(r)})
 
 
-def subagent_responses(s: Any, memo: dict[tuple[str, int, int], list[Response]] | None = None) -> list[Response]:
+FileKey = tuple[str, int, int]  # a transcript file as it is now: (path, size, mtime_ns)
+
+
+def subagent_responses(s: Any, memo: dict[FileKey, list[Response]] | None = None) -> list[Response]:
     """The responses of a session's subagent transcripts (each read, then closed); an unreadable one is left out.
     `memo` keeps each file's responses by (path, size, mtime): a live session asked again reads only what changed."""
-    out: list[Response] = []
     copied = {r.get("spawned_agent") for r in s.records if r.extra and "copied_from" in r.extra and r.get("spawned_agent")}
-    for sa in s.subagents:
-        if sa.path is None or sa.agent_id in copied:  # a copied call's subagent: charged to the session that ran it
+    subs = {sa.path: sa for sa in s.subagents if sa.path is not None}
+    files = [(sa.agent_id, p) for p, sa in subs.items()]
+    got = agent_file_responses(files, copied, memo, load=lambda p: s.load_subagent(subs[p]))
+    return [r for _key, found in got for r in found]
+
+
+def agent_file_responses(
+    files: Iterable[tuple[str, Path]],
+    skip: set[str] | frozenset[str],
+    memo: dict[FileKey, list[Response]] | None = None,
+    load: Callable[[Path], Any] | None = None,
+) -> list[tuple[FileKey, list[Response]]]:
+    """Each subagent transcript's responses with the file's key, in order: a file `memo` holds as it is now is not
+    read again, one that cannot be read is left out, and an agent in `skip` (named by a copied call: charged to the
+    session that ran it) is not counted. `load` reads a file (Session.load; a session's own load_subagent)."""
+    from inspector.transcript.session import Session
+
+    load = load or Session.load
+    out: list[tuple[FileKey, list[Response]]] = []
+    for aid, path in files:
+        if aid in skip:
             continue
         try:
-            st = os.stat(sa.path)
+            st = os.stat(path)
         except OSError:
             continue
-        key = (str(sa.path), st.st_size, st.st_mtime_ns)
-        if memo is not None and key in memo:
-            out += memo[key]
-            continue
-        try:
-            sub = s.load_subagent(sa)
-        except OSError:
-            continue
-        if sub is None:
-            continue
-        try:
-            found = responses(sub)
-        finally:
-            sub.close()
-        if memo is not None:
-            memo[key] = found
-        out += found
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        found = memo.get(key) if memo is not None else None
+        if found is None:
+            try:
+                sub = load(path)
+            except OSError:
+                continue
+            if sub is None:
+                continue
+            try:
+                found = responses(sub)
+            finally:
+                sub.close()
+            if memo is not None:
+                memo[key] = found
+        out.append((key, found))
     return out
 
 
@@ -522,6 +542,7 @@ __all__ = [
     "Rates",
     "Response",
     "RunningCost",
+    "agent_file_responses",
     "Block",
     "billing_blocks",
     "copied_responses",
