@@ -159,6 +159,11 @@ def is_copy(r: Any) -> bool:
     return bool(r.extra) and "copied_from" in r.extra
 
 
+def copied_agent(r: Any) -> str | None:
+    """The subagent a copied record's tool result names (it ran for the session the record was copied from)."""
+    return r.get("spawned_agent") if is_copy(r) else None
+
+
 def copied_responses(s: Any) -> int:
     """How many responses of a transcript are copies of another session's (not charged to it)."""
     return len({response_key(r) for r in s.records if r.type == "assistant" and r.usage is not None and is_copy(r)})
@@ -170,7 +175,7 @@ FileKey = tuple[str, int, int]  # a transcript file as it is now: (path, size, m
 def subagent_responses(s: Any, memo: dict[FileKey, list[Response]] | None = None) -> list[Response]:
     """The responses of a session's subagent transcripts (each read, then closed); an unreadable one is left out.
     `memo` keeps each file's responses by (path, size, mtime): a live session asked again reads only what changed."""
-    copied = {r.get("spawned_agent") for r in s.records if r.extra and "copied_from" in r.extra and r.get("spawned_agent")}
+    copied = {a for r in s.records if (a := copied_agent(r))}
     subs = {sa.path: sa for sa in s.subagents if sa.path is not None}
     files = [(sa.agent_id, p) for p, sa in subs.items()]
     got = agent_file_responses(files, copied, memo, load=lambda p: s.load_subagent(subs[p]))
@@ -398,14 +403,15 @@ class RunningCost:
     def __init__(self, recent: int | None = RECENT) -> None:
         self.limit = recent  # None: none is let go of
         self.seen: set[str] = set()
-        self.recent: dict[str, list[Any]] = {}  # key -> [model, timestamp, input, cw, cr, output, 1h, web, line]
+        self.recent: dict[str, list[Any]] = {}  # key -> a fragment() row
         self.done = Cost()  # the responses let go of, priced
         self.copied_agents: set[str] = set()  # subagents named by a copied record: charged to their own session
 
     def add(self, r: Any, table: PriceTable) -> bool:
         if r.type != "assistant" or r.usage is None or is_copy(r):
-            if r.extra and "copied_from" in r.extra and r.get("spawned_agent"):
-                self.copied_agents.add(r.get("spawned_agent"))  # its subagent ran for the session it was copied from
+            agent = copied_agent(r)
+            if agent:
+                self.copied_agents.add(agent)  # its subagent ran for the session it was copied from
             return True
         key = response_key(r)
         cur = self.recent.get(key)
@@ -462,8 +468,7 @@ def key_hash(key: str) -> str:
 
 
 def _response(key: str, v: list[Any]) -> Response:
-    m, ts, inp, cw, cr, o, h1, web, line, *rest = v
-    fast, us = (rest + [0, 0])[:2]
+    m, ts, inp, cw, cr, o, h1, web, line, fast, us = v
     return Response(key, m, ts, inp, cw, h1, cr, o, web, line, bool(fast), bool(us))
 
 
