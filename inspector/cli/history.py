@@ -25,7 +25,7 @@ def _history_parser() -> argparse.ArgumentParser:
 def cmd_history(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.history import history_path, known_sessions, last_cleanup, lost_sessions, read_history
     from inspector.textutil import printable
-    from inspector.transcript.discovery import config_dir, default_projects_root, quick_info
+    from inspector.transcript.discovery import config_dir, default_projects_root
 
     config = config_dir()
     root = default_projects_root()
@@ -33,18 +33,7 @@ def cmd_history(args: argparse.Namespace, out: Any, err: Any) -> int:
     prompts = read_history(history_path(config), problems)
     for pr in problems:
         err.write(printable(f"inspector: {pr}") + "\n")
-    ids, _folders = known_sessions(root)
-    days: dict[str, set[str]] = {}
-    from inspector.transcript.discovery import Target, session_files
-
-    if root.is_dir():
-        for p, _ in session_files(Target("root", root)):
-            try:
-                info = quick_info(p)
-            except OSError:
-                continue
-            if info.cwd and info.first_timestamp:
-                days.setdefault(info.cwd, set()).update({info.first_timestamp[:10], (info.last_timestamp or "")[:10]})
+    ids, days = known_sessions(root)
     lost = lost_sessions(prompts, ids, days)
     if args.project:
         w = args.project.lower()

@@ -95,19 +95,24 @@ def read_history(path: Path, problems: list[str] | None = None) -> list[Prompt]:
     return out
 
 
-def known_sessions(root: Path) -> tuple[set[str], set[str]]:
-    """(session ids with a transcript under the projects root, the working folders those sessions ran in (their
-    project folders' names, as Claude Code makes them))."""
-    from inspector.transcript.discovery import Target, session_files
+def known_sessions(root: Path) -> tuple[set[str], dict[str, set[str]]]:
+    """(the session ids with a transcript under the projects root, the UTC days each working folder has one on: its
+    first and last record's, from the cheap read of its head and tail)."""
+    from inspector.transcript.discovery import Target, quick_info, session_files
 
     ids: set[str] = set()
-    folders: set[str] = set()
+    days: dict[str, set[str]] = {}
     if not root.is_dir():
-        return ids, folders
+        return ids, days
     for p, _ in session_files(Target("root", root)):
         ids.add(p.stem)
-        folders.add(p.parent.name)
-    return ids, folders
+        try:
+            info = quick_info(p)
+        except OSError:
+            continue
+        if info.cwd and info.first_timestamp:
+            days.setdefault(info.cwd, set()).update({info.first_timestamp[:10], (info.last_timestamp or "")[:10]})
+    return ids, days
 
 
 def lost_sessions(
