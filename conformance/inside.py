@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.fake_api import FakeAPI, Script
+from conformance.fake_api import FakeAPI, Script, _text_of
 from conformance.runner import Claude, Sandbox
 
 PYTHON = sys.executable  # the Python this inspector runs under (installed, or this checkout on sys.path)
@@ -168,11 +168,7 @@ def _tool_result_text(body: dict[str, Any]) -> str | None:
             continue
         for b in m["content"]:
             if isinstance(b, dict) and b.get("type") == "tool_result":
-                c = b.get("content")
-                if isinstance(c, str):
-                    return c
-                texts = [x.get("text", "") for x in c or () if isinstance(x, dict)]
-                return "\n".join(texts)
+                return _text_of(b.get("content"))
     return None
 
 
