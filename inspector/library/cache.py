@@ -158,16 +158,17 @@ def read_state(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def write_state(path: Path, data: dict) -> bool:
+def write_state(path: Path, data: dict, *, readable: bool = False) -> bool:
     """Write a state whole (a temporary file renamed over it); False when it could not be written (a full disk, a
-    read-only cache): the cache is only a cache, the next run reads again."""
+    read-only cache): the cache is only a cache, the next run reads again. `readable`: indented, for a file a person
+    may open (the app's preferences)."""
     import orjson
 
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
-            f.write(orjson.dumps(data))
+            f.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n" if readable else orjson.dumps(data))
         os.replace(tmp, path)
         return True
     except (OSError, TypeError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from functools import partial
@@ -144,23 +143,13 @@ def prefs_path() -> Path:
 
 
 def load_prefs() -> dict[str, Any]:
-    try:
-        data = json.loads(prefs_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    from inspector.library.cache import read_state
+
+    return read_state(prefs_path()) or {}
 
 
 def save_prefs(prefs: dict[str, Any]) -> None:
-    """Written whole (a temporary file renamed over it); a folder that cannot be written costs only the memory."""
-    path = prefs_path()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(prefs, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+    """Written whole (library.cache.write_state); a folder that cannot be written costs only the memory."""
+    from inspector.library.cache import write_state
+
+    write_state(prefs_path(), prefs, readable=True)
