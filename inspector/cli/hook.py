@@ -12,7 +12,6 @@ on stderr and exit 1, never 2 (which blocks a compaction), so Claude Code shows 
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -26,9 +25,9 @@ HOOK_TIMEOUT = 60  # seconds Claude Code lets the hook run (it waits 1.5 s by de
 
 def default_archive(env: Any = None) -> Path:
     """$XDG_DATA_HOME/inspector/archive (by default ~/.local/share/inspector/archive): kept data, not a cache."""
-    environ = os.environ if env is None else env
-    base = environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "inspector" / "archive"
+    from inspector.library.cache import inspector_dir
+
+    return inspector_dir("data", env) / "archive"
 
 
 def _hook_parser() -> argparse.ArgumentParser:

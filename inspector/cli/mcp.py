@@ -125,11 +125,6 @@ def _answer(tool: Any, *args: Any, **kwargs: Any) -> str:
         raise ToolError(printable(str(exc))) from None
 
 
-def claude_folder_name(cwd: str) -> str:
-    """The name Claude Code gives a working folder's project folder (every character not a letter or a digit: -)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
-
-
 @dataclass
 class Tools:
     """inspector's MCP tools as plain functions: each returns text (JSON) of at most MAX_CHARS characters."""
@@ -144,13 +139,13 @@ class Tools:
         return [p for p, _ in session_files(Target("root", self.root))]
 
     def _session(self, ref: str | None) -> Path:
-        from inspector.transcript.discovery import InspectorError
+        from inspector.transcript.discovery import InspectorError, project_folder_name
 
         files = self._sessions()
         if not files:
             raise InspectorError(f"no sessions under {self.root}")
         if ref is None or not ref.strip():
-            here = [p for p in files if self.cwd is not None and p.parent.name == claude_folder_name(str(self.cwd))]
+            here = [p for p in files if self.cwd is not None and p.parent.name == project_folder_name(str(self.cwd))]
             return max(here or files, key=_mtime)
         ref = ref.strip()
         if len(ref) < 4:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
 import uuid as uuidlib
 from collections.abc import Callable
@@ -32,6 +31,8 @@ from inspector.edit.files import (
     write_atomic,
 )
 from inspector.edit.records import Verification, build_records, verify
+from inspector.library.cache import inspector_dir
+from inspector.transcript.discovery import project_folder_name
 from inspector.transcript.records import dump_line
 from inspector.transcript.session import Session, safe_child
 
@@ -116,17 +117,10 @@ class SaveResult:
         }
 
 
-def project_folder_name(cwd: str) -> str:
-    """The name of the folder Claude Code keeps a project's sessions in (§1.2): every character that is not a letter
-    or a digit becomes '-'. (Over 200 characters Claude Code adds a hash of the path that only its runtime makes.)"""
-    return re.sub(r"[^a-zA-Z0-9]", "-", cwd)
-
-
 def user_save_root() -> Path:
     """Where sessions saved from something inspector must not write into (the bundled samples) go:
     $XDG_DATA_HOME/inspector/saved, by default ~/.local/share/inspector/saved."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "inspector" / "saved"
+    return inspector_dir("data") / "saved"
 
 
 def _own_tree(path: Path) -> bool:

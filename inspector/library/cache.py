@@ -17,11 +17,22 @@ from pathlib import Path
 WAL_LIMIT = 8 << 20  # bytes a database's write-ahead log keeps after a checkpoint
 
 
+_XDG = {"cache": ("XDG_CACHE_HOME", (".cache",)), "config": ("XDG_CONFIG_HOME", (".config",)),
+        "data": ("XDG_DATA_HOME", (".local", "share"))}  # fmt: skip
+
+
+def inspector_dir(kind: str, env: Mapping[str, str] | None = None) -> Path:
+    """inspector's own folder of a kind: "cache" ($XDG_CACHE_HOME/inspector, by default ~/.cache/inspector),
+    "config" ($XDG_CONFIG_HOME, ~/.config) or "data" ($XDG_DATA_HOME, ~/.local/share)."""
+    environ: Mapping[str, str] = os.environ if env is None else env
+    var, default = _XDG[kind]
+    base = environ.get(var) or os.path.join(os.path.expanduser("~"), *default)
+    return Path(base) / "inspector"
+
+
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """inspector's cache folder: $XDG_CACHE_HOME/inspector (by default ~/.cache/inspector)."""
-    environ: Mapping[str, str] = os.environ if env is None else env
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "inspector"
+    return inspector_dir("cache", env)
 
 
 def db_path(env: dict[str, str] | None = None) -> Path:

@@ -45,8 +45,9 @@ def user_prices_path(env: Mapping[str, str] | None = None) -> Path:
     environ: Mapping[str, str] = os.environ if env is None else env
     if environ.get("INSPECTOR_PRICES"):
         return Path(environ["INSPECTOR_PRICES"])
-    base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "inspector" / "prices.json"
+    from inspector.library.cache import inspector_dir
+
+    return inspector_dir("config", environ) / "prices.json"
 
 
 @dataclass(slots=True)

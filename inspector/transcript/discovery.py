@@ -31,6 +31,14 @@ def config_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(unicodedata.normalize("NFC", raw))
 
 
+def project_folder_name(cwd: str) -> str:
+    """The name of the folder Claude Code keeps a project's sessions in (§1.2): every character that is not a letter
+    or a digit becomes '-'. (Over 200 characters Claude Code adds a hash of the path that only its runtime makes.)"""
+    import re
+
+    return re.sub(r"[^a-zA-Z0-9]", "-", cwd)
+
+
 def default_projects_root(env: dict[str, str] | None = None) -> Path:
     return config_dir(env) / "projects"
 

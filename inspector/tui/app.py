@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -138,8 +137,9 @@ def run(target: Target, notice: str | None = None) -> None:
 
 def prefs_path() -> Path:
     """The app's preferences (the theme): $XDG_CONFIG_HOME/inspector/app.json, by default ~/.config/inspector."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "inspector" / "app.json"
+    from inspector.library.cache import inspector_dir
+
+    return inspector_dir("config") / "app.json"
 
 
 def load_prefs() -> dict[str, Any]:

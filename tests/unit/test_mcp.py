@@ -13,8 +13,8 @@ import pytest
 from helpers import ROOT, sha256
 
 from inspector.cli import mcp as mcp_cli
-from inspector.cli.mcp import Tools, build_server, claude_folder_name
-from inspector.transcript.discovery import InspectorError
+from inspector.cli.mcp import Tools, build_server
+from inspector.transcript.discovery import InspectorError, project_folder_name
 from inspector.transcript.session import Session
 
 
@@ -51,7 +51,7 @@ def test_without_a_session_id_the_newest_session_of_the_working_project_is_meant
     os.utime(newest, None)
     t = Tools(workdir, cwd=None)
     t.cwd = type("P", (), {"__str__": lambda self: "/home/ann/work/weatherly"})()
-    assert claude_folder_name("/home/ann/work/weatherly") == folder.name
+    assert project_folder_name("/home/ann/work/weatherly") == folder.name
     assert t._session(None) == newest
 
 
