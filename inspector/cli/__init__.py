@@ -47,6 +47,7 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[..., i
     "statusline": _command("statusline", "one line for Claude Code's statusLine: context, distance to compact, cost"),
     "mcp": _command("mcp", "an MCP server for Claude Code: search sessions, token story, what a compaction lost"),
     "hook": _command("hook", "Claude Code's SessionEnd and PreCompact hooks: archive the session as it ends"),
+    "cleanup": _command("cleanup", "when Claude Code's cleanup deletes which session, from every settings layer"),
     "history": _command("history", "the sessions whose transcripts cleanup deleted, from Claude Code's prompt history"),
 }
 cmd_app = _lazy("app", "cmd_app")

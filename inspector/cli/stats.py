@@ -66,9 +66,9 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
         if bad["total"] == 0 and bad["malformed"] > 0:
             first = stats[0]["problems"][0] if stats[0]["problems"] else None
             raise not_jsonl(path, (first["line"], first["reason"]) if first else None)
-    from inspector.library.retention import Retention
+    from inspector.library.retention import Retention, newest_release
 
-    keep = Retention.read()
+    keep = Retention.read(release=newest_release(st.get("version") for st in stats))
     for st in stats:  # when Claude Code's cleanup deletes it: from the file's time now, never cached
         due = keep.due(st["path"])
         st["deletion_due"] = due.isoformat(timespec="seconds").replace("+00:00", "Z") if due else None
@@ -80,7 +80,7 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
         if at_risk:
             out.write(
                 f"\n{len(at_risk)} session(s) will be deleted by Claude Code's cleanup within 7 days or at its next "
-                f"start ({keep.source}): `inspector archive --to DIR` keeps a copy.\n"
+                f"start ({keep.describe()}): `inspector archive --to DIR` keeps a copy; `inspector cleanup` says why.\n"
             )
     return EXIT_OK
 

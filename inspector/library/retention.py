@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import math
 import os
 import stat
 import sys
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,41 +30,218 @@ OFF_DAYS = 36_500  # a period of a century or more is cleanup turned off, in eff
 TMP_PREFIX = ".inspector-archive-"  # a copy in progress: never a name that a browser lists (not *.jsonl)
 
 
-def managed_settings_path() -> Path:
+def managed_settings_dir() -> Path:
+    """Where Claude Code reads managed settings (`managed-settings.json` and the `managed-settings.d/` drop-ins), by
+    platform (2.1.88's managedPath.ts)."""
     if sys.platform == "darwin":
-        return Path("/Library/Application Support/ClaudeCode/managed-settings.json")
+        return Path("/Library/Application Support/ClaudeCode")
     if sys.platform.startswith("win"):
-        return Path(os.environ.get("PROGRAMDATA", r"C:\ProgramData")) / "ClaudeCode" / "managed-settings.json"
-    return Path("/etc/claude-code/managed-settings.json")
+        return Path(r"C:\Program Files\ClaudeCode")
+    return Path("/etc/claude-code")
 
 
 def _days(v: Any) -> int | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0:
+    """A valid `cleanupPeriodDays` (the settings schema: a whole number ≥ 0), else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or v != int(v):
         return None
     return int(v)
 
 
+# The rules by the release that runs the cleanup (the one the user starts next), read from each binary:
+# 2.1.88 (src/utils/cleanup.ts): cutoff = now - cleanupPeriodDays (0: every transcript is old); skipped only when
+#   a settings file has a validation error and some file sets the key.
+# 2.1.328: 0 turns the sweep off (`if(s===0)return null`); a settings file that cannot be parsed skips the sweep
+#   (cleanupPeriodDays "may be set to a value that cannot be seen"); managed settings that set the key run it first.
+# 2.1.332 adds: an empty user settings.json written within the last 30 days skips it (a settings file caught
+#   mid-write); managed settings not read in full skip it; ANTHROPIC_PROFILE naming a profile with no credential
+#   skips it (remote managed settings unknowable).
+RULES = ("2.1.88", "2.1.328", "2.1.332")
+
+
+def cleanup_rules(release: str | None) -> str:
+    """Which measured release's cleanup rules apply to a Claude Code release (None: the newest measured)."""
+    from inspector.claude.release import parse_version
+
+    v = parse_version(release)
+    if v is None:
+        return RULES[-1]
+    return next((r for r in reversed(RULES) if v >= parse_version(r)), RULES[0])  # type: ignore[operator]
+
+
+def newest_release(versions: Iterable[str | None]) -> str | None:
+    """The newest Claude Code release among the sessions' versions: the one the user runs, whose cleanup comes next."""
+    from inspector.claude.release import parse_version
+
+    best = max(((v, s) for s in versions if (v := parse_version(s)) is not None), default=None)
+    return best[1] if best else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Layer:
+    name: str  # "user settings", "project settings"...
+    path: Path
+    state: str  # "absent", "read", "unreadable", "unparsed", "empty"
+    data: dict[str, Any] = field(default_factory=dict)
+    mtime: float = 0.0
+
+    @property
+    def has_key(self) -> bool:
+        return "cleanupPeriodDays" in self.data
+
+    def where(self) -> str:
+        return f"{self.name} ({self.path})"
+
+
+def _read_layer(name: str, path: Path) -> _Layer:
+    try:
+        st = os.stat(path)
+        raw = path.read_bytes()[: 8 << 20]
+    except (FileNotFoundError, NotADirectoryError):
+        return _Layer(name, path, "absent")
+    except OSError:
+        return _Layer(name, path, "unreadable")
+    if not raw.strip():
+        return _Layer(name, path, "empty", mtime=st.st_mtime)
+    try:
+        data = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+    except orjson.JSONDecodeError:
+        return _Layer(name, path, "unparsed", mtime=st.st_mtime)
+    if not isinstance(data, dict):
+        return _Layer(name, path, "unparsed", mtime=st.st_mtime)
+    return _Layer(name, path, "read", data, st.st_mtime)
+
+
+def settings_layers(
+    env: Mapping[str, str] | None = None, config_dir: Path | None = None, managed: Path | None = None, cwd: Path | None = None
+) -> list[_Layer]:
+    """Every settings file Claude Code started in `cwd` reads for cleanupPeriodDays, lowest precedence first: user,
+    project (`.claude/settings.json`), local project (`.claude/settings.local.json`), then managed (the cached
+    remote managed settings when they have content, else `managed-settings.json` with its `managed-settings.d/`
+    drop-ins in name order). A file met twice (Claude Code started in its own config folder's parent) counts once."""
+    from inspector.transcript.discovery import config_dir as claude_config_dir
+
+    env = os.environ if env is None else env
+    home = config_dir or claude_config_dir(env)
+    cwd = Path.cwd() if cwd is None else cwd
+    mdir = managed or managed_settings_dir()
+    layers: list[_Layer] = []
+    seen: set[Path] = set()
+    for name, path in (
+        ("user settings", home / "settings.json"),
+        ("project settings", cwd / ".claude" / "settings.json"),
+        ("local project settings", cwd / ".claude" / "settings.local.json"),
+    ):
+        key = path.absolute()
+        if key not in seen:
+            seen.add(key)
+            layers.append(_read_layer(name, path))
+    remote = _read_layer("remote managed settings", home / "remote-settings.json")
+    if remote.state == "read" and remote.data:
+        layers.append(remote)  # the first managed source with content wins, the server's first
+        return layers
+    layers.append(_read_layer("managed settings", mdir / "managed-settings.json"))
+    try:
+        drop_ins = sorted(n for n in os.listdir(mdir / "managed-settings.d") if n.endswith(".json") and not n.startswith("."))
+    except OSError:
+        drop_ins = []
+    layers += [_read_layer("managed settings", mdir / "managed-settings.d" / n) for n in drop_ins]
+    return layers
+
+
 @dataclass(frozen=True, slots=True)
 class Retention:
-    days: int | None  # None: cleanup is off, in effect
-    source: str  # where the number came from
+    days: int | None  # None: Claude Code's cleanup deletes nothing (off, or skipped; `skipped` says which)
+    source: str  # where the number came from, or why there is none
+    skipped: str | None = None  # why the release's cleanup would not run at all
+    rules: str = RULES[-1]  # the release whose cleanup rules were applied
+    notes: tuple[str, ...] = ()  # what could change the answer that inspector cannot see
 
     @classmethod
-    def read(cls, env: Mapping[str, str] | None = None, config_dir: Path | None = None, managed: Path | None = None) -> Retention:
-        """`cleanupPeriodDays` as Claude Code reads it: managed settings win over the user's settings.json."""
-        from inspector.transcript.discovery import config_dir as claude_config_dir
-
+    def read(
+        cls,
+        env: Mapping[str, str] | None = None,
+        config_dir: Path | None = None,
+        managed: Path | None = None,
+        cwd: Path | None = None,
+        release: str | None = None,
+    ) -> Retention:
+        """`cleanupPeriodDays` as the given Claude Code release, started in `cwd`, reads it from every settings
+        layer (the later layer wins; managed settings over all), and whether that release would skip its cleanup."""
         env = os.environ if env is None else env
-        home = config_dir or claude_config_dir(env)
-        for path in (managed or managed_settings_path(), home / "settings.json"):
-            try:
-                data = orjson.loads(path.read_bytes()[: 8 << 20])
-            except (OSError, orjson.JSONDecodeError):
-                continue
-            d = _days(data.get("cleanupPeriodDays")) if isinstance(data, dict) else None
-            if d is not None:
-                return cls(None if d >= OFF_DAYS else d, f"cleanupPeriodDays {d} in {path}")
-        return cls(DEFAULT_DAYS, f"Claude Code's default of {DEFAULT_DAYS} days (no cleanupPeriodDays in its settings)")
+        rules = cleanup_rules(release)
+        era = RULES.index(rules)  # 0: 2.1.88's rules, 1: 2.1.328's, 2: 2.1.332's
+        layers = settings_layers(env, config_dir, managed, cwd)
+        notes = ["a --settings file or --setting-sources given to Claude Code is not seen here"]
+        if release is not None and release not in RULES and era < len(RULES) - 1:
+            notes.append(
+                f"the cleanup of {release} was not read: the rules of {rules}, the newest release read before it, are applied"
+            )
+        if era >= 2 and env.get("ANTHROPIC_PROFILE"):
+            notes.append(
+                "ANTHROPIC_PROFILE is set: if it names a profile with no credential, Claude Code "
+                f"{rules} skips its cleanup (the sign-in's managed settings cannot be read)"
+            )
+        setting = next((ly for ly in reversed(layers) if ly.has_key), None)
+        policy = next((ly for ly in layers if "managed" in ly.name and ly.has_key), None)
+        invalid = next((ly for ly in layers if ly.has_key and _days(ly.data["cleanupPeriodDays"]) is None), None)
+        broken = [ly for ly in layers if ly.state in ("unparsed", "unreadable")]
+
+        def skip(why: str) -> Retention:
+            return cls(None, f"cleanup skipped: {why}", why, rules, tuple(notes))
+
+        if invalid is not None:  # a validation error, and the key is set: every release skips
+            return skip(
+                f"cleanupPeriodDays in {invalid.where()} is not a whole number of days ≥ 0; Claude Code {rules} "
+                "skips its cleanup until the settings are fixed"
+            )
+        if policy is None and era >= 1:  # managed settings that set the key run the sweep before these
+            user = layers[0]
+            if (
+                era >= 2
+                and setting is None
+                and user.state == "empty"
+                and time.time() - DEFAULT_DAYS * 86400 < user.mtime <= time.time()
+            ):
+                return skip(
+                    f"the user settings file {user.path} is empty and was written in the last {DEFAULT_DAYS} "
+                    f"days; Claude Code {rules} skips its cleanup (a settings file caught mid-write)"
+                )
+            if era >= 2 and any("managed" in ly.name and ly.state == "unreadable" for ly in broken):
+                bad = next(ly for ly in broken if "managed" in ly.name)
+                return skip(
+                    f"{bad.where()} cannot be read; Claude Code {rules} skips its cleanup while managed settings "
+                    "are not read in full"
+                )
+            if broken:
+                return skip(
+                    f"{broken[0].where()} cannot be {'read' if broken[0].state == 'unreadable' else 'parsed'}, so "
+                    f"cleanupPeriodDays may be set there; Claude Code {rules} skips its cleanup until it is fixed"
+                )
+        elif era == 0 and broken and setting is not None:
+            return skip(
+                f"{broken[0].where()} has errors and cleanupPeriodDays is set in {setting.where()}; Claude Code "
+                f"{rules} skips its cleanup until the settings are fixed"
+            )
+        if setting is None:
+            return cls(
+                DEFAULT_DAYS,
+                f"Claude Code's default of {DEFAULT_DAYS} days (no cleanupPeriodDays in its settings)",
+                None,
+                rules,
+                tuple(notes),
+            )
+        d = _days(setting.data["cleanupPeriodDays"])
+        assert d is not None
+        said = f"cleanupPeriodDays {d} from {setting.where()}"
+        if d == 0:
+            if era == 0:
+                return cls(0, f"{said}: Claude Code {rules} deletes every transcript when it starts", None, rules, tuple(notes))
+            return cls(None, f"{said}: Claude Code {rules} turns its cleanup off", None, rules, tuple(notes))
+        return cls(None if d >= OFF_DAYS else d, said, None, rules, tuple(notes))
+
+    def describe(self) -> str:
+        """Where the period comes from (or why there is none) and whose rules say so."""
+        return f"{self.source}; the cleanup rules of Claude Code {self.rules}"
 
     def due(self, path: Path | str) -> datetime | None:
         """When Claude Code's cleanup deletes this file (its mtime + the period), or None when cleanup is off."""
@@ -403,4 +582,14 @@ def _sweep(to: Path, older_than: float = 600.0) -> None:
         pass
 
 
-__all__ = ["ArchiveError", "ArchiveReport", "MANIFEST", "Retention", "archive", "projects_roots"]
+__all__ = [
+    "ArchiveError",
+    "ArchiveReport",
+    "MANIFEST",
+    "Retention",
+    "archive",
+    "cleanup_rules",
+    "newest_release",
+    "projects_roots",
+    "settings_layers",
+]

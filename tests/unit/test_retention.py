@@ -13,27 +13,157 @@ import pytest
 from helpers import SAMPLES, jsonl, tree_hashes
 from helpers import run_cli as run
 
-from inspector.library.retention import MANIFEST, TMP_PREFIX, ArchiveError, Retention, archive
+from inspector.library.retention import (
+    MANIFEST,
+    TMP_PREFIX,
+    ArchiveError,
+    Retention,
+    archive,
+    cleanup_rules,
+    newest_release,
+)
 from inspector.transcript.discovery import resolve_target
 
 DAY = 86400
 
 
-def test_cleanup_period_is_read_where_claude_code_reads_it(tmp_path):
-    home = tmp_path / "claude"
-    home.mkdir()
-    none = tmp_path / "no-managed.json"
-    r = Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=none)
-    assert r.days == 30 and "default" in r.source
-    (home / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 10}))
-    r = Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=none)
-    assert r.days == 10 and str(home / "settings.json") in r.source
-    managed = tmp_path / "managed.json"
-    managed.write_text(json.dumps({"cleanupPeriodDays": 90}))
-    assert Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=managed).days == 90  # managed settings win
-    (home / "settings.json").write_text(json.dumps({"cleanupPeriodDays": 99999}))
-    r = Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=none)
+def _settings(path: Path, data: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else json.dumps(data).encode())
+    return path
+
+
+@pytest.fixture()
+def where(tmp_path):
+    """A config folder, a project started in, a managed-settings folder (all empty) and a reader over them."""
+    home, cwd, managed = tmp_path / "claude", tmp_path / "project", tmp_path / "etc-claude-code"
+    for d in (home, cwd, managed):
+        d.mkdir()
+
+    def read(release: str | None = "2.1.332", env: dict[str, str] | None = None) -> Retention:
+        return Retention.read({"CLAUDE_CONFIG_DIR": str(home), **(env or {})}, managed=managed, cwd=cwd, release=release)
+
+    return home, cwd, managed, read
+
+
+def test_cleanup_period_is_read_where_claude_code_reads_it(where):
+    home, cwd, managed, read = where
+    r = read()
+    assert r.days == 30 and "default" in r.source and r.skipped is None and r.rules == "2.1.332"
+    _settings(home / "settings.json", {"cleanupPeriodDays": 10})
+    r = read()
+    assert r.days == 10 and str(home / "settings.json") in r.source and "user settings" in r.source
+    _settings(home / "settings.json", {"cleanupPeriodDays": 99999})
+    r = read()
     assert r.days is None and r.due(home / "settings.json") is None  # cleanup off, in effect: no date
+
+
+def test_every_layer_in_claude_codes_precedence(where):
+    """user < project .claude/settings.json < .claude/settings.local.json < managed (file, then drop-ins by name),
+    and cached remote managed settings instead of the file when they have content (2.1.88's settings.ts)."""
+    home, cwd, managed, read = where
+    _settings(home / "settings.json", {"cleanupPeriodDays": 10})
+    _settings(cwd / ".claude" / "settings.json", {"cleanupPeriodDays": 20})
+    r = read()
+    assert r.days == 20 and r.source.startswith("cleanupPeriodDays 20 from project settings")
+    _settings(cwd / ".claude" / "settings.local.json", {"cleanupPeriodDays": 25, "model": "x"})
+    assert read().days == 25 and "local project settings" in read().source
+    _settings(managed / "managed-settings.json", {"cleanupPeriodDays": 90})
+    assert read().days == 90 and "managed settings" in read().source
+    _settings(managed / "managed-settings.d" / "20-b.json", {"cleanupPeriodDays": 45})
+    _settings(managed / "managed-settings.d" / "10-a.json", {"cleanupPeriodDays": 60})
+    _settings(managed / "managed-settings.d" / ".hidden.json", {"cleanupPeriodDays": 1})
+    assert read().days == 45 and "20-b.json" in read().source  # drop-ins over the file, the later name last
+    _settings(home / "remote-settings.json", {"cleanupPeriodDays": 14})
+    assert read().days == 14 and "remote managed settings" in read().source  # the server's copy wins
+    _settings(home / "remote-settings.json", {})
+    assert read().days == 45  # an empty remote copy is no managed source
+
+
+def test_a_file_met_twice_counts_once(tmp_path):
+    """Claude Code started in the folder whose .claude is its config folder reads that settings.json once."""
+    home = tmp_path / ".claude"
+    _settings(home / "settings.json", {"cleanupPeriodDays": 12})
+    r = Retention.read({"CLAUDE_CONFIG_DIR": str(home)}, managed=tmp_path / "none", cwd=tmp_path, release="2.1.332")
+    assert r.days == 12 and "user settings" in r.source
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, "30", True, None])
+def test_an_invalid_period_skips_cleanup_in_every_release(where, bad):
+    home, cwd, managed, read = where
+    _settings(cwd / ".claude" / "settings.json", {"cleanupPeriodDays": bad})
+    for release in ("2.1.50", "2.1.330", "2.1.340"):
+        r = read(release)
+        assert r.days is None and r.skipped and "project settings" in r.skipped and r.due(home) is None
+
+
+def test_zero_deletes_everything_before_2_1_328_and_turns_cleanup_off_after(where, tmp_path):
+    home, cwd, managed, read = where
+    _settings(home / "settings.json", {"cleanupPeriodDays": 0})
+    old = read("2.1.88")
+    assert old.days == 0 and old.rules == "2.1.88" and "deletes every transcript" in old.source
+    f = _settings(tmp_path / "s.jsonl", b"{}\n")
+    assert old.risk(f) == "next start"
+    new = read("2.1.328")
+    assert new.days is None and new.rules == "2.1.328" and "turns its cleanup off" in new.source and new.risk(f) is None
+
+
+def test_a_settings_file_that_cannot_be_parsed(where):
+    """2.1.328 and later skip the sweep (the period may be set where it cannot be seen); 2.1.88 skips it only when
+    the key is set somewhere; managed settings that set the key run it in 2.1.328 and later."""
+    home, cwd, managed, read = where
+    _settings(cwd / ".claude" / "settings.local.json", b"{not json")
+    r = read("2.1.330")
+    assert r.skipped and "settings.local.json" in r.skipped and "parsed" in r.skipped and r.days is None
+    assert read("2.1.88").days == 30 and read("2.1.88").skipped is None
+    _settings(home / "settings.json", {"cleanupPeriodDays": 9})
+    assert read("2.1.88").skipped and "cleanupPeriodDays is set in user settings" in read("2.1.88").skipped
+    _settings(managed / "managed-settings.json", {"cleanupPeriodDays": 40})
+    assert read("2.1.332").days == 40 and read("2.1.332").skipped is None
+    assert read("2.1.88").skipped  # 2.1.88 asks only whether there are errors and the key is set
+
+
+def test_2_1_332_skips_on_an_empty_user_settings_file_written_lately(where):
+    home, cwd, managed, read = where
+    f = _settings(home / "settings.json", b"")
+    assert read("2.1.332").skipped and "empty" in read("2.1.332").skipped
+    assert read("2.1.328").skipped is None and read("2.1.328").days == 30  # the rule is new in 2.1.332
+    t = time.time() - 31 * DAY
+    os.utime(f, (t, t))
+    assert read("2.1.332").skipped is None  # written over 30 days ago: not a file caught mid-write
+    os.utime(f, None)
+    _settings(cwd / ".claude" / "settings.json", {"cleanupPeriodDays": 5})
+    assert read("2.1.332").days == 5  # the period is set elsewhere: nothing unseen
+
+
+def test_2_1_332_skips_while_managed_settings_cannot_be_read(where, monkeypatch):
+    home, cwd, managed, read = where
+    f = _settings(managed / "managed-settings.json", {"cleanupPeriodDays": 3})
+    real = Path.read_bytes
+
+    def denied(self: Path) -> bytes:
+        if self == f:
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    r = read("2.1.332")
+    assert r.skipped and "not read in full" in r.skipped
+    assert "cannot be read" in (read("2.1.328").skipped or "")  # 2.1.328: an unreadable file is an error too
+
+
+def test_what_cannot_be_seen_is_said(where):
+    home, cwd, managed, read = where
+    r = read("2.1.332", {"ANTHROPIC_PROFILE": "work"})
+    assert any("ANTHROPIC_PROFILE" in n for n in r.notes) and any("--settings" in n for n in r.notes)
+    assert not any("ANTHROPIC_PROFILE" in n for n in read("2.1.328", {"ANTHROPIC_PROFILE": "work"}).notes)
+
+
+def test_the_rules_follow_the_release():
+    assert cleanup_rules("2.1.20") == "2.1.88" and cleanup_rules("2.1.327") == "2.1.88"
+    assert cleanup_rules("2.1.328") == "2.1.328" and cleanup_rules("2.1.331") == "2.1.328"
+    assert cleanup_rules("2.1.332") == "2.1.332" and cleanup_rules("2.2.0") == "2.1.332" and cleanup_rules(None) == "2.1.332"
+    assert newest_release(["2.1.9", None, "2.1.88", "junk", "2.1.10"]) == "2.1.88" and newest_release([]) is None
 
 
 def test_the_dates_at_risk_follow_the_files_time_and_the_setting(tmp_path):
@@ -343,3 +473,40 @@ def test_killed_at_any_write_the_next_archive_is_whole(tmp_path, monkeypatch):
         if finished:
             break
     assert k > 20  # the stops did reach every kind of call
+
+
+def test_the_cleanup_command_names_each_layer_the_reason_and_the_sessions_due(tmp_path, monkeypatch):
+    home, cwd = tmp_path / "claude", tmp_path / "work"
+    _settings(home / "settings.json", {"cleanupPeriodDays": 60})
+    _settings(cwd / ".claude" / "settings.json", {"cleanupPeriodDays": 7})
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    monkeypatch.chdir(cwd)
+    root = tmp_path / "root"
+    shutil.copytree(SAMPLES, root)
+    before = tree_hashes(root)
+    sessions = sorted(p for p in root.rglob("*.jsonl") if "subagents" not in p.parts)
+    old, soon = sessions[0], sessions[1]
+    for p in root.rglob("*"):
+        t = time.time() + 3600
+        os.utime(p, (t, t))  # fresh: due just after the week
+    before = tree_hashes(root)
+    for p, age in ((old, 8), (soon, 3)):
+        t = time.time() - age * DAY
+        os.utime(p, (t, t))
+    code, out, err = run("cleanup", str(root), "--release", "2.1.332", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["days"] == 7 and rep["rules"] == "2.1.332" and "project settings" in rep["source"]
+    assert [ly["state"] for ly in rep["layers"][:3]] == ["read", "read", "absent"]
+    assert rep["next_start"] == [str(old)] and [d["path"] for d in rep["within_7_days"]] == [str(soon)]
+    code, out, _ = run("cleanup", str(root), "--release", "2.1.332")
+    assert "cleanupPeriodDays 7 from project settings" in out and "Due: 1 of" in out and str(old) in out
+    # started elsewhere, the project's setting is not read: the user's 60 days
+    code, out, _ = run("cleanup", str(root), "--release", "2.1.332", "--cwd", str(tmp_path), "--json")
+    assert json.loads(out)["days"] == 60 and json.loads(out)["next_start"] == []
+    # a broken local file: 2.1.332 skips, and stats says nothing is due
+    _settings(cwd / ".claude" / "settings.local.json", b"{")
+    code, out, _ = run("cleanup", str(root), "--release", "2.1.332")
+    assert "Skipped:" in out and "settings.local.json" in out and "Nothing of the" in out
+    assert run("cleanup", str(root), "--release", "two")[0] == 2
+    assert tree_hashes(root) == before  # read only (hashes of content; the times were set above)

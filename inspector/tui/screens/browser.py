@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
-from inspector.library.retention import SOON_DAYS, Retention
+from inspector.library.retention import SOON_DAYS, Retention, newest_release
 from inspector.library.stats import StatsCache, cache_dir
 from inspector.textutil import human_duration, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
@@ -138,6 +138,10 @@ class BrowserScreen(SessionSearch):
                 if it is not None:
                     it.orphan = True
                     items.append(it)
+            # the cleanup rules of the newest release listed: the one the user runs, whose next start sweeps
+            self.retention = Retention.read(release=newest_release(it.version for it in items))
+            for it in items:
+                it.due, it.risk = self.retention.due(it.path), self.retention.risk(it.path)
             self.post_message(self.Found(items))
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not list sessions: {exc}", severity="error")
@@ -162,6 +166,7 @@ class BrowserScreen(SessionSearch):
             ts=info.first_timestamp or "",
             mtime_ns=info.mtime_ns,
             span=(b - a) if a is not None and b is not None else 0.0,
+            version=info.version,
         )
         it.due, it.risk = self.retention.due(path), self.retention.risk(path)
         return it
@@ -475,6 +480,10 @@ class BrowserScreen(SessionSearch):
         box = self.query_one("#risk", Static)
         now = [it for it in self.items if it.risk == "next start"]
         soon = [it for it in self.items if it.risk == "soon"]
+        if self.retention.skipped and self.items:  # nothing is due: say why, the user may want it fixed
+            box.update(Text(printable(f"Claude Code's cleanup will not run: {self.retention.skipped}."), style="yellow"))
+            box.display = True
+            return
         if not now and not soon:
             box.display = False
             return
@@ -490,7 +499,7 @@ class BrowserScreen(SessionSearch):
         box.update(
             Text(
                 printable(
-                    f"{'; '.join(parts)} ({self.retention.source}). A archives every session listed "
+                    f"{'; '.join(parts)} ({self.retention.describe()}). A archives every session listed "
                     "to a folder you choose; the Cleanup column has the dates."
                 ),
                 style="bold yellow",

@@ -79,6 +79,7 @@ class Item:
     cost_unknown: bool = False  # some responses are of a model with no price: the figure is a lower bound
     due: datetime | None = None  # when Claude Code's cleanup deletes it
     risk: str | None = None  # "next start", "soon" or None
+    version: str | None = None  # the Claude Code release that wrote it (its head and tail)
 
     def cells(self, title_width: int = 64, project_width: int = 26) -> tuple[Any, ...]:
         """The row's cells, in the order of COLUMNS."""
