@@ -176,6 +176,11 @@ class Retention:
             notes.append(
                 f"the cleanup of {release} was not read: the rules of {rules}, the newest release read before it, are applied"
             )
+        if era >= 1:
+            notes.append(
+                f"with a sign-in that has server-managed settings, Claude Code {rules} skips its cleanup while it "
+                "holds none of them (its request failed or has not finished)"
+            )
         if era >= 2 and env.get("ANTHROPIC_PROFILE"):
             notes.append(
                 "ANTHROPIC_PROFILE is set: if it names a profile with no credential, Claude Code "
