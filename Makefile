@@ -18,7 +18,7 @@ test: check
 	$(PY) -m pytest -q
 
 test-fast:
-	$(PY) -m pytest -q -x -n auto -m "not app and not snapshots and not property and not realdata"
+	$(PY) -m pytest -q -x -n auto -m "not app and not snapshots and not property and not realdata and not browser"
 
 snapshots:
 	$(PY) -m pytest -q tests/snapshots --snapshot-update

@@ -1,7 +1,7 @@
 """Test isolation: never touch the real ~/.claude or ~/.cache; the layer markers; the shared fixtures.
 
 Each folder under tests/ is a layer, marked by its name (`unit`, `app`, `snapshots`, `property`, `realdata`,
-`conformance`): `make test-fast` runs the unit and conformance layers, `make test` all of them. A test elsewhere
+`conformance`, `browser`): `make test-fast` runs the unit and conformance layers, `make test` all of them. A test elsewhere
 that needs the app or ../shared/realdata carries the marker itself.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import SAMPLES
 
-LAYERS = ("unit", "app", "snapshots", "property", "realdata", "conformance")
+LAYERS = ("unit", "app", "snapshots", "property", "realdata", "conformance", "browser")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[Callable[[], argparse.ArgumentParser], Callable[..., i
     "show": _command("show", "a session's timeline, or one record in full, as text or Markdown"),
     "request": _command("request", "the API requests a 2.1.3xx session sent, rebuilt from its transcript"),
     "cost": _command("cost", "what the sessions cost, by session, model, day or project"),
+    "export": _command("export", "self-contained HTML pages of the sessions, with an index (no network, no script)"),
     "archive": _command("archive", "copy sessions before Claude Code's cleanup deletes them"),
     "index": _command("index", "build or check the search index"),
     "statusline": _command("statusline", "one line for Claude Code's statusLine: context, distance to compact, cost"),

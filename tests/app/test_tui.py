@@ -352,6 +352,36 @@ def test_export_writes_markdown_beside_never_over(workdir, tmp_path, monkeypatch
     assert files[0].read_text() == text and sha256(path) == before
 
 
+def test_export_as_html_from_the_session_screen(workdir, tmp_path, monkeypatch):
+    path = sample_session("Fix forecast", workdir)
+    before = sha256(path)
+    out = tmp_path / "exports"
+    out.mkdir()
+    monkeypatch.chdir(out)
+
+    async def go():
+        from textual.widgets import Input
+
+        async with session_app(path) as (app, pilot):
+            await pilot.press("e")
+            await pilot.pause()
+            app.screen.query_one("#export-path", Input).value = str(out / "page.html")
+            await pilot.press("enter")
+            await settle(app, pilot)
+            for _ in range(100):  # the page is written by a worker
+                if (out / "page.html").exists():
+                    break
+                await pilot.pause(0.05)
+
+    run(go())
+    page = (out / "page.html").read_text()
+    from inspector.htmlexport import CSP
+
+    assert page.startswith("<!DOCTYPE html>") and CSP in page and "<svg" in page and "<script" not in page
+    assert page.count('<section class="rec') == len(Session.load(path).conversation.logical_chain)
+    assert "Auto-compaction fired because" in page and sha256(path) == before
+
+
 def test_export_when_the_current_folder_was_deleted(workdir, tmp_path, monkeypatch):
     """e still exports (to the home folder, and says so) instead of ending the app."""
     import os

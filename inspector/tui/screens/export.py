@@ -1,4 +1,5 @@
-"""The export dialog: where the Markdown export goes, shown and editable before anything is written."""
+"""The export dialog: where the export goes (Markdown, or an HTML page for a name ending .html), shown and editable
+before anything is written."""
 
 from __future__ import annotations
 
@@ -63,11 +64,12 @@ class ExportScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-box"):
-            yield Static(Text("Export as Markdown", style="bold"))
+            yield Static(Text("Export as Markdown or HTML", style="bold"))
             yield Static(
                 Text(
                     printable(
-                        f"{self.what}, every record in full, to a new file (never over an existing one). "
+                        f"{self.what}, every record in full, to a new file (never over an existing one). A name "
+                        "ending .html writes one self-contained page with the token chart and the compactions. "
                         "Enter exports, esc cancels."
                     )
                 )

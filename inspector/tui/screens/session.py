@@ -788,12 +788,22 @@ class SessionScreen(Screen):
 
     @work(thread=True, exclusive=True, group="export")
     def export(self, s: Session, scope: str, target: Path) -> None:
-        """Write the Markdown export to a new file (never over an existing one: the write fails if one appeared)."""
+        """Write the export to a new file (never over an existing one: the write fails if one appeared): Markdown, or
+        an HTML page (the conversation) for a name ending .html."""
         from inspector.edit.files import SaveError, write_atomic
         from inspector.view import export_markdown
 
         try:
-            write_atomic(target, (chunk.encode("utf-8", "replace") for chunk in export_markdown(s, scope=scope)))
+            if target.suffix.lower() in (".html", ".htm"):
+                from inspector.htmlexport import session_page
+                from inspector.library.cost import session_cost
+                from inspector.tokens.explain import analyze
+
+                report = self.report if self.report is not None and self.report.session is s else analyze(s)
+                chunks = session_page(s, report, session_cost(s))
+            else:
+                chunks = export_markdown(s, scope=scope)
+            write_atomic(target, (chunk.encode("utf-8", "replace") for chunk in chunks))
         except SaveError as exc:
             self.app.call_from_thread(self.app.notify, f"Could not export: {exc}", severity="error", timeout=10)
             return
