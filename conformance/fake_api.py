@@ -70,6 +70,9 @@ class Script:
     # generated runs: the k-th tool call is calls[k % len(calls)], each (tool, input as JSON text with {k} for the
     # call's number); a tool the request does not offer (Grep and Glob left in 2.1.3xx) becomes its Bash equivalent
     calls: tuple[tuple[str, str], ...] = ()
+    # a reply sampled in this many iterations (a server tool loop, an advisor): `usage.iterations` lists each, every
+    # one reporting the request's context, and the top-level usage is their sum, as the API reports it
+    iterations: int = 0
 
 
 @dataclass
@@ -217,9 +220,9 @@ class FakeAPI:
                         blocks = [{"type": "text", "text": FINAL_TEXT}]
                         answer = "text"
                 fake.record(Logged(self.path, body, "summary" if summary else "turn", answer, tokens, headers))
-                return self._reply(body, blocks, tokens)
+                return self._reply(body, blocks, tokens, split=not summary)
 
-            def _reply(self, body: dict[str, Any], blocks: list[dict[str, Any]], tokens: int) -> None:
+            def _reply(self, body: dict[str, Any], blocks: list[dict[str, Any]], tokens: int, split: bool = False) -> None:
                 s = fake.script
                 usage = {
                     "input_tokens": max(1, tokens - s.output_tokens),
@@ -227,6 +230,10 @@ class FakeAPI:
                     "cache_read_input_tokens": 0,
                     "output_tokens": s.output_tokens,
                 }
+                if split and s.iterations > 1:  # a turn of the work (not a summary, a side query or a subagent)
+                    one = dict(usage)
+                    usage = {k: v * s.iterations for k, v in one.items()}
+                    usage["iterations"] = [dict(one, type="message") for _ in range(s.iterations)]
                 stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
                 message = {
                     "id": "msg_" + uuidlib.uuid4().hex[:24],

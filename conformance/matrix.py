@@ -428,8 +428,9 @@ def analysis_rule(claude: Claude, model: str, usage: int) -> dict[str, Any]:
 
 
 def release_probes(claude: Claude) -> dict[str, Any]:
-    """What does not depend on the model: the leaf `--resume` continues from, and the files re-attached after a
-    compaction (on a model whose threshold that release enforces, from its cells)."""
+    """What does not depend on the model: the leaf `--resume` continues from, where the context of a reply sampled in
+    several iterations is read, and the files re-attached after a compaction (on a model whose threshold that release
+    enforces, from its cells)."""
     facts: dict[str, Any] = {}
     try:
         facts["leaf"] = leaf_rule(claude)
@@ -450,6 +451,10 @@ def release_probes(claude: Claude) -> dict[str, Any]:
             facts["analysis"] = analysis_rule(claude, pick, cells[pick]["auto"]["usage"])
         except Exception as exc:
             facts["analysis"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    try:  # where the context of a reply sampled in several iterations is read from
+        facts["iterations"] = {"last iteration": _iterations_last(claude)}
+    except Exception as exc:
+        facts["iterations"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     if pick is None:
         facts["reattach"] = {"error": "no model with an enforced threshold in this release's cells"}
     else:
@@ -800,6 +805,18 @@ def _enforces(model: str) -> Callable[[Claude], bool]:
     return f
 
 
+def _iterations_last(claude: Claude) -> bool:
+    """Replies sampled in two iterations, each at 90,000-100,000 tokens (the top-level usage their sum, 180,000-
+    200,000, over claude-sonnet-4-5's threshold): True when Claude Code reads the context from the last iteration
+    (every request is sent on), False when it compacts or blocks on the sum."""
+    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [90_000, 95_000, 100_000], iterations=2)
+    if any(p.outcome != "pass" for p in pts):
+        return False
+    if len(pts) < 3:
+        raise RuntimeError(f"the probe ended without a verdict ({pts})")
+    return True
+
+
 def _leaf_trailing(claude: Claude) -> bool:
     return leaf_rule(claude)["trailing system record"] == "the trailing system record"
 
@@ -819,6 +836,11 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "enforce-sonnet-4-6": (_enforces("claude-sonnet-4-6"), "whether claude-sonnet-4-6 compacts at its threshold", "cells"),
     "leaf": (_leaf_trailing, "--resume continues from a trailing bookkeeping record (before: from the last message)", "release"),
     "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),
+    "iterations": (
+        _iterations_last,
+        "the context of a reply sampled in several iterations is its last iteration's (before: the top-level sum)",
+        "release",
+    ),
 }
 
 

@@ -362,6 +362,31 @@ def response_cost_words(s: Session, i: int) -> str:
     return f"cost of this response: {usd(c)} ({r.model}, prices of {s.__dict__['_cost_memo'][2].date}{split})"
 
 
+def iteration_words(r: Record) -> str:
+    """The sampling iterations of a response (a server tool loop, an advisor): each one's figures, and which of them
+    the context series uses, by the rule of the release that wrote it."""
+    rows = (r.extra or {}).get("iterations")
+    if not rows:
+        return ""
+    lines = [
+        f"\n  iteration {k + 1}: {row[0]}{' ' + row[1] if row[1] else ''}  input {row[2]:,} + cache creation {row[3]:,} "
+        f"+ cache read {row[4]:,} + output {row[5]:,} = {sum(row[2:6]):,}"
+        for k, row in enumerate(rows)
+    ]
+    billed = (r.extra or {}).get("billed")
+    if billed:
+        why = (
+            f"the context is the last iteration's ({sum(r.usage or ()):,}): Claude Code {r.version or '?'} reads it so "
+            f"(2.1.153 and later); billed: the sum, {sum(billed):,}"
+        )
+    else:
+        why = f"the context is the top-level usage ({sum(r.usage or ()):,}), as Claude Code {r.version or '?'} counts it"
+    adv = [row for row in rows if row[0] == "advisor_message"]
+    if adv:
+        why += "; the advisor's iterations are priced at the advisor's model, beside the response"
+    return f"\nsampled in {len(rows)} iterations, {why}:" + "".join(lines)
+
+
 def record_parts(s: Session, i: int, *, raw: bool = False) -> list[Part]:
     """The selected record, block by block: what the detail pane and `inspector show --line` print.
 
@@ -382,6 +407,7 @@ def record_parts(s: Session, i: int, *, raw: bool = False) -> list[Part]:
         head += f"\nusage: input {u[0]:,} + cache creation {u[1]:,} + cache read {u[2]:,} + output {u[3]:,} = {sum(u):,}"
         if r.type == "assistant":
             head += "\n" + response_cost_words(s, i)
+        head += iteration_words(r)
     parts = [Part("head", head)]
     if raw:
         return parts + [Part("json", pretty(body))]

@@ -12,7 +12,7 @@ from typing import Any
 from inspector.cli.common import EXIT_OK, Parser, add_install_flags, install_setting, own_command, stdin_json
 
 BUDGET = 2.0  # seconds
-STATE_VERSION = 2  # 2: responses carry fast mode and US-only inference
+STATE_VERSION = 3  # 2: responses carry fast mode and US-only inference; 3: advisor iterations priced, billed sums
 FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model", "version")
 
 

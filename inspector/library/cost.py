@@ -237,6 +237,11 @@ def responses(s: Any) -> list[Response]:
             order.append(key)
         else:
             merge_fragment(cur, r)
+        for n, (model, u) in enumerate(advisor_iterations(r)):  # each fragment lists them: counted once
+            akey = f"{key}#advisor{n}"
+            if akey not in merged:
+                merged[akey] = [model, r.timestamp, *u, 0, 0, r.line, 0, 0]
+                order.append(akey)
     return [_response(key, merged[key]) for key in order]
 
 
@@ -246,18 +251,32 @@ def _bill(r: Any) -> tuple[int, int, int, int]:
     return (b + (0, 0, 0, 0))[:4]  # type: ignore[return-value]
 
 
+def billed(r: Any) -> tuple[int, int, int, int]:
+    """What the API charged for a record's response: its top-level usage (a record whose context is read from its
+    last sampling iteration keeps the sum it was billed as `billed`)."""
+    b = (r.extra or {}).get("billed")
+    return tuple(b) if b else r.usage
+
+
+def advisor_iterations(r: Any) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """The advisor iterations of a record's response, each (model, usage): billed beside the response, at the
+    advisor model's price (2.1.88's cost tracker adds each `advisor_message` iteration at its own model)."""
+    rows = (r.extra or {}).get("iterations") or ()
+    return [(row[1], tuple(row[2:6])) for row in rows if row[0] == "advisor_message" and row[1]]
+
+
 def fragment(r: Any) -> list[Any]:
     """A response's first record as the merged row responses() keeps: [model, timestamp, input, cache write, cache
     read, output, 1-hour write, web searches, line, fast, US-only]."""
     h1, web, fast, us = _bill(r)
-    return [r.model, r.timestamp, *r.usage, h1, web, r.line, fast, us]
+    return [r.model, r.timestamp, *billed(r), h1, web, r.line, fast, us]
 
 
 def merge_fragment(cur: list[Any], r: Any) -> None:
     """Another record of the same response into its row: field by field the largest (a fragment written before the
     response ended can carry a smaller output count), the model once known."""
     h1, web, fast, us = _bill(r)
-    u = r.usage
+    u = billed(r)
     for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, h1), (7, web), (9, fast), (10, us)):
         if v > cur[k]:
             cur[k] = v
@@ -421,13 +440,22 @@ class RunningCost:
             if h in self.seen and not key.startswith("uuid:"):
                 return False
             self.seen.add(h)
-            self.recent[key] = fragment(r)
-            if self.limit is not None and len(self.recent) > self.limit:
-                old = next(iter(self.recent))
-                self.done.add(_response(old, self.recent.pop(old)), table)
-            return True
-        merge_fragment(cur, r)
+            self._keep(key, fragment(r), table)
+        else:
+            merge_fragment(cur, r)
+        for n, (model, u) in enumerate(advisor_iterations(r)):  # priced beside the response, once
+            akey = f"{key}#advisor{n}"
+            h = key_hash(akey)
+            if akey not in self.recent and h not in self.seen:
+                self.seen.add(h)
+                self._keep(akey, [model, r.timestamp, *u, 0, 0, r.line, 0, 0], table)
         return True
+
+    def _keep(self, key: str, row: list[Any], table: PriceTable) -> None:
+        self.recent[key] = row
+        if self.limit is not None and len(self.recent) > self.limit:
+            old = next(iter(self.recent))
+            self.done.add(_response(old, self.recent.pop(old)), table)
 
     def cost(self, table: PriceTable) -> Cost:
         """What every response so far cost (the recent ones priced now)."""

@@ -20,7 +20,7 @@ from inspector.library.cost import session_cost
 from inspector.transcript.discovery import Target, project_name, session_files
 from inspector.transcript.session import Session, orphan_agents, own_agents
 
-STATS_SCHEMA = 4  # bumped when the stats of a session gain or change a field: older cache entries are computed again
+STATS_SCHEMA = 5  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 
 MAX_PROBLEMS_LISTED = 50
 

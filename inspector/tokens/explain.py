@@ -918,6 +918,7 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
                 + (f": {said}" if said else "")
                 + f" (line {r.line})."
             )
+    out += iteration_notes(s, series, compact_pos)
     for e in exps:
         if e.kind == "auto" and e.pre_tokens is not None and e.threshold is not None and e.pre_tokens < e.threshold * 0.9:
             out.append(
@@ -935,6 +936,34 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
                 f"{fmt(e.first_usage_after)} tokens at the next response (what it added{kept}{files}, and the summary, "
                 "outweighed what it removed; the next turn's own content counts in that response too)."
             )
+    return out
+
+
+def iteration_notes(s: Session, series: Series, compact_pos: list[int]) -> list[str]:
+    """Responses sampled in several iterations, where the release that wrote them counted the iterations' sum as the
+    context (before 2.1.153, measured by the era matrix's bisection): the figure that compaction decisions saw is
+    inflated; say by how much, and whether a compaction followed (Claude Code issue #84738)."""
+    from inspector.transcript.records import last_iteration_usage
+
+    out: list[str] = []
+    for t in series.turns:
+        r = s.records[t.index]
+        rows = (r.extra or {}).get("iterations")
+        if not rows or (r.extra or {}).get("billed") or r.usage is None:
+            continue  # no iterations, or the context already is the last one's
+        its = [{"type": row[0], "input_tokens": row[2], "cache_creation_input_tokens": row[3],
+                "cache_read_input_tokens": row[4], "output_tokens": row[5]} for row in rows]  # fmt: skip
+        last = last_iteration_usage(r.usage, its)
+        if last == r.usage:
+            continue
+        alone = sum(last)
+        nxt = bisect.bisect_right(compact_pos, t.pos)
+        after = " and the compaction after it fired on that sum" if nxt < len(compact_pos) else ""
+        out.append(
+            f"The response at line {r.line} was sampled in {len(rows)} iterations: Claude Code {r.version or '?'} counts "
+            f"their sum, {fmt(t.tokens)} tokens, as the context{after}; the last iteration alone was {fmt(alone)} "
+            "(2.1.153 and later count that one)."
+        )
     return out
 
 

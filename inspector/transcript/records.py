@@ -398,6 +398,63 @@ def usage_tuple(usage: Any) -> tuple[int, int, int, int] | None:
     )
 
 
+ITERATION_CONTEXT_TYPES = ("message", "fallback_message")  # an iteration of the response itself (2.1.328's `wv`)
+ITERATION_SIDE_TYPES = ("advisor_message", "compaction")  # another model's or the server's (2.1.328's `bv`)
+
+
+def last_iteration_usage(top: tuple[int, int, int, int], its: list[Any]) -> tuple[int, int, int, int]:
+    """The usage Claude Code 2.1.328 and later read the context from (`H6`, read from the binary): the last
+    iteration that is not an advisor's or a compaction's, when it is the response's own (type message or
+    fallback_message), has the four counts and a prompt; else the top-level usage (also when that is all zero)."""
+    if top[0] + top[1] + top[2] == 0:
+        return top
+    last = next((it for it in reversed(its) if not (isinstance(it, dict) and it.get("type") in ITERATION_SIDE_TYPES)), None)
+    if not isinstance(last, dict) or last.get("type") not in ITERATION_CONTEXT_TYPES:
+        return top
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+    raw = [last.get(k) for k in keys]
+    vals = [v for v in raw if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_TOKENS_FIELD]
+    if len(vals) != 4 or vals[0] + vals[1] + vals[2] <= 0:
+        return top
+    return (vals[0], vals[1], vals[2], vals[3])
+
+
+def _iterations(
+    top: tuple[int, int, int, int], its: list[Any], version: str | None, extra: dict[str, Any] | None
+) -> tuple[tuple[int, int, int, int], dict[str, Any] | None]:
+    """A response's usage when it lists sampling iterations: the top-level sum is what was billed; the context is
+    the last iteration's in the releases that read it so (the era matrix's "iterations" probe), the sum before.
+    Each iteration is kept for the record's view, an advisor's with its model for the price."""
+    rows = []
+    for it in its[:64]:
+        if isinstance(it, dict):
+            c = usage_tuple(it) or (0, 0, 0, 0)
+            rows.append((_str(it.get("type")) or "?", _str(it.get("model")), *c))
+    last = last_iteration_usage(top, its)
+    if len(rows) < 2 and last == top:
+        return top, extra  # one iteration, the same as the whole: nothing to say
+    extra = dict(extra or {})
+    extra["iterations"] = rows
+    if last != top and reads_last_iteration(version):
+        extra["billed"] = top  # what the API charged: the sum; the context: the last iteration
+        return last, extra
+    return top, extra
+
+
+def reads_last_iteration(version: str | None) -> bool:
+    """Whether the release that wrote a record reads its context from the last iteration: the era matrix's
+    "iterations" probe, bisected over every release (2.1.152 reads the top-level sum, 2.1.153 the last iteration)."""
+    from inspector.claude.measured import answer_at
+
+    got = answer_at("iterations", version)
+    if got is not None:
+        return got
+    from inspector.claude.release import parse_version
+
+    v = parse_version(version)
+    return v is None or v >= (2, 1, 153)  # the matrix's file unreadable: its bisection, as recorded when written
+
+
 def billing_extras(usage: dict[str, Any]) -> tuple[int, int, int, int] | None:
     """(1-hour cache writes, web search requests, fast mode, US-only inference) of an API usage object, when any is
     there: what the price of a response needs beyond the four counts (a 1-hour cache write costs more than a
@@ -739,6 +796,9 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
                     if extra is None:
                         extra = {}
                     extra["billing"] = bill
+                its = u.get("iterations")
+                if its.__class__ is list and its:  # sampled in iterations: what the context is depends on the release
+                    usage, extra = _iterations(usage, its, version, extra)
             if model == SYNTHETIC_MODEL:
                 flags |= F_SYNTHETIC
             else:

@@ -527,3 +527,34 @@ def test_an_up_to_compaction_that_keeps_the_trailing_record_is_saved(tmp_path):
     out = save(s, res, out=tmp_path / "saved" / "new.jsonl", allow_live=True)
     saved = Session.load(out.path)
     assert saved.records[saved.conversation.trailing_leaf].uuid == "d2"
+
+
+def test_the_fake_reports_a_reply_sampled_in_iterations_as_the_api_does():
+    """The era matrix's "iterations" probe: each iteration reports the request's context, the top level their sum;
+    a summary is one plain reply. Streamed, the iterations come with message_start."""
+    import json
+    import urllib.request
+
+    from conformance.fake_api import FakeAPI
+
+    def post(url: str, body: dict) -> bytes:
+        req = urllib.request.Request(url + "/v1/messages", json.dumps(body).encode(), {"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.read()
+
+    with FakeAPI(Script(turns=2, start=90_000, step=0, iterations=2)) as fake:
+        msg = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 10,
+            "messages": [{"role": "user", "content": "go"}],
+            "tools": [{"name": "Bash", "input_schema": {"type": "object"}}],
+        }
+        u = json.loads(post(fake.url, msg))["usage"]
+        assert [i["input_tokens"] + i["output_tokens"] for i in u["iterations"]] == [90_000, 90_000]
+        assert u["input_tokens"] + u["output_tokens"] == 180_000 and {i["type"] for i in u["iterations"]} == {"message"}
+        events = post(fake.url, dict(msg, stream=True)).decode()
+        start = json.loads(next(line[6:] for line in events.splitlines() if '"message_start"' in line))
+        assert len(start["message"]["usage"]["iterations"]) == 2
+        ask = {"role": "user", "content": "Your task is to create a detailed summary: answer in <summary> tags"}
+        summary = json.loads(post(fake.url, dict(msg, messages=[ask])))
+        assert "iterations" not in summary["usage"]
