@@ -53,7 +53,7 @@ def _cost_parser() -> argparse.ArgumentParser:
 
 def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.cost import Cost, Ledger, responses, subagent_responses, usd
-    from inspector.textutil import printable, timestamp_key
+    from inspector.textutil import printable
     from inspector.transcript.discovery import project_name, quick_info, resolve_target, session_files
     from inspector.transcript.session import Session
 
@@ -67,12 +67,17 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         ts = (r.timestamp or "")[:19]
         return not windowed or (bool(ts) and (since is None or ts >= since) and (until is None or ts < until))
 
-    blocks_in: list[tuple[float, Any]] = []
     ledger = Ledger()
     if args.check_prices:
         return _check_prices(target, ledger, out)
     for problem in ledger.table.problems:
         err.write(printable(f"inspector: prices: {problem}") + "\n")
+    if args.by == "block":
+        from inspector.library.cost import timed_responses
+
+        priced, total, skipped = timed_responses(target, ledger, in_window)
+        report_skipped(skipped, err)
+        return _blocks_report(args, out, priced, ledger, total)
     files = session_files(target)
     from inspector.transcript.session import orphan_agents
 
@@ -123,14 +128,6 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                     key = str(f)
                     first = s.time_span[0]
                     g = group(key, session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=first)
-                elif args.by == "block":
-                    c = Cost()
-                    ledger.price([r], c)
-                    when = timestamp_key(r.timestamp)
-                    if when is not None and (c.responses or c.unknown):
-                        blocks_in.append((when, r))
-                    total.merge(c)
-                    continue
                 elif args.by in ("week", "month"):
                     day = (r.timestamp or "")[:10]
                     key = period_of(day, args.by)
@@ -152,8 +149,6 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         finally:
             s.close()
     report_skipped(skipped, err)
-    if args.by == "block":
-        return _blocks_report(args, out, blocks_in, ledger, total)
     rows = list(groups.values())
     if args.by in ("day", "week", "month"):
         rows.sort(key=lambda g: g["key"])

@@ -549,6 +549,49 @@ class Block:
         return self.cost.usd + self.burn_per_hour(now) * (self.end - now) / 3600
 
 
+def timed_responses(
+    target: Any, ledger: Ledger | None = None, keep: Callable[[Response], bool] | None = None
+) -> tuple[list[tuple[float, Response]], Cost, list[tuple[Path, str]]]:
+    """Every response under a target with its time (epoch seconds), each once (the ledger's rule: a copy in a resumed
+    or forked session counts for the session it came from), subagents and orphaned subagent files included; the
+    priced total; the files that could not be read. `keep` narrows the responses (a date window)."""
+    from inspector.textutil import timestamp_key
+    from inspector.transcript.discovery import quick_info, session_files
+    from inspector.transcript.session import Session, orphan_agents
+
+    ledger = ledger or Ledger()
+    files = session_files(target)
+    files += [(a, []) for a in orphan_agents(files)]
+    dated = []
+    for f, _ in files:
+        try:
+            dated.append(((quick_info(f).first_timestamp or "~"), f))
+        except OSError:
+            continue
+    out: list[tuple[float, Response]] = []
+    total = Cost()
+    skipped: list[tuple[Path, str]] = []
+    for _, f in sorted(dated):  # oldest first, as the ledger's rule for copies wants
+        try:
+            s = Session.load(f)
+        except OSError as exc:
+            skipped.append((f, exc.strerror or str(exc)))
+            continue
+        try:
+            for r in responses(s) + subagent_responses(s):
+                if keep is not None and not keep(r):
+                    continue
+                c = Cost()
+                ledger.price([r], c)
+                when = timestamp_key(r.timestamp)
+                if when is not None and (c.responses or c.unknown):
+                    out.append((when, r))
+                total.merge(c)
+        finally:
+            s.close()
+    return out, total, skipped
+
+
 def billing_blocks(priced: Iterable[tuple[float, Response]], table: PriceTable) -> list[Block]:
     """The 5-hour blocks of responses (epoch seconds, response), each response in the block its time falls in."""
     blocks: list[Block] = []

@@ -67,6 +67,15 @@ ACTIONS: tuple[ActionSpec, ...] = (
         footer=False,
         title="Archive the sessions listed",
     ),
+    ActionSpec(
+        "blocks",
+        "b",
+        "Blocks",
+        "The 5-hour billing blocks of the sessions here: each one's cost, the active block's burn rate and projection",
+        "browser",
+        footer=False,
+        title="Billing blocks",
+    ),
     # session screen
     ActionSpec("search", "slash", "Search", "Search this session's text (persisted outputs included)", "session"),
     ActionSpec("next_match", "n", "Next match", "Jump to the next search match", "session", footer=False),
@@ -135,7 +144,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "export",
         "e",
         "Export",
-        "Export the conversation (or, with a, every record) as Markdown: a dialog shows the new file's path to keep or change",
+        "Export the conversation (or, with a, every record) as Markdown, or as an HTML page for a name ending .html: a "
+        "dialog shows the new file's path to keep or change",
         "session",
         footer=False,
     ),

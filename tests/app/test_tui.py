@@ -1770,3 +1770,43 @@ def test_28_5_the_browser_totals_what_it_shows(workdir):
             assert str(t.border_title) == f"Sessions: 1 shown, {usd(shown.cost)} together"
 
     run(go())
+
+
+def test_the_billing_blocks_view_matches_cost_by_block(workdir):
+    """b in the browser: every 5-hour block of the sessions listed, newest first, its cost as `cost --by block` has it,
+    and the headline's total; esc closes it (issue 28.5)."""
+    import io
+
+    from textual.widgets import DataTable, Static
+
+    from inspector.cli import main
+    from inspector.library.cost import Ledger, billing_blocks, timed_responses, usd
+    from inspector.tui.screens.usage import BlocksScreen
+
+    ledger = Ledger()
+    priced, total, _ = timed_responses(resolve_target(workdir), ledger)
+    blocks = billing_blocks(priced, ledger.table)
+    assert len(blocks) >= 2
+    out = io.StringIO()
+    assert main(["cost", "--by", "block", "--json", str(workdir)], out, io.StringIO()) == 0
+    cli = [orjson.loads(line) for line in out.getvalue().splitlines()]
+
+    async def go():
+        app = InspectorApp(resolve_target(workdir))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("b")
+            await settle(app, pilot)
+            assert isinstance(app.screen, BlocksScreen)
+            t = app.screen.query_one(DataTable)
+            cells = [[str(c) for c in t.get_row_at(k)] for k in range(t.row_count)]
+            head = str(app.screen.query_one("#blocks-head", Static).content)
+            await pilot.press("escape")
+            await pilot.pause()
+            return cells, head, app.screen
+
+    cells, head, after = run(go())
+    assert [c[1] for c in cells] == [usd(b["cost_usd_priced"]) for b in reversed(cli)]  # newest first, as priced by cost
+    assert [int(c[2].replace(",", "")) for c in cells] == [b["responses"] for b in reversed(cli)]
+    assert f"{len(blocks)} block(s), {usd(total.usd)} in all" in head
+    assert isinstance(after, BrowserScreen)

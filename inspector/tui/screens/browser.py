@@ -568,6 +568,12 @@ class BrowserScreen(SessionSearch):
             return
         self.app.action_back()
 
+    def action_blocks(self) -> None:
+        """b: the billing blocks of every session under the browser's target."""
+        from inspector.tui.screens.usage import BlocksScreen
+
+        self.app.push_screen(BlocksScreen(self.target))
+
     def action_archive(self) -> None:
         """A: archive the sessions listed (the filter's and the search's), to a folder the user picks."""
         paths = [self.items[k].path for k in self.shown]
