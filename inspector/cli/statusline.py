@@ -12,7 +12,7 @@ from typing import Any
 from inspector.cli.common import EXIT_OK, Parser, add_install_flags, install_setting, own_command, stdin_json
 
 BUDGET = 2.0  # seconds
-STATE_VERSION = 3  # 2: responses carry fast mode and US-only inference; 3: advisor iterations priced, billed sums
+STATE_VERSION = 3  # 2: fast mode and US-only; 3: advisor iterations, billed sums, relayed subagent responses
 FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model", "version")
 
 
@@ -228,7 +228,9 @@ def read_live(path: Path, settings: Any, *, budget: float = BUDGET, env: Any = N
         facts.version = version  # for this run's figures only: the state keeps what the file says
     now, tail = tail_context(path, facts, t.scanned_to, settings)
     own = cost.cost(table)
-    sub_cost = price_subagents(cost.seen, _subagent_responses(path, session_id, subs, cost.copied_agents), table)
+    sub_resps = _subagent_responses(path, session_id, subs, cost.copied_agents)
+    sub_resps += cost.relayed_responses({r.key for r in sub_resps})  # a subagent whose transcript is gone
+    sub_cost = price_subagents(cost.seen, sub_resps, table)
     state["subs"] = subs
     write_state(where, state)
     return Live(now, _cost_fields(own, sub_cost, table), t.scanned_to, t.size, read + tail, facts.version, session_id)

@@ -174,13 +174,48 @@ FileKey = tuple[str, int, int]  # a transcript file as it is now: (path, size, m
 
 
 def subagent_responses(s: Any, memo: dict[FileKey, list[Response]] | None = None) -> list[Response]:
-    """The responses of a session's subagent transcripts (each read, then closed); an unreadable one is left out.
-    `memo` keeps each file's responses by (path, size, mtime): a live session asked again reads only what changed."""
+    """The responses of a session's subagent transcripts (each read, then closed; an unreadable one is left out),
+    and those its agent_progress records relay that no transcript holds (a subagent file deleted or never copied:
+    billed all the same). `memo` keeps each file's responses by (path, size, mtime): a live session asked again reads
+    only what changed."""
     copied = {a for r in s.records if (a := copied_agent(r))}
     subs = {sa.path: sa for sa in s.subagents if sa.path is not None}
     files = [(sa.agent_id, p) for p, sa in subs.items()]
     got = agent_file_responses(files, copied, memo, load=lambda p: s.load_subagent(subs[p]))
-    return [r for _key, found in got for r in found]
+    out = [r for _key, found in got for r in found]
+    return out + relayed_responses(s, {r.key for r in out}, copied)
+
+
+def relay_row(r: Any) -> tuple[str, str | None, list[Any]] | None:
+    """A subagent response an agent_progress record relays: (its key, its agent, a fragment() row), else None."""
+    pr = (r.extra or {}).get("progress_response") if r.type == "progress" else None
+    if pr is None:
+        return None
+    model, ts, mid, rid, u, bill = pr
+    h1, web, fast, us = (tuple(bill) + (0, 0, 0, 0))[:4]
+    return (f"{mid}:{rid}" if rid else mid), (r.extra or {}).get("progress_agent"), [model, ts, *u, h1, web, r.line, fast, us]
+
+
+def _max_row(cur: list[Any], row: list[Any]) -> None:
+    for k in (2, 3, 4, 5, 6, 7, 9, 10):
+        if row[k] > cur[k]:
+            cur[k] = row[k]
+
+
+def relayed_responses(s: Any, have: set[str], copied: set[str] | frozenset[str] = frozenset()) -> list[Response]:
+    """The subagent responses a session's agent_progress records relay, each once (its fragments merged), but for
+    those in `have` (read from a subagent transcript) and those of an agent a copied record names."""
+    merged: dict[str, list[Any]] = {}
+    for r in s.records:
+        got = relay_row(r)
+        if got is None or got[0] in have or got[1] in copied:
+            continue
+        cur = merged.get(got[0])
+        if cur is None:
+            merged[got[0]] = got[2]
+        else:
+            _max_row(cur, got[2])
+    return [_response(k, v) for k, v in merged.items()]
 
 
 def agent_file_responses(
@@ -426,8 +461,22 @@ class RunningCost:
         self.recent: dict[str, list[Any]] = {}  # key -> a fragment() row
         self.done = Cost()  # the responses let go of, priced
         self.copied_agents: set[str] = set()  # subagents named by a copied record: charged to their own session
+        self.relayed: dict[str, list[Any]] = {}  # key -> [agent, row]: subagent responses agent_progress relays
+
+    def relayed_responses(self, have: set[str]) -> list[Response]:
+        """What relayed_responses() gives for the whole file: the relayed responses no subagent transcript holds."""
+        return [
+            _response(k, row) for k, (agent, row) in self.relayed.items() if k not in have and agent not in self.copied_agents
+        ]
 
     def add(self, r: Any, table: PriceTable) -> bool:
+        relay = relay_row(r) if r.type == "progress" else None
+        if relay is not None:
+            cur = self.relayed.get(relay[0])
+            if cur is None:
+                self.relayed[relay[0]] = [relay[1], relay[2]]
+            else:
+                _max_row(cur[1], relay[2])
         if r.type != "assistant" or r.usage is None or is_copy(r):
             agent = copied_agent(r)
             if agent:
@@ -474,6 +523,7 @@ class RunningCost:
             "recent": self.recent,
             "done": [d.usd, d.by_model, d.unknown, d.responses, d.duplicates, d.tokens, d.web_searches],
             "done_modes": [d.fast_usd, d.fast_responses, d.us_only_usd, d.us_only_responses],
+            "relayed": self.relayed,
         }
 
     @classmethod
@@ -482,6 +532,7 @@ class RunningCost:
         rc.seen = set(d["seen"])
         rc.copied_agents = set(d.get("copied_agents") or ())
         rc.recent = {str(k): list(v) for k, v in d["recent"].items()}
+        rc.relayed = {str(k): [v[0], list(v[1])] for k, v in (d.get("relayed") or {}).items()}
         usd_, by_model, unknown, n, dup, tokens, web = d["done"]
         rc.done = Cost(float(usd_), dict(by_model), dict(unknown), int(n), int(dup), dict(tokens), int(web))
         fu, fn, uu, un = d.get("done_modes") or (0.0, 0, 0.0, 0)

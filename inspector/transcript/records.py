@@ -398,6 +398,26 @@ def usage_tuple(usage: Any) -> tuple[int, int, int, int] | None:
     )
 
 
+def _progress_response(m: Any) -> tuple[Any, ...] | None:
+    """A subagent's response as an agent_progress record relays it (2.1.x): (model, timestamp, message id, request
+    id, usage, billing extras), the only trace of what it cost when the subagent's own transcript is gone."""
+    if not isinstance(m, dict) or m.get("type") != "assistant":
+        return None
+    inner = m.get("message")
+    u = inner.get("usage") if isinstance(inner, dict) else None
+    usage = usage_tuple(u)
+    if usage is None or not isinstance(u, dict) or not isinstance(inner.get("id"), str):  # type: ignore[union-attr]
+        return None
+    return (
+        _str(inner.get("model")),  # type: ignore[union-attr]
+        _str(m.get("timestamp")),
+        inner["id"],  # type: ignore[index]
+        _str(m.get("requestId")),
+        usage,
+        billing_extras(u) or (0, 0, 0, 0),
+    )
+
+
 ITERATION_CONTEXT_TYPES = ("message", "fallback_message")  # an iteration of the response itself (2.1.328's `wv`)
 ITERATION_SIDE_TYPES = ("advisor_message", "compaction")  # another model's or the server's (2.1.328's `bv`)
 
@@ -634,6 +654,9 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
                     v = get("parentToolUseID")
                     if v.__class__ is str and v:
                         extra["progress_tool_use"] = v
+                resp = _progress_response(data.get("message"))
+                if resp is not None:
+                    extra["progress_response"] = resp
             if dtype.__class__ is str and dtype:
                 extra["progress_type"] = dtype
             if not extra:

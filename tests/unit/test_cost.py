@@ -223,3 +223,57 @@ def test_a_hostile_model_name_never_reaches_the_terminal_raw(tmp_path, name, by)
     for bad in ("\x1b", "\x07", "\x9b", "\u202e", "\x00"):
         assert bad not in out and bad not in err, (by, repr(out))
     assert "no price for" in out
+
+
+def _relay(uuid: str, parent: str, mid: str, rid: str, usage: tuple[int, int, int, int], sec: int, agent: str = "x1") -> dict:
+    """An agent_progress record relaying a subagent's response (2.1.x writes these in the main transcript)."""
+    inner = reply(uuid + "-in", None, mid=mid, rid=rid, model="claude-haiku-4-5-20251001", usage=usage, sec=sec)
+    return {
+        "type": "progress",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "timestamp": inner["timestamp"],
+        "sessionId": "S",
+        "version": "2.1.20",
+        "parentToolUseID": "toolu_1",
+        "data": {
+            "type": "agent_progress",
+            "agentId": agent,
+            "message": {"type": "assistant", "timestamp": inner["timestamp"], "message": inner["message"], "requestId": rid},
+        },
+    }
+
+
+def test_a_subagent_known_only_from_its_progress_records_is_billed_once(tmp_path):
+    """A subagent whose transcript is gone (deleted, never copied) still cost what its agent_progress records relay;
+    each response once (two fragments of one are one response), none twice when the transcript is there (issue 28;
+    ccusage's daily totals found it: $0.45 of haiku subagents on ../shared/realdata)."""
+    recs = [
+        user("u0", None, "go"),
+        reply("a1", "u0", mid="m1"),
+        _relay("p1", "a1", "mx", "rx", (100, 0, 0, 1), 2),
+        _relay("p2", "p1", "mx", "rx", (100, 0, 0, 100), 3),  # the same response, its final output count
+        _relay("p3", "p2", "my", "ry", (200, 0, 1000, 50), 4),
+    ]
+    main = write_jsonl(tmp_path / "p" / "S.jsonl", recs)
+    own = (10 * 3 + 50 * 15 + 100 * 3.75 + 1000 * 0.30) / 1e6  # the default reply at claude-sonnet-4-5's prices
+    sub = (100 * 1 + 100 * 5 + 200 * 1 + 1000 * 0.10 + 50 * 5) / 1e6  # claude-haiku-4-5: $1 in, $0.10 read, $5 out
+    c = session_cost(Session.load(main))
+    assert c["cost_subagents_usd"] == pytest.approx(sub, abs=1e-9) and c["cost_usd"] == pytest.approx(own + sub, abs=1e-9)
+    from inspector.cli.statusline import read_live
+    from inspector.tokens.thresholds import Settings
+
+    assert read_live(main, Settings()).cost["cost_usd"] == pytest.approx(own + sub, abs=1e-9)  # the statusline agrees
+    # the transcript is there: its responses are the subagent's, the relayed copies are not counted again
+    write_jsonl(
+        tmp_path / "p" / "S" / "subagents" / "agent-x1.jsonl",
+        [
+            user("x0", None, "look", isSidechain=True, agentId="x1"),
+            reply("x1", "x0", mid="mx", rid="rx", model="claude-haiku-4-5-20251001", usage=(100, 0, 0, 100), isSidechain=True),
+            reply("x2", "x1", mid="my", rid="ry", model="claude-haiku-4-5-20251001", usage=(200, 0, 1000, 50), isSidechain=True),
+        ],
+    )
+    c = session_cost(Session.load(main))
+    assert c["cost_subagents_usd"] == pytest.approx(sub, abs=1e-9) and c["cost_responses"] == 3
+    code, out, _ = run("cost", "--by", "day", "--json", str(tmp_path / "p"))
+    assert code == 0 and sum(d["cost_usd_priced"] for d in jsonl(out)) == pytest.approx(own + sub, abs=1e-6)
