@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     a, b = sum(mine[k] for k in both), sum(theirs[k] for k in both)
     off = [k for k in both if abs(mine[k] - theirs[k]) > 0.01 * max(theirs[k], 0.01)]
     lines = [
-        f"Root {os.path.relpath(root, HERE.parent.parent)}: {len(mine)} sessions priced by inspector, {len(theirs)} by ccusage {CCUSAGE_VERSION} (--offline), "
+        f"Root {os.path.relpath(root, HERE.parent.parent)}: {len(mine)} sessions priced by inspector, "
+        f"{len(theirs)} by ccusage {CCUSAGE_VERSION} (--offline), "
         f"{len(both)} by both.",
         "",
         "| | inspector | ccusage | difference |",
@@ -86,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         f"| the {len(both)} sessions both price | ${a:,.4f} | ${b:,.4f} | {100 * (a - b) / b if b else 0:+.3f}% |",
         f"| every session | ${sum(mine.values()):,.4f} | ${sum(theirs.values()):,.4f} | |",
         "",
-        f"Sessions more than 1% apart: {len(off)}" + (" (" + ", ".join(off[:10]) + ")" if off else "")
+        f"Sessions more than 1% apart: {len(off)}"
+        + (" (" + ", ".join(off[:10]) + ")" if off else "")
         + (
             ". ccusage's `session` leaves out the subagent responses a transcript's agent_progress records relay when "
             "the subagent's own file is gone; its `daily` counts them, as inspector does (the day table below)"
