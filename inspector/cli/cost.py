@@ -175,6 +175,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                 web_searches=both.web_searches,
                 fast=both.as_dict()["fast"],
                 us_only=both.as_dict()["us_only"],
+                long_context=both.as_dict()["long_context"],
                 prices=ledger.table.date,
             )
             if g.get("claude_code_usd") is not None:
@@ -225,6 +226,11 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         out.write(
             f"  of which US-only inference: {usd(total.us_only_usd)} over {total.us_only_responses:,} response(s) (every "
             "rate times 1.1 on Claude 4.6 and later)\n"
+        )
+    if total.long_responses:
+        out.write(
+            f"  of which long-context rates: {usd(total.long_premium_usd)} more over {total.long_responses:,} response(s) "
+            "(a prompt over the model's long-context threshold bills the whole request at the long rates)\n"
         )
     out.write(
         printable(

@@ -120,30 +120,42 @@ class Response:
         """The model as it is priced: its name, and "(fast)" for a fast-mode response."""
         return f"{self.model or '?'} (fast)" if self.fast else self.model or "?"
 
+    def long_premium(self, table: PriceTable) -> float:
+        """What the long-context rates added to this response: 0 unless its prompt was over the model's long-context
+        threshold, when the whole request is billed at the long rates (Anthropic's pricing page)."""
+        return self._priced(table)[1]
+
     def cost(self, table: PriceTable) -> float | None:
         """USD, or None when the model has no price (or no fast-mode price, for a fast response)."""
+        return self._priced(table)[0]
+
+    def _priced(self, table: PriceTable) -> tuple[float | None, float]:
+        """(USD or None, of it what the long-context rates added)."""
         if self.model is None or self.model == SYNTHETIC:
-            return 0.0
+            return 0.0, 0.0
         r = table.rates_for(self.model, (self.timestamp or "")[:10] or None)
         if r is None:
-            return None
+            return None, 0.0
         mult = r.us_only if self.us_only else 1.0
         if self.fast:
             if r.fast is None:
-                return None  # a fast price not known: unpriced, never priced at standard speed
+                return None, 0.0  # a fast price not known: unpriced, never priced at standard speed
             mult *= r.fast
         prompt = self.input + self.cache_write + self.cache_read
-        if r.long is not None and r.long_over is not None and prompt > r.long_over:
-            r = r.long
+        base = self._at(r)
+        long = r.long is not None and r.long_over is not None and prompt > r.long_over
+        usd = self._at(r.long) if long and r.long is not None else base
+        return usd * mult + self.web_searches * WEB_SEARCH_USD, (usd - base) * mult
+
+    def _at(self, r: Rates) -> float:
         w1 = min(self.cache_write_1h, self.cache_write)
-        usd = (
+        return (
             self.input * r.input
             + self.output * r.output
             + (self.cache_write - w1) * r.cache_write_5m
             + w1 * r.cache_write_1h
             + self.cache_read * r.cache_read
         ) / 1e6
-        return usd * mult + self.web_searches * WEB_SEARCH_USD
 
 
 def response_key(r: Any) -> str:
@@ -336,6 +348,8 @@ class Cost:
     fast_responses: int = 0
     us_only_usd: float = 0.0  # of usd: what the US-only responses cost (their 1.1x premium included)
     us_only_responses: int = 0
+    long_premium_usd: float = 0.0  # of usd: what the long-context rates added (prompts over the model's threshold)
+    long_responses: int = 0
 
     def add(self, resp: Response, table: PriceTable) -> float | None:
         usd = resp.cost(table)
@@ -358,6 +372,10 @@ class Cost:
         if resp.us_only:
             self.us_only_usd += usd
             self.us_only_responses += 1
+        extra = resp.long_premium(table)
+        if extra:
+            self.long_premium_usd += extra
+            self.long_responses += 1
         if model != SYNTHETIC:
             self.by_model[model] = self.by_model.get(model, 0.0) + usd
         return usd
@@ -377,6 +395,8 @@ class Cost:
         self.fast_responses += other.fast_responses
         self.us_only_usd += other.us_only_usd
         self.us_only_responses += other.us_only_responses
+        self.long_premium_usd += other.long_premium_usd
+        self.long_responses += other.long_responses
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -389,6 +409,7 @@ class Cost:
             "web_searches": self.web_searches,
             "fast": {"usd": round(self.fast_usd, 6), "responses": self.fast_responses},
             "us_only": {"usd": round(self.us_only_usd, 6), "responses": self.us_only_responses},
+            "long_context": {"premium_usd": round(self.long_premium_usd, 6), "responses": self.long_responses},
         }
 
 
@@ -522,7 +543,14 @@ class RunningCost:
             "seen": sorted(self.seen),
             "recent": self.recent,
             "done": [d.usd, d.by_model, d.unknown, d.responses, d.duplicates, d.tokens, d.web_searches],
-            "done_modes": [d.fast_usd, d.fast_responses, d.us_only_usd, d.us_only_responses],
+            "done_modes": [
+                d.fast_usd,
+                d.fast_responses,
+                d.us_only_usd,
+                d.us_only_responses,
+                d.long_premium_usd,
+                d.long_responses,
+            ],
             "relayed": self.relayed,
         }
 
@@ -535,8 +563,11 @@ class RunningCost:
         rc.relayed = {str(k): [v[0], list(v[1])] for k, v in (d.get("relayed") or {}).items()}
         usd_, by_model, unknown, n, dup, tokens, web = d["done"]
         rc.done = Cost(float(usd_), dict(by_model), dict(unknown), int(n), int(dup), dict(tokens), int(web))
-        fu, fn, uu, un = d.get("done_modes") or (0.0, 0, 0.0, 0)
+        fu, fn, uu, un, lu, ln = (list(d.get("done_modes") or ()) + [0.0, 0, 0.0, 0, 0.0, 0][len(d.get("done_modes") or ()) :])[
+            :6
+        ]
         rc.done.fast_usd, rc.done.fast_responses, rc.done.us_only_usd, rc.done.us_only_responses = fu, fn, uu, un
+        rc.done.long_premium_usd, rc.done.long_responses = lu, ln
         return rc
 
 

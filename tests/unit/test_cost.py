@@ -80,6 +80,12 @@ def test_a_long_prompt_pays_the_long_context_rates_and_an_unknown_model_is_never
     c = session_cost(s)
     assert c["cost_usd_priced"] == pytest.approx((1000 * 6 + 100 * 22.5 + 250_000 * 0.6) / 1e6, abs=1e-6)
     assert c["cost_usd"] is None and c["cost_unknown_models"] == {"claude-nova-9": 1}
+    # what the long rates added, shown apart: the same request at $3 / $15 / $0.30 is what it would have cost below 200k
+    premium = (1000 * 3 + 100 * 7.5 + 250_000 * 0.3) / 1e6
+    code, out, _ = run("cost", "--json", str(tmp_path / "p"))
+    assert jsonl(out)[0]["long_context"] == {"premium_usd": pytest.approx(premium, abs=1e-6), "responses": 1}
+    code, out, _ = run("cost", str(tmp_path / "p"))
+    assert "of which long-context rates: $0.079 more over 1 response(s)" in out
 
 
 def test_a_users_price_file_wins_and_a_bad_entry_is_named(tmp_path, monkeypatch):
