@@ -360,3 +360,36 @@ def test_a_file_that_is_not_jsonl_is_one_rule_for_every_command(tmp_path, comman
     code, out, err = run(command, str(p))
     assert code == 2 and err.count("\n") == 1 and "not a JSONL transcript: no line of" in err, (command, err)
     assert p.read_bytes() == body
+
+
+HEAVY = ("textual", "rich", "tiktoken", "anthropic", "mcp", "httpx", "pydantic")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "IndexError"],
+        ["search", "no-such-word-anywhere"],
+        ["stats", "--no-cache"],
+        ["cost", "--by", "day"],
+        ["cleanup"],
+        ["show", "--line", "3"],
+    ],
+)
+def test_a_command_imports_only_what_it_uses(argv, tmp_path):
+    """Start-up is most of a short command's time (issue 29.5): the commands a person or a script runs often never
+    import the app's toolkit, the tokenizer, the API client or the MCP server. Measured by the interpreter's own
+    import log of a real run."""
+    target = str(sample_session("Fix forecast", SAMPLES)) if argv[0] == "show" else str(SAMPLES)
+    full = [*argv, target] if argv[0] != "show" else ["show", target, *argv[1:]]
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "inspector", *full],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    loaded = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert loaded, "no import log"
+    assert sorted(m for m in HEAVY if m in loaded) == []
