@@ -99,9 +99,12 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
             g = groups[key] = {"key": key, **facts, "own": Cost(), "subagents": Cost(), "claude_code_usd": None}
         return g
 
+    from inspector.library.cost import COST_LINES
+
+    whole = args.by in ("session", "project")  # the title, the cwd, Claude Code's own figure: every record
     for _, f in sorted(dated):
         try:
-            s = Session.load(f)
+            s = Session.load(f) if whole or target.kind == "file" else Session.load(f, only=COST_LINES)
         except OSError as exc:
             skipped.append((f, exc.strerror or str(exc)))
             continue

@@ -631,6 +631,12 @@ class Block:
         return self.cost.usd + self.burn_per_hour(now) * (self.end - now) / 3600
 
 
+# The lines a transcript's cost is read from: a response's usage (its own, or a subagent's an agent_progress record
+# relays), and a copy's mark (a copied record's tool result names the subagent charged elsewhere). A record without
+# any of them adds nothing to the cost, so the cost of a file needs only these lines decoded.
+COST_LINES = (b'"usage"', b'edFrom"')  # "forkedFrom", "inspectorCopiedFrom": one search for both
+
+
 def timed_responses(
     target: Any, ledger: Ledger | None = None, keep: Callable[[Response], bool] | None = None
 ) -> tuple[list[tuple[float, Response]], Cost, list[tuple[Path, str]]]:
@@ -655,7 +661,7 @@ def timed_responses(
     skipped: list[tuple[Path, str]] = []
     for _, f in sorted(dated):  # oldest first, as the ledger's rule for copies wants
         try:
-            s = Session.load(f)
+            s = Session.load(f, only=COST_LINES)
         except OSError as exc:
             skipped.append((f, exc.strerror or str(exc)))
             continue

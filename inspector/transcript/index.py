@@ -20,6 +20,15 @@ import orjson
 from inspector.transcript.records import LineError, Record, decode_line, gc_paused, index_record
 
 PROGRESS_EVERY = 8 << 20
+
+
+def _holds(raw: bytes, needles: tuple[bytes, ...]) -> bool:
+    for needle in needles:  # a plain loop: a generator per line costs more than the search on short lines
+        if needle in raw:
+            return True
+    return False
+
+
 MAX_LINE = 64 << 20  # a line longer than this is reported and skipped, never held in memory (real ones reach ~13 MB)
 
 
@@ -61,10 +70,20 @@ class Transcript:
         self._next_line = 1
         self._bodies: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._fd: int | None = None
+        self.only: tuple[bytes, ...] | None = None  # a partial index: only the lines holding one of these
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], progress: Callable[[int, int], None] | None = None) -> Transcript:
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        progress: Callable[[int, int], None] | None = None,
+        only: tuple[bytes, ...] | None = None,
+    ) -> Transcript:
+        """The index of a file. `only`: index just the lines that hold one of these byte strings (a report that needs
+        a few kinds of record, as the cost's responses, skips decoding the rest: most of a transcript's bytes are
+        tool results); such an index is partial, and says so (`only`)."""
         t = cls(path)
+        t.only = only
         t.update(progress)
         return t
 
@@ -104,6 +123,7 @@ class Transcript:
         if st.st_size == self.scanned_to:
             return new
         loads, problems, absorb, append = orjson.loads, self.problems, self._absorb, new.append
+        only = self.only
         with gc_paused(), open(self.path, "rb", buffering=1 << 20) as f:
             if self.scanned_to == 0 and f.read(3) == b"\xef\xbb\xbf":
                 self.scanned_to = 3  # a UTF-8 byte order mark (an editor's save): not part of the first record
@@ -152,6 +172,10 @@ class Transcript:
                 else:
                     length = n - 1 if raw[-1] == 13 else n
                     complete = False
+                if only is not None and not _holds(raw, only):
+                    offset += n  # not a line this partial index keeps: neither decoded nor counted as a problem
+                    line_no += 1
+                    continue
                 if raw[0] == 123 or (length > 0 and not raw.isspace()):  # 123: "{", the usual first byte
                     try:
                         obj = loads(raw)

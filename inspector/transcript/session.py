@@ -218,8 +218,11 @@ class Session:
         *,
         flat_agents: list[Path] | None = None,
         progress: Callable[[int, int], None] | None = None,
+        only: tuple[bytes, ...] | None = None,
     ) -> Session:
-        return cls(Transcript.load(path, progress), flat_agents=flat_agents)
+        """A session's index; `only`: a partial one, of the lines holding one of these byte strings (Transcript.load),
+        and its subagents' likewise."""
+        return cls(Transcript.load(path, progress, only), flat_agents=flat_agents)
 
     def close(self) -> None:
         """Let go of the transcript's open file (reading a body again reopens it)."""
@@ -640,7 +643,7 @@ class Session:
                     sa.boundary = after[0]
 
     def load_subagent(self, sa: Subagent) -> Session | None:
-        return Session.load(sa.path) if sa.path is not None else None
+        return Session.load(sa.path, only=self.transcript.only) if sa.path is not None else None
 
     # -- text helpers -----------------------------------------------------------------------
     def find_record(self, ref: str) -> int:

@@ -284,3 +284,69 @@ def test_a_subagent_known_only_from_its_progress_records_is_billed_once(tmp_path
     assert c["cost_subagents_usd"] == pytest.approx(sub, abs=1e-9) and c["cost_responses"] == 3
     code, out, _ = run("cost", "--by", "day", "--json", str(tmp_path / "p"))
     assert code == 0 and sum(d["cost_usd_priced"] for d in jsonl(out)) == pytest.approx(own + sub, abs=1e-6)
+
+
+def _both_ways(path):
+    """A file's responses and its subagents', from the whole index and from the partial one of the cost's lines."""
+    from inspector.library.cost import COST_LINES, subagent_responses
+
+    out = []
+    for only in (None, COST_LINES):
+        s = Session.load(path, only=only)
+        out.append((responses(s), subagent_responses(s), len(s.records)))
+        s.close()
+    return out
+
+
+def test_the_cost_read_from_its_lines_alone_is_the_whole_files(tmp_path):
+    """`cost --by day|week|month|model|block` and the blocks view decode only the lines that hold a usage or a copy's
+    mark (issue 29: most bytes are tool results): every response and every subagent response is the same as from the
+    whole index, on the samples, every golden and the corpus of odd files; fewer records were made."""
+    from helpers import CORPUS
+
+    from conformance.goldens import GOLDENS
+
+    files = [p for p in SAMPLES.rglob("*.jsonl") if "subagents" not in p.parts]
+    for g in sorted(GOLDENS.iterdir()):
+        if (g / "run.json").exists():
+            files.append(golden_transcript(expand_golden(g.name, tmp_path)))
+    files += sorted(CORPUS.glob("*.jsonl"))
+    fewer = 0
+    for f in files:
+        (whole, whole_subs, n), (part, part_subs, m) = _both_ways(f)
+        assert part == whole and part_subs == whole_subs, f
+        fewer += m < n
+    assert len(files) > 40 and fewer > 20
+
+
+@pytest.mark.realdata
+@requires_realdata
+def test_the_cost_read_from_its_lines_alone_on_the_real_sessions():
+    for f in sorted(REAL_PROJECTS.rglob("*.jsonl")):
+        (whole, whole_subs, _), (part, part_subs, _) = _both_ways(f)
+        assert part == whole and part_subs == whole_subs, f
+
+
+def test_a_copied_record_naming_a_subagent_is_read_by_the_partial_index_too(tmp_path):
+    """The copy's mark is one of the cost's lines: a fork's copied tool result names the subagent the original session
+    paid for, so the fork's folder copy of that subagent costs nothing here, read whole or from the cost's lines."""
+    fork = {"sessionId": "ORIG", "messageUuid": "x"}
+    recs = [
+        user("u0", None, "go", forkedFrom=fork),
+        reply("a1", "u0", mid="m1", forkedFrom=fork),
+        tool_result_user := {
+            **user("u2", "a1", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "done"}], sec=2),
+            "toolUseResult": {"agentId": "x1", "status": "completed"},
+            "forkedFrom": fork,
+        },
+        user("u3", "u2", "more", sec=3),
+        reply("a4", "u3", mid="m4", rid="r4", sec=4),
+    ]
+    assert tool_result_user["forkedFrom"] == fork
+    main = write_jsonl(tmp_path / "p" / "S.jsonl", recs)
+    write_jsonl(
+        tmp_path / "p" / "S" / "subagents" / "agent-x1.jsonl",
+        [user("x0", None, "look", isSidechain=True, agentId="x1"), reply("x1", "x0", mid="mx", rid="rx", isSidechain=True)],
+    )
+    (whole, whole_subs, n), (part, part_subs, m) = _both_ways(main)
+    assert part == whole and [r.key for r in part] == ["m4:r4"] and part_subs == whole_subs == [] and m < n
