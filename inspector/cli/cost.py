@@ -54,7 +54,7 @@ def _cost_parser() -> argparse.ArgumentParser:
 def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.cost import Cost, Ledger, responses, subagent_responses, usd
     from inspector.textutil import printable
-    from inspector.transcript.discovery import project_name, quick_info, resolve_target, session_files
+    from inspector.transcript.discovery import project_name, resolve_target
     from inspector.transcript.session import Session
 
     path = Path(args.path) if args.path else _default_path(err)
@@ -78,17 +78,8 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         priced, total, skipped = timed_responses(target, ledger, in_window)
         report_skipped(skipped, err)
         return _blocks_report(args, out, priced, ledger, total)
-    files = session_files(target)
-    from inspector.transcript.session import orphan_agents
+    from inspector.library.cost import oldest_first
 
-    files += [(a, []) for a in orphan_agents(files)]  # a subagent whose session is gone still cost something
-    # oldest first: a resumed or forked session's copy of earlier responses counts for the session they came from
-    dated = []
-    for f, _ in files:
-        try:
-            dated.append(((quick_info(f).first_timestamp or "~"), f))
-        except OSError:
-            continue
     groups: dict[str, dict[str, Any]] = {}
     skipped: list[tuple[Path, str]] = []
     total = Cost()
@@ -102,7 +93,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.cost import COST_LINES
 
     whole = args.by in ("session", "project")  # the title, the cwd, Claude Code's own figure: every record
-    for _, f in sorted(dated):
+    for f in oldest_first(target):
         try:
             s = Session.load(f) if whole or target.kind == "file" else Session.load(f, only=COST_LINES)
         except OSError as exc:

@@ -637,17 +637,13 @@ class Block:
 COST_LINES = (b'"usage"', b'edFrom"')  # "forkedFrom", "inspectorCopiedFrom": one search for both
 
 
-def timed_responses(
-    target: Any, ledger: Ledger | None = None, keep: Callable[[Response], bool] | None = None
-) -> tuple[list[tuple[float, Response]], Cost, list[tuple[Path, str]]]:
-    """Every response under a target with its time (epoch seconds), each once (the ledger's rule: a copy in a resumed
-    or forked session counts for the session it came from), subagents and orphaned subagent files included; the
-    priced total; the files that could not be read. `keep` narrows the responses (a date window)."""
-    from inspector.textutil import timestamp_key
+def oldest_first(target: Any) -> list[Path]:
+    """Every transcript under a target, orphaned subagent files included (a subagent whose session is gone still cost
+    something), oldest first: a resumed or forked session's copy of earlier responses counts for the session they
+    came from, as the ledger reads them in this order."""
     from inspector.transcript.discovery import quick_info, session_files
-    from inspector.transcript.session import Session, orphan_agents
+    from inspector.transcript.session import orphan_agents
 
-    ledger = ledger or Ledger()
     files = session_files(target)
     files += [(a, []) for a in orphan_agents(files)]
     dated = []
@@ -656,10 +652,23 @@ def timed_responses(
             dated.append(((quick_info(f).first_timestamp or "~"), f))
         except OSError:
             continue
+    return [f for _, f in sorted(dated)]
+
+
+def timed_responses(
+    target: Any, ledger: Ledger | None = None, keep: Callable[[Response], bool] | None = None
+) -> tuple[list[tuple[float, Response]], Cost, list[tuple[Path, str]]]:
+    """Every response under a target with its time (epoch seconds), each once (the ledger's rule: a copy in a resumed
+    or forked session counts for the session it came from), subagents and orphaned subagent files included; the
+    priced total; the files that could not be read. `keep` narrows the responses (a date window)."""
+    from inspector.textutil import timestamp_key
+    from inspector.transcript.session import Session
+
+    ledger = ledger or Ledger()
     out: list[tuple[float, Response]] = []
     total = Cost()
     skipped: list[tuple[Path, str]] = []
-    for _, f in sorted(dated):  # oldest first, as the ledger's rule for copies wants
+    for f in oldest_first(target):
         try:
             s = Session.load(f, only=COST_LINES)
         except OSError as exc:
