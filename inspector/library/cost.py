@@ -193,7 +193,7 @@ def subagent_responses(s: Any, memo: dict[FileKey, list[Response]] | None = None
     copied = {a for r in s.records if (a := copied_agent(r))}
     subs = {sa.path: sa for sa in s.subagents if sa.path is not None}
     files = [(sa.agent_id, p) for p, sa in subs.items()]
-    got = agent_file_responses(files, copied, memo, load=lambda p: s.load_subagent(subs[p]))
+    got = agent_file_responses(files, copied, memo)
     out = [r for _key, found in got for r in found]
     return out + relayed_responses(s, {r.key for r in out}, copied)
 
@@ -238,10 +238,11 @@ def agent_file_responses(
 ) -> list[tuple[FileKey, list[Response]]]:
     """Each subagent transcript's responses with the file's key, in order: a file `memo` holds as it is now is not
     read again, one that cannot be read is left out, and an agent in `skip` (named by a copied call: charged to the
-    session that ran it) is not counted. `load` reads a file (Session.load; a session's own load_subagent)."""
+    session that ran it) is not counted. `load` reads a file (by default the partial index of the cost's lines:
+    a subagent file's responses are all its cost needs)."""
     from inspector.transcript.session import Session
 
-    load = load or Session.load
+    load = load or (lambda p: Session.load(p, only=COST_LINES))
     out: list[tuple[FileKey, list[Response]]] = []
     for aid, path in files:
         if aid in skip:

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from builders import assistant, user
 from helpers import REAL_PROJECTS, SAMPLES, expand_golden, golden_transcript, jsonl, requires_realdata, tree_hashes, write_jsonl
 from helpers import run_cli as run
 
-from inspector.library.cost import BUILTIN, Ledger, PriceTable, model_key, responses, session_cost
+from inspector.library.cost import (
+    BUILTIN,
+    Ledger,
+    PriceTable,
+    copied_agent,
+    model_key,
+    relayed_responses,
+    responses,
+    session_cost,
+)
 from inspector.transcript.session import Session
 
 
@@ -193,7 +203,7 @@ def test_the_real_sessions_agree_with_ccusages_figures():
     assert total <= got + 1e-6  # the orphan subagent is priced by `cost` too
 
 
-def test_a_live_sessions_unchanged_subagents_are_not_read_again(tmp_path):
+def test_a_live_sessions_unchanged_subagents_are_not_read_again(tmp_path, monkeypatch):
     """The session screen asks for the cost at each growth: subagent files that did not change come from the memo."""
     main = write_jsonl(tmp_path / "p" / "S.jsonl", [user("u0", None, "go"), reply("a1", "u0", mid="m1")])
     sub = write_jsonl(
@@ -207,8 +217,13 @@ def test_a_live_sessions_unchanged_subagents_are_not_read_again(tmp_path):
     memo: dict = {}
     first = session_cost(s, memo=memo)
     loaded = []
-    real = s.load_subagent
-    s.load_subagent = lambda sa: (loaded.append(sa.path), real(sa))[1]
+    real = Session.load.__func__  # type: ignore[attr-defined]
+
+    def spy(cls, path, **kw):
+        loaded.append(Path(path))
+        return real(cls, path, **kw)
+
+    monkeypatch.setattr(Session, "load", classmethod(spy))
     assert session_cost(s, memo=memo) == first and loaded == []
     with open(sub, "a") as f:  # the subagent grows: read again, and its new response priced
         f.write(json.dumps(reply("x2", "x1", mid="my", rid="ry", usage=(100, 0, 0, 100), isSidechain=True, agentId="x1")) + "\n")
@@ -288,12 +303,20 @@ def test_a_subagent_known_only_from_its_progress_records_is_billed_once(tmp_path
 
 def _both_ways(path):
     """A file's responses and its subagents', from the whole index and from the partial one of the cost's lines."""
-    from inspector.library.cost import COST_LINES, subagent_responses
+    from inspector.library.cost import COST_LINES, agent_file_responses, subagent_responses
 
     out = []
     for only in (None, COST_LINES):
         s = Session.load(path, only=only)
-        out.append((responses(s), subagent_responses(s), len(s.records)))
+        if only is None:  # the subagent files read whole too
+            copied = {a for r in s.records if (a := copied_agent(r))}
+            files = [(sa.agent_id, sa.path) for sa in s.subagents if sa.path is not None]
+            got = agent_file_responses(files, copied, load=Session.load)
+            subs = [r for _k, found in got for r in found]
+            subs += relayed_responses(s, {r.key for r in subs}, copied)
+        else:
+            subs = subagent_responses(s)
+        out.append((responses(s), subs, len(s.records)))
         s.close()
     return out
 
