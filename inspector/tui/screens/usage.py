@@ -37,7 +37,7 @@ def block_rows(blocks: list[Any], now: float) -> list[tuple[Any, ...]]:
                 Text(when, style="bold green") if b.active(now) else Text(when),
                 Text(cost, justify="right"),
                 Text(f"{c.responses:,}", justify="right"),
-                Text(human_tokens(tokens), justify="right"),
+                Text(f"{tokens / 1e6:.1f}M" if tokens >= 1_000_000 else human_tokens(tokens), justify="right"),
                 Text(printable(models)),
             )
         )
@@ -51,7 +51,7 @@ def headline(blocks: list[Any], total: Any, now: float) -> str:
     active = next((b for b in blocks if b.active(now)), None)
     head = f"{len(blocks)} block(s), {usd(total.usd)} in all ({total.responses:,} responses)"
     if active is None:
-        return head + "; no block is active now (the last response was over 5 hours into its block, or earlier)."
+        return head + "; no block is active now (none started in the last 5 hours)."
     return (
         head + f". Active since {_local(active.start, '%H:%M')}: {usd(active.cost.usd)} so far, {usd(active.burn_per_hour(now))}"
         f"/hour since {_local(active.first, '%H:%M')}, {usd(active.projected(now))} by {_local(active.end, '%H:%M')} at "
