@@ -182,14 +182,14 @@ def parts_html(s: Any, parts: list[Part], where: str) -> Iterator[str]:
             yield f"<pre>{esc(text)}</pre>"
 
 
-def _compactions(report: Any) -> Iterator[str]:
+def _compactions(report: Any, href: Callable[[int], str]) -> Iterator[str]:
     exps = report.compactions
     if not exps:
         yield "<p>No compaction in this session.</p>"
         return
     for e in exps:
         what = "microcompaction" if e.kind == "microcompact" else f"{e.kind} compaction"
-        anchor = f' (<a href="#r{e.index}">the boundary</a>)'
+        anchor = f' (<a href="{href(e.index)}">the boundary</a>)'
         yield f"<h3>{esc(what)} at {esc(e.timestamp or '?')}{anchor}</h3>"
         yield f"<p>{esc(e.explanation)}</p>"
         facts = [
@@ -220,18 +220,83 @@ class PageFacts:
     cost: float | None
 
 
-def session_page(s: Any, report: Any, cost: dict[str, Any] | None = None, index_href: str | None = None) -> Iterator[str]:
-    """The whole page of one session, in chunks."""
+PAGE_BUDGET = 4 << 20  # bytes of transcript a page of the conversation holds, about (a long session gets pages)
+
+
+def page_plan(s: Any, rows: list[Any]) -> list[list[Any]]:
+    """The conversation's rows cut into pages of about PAGE_BUDGET bytes of transcript (each record's line, and the
+    persisted outputs embedded with it): a browser opens a page of a few megabytes at once, not one of 200."""
+    embedded: dict[int, int] = {}
+    for po in s.persisted_outputs:
+        if po.record is not None and po.file is not None:
+            embedded[po.record] = embedded.get(po.record, 0) + min(po.file_size or 0, PERSISTED_CAP)
+    pages: list[list[Any]] = [[]]
+    size = 0
+    for row in rows:
+        n = s.records[row.index].length + embedded.get(row.index, 0)
+        if pages[-1] and size + n > PAGE_BUDGET:
+            pages.append([])
+            size = 0
+        pages[-1].append(row)
+        size += n
+    return pages
+
+
+def page_file(stem: str, k: int) -> str:
+    """The file name of a session's k-th page (0: the first, which holds the token story)."""
+    return f"{stem}.html" if k == 0 else f"{stem}-p{k + 1}.html"
+
+
+def session_pages(
+    s: Any, report: Any, cost: dict[str, Any] | None = None, index_href: str | None = None, stem: str | None = None
+) -> list[tuple[str, Iterator[str]]]:
+    """A session's pages, each (file name, its chunks): the first with the token story, the compactions and the
+    start of the conversation, the next ones with the rest, linked both ways."""
+    stem = stem or Path(s.path).stem
+    rows = build_rows(s, scope="chain")
+    plan = page_plan(s, rows)
+    where = {row.index: k for k, page in enumerate(plan) for row in page}
+    total = len(plan)
+
+    def href(index: int) -> str:
+        return f"{html.escape(page_file(stem, where.get(index, 0)))}#r{index}"
+
+    span = s.time_span  # read once: it walks every record
+    return [
+        (page_file(stem, k), _one_page(s, report, cost, index_href, stem, plan, k, href, len(rows), span)) for k in range(total)
+    ]
+
+
+def _nav(stem: str, k: int, total: int) -> str:
+    if total == 1:
+        return ""
+    links = [f"<b>{n + 1}</b>" if n == k else f'<a href="{html.escape(page_file(stem, n))}">{n + 1}</a>' for n in range(total)]
+    return f'<p class="meta">page {k + 1} of {total}: ' + " · ".join(links) + "</p>"
+
+
+def _one_page(
+    s: Any,
+    report: Any,
+    cost: dict[str, Any] | None,
+    index_href: str | None,
+    stem: str,
+    plan: list[list[Any]],
+    k: int,
+    href: Callable[[int], str],
+    n_rows: int,
+    span: tuple[str | None, str | None],
+) -> Iterator[str]:
     from inspector.library.cost import usd
 
     th = report.thresholds
     title = s.title or s.session_id
+    total = len(plan)
 
     def body() -> Iterator[str]:
         if index_href:
             yield f'<p class="meta"><a href="{html.escape(index_href)}">← all sessions</a></p>'
         yield f"<h1>{esc(title)}</h1>"
-        first, last = s.time_span
+        first, last = span
         meta = [
             s.cwd or "",
             f"session {s.session_id}",
@@ -247,38 +312,44 @@ def session_page(s: Any, report: Any, cost: dict[str, Any] | None = None, index_
                 else f"cost at least {usd(cost.get('cost_usd_priced'))} (models without a price)"
             )
         yield f'<p class="meta">{esc(" · ".join(m for m in meta if m))}</p>'
-        yield "<h2>Token story</h2>"
-        yield chart_svg(report)
-        yield (
-            f'<p class="meta">{esc(th.rules)}</p><table>'
-            + "".join(
-                f'<tr><th>{esc(k)}</th><td class="n">{v:,}</td></tr>'
-                for k, v in (
-                    ("context window", th.context_window),
-                    ("warning", th.warning),
-                    ("auto-compact", th.auto_compact),
-                    ("blocking", th.blocking),
+        nav = _nav(stem, k, total)
+        yield nav
+        if k == 0:
+            yield "<h2>Token story</h2>"
+            yield chart_svg(report)
+            yield (
+                f'<p class="meta">{esc(th.rules)}</p><table>'
+                + "".join(
+                    f'<tr><th>{esc(name)}</th><td class="n">{v:,}</td></tr>'
+                    for name, v in (
+                        ("context window", th.context_window),
+                        ("warning", th.warning),
+                        ("auto-compact", th.auto_compact),
+                        ("blocking", th.blocking),
+                    )
+                    if v
                 )
-                if v
+                + "</table>"
             )
-            + "</table>"
-        )
-        if not th.enforced:
-            yield f'<p class="note">{esc(th.unenforced_threshold or "The thresholds are not enforced for this model.")}</p>'
-        yield "<h2>Compactions</h2>"
-        yield from _compactions(report)
-        if report.anomalies:
-            yield "<h2>Anomalies</h2><ul>" + "".join(f"<li>{esc(a)}</li>" for a in report.anomalies) + "</ul>"
-        rows = build_rows(s, scope="chain")
-        yield f"<h2>Conversation ({len(rows):,} records)</h2>"
+            if not th.enforced:
+                yield f'<p class="note">{esc(th.unenforced_threshold or "The thresholds are not enforced for this model.")}</p>'
+            yield "<h2>Compactions</h2>"
+            yield from _compactions(report, href)
+            if report.anomalies:
+                yield "<h2>Anomalies</h2><ul>" + "".join(f"<li>{esc(a)}</li>" for a in report.anomalies) + "</ul>"
+        rows = plan[k]
+        done = sum(len(p) for p in plan[:k])
+        here = f", records {done + 1:,}–{done + len(rows):,} here" if total > 1 else ""
+        yield f"<h2>Conversation ({n_rows:,} records{here})</h2>"
         for row in rows:
             r = s.records[row.index]
             kind = "compact" if (r.is_compact_boundary or r.is_compact_summary) else r.type
             yield f'<section class="rec {esc(kind)}" id="r{row.index}">'
             yield from parts_html(s, record_parts(s, row.index), f"line {r.line}")
             yield "</section>\n"
+        yield nav
 
-    yield from _page(f"{title} · inspector", body())
+    return _page(f"{title} · inspector" + (f" ({k + 1}/{total})" if total > 1 else ""), body())
 
 
 def index_page(pages: list[PageFacts], where: str) -> Iterator[str]:
@@ -312,7 +383,8 @@ def index_page(pages: list[PageFacts], where: str) -> Iterator[str]:
 @dataclass(slots=True)
 class ExportReport:
     to: Path
-    pages: list[PageFacts] = field(default_factory=list)
+    pages: list[PageFacts] = field(default_factory=list)  # one per session (its first page)
+    files: int = 0  # the pages written, a long session's further pages and the index included
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # sessions that could not be read, and why
 
 
@@ -376,9 +448,10 @@ def export_html(target: Any, to: Path, progress: Callable[[int, int], None] | No
             report = analyze(s)
             cost = session_cost(s)
             name = page_name(path)
-            dest = to / name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            write_page(dest, session_page(s, report, cost, "../index.html"))
+            (to / name).parent.mkdir(parents=True, exist_ok=True)
+            for file, chunks in session_pages(s, report, cost, "../index.html"):
+                write_page(to / path.parent.name / file, chunks)
+                rep.files += 1
             first, _last = s.time_span
             turns = report.series.turns
             rep.pages.append(
@@ -398,7 +471,18 @@ def export_html(target: Any, to: Path, progress: Callable[[int, int], None] | No
             s.close()
     where = str(getattr(target, "path", ""))
     write_page(to / "index.html", index_page(rep.pages, where))
+    rep.files += 1
     return rep
 
 
-__all__ = ["CSP", "ExportError", "ExportReport", "chart_svg", "esc", "export_html", "index_page", "session_page"]
+__all__ = [
+    "CSP",
+    "ExportError",
+    "ExportReport",
+    "session_pages",
+    "page_plan",
+    "chart_svg",
+    "esc",
+    "export_html",
+    "index_page",
+]

@@ -47,5 +47,5 @@ def cmd_export(args: argparse.Namespace, out: Any, err: Any) -> int:
         return EXIT_ERROR
     for p, why in rep.skipped:
         err.write(printable(f"inspector: warning: {p} cannot be read ({why}); not exported") + "\n")
-    out.write(printable(f"{len(rep.pages)} session page(s) and index.html written to {to}") + "\n")
+    out.write(printable(f"{len(rep.pages)} session(s) in {rep.files - 1} page(s), and index.html, written to {to}") + "\n")
     return EXIT_OK

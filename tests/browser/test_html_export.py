@@ -48,7 +48,7 @@ def test_every_sample_page_renders_with_no_error_and_no_request(tmp_path):
     code, stdout, err = run("export", str(root), "--html", str(out))
     assert code == 0, err
     sessions = [p for p, _a in session_files(resolve_target(root))]
-    assert f"{len(sessions)} session page(s)" in stdout
+    assert f"{len(sessions)} session(s) in {len(sessions)} page(s)" in stdout
     index = out / "index.html"
     v = chromium.visit(index.as_uri(), SHAPE)
     page_checks(v, index)
@@ -160,3 +160,41 @@ def test_an_export_never_replaces_a_file_it_did_not_write_and_stays_out_of_the_t
     code, _o, err = run("export", str(root), "--html", str(root / "inside"))
     assert code == 1 and "inside the transcripts" in err and not (root / "inside").exists()
     assert tree_hashes(root) == before
+
+
+def test_a_long_session_is_cut_into_pages_that_link_each_other(tmp_path, monkeypatch):
+    """A 200 MB session as one page does not open in a browser (it did not load in 60 s): the conversation is cut
+    into pages of about PAGE_BUDGET bytes of transcript, the first with the token story; every record is on one
+    page, each page opens clean, and a compaction's link goes to the page that holds its boundary."""
+    import inspector.htmlexport as hx
+
+    monkeypatch.setattr(hx, "PAGE_BUDGET", 200_000)
+    root = tmp_path / "root"
+    shutil.copytree(SAMPLES, root)
+    out = tmp_path / "export"
+    code, stdout, err = run("export", str(sample_session_path(root)), "--html", str(out))
+    assert code == 0, err
+    pages = sorted((out / "-home-ann-work-weatherly").glob("6513270e*.html"), key=lambda p: len(p.name))
+    assert len(pages) > 3 and f"in {len(pages)} page(s)" in stdout
+    from inspector.transcript.session import Session
+
+    s = Session.load(sample_session_path(root))
+    want = len(build_rows(s, scope="chain"))
+    s.close()
+    seen = 0
+    links: set[str] = set()
+    for page in pages:
+        v = chromium.visit(page.as_uri(), SHAPE)
+        page_checks(v, page)
+        seen += v.values[SHAPE[1]]
+        links |= {h for h in v.values[SHAPE[6]] if "#r" in h}
+        assert any(h.endswith(".html") and "#" not in h for h in v.values[SHAPE[6]])  # the other pages
+    assert seen == want  # every record once
+    assert links  # the compaction's boundary, on the page that holds it
+    for h in links:
+        file, anchor = h.split("#")
+        assert f'id="{anchor}"' in (pages[0].parent / file).read_text()
+
+
+def sample_session_path(root: Path) -> Path:
+    return next(p for p in root.rglob("6513270e*.jsonl") if "subagents" not in p.parts)

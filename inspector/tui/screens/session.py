@@ -795,15 +795,18 @@ class SessionScreen(Screen):
 
         try:
             if target.suffix.lower() in (".html", ".htm"):
-                from inspector.htmlexport import session_page
+                from inspector.htmlexport import session_pages
                 from inspector.library.cost import session_cost
                 from inspector.tokens.explain import analyze
 
                 report = self.report if self.report is not None and self.report.session is s else analyze(s)
-                chunks = session_page(s, report, session_cost(s))
+                # a long session's further pages beside the first, named after it (never over a file)
+                for k, (name, chunks) in enumerate(session_pages(s, report, session_cost(s), stem=target.stem)):
+                    page = target if k == 0 else target.with_name(name)
+                    write_atomic(page, (chunk.encode("utf-8", "replace") for chunk in chunks))
             else:
                 chunks = export_markdown(s, scope=scope)
-            write_atomic(target, (chunk.encode("utf-8", "replace") for chunk in chunks))
+                write_atomic(target, (chunk.encode("utf-8", "replace") for chunk in chunks))
         except SaveError as exc:
             self.app.call_from_thread(self.app.notify, f"Could not export: {exc}", severity="error", timeout=10)
             return
