@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _default_path, json_text, report_unreadable
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, json_text, target_of
 
 
 def _archive_parser() -> argparse.ArgumentParser:
@@ -27,11 +26,8 @@ def _archive_parser() -> argparse.ArgumentParser:
 def cmd_archive(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.retention import ArchiveError, archive
     from inspector.textutil import human_size, printable
-    from inspector.transcript.discovery import resolve_target
 
-    path = Path(args.path) if args.path else _default_path(err)
-    target = resolve_target(path)
-    report_unreadable(target, err)
+    path, target = target_of(args, err)
     try:
         rep = archive(target, args.to)
     except ArchiveError as exc:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_OK, EXIT_USAGE, Parser, json_text
+from inspector.cli.common import EXIT_OK, EXIT_USAGE, Parser, json_text, target_of
 
 NEWEST = 50  # the release the user runs: the newest among the sessions written last (their heads and tails)
 
@@ -50,19 +50,16 @@ def _state(layer: Any) -> str:
 
 def cmd_cleanup(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.claude.release import parse_version
-    from inspector.cli.common import _default_path, report_unreadable
     from inspector.library.history import last_cleanup
     from inspector.library.retention import Retention, newest_release, settings_layers
     from inspector.textutil import printable
-    from inspector.transcript.discovery import config_dir, quick_info, resolve_target, session_files
+    from inspector.transcript.discovery import config_dir, quick_info, session_files
 
     if args.release is not None and parse_version(args.release) is None:
         err.write(printable(f"inspector: cleanup: --release {args.release!r} is not a Claude Code version (like 2.1.332)") + "\n")
         return EXIT_USAGE
     cwd = Path(args.cwd).expanduser() if args.cwd else Path.cwd()
-    path = Path(args.path) if args.path else _default_path(err)
-    target = resolve_target(path)
-    report_unreadable(target, err)
+    path, target = target_of(args, err)
     files = [p for p, _agents in session_files(target)]
     stamps: list[tuple[float, Path]] = []
     for p in files:

@@ -168,6 +168,17 @@ def _default_path(err: Any) -> Path:
     return samples
 
 
+def target_of(args: argparse.Namespace, err: Any) -> tuple[Path, Any]:
+    """The PATH a command was given (the projects root, or the bundled samples, when none) and what it names; the
+    files under it that cannot be read are said on stderr."""
+    from inspector.transcript.discovery import resolve_target
+
+    path = Path(args.path) if args.path else _default_path(err)
+    target = resolve_target(path)
+    report_unreadable(target, err)
+    return path, target
+
+
 def not_jsonl(path: Any, first: tuple[int, str] | None) -> Exception:
     """The one error for a file no line of which could be read (a binary or plain-text file named .jsonl): every
     command on it says so and exits 2, instead of some treating it as an empty session. `first`: the first bad

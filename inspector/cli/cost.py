@@ -11,12 +11,11 @@ from inspector.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
     Parser,
-    _default_path,
     add_window_flags,
     json_lines,
     refuse_unreadable,
     report_skipped,
-    report_unreadable,
+    target_of,
     when_arg,
 )
 
@@ -54,12 +53,10 @@ def _cost_parser() -> argparse.ArgumentParser:
 def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.cost import Cost, Ledger, responses, subagent_responses, usd
     from inspector.textutil import printable
-    from inspector.transcript.discovery import project_name, resolve_target
+    from inspector.transcript.discovery import project_name
     from inspector.transcript.session import Session
 
-    path = Path(args.path) if args.path else _default_path(err)
-    target = resolve_target(path)
-    report_unreadable(target, err)
+    path, target = target_of(args, err)
     since, until = when_arg(args.since, "--since"), when_arg(args.until, "--until")
     windowed = since is not None or until is not None
 

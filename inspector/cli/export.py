@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, _default_path, report_unreadable
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, Parser, target_of
 
 
 def _export_parser() -> argparse.ArgumentParser:
@@ -27,11 +27,8 @@ def cmd_export(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.htmlexport import ExportError, export_html
     from inspector.library.retention import projects_roots
     from inspector.textutil import printable
-    from inspector.transcript.discovery import resolve_target
 
-    path = Path(args.path) if args.path else _default_path(err)
-    target = resolve_target(path)
-    report_unreadable(target, err)
+    path, target = target_of(args, err)
     to = Path(args.html).expanduser().absolute()
     sources = [*projects_roots(target), Path(target.path) if target.kind != "file" else Path(target.path).parent]
     for root in sources:

@@ -10,11 +10,10 @@ from inspector.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
     Parser,
-    _default_path,
     _positive,
     add_window_flags,
     json_lines,
-    report_unreadable,
+    target_of,
     when_arg,
 )
 
@@ -51,15 +50,13 @@ def _search_parser() -> argparse.ArgumentParser:
 def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.search import Query, search_target
     from inspector.textutil import human_when, printable
-    from inspector.transcript.discovery import InspectorError, quick_info, resolve_target
+    from inspector.transcript.discovery import InspectorError, quick_info
 
     if not args.text:
         raise InspectorError("nothing to search for")
     if args.limit is not None and args.limit < 1:
         raise InspectorError("--limit must be at least 1")
-    path = Path(args.path) if args.path else _default_path(err)
-    target = resolve_target(path)
-    report_unreadable(target, err)
+    path, target = target_of(args, err)
     query = Query(args.text)
     since, until = when_arg(args.since, "--since"), when_arg(args.until, "--until")
     show_progress = (err.isatty() if hasattr(err, "isatty") else False) and not args.json

@@ -9,13 +9,12 @@ from typing import Any
 from inspector.cli.common import (
     EXIT_OK,
     Parser,
-    _default_path,
     _report,
     add_window_flags,
     json_lines,
     not_jsonl,
     report_skipped,
-    report_unreadable,
+    target_of,
     when_arg,
 )
 
@@ -35,11 +34,8 @@ def _stats_parser() -> argparse.ArgumentParser:
 
 def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.stats import StatsCache, cache_dir, collect_stats
-    from inspector.transcript.discovery import resolve_target
 
-    path = Path(args.path) if args.path else _default_path(err)
-    target = resolve_target(path)
-    report_unreadable(target, err)
+    path, target = target_of(args, err)
     cache = StatsCache(None if args.no_cache else cache_dir())
     show_progress = err.isatty() if hasattr(err, "isatty") else False
 

@@ -10,14 +10,13 @@ from inspector.cli.common import (
     EXIT_OK,
     JsonArray,
     Parser,
-    _default_path,
     _positive,
     _report,
     json_lines,
     refuse_unreadable,
     report_skipped,
-    report_unreadable,
     settings_from_args,
+    target_of,
 )
 
 
@@ -56,14 +55,12 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.tokens.explain import analyze
     from inspector.tokens.series import token_count_with_estimation
     from inspector.tokens.thresholds import Settings
-    from inspector.transcript.discovery import InspectorError, resolve_target, session_files
+    from inspector.transcript.discovery import InspectorError, session_files
     from inspector.transcript.session import Session
 
     settings = settings_from_args(args)
     baseline = Settings.from_environment()  # what the session's own settings are taken to be, when a flag is a what-if
-    path = Path(args.path) if args.path else _default_path(err)
-    target = resolve_target(path)
-    report_unreadable(target, err)
+    path, target = target_of(args, err)
     files = session_files(target)
     skipped: list[tuple[Path, str]] = []
     # Each session is printed as soon as it is explained and then let go (its file closed): a root of thousands
