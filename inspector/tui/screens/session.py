@@ -42,7 +42,6 @@ class Loaded:
     series: Series
     rows: list[Row] | None = None  # the timeline's rows, built in the worker
     pivots: frozenset[int] = frozenset()  # the records a partial compaction can pivot on
-    cost: str = ""  # the header's cost words, computed in the worker (subagent files are read for them)
 
 
 class SessionScreen(Screen):
@@ -61,6 +60,13 @@ class SessionScreen(Screen):
         def __init__(self, report: TokenReport) -> None:
             super().__init__()
             self.report = report
+
+    class CostReady(Message):
+        """The header's cost words, computed after the session is shown (subagent files are read for them)."""
+
+        def __init__(self, words: str) -> None:
+            super().__init__()
+            self.words = words
 
     def __init__(
         self,
@@ -93,6 +99,8 @@ class SessionScreen(Screen):
         self._file_size = 0
         self._file_sig: tuple[int, int, int | None] | None = None
         self._subagent_costs: dict[tuple[str, int, int], Any] = {}  # each subagent file's responses, by its size and time
+        self._cost_words = ""  # the header's cost, as last computed (kept while a live session's new one is on its way)
+        self._header: tuple[str, str] | None = None  # the header's text before and after the cost
 
     def compose(self) -> ComposeResult:
         yield Static(Text(printable(f"Loading {self.path} …")), id="title")
@@ -151,7 +159,8 @@ class SessionScreen(Screen):
         from inspector.compact import pivot_candidates
 
         pivots = frozenset(pivot_candidates(s, self.settings, series))
-        self.post_message(self.Ready(Loaded(s, series, self.rows_for(s), pivots, self.cost_words(s)), keep, tail=tail))
+        self.post_message(self.Ready(Loaded(s, series, self.rows_for(s), pivots), keep, tail=tail))
+        self.post_message(self.CostReady(self.cost_words(s)))  # after the screen: nothing asked for delays it
         self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress, baseline=self.configured)))
 
     def rows_for(self, s: Session) -> list[Row]:
@@ -179,16 +188,12 @@ class SessionScreen(Screen):
         if msg.partial:
             problems += f"   loading: the first {QUICK_LOOK_BYTES >> 20} MB are shown, the rest is on its way…"
         title = self.title_hint or s.title or s.session_id
-        spent = msg.loaded.cost
-        self.query_one("#title", Static).update(
-            Text(
-                printable(
-                    f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
-                    f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}{spent}{problems}",
-                    keep_newlines=True,
-                )
-            )
+        self._header = (
+            f"{title}\n{s.cwd or ''}   {s.session_id}   {len(s.records):,} records   {human_size(s.transcript.size)}   "
+            f"Claude Code {s.version or '?'}   {series.thresholds.model or ''}",
+            problems,
         )
+        self.draw_header()
         if self.initial_search and not msg.partial:
             q = self.initial_search
             self.initial_search = None
@@ -226,6 +231,16 @@ class SessionScreen(Screen):
         if "cost_claude_code_usd" in c:
             words += f", Claude Code's count {usd(c['cost_claude_code_usd'])}"
         return words
+
+    def draw_header(self) -> None:
+        if self._header is not None:
+            head, tail = self._header
+            self.query_one("#title", Static).update(Text(printable(f"{head}{self._cost_words}{tail}", keep_newlines=True)))
+
+    @on(CostReady)
+    def on_cost(self, msg: CostReady) -> None:
+        self._cost_words = msg.words
+        self.draw_header()
 
     @on(ReportReady)
     def on_report(self, msg: ReportReady) -> None:
