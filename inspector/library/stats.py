@@ -10,15 +10,16 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from inspector import __version__
 from inspector.library.cache import cache_dir
-from inspector.library.cost import session_cost
 from inspector.transcript.discovery import Target, project_name, session_files
-from inspector.transcript.session import Session, orphan_agents, own_agents
+
+if TYPE_CHECKING:  # the session and the prices are imported where stats are computed, not by `search` for a title
+    from inspector.transcript.session import Session
 
 STATS_SCHEMA = 5  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 
@@ -27,6 +28,8 @@ MAX_PROBLEMS_LISTED = 50
 
 def session_stats(s: Session) -> dict[str, Any]:
     """The JSON-ready facts of one session (the schema of `stats --json`)."""
+    from inspector.library.cost import session_cost
+
     t = s.transcript
     conv = s.conversation
     by_type = Counter(r.type for r in t.records)
@@ -289,6 +292,8 @@ def _well_formed(stats: Any) -> bool:
 
 
 def _one(path: Path, flat_agents: list[Path]) -> dict[str, Any]:
+    from inspector.transcript.session import Session
+
     return session_stats(Session.load(path, flat_agents=flat_agents))
 
 
@@ -373,6 +378,8 @@ def collect_stats(
 
     A file that cannot be read is left out and named in `skipped` (with why), so one unreadable session never
     costs the others; without a `skipped` list the first such error is raised."""
+    from inspector.transcript.session import Session, orphan_agents, own_agents
+
     files = session_files(target)
     out: list[dict[str, Any]] = []
 
