@@ -51,7 +51,7 @@ def _state(layer: Any) -> str:
 def cmd_cleanup(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.claude.release import parse_version
     from inspector.library.history import last_cleanup
-    from inspector.library.retention import Retention, newest_release, settings_layers
+    from inspector.library.retention import Retention, newest_release
     from inspector.textutil import printable
     from inspector.transcript.discovery import config_dir, quick_info, session_files
 
@@ -79,9 +79,9 @@ def cmd_cleanup(args: argparse.Namespace, out: Any, err: Any) -> int:
         release = newest_release(versions)
         said = "the newest release among your latest sessions" if release else "no session names its release"
     keep = Retention.read(cwd=cwd, release=release)
-    layers = settings_layers(cwd=cwd)
+    layers = keep.layers
     now = datetime.now(UTC)
-    due = [(keep.due(p), p) for _t, p in stamps]
+    due = [(keep.due_at(t), p) for t, p in stamps]
     at_start = sorted(p for d, p in due if d is not None and d <= now)
     week = sorted((d, p) for d, p in due if d is not None and now < d <= now + timedelta(days=7))
     ran = last_cleanup(config_dir())

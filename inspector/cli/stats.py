@@ -65,14 +65,16 @@ def cmd_stats(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.retention import Retention, newest_release
 
     keep = Retention.read(release=newest_release(st.get("version") for st in stats))
+    risks = {}
     for st in stats:  # when Claude Code's cleanup deletes it: from the file's time now, never cached
         due = keep.due(st["path"])
         st["deletion_due"] = due.isoformat(timespec="seconds").replace("+00:00", "Z") if due else None
+        risks[st["path"]] = keep.risk_at(due)
     if args.json:
         out.write(json_lines(stats))
     else:
         out.write(format_table(stats))
-        at_risk = [st for st in stats if keep.risk(Path(st["path"]))]
+        at_risk = [st for st in stats if risks[st["path"]]]
         if at_risk:
             out.write(
                 f"\n{len(at_risk)} session(s) will be deleted by Claude Code's cleanup within 7 days or at its next "

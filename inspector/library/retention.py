@@ -155,6 +155,7 @@ class Retention:
     skipped: str | None = None  # why the release's cleanup would not run at all
     rules: str = RULES[-1]  # the release whose cleanup rules were applied
     notes: tuple[str, ...] = ()  # what could change the answer that inspector cannot see
+    layers: tuple[_Layer, ...] = ()  # the settings files read for it, lowest precedence first
 
     @classmethod
     def read(
@@ -191,8 +192,11 @@ class Retention:
         invalid = next((ly for ly in layers if ly.has_key and _days(ly.data["cleanupPeriodDays"]) is None), None)
         broken = [ly for ly in layers if ly.state in ("unparsed", "unreadable")]
 
+        def made(days: int | None, source: str, skipped: str | None = None) -> Retention:
+            return cls(days, source, skipped, rules, tuple(notes), tuple(layers))
+
         def skip(why: str) -> Retention:
-            return cls(None, f"cleanup skipped: {why}", why, rules, tuple(notes))
+            return made(None, f"cleanup skipped: {why}", why)
 
         if invalid is not None:  # a validation error, and the key is set: every release skips
             return skip(
@@ -228,21 +232,15 @@ class Retention:
                 f"{rules} skips its cleanup until the settings are fixed"
             )
         if setting is None:
-            return cls(
-                DEFAULT_DAYS,
-                f"Claude Code's default of {DEFAULT_DAYS} days (no cleanupPeriodDays in its settings)",
-                None,
-                rules,
-                tuple(notes),
-            )
+            return made(DEFAULT_DAYS, f"Claude Code's default of {DEFAULT_DAYS} days (no cleanupPeriodDays in its settings)")
         d = _days(setting.data["cleanupPeriodDays"])
         assert d is not None
         said = f"cleanupPeriodDays {d} from {setting.where()}"
         if d == 0:
             if era == 0:
-                return cls(0, f"{said}: Claude Code {rules} deletes every transcript when it starts", None, rules, tuple(notes))
-            return cls(None, f"{said}: Claude Code {rules} turns its cleanup off", None, rules, tuple(notes))
-        return cls(None if d >= OFF_DAYS else d, said, None, rules, tuple(notes))
+                return made(0, f"{said}: Claude Code {rules} deletes every transcript when it starts")
+            return made(None, f"{said}: Claude Code {rules} turns its cleanup off")
+        return made(None if d >= OFF_DAYS else d, said)
 
     def describe(self) -> str:
         """Where the period comes from (or why there is none) and whose rules say so."""
@@ -253,21 +251,28 @@ class Retention:
         if self.days is None:
             return None
         try:
-            mtime = os.stat(path).st_mtime
+            return self.due_at(os.stat(path).st_mtime)
         except OSError:
             return None
-        return datetime.fromtimestamp(mtime, UTC) + timedelta(days=self.days)
+
+    def due_at(self, mtime: float) -> datetime | None:
+        """When the cleanup deletes a file of this modification time (epoch seconds), or None when it is off."""
+        return None if self.days is None else datetime.fromtimestamp(mtime, UTC) + timedelta(days=self.days)
 
     def risk(self, path: Path, now: datetime | None = None) -> str | None:
         """ "next start" (already past its date: the next start of Claude Code deletes it), "soon" (within 7 days),
         or None."""
-        d = self.due(path)
-        if d is None:
+        return self.risk_at(self.due(path), now)
+
+    @staticmethod
+    def risk_at(due: datetime | None, now: datetime | None = None) -> str | None:
+        """The risk of a file due at `due` (see `risk`), for a caller that has its date already."""
+        if due is None:
             return None
         now = now or datetime.now(UTC)
-        if d <= now:
+        if due <= now:
             return "next start"
-        return "soon" if d <= now + timedelta(days=SOON_DAYS) else None
+        return "soon" if due <= now + timedelta(days=SOON_DAYS) else None
 
 
 # ---------------------------------------------------------------------------------------------

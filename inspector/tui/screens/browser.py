@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
-from inspector.library.retention import SOON_DAYS, Retention, newest_release
+from inspector.library.retention import DEFAULT_DAYS, SOON_DAYS, Retention, newest_release
 from inspector.library.stats import StatsCache, cache_dir
 from inspector.textutil import human_duration, human_when, json_dumps, json_loads, printable
 from inspector.transcript.discovery import Target, quick_info, session_files
@@ -77,7 +77,9 @@ class BrowserScreen(SessionSearch):
             self.ks, self.done, self.total = ks, done, total
 
     def __init__(self, target: Target, notice: str | None = None) -> None:
-        self.retention = Retention.read()  # Claude Code's cleanupPeriodDays, as its next start will read it
+        # Claude Code's cleanupPeriodDays, as its next start will read it: read when the sessions are listed (the
+        # release the user runs is the newest of theirs); until then the default
+        self.retention = Retention(DEFAULT_DAYS, f"Claude Code's default of {DEFAULT_DAYS} days")
         super().__init__()
         self.target = target
         self.notice = notice
@@ -141,7 +143,7 @@ class BrowserScreen(SessionSearch):
             # the cleanup rules of the newest release listed: the one the user runs, whose next start sweeps
             self.retention = Retention.read(release=newest_release(it.version for it in items))
             for it in items:
-                it.due, it.risk = self.retention.due(it.path), self.retention.risk(it.path)
+                self.date(it)
             self.post_message(self.Found(items))
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not list sessions: {exc}", severity="error")
@@ -168,8 +170,13 @@ class BrowserScreen(SessionSearch):
             span=(b - a) if a is not None and b is not None else 0.0,
             version=info.version,
         )
-        it.due, it.risk = self.retention.due(path), self.retention.risk(path)
+        self.date(it)
         return it
+
+    def date(self, it: Item) -> None:
+        """When Claude Code's cleanup deletes a listed session: from the file's time quick_info read, no stat again."""
+        it.due = self.retention.due_at(it.mtime_ns / 1e9)
+        it.risk = self.retention.risk_at(it.due)
 
     # -- sessions that appear or grow while the browser is open --------------------------------
     def watch_files(self) -> None:
