@@ -14,6 +14,7 @@ through it (one session and its subagents, or a whole root) counts each response
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -120,17 +121,14 @@ class Response:
         """The model as it is priced: its name, and "(fast)" for a fast-mode response."""
         return f"{self.model or '?'} (fast)" if self.fast else self.model or "?"
 
-    def long_premium(self, table: PriceTable) -> float:
-        """What the long-context rates added to this response: 0 unless its prompt was over the model's long-context
-        threshold, when the whole request is billed at the long rates (Anthropic's pricing page)."""
-        return self._priced(table)[1]
-
     def cost(self, table: PriceTable) -> float | None:
         """USD, or None when the model has no price (or no fast-mode price, for a fast response)."""
-        return self._priced(table)[0]
+        return self.priced(table)[0]
 
-    def _priced(self, table: PriceTable) -> tuple[float | None, float]:
-        """(USD or None, of it what the long-context rates added)."""
+    def priced(self, table: PriceTable) -> tuple[float | None, float]:
+        """(USD or None, of it what the long-context rates added: 0 unless the prompt was over the model's
+        long-context threshold, when the whole request is billed at the long rates, as Anthropic's pricing page
+        says)."""
         if self.model is None or self.model == SYNTHETIC:
             return 0.0, 0.0
         r = table.rates_for(self.model, (self.timestamp or "")[:10] or None)
@@ -198,14 +196,28 @@ def subagent_responses(s: Any, memo: dict[FileKey, list[Response]] | None = None
     return out + relayed_responses(s, {r.key for r in out}, copied)
 
 
-def relay_row(r: Any) -> tuple[str, str | None, list[Any]] | None:
-    """A subagent response an agent_progress record relays: (its key, its agent, a fragment() row), else None."""
+Relayed = dict[str, list[Any]]  # response key -> [its agent, a fragment() row], its fragments merged
+
+
+def relay(into: Relayed, r: Any) -> None:
+    """A subagent response an agent_progress record relays, into `into` (its fragments merged)."""
     pr = (r.extra or {}).get("progress_response") if r.type == "progress" else None
     if pr is None:
-        return None
+        return
     model, ts, mid, rid, u, bill = pr
     h1, web, fast, us = (tuple(bill) + (0, 0, 0, 0))[:4]
-    return (f"{mid}:{rid}" if rid else mid), (r.extra or {}).get("progress_agent"), [model, ts, *u, h1, web, r.line, fast, us]
+    key, row = (f"{mid}:{rid}" if rid else mid), [model, ts, *u, h1, web, r.line, fast, us]
+    cur = into.get(key)
+    if cur is None:
+        into[key] = [(r.extra or {}).get("progress_agent"), row]
+    else:
+        _max_row(cur[1], row)
+
+
+def relayed_out(relayed: Relayed, have: set[str], copied: set[str] | frozenset[str]) -> list[Response]:
+    """The relayed responses but for those in `have` (read from a subagent transcript) and those of an agent a
+    copied record names (charged to the session it was copied from)."""
+    return [_response(k, row) for k, (agent, row) in relayed.items() if k not in have and agent not in copied]
 
 
 def _max_row(cur: list[Any], row: list[Any]) -> None:
@@ -215,19 +227,11 @@ def _max_row(cur: list[Any], row: list[Any]) -> None:
 
 
 def relayed_responses(s: Any, have: set[str], copied: set[str] | frozenset[str] = frozenset()) -> list[Response]:
-    """The subagent responses a session's agent_progress records relay, each once (its fragments merged), but for
-    those in `have` (read from a subagent transcript) and those of an agent a copied record names."""
-    merged: dict[str, list[Any]] = {}
+    """The subagent responses a session's agent_progress records relay, each once (see relayed_out)."""
+    relayed: Relayed = {}
     for r in s.records:
-        got = relay_row(r)
-        if got is None or got[0] in have or got[1] in copied:
-            continue
-        cur = merged.get(got[0])
-        if cur is None:
-            merged[got[0]] = got[2]
-        else:
-            _max_row(cur, got[2])
-    return [_response(k, v) for k, v in merged.items()]
+        relay(relayed, r)
+    return relayed_out(relayed, have, copied)
 
 
 def agent_file_responses(
@@ -285,10 +289,9 @@ def responses(s: Any) -> list[Response]:
             order.append(key)
         else:
             merge_fragment(cur, r)
-        for n, (model, u) in enumerate(advisor_iterations(r)):  # each fragment lists them: counted once
-            akey = f"{key}#advisor{n}"
+        for akey, row in advisor_rows(r, key):
             if akey not in merged:
-                merged[akey] = [model, r.timestamp, *u, 0, 0, r.line, 0, 0]
+                merged[akey] = row
                 order.append(akey)
     return [_response(key, merged[key]) for key in order]
 
@@ -306,11 +309,13 @@ def billed(r: Any) -> tuple[int, int, int, int]:
     return tuple(b) if b else r.usage
 
 
-def advisor_iterations(r: Any) -> list[tuple[str, tuple[int, int, int, int]]]:
-    """The advisor iterations of a record's response, each (model, usage): billed beside the response, at the
-    advisor model's price (2.1.88's cost tracker adds each `advisor_message` iteration at its own model)."""
+def advisor_rows(r: Any, key: str) -> list[tuple[str, list[Any]]]:
+    """The advisor iterations of a record's response (`key`), each (its own key, a fragment() row at the advisor's
+    model): billed beside the response, at that model's price (2.1.88's cost tracker adds each `advisor_message`
+    iteration at its own model). Every fragment of the response lists them: the caller keeps each key once."""
     rows = (r.extra or {}).get("iterations") or ()
-    return [(row[1], tuple(row[2:6])) for row in rows if row[0] == "advisor_message" and row[1]]
+    advisors = [row for row in rows if row[0] == "advisor_message" and row[1]]
+    return [(f"{key}#advisor{n}", [row[1], r.timestamp, *row[2:6], 0, 0, r.line, 0, 0]) for n, row in enumerate(advisors)]
 
 
 def fragment(r: Any) -> list[Any]:
@@ -323,11 +328,7 @@ def fragment(r: Any) -> list[Any]:
 def merge_fragment(cur: list[Any], r: Any) -> None:
     """Another record of the same response into its row: field by field the largest (a fragment written before the
     response ended can carry a smaller output count), the model once known."""
-    h1, web, fast, us = _bill(r)
-    u = billed(r)
-    for k, v in ((2, u[0]), (3, u[1]), (4, u[2]), (5, u[3]), (6, h1), (7, web), (9, fast), (10, us)):
-        if v > cur[k]:
-            cur[k] = v
+    _max_row(cur, fragment(r))
     if cur[0] is None and r.model:
         cur[0] = r.model
 
@@ -353,7 +354,7 @@ class Cost:
     long_responses: int = 0
 
     def add(self, resp: Response, table: PriceTable) -> float | None:
-        usd = resp.cost(table)
+        usd, extra = resp.priced(table)
         model = resp.priced_as
         self.responses += 1
         t = self.tokens
@@ -373,7 +374,6 @@ class Cost:
         if resp.us_only:
             self.us_only_usd += usd
             self.us_only_responses += 1
-        extra = resp.long_premium(table)
         if extra:
             self.long_premium_usd += extra
             self.long_responses += 1
@@ -483,22 +483,15 @@ class RunningCost:
         self.recent: dict[str, list[Any]] = {}  # key -> a fragment() row
         self.done = Cost()  # the responses let go of, priced
         self.copied_agents: set[str] = set()  # subagents named by a copied record: charged to their own session
-        self.relayed: dict[str, list[Any]] = {}  # key -> [agent, row]: subagent responses agent_progress relays
+        self.relayed: Relayed = {}  # the subagent responses agent_progress records relay
 
     def relayed_responses(self, have: set[str]) -> list[Response]:
         """What relayed_responses() gives for the whole file: the relayed responses no subagent transcript holds."""
-        return [
-            _response(k, row) for k, (agent, row) in self.relayed.items() if k not in have and agent not in self.copied_agents
-        ]
+        return relayed_out(self.relayed, have, self.copied_agents)
 
     def add(self, r: Any, table: PriceTable) -> bool:
-        relay = relay_row(r) if r.type == "progress" else None
-        if relay is not None:
-            cur = self.relayed.get(relay[0])
-            if cur is None:
-                self.relayed[relay[0]] = [relay[1], relay[2]]
-            else:
-                _max_row(cur[1], relay[2])
+        if r.type == "progress":
+            relay(self.relayed, r)
         if r.type != "assistant" or r.usage is None or is_copy(r):
             agent = copied_agent(r)
             if agent:
@@ -514,12 +507,11 @@ class RunningCost:
             self._keep(key, fragment(r), table)
         else:
             merge_fragment(cur, r)
-        for n, (model, u) in enumerate(advisor_iterations(r)):  # priced beside the response, once
-            akey = f"{key}#advisor{n}"
+        for akey, row in advisor_rows(r, key):  # priced beside the response, once
             h = key_hash(akey)
             if akey not in self.recent and h not in self.seen:
                 self.seen.add(h)
-                self._keep(akey, [model, r.timestamp, *u, 0, 0, r.line, 0, 0], table)
+                self._keep(akey, row, table)
         return True
 
     def _keep(self, key: str, row: list[Any], table: PriceTable) -> None:
@@ -543,15 +535,7 @@ class RunningCost:
             "copied_agents": sorted(self.copied_agents),
             "seen": sorted(self.seen),
             "recent": self.recent,
-            "done": [d.usd, d.by_model, d.unknown, d.responses, d.duplicates, d.tokens, d.web_searches],
-            "done_modes": [
-                d.fast_usd,
-                d.fast_responses,
-                d.us_only_usd,
-                d.us_only_responses,
-                d.long_premium_usd,
-                d.long_responses,
-            ],
+            "done": dataclasses.asdict(d),  # every field of the Cost: none to list here again
             "relayed": self.relayed,
         }
 
@@ -562,13 +546,7 @@ class RunningCost:
         rc.copied_agents = set(d.get("copied_agents") or ())
         rc.recent = {str(k): list(v) for k, v in d["recent"].items()}
         rc.relayed = {str(k): [v[0], list(v[1])] for k, v in (d.get("relayed") or {}).items()}
-        usd_, by_model, unknown, n, dup, tokens, web = d["done"]
-        rc.done = Cost(float(usd_), dict(by_model), dict(unknown), int(n), int(dup), dict(tokens), int(web))
-        fu, fn, uu, un, lu, ln = (list(d.get("done_modes") or ()) + [0.0, 0, 0.0, 0, 0.0, 0][len(d.get("done_modes") or ()) :])[
-            :6
-        ]
-        rc.done.fast_usd, rc.done.fast_responses, rc.done.us_only_usd, rc.done.us_only_responses = fu, fn, uu, un
-        rc.done.long_premium_usd, rc.done.long_responses = lu, ln
+        rc.done = Cost(**d["done"])
         return rc
 
 
