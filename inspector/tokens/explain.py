@@ -943,19 +943,13 @@ def iteration_notes(s: Session, series: Series, compact_pos: list[int]) -> list[
     """Responses sampled in several iterations, where the release that wrote them counted the iterations' sum as the
     context (before 2.1.153, measured by the era matrix's bisection): the figure that compaction decisions saw is
     inflated; say by how much, and whether a compaction followed (Claude Code issue #84738)."""
-    from inspector.transcript.records import last_iteration_usage
-
     out: list[str] = []
     for t in series.turns:
         r = s.records[t.index]
-        rows = (r.extra or {}).get("iterations")
-        if not rows or (r.extra or {}).get("billed") or r.usage is None:
-            continue  # no iterations, or the context already is the last one's
-        its = [{"type": row[0], "input_tokens": row[2], "cache_creation_input_tokens": row[3],
-                "cache_read_input_tokens": row[4], "output_tokens": row[5]} for row in rows]  # fmt: skip
-        last = last_iteration_usage(r.usage, its)
-        if last == r.usage:
+        last = (r.extra or {}).get("last_iteration")  # set only where the release counted the sum
+        if not last:
             continue
+        rows = r.extra["iterations"]  # type: ignore[index]
         alone = sum(last)
         nxt = bisect.bisect_right(compact_pos, t.pos)
         after = " and the compaction after it fired on that sum" if nxt < len(compact_pos) else ""

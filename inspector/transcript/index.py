@@ -20,6 +20,7 @@ import orjson
 from inspector.transcript.records import LineError, Record, decode_line, gc_paused, index_record
 
 PROGRESS_EVERY = 8 << 20
+MAX_LINE = 64 << 20  # a line longer than this is reported and skipped, never held in memory (real ones reach ~13 MB)
 
 
 def _holds(raw: bytes, needles: tuple[bytes, ...]) -> bool:
@@ -27,9 +28,6 @@ def _holds(raw: bytes, needles: tuple[bytes, ...]) -> bool:
         if needle in raw:
             return True
     return False
-
-
-MAX_LINE = 64 << 20  # a line longer than this is reported and skipped, never held in memory (real ones reach ~13 MB)
 
 
 @dataclass(frozen=True, slots=True)

@@ -458,6 +458,8 @@ def _iterations(
     if last != top and reads_last_iteration(version):
         extra["billed"] = top  # what the API charged: the sum; the context: the last iteration
         return last, extra
+    if last != top:
+        extra["last_iteration"] = last  # what 2.1.153 and later would have read: this release counts the sum
     return top, extra
 
 
