@@ -157,6 +157,9 @@ def _persisted(s: Any, text: str) -> str:
     return f"<details><summary>the persisted output{esc(more)}</summary><pre>{esc(body)}</pre></details>"
 
 
+COLLAPSIBLE = ("tool result", "thinking", "toolUseResult", "tool call")  # the labels whose part folds under them
+
+
 def parts_html(s: Any, parts: list[Part], where: str) -> Iterator[str]:
     """One record's parts: the head, then each block; tool results, thinking and JSON collapsible."""
     label = ""
@@ -167,13 +170,13 @@ def parts_html(s: Any, parts: list[Part], where: str) -> Iterator[str]:
             yield f"<h3>{esc(first)}</h3>" + (f'<div class="sub">{esc(rest)}</div>' if rest.strip() else "")
         elif p.kind == "label":
             label = text
-            if not label.startswith(("tool result", "thinking", "toolUseResult", "tool call")):
+            if not label.startswith(COLLAPSIBLE):
                 yield f'<div class="label">{esc(text)}</div>'
         elif p.kind in ("note",):
             yield f'<p class="note">{esc(text)}</p>'
         elif p.kind == "persisted":
             yield f'<p class="note">{esc(text)}</p>' + _persisted(s, p.text)
-        elif label.startswith(("tool result", "thinking", "toolUseResult", "tool call")) or p.kind == "json":
+        elif label.startswith(COLLAPSIBLE) or p.kind == "json":
             opened = (
                 " open" if label.startswith("tool call") or (label.startswith("tool result") and len(text) < OPEN_BELOW) else ""
             )
@@ -248,7 +251,12 @@ def page_file(stem: str, k: int) -> str:
 
 
 def session_pages(
-    s: Any, report: Any, cost: dict[str, Any] | None = None, index_href: str | None = None, stem: str | None = None
+    s: Any,
+    report: Any,
+    cost: dict[str, Any] | None = None,
+    index_href: str | None = None,
+    stem: str | None = None,
+    span: tuple[str | None, str | None] | None = None,
 ) -> list[tuple[str, Iterator[str]]]:
     """A session's pages, each (file name, its chunks): the first with the token story, the compactions and the
     start of the conversation, the next ones with the rest, linked both ways."""
@@ -261,7 +269,7 @@ def session_pages(
     def href(index: int) -> str:
         return f"{html.escape(page_file(stem, where.get(index, 0)))}#r{index}"
 
-    span = s.time_span  # read once: it walks every record
+    span = span or s.time_span  # read once: it walks every record
     return [
         (page_file(stem, k), _one_page(s, report, cost, index_href, stem, plan, k, href, len(rows), span)) for k in range(total)
     ]
@@ -421,11 +429,6 @@ def write_page(dest: Path, chunks: Iterator[str]) -> None:
             pass
 
 
-def page_name(path: Path) -> str:
-    """A session's page in the export folder: its project folder's name, then its file name."""
-    return f"{path.parent.name}/{path.stem}.html"
-
-
 def export_html(target: Any, to: Path, progress: Callable[[int, int], None] | None = None) -> ExportReport:
     """Write a page per session under `target` and an `index.html` into `to` (each file written atomically; nothing
     is written inside the transcripts' folders)."""
@@ -447,12 +450,14 @@ def export_html(target: Any, to: Path, progress: Callable[[int, int], None] | No
         try:
             report = analyze(s)
             cost = session_cost(s)
-            name = page_name(path)
-            (to / name).parent.mkdir(parents=True, exist_ok=True)
-            for file, chunks in session_pages(s, report, cost, "../index.html"):
-                write_page(to / path.parent.name / file, chunks)
+            folder = to / path.parent.name  # the project's folder, as in a projects root
+            folder.mkdir(parents=True, exist_ok=True)
+            span = s.time_span
+            pages = session_pages(s, report, cost, "../index.html", span=span)
+            for file, chunks in pages:
+                write_page(folder / file, chunks)
                 rep.files += 1
-            first, _last = s.time_span
+            name, first = f"{path.parent.name}/{pages[0][0]}", span[0]
             turns = report.series.turns
             rep.pages.append(
                 PageFacts(
