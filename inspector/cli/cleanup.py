@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ def _state(layer: Any) -> str:
 def cmd_cleanup(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.claude.release import parse_version
     from inspector.library.history import last_cleanup
-    from inspector.library.retention import Retention, newest_release
+    from inspector.library.retention import SOON_DAYS, Retention, newest_release
     from inspector.textutil import printable
     from inspector.transcript.discovery import config_dir, quick_info, session_files
 
@@ -79,11 +79,10 @@ def cmd_cleanup(args: argparse.Namespace, out: Any, err: Any) -> int:
         release = newest_release(versions)
         said = "the newest release among your latest sessions" if release else "no session names its release"
     keep = Retention.read(cwd=cwd, release=release)
-    layers = keep.layers
     now = datetime.now(UTC)
-    due = [(keep.due_at(t), p) for t, p in stamps]
-    at_start = sorted(p for d, p in due if d is not None and d <= now)
-    week = sorted((d, p) for d, p in due if d is not None and now < d <= now + timedelta(days=7))
+    due = [(d, keep.risk_at(d, now), p) for t, p in stamps if (d := keep.due_at(t)) is not None]
+    at_start = sorted(p for _d, risk, p in due if risk == "next start")
+    week = sorted((d, p) for d, risk, p in due if risk == "soon")  # within SOON_DAYS
     ran = last_cleanup(config_dir())
     if args.json:
         out.write(
@@ -103,7 +102,7 @@ def cmd_cleanup(args: argparse.Namespace, out: Any, err: Any) -> int:
                             "state": ly.state,
                             "cleanupPeriodDays": ly.data.get("cleanupPeriodDays"),
                         }
-                        for ly in layers
+                        for ly in keep.layers
                     ],
                     "last_cleanup": ran,
                     "sessions": len(stamps),
@@ -113,10 +112,10 @@ def cmd_cleanup(args: argparse.Namespace, out: Any, err: Any) -> int:
             )
         )
         return EXIT_OK
-    w = max(len(ly.name) for ly in layers)
+    w = max(len(ly.name) for ly in keep.layers)
     lines = [
         f"Claude Code's cleanup by the rules of {keep.rules} (release {release or 'unknown'}: {said}), started in {cwd}:",
-        *(f"  {ly.name:<{w}}  {_state(ly):<28} {ly.path}" for ly in layers),
+        *(f"  {ly.name:<{w}}  {_state(ly):<28} {ly.path}" for ly in keep.layers),
         "",
         f"{'Skipped' if keep.skipped else 'Period'}: {keep.skipped or keep.source}",
         "Last ran: " + (f"{ran} (.last-cleanup)" if ran else "unknown (no .last-cleanup)"),
@@ -125,7 +124,8 @@ def cmd_cleanup(args: argparse.Namespace, out: Any, err: Any) -> int:
         lines.append(f"Nothing of the {len(stamps)} session(s) is due while this holds.")
     else:
         lines.append(
-            f"Due: {len(at_start)} of {len(stamps)} session(s) at Claude Code's next start, {len(week)} more within 7 days"
+            f"Due: {len(at_start)} of {len(stamps)} session(s) at Claude Code's next start, "
+            f"{len(week)} more within {SOON_DAYS} days"
             + (" (`inspector archive --to DIR` keeps a copy)" if at_start or week else "")
         )
         lines += [f"  next start  {p}" for p in at_start[:10]]
