@@ -288,12 +288,18 @@ def test_what_if_moves_the_thresholds_and_goes_back(workdir):
     run(go())
 
 
-def test_export_writes_markdown_beside_never_over(workdir, tmp_path, monkeypatch):
+@pytest.fixture
+def exporting(workdir, tmp_path, monkeypatch):
+    """The sample that compacts, its hash, and an empty current folder the export dialog offers."""
     path = sample_session("Fix forecast", workdir)
-    before = sha256(path)
     out = tmp_path / "exports"
     out.mkdir()
     monkeypatch.chdir(out)
+    return path, sha256(path), out
+
+
+def test_export_writes_markdown_beside_never_over(exporting, tmp_path):
+    path, before, out = exporting
 
     async def go():
         from textual.widgets import Input, Static
@@ -352,12 +358,8 @@ def test_export_writes_markdown_beside_never_over(workdir, tmp_path, monkeypatch
     assert files[0].read_text() == text and sha256(path) == before
 
 
-def test_export_as_html_from_the_session_screen(workdir, tmp_path, monkeypatch):
-    path = sample_session("Fix forecast", workdir)
-    before = sha256(path)
-    out = tmp_path / "exports"
-    out.mkdir()
-    monkeypatch.chdir(out)
+def test_export_as_html_from_the_session_screen(exporting):
+    path, before, out = exporting
 
     async def go():
         from textual.widgets import Input
