@@ -432,10 +432,14 @@ def release_probes(claude: Claude) -> dict[str, Any]:
     several iterations is read, and the files re-attached after a compaction (on a model whose threshold that release
     enforces, from its cells)."""
     facts: dict[str, Any] = {}
-    try:
-        facts["leaf"] = leaf_rule(claude)
-    except Exception as exc:  # a release that cannot run the probe: the row says so
-        facts["leaf"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+
+    def fact(name: str, measure: Callable[[], dict[str, Any]]) -> None:
+        try:
+            facts[name] = measure()
+        except Exception as exc:  # a release that cannot run the probe: the row says so
+            facts[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+
+    fact("leaf", lambda: leaf_rule(claude))
     every = [c for c in load().get("cells", []) if not c.get("error")]
     have = sorted({c["version"] for c in every}, key=_vkey)
     # a release without cells of its own (measured for these probes only): the cells of the nearest one below it
@@ -447,21 +451,13 @@ def release_probes(claude: Claude) -> dict[str, Any]:
     cells = {c["model"]: c for c in every if c["version"] == near}
     pick = next((m for m in PREFERRED if (cells.get(m) or {}).get("enforced")), None)
     if pick is not None:
-        try:
-            facts["analysis"] = analysis_rule(claude, pick, cells[pick]["auto"]["usage"])
-        except Exception as exc:
-            facts["analysis"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-    try:  # where the context of a reply sampled in several iterations is read from
-        facts["iterations"] = {"last iteration": _iterations_last(claude)}
-    except Exception as exc:
-        facts["iterations"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        usage = cells[pick]["auto"]["usage"]
+        fact("analysis", lambda: analysis_rule(claude, pick, usage))
+    fact("iterations", lambda: {"last iteration": _iterations_last(claude)})  # where an iterated reply's context is read
     if pick is None:
         facts["reattach"] = {"error": "no model with an enforced threshold in this release's cells"}
     else:
-        try:
-            facts["reattach"] = dict(reattach_probe(claude, pick, cells[pick]["auto"]["usage"]), model=pick)
-        except Exception as exc:
-            facts["reattach"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        fact("reattach", lambda: dict(reattach_probe(claude, pick, usage), model=pick))
     return facts
 
 
