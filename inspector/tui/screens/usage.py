@@ -46,12 +46,12 @@ def block_rows(blocks: list[Any], now: float) -> list[tuple[Any, ...]]:
 
 def headline(blocks: list[Any], total: Any, now: float) -> str:
     """The active block's burn rate and projection (or that none is active), and the total."""
-    from inspector.library.cost import usd
+    from inspector.library.cost import BLOCK_HOURS, usd
 
     active = next((b for b in blocks if b.active(now)), None)
     head = f"{len(blocks)} block(s), {usd(total.usd)} in all ({total.responses:,} responses)"
     if active is None:
-        return head + "; no block is active now (none started in the last 5 hours)."
+        return head + f"; no block is active now (none started in the last {BLOCK_HOURS} hours)."
     return (
         head + f". Active since {_local(active.start, '%H:%M')}: {usd(active.cost.usd)} so far, {usd(active.burn_per_hour(now))}"
         f"/hour since {_local(active.first, '%H:%M')}, {usd(active.projected(now))} by {_local(active.end, '%H:%M')} at "
