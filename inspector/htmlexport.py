@@ -433,10 +433,15 @@ def export_html(target: Any, to: Path, progress: Callable[[int, int], None] | No
     """Write a page per session under `target` and an `index.html` into `to` (each file written atomically; nothing
     is written inside the transcripts' folders)."""
     from inspector.library.cost import session_cost
+    from inspector.library.retention import inside, projects_roots
     from inspector.tokens.explain import analyze
     from inspector.transcript.discovery import session_files
     from inspector.transcript.session import Session
 
+    for root in projects_roots(target):  # never a write among the transcripts
+        if inside(to.resolve(), root.resolve()):
+            raise ExportError(f"{to} is inside the transcripts ({root}): choose a folder outside")
+    to.mkdir(parents=True, exist_ok=True)
     rep = ExportReport(to)
     files = [p for p, _agents in session_files(target)]
     for n, path in enumerate(files):

@@ -25,19 +25,11 @@ def _export_parser() -> argparse.ArgumentParser:
 
 def cmd_export(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.htmlexport import ExportError, export_html
-    from inspector.library.retention import projects_roots
     from inspector.textutil import printable
 
     path, target = target_of(args, err)
     to = Path(args.html).expanduser().absolute()
-    sources = [*projects_roots(target), Path(target.path) if target.kind != "file" else Path(target.path).parent]
-    for root in sources:
-        r, t = root.resolve(), to.resolve()
-        if t == r or r in t.parents:
-            err.write(printable(f"inspector: export: {to} is inside the transcripts ({root}): choose a folder outside") + "\n")
-            return EXIT_ERROR
     try:
-        to.mkdir(parents=True, exist_ok=True)
         rep = export_html(target, to)
     except (ExportError, OSError) as exc:
         err.write(printable(f"inspector: export: {getattr(exc, 'strerror', None) or exc}") + "\n")

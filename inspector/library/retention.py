@@ -411,7 +411,8 @@ def projects_roots(target: Any) -> list[Path]:
     return [r for r in {default_projects_root(), src_root} if str(r)]
 
 
-def _inside(a: Path, b: Path) -> bool:
+def inside(a: Path, b: Path) -> bool:
+    """Whether path `a` is `b` or lies under it (both resolved by the caller)."""
     return a == b or b in a.parents
 
 
@@ -433,7 +434,7 @@ def archive(
     resolved_to = to.resolve()
     for root in projects_roots(target):
         rr = root.resolve()
-        if _inside(resolved_to, rr) or _inside(rr, resolved_to):
+        if inside(resolved_to, rr) or inside(rr, resolved_to):
             raise ArchiveError(f"{to} overlaps the projects root {root}: choose a folder outside it")
     files = session_files(target)
     owners: dict[Path, str | None] = {}
@@ -443,7 +444,7 @@ def archive(
         if only is not None and path not in only:
             continue
         project = path.parent.resolve()
-        if _inside(resolved_to, project) or _inside(project, resolved_to):
+        if inside(resolved_to, project) or inside(project, resolved_to):
             raise ArchiveError(f"{to} overlaps the transcripts it would archive ({path.parent}): choose a folder outside them")
         mine = own_agents(path, agents, owners) if agents else []
         sessions += 1
@@ -600,6 +601,7 @@ __all__ = [
     "archive",
     "cleanup_rules",
     "newest_release",
+    "inside",
     "projects_roots",
     "settings_layers",
 ]
