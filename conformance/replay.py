@@ -165,8 +165,16 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                         )
                     )
                     continue
-                # the time it was written: the harness moved every earlier timestamp back for each idle gap after it
-                when = datetime.fromisoformat(str(boundary["timestamp"]).replace("Z", "+00:00")) + timedelta(
+                # the time it was made: the summary record's (Claude Code makes it, then the attachments that follow
+                # it, and stamps the boundary only as it writes it, tens of milliseconds later: a background agent
+                # that finished between the two was still running for the compaction); the harness moved every
+                # earlier timestamp back for each idle gap after it
+                made = min(
+                    str(r["timestamp"])
+                    for r in [boundary, *(x for x in after if x.get("isCompactSummary"))][:2]
+                    if r.get("timestamp")
+                )
+                when = datetime.fromisoformat(made.replace("Z", "+00:00")) + timedelta(
                     hours=sum(shifts[log[n]["step"] + 1 :]) if n is not None else 0
                 )
                 try:

@@ -57,6 +57,8 @@ class CatalogModel:
     native_1m: bool = False
     default_source: str = "auto"  # window source with no env or settings: "auto" (not enforced) or "model-default"
     supports_1m: bool = False  # a [1m] model setting (or the 1M beta) gives it 1M
+    lean_prompt: bool = False  # the catalog gives it the capability "lean_prompt" (see `lean_prompt`)
+    opus_5_prompt_bundle: bool = False  # and "opus_5_prompt_bundle" (see `subagent_nudges`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +193,48 @@ def catalog(model_name: str | None) -> CatalogModel | None:
     """The 2.1.328 catalog's entry of a model, or None when the catalog does not list it."""
     m = model(model_name)
     return m.catalog if m else None
+
+
+def lean_prompt(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
+    """Whether release `version` gives model `name` its lean prompt (a built-in agent listed by its `whenToUseLean`
+    text, shorter tool texts), as read from 2.1.328 and 2.1.332: the catalog's `lean_prompt` capability, else lean
+    unless the release's fallback names the model (2.1.328: any claude-3, haiku or sonnet name and Opus 4.0-4.7;
+    2.1.332: claude-3 names and ten exact ids; models.json keeps both). None where the releases read disagree or
+    the release was not read (before 2.1.328). CLAUDE_CODE_SIMPLE_SYSTEM_PROMPT, which overrides it, is not in
+    any transcript."""
+    read = lean_fallbacks()
+    if not name or version is None or not read or version < read[0][0]:
+        return None
+    cat = catalog(name)
+    if cat is not None and cat.lean_prompt:
+        return True
+    canon = model_id(name) or _DATE.sub("", _DATE.sub("", name.strip().lower().replace("[1m]", "")))
+    full = [(v, any(x in canon for x in subs) or canon in ids) for v, subs, ids in read]
+    at = [f for v, f in full if v == version]
+    if at:
+        return not at[0]
+    before = [f for v, f in full if v < version][-1]
+    after = [f for v, f in full if v > version]
+    return not before if not after or after[0] == before else None
+
+
+@cache
+def lean_fallbacks() -> list[tuple[tuple[int, int, int], tuple[str, ...], frozenset[str]]]:
+    """(release, substrings, ids) of every release whose lean-prompt fallback was read, oldest first."""
+    data = orjson.loads(DATA.read_bytes()).get("lean_prompt_fallback") or {}
+    return sorted((_version(v), tuple(e["substrings"]), frozenset(e["ids"])) for v, e in data.items() if v[:1].isdigit())
+
+
+def subagent_nudges(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
+    """Whether release `version` nudges model `name` about subagents (the steer "default": an agent listing ends in
+    the note to launch independent agents in one message), as read from 2.1.328 and 2.1.332: not for a model with the
+    catalog's `opus_5_prompt_bundle` capability (steer "no_nudges"); latched by a process on its first prompt model.
+    None before 2.1.328 (not read). The Pro plan and CLAUDE_CODE_THISTLE_GREBE, which also turn it off, are not in any
+    transcript."""
+    if not name or version is None or version < (2, 1, 328):
+        return None
+    cat = catalog(name)
+    return not (cat is not None and cat.opus_5_prompt_bundle)
 
 
 def catalog_ids() -> list[str]:

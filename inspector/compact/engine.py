@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
+from inspector.claude.models import lean_prompt, subagent_nudges
+from inspector.claude.release import parse_version
 from inspector.claude.requests import rebuild_requests
 from inspector.claude.versions import TAIL, rules_for
 from inspector.claude.wire import api_messages, wire_style
@@ -641,6 +643,78 @@ def _attributed(rec: dict[str, Any], model: Mapping[str, Any] | None) -> dict[st
     return rec
 
 
+# The one built-in agent with two texts (2.1.152 to 2.1.332 alike): `whenToUse`, and `whenToUseLean` for a model that
+# gets the lean prompt. Claude Code words its agent listing for the model in use when it writes it, so a compaction
+# after a /model switch lists Explore in the new model's words.
+EXPLORE_TEXTS = (
+    'Fast read-only search agent for locating code. Use it to find files by pattern (eg. "src/components/**/*.tsx"), '
+    'grep for symbols or keywords (eg. "API endpoints"), or answer "where is X defined / which files reference Y." Do '
+    "NOT use it for code review, design-doc auditing, cross-file consistency checks, or open-ended analysis \u2014 it "
+    "reads excerpts rather than whole files and will miss content past its read window. When calling, specify search "
+    'breadth: "quick" for a single targeted lookup, "medium" for moderate exploration, or "very thorough" to search '
+    "across multiple locations and naming conventions.",
+    "Read-only search agent for broad fan-out searches \u2014 when answering means sweeping many files, directories, or "
+    "naming conventions and you only need the conclusion, not the file dumps. It reads excerpts rather than whole "
+    'files, so it locates code; it doesn\'t review or audit it. Specify search breadth: "medium" for moderate '
+    'exploration, "very thorough" for multiple locations and naming conventions.',
+)
+
+
+def model_in_use(s: Any) -> str | None:
+    """The model the session last said it runs: its last `model` announcement, else its last reply's model."""
+    for i in reversed(s.conversation.logical_chain):
+        r = s.records[i]
+        if r.type == "attachment" and r.get("attachment_type") == "model":
+            ident = (s.body(i).get("attachment") or {}).get("identity")
+            if isinstance(ident, dict) and isinstance(ident.get("modelId"), str):
+                return str(ident["modelId"])
+        elif r.type == "assistant" and r.model and r.model != "<synthetic>":
+            return r.model
+    return None
+
+
+CONCURRENCY_NOTE = (
+    "\n\nWhen you launch multiple agents for independent work, send them in a single message with multiple tool uses "
+    "so they run concurrently."
+)
+
+
+def worded_for_model(rec: dict[str, Any], s: Any, model: str | None) -> dict[str, Any]:
+    """An agent listing re-announced by a compaction, worded for the model in use as Claude Code words it afresh:
+    its Explore line by whether the model gets the lean prompt (EXPLORE_TEXTS), its closing note on concurrent agents
+    by whether the model is nudged about subagents. Each unchanged where inspector does not know the release's rule
+    (before 2.1.328); the note also stays off when it was off for a nudged model (the Pro plan, an environment
+    setting)."""
+    att = rec.get("attachment") or {}
+    lines = att.get("addedLines")
+    if att.get("type") != "agent_listing_delta" or not isinstance(lines, list):
+        return rec
+    version = parse_version(s.version)
+    rendered = [r for r in rec.get("rendered") or () if isinstance(r, dict) and isinstance(r.get("content"), str)]
+    lean = lean_prompt(model, version)
+    if lean is not None:
+        want, other = (EXPLORE_TEXTS[1], EXPLORE_TEXTS[0]) if lean else EXPLORE_TEXTS
+        old_line, new_line = f"- Explore: {other} (", f"- Explore: {want} ("
+        att["addedLines"] = [x.replace(old_line, new_line, 1) if isinstance(x, str) else x for x in lines]
+        for r in rendered:  # the text the record sends, as Claude Code rendered it
+            r["content"] = r["content"].replace(old_line, new_line, 1)
+    nudged = subagent_nudges(model, version)
+    had = att.get("showConcurrencyNote")
+    if nudged is None or not isinstance(had, bool) or had == nudged:
+        return rec
+    if not had and not any(subagent_nudges(m, version) is False for m in s.models):
+        return rec  # off for a nudged model: off for a reason no transcript records
+    att["showConcurrencyNote"] = nudged
+    end = "\n</system-reminder>"
+    for r in rendered:
+        c = r["content"]
+        if nudged and c.endswith(end) and not c.endswith(CONCURRENCY_NOTE + end):
+            r["content"] = c[: -len(end)] + CONCURRENCY_NOTE + end
+        elif not nudged and c.endswith(CONCURRENCY_NOTE + end):
+            r["content"] = c[: -len(CONCURRENCY_NOTE + end)] + end
+    return rec
+
+
 def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None) -> dict[str, Any]:
     day = factory.now.astimezone().date().isoformat() if factory.now.tzinfo else factory.now.date().isoformat()
     return _copy_attachment(
@@ -825,7 +899,9 @@ def engine_compact(
     summary["uuid"] = summary_uuid
     files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live)
     reanns, re_notes = reannouncements(sl, msgs, split.keep)
-    tasks, task_notes = task_statuses(sl, factory.now) if live else ([], [])
+    # the agents of the process that compacts (task_statuses finds where it began): a slice begun by an earlier
+    # process still has the ones the compacting process launched
+    tasks, task_notes = task_statuses(sl, factory.now)
     re_notes += task_notes
     notes += file_notes + re_notes
     auto = trigger == "auto"
@@ -854,7 +930,8 @@ def engine_compact(
         after_summary.append(factory.user(tmpl, None, STDOUT_REPL if tmpl.get("entrypoint") == "cli" else STDOUT))
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
-    after_summary += [_copy_attachment(factory, tmpl, None, b) for b in reanns]
+    in_use = model_in_use(s)
+    after_summary += [worded_for_model(_copy_attachment(factory, tmpl, None, b), s, in_use) for b in reanns]
     if keep_none:
         after_summary += context_records
     if auto:

@@ -130,3 +130,34 @@ def test_no_other_model_table_in_the_package() -> None:
         if len(hits) > 2:  # a docstring's example or two is not a table
             found[rel] = hits
     assert not found, found
+
+
+@pytest.mark.parametrize(
+    ("name", "at_328", "at_332"),
+    [  # read from each release's code: the catalog's lean_prompt capability, else its own fallback list
+        ("claude-opus-5[1m]", True, True),  # the capability
+        ("claude-mythos-5-1", True, True),
+        ("claude-opus-4-6", False, False),  # named by both fallbacks
+        ("claude-sonnet-5", False, False),
+        ("claude-3-5-haiku-20241022", False, False),
+        ("claude-haiku-4-5-20251001", False, False),
+        ("claude-mythos-5", True, True),  # in the catalog without the capability, named by no fallback
+        ("claude-foo-1", True, True),  # unknown
+        ("claude-sonnet-4-7", False, True),  # 2.1.328: any "sonnet"; 2.1.332: ten exact ids
+    ],
+)
+def test_lean_prompt_by_release(name: str, at_328: bool, at_332: bool) -> None:
+    assert models.lean_prompt(name, (2, 1, 328)) is at_328
+    assert models.lean_prompt(name, (2, 1, 332)) is at_332
+    assert models.lean_prompt(name, (2, 1, 333)) is at_332
+    assert models.lean_prompt(name, (2, 1, 212)) is None  # not read
+    # between the two releases read, an answer only where both say the same
+    assert models.lean_prompt(name, (2, 1, 330)) is (at_328 if at_328 == at_332 else None)
+
+
+def test_subagent_nudges_follow_the_prompt_bundle() -> None:
+    assert models.subagent_nudges("claude-opus-5[1m]", (2, 1, 332)) is False
+    assert models.subagent_nudges("claude-opus-5", (2, 1, 328)) is False
+    for name in ("claude-opus-4-6", "claude-opus-5-5", "claude-foo-1", "claude-sonnet-5"):
+        assert models.subagent_nudges(name, (2, 1, 332)) is True
+    assert models.subagent_nudges("claude-opus-5", (2, 1, 152)) is None
