@@ -243,6 +243,12 @@ def run(
         if step.shift_hours:
             for t in result.transcripts():
                 _shift(t, step.shift_hours)
+            # the working files age with the transcripts: Claude Code orders what it re-attaches by the times it
+            # holds for each file, a file's modification time beside the transcript's times of the reads it restores
+            # on --resume; moving only one of the two back would make an order no real idle gap makes
+            for f in (x for x in work.rglob("*") if x.is_file()):
+                st = f.stat()
+                os.utime(f, (st.st_atime - step.shift_hours * 3600, st.st_mtime - step.shift_hours * 3600))
         with FakeAPI(script) as fake:
             argv = [*claude.argv, "-p", step.prompt, "--model", step.model or sc.model, "--allowedTools", sc.tool]
             if claude.supports("--debug-file"):

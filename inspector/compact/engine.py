@@ -43,7 +43,7 @@ from inspector.compact.base import (
 )
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.textutil import as_dict
-from inspector.tokens.context import file_states, process_exits, same_process
+from inspector.tokens.context import FileState, file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_stringify
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
 
@@ -358,9 +358,7 @@ def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], lis
     2.1.328 words it). Only in the process that launched them: a session compacted by a new process (at rest, or
     resumed) has none."""
     s = sl.session
-    exits = process_exits(s)
-    k = bisect.bisect_left(exits, _compacting_end(sl))
-    start = exits[k - 1] if k else -1  # the compacting process began after the last exit before it
+    start = _process_start(sl)  # the compacting process began after it
     by = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
     out: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -408,6 +406,36 @@ def _display_path(path: str, cwd: str | None) -> str:
     return path
 
 
+def _process_start(sl: Slice) -> int:
+    """The record index after which the process that compacts at the slice's point began (-1: the file's start)."""
+    exits = process_exits(sl.session)
+    k = bisect.bisect_left(exits, _compacting_end(sl))
+    return exits[k - 1] if k else -1
+
+
+def _held_time(sl: Slice) -> Any:
+    """The sort key of a file Claude Code holds as read: the time it holds for it (newest re-attached first), then the
+    latest touched. Claude Code's own process stores a file's modification time when it reads a file, and the time of
+    the change when it edits or writes one; the reads and writes it restores on --resume from the transcript get the
+    time of their result record (an edit there, the file's time). A file's modification time is that of its last edit
+    or write anywhere before the point (a compaction forgets the read, not the file's time); a file the session
+    never changed was last changed before it, at a time no transcript records: after every file it changed."""
+    s = sl.session
+    start = _process_start(sl)
+    history = [i for i in s.conversation.logical_chain if i <= sl.point]
+    mtime = {p: s.records[f.changed_result].timestamp or "" for p, f in file_states(s, history).items() if f.changed_result >= 0}
+
+    def key(f: FileState) -> tuple[str, int]:
+        restored = 0 <= f.result <= start
+        if f.by in ("Write", "Edit", "MultiEdit") and not restored or f.by in ("Read", "Write") and restored:
+            at = s.records[f.result].timestamp or "" if f.result >= 0 else ""
+        else:
+            at = mtime.get(f.path, "")
+        return at, f.touched
+
+    return key
+
+
 def restored_file_bodies(
     sl: Slice, summarized: list[int], kept: list[int], live: bool | None = None
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -438,7 +466,7 @@ def restored_file_bodies(
         pm = meta.get("preservedMessages") if isinstance(meta, dict) else None
         before = set(pm.get("uuids") or ()) if isinstance(pm, dict) else set()
         chain = [i for i in chain if s.records[i].uuid not in before]
-    states = sorted(file_states(s, chain, attachments=live).values(), key=lambda f: (f.modified, f.touched), reverse=True)
+    states = sorted(file_states(s, chain, attachments=live).values(), key=_held_time(sl), reverse=True)
     bodies: list[dict[str, Any]] = []
     skipped: list[str] = []
     for st in states:

@@ -49,6 +49,10 @@ class FileState:
     modified: bool  # edited or written on this stretch: its file time is then the time of that change
     content: str | None  # the content, or the part of it that was read
     scale: float  # the whole file is about `scale` times `content` (a partial read); 1.0 when exact
+    changed_at: int = -1  # chain position of its last edit or write on this stretch (-1: none): its file time
+    by: str = ""  # what touched it last: a tool's name, or "attachment" (a compaction re-attached it)
+    result: int = -1  # record index of that touch's result (or of the attachment)
+    changed_result: int = -1  # record index of the last edit's or write's result
 
 
 def numbered(text: str, start: int = 1) -> str:
@@ -118,7 +122,17 @@ def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> d
             path = att.get("filename")
             if isinstance(path, str) and isinstance(f.get("content"), str):
                 prev = states.get(path)
-                states[path] = FileState(path, pos, bool(prev and prev.modified), f["content"], 1.0)
+                states[path] = FileState(
+                    path,
+                    pos,
+                    bool(prev and prev.modified),
+                    f["content"],
+                    1.0,
+                    prev.changed_at if prev else -1,
+                    "attachment",
+                    i,
+                    prev.changed_result if prev else -1,
+                )
             continue
         if not r.tool_uses or not any(name in FILE_TOOLS for _, name in r.tool_uses):
             continue
@@ -168,7 +182,13 @@ def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> d
                 if cur is not None:
                     content, scale = cur, 1.0
             modified = name != "Read" or (prev is not None and prev.modified)
-            states[path] = FileState(path, pos, modified, content, scale)
+            res = s.tool_index.get(tid, (None, None))[1]
+            res = res if isinstance(res, int) else i
+            if name == "Read":
+                changed, changed_res = (prev.changed_at, prev.changed_result) if prev is not None else (-1, -1)
+            else:
+                changed, changed_res = pos, res
+            states[path] = FileState(path, pos, modified, content, scale, changed, name, res, changed_res)
     return states
 
 
