@@ -114,8 +114,13 @@ def claude_facts(folder: Path) -> Facts:
         begin = parts.get(last, 0)
         end = next((pos for n, pos in starts if n > last), len(debug))
         debug = debug[begin:end]
-    windows = re.findall(r"autocompact: .*?effectiveWindow=(\d+)", debug)
+    levels = re.findall(r"autocompact: .*?level=([a-z]+) effectiveWindow=(\d+)", debug)
+    windows = [w for _, w in levels] or re.findall(r"autocompact: .*?effectiveWindow=(\d+)", debug)
     sources = re.findall(r"thresholdSource=([a-z-]+)", debug)
+    if levels and all(lv == "blocked" for lv, _ in levels) and sources and sources[-1] == "auto":
+        # at the blocking limit Claude Code compacts whatever the window's source (2.1.332 logs "routing through
+        # reactive (thresholdSource=auto)"); below it an "auto" window's threshold is not acted on: not enforced
+        windows = []
     disabled = any(k in run.get("env", {}) for k in ("DISABLE_AUTO_COMPACT", "DISABLE_COMPACT")) or (
         (run.get("settings") or {}).get("autoCompactEnabled") is False
     )
