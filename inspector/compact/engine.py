@@ -201,9 +201,11 @@ def _rendered_fields(body: Mapping[str, Any]) -> dict[str, Any]:
 DELTA_KEYS = {"deferred_tools_delta": ("addedNames", "removedNames"), "agent_listing_delta": ("addedTypes", "removedTypes")}
 
 
-def _announced(s: Any, indexes: list[int], kind: str) -> tuple[str, ...] | None:
+def _announced(s: Any, indexes: list[int], kind: str, *, readded: bool = True) -> tuple[str, ...] | None:
     """What the announcements of `kind` among these records add up to (a delta adds and removes names; a skill
-    listing is the whole list), in the order first added; None when there is none."""
+    listing is the whole list), in the order first added; None when there is none. `readded` False: a tool only said
+    to be "available again (announced earlier in this conversation)" does not count as announced (2.1.332 counts
+    only the announcements that list a tool, and re-announces it whole once the earlier one is summarized)."""
     found = _attachments_of(s, indexes, kind)
     if not found:
         return None
@@ -215,7 +217,10 @@ def _announced(s: Any, indexes: list[int], kind: str) -> tuple[str, ...] | None:
     for i in found:
         att = s.body(i).get("attachment") or {}
         gone = set(x for x in att.get(rm_key) or () if isinstance(x, str))
-        state = [x for x in state if x not in gone] + [x for x in att.get(add_key) or () if isinstance(x, str) and x not in state]
+        skip = set() if readded else set(x for x in att.get("readdedNames") or () if isinstance(x, str))
+        state = [x for x in state if x not in gone] + [
+            x for x in att.get(add_key) or () if isinstance(x, str) and x not in state and x not in skip
+        ]
     return tuple(state)
 
 
@@ -266,7 +271,7 @@ def reannouncements(sl: Slice, point_chain: list[int], kept: Sequence[int] = ())
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue
-        shown = _announced(s, list(kept), kind) if kind in in_kept else None
+        shown = _announced(s, list(kept), kind, readded=False) if kind in in_kept else None
         now = _announced(s, history, kind) if kind in ACCUMULATED else None
         if shown is not None and now is not None and (set(now) == set(shown) if kind in DELTA_KEYS else now == shown):
             continue  # the kept records say it all
