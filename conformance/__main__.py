@@ -67,7 +67,7 @@ def resume_main(args: argparse.Namespace) -> int:
 
 
 def write_golden(folder: Path) -> Path:
-    """A run as committed for the normal tests: its transcripts and request log gzipped (they are text)."""
+    """A run as committed for the normal tests: its transcripts, request log and persisted outputs gzipped (text)."""
     dst = GOLDENS / folder.name
     shutil.rmtree(dst, ignore_errors=True)
     for p in sorted(folder.rglob("*")):
@@ -76,7 +76,7 @@ def write_golden(folder: Path) -> Path:
         rel = p.relative_to(folder)
         out = dst / rel
         out.parent.mkdir(parents=True, exist_ok=True)
-        if p.suffix in (".jsonl", ".json") and p.name != "run.json":
+        if p.suffix in (".jsonl", ".json", ".txt") and p.name != "run.json":  # transcripts, requests, persisted outputs
             out = out.with_name(out.name + ".gz")
             out.write_bytes(gzip.compress(p.read_bytes(), mtime=0))
         else:
