@@ -12,7 +12,9 @@ from typing import Any
 from inspector.cli.common import EXIT_OK, Parser, add_install_flags, install_setting, own_command, stdin_json
 
 BUDGET = 2.0  # seconds
-STATE_VERSION = 4  # 2: fast mode and US-only; 3: advisor iterations, billed sums, relayed subagent responses; 4: Cost whole
+# 2: fast mode and US-only; 3: advisor iterations, billed sums, relayed subagent responses; 4: Cost whole;
+# 5: a model announcement sets the model in force
+STATE_VERSION = 5
 FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model", "version")
 
 

@@ -437,13 +437,14 @@ _TURN_POS: dict[int, tuple[Series, list[int]]] = {}
 def boundary_thresholds(
     s: Session, series: Series, index: int, th: Thresholds, settings: Settings | None, before: list[Turn]
 ) -> Thresholds:
-    """The thresholds in force at a boundary: the rules of the release that wrote the boundary, for the model
-    of the last response before it (a session can be resumed by a newer Claude Code, or switch models)."""
+    """The thresholds in force at a boundary: the rules of the release that wrote the boundary, for the model in
+    force before it (its last response's, or a later announcement's: a session can be resumed by a newer Claude Code,
+    or switch models)."""
     if settings is None:
         return th
     r = s.records[index]
     version = r.version or s.version
-    model = settings.model or (s.records[before[-1].index].model if before else None) or th.model
+    model = settings.model or s.model_at(index) or (s.records[before[-1].index].model if before else None) or th.model
     if version == s.version and model == th.model:
         return th
     own = [t.tokens for t in series.turns if s.records[t.index].model == model]  # the model's own usage

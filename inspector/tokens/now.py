@@ -22,7 +22,7 @@ from inspector.tokens.series import (
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left
 from inspector.transcript.index import Transcript
 from inspector.transcript.records import Record
-from inspector.transcript.session import Session
+from inspector.transcript.session import Session, model_in_force
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,11 +173,12 @@ def _tail_leaf(s: Session, facts: FileFacts, start: int, settings: Settings) -> 
     if needs_start and not whole_segment:
         return None
     main_model = None
-    if settings.model is None:  # the session's model: the last response on its logical chain (Session.main_model)
+    if settings.model is None:  # the session's model: the model in force at its leaf (Session.main_model)
         for i in reversed(chain):
             r = recs[i]
-            if r.type == "assistant" and r.model and r.has_real_usage and not r.is_sidechain:
-                main_model = r.model
+            got = model_in_force(r)
+            if got:
+                main_model = got
                 break
             if i == chain[seg] and not _is_root(recs[chain[0]]):
                 return None  # the chain before this segment is not all in the tail

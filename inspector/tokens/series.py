@@ -122,6 +122,10 @@ class FileFacts:
                     self.peaks[r.model] = tok
                 if r.type == "assistant" and not r.flags & F_SIDECHAIN:
                     self.last_main_model = r.model
+        elif r.extra and r.type == "attachment":
+            got = r.extra.get("announced_model")  # a process's model, announced before any reply of it (2.1.3xx)
+            if isinstance(got, str) and got:
+                self.last_main_model = got
         if r.version:
             self.version = r.version
 

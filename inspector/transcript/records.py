@@ -713,6 +713,11 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
         att = get("attachment")
         if isinstance(att, dict):
             extra = {"attachment_type": _str(att.get("type"))}
+            ident = att.get("identity") if extra["attachment_type"] == "model" else None
+            if isinstance(ident, dict) and isinstance(ident.get("modelId"), str):
+                # 2.1.3xx announces the model a process runs as it starts or switches (with its [1m]): the model in
+                # force from here, before any reply of it
+                extra["announced_model"] = ident["modelId"]
             if isinstance(get("rendered"), list):
                 extra["rendered"] = True  # 2.1.3xx: sent to the API as this text, and a node of the chain a resume sends
 

@@ -389,16 +389,27 @@ class Session:
 
     @property
     def main_model(self) -> str | None:
-        """The model of the last real response of the conversation (the leaf's chain), the model a resume
-        continues with; a session that switched models reports the one it ended on."""
+        """The model in force at the end of the conversation (the leaf's chain), the model a resume continues with:
+        that of its last real response, or of a later `model` announcement (2.1.3xx writes one as a process starts
+        or switches models, with its [1m], before any reply of that model); a session that switched models reports
+        the one it ended on."""
         recs = self.records
         for i in reversed(self.conversation.logical_chain):
-            r = recs[i]
-            if r.type == "assistant" and r.model and r.has_real_usage and not r.is_sidechain:
-                return r.model
+            got = model_in_force(recs[i])
+            if got:
+                return got
         for r in reversed(recs):
             if r.type == "assistant" and r.model and r.has_real_usage and not r.is_sidechain:
                 return r.model
+        return None
+
+    def model_at(self, index: int) -> str | None:
+        """The model in force when record `index` was written (file order): the last real response's or `model`
+        announcement's before it."""
+        for r in reversed(self.records[:index]):
+            got = model_in_force(r)
+            if got:
+                return got
         return None
 
     def peak_context(self) -> int | None:
@@ -763,3 +774,14 @@ __all__ = [
     "parse_persisted",
     "F_IMAGE",
 ]
+
+
+def model_in_force(r: Any) -> str | None:
+    """The model a record says is in force: a main-thread real response's model, or the model a `model` announcement
+    names (2.1.3xx); None for any other record."""
+    if r.type == "assistant":
+        return r.model if r.model and r.has_real_usage and not r.is_sidechain else None
+    if r.type == "attachment" and r.extra:
+        got = r.extra.get("announced_model")
+        return got if isinstance(got, str) and got else None
+    return None

@@ -1,0 +1,76 @@
+"""The model in force: 2.1.3xx announces the model a process runs (a `model` attachment) as it starts or switches,
+before any reply of it. A session resumed with another model, or switched with /model, is measured against the new
+model's thresholds from that announcement on (found on 2.1.332: a session resumed on claude-foo-1 whose requests
+were all refused was explained by the earlier claude-sonnet-4-5's rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builders import assistant, ts, user
+from helpers import write_jsonl
+
+from inspector.tokens.explain import analyze
+from inspector.tokens.now import context_now
+from inspector.tokens.series import FileFacts
+from inspector.tokens.thresholds import Settings
+from inspector.transcript.session import Session
+
+V = "2.1.332"
+
+
+def announce(uuid: str, parent: str, model: str, sec: int) -> dict[str, Any]:
+    return {
+        "type": "attachment",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "timestamp": ts(sec),
+        "sessionId": "S",
+        "isSidechain": False,
+        "cwd": "/w/proj",
+        "version": V,
+        "attachment": {"type": "model", "identity": {"modelId": model, "marketingName": "X"}, "text": f"You are {model}."},
+        "rendered": [{"content": f"<system-reminder>\nYou are {model}.\n</system-reminder>"}],
+        "renderedRole": "system",
+    }
+
+
+def _session(tmp_path, *, switch: bool) -> Session:
+    recs = [
+        user("u1", None, "hi", version=V),
+        assistant("a1", "u1", usage=(10, 100, 150_000, 50), model="claude-sonnet-4-5", sec=1, version=V),
+        user("u2", "a1", "go on", sec=2, version=V),
+    ]
+    if switch:
+        recs.append(announce("m1", "u2", "claude-foo-1", 3))
+    return Session.load(write_jsonl(tmp_path / "proj" / "s.jsonl", recs))
+
+
+def test_a_later_announcement_sets_the_model_and_its_thresholds(tmp_path) -> None:
+    s = _session(tmp_path, switch=True)
+    assert s.main_model == "claude-foo-1"
+    assert s.model_at(len(s.records)) == "claude-foo-1" and s.model_at(3) == "claude-sonnet-4-5"
+    assert FileFacts.of(s.records).last_main_model == "claude-foo-1"
+    rep = analyze(s, Settings())
+    # 2.1.332: an unknown model gets a 1M window, enforced at 967,000; claude-sonnet-4-5 a 200k one, not enforced
+    assert (rep.thresholds.model, rep.thresholds.context_window, rep.thresholds.enforced) == ("claude-foo-1", 1_000_000, True)
+    now = context_now(s, Settings())
+    assert now is not None and now.thresholds.model == "claude-foo-1"
+
+
+def test_without_one_the_last_reply_decides(tmp_path) -> None:
+    s = _session(tmp_path, switch=False)
+    assert s.main_model == "claude-sonnet-4-5"
+    rep = analyze(s, Settings())
+    assert (rep.thresholds.context_window, rep.thresholds.enforced) == (200_000, False)
+
+
+def test_the_announced_model_keeps_its_1m(tmp_path) -> None:
+    recs = [
+        user("u1", None, "hi", version=V),
+        assistant("a1", "u1", usage=(10, 100, 150_000, 50), model="claude-sonnet-4-5", sec=1, version=V),
+        announce("m1", "a1", "claude-sonnet-4-5[1m]", 2),
+    ]
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    assert s.main_model == "claude-sonnet-4-5[1m]"
+    assert analyze(s, Settings()).thresholds.context_window == 1_000_000
