@@ -449,7 +449,10 @@ def boundary_thresholds(
         return th
     own = [t.tokens for t in series.turns if s.records[t.index].model == model]  # the model's own usage
     peak = max(own or [t.tokens for t in series.turns], default=None)
-    return thresholds(settings.with_(model=model), peak_usage=peak, version=version)
+    at = settings.with_(model=model)
+    if s.announces_models and settings.one_m is None and model:  # its [1m] is in the announced name (2.1.3xx)
+        at = at.with_(one_m="[1m]" in model.lower())
+    return thresholds(at, peak_usage=peak, version=version)
 
 
 def _around(series: Series, pos: int | None) -> tuple[list[Turn], list[Turn]]:

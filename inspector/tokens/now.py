@@ -22,7 +22,7 @@ from inspector.tokens.series import (
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left
 from inspector.transcript.index import Transcript
 from inspector.transcript.records import Record
-from inspector.transcript.session import Session, model_in_force
+from inspector.transcript.session import Session, in_force, model_in_force
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,11 +174,13 @@ def _tail_leaf(s: Session, facts: FileFacts, start: int, settings: Settings) -> 
         return None
     main_model = None
     if settings.model is None:  # the session's model: the model in force at its leaf (Session.main_model)
-        for i in reversed(chain):
-            r = recs[i]
-            got = model_in_force(r)
-            if got:
-                main_model = got
+        for k in range(len(chain) - 1, -1, -1):
+            i = chain[k]
+            if model_in_force(recs[i]):
+                main_model = in_force(recs[j] for j in reversed(chain[: k + 1]))
+                ann = facts.announced  # the announcement naming its [1m] can be before the tail read
+                if ann and main_model and ann.lower().replace("[1m]", "") == main_model.lower():
+                    main_model = ann
                 break
             if i == chain[seg] and not _is_root(recs[chain[0]]):
                 return None  # the chain before this segment is not all in the tail

@@ -94,6 +94,7 @@ class FileFacts:
     peaks: dict[str, int] = field(default_factory=dict)
     last_model: str | None = None
     last_main_model: str | None = None
+    announced: str | None = None  # the last model a 2.1.3xx `model` attachment named (with its [1m])
     version: str | None = None
     latest: float | None = None  # timestamp_key of the latest main-thread sent record
     has_main: bool = False  # a main-thread chain record (a subagent's file has none)
@@ -121,11 +122,12 @@ class FileFacts:
                 if tok > self.peaks.get(r.model, -1):
                     self.peaks[r.model] = tok
                 if r.type == "assistant" and not r.flags & F_SIDECHAIN:
-                    self.last_main_model = r.model
+                    ann = self.announced  # the API's model name drops the [1m] the announcement keeps
+                    self.last_main_model = ann if ann and ann.lower().replace("[1m]", "") == r.model.lower() else r.model
         elif r.extra and r.type == "attachment":
             got = r.extra.get("announced_model")  # a process's model, announced before any reply of it (2.1.3xx)
             if isinstance(got, str) and got:
-                self.last_main_model = got
+                self.last_main_model = self.announced = got
         if r.version:
             self.version = r.version
 
@@ -163,6 +165,10 @@ def thresholds_for(facts: FileFacts, main_model: str | None, settings: Settings)
         model = main_model or facts.last_model
         if model:
             settings = settings.with_(model=model)
+            if facts.announced and settings.one_m is None:
+                # a session that announces its models (2.1.3xx) records a [1m] setting in the model's name: a 1M
+                # window is not inferred from usage there (a larger usage than the window is the API's, or a fake's)
+                settings = settings.with_(one_m="[1m]" in model.lower())
     peak = facts.peaks[settings.model] if settings.model in facts.peaks else facts.peak
     return thresholds(settings, peak_usage=peak, version=facts.version)
 

@@ -569,7 +569,7 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
     if c.blocks and c.blocking_usage is not None:
         m_block = t.blocking if _near(t.blocking, c.blocking_usage) else _round_limit(c.blocking_usage)
     window = _implied_window(t, m_auto, m_block)
-    if window is not None and peak_usage is not None and peak_usage > window:
+    if window is not None and peak_usage is not None and peak_usage > window and s.one_m is not False:
         if s.model and not one_m and lookup(version, s.model + "[1m]").cell is not None:
             return _as_1m(
                 t,

@@ -394,10 +394,9 @@ class Session:
         or switches models, with its [1m], before any reply of that model); a session that switched models reports
         the one it ended on."""
         recs = self.records
-        for i in reversed(self.conversation.logical_chain):
-            got = model_in_force(recs[i])
-            if got:
-                return got
+        got = in_force((recs[i] for i in reversed(self.conversation.logical_chain)), self.announces_models)
+        if got:
+            return got
         for r in reversed(recs):
             if r.type == "assistant" and r.model and r.has_real_usage and not r.is_sidechain:
                 return r.model
@@ -406,11 +405,12 @@ class Session:
     def model_at(self, index: int) -> str | None:
         """The model in force when record `index` was written (file order): the last real response's or `model`
         announcement's before it."""
-        for r in reversed(self.records[:index]):
-            got = model_in_force(r)
-            if got:
-                return got
-        return None
+        return in_force((self.records[j] for j in range(index - 1, -1, -1)), self.announces_models)
+
+    @cached_property
+    def announces_models(self) -> bool:
+        """Whether the session has a `model` announcement (2.1.3xx), which names a [1m] setting."""
+        return any(r.type == "attachment" and announced_model(r) for r in self.records)
 
     def peak_context(self) -> int | None:
         vals = [context_tokens(u) for _, u in self.main_responses()]
@@ -781,7 +781,32 @@ def model_in_force(r: Any) -> str | None:
     names (2.1.3xx); None for any other record."""
     if r.type == "assistant":
         return r.model if r.model and r.has_real_usage and not r.is_sidechain else None
+    return announced_model(r)
+
+
+def announced_model(r: Any) -> str | None:
+    """The model a 2.1.3xx `model` attachment announces (with its [1m]), else None."""
     if r.type == "attachment" and r.extra:
         got = r.extra.get("announced_model")
         return got if isinstance(got, str) and got else None
     return None
+
+
+def in_force(newest_first: Any, announces: bool = True) -> str | None:
+    """The model in force after these records (given newest first): the newest response's or announcement's; a
+    response of the model an earlier announcement named is that announcement's name (the API's model name drops
+    the [1m] the announcement keeps)."""
+    reply: str | None = None
+    for r in newest_first:
+        if reply is None:
+            got = model_in_force(r)
+            if got and r.type != "assistant":
+                return got
+            reply = got
+            if reply and not announces:
+                return reply  # no announcement to name its [1m]: no need to look further
+            continue
+        ann = announced_model(r)
+        if ann:
+            return ann if ann.lower().replace("[1m]", "") == reply.lower() else reply
+    return reply

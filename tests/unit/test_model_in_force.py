@@ -74,3 +74,27 @@ def test_the_announced_model_keeps_its_1m(tmp_path) -> None:
     s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
     assert s.main_model == "claude-sonnet-4-5[1m]"
     assert analyze(s, Settings()).thresholds.context_window == 1_000_000
+
+
+def test_a_reply_after_an_announcement_keeps_its_1m_and_usage_infers_no_window(tmp_path) -> None:
+    """An announced session names its [1m]: a reply of the announced model is that model with its [1m]; one without
+    it has the catalog's window, whatever usage was reported (the fake API reports any size; the real one refuses)."""
+    big = (10, 100, 206_000, 50)
+    with_1m = [
+        user("u1", None, "hi", version=V),
+        announce("m1", "u1", "claude-sonnet-4-5[1m]", 1),
+        assistant("a1", "m1", usage=big, model="claude-sonnet-4-5", sec=2, version=V),
+    ]
+    s = Session.load(write_jsonl(tmp_path / "a" / "s.jsonl", with_1m))
+    assert s.main_model == "claude-sonnet-4-5[1m]" and FileFacts.of(s.records).last_main_model == "claude-sonnet-4-5[1m]"
+    assert analyze(s, Settings()).thresholds.context_window == 1_000_000
+    without = [dict(r) for r in with_1m]
+    without[1] = announce("m1", "u1", "claude-opus-4-6", 1)
+    without[2] = assistant("a1", "m1", usage=big, model="claude-opus-4-6", sec=2, version=V)
+    s = Session.load(write_jsonl(tmp_path / "b" / "s.jsonl", without))
+    th = analyze(s, Settings()).thresholds
+    assert (s.main_model, th.context_window, th.effective_window) == ("claude-opus-4-6", 200_000, 180_000)
+    # a release that announces nothing: a usage above 200k still means a 1M window it did not record
+    old = [user("u1", None, "hi"), assistant("a1", "u1", usage=big, model="claude-opus-4-6", sec=2)]
+    s = Session.load(write_jsonl(tmp_path / "c" / "s.jsonl", old))
+    assert analyze(s, Settings()).thresholds.context_window == 1_000_000
