@@ -334,6 +334,12 @@ def refuted_by(series: Series, e: Explanation, threshold: int, s: Session | None
     return out[::-1]
 
 
+def fails_silently(th: Thresholds) -> bool:
+    """Whether the release writes nothing for a compaction that fails (2.1.159 on: no compaction call's transcript
+    and no record; 2.1.88 leaves the call's transcript with no boundary)."""
+    return th.era in ("2.1.159", "2.1.328")
+
+
 def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) -> tuple[str, str]:
     """What a refuted threshold leaves: the API's refusal where the compaction came at the window's edge and the
     release compacts on a refusal, a window larger than assumed where it came past the window, another threshold
@@ -371,6 +377,13 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) 
         return "prompt_too_long", (
             f"{seen}; the compaction came at {fmt(pre)}, {fmt(window - pre)} below the {fmt(window)} "
             f"window: the API refusing a request as too long fits ({how})"
+        )
+    if fails_silently(th):
+        return "threshold", (
+            f"{passed}: Claude Code tries to compact before each request above its threshold, and these releases "
+            "write nothing for an attempt that fails (its summarize requests refused as too long, or an error): "
+            "those attempts failed and this one succeeded (or a higher threshold was in force for a while: "
+            "auto-compact off then on, or a window setting the transcript does not record)"
         )
     extra = "; a refusal does not explain it either: the API refuses only at the window" + (
         f", and {measured_on}'s binary ends the turn on a refusal without compacting" if reacts is False else ""
@@ -875,7 +888,7 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
                     f"auto-compact was tried and failed ({len(failed)} compaction call(s) left no boundary)"
                     + (gave_up or "; after 3 consecutive failures Claude Code stops trying"),
                 )
-            elif th.era_label and th.era in ("2.1.159", "2.1.328"):
+            elif th.era_label and fails_silently(th):
                 reasons.insert(
                     0,
                     "the summarize requests failed (these releases do not write a failed compaction to the transcript)" + gave_up,

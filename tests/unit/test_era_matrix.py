@@ -367,3 +367,14 @@ def test_tokens_says_on_which_binary_its_numbers_were_checked(tmp_path):
     assert code == 0
     assert "Checked on the binary: measured on 2.1.21, the nearest measured release below 2.1.40" in out
     assert "the threshold 167,000 confirmed" in out
+
+
+def test_past_the_threshold_on_a_release_that_fails_silently_is_still_the_threshold(tmp_path):
+    """2.1.159 on write nothing for a compaction that fails: replies above an enforced threshold followed by a
+    compaction are attempts that failed, then one that succeeded (seen on 2.1.332, every summarize request refused
+    as too long until the last: the harness's found_88127), not a higher threshold."""
+    s = _session(tmp_path, [120_000, 170_000, 172_000, 175_000], 179_500, version="2.1.332", model="claude-opus-4-6")
+    e = analyze(s).compactions[0]
+    assert e.threshold == 167_000 and e.refuted == 2
+    assert e.cause == "threshold", e.cause_evidence
+    assert "write nothing for an attempt that fails" in e.explanation
