@@ -102,7 +102,11 @@ def claude_facts(folder: Path) -> Facts:
         else:
             n = served[k] if k < len(served) else len(exchange)
             before = next((exchange[j] for j in range(n - 1, -1, -1) if exchange[j]["kind"] == "turn"), None)
-            cause = "prompt_too_long" if before is not None and before["answer"] == "prompt_too_long" else "threshold"
+            # a refusal that ended an earlier run was not answered by this compaction (a new process that compacts
+            # as it starts does so at its threshold)
+            same_run = n >= len(exchange) or before is None or before.get("step") == exchange[n].get("step")
+            refused = before is not None and before["answer"] == "prompt_too_long" and same_run
+            cause = "prompt_too_long" if refused else "threshold"
         f.compactions.append(f"{cause} at {pre:,}, kept {kept}")
     debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
     run = json.loads((folder / "run.json").read_text())

@@ -129,7 +129,10 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 after = [r for r in recs[k:] if r.get("uuid") not in moved]  # what it wrote
                 kw: dict[str, Any] = {"strategy": "compact", "trigger": str(meta.get("trigger") or "auto")}
                 at = next((j for j in range(n - 1, -1, -1) if log[j]["kind"] == "turn"), None) if n is not None else None
-                before = log[at] if at is not None else None
+                # the request the compaction answered: the last turn request before its summary, in the same run (a
+                # refusal that ended an earlier run was answered there, or not at all: a new process that compacts
+                # as it starts does so at its threshold)
+                before = log[at] if at is not None and log[at].get("step") == log[n].get("step") else None
                 partial = next(((rec.get("summarizeMetadata") or {}) for rec in after if rec.get("isCompactSummary")), {})
                 if "messagesSummarized" in meta:
                     kw, what = _partial(s, boundary, partial, n, log, run)

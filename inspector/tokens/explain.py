@@ -415,7 +415,16 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
         from inspector.claude.requests import request_before
 
         q = request_before(s, requests, e.index)
-        if q is not None and not q.answered:
+        if q is not None and not q.answered and not same_process(s, q.index, e.index):
+            # the refusal ended its run (the attempts to compact then failed, leaving no trace): a new process
+            # compacted as it started, at its own threshold
+            if e.threshold is not None and e.pre_tokens is not None and e.pre_tokens >= e.threshold:
+                return "threshold", (
+                    f"the last request before it ({q.id}) was refused as too long and ended that run without a "
+                    f"compaction; the next run compacted as it started: preTokens {fmt(e.pre_tokens)} ≥ the "
+                    f"threshold {fmt(e.threshold)}"
+                )
+        elif q is not None and not q.answered:
             return "prompt_too_long", (
                 f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "
                 "no reply: the API refused it"
