@@ -13,7 +13,6 @@ conformance/matrix.py), --bisect finds the release where a rule changed, --repl 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import shutil
 import sys
@@ -21,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from conformance.compare import compare, table
-from conformance.goldens import GOLDENS, expand_golden
+from conformance.goldens import GOLDENS, expand_golden, pack
 from conformance.runner import DEFAULT_VERSION, install, run, save
 from conformance.scenarios import BY_NAME, SCENARIOS
 
@@ -67,7 +66,7 @@ def resume_main(args: argparse.Namespace) -> int:
 
 
 def write_golden(folder: Path) -> Path:
-    """A run as committed for the normal tests: its transcripts, request log and persisted outputs gzipped (text)."""
+    """A run as committed for the normal tests: its transcripts, request log and persisted outputs compressed (xz)."""
     dst = GOLDENS / folder.name
     shutil.rmtree(dst, ignore_errors=True)
     for p in sorted(folder.rglob("*")):
@@ -77,8 +76,8 @@ def write_golden(folder: Path) -> Path:
         out = dst / rel
         out.parent.mkdir(parents=True, exist_ok=True)
         if p.suffix in (".jsonl", ".json", ".txt") and p.name != "run.json":  # transcripts, requests, persisted outputs
-            out = out.with_name(out.name + ".gz")
-            out.write_bytes(gzip.compress(p.read_bytes(), mtime=0))
+            out = out.with_name(out.name + ".xz")
+            out.write_bytes(pack(p.read_bytes()))
         else:
             shutil.copyfile(p, out)
     return dst

@@ -1,8 +1,9 @@
 """Goldens from the conformance harness: what the real Claude Code 2.1.328 did, read by the normal suite without it.
 
-Each folder under tests/goldens is one run of `python -m conformance` (transcripts and request logs gzipped): what
-Claude Code did (its boundaries, the requests the fake API received and which were refused, its debug log) must be
-what inspector says of the same transcript, and every request must be rebuilt from the transcript exactly.
+Each folder under tests/goldens is one run of `python -m conformance` (transcripts, request logs and persisted outputs
+xz-compressed): what Claude Code did (its boundaries, the requests the fake API received and which were refused, its
+debug log) must be what inspector says of the same transcript, and every request must be rebuilt from the transcript
+exactly.
 """
 
 from __future__ import annotations
