@@ -269,10 +269,12 @@ def recorded_shape(s: Session) -> dict[str, Any] | None:
 
 
 def request_before(s: Session, requests: list[RebuiltRequest], index: int) -> RebuiltRequest | None:
-    """The last main-thread request recorded before record `index` in the file."""
+    """The last main-thread request recorded before record `index` in the file and sent before it was written (a
+    REPL of 2.1.332 can record the request it sends after a compaction before the compaction's boundary)."""
     best = None
+    at = s.records[index].timestamp if 0 <= index < len(s.records) else None
     for q in requests:
-        if q.index < index and q.agent_id is None:
+        if q.index < index and q.agent_id is None and not (at and q.timestamp and q.timestamp > at):
             best = q
     return best
 
