@@ -144,14 +144,16 @@ def _earlier(entries: list[Any]) -> list[_Item]:
 
 
 def _reorder(items: list[_Item]) -> list[_Item]:
-    """Attachments bubble up until an assistant message or a user message starting with a tool result."""
+    """Attachments bubble up until an assistant message, a user message starting with a tool result, or (2.1.332) a
+    summary that carries earlierMessages: a kept prompt's reminder after such a summary is sent after it (seen on
+    2.1.332's partial "up to" compactions and their resumes; without the list they climb above the summary)."""
     result: list[_Item] = []
     pending: list[_Item] = []
     for it in reversed(items):
         if it.kind == "attachment":
             pending.append(it)
             continue
-        if pending and (it.kind in ("assistant", "error") or _starts_with_tool_result(it)):
+        if pending and (it.kind in ("assistant", "error") or _starts_with_tool_result(it) or it.earlier):
             result += pending
             pending = []
         result.append(it)

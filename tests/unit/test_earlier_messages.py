@@ -165,3 +165,41 @@ def test_the_setting_is_read_from_the_environment_and_older_releases_never_write
     assert Settings.from_environment(env={"CLAUDE_CODE_ELEGANT_MIST": "yes"}).earlier_messages == "off"
     assert Settings.from_environment(env={}).earlier_messages is None
     assert earlier.applies("2.1.331") and earlier.applies("2.1.332") and not earlier.applies("2.1.328")
+
+
+def _wire_of_summary_then_prompt(earlier: list | None) -> list[str]:
+    from inspector.claude.wire import api_messages
+
+    summary: dict = {
+        "type": "user",
+        "isCompactSummary": True,
+        "message": {"role": "user", "content": "This session is being continued from a previous conversation."},
+    }
+    if earlier is not None:
+        summary["earlierMessages"] = earlier
+    bodies = [
+        summary,
+        {"type": "user", "message": {"role": "user", "content": "now task 2"}},
+        {
+            "type": "attachment",
+            "attachment": {"type": "total_tokens_reminder"},
+            "rendered": [{"content": "<system-reminder>\n<total_tokens>1 tokens left</total_tokens>\n</system-reminder>"}],
+        },
+    ]
+    msgs = api_messages(bodies)
+    return [str(b.get("text"))[:24] for m in msgs if m["role"] == "user" for b in m["content"] if isinstance(m["content"], list)]
+
+
+def test_a_summary_with_earlier_messages_stops_the_attachments_climbing() -> None:
+    """Seen on 2.1.332 (found_repl_1017, found_repl_203, and the round trips of generated seeds 1055 and 1072, each
+    a partial "up to" compaction with earlierMessages): a kept prompt's reminder is sent after the summary, where
+    without the list (every 2.1.328 run, gen_repl_4 and gen_repl_5) it climbs above it."""
+
+    def at(texts: list[str], start: str) -> int:
+        return next(i for i, t in enumerate(texts) if t.startswith(start))
+
+    with_list = _wire_of_summary_then_prompt([{"kind": "user", "text": "run the checks"}])
+    assert at(with_list, "run the checks") < at(with_list, "This session") < at(with_list, "<system-reminder>")
+    assert at(with_list, "<system-reminder>") < at(with_list, "now task 2")
+    without = _wire_of_summary_then_prompt(None)
+    assert at(without, "<system-reminder>") == 0 < at(without, "This session")
