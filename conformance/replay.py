@@ -168,14 +168,22 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                         )
                     )
                     continue
-                # the time it was made: the summary record's (Claude Code makes it, then the attachments that follow
-                # it, and stamps the boundary only as it writes it, tens of milliseconds later: a background agent
-                # that finished between the two was still running for the compaction); the harness moved every
-                # earlier timestamp back for each idle gap after it
-                made = min(
-                    str(r["timestamp"])
-                    for r in [boundary, *(x for x in after if x.get("isCompactSummary"))][:2]
-                    if r.get("timestamp")
+                # the time it was made: that of the attachments Claude Code writes after the summary (it works out a
+                # background agent's state as it writes them; the boundary is stamped later, the summary earlier: an
+                # agent whose last reply came between them was running for one and finished for the other), else
+                # the summary's, else the boundary's; the harness moved every earlier timestamp back for each idle
+                # gap after it
+                k_sum = next((j for j, x in enumerate(after) if x.get("isCompactSummary")), None)
+                follow = after[k_sum + 1 :] if k_sum is not None else []
+                atts = [
+                    x
+                    for x in follow[: next((j for j, x in enumerate(follow) if x.get("type") != "attachment"), len(follow))]
+                    if x.get("timestamp")
+                ]
+                made = str(
+                    (atts[0] if atts else after[k_sum] if k_sum is not None and after[k_sum].get("timestamp") else boundary)[
+                        "timestamp"
+                    ]
                 )
                 when = datetime.fromisoformat(made.replace("Z", "+00:00")) + timedelta(
                     hours=sum(shifts[log[n]["step"] + 1 :]) if n is not None else 0
