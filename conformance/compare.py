@@ -300,7 +300,14 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 if q.replies
                 else next((j for j in range(q.index + 1, nxt) if s.records[j].type in ("user", "assistant", "system")), nxt)
             )
-            mine = canonical(api_messages(sent_bodies(s, Conversation(s.records[:end]).chain), style))
+            chain = Conversation(s.records[:end]).chain
+            if not q.replies and end < len(s.records) and s.records[end].is_compact_boundary:
+                # a REPL writes the reminder of a request refused as too long only after the compaction that answered
+                # it (hung below the new summary): the compaction kept it, so it was among the records sent
+                meta = s.records[end].get("compact") or {}
+                kept = set(((meta.get("preservedMessages") or {}).get("uuids")) or ())
+                chain = chain + [j for j in range(end + 1, nxt) if s.records[j].uuid in kept]
+            mine = canonical(api_messages(sent_bodies(s, chain), style))
             if mine != sent:
                 m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
                 what = (
