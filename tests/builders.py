@@ -11,9 +11,10 @@ def ts(sec: int) -> str:
     return f"2026-04-02T09:{sec // 60:02d}:{sec % 60:02d}.000Z"
 
 
-def user(uuid: str, parent: str | None, text: Any = "hi", sec: int = 0, **kw: Any) -> dict:
-    r = {
-        "type": "user",
+def _record(kind: str, uuid: str, parent: str | None, sec: int) -> dict:
+    """The fields every chain record of these builders has."""
+    return {
+        "type": kind,
         "uuid": uuid,
         "parentUuid": parent,
         "timestamp": ts(sec),
@@ -21,8 +22,12 @@ def user(uuid: str, parent: str | None, text: Any = "hi", sec: int = 0, **kw: An
         "isSidechain": False,
         "cwd": "/w/proj",
         "version": "2.1.88",
-        "message": {"role": "user", "content": text},
     }
+
+
+def user(uuid: str, parent: str | None, text: Any = "hi", sec: int = 0, **kw: Any) -> dict:
+    r = _record("user", uuid, parent, sec)
+    r["message"] = {"role": "user", "content": text}
     r.update(kw)
     return r
 
@@ -37,27 +42,18 @@ def assistant(
     model: str = "claude-sonnet-4-6",
     **kw: Any,
 ) -> dict:
-    r = {
-        "type": "assistant",
-        "uuid": uuid,
-        "parentUuid": parent,
-        "timestamp": ts(sec),
-        "sessionId": "S",
-        "isSidechain": False,
-        "cwd": "/w/proj",
-        "version": "2.1.88",
-        "message": {
-            "id": mid or f"msg_{uuid}",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": blocks if blocks is not None else [{"type": "text", "text": "ok"}],
-            "usage": {
-                "input_tokens": usage[0],
-                "cache_creation_input_tokens": usage[1],
-                "cache_read_input_tokens": usage[2],
-                "output_tokens": usage[3],
-            },
+    r = _record("assistant", uuid, parent, sec)
+    r["message"] = {
+        "id": mid or f"msg_{uuid}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks if blocks is not None else [{"type": "text", "text": "ok"}],
+        "usage": {
+            "input_tokens": usage[0],
+            "cache_creation_input_tokens": usage[1],
+            "cache_read_input_tokens": usage[2],
+            "output_tokens": usage[3],
         },
     }
     r.update(kw)
@@ -105,3 +101,13 @@ def progress(uuid: str, parent: str | None, sec: int = 0) -> dict:
         "toolUseID": "t",
         "parentToolUseID": "t",
     }
+
+
+def attachment(uuid: str, parent: str | None, att: dict, sec: int = 0, rendered: str | None = None, **kw: Any) -> dict:
+    """An attachment record (2.1.3xx: with the text it is sent as in `rendered`)."""
+    r = _record("attachment", uuid, parent, sec)
+    r["attachment"] = att
+    if rendered is not None:
+        r["rendered"] = [{"content": rendered}]
+    r.update(kw)
+    return r

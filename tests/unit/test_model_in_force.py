@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from builders import assistant, ts, user
+from builders import assistant, attachment, user
 from helpers import write_jsonl
 
 from inspector.tokens.explain import analyze
@@ -20,19 +20,9 @@ V = "2.1.332"
 
 
 def announce(uuid: str, parent: str, model: str, sec: int) -> dict[str, Any]:
-    return {
-        "type": "attachment",
-        "uuid": uuid,
-        "parentUuid": parent,
-        "timestamp": ts(sec),
-        "sessionId": "S",
-        "isSidechain": False,
-        "cwd": "/w/proj",
-        "version": V,
-        "attachment": {"type": "model", "identity": {"modelId": model, "marketingName": "X"}, "text": f"You are {model}."},
-        "rendered": [{"content": f"<system-reminder>\nYou are {model}.\n</system-reminder>"}],
-        "renderedRole": "system",
-    }
+    text = f"You are {model}."
+    att = {"type": "model", "identity": {"modelId": model, "marketingName": "X"}, "text": text}
+    return attachment(uuid, parent, att, sec, f"<system-reminder>\n{text}\n</system-reminder>", version=V, renderedRole="system")
 
 
 def _session(tmp_path, *, switch: bool) -> Session:
