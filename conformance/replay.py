@@ -188,6 +188,17 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 when = datetime.fromisoformat(made.replace("Z", "+00:00")) + timedelta(
                     hours=sum(shifts[log[n]["step"] + 1 :]) if n is not None else 0
                 )
+                # a process resumed with --model that compacts before it has announced anything (a /compact as
+                # its first command): no record names its model, the run does
+                exits = [j for j, x in enumerate(recs[:k]) if x.get("type") == "cost-state"]
+                announced = any(
+                    (x.get("attachment") or {}).get("type") == "model" for x in recs[(exits[-1] if exits else -1) + 1 : k]
+                )
+                steps = run.get("steps") or ()
+                if exits and not announced and n is not None and log[n].get("step") is not None and log[n]["step"] < len(steps):
+                    argv = list(steps[log[n]["step"]].get("argv") or ())
+                    if "--model" in argv[:-1]:
+                        kw["resume_model"] = argv[argv.index("--model") + 1]
                 try:
                     res = compact(
                         s,

@@ -81,6 +81,12 @@ def _compact_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="anthropic: the model that writes the summary (default: %(default)s)", default=None)
     p.add_argument("--instructions", metavar="TEXT", help="full: /compact instructions; partial: the context you give")
     p.add_argument(
+        "--resume-model",
+        metavar="MODEL",
+        help="the model you will resume the saved session with, if not the session's last (2.1.3xx: the tools and "
+        "agents Claude Code re-announces are worded for it)",
+    )
+    p.add_argument(
         "--yes", action="store_true", help="anthropic, --exact: send without asking (after you have seen what it sends once)"
     )
     p.add_argument(
@@ -175,6 +181,7 @@ def cmd_compact(args: argparse.Namespace, out: Any, err: Any) -> int:
             direction=direction,
             instructions=args.instructions,
             settings=settings,
+            resume_model=args.resume_model,
             microcompact_params=MicrocompactParams(
                 gap_minutes=args.gap_minutes, keep_recent=args.keep_recent, now=now, force=args.force
             ),

@@ -46,6 +46,9 @@ class CompactRequest:
     settings: Settings | None = None
     microcompact_params: MicrocompactParams | None = None
     session_memory_params: SessionMemoryParams | None = None
+    # the model of the Claude Code that compacts, where it is not the one the session last announced (a session
+    # resumed with --model and compacted before any reply): what it re-announces is worded for that model (2.1.3xx)
+    resume_model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,7 @@ class Strategy:
 def _engine(mode: str) -> Callable[[Run], CompactionResult]:
     def run(r: Run) -> CompactionResult:
         q = r.request
-        params = EngineParams(mode, q.trigger, q.instructions, q.refused_at, q.prompt_tokens)
+        params = EngineParams(mode, q.trigger, q.instructions, q.refused_at, q.prompt_tokens, resume_model=q.resume_model)
         return engine_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
 
     return run
@@ -84,7 +87,7 @@ def _partial(r: Run) -> CompactionResult:
         what = "a prompt you typed" if r.tail_era else "a user message"
         raise CompactError(f"partial compaction needs a pivot: the uuid of {what} (--at)")
     if r.tail_era:
-        params = EngineParams("partial", "manual", q.instructions, None, None, q.pivot, q.direction)
+        params = EngineParams("partial", "manual", q.instructions, None, None, q.pivot, q.direction, q.resume_model)
         return engine_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
     return partial_compact(
         r.slice, r.estimator, r.summarizer, PartialParams(q.pivot, q.direction, q.instructions), r.factory, r.progress, r.cancel

@@ -46,6 +46,7 @@ from inspector.textutil import as_dict
 from inspector.tokens.context import FileState, file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_stringify
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
+from inspector.transcript.session import model_in_force
 
 DIRECTIVE = (
     "Continue the conversation from where it left off without asking the user any further questions. Resume directly "
@@ -90,6 +91,7 @@ class EngineParams:
     prompt_tokens: int | None = None  # reactive: the size the API said the refused request had (default: the context)
     pivot_uuid: str | None = None  # partial: the user message picked in the rewind menu
     direction: str = "from"  # partial: "from" or "up_to"
+    resume_model: str | None = None  # the compacting process's model, where the session has not announced it yet
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,7 +257,26 @@ def _merged_tools_delta(s: Any, found: list[int], names: set[str]) -> dict[str, 
     return None
 
 
-def reannouncements(sl: Slice, point_chain: list[int], kept: Sequence[int] = ()) -> tuple[list[dict[str, Any]], list[str]]:
+def _same_model(a: str | None, b: str | None) -> bool:
+    return bool(a and b) and str(a).lower().replace("[1m]", "") == str(b).lower().replace("[1m]", "")
+
+
+def _stretch_end(s: Any, history: list[int], model: str) -> int | None:
+    """The length of `history` up to the end of its last stretch run by `model` (None: the session never ran it)."""
+    cur: str | None = None
+    end: int | None = None
+    for p, i in enumerate(history):
+        got = model_in_force(s.records[i])
+        if got:
+            cur = got
+        if _same_model(cur, model):
+            end = p + 1
+    return end
+
+
+def reannouncements(
+    sl: Slice, point_chain: list[int], kept: Sequence[int] = (), model: str | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The attachments a compaction re-announces, as the session last had them: (bodies to copy, notes).
 
     What the kept records already announce is not announced again: the environment or the model when a kept record
@@ -268,14 +289,28 @@ def reannouncements(sl: Slice, point_chain: list[int], kept: Sequence[int] = ())
     notes: list[str] = []
     in_kept = {s.records[i].get("attachment_type") for i in kept if s.records[i].type == "attachment"}
     history = list(s.conversation.logical_chain)
+    tools_history = history  # the deferred tools depend on the model: a process on another model has its own list
+    if model is not None and not _same_model(model, model_in_use(s)):
+        end = _stretch_end(s, history, model)
+        if end is not None:
+            tools_history = history[:end]
+        else:
+            notes.append(
+                f"the session never ran {model}: its deferred tools are re-announced as the session last had them "
+                "(Claude Code lists the tools that model gets)"
+            )
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue
         shown = _announced(s, list(kept), kind, readded=False) if kind in in_kept else None
-        now = _announced(s, history, kind) if kind in ACCUMULATED else None
+        hist = tools_history if kind == "deferred_tools_delta" else history
+        now = _announced(s, hist, kind) if kind in ACCUMULATED else None
         if shown is not None and now is not None and (set(now) == set(shown) if kind in DELTA_KEYS else now == shown):
             continue  # the kept records say it all
-        found = _attachments_of(s, seg, kind) or _attachments_of(s, history, kind)[-1:]
+        in_hist = set(hist) if hist is not history else None
+        found = (
+            _attachments_of(s, [i for i in seg if in_hist is None or i in in_hist], kind) or _attachments_of(s, hist, kind)[-1:]
+        )
         if not found:
             continue
         if kind not in ACCUMULATED:
@@ -288,7 +323,7 @@ def reannouncements(sl: Slice, point_chain: list[int], kept: Sequence[int] = ())
         want = (set(now or ()) - set(shown or ())) if kind in DELTA_KEYS else None
         whole = [
             i
-            for i in _attachments_of(s, history, kind)
+            for i in _attachments_of(s, hist, kind)
             if (
                 _announced(s, [i], kind) == now
                 if want is None
@@ -931,7 +966,7 @@ def engine_compact(
     summary = factory.user(tmpl, boundary_uuid, wrapped, **summary_extra)
     summary["uuid"] = summary_uuid
     files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live)
-    reanns, re_notes = reannouncements(sl, msgs, split.keep)
+    reanns, re_notes = reannouncements(sl, msgs, split.keep, params.resume_model)
     # the agents of the process that compacts (task_statuses finds where it began): a slice begun by an earlier
     # process still has the ones the compacting process launched
     tasks, task_notes = task_statuses(sl, factory.now)
@@ -963,7 +998,7 @@ def engine_compact(
         after_summary.append(factory.user(tmpl, None, STDOUT_REPL if tmpl.get("entrypoint") == "cli" else STDOUT))
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
-    in_use = model_in_use(s)
+    in_use = params.resume_model or model_in_use(s)
     after_summary += [worded_for_model(_copy_attachment(factory, tmpl, None, b), s, in_use) for b in reanns]
     if keep_none:
         after_summary += context_records

@@ -88,3 +88,72 @@ def test_a_reply_after_an_announcement_keeps_its_1m_and_usage_infers_no_window(t
     old = [user("u1", None, "hi"), assistant("a1", "u1", usage=big, model="claude-opus-4-6", sec=2)]
     s = Session.load(write_jsonl(tmp_path / "c" / "s.jsonl", old))
     assert analyze(s, Settings()).thresholds.context_window == 1_000_000
+
+
+def _switched_session(tmp_path):
+    """A 2.1.332 session run on claude-opus-4-6 (whose tools list the Task tools), then resumed on claude-opus-5
+    (which removes them)."""
+    tools = ["SendMessage", "TaskCreate", "TaskGet", "WebFetch"]
+    listed = (
+        "<system-reminder>\nThe following deferred tools are now available via ToolSearch. Load one before use:\n"
+        "{}\n</system-reminder>"
+    )
+    recs = [
+        user("u1", None, "hi", version=V),
+        announce("m1", "u1", "claude-opus-4-6", 1),
+        attachment(
+            "d1",
+            "m1",
+            {"type": "deferred_tools_delta", "addedNames": tools, "addedLines": tools, "removedNames": []},
+            1,
+            listed.format("\n".join(tools)),
+            version=V,
+        ),
+        assistant("a1", "d1", usage=(10, 100, 50_000, 50), model="claude-opus-4-6", sec=2, version=V),
+        user("u2", "a1", "go on", sec=3, version=V),
+        announce("m2", "u2", "claude-opus-5", 4),
+        attachment(
+            "d2",
+            "m2",
+            {"type": "deferred_tools_delta", "addedNames": [], "addedLines": [], "removedNames": ["TaskCreate", "TaskGet"]},
+            4,
+            "<system-reminder>\ngone\n</system-reminder>",
+            version=V,
+        ),
+        assistant("a2", "d2", usage=(10, 100, 60_000, 50), model="claude-opus-5", sec=5, version=V),
+        user("u3", "a2", "and more", sec=6, version=V),
+        assistant("a3", "u3", usage=(10, 100, 70_000, 50), model="claude-opus-5", sec=7, version=V),
+    ]
+    return Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+
+
+def test_a_compaction_for_a_model_the_session_ran_re_announces_that_models_tools(tmp_path) -> None:
+    from conformance.replay import _FakeText
+    from inspector.compact import CompactRequest, compact
+
+    s = _switched_session(tmp_path)
+
+    def tools(**kw):
+        res = compact(s, CompactRequest("compact", trigger="manual", **kw), summarizer=_FakeText("<summary>done</summary>"))
+        got = [r["attachment"] for r in res.new_records if (r.get("attachment") or {}).get("type") == "deferred_tools_delta"]
+        return [sorted(a.get("addedNames") or ()) for a in got], res.notes
+
+    names, _ = tools()
+    assert names == [["SendMessage", "WebFetch"]]  # the session's last model (opus-5): no Task tools
+    names, _ = tools(resume_model="claude-opus-4-6")
+    assert names == [["SendMessage", "TaskCreate", "TaskGet", "WebFetch"]]
+    names, notes = tools(resume_model="claude-haiku-4-5")
+    assert names == [["SendMessage", "WebFetch"]] and any("never ran claude-haiku-4-5" in n for n in notes)
+
+
+def test_the_cli_takes_the_model_to_resume_with(tmp_path) -> None:
+    from helpers import run_cli
+
+    s = _switched_session(tmp_path)
+    code, out, err = run_cli("compact", str(s.path), "--json", "--resume-model", "claude-haiku-4-5")
+    assert code == 0, err
+    import orjson
+
+    assert any("never ran claude-haiku-4-5" in n for n in orjson.loads(out)["notes"])
+    code, out, _ = run_cli("compact", str(s.path), "--json")
+    assert not any("never ran" in n for n in orjson.loads(out)["notes"])
