@@ -347,7 +347,11 @@ def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
             for i in range(len(s.records))
             if s.records[i].type == "user"
             and not s.records[i].is_meta
-            and (s.records[i].get("prompt") or "").strip().startswith(picked)
+            and (
+                (s.records[i].get("prompt") or "").strip().startswith(picked)
+                # a slash command's own record, which the menu shows as the command
+                or f"<command-name>{picked}</command-name>" in str((s.body(i).get("message") or {}).get("content"))
+            )
         ]
         what = f"partial {direction} from {picked!r} (not compacted by Claude Code)"
         if not found:
