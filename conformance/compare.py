@@ -301,6 +301,11 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 else next((j for j in range(q.index + 1, nxt) if s.records[j].type in ("user", "assistant", "system")), nxt)
             )
             chain = Conversation(s.records[:end]).chain
+            if q.replies and nxt < q.replies[0] and q.timestamp:
+                # the next request was recorded before this one's reply, and records this one sent after it (a tool
+                # result stamped before this request): those up to the reply that are not later than it
+                later = Conversation(s.records[: q.replies[0]]).chain
+                chain = [j for j in later if j < nxt or (s.records[j].timestamp or "") <= q.timestamp]
             if not q.replies and end < len(s.records) and s.records[end].is_compact_boundary:
                 # a REPL writes the reminder of a request refused as too long only after the compaction that answered
                 # it (hung below the new summary): the compaction kept it, so it was among the records sent
