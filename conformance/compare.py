@@ -300,6 +300,17 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 if q.replies
                 else next((j for j in range(q.index + 1, nxt) if s.records[j].type in ("user", "assistant", "system")), nxt)
             )
+            if not q.replies and q.timestamp:
+                # a REPL records an unanswered request's row before the prompt and reminders it sent (stamped before
+                # it): they are among its records
+                j = q.index + 1
+                while j < nxt and (
+                    s.records[j].type not in ("user", "assistant", "system", "attachment")
+                    or s.records[j].type in ("user", "attachment")
+                    and (s.records[j].timestamp or "~") <= q.timestamp
+                ):
+                    j += 1  # the run of them right after its row, up to the first record that came later
+                end = max(end, j)
             chain = Conversation(s.records[:end]).chain
             if q.replies and nxt < q.replies[0] and q.timestamp:
                 # the next request was recorded before this one's reply, and records this one sent after it (a tool
