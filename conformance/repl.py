@@ -224,9 +224,16 @@ class ReplSession:
             time.sleep(0.5)
         n = len(self.fake.log)
         self.keys("Enter")
-        deadline = time.monotonic() + 150
+        # a pick that summarizes nothing (a row before the last compaction) sends no request: stop once the REPL has
+        # been idle for a while instead of waiting the whole 150 s (a pick that summarizes shows it is busy)
+        start = time.monotonic()
+        deadline, quiet = start + 150, start
         while time.monotonic() < deadline and not any(q.kind == "summary" for q in self.fake.log[n:]):
             time.sleep(0.5)
+            if "esc to interrupt" in _screen(self.name) or len(self.fake.log) > n:
+                quiet = time.monotonic()
+            elif time.monotonic() - quiet > 12:
+                break
         if not any(q.kind == "summary" and q.answer == "summary" for q in self.fake.log[n:]):
             return f"picked {picked!r}, {label}: no summary served"
         _wait(self.name, lambda s: "ummarized" in s, 30, "the summary")
