@@ -446,6 +446,18 @@ def _display_path(path: str, cwd: str | None) -> str:
     return path
 
 
+def _latched_note(sl: Slice) -> bool | None:
+    """The note on concurrent agents as the compacting process latched it: what the last agent listing it wrote
+    before the point said (None: it wrote none)."""
+    s = sl.session
+    for i in range(min(sl.point, len(s.records) - 1), _process_start(sl), -1):
+        r = s.records[i]
+        if r.type == "attachment" and r.get("attachment_type") == "agent_listing_delta":
+            got = (s.body(i).get("attachment") or {}).get("showConcurrencyNote")
+            return got if isinstance(got, bool) else None
+    return None
+
+
 def _process_start(sl: Slice) -> int:
     """The record index after which the process that compacts at the slice's point began (-1: the file's start)."""
     exits = process_exits(sl.session)
@@ -747,12 +759,13 @@ CONCURRENCY_NOTE = (
 )
 
 
-def worded_for_model(rec: dict[str, Any], s: Any, model: str | None) -> dict[str, Any]:
+def worded_for_model(rec: dict[str, Any], s: Any, model: str | None, latched: bool | None = None) -> dict[str, Any]:
     """An agent listing re-announced by a compaction, worded for the model in use as Claude Code words it afresh:
     its Explore line by whether the model gets the lean prompt (EXPLORE_TEXTS), its closing note on concurrent agents
-    by whether the model is nudged about subagents. Each unchanged where inspector does not know the release's rule
-    (before 2.1.328); the note also stays off when it was off for a nudged model (the Pro plan, an environment
-    setting)."""
+    as the compacting process latched it (`latched`: what its own listing said; 2.1.332's REPL on claude-opus-5 shows
+    the note, its print mode does not), else by whether the model is nudged about subagents. Each unchanged where
+    inspector does not know the release's rule (before 2.1.328); the note also stays off when it was off for a nudged
+    model (the Pro plan, an environment setting)."""
     att = rec.get("attachment") or {}
     lines = att.get("addedLines")
     if att.get("type") != "agent_listing_delta" or not isinstance(lines, list):
@@ -766,11 +779,11 @@ def worded_for_model(rec: dict[str, Any], s: Any, model: str | None) -> dict[str
         att["addedLines"] = [x.replace(old_line, new_line, 1) if isinstance(x, str) else x for x in lines]
         for r in rendered:  # the text the record sends, as Claude Code rendered it
             r["content"] = r["content"].replace(old_line, new_line, 1)
-    nudged = subagent_nudges(model, version)
+    nudged = subagent_nudges(model, version) if latched is None else latched
     had = att.get("showConcurrencyNote")
     if nudged is None or not isinstance(had, bool) or had == nudged:
         return rec
-    if not had and not any(subagent_nudges(m, version) is False for m in s.models):
+    if latched is None and not had and not any(subagent_nudges(m, version) is False for m in s.models):
         return rec  # off for a nudged model: off for a reason no transcript records
     att["showConcurrencyNote"] = nudged
     end = "\n</system-reminder>"
@@ -999,7 +1012,8 @@ def engine_compact(
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
     in_use = params.resume_model or model_in_use(s)
-    after_summary += [worded_for_model(_copy_attachment(factory, tmpl, None, b), s, in_use) for b in reanns]
+    latched = _latched_note(sl) if not params.resume_model else None
+    after_summary += [worded_for_model(_copy_attachment(factory, tmpl, None, b), s, in_use, latched) for b in reanns]
     if keep_none:
         after_summary += context_records
     if auto:

@@ -70,3 +70,13 @@ def test_a_release_whose_rule_was_not_read_is_left_as_written() -> None:
 def test_other_attachments_pass_through() -> None:
     rec = {"attachment": {"type": "skill_listing", "content": FULL}, "rendered": [{"content": FULL}]}
     assert worded_for_model(copy.deepcopy(rec), session("2.1.332", "claude-opus-5"), "claude-opus-5") == rec
+
+
+def test_the_note_follows_what_the_compacting_process_latched() -> None:
+    """The steer is latched per process: 2.1.332's REPL on claude-opus-5 shows the note (gen_repl_1016), its print
+    mode does not; the compacting process's own listing says which."""
+    rec = worded_for_model(listing(LEAN, False), session("2.1.332", "claude-opus-5"), "claude-opus-5", latched=True)
+    assert rec["attachment"]["showConcurrencyNote"] is True
+    assert rec["rendered"][0]["content"].endswith(CONCURRENCY_NOTE + END)
+    rec = worded_for_model(listing(FULL, True), session("2.1.332", "claude-opus-4-6"), "claude-opus-4-6", latched=False)
+    assert rec["attachment"]["showConcurrencyNote"] is False
