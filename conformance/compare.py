@@ -311,6 +311,14 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 ):
                     j += 1  # the run of them right after its row, up to the first record that came later
                 end = max(end, j)
+                if end < nxt and s.records[end].is_compact_boundary and (s.records[end].timestamp or "~") <= q.timestamp:
+                    # recorded before a compaction but sent after it (2.1.332's REPL): its records are the
+                    # compaction's, up to the first one stamped after it
+                    while end < nxt and (
+                        s.records[end].type not in ("user", "assistant", "system", "attachment")
+                        or (s.records[end].timestamp or "~") <= q.timestamp
+                    ):
+                        end += 1
             chain = Conversation(s.records[:end]).chain
             if q.replies and nxt < q.replies[0] and q.timestamp:
                 # the next request was recorded before this one's reply, and records this one sent after it (a tool
