@@ -43,10 +43,10 @@ from inspector.compact.base import (
 )
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.textutil import as_dict
-from inspector.tokens.context import FileState, file_states, process_exits, same_process
+from inspector.tokens.context import FILE_TOOLS, FileState, file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_stringify
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
-from inspector.transcript.session import model_in_force
+from inspector.transcript.session import model_in_force, same_model
 
 DIRECTIVE = (
     "Continue the conversation from where it left off without asking the user any further questions. Resume directly "
@@ -257,10 +257,6 @@ def _merged_tools_delta(s: Any, found: list[int], names: set[str]) -> dict[str, 
     return None
 
 
-def _same_model(a: str | None, b: str | None) -> bool:
-    return bool(a and b) and str(a).lower().replace("[1m]", "") == str(b).lower().replace("[1m]", "")
-
-
 def _stretch_end(s: Any, history: list[int], model: str) -> int | None:
     """The length of `history` up to the end of its last stretch run by `model` (None: the session never ran it)."""
     cur: str | None = None
@@ -269,7 +265,7 @@ def _stretch_end(s: Any, history: list[int], model: str) -> int | None:
         got = model_in_force(s.records[i])
         if got:
             cur = got
-        if _same_model(cur, model):
+        if same_model(cur, model):
             end = p + 1
     return end
 
@@ -290,7 +286,7 @@ def reannouncements(
     in_kept = {s.records[i].get("attachment_type") for i in kept if s.records[i].type == "attachment"}
     history = list(s.conversation.logical_chain)
     tools_history = history  # the deferred tools depend on the model: a process on another model has its own list
-    if model is not None and not _same_model(model, model_in_use(s)):
+    if model is not None and not same_model(model, s.main_model):
         end = _stretch_end(s, history, model)
         if end is not None:
             tools_history = history[:end]
@@ -474,8 +470,12 @@ def _held_time(sl: Slice) -> Any:
     never changed was last changed before it, at a time no transcript records: after every file it changed."""
     s = sl.session
     start = _process_start(sl)
-    history = [i for i in s.conversation.logical_chain if i <= sl.point]
-    mtime = {p: s.records[f.changed_result].timestamp or "" for p, f in file_states(s, history).items() if f.changed_result >= 0}
+    changes = [  # a file's time comes from its changes: the reads between them need not be decoded
+        i
+        for i in s.conversation.logical_chain
+        if i <= sl.point and any(name in FILE_TOOLS and name != "Read" for _, name in s.records[i].tool_uses)
+    ]
+    mtime = {p: s.records[f.changed_result].timestamp or "" for p, f in file_states(s, changes).items() if f.changed_result >= 0}
 
     def key(f: FileState) -> tuple[str, int]:
         restored = 0 <= f.result <= start
@@ -740,19 +740,6 @@ EXPLORE_TEXTS = (
 )
 
 
-def model_in_use(s: Any) -> str | None:
-    """The model the session last said it runs: its last `model` announcement, else its last reply's model."""
-    for i in reversed(s.conversation.logical_chain):
-        r = s.records[i]
-        if r.type == "attachment" and r.get("attachment_type") == "model":
-            ident = (s.body(i).get("attachment") or {}).get("identity")
-            if isinstance(ident, dict) and isinstance(ident.get("modelId"), str):
-                return str(ident["modelId"])
-        elif r.type == "assistant" and r.model and r.model != "<synthetic>":
-            return r.model
-    return None
-
-
 CONCURRENCY_NOTE = (
     "\n\nWhen you launch multiple agents for independent work, send them in a single message with multiple tool uses "
     "so they run concurrently."
@@ -1011,7 +998,7 @@ def engine_compact(
         after_summary.append(factory.user(tmpl, None, STDOUT_REPL if tmpl.get("entrypoint") == "cli" else STDOUT))
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
-    in_use = params.resume_model or model_in_use(s)
+    in_use = params.resume_model or s.main_model
     latched = _latched_note(sl) if not params.resume_model else None
     after_summary += [worded_for_model(_copy_attachment(factory, tmpl, None, b), s, in_use, latched) for b in reanns]
     if keep_none:

@@ -28,6 +28,7 @@ from inspector.tokens.series import (
     Turn,
     compaction_kind,
     context_series,
+    for_model,
     session_thresholds,
     summary_index,
     token_count_with_estimation,
@@ -471,10 +472,7 @@ def boundary_thresholds(
         return th
     own = [t.tokens for t in series.turns if s.records[t.index].model == model]  # the model's own usage
     peak = max(own or [t.tokens for t in series.turns], default=None)
-    at = settings.with_(model=model)
-    if s.announces_models and settings.one_m is None and model:  # its [1m] is in the announced name (2.1.3xx)
-        at = at.with_(one_m="[1m]" in model.lower())
-    return thresholds(at, peak_usage=peak, version=version)
+    return thresholds(for_model(settings, model, s.announces_models), peak_usage=peak, version=version)
 
 
 def _around(series: Series, pos: int | None) -> tuple[list[Turn], list[Turn]]:

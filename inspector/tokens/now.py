@@ -22,7 +22,7 @@ from inspector.tokens.series import (
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left
 from inspector.transcript.index import Transcript
 from inspector.transcript.records import Record
-from inspector.transcript.session import Session, in_force, model_in_force
+from inspector.transcript.session import Session, in_force, model_in_force, same_model
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +179,7 @@ def _tail_leaf(s: Session, facts: FileFacts, start: int, settings: Settings) -> 
             if model_in_force(recs[i]):
                 main_model = in_force(recs[j] for j in reversed(chain[: k + 1]))
                 ann = facts.announced  # the announcement naming its [1m] can be before the tail read
-                if ann and main_model and ann.lower().replace("[1m]", "") == main_model.lower():
+                if ann and same_model(ann, main_model):
                     main_model = ann
                 break
             if i == chain[seg] and not _is_root(recs[chain[0]]):

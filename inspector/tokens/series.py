@@ -17,7 +17,7 @@ from inspector.textutil import timestamp_key
 from inspector.tokens.estimate import rough_record
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds, warning_state
 from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, Record, context_tokens
-from inspector.transcript.session import Session
+from inspector.transcript.session import Session, same_model
 from inspector.transcript.tree import is_sent
 
 SM_MARKER = "Recent messages are preserved verbatim."
@@ -123,7 +123,7 @@ class FileFacts:
                     self.peaks[r.model] = tok
                 if r.type == "assistant" and not r.flags & F_SIDECHAIN:
                     ann = self.announced  # the API's model name drops the [1m] the announcement keeps
-                    self.last_main_model = ann if ann and ann.lower().replace("[1m]", "") == r.model.lower() else r.model
+                    self.last_main_model = ann if ann and same_model(ann, r.model) else r.model
         elif r.extra and r.type == "attachment":
             got = r.extra.get("announced_model")  # a process's model, announced before any reply of it (2.1.3xx)
             if isinstance(got, str) and got:
@@ -159,16 +159,22 @@ class FileFacts:
         return f
 
 
+def for_model(settings: Settings, model: str | None, announces: bool) -> Settings:
+    """The settings for `model` in a session that does or does not announce its models: one that does (2.1.3xx)
+    records a [1m] setting in the model's name, so a 1M window is not inferred from usage there (a larger usage than
+    the window is the API's, or a fake's) unless the user said otherwise."""
+    settings = settings.with_(model=model)
+    if announces and settings.one_m is None and model:
+        settings = settings.with_(one_m="[1m]" in model.lower())
+    return settings
+
+
 def thresholds_for(facts: FileFacts, main_model: str | None, settings: Settings) -> Thresholds:
     """Thresholds for a session with these facts: its model unless the user chose one; window inferred from usage."""
     if settings.model is None:
         model = main_model or facts.last_model
         if model:
-            settings = settings.with_(model=model)
-            if facts.announced and settings.one_m is None:
-                # a session that announces its models (2.1.3xx) records a [1m] setting in the model's name: a 1M
-                # window is not inferred from usage there (a larger usage than the window is the API's, or a fake's)
-                settings = settings.with_(one_m="[1m]" in model.lower())
+            settings = for_model(settings, model, bool(facts.announced))
     peak = facts.peaks[settings.model] if settings.model in facts.peaks else facts.peak
     return thresholds(settings, peak_usage=peak, version=facts.version)
 

@@ -792,6 +792,12 @@ def announced_model(r: Any) -> str | None:
     return None
 
 
+def same_model(a: str | None, b: str | None) -> bool:
+    """Whether two model names are one model, a [1m] setting aside (the API's model name drops the [1m] a 2.1.3xx
+    announcement keeps)."""
+    return bool(a and b) and str(a).lower().replace("[1m]", "") == str(b).lower().replace("[1m]", "")
+
+
 def in_force(newest_first: Any, announces: bool = True) -> str | None:
     """The model in force after these records (given newest first): the newest response's or announcement's; a
     response of the model an earlier announcement named is that announcement's name (the API's model name drops
@@ -808,5 +814,5 @@ def in_force(newest_first: Any, announces: bool = True) -> str | None:
             continue
         ann = announced_model(r)
         if ann:
-            return ann if ann.lower().replace("[1m]", "") == reply.lower() else reply
+            return ann if same_model(ann, reply) else reply
     return reply
