@@ -272,6 +272,19 @@ def request_differences(folder: Path) -> list[str]:
     return out
 
 
+MESSAGE_KINDS = ("user", "assistant", "system", "attachment")  # the record types a chain is made of
+
+
+def _sent_run(s: Any, j: int, stop: int, stamp: str, kinds: tuple[str, ...]) -> int:
+    """Past the records from `j` (before `stop`) that are not messages, or are of `kinds` and stamped no later than
+    a request sent at `stamp`: the end of the run of records it sent."""
+    while j < stop and (
+        s.records[j].type not in MESSAGE_KINDS or s.records[j].type in kinds and (s.records[j].timestamp or "~") <= stamp
+    ):
+        j += 1
+    return j
+
+
 def wire_differences(folder: Path) -> tuple[int, list[str]]:
     """Every main-thread request against the wire form of the records in force just before it (what inspector's
     previews are made of): (requests checked, one line per request that differs)."""
@@ -303,22 +316,11 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
             if not q.replies and q.timestamp:
                 # a REPL records an unanswered request's row before the prompt and reminders it sent (stamped before
                 # it): they are among its records
-                j = q.index + 1
-                while j < nxt and (
-                    s.records[j].type not in ("user", "assistant", "system", "attachment")
-                    or s.records[j].type in ("user", "attachment")
-                    and (s.records[j].timestamp or "~") <= q.timestamp
-                ):
-                    j += 1  # the run of them right after its row, up to the first record that came later
-                end = max(end, j)
+                end = max(end, _sent_run(s, q.index + 1, nxt, q.timestamp, ("user", "attachment")))
                 if end < nxt and s.records[end].is_compact_boundary and (s.records[end].timestamp or "~") <= q.timestamp:
                     # recorded before a compaction but sent after it (2.1.332's REPL): its records are the
                     # compaction's, up to the first one stamped after it
-                    while end < nxt and (
-                        s.records[end].type not in ("user", "assistant", "system", "attachment")
-                        or (s.records[end].timestamp or "~") <= q.timestamp
-                    ):
-                        end += 1
+                    end = _sent_run(s, end, nxt, q.timestamp, MESSAGE_KINDS)
             chain = Conversation(s.records[:end]).chain
             if q.replies and nxt < q.replies[0] and q.timestamp:
                 # the next request was recorded before this one's reply, and records this one sent after it (a tool

@@ -175,16 +175,9 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 # gap after it
                 k_sum = next((j for j, x in enumerate(after) if x.get("isCompactSummary")), None)
                 follow = after[k_sum + 1 :] if k_sum is not None else []
-                atts = [
-                    x
-                    for x in follow[: next((j for j, x in enumerate(follow) if x.get("type") != "attachment"), len(follow))]
-                    if x.get("timestamp")
-                ]
-                made = str(
-                    (atts[0] if atts else after[k_sum] if k_sum is not None and after[k_sum].get("timestamp") else boundary)[
-                        "timestamp"
-                    ]
-                )
+                atts = follow[: next((j for j, x in enumerate(follow) if x.get("type") != "attachment"), len(follow))]
+                summary_rec = [after[k_sum]] if k_sum is not None else []
+                made = next(str(x["timestamp"]) for x in [*atts, *summary_rec, boundary] if x.get("timestamp"))
                 when = datetime.fromisoformat(made.replace("Z", "+00:00")) + timedelta(
                     hours=sum(shifts[log[n]["step"] + 1 :]) if n is not None else 0
                 )
