@@ -285,14 +285,22 @@ class Thresholds:
         }
 
 
-def model_windows(s: Settings) -> dict[str, int]:
-    """modelSettings' auto-compact windows by catalog key: a key also matches the model's dated and [1m] spellings
-    (2.1.328 applied `claude-sonnet-4-5[1m]`'s to claude-sonnet-4-5[1m]); the lowest value wins."""
+def settings_key(model: str | None) -> str | None:
+    """The key a model's modelSettings entry is found by: its catalog id (a key also matches the model's dated and
+    [1m] spellings: 2.1.328 applied `claude-sonnet-4-5[1m]`'s to claude-sonnet-4-5[1m]), or for a model the catalog
+    does not know its name without the [1m] (2.1.332 applied `claude-foo-1`'s to claude-foo-1)."""
     from inspector.claude.versions import catalog_key
 
+    if not model:
+        return None
+    return catalog_key(model) or model.strip().lower().replace("[1m]", "")
+
+
+def model_windows(s: Settings) -> dict[str, int]:
+    """modelSettings' auto-compact windows by `settings_key`; the lowest value wins."""
     out: dict[str, int] = {}
     for k, v in s.model_windows:
-        k = k if k == "*" else (catalog_key(k) or k)
+        k = k if k == "*" else (settings_key(k) or k)
         out[k] = min(v, out.get(k, v))
     return out
 
@@ -334,7 +342,6 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
     model = (s.model or "").lower()
     entry = registry_model(model)
     cm = entry.catalog if entry is not None else None
-    key = entry.id if entry is not None and cm is not None else None
     suffix = "[1m]" in model
     default_out, upper_out = (cm.max_output, cm.max_output_upper) if cm else max_output_limits(s.model)
     one_m = False
@@ -367,7 +374,7 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
     env_window = any(k == "auto_compact_window" and v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for k, v in s.sources)
     if s.auto_compact_window is not None and env_window:
         source = "env"
-    elif (key and key in per_model) or "*" in per_model or s.auto_compact_window is not None:
+    elif settings_key(s.model) in per_model or "*" in per_model or s.auto_compact_window is not None:
         source = "settings"
     elif cm is None:
         source = "auto" if s.unknown_model_unenforced else "unknown-model"
@@ -400,9 +407,7 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
     window = model_window
     configured = s.auto_compact_window
     if era.windows == "catalog":
-        from inspector.claude.versions import catalog_key
-
-        key = catalog_key(s.model)
+        key = settings_key(s.model)
         per_model = model_windows(s)
         own = per_model.get(key) if key else None
         own = own if own is not None else per_model.get("*")  # "*": the session's model (a what-if)

@@ -218,6 +218,13 @@ ERA_ROWS = [
         True,
     ),
     (
+        "a per-model key for a model the catalog does not know applies (gen_8109 on 2.1.332)",
+        "2.1.332",
+        Settings(model="claude-foo-1", model_windows=(("claude-foo-1", 120_000),)),
+        87_000,
+        True,
+    ),
+    (
         "a window below 100,000 is raised to it",
         "2.1.328",
         Settings(model="claude-sonnet-4-5", auto_compact_window=50_000, sources=(ENV_WINDOW,)),
