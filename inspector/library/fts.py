@@ -1,4 +1,4 @@
-"""A full-text index of what a person reads in the transcripts, in SQLite (FTS5, trigram): instant search.
+"""A full-text index of what a person reads in the transcripts, in SQLite (FTS5): instant search.
 
 The database `$XDG_CACHE_HOME/inspector/index.sqlite` knows every file indexed (`files`: its inode, size, time,
 first bytes, how far it was read), the folder listings (`listings`, `dirs`) and the per-session stats (`stats`).
@@ -11,10 +11,12 @@ SQLite's tokenizer on every core.
 - Incremental: a file is indexed once; a file that grew (a live session) only from the end of its last complete
   line indexed; a file replaced (another inode, other first bytes) or truncated is dropped and indexed again. A
   file's rows are found by their rowid spans (each with its first line), never by reading every text.
-- What it returns is what the scan returns: the trigram index only picks the candidate texts (a LIKE, which it
-  serves with `detail=none`, half the size and build time of a phrase index), and the same `Query.find_in` as the
-  scan decides, counts and cuts the snippet. A query under 3 characters (which trigrams cannot look up) or not
-  ASCII (LIKE folds the case of ASCII only) is left to the scan.
+- What it returns is what the scan returns: the index is of words (FTS5's `ascii` tokenizer, `detail=none`: a
+  seventh of a trigram index's build time), and it only picks the candidate texts: those holding the query's inner
+  words whole, a word starting with its last and, for its first (a fragment of a word), one of the words of the
+  shard's vocabulary that hold it (`shards.add_words`, looked up by trigram). The same `Query.find_in` as the scan
+  decides, counts and cuts the snippet. A query with no letter or digit, or not ASCII (FTS5 folds the case of
+  ASCII only), or whose every word is too common to narrow, is left to the scan.
 - Safe: WAL mode, a short busy timeout, one writing process at a time (`index.lock`); a shard's commit comes before
   the main database's, and a crash between is healed by the file's next update (its lines after the main count
   are dropped first). A database that is corrupt, of another schema or missing a shard is deleted and built again
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -49,11 +52,26 @@ from inspector.library.cache import (
     shard_path,
 )
 from inspector.library.listings import RACY_NS, Listings
-from inspector.library.shards import Job, drop_texts, index_shard, persisted_batches, read_texts, write_texts
+from inspector.library.shards import (
+    MAX_TERM,
+    Job,
+    drop_texts,
+    index_shard,
+    persisted_batches,
+    read_texts,
+    shard_schema,
+    sync_words,
+    write_texts,
+)
 
-SCHEMA = 8
+SCHEMA = 9
 SHARDS_MAX = 8  # the texts are spread over this many databases at most (one per core): each is written by one process
 ROOM_MARGIN = 64 << 20  # free bytes a search leaves on the cache's disk: below it, it reads instead of indexing
+# a shard's tables, FTS5's own included (one lost makes lookups answer nothing, or fail, in silence)
+SHARD_TABLES = frozenset(
+    {"docs", "spans", "words", "wordstate", "vocab"}
+    | {f"{fts}{part}" for fts in ("texts", "wordgrams") for part in ("", "_data", "_idx", "_config", "_docsize")}
+)
 HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
 
 
@@ -211,8 +229,9 @@ class SearchIndex:
             if short:
                 raise sqlite3.DatabaseError(f"{f.name} {short}")
         for k in range(self.shards):
-            if not db.execute(f"SELECT count(*) FROM t{k}.sqlite_master WHERE name='texts'").fetchone()[0]:
-                raise sqlite3.DatabaseError(f"its shard {k} has no texts")
+            have = {n for (n,) in db.execute(f"SELECT name FROM t{k}.sqlite_master")}
+            if not SHARD_TABLES <= have:
+                raise sqlite3.DatabaseError(f"its shard {k} has no {', '.join(sorted(SHARD_TABLES - have))}")
             # what the spans say the shard holds against the rows it holds (a shard whose texts were lost would
             # return fewer hits in silence); both counts read b-tree pages only, not the texts
             spanned = db.execute(f"SELECT coalesce(sum(hi - lo + 1), 0) FROM t{k}.spans").fetchone()[0]
@@ -237,8 +256,8 @@ class SearchIndex:
     @staticmethod
     def _create(db: sqlite3.Connection) -> None:
         db.executescript("""
-            DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS dirs;
-            DROP TABLE IF EXISTS stats; DROP TABLE IF EXISTS listings; DROP TABLE IF EXISTS spans;
+            DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS meta;
+            DROP TABLE IF EXISTS dirs; DROP TABLE IF EXISTS stats; DROP TABLE IF EXISTS listings; DROP TABLE IF EXISTS spans;
             CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE files(id INTEGER PRIMARY KEY, path BLOB UNIQUE NOT NULL, inode INTEGER, size INTEGER,
                                mtime_ns INTEGER, head BLOB, indexed_to INTEGER NOT NULL DEFAULT 0,
@@ -255,16 +274,7 @@ class SearchIndex:
 
     @staticmethod
     def _create_shard(db: sqlite3.Connection, k: int) -> None:
-        db.executescript(f"""
-            CREATE VIRTUAL TABLE t{k}.texts USING fts5(text, file_id UNINDEXED, line UNINDEXED, off UNINDEXED,
-                                                       type UNINDEXED, place UNINDEXED, ts UNINDEXED,
-                                                       tokenize='trigram', detail=none);
-            -- the rowids of a file's texts, a span per update (an FTS5 table finds rows by rowid only: deleting by
-            -- file_id would read every text); `line_lo`: the first line of the span (0: a persisted output)
-            CREATE TABLE t{k}.spans(file_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,
-                                    line_lo INTEGER NOT NULL);
-            CREATE INDEX t{k}.spans_file ON spans(file_id);
-        """)
+        db.executescript(shard_schema(f"t{k}."))
 
     def discard_damaged(self, exc: BaseException) -> bool:
         """After a query found the database damaged (`database disk image is malformed`: a page overwritten, which the
@@ -375,7 +385,9 @@ class SearchIndex:
             plan = self._plan(path)
             if plan is None:
                 return 0
-            return self._apply(plan, read_texts(os.fspath(path), plan.start, plan.lines))
+            read = self._apply(plan, read_texts(os.fspath(path), plan.start, plan.lines))
+            self._sync_words()
+            return read
 
     def _plan(self, path: Path) -> Job | None:
         """What to read of a transcript (None: nothing, it is unchanged or gone)."""
@@ -438,7 +450,9 @@ class SearchIndex:
                         job.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (job.key,)).lastrowid
                         job.row = (job.fid, None, None, None, None, 0, 0)
             try:
-                return self._run_in_shards(jobs, n, stop, what)
+                read = self._run_in_shards(jobs, n, stop, what)
+                self._sync_words()
+                return read
             except _POOL_ERRORS as exc:  # this process does it (a file a shard did is skipped: its row changed)
                 self.notice(f"indexing in one process: {exc}")
         read = 0
@@ -454,7 +468,15 @@ class SearchIndex:
             except OSError:
                 pass  # gone since it was listed
             self.progress(what, k + 1, len(jobs))
+        self._sync_words()
         return read
+
+    def _sync_words(self) -> None:
+        """Each shard's vocabulary completed where a large write left it behind (the writer lock held)."""
+        for k in range(self.shards):
+            if self.db.execute(f"SELECT behind FROM t{k}.wordstate").fetchone()[0]:
+                with self.transaction():
+                    sync_words(self.db, f"t{k}.")
 
     def _workers(self, workers: int | None) -> int:
         """The worker processes to use: one per shard at most."""
@@ -767,26 +789,33 @@ class SearchIndex:
         )
         return f"{' and '.join(parts)}: {why}, read instead"
 
-    def persisted_candidates(self, session: Path, query: Any) -> list[tuple[Path, str]]:
-        """(persisted file, its text) of one session's persisted tool results the index says may match, by name."""
+    def persisted_candidates(self, session: Path, query: Any) -> list[tuple[Path, str]] | None:
+        """(persisted file, its text) of one session's persisted tool results the index says may match, by name; None
+        when the index cannot pick them for this query (the caller reads them)."""
         found = self.search_all([], query, persisted_of=[session])
-        return found[1].get(session, []) if found is not None else []
+        return found[1].get(session, []) if found is not None else None
 
     def search_all(
         self, paths: list[Path], query: Any, persisted_of: Sequence[Path] = ()
     ) -> tuple[dict[Path, list[tuple[Any, ...]]], dict[Path, list[tuple[Path, str]]]] | None:
         """The candidate texts of every one of `paths` (in each file's order), and for each session of `persisted_of`
-        its persisted outputs' as (file, text) by name, in one lookup (the trigram index first, then the files of
-        what it found: a join on the unindexed file column would scan every text); None when the query is not
-        `usable`."""
-        if not usable(query):
+        its persisted outputs' as (file, text) by name, in one lookup (the words index first, then the files of
+        what it found: a join on the unindexed file column would scan every text); None when the index cannot pick
+        the candidates of this query (see `_expression`): the caller scans."""
+        conds = conditions(query.folded)
+        if conds is None:
             return None
         found = []  # each shard's, in its rowid order: a file's texts are in one shard, in its order
         for k in range(self.shards):
-            found += self.db.execute(
-                f"SELECT file_id, line, off, type, place, ts, text FROM t{k}.texts WHERE text LIKE ? ORDER BY rowid",
-                (like(query),),
-            ).fetchall()
+            expr = self._expression(k, conds)
+            if expr is None:
+                return None
+            if expr:
+                found += self.db.execute(
+                    f"SELECT file_id, line, off, type, place, ts, text FROM t{k}.docs "
+                    f"WHERE id IN (SELECT rowid FROM t{k}.texts WHERE texts MATCH ?) ORDER BY id",
+                    (expr,),
+                ).fetchall()
         out: dict[Path, list[tuple[Any, ...]]] = {}
         outp: dict[Path, list[tuple[Path, str]]] = {}
         if not found:
@@ -823,25 +852,59 @@ class SearchIndex:
 
     # -- looking up ---------------------------------------------------------------------------
     def candidates(self, path: Path, query: Any) -> list[tuple[int, int, str, str, str | None, str]] | None:
-        """(line, offset, type, place, time, text) of the texts of one transcript the trigrams say may match, in file
-        order; None when the query is too short for trigrams (the caller scans)."""
-        if not usable(query):
+        """(line, offset, type, place, time, text) of the texts of one transcript the index says may match, in file
+        order; None when it cannot pick them for this query (the caller scans)."""
+        conds = conditions(query.folded)
+        if conds is None:
             return None
         row = self.db.execute("SELECT id FROM files WHERE path=?", (path_key(path),)).fetchone()
         if row is None:
             return []
+        expr = self._expression(row[0] % self.shards, conds)
+        if not expr:
+            return None if expr is None else []
+        k = row[0] % self.shards
         return self.db.execute(
-            f"SELECT line, off, type, place, ts, text FROM t{row[0] % self.shards}.texts "
-            "WHERE file_id=? AND text LIKE ? ORDER BY rowid",
-            (row[0], like(query)),
+            f"SELECT line, off, type, place, ts, text FROM t{k}.docs "
+            f"WHERE id IN (SELECT rowid FROM t{k}.texts WHERE texts MATCH ?) AND file_id=? ORDER BY id",
+            (expr, row[0]),
         ).fetchall()
+
+    def _expression(self, k: int, conds: list[tuple[str, str]]) -> str | None:
+        """The FTS5 query that picks the texts of shard k a query's `conditions` allow: each whole word, each word
+        that starts with a fragment (FTS5's prefix query), and for a fragment that ends a word or lies inside one
+        any of the vocabulary's words that hold it (with the words too long for the index to keep whole). '' when
+        no text of the shard can match; None when no condition narrows (each is a fragment in more than
+        MAX_ALTERNATIVES words, or the vocabulary is behind: another process is writing): the caller scans."""
+        groups = []
+        for kind, w in conds:
+            if kind == "word":
+                groups.append(f'"{w}"')
+                continue
+            if kind == "prefix":
+                groups.append(f'"{w}"*')
+                continue
+            if self.db.execute(f"SELECT behind FROM t{k}.wordstate").fetchone()[0]:
+                continue  # another process's large write is not in the vocabulary yet: the other conditions pick
+            pattern = f"%{w}" if kind == "suffix" else f"%{w}%"
+            words = self.db.execute(
+                f"SELECT word, long FROM t{k}.words WHERE id IN (SELECT rowid FROM t{k}.wordgrams WHERE word LIKE ?) "
+                f"OR long LIMIT {MAX_ALTERNATIVES + 1}",
+                (pattern,),
+            ).fetchall()
+            if len(words) > MAX_ALTERNATIVES:
+                continue  # too common to narrow: the other conditions do
+            if not words:
+                return ""
+            groups.append("(" + " OR ".join(f'"{word}"*' if long else f'"{word}"' for word, long in words) + ")")
+        return " AND ".join(groups) if groups else None
 
     def status(self) -> IndexStatus:
         files, persisted, done = self.db.execute(
             "SELECT count(*) FILTER (WHERE owner IS NULL), count(*) FILTER (WHERE owner IS NOT NULL), "
             "coalesce(sum(indexed_to), 0) FROM files"
         ).fetchone()
-        texts = sum(self.db.execute(f"SELECT count(*) FROM t{k}.texts").fetchone()[0] for k in range(self.shards))
+        texts = sum(self.db.execute(f"SELECT count(*) FROM t{k}.texts_docsize").fetchone()[0] for k in range(self.shards))
         sessions = self.db.execute("SELECT count(*) FROM stats").fetchone()[0]
         names = [str(self.path)] + [str(shard_path(self.path, k)) for k in range(self.shards)]
         size = sum(os.path.getsize(n + s) for n in names for s in ("", "-wal") if os.path.exists(n + s))
@@ -859,16 +922,35 @@ SHARD_BATCH = 16 << 20  # bytes of files a shard's process is given at a time
 LOCK_QUIET = 1.0  # seconds waited for the writer lock before saying so
 
 
+MAX_ALTERNATIVES = 400  # words holding a fragment beyond which its condition does not narrow enough to be asked
+_QUERY_WORD = re.compile(r"[0-9a-z]+")
+
+
+def conditions(folded: str) -> list[tuple[str, str]] | None:
+    """What a text must hold, word by word, to hold `folded` (a query in lower case), in the words of the index's
+    tokenizer: ("word", w) the whole word w, ("prefix", w) a word that starts with w, ("suffix", w) one that ends
+    with it, ("part", w) one that holds it. A query's inner words are whole words of the text, its first word ends
+    one and its last starts one (unless the query starts or ends with a separator: then they are whole there too).
+    None when the index cannot pick: no letter or digit in the query, or a character beyond ASCII (FTS5 folds the
+    case of ASCII only; such a query is scanned, so that what Python's lower() matches is never missed)."""
+    if not folded.isascii():
+        return None
+    words = _QUERY_WORD.findall(folded)
+    if not words or any(len(w) >= MAX_TERM for w in words):
+        return None
+    open_start = folded[0].isalnum()
+    open_end = folded[-1].isalnum()
+    out = []
+    for i, w in enumerate(words):
+        starts = i > 0 or not open_start
+        ends = i < len(words) - 1 or not open_end
+        out.append(("word" if starts and ends else "prefix" if starts else "suffix" if ends else "part", w))
+    return out
+
+
 def usable(query: Any) -> bool:
-    """Whether the index can pick the candidates: 3 characters or more (a trigram), ASCII (SQLite's LIKE folds the case
-    of ASCII only; another query is scanned, so that what Python's lower() matches is never missed)."""
-    return len(query.folded) >= 3 and query.folded.isascii()
-
-
-def like(query: Any) -> str:
-    """The LIKE pattern that picks the candidates. No ESCAPE clause (SQLite then does not use the trigram index): a
-    % or _ in the query stays a wildcard, which only widens the candidates; the matcher decides."""
-    return "%" + query.folded + "%"
+    """Whether the index may pick a query's candidates (the lookup can still decline: see `_expression`)."""
+    return conditions(query.folded) is not None
 
 
 def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | None:
@@ -883,4 +965,4 @@ def open_index(notice: Callable[[str], None] | None = None) -> SearchIndex | Non
         return None
 
 
-__all__ = ["IndexStatus", "SearchIndex", "like", "open_index", "usable"]
+__all__ = ["IndexStatus", "SearchIndex", "conditions", "open_index", "usable"]

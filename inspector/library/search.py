@@ -500,11 +500,11 @@ def search_target(
                 except sqlite3.Error:
                     pass  # the next search does it; this one's lookup is not lost for it
             both = index.search_all([p for p, _ in files], query, persisted_of=sessions)
-            assert both is not None  # the query is usable
-            found, found_persisted = both
-            stale, stale_sessions = index.stale, index.stale_sessions
-            if stale or stale_sessions:
-                index.notice(index.behind())
+            if both is not None:  # (None: the index cannot pick this query's candidates: every file is read)
+                found, found_persisted = both
+                stale, stale_sessions = index.stale, index.stale_sessions
+                if stale or stale_sessions:
+                    index.notice(index.behind())
         except sqlite3.Error as exc:  # locked by another writer for long, damaged meanwhile, a full disk: scan
             index.failed(exc)
             found, index = None, None

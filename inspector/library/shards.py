@@ -7,6 +7,7 @@ Pure functions over a file and a connection, so that a worker process can run th
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -50,6 +51,78 @@ class End:
 
 
 BATCH = 5000
+
+# -- the vocabulary ---------------------------------------------------------------------------------------------------
+# The texts are indexed by words (FTS5's `ascii` tokenizer: a word is a run of ASCII letters and digits and of any
+# character beyond ASCII, its ASCII letters folded to lower case; anything else separates words). A query that starts
+# or ends inside a word is looked up through the shard's vocabulary: `words` holds each distinct word once and
+# `wordgrams` indexes them by trigram, so that the words holding a fragment are found, then the texts holding them.
+# A word of more than MAX_TERM bytes is kept by FTS5 cut to that length; the vocabulary keeps its first LONG_PREFIX
+# bytes flagged `long` (a fragment past the cut can be anywhere in such a word: the texts holding one are candidates).
+
+MAX_TERM = 32768  # FTS5's FTS5_MAX_TOKEN_SIZE: the bytes of a word it keeps
+LONG_PREFIX = 256  # bytes kept of a longer word (cut at a character's start)
+WORDS_INLINE = 1 << 16  # characters written by one call up to which their words are found here (else: `sync_words`)
+_WORD = re.compile(rb"[0-9a-z\x80-\xff]+")
+
+
+def shard_schema(shard: str) -> str:
+    """The tables of one shard (`shard`: "t0." when attached)."""
+    return f"""
+        -- the texts, and their index (an external-content FTS5 table: half the build time of one keeping its own)
+        CREATE TABLE {shard}docs(id INTEGER PRIMARY KEY, text TEXT NOT NULL, file_id INTEGER NOT NULL, line INTEGER,
+                                 off INTEGER, type TEXT, place TEXT, ts TEXT);
+        CREATE VIRTUAL TABLE {shard}texts USING fts5(text, content='docs', content_rowid='id', tokenize='ascii',
+                                                     detail=none);
+        -- the rowids of a file's texts, a span per update (an FTS5 table finds rows by rowid only: deleting by
+        -- file_id would read every text); `line_lo`: the first line of the span (0: a persisted output)
+        CREATE TABLE {shard}spans(file_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,
+                                  line_lo INTEGER NOT NULL);
+        CREATE INDEX {shard}spans_file ON spans(file_id);
+        -- the vocabulary (never shrinks: a word of texts since dropped only widens a lookup's candidates)
+        CREATE TABLE {shard}words(id INTEGER PRIMARY KEY, word TEXT NOT NULL, long INTEGER NOT NULL, UNIQUE(word, long));
+        CREATE VIRTUAL TABLE {shard}wordgrams USING fts5(word, content='words', content_rowid='id',
+                                                         tokenize='trigram', detail=none);
+        CREATE VIRTUAL TABLE {shard}vocab USING fts5vocab(texts, row);
+        -- 1 while texts were written whose words the vocabulary lacks (a large write, until `sync_words`)
+        CREATE TABLE {shard}wordstate(behind INTEGER NOT NULL);
+        INSERT INTO {shard}wordstate VALUES(0);
+    """
+
+
+def _word_row(term: bytes) -> tuple[str, int]:
+    if len(term) < MAX_TERM:
+        return term.decode("utf-8", "replace"), 0
+    return term[:LONG_PREFIX].decode("utf-8", "ignore"), 1  # a cut inside a character drops its first bytes only
+
+
+def text_words(texts: Iterable[str]) -> set[bytes]:
+    """The words FTS5's `ascii` tokenizer makes of these texts, as the bytes it keeps (the vocabulary `sync_words`
+    reads back from the index, found here without it for a small write)."""
+    out: set[bytes] = set()
+    for text in texts:
+        out.update(_WORD.findall(text.encode("utf-8", "surrogatepass").lower()))
+    return {w[:MAX_TERM] for w in out}
+
+
+def add_words(db: sqlite3.Connection, shard: str, terms: Iterable[bytes]) -> None:
+    """Put the words not yet in the shard's vocabulary into it (in the caller's transaction)."""
+    top = db.execute(f"SELECT coalesce(max(id), 0) FROM {shard}words").fetchone()[0]
+    db.executemany(f"INSERT OR IGNORE INTO {shard}words(word, long) VALUES(?, ?)", map(_word_row, terms))
+    db.execute(f"INSERT INTO {shard}wordgrams(rowid, word) SELECT id, word FROM {shard}words WHERE id > ?", (top,))
+
+
+def sync_words(db: sqlite3.Connection, shard: str) -> bool:
+    """After a large write: the vocabulary completed from the index's own (a pass over its terms, in the caller's
+    transaction). Returns whether it was behind."""
+    if not db.execute(f"SELECT behind FROM {shard}wordstate").fetchone()[0]:
+        return False
+    cur = db.cursor()
+    cur.row_factory = None
+    terms = [bytes(t) for (t,) in cur.execute(f"SELECT CAST(term AS BLOB) FROM {shard}vocab")]
+    add_words(db, shard, terms)
+    db.execute(f"UPDATE {shard}wordstate SET behind=0")
+    return True
 
 
 def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
@@ -101,10 +174,11 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
     them, and any rows a crash left between this shard's commit and the main one's), then insert what `read_texts`
     yields, with consecutive rowids, recording their spans. Returns its `End`."""
     drop_texts(db, shard, fid, after)
-    row = db.execute(f"SELECT rowid FROM {shard}texts ORDER BY rowid DESC LIMIT 1").fetchone()
-    first = next_id = (row[0] if row else 0) + 1
+    first = next_id = db.execute(f"SELECT coalesce(max(id), 0) FROM {shard}docs").fetchone()[0] + 1
     tail_from = None
     end = End(0, 0, 0)
+    texts: list[str] | None = []  # what was written, while small enough to find its words here
+    chars = 0
     for item in batches:
         if isinstance(item, End):
             end = item
@@ -114,10 +188,22 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
             item = item[1:]
         if item:
             db.executemany(
-                f"INSERT INTO {shard}texts(rowid, text, file_id, line, off, type, place, ts) VALUES(?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {shard}docs(id, text, file_id, line, off, type, place, ts) VALUES(?,?,?,?,?,?,?,?)",
                 [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(item)],
             )
+            db.executemany(
+                f"INSERT INTO {shard}texts(rowid, text) VALUES(?, ?)", [(next_id + n, r[0]) for n, r in enumerate(item)]
+            )
             next_id += len(item)
+            if texts is not None:
+                texts += (r[0] for r in item)
+                chars += sum(len(r[0]) for r in item)
+                if chars > WORDS_INLINE:
+                    texts = None
+    if texts is None:
+        db.execute(f"UPDATE {shard}wordstate SET behind=1")
+    elif texts:
+        add_words(db, shard, text_words(texts))
     if tail_from is None:
         tail_from = next_id
     if tail_from > first:  # the complete lines: from the first one read (a persisted output: line 0)
@@ -132,7 +218,12 @@ def drop_texts(db: sqlite3.Connection, shard: str, fid: int, after: int) -> None
     for span, lo, hi in db.execute(
         f"SELECT rowid, lo, hi FROM {shard}spans WHERE file_id=? AND line_lo>?", (fid, after)
     ).fetchall():
-        db.execute(f"DELETE FROM {shard}texts WHERE rowid BETWEEN ? AND ?", (lo, hi))
+        # an external-content index forgets a text when told the text it indexed
+        db.execute(
+            f"INSERT INTO {shard}texts(texts, rowid, text) SELECT 'delete', id, text FROM {shard}docs WHERE id BETWEEN ? AND ?",
+            (lo, hi),
+        )
+        db.execute(f"DELETE FROM {shard}docs WHERE id BETWEEN ? AND ?", (lo, hi))
         db.execute(f"DELETE FROM {shard}spans WHERE rowid=?", (span,))
 
 
@@ -147,28 +238,33 @@ def persisted_batches(path: str) -> list[Any]:
 
 
 def index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]]) -> list[tuple[Any, ...]]:
-    """In a worker process: index files into one shard's database, a transaction each; for each, (id, where its
-    next read starts, its complete lines, lines read), or (id, None, None, 0) when it cannot be read now. The main
-    database is written after, by the caller: a crash between leaves the shard ahead, which the next `write_texts`
-    of that file drops (its lines after the count the main database has)."""
+    """In a worker process: index files into one shard's database, in one transaction (FTS5 merges its segments at
+    every commit: a commit per file cost as much as the tokenizing); for each, (id, where its next read starts, its
+    complete lines, lines read), or (id, None, None, 0) when it cannot be read now (what it wrote is rolled back to
+    its savepoint). The main database is written after, by the caller: a crash between leaves the shard ahead, which
+    the next `write_texts` of that file drops (its lines after the count the main database has)."""
     db = sqlite3.connect(shard_file, timeout=60.0, isolation_level=None)
     try:
         pragmas(db)
         out: list[tuple[Any, ...]] = []
-        for fid, path, start, lines, after, kind in items:
-            try:
-                batches = persisted_batches(path) if kind == "p" else read_texts(path, start, lines)
-                db.execute("BEGIN IMMEDIATE")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for fid, path, start, lines, after, kind in items:
+                db.execute("SAVEPOINT file")
                 try:
+                    batches = persisted_batches(path) if kind == "p" else read_texts(path, start, lines)
                     end = write_texts(db, "", fid, after, batches)
-                except BaseException:
-                    if db.in_transaction:  # not after SQLite rolled back itself (a full disk)
-                        db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
-                out.append((fid, end.offset, end.lines, end.read))
-            except OSError:
-                out.append((fid, None, None, 0))
+                except OSError:
+                    db.execute("ROLLBACK TO file")
+                    out.append((fid, None, None, 0))
+                else:
+                    out.append((fid, end.offset, end.lines, end.read))
+                db.execute("RELEASE file")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # not after SQLite rolled back itself (a full disk)
+                db.execute("ROLLBACK")
+            raise
         return out
     finally:
         db.close()

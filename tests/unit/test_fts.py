@@ -300,11 +300,11 @@ def test_dropped_rows_go_by_rowid_and_none_is_left_behind(tmp_path):
     idx = SearchIndex(tmp_path / "i.sqlite")
 
     def texts():
-        return sorted(t for (t,) in every(idx, "SELECT text FROM {}texts"))
+        return sorted(t for (t,) in every(idx, "SELECT text FROM {}docs"))
 
     def spans_cover_all():
         n = sum(x for (x,) in every(idx, "SELECT coalesce(sum(hi - lo + 1), 0) FROM {}spans"))
-        return n == sum(x for (x,) in every(idx, "SELECT count(*) FROM {}texts"))
+        return n == sum(x for (x,) in every(idx, "SELECT count(*) FROM {}docs"))
 
     idx.update(q)
     with open(p, "ab") as f:
@@ -344,7 +344,7 @@ def test_many_files_read_in_worker_processes_index_what_one_process_does(tmp_pat
     def rows(idx):
         ids = dict(idx.db.execute("SELECT id, path FROM files"))
         return sorted(
-            (ids[f], line, off, text) for f, line, off, text in every(idx, "SELECT file_id, line, off, text FROM {}texts")
+            (ids[f], line, off, text) for f, line, off, text in every(idx, "SELECT file_id, line, off, text FROM {}docs")
         )
 
     assert rows(many) == rows(one) and many.status().files == len(files) > 4
@@ -364,7 +364,7 @@ def test_a_file_another_process_indexed_meanwhile_is_not_indexed_twice(tmp_path)
     from inspector.library.shards import read_texts
 
     assert a._apply(plan, read_texts(str(p), plan.start, plan.lines)) == 0  # ... a writes nothing
-    assert [t for (t,) in every(a, "SELECT text FROM {}texts")].count("first needle") == 1
+    assert [t for (t,) in every(a, "SELECT text FROM {}docs")].count("first needle") == 1
     with open(p, "ab") as f:
         f.write(b'{"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user","content":"second needle"}}\n')
     plan = a._plan(p)
@@ -640,7 +640,7 @@ def test_a_deleted_session_leaves_the_index_and_the_stats_at_the_next_search(tmp
     def held() -> tuple[int, int, list[bytes]]:
         idx = SearchIndex(db_path())
         try:
-            texts = sum(n for (n,) in every(idx, "SELECT count(*) FROM {}texts WHERE text LIKE '%zq9secret%'"))
+            texts = sum(n for (n,) in every(idx, "SELECT count(*) FROM {}docs WHERE text LIKE '%zq9secret%'"))
             files = sum(1 for (p,) in idx.db.execute("SELECT path FROM files") if b"gone" in p)
             stats = [p for (p,) in idx.db.execute("SELECT path FROM stats")]
             return texts, files, stats
@@ -882,9 +882,7 @@ def _damage(rng, cache):
             if what == "listing" and target.name == "index.sqlite":
                 db.execute("UPDATE listings SET entries=?", (rng.choice([b"\x00\xff", b"[1,", b'{"a":1}', b"[[1,2,3]]"]),))
             else:
-                names = [
-                    r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'texts_%'")
-                ]
+                names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
                 if names:
                     db.execute(f"DROP TABLE {rng.choice(names)}")
             db.commit()
