@@ -57,6 +57,7 @@ class _Item:
     system: bool = False  # an attachment rendered with the system role
     att_type: str | None = None
     earlier: list[_Item] = field(default_factory=list)  # a summary's earlierMessages, sent before it (after the reorder)
+    holds_earlier: bool = False  # a summary whose earlierMessages list an entry: attachments stop climbing at it
     of_summary: bool = False  # one of those: a reply among them does not end the summary's user turn
 
 
@@ -103,6 +104,7 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
             it = _Item("user", _blocks(content), text=content if isinstance(content, str) else None)
             if b.get("isCompactSummary") and isinstance(b.get("earlierMessages"), list):
                 it.earlier = _earlier(b["earlierMessages"])
+                it.holds_earlier = any(_listed(e) for e in b["earlierMessages"])
             if not _starts_with_tool_result(it) and not any(x.get("type") == "tool_result" for x in it.blocks):
                 by_id.clear()
             out.append(it)
@@ -128,6 +130,14 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
     return out
 
 
+def _listed(e: Any) -> bool:
+    """An entry of `earlierMessages` Claude Code counts (2.1.332's Whe): a prompt, reply or note with text, or a
+    question card with its input."""
+    if not (isinstance(e, dict) and isinstance(e.get("text"), str) and e["text"].strip()):
+        return False
+    return e.get("kind") in ("user", "reply", "note") or (e.get("kind") == "card" and isinstance(e.get("input"), dict))
+
+
 def _earlier(entries: list[Any]) -> list[_Item]:
     """2.1.332's `earlierMessages` on a summary (behind CLAUDE_CODE_ELEGANT_MIST): sent before the summary, word for
     word, a note or a prompt of the user as user text, a closing reply as an assistant message. A question card (a
@@ -143,19 +153,31 @@ def _earlier(entries: list[Any]) -> list[_Item]:
     return out
 
 
+# what climbs past a summary that carries earlierMessages (2.1.332's set, the same in 2.1.328): the session's own
+# context, the date among it, goes above the summary and its list; the rest stops after the summary
+_PAST_EARLIER = frozenset(
+    {"instructions", "session_context", "coordinator_context", "context_sections", "project_doc_reads", "date"}
+)
+
+
 def _reorder(items: list[_Item]) -> list[_Item]:
     """Attachments bubble up until an assistant message, a user message starting with a tool result, or (2.1.332) a
-    summary that carries earlierMessages: a kept prompt's reminder after such a summary is sent after it (seen on
-    2.1.332's partial "up to" compactions and their resumes; without the list they climb above the summary)."""
+    summary that carries earlierMessages: there only the session's context (`_PAST_EARLIER`: a resumed turn's date)
+    climbs on, above the summary; the rest (a kept prompt's reminder, a resumed turn's attribution) is sent after it.
+    Without the list they all climb above the summary."""
     result: list[_Item] = []
     pending: list[_Item] = []
     for it in reversed(items):
         if it.kind == "attachment":
             pending.append(it)
             continue
-        if pending and (it.kind in ("assistant", "error") or _starts_with_tool_result(it) or it.earlier):
-            result += pending
-            pending = []
+        if pending and (it.kind in ("assistant", "error") or _starts_with_tool_result(it) or it.holds_earlier):
+            if it.holds_earlier:
+                result += [p for p in pending if p.att_type not in _PAST_EARLIER]
+                pending = [p for p in pending if p.att_type in _PAST_EARLIER]
+            else:
+                result += pending
+                pending = []
         result.append(it)
     result += pending
     result.reverse()

@@ -203,3 +203,25 @@ def test_a_summary_with_earlier_messages_stops_the_attachments_climbing() -> Non
     assert at(with_list, "<system-reminder>") < at(with_list, "now task 2")
     without = _wire_of_summary_then_prompt(None)
     assert at(without, "<system-reminder>") == 0 < at(without, "This session")
+
+
+def test_a_resumed_turns_date_climbs_above_a_summary_with_its_list_and_the_rest_stops_after_it(tmp_path):
+    """2.1.332 resuming a session inspector saved (a /compact whose summary carries earlierMessages): the new turn's
+    date goes above the summary (the session's context climbs past it: instructions, session_context, date...) and is
+    the first part of the system turn; its attribution reminder stops right after the summary. Before, inspector's
+    rebuild put the date last (a round trip of a generated 2.1.332 run, gen_1134, differed by that alone)."""
+    import lzma
+
+    from conformance.resume import _blocks
+    from inspector.claude.wire import sent_bodies, wire_style
+    from inspector.transcript.tree import Conversation
+
+    with lzma.open(DATA / "resume_after_earlier_messages.json.xz", "rt") as f:
+        case = json.load(f)
+    path = tmp_path / "s.jsonl"
+    path.write_text(case["session"])
+    s = Session.load(path)
+    first = next(k for k, r in enumerate(s.records) if r.type == "api-request")
+    got = api_messages(sent_bodies(s, Conversation(s.records[:first]).chain), wire_style(s))
+    assert _blocks(got) == _blocks(case["sent"])
+    assert case["sent"][1]["content"][0]["text"].startswith("Today's date is")
