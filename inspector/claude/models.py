@@ -225,6 +225,35 @@ def lean_fallbacks() -> list[tuple[tuple[int, int, int], tuple[str, ...], frozen
     return sorted((_version(v), tuple(e["substrings"]), frozenset(e["ids"])) for v, e in data.items() if v[:1].isdigit())
 
 
+TASK_TOOLS = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate")
+
+
+def task_tools(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
+    """Whether release `version` gives a main loop on model `name` the task tools (TASK_TOOLS, deferred), as read from
+    2.1.328 and 2.1.332 (`mce`): its canonical name in the release's list (Claude 3.x and 4.x), or an application
+    inference profile. None where the releases read disagree or the release was not read (before 2.1.328), or no
+    model is named. CLAUDE_CODE_ENABLE_TODO_TOOLS and CLAUDE_CODE_ENABLE_TASKS, which change it, are in no transcript."""
+    read = task_tool_lists()
+    if not name or version is None or not read or version < read[0][0]:
+        return None
+    bare = name.strip().lower().replace("[1m]", "")
+    canon = model_id(bare) or _DATE.sub("", _DATE.sub("", bare))
+    full = [(v, "application-inference-profile" in bare or canon in ids) for v, ids in read]
+    at = [f for v, f in full if v == version]
+    if at:
+        return at[0]
+    before = [f for v, f in full if v < version][-1]
+    after = [f for v, f in full if v > version]
+    return before if not after or after[0] == before else None
+
+
+@cache
+def task_tool_lists() -> list[tuple[tuple[int, int, int], frozenset[str]]]:
+    """(release, models) of every release whose task-tools list was read, oldest first."""
+    data = orjson.loads(DATA.read_bytes()).get("task_tools_models") or {}
+    return sorted((_version(v), frozenset(ids)) for v, ids in data.items() if v[:1].isdigit())
+
+
 def subagent_nudges(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
     """Whether release `version` nudges model `name` about subagents (the steer "default": an agent listing ends in
     the note to launch independent agents in one message), as read from 2.1.328 and 2.1.332: not for a model with the

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from inspector.claude.models import lean_prompt, subagent_nudges
+from inspector.claude.models import TASK_TOOLS, lean_prompt, subagent_nudges, task_tools
 from inspector.claude.release import parse_version
 from inspector.claude.requests import rebuild_requests
 from inspector.claude.versions import TAIL, rules_for
@@ -286,21 +286,39 @@ def reannouncements(
     in_kept = {s.records[i].get("attachment_type") for i in kept if s.records[i].type == "attachment"}
     history = list(s.conversation.logical_chain)
     tools_history = history  # the deferred tools depend on the model: a process on another model has its own list
+    tasks: bool | None = None  # a model the session never ran: whether it gets the task tools
     if model is not None and not same_model(model, s.main_model):
         end = _stretch_end(s, history, model)
         if end is not None:
             tools_history = history[:end]
         else:
-            notes.append(
-                f"the session never ran {model}: its deferred tools are re-announced as the session last had them "
-                "(Claude Code lists the tools that model gets)"
-            )
+            tasks = task_tools(model, parse_version(s.version))
+            if tasks is None:
+                notes.append(
+                    f"the session never ran {model}: its deferred tools are re-announced as the session last had them "
+                    "(Claude Code lists the tools that model gets)"
+                )
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue
         shown = _announced(s, list(kept), kind, readded=False) if kind in in_kept else None
         hist = tools_history if kind == "deferred_tools_delta" else history
         now = _announced(s, hist, kind) if kind in ACCUMULATED else None
+        if kind == "deferred_tools_delta" and tasks is not None and now is not None:
+            # the session's list, with the task tools as the release gives them to the new model
+            fresh = tuple(x for x in now if x not in TASK_TOOLS) + (TASK_TOOLS if tasks else ())
+            if set(fresh) != set(now):
+                shown_set = set(shown or ())
+                if set(fresh) == shown_set:
+                    continue
+                merged = _merged_tools_delta(s, _attachments_of(s, hist, kind), set(fresh) - shown_set)
+                if merged is not None:
+                    out.append(merged)
+                    continue
+                notes.append(
+                    f"{model} gets {'the' if tasks else 'no'} task tools: the session's deferred tools are re-announced "
+                    "as it last had them (no announcement of them by name alone to make the new one from)"
+                )
         if shown is not None and now is not None and (set(now) == set(shown) if kind in DELTA_KEYS else now == shown):
             continue  # the kept records say it all
         in_hist = set(hist) if hist is not history else None

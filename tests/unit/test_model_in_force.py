@@ -142,8 +142,12 @@ def test_a_compaction_for_a_model_the_session_ran_re_announces_that_models_tools
     assert names == [["SendMessage", "WebFetch"]]  # the session's last model (opus-5): no Task tools
     names, _ = tools(resume_model="claude-opus-4-6")
     assert names == [["SendMessage", "TaskCreate", "TaskGet", "WebFetch"]]
+    # a model the session never ran: its list, with the task tools as the release gives that model (2.1.332's mce)
     names, notes = tools(resume_model="claude-haiku-4-5")
-    assert names == [["SendMessage", "WebFetch"]] and any("never ran claude-haiku-4-5" in n for n in notes)
+    assert names == [["SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "WebFetch"]]
+    assert not any("never ran" in n for n in notes)
+    names, notes = tools(resume_model="claude-sonnet-5")
+    assert names == [["SendMessage", "WebFetch"]] and not any("never ran" in n for n in notes)
 
 
 def test_the_cli_takes_the_model_to_resume_with(tmp_path) -> None:
@@ -154,6 +158,6 @@ def test_the_cli_takes_the_model_to_resume_with(tmp_path) -> None:
     assert code == 0, err
     import orjson
 
-    assert any("never ran claude-haiku-4-5" in n for n in orjson.loads(out)["notes"])
+    assert "TaskList" in out  # the task tools re-announced, as claude-haiku-4-5 gets them
     code, out, _ = run_cli("compact", str(s.path), "--json")
     assert not any("never ran" in n for n in orjson.loads(out)["notes"])

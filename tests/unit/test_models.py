@@ -155,6 +155,26 @@ def test_lean_prompt_by_release(name: str, at_328: bool, at_332: bool) -> None:
     assert models.lean_prompt(name, (2, 1, 330)) is (at_328 if at_328 == at_332 else None)
 
 
+@pytest.mark.parametrize(
+    ("name", "gets"),
+    [  # read from 2.1.328's and 2.1.332's code (mce): the canonical name in the release's list of Claude 3.x and 4.x
+        ("claude-sonnet-4-5-20250929", True),
+        ("claude-haiku-4-5", True),
+        ("claude-3-5-sonnet-20241022", True),
+        ("claude-opus-4-7[1m]", True),
+        ("claude-opus-4-8", False),
+        ("claude-opus-5[1m]", False),
+        ("claude-sonnet-5", False),
+        ("claude-foo-1", False),  # a model the catalog does not know
+        ("us.anthropic.application-inference-profile/abc", True),
+    ],
+)
+def test_the_task_tools_by_model(name: str, gets: bool) -> None:
+    for release in ((2, 1, 328), (2, 1, 330), (2, 1, 332), (2, 1, 340)):
+        assert models.task_tools(name, release) is gets
+    assert models.task_tools(name, (2, 1, 212)) is None  # not read
+
+
 def test_subagent_nudges_follow_the_prompt_bundle() -> None:
     assert models.subagent_nudges("claude-opus-5[1m]", (2, 1, 332)) is False
     assert models.subagent_nudges("claude-opus-5", (2, 1, 328)) is False
