@@ -23,17 +23,25 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
+class StepFailed(Exception):
+    """A measured step exited with an error: its time measures nothing (a half-built index is a failed run)."""
+
+
+def timed(cmd: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
+    """The wall time of one run; StepFailed unless it exits with one of `ok` (grep finding nothing exits 1)."""
     t = time.perf_counter()
-    r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t, r.returncode
+    r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    took = time.perf_counter() - t
+    if r.returncode not in ok:
+        raise StepFailed(f"{' '.join(cmd[-4:])} exited {r.returncode}: {r.stderr.decode('utf-8', 'replace')[-500:]}")
+    return took, r.returncode
 
 
-def best(cmd: list[str], env: dict[str, str], n: int = 7) -> float:
+def best(cmd: list[str], env: dict[str, str], n: int = 7, ok: tuple[int, ...] = (0,)) -> float:
     """The median of n runs (a warm measurement: the first run is as warm as the others); the median, not the
     fastest, so that the targets are judged on a typical run, and of 7, so that a few runs slowed by the machine's
     other work do not decide it."""
-    return sorted(timed(cmd, env)[0] for _ in range(n))[n // 2]
+    return sorted(timed(cmd, env, ok)[0] for _ in range(n))[n // 2]
 
 
 IN_PROCESS = """
@@ -97,11 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         cold_stats, _ = timed(py + ["stats", "--json", str(root)], env)
         warm_stats = best(py + ["stats", "--json", str(root)], env)
         fresh = {**env, "XDG_CACHE_HOME": str(Path(t) / "cache-first")}
-        first_search, _ = timed(py + ["search", "zq9absentword", str(root)], fresh)  # no index yet: reads the most
+        absent_ok = (1,)  # search exits 1 when nothing matches, as grep does
+        first_search, _ = timed(py + ["search", "zq9absentword", str(root)], fresh, absent_ok)  # no index yet: reads the most
         build, _ = timed(py + ["index", str(root)], env)
-        absent = best(py + ["search", "zq9absentword", str(root)], env)
-        scan, _ = timed(py + ["search", "zq9absentword", str(root), "--no-index"], env)
-        grep, _ = timed(["grep", "-r", "zq9absentword", str(root)], env)
+        absent = best(py + ["search", "zq9absentword", str(root)], env, ok=absent_ok)
+        scan, _ = timed(py + ["search", "zq9absentword", str(root), "--no-index"], env, absent_ok)
+        grep, _ = timed(["grep", "-r", "zq9absentword", str(root)], env, ok=(1,))  # 1: no line matched
         victim = next(root.glob("*/*.jsonl"))
         appends = []  # the median of five: each appends its own record and searches for its word
         for k in range(5):
@@ -111,10 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                     b'\n{"type":"user","uuid":"bench-append%d","parentUuid":null,'
                     b'"message":{"role":"user","content":"%s"}}\n' % (k, word.encode())
                 )
-            took, code = timed(py + ["search", word, str(root)], env)
-            if code != 0:
-                print(f"the appended record ({word}) was not found", file=sys.stderr)
-                return 1
+            took, _ = timed(py + ["search", word, str(root)], env)  # exits 1 when the record is not found
             appends.append(took)
         append = sorted(appends)[2]
         rare = best(py + ["search", "zq9appended", str(root)], env)  # one record in 2,000 sessions
@@ -187,4 +193,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except StepFailed as exc:
+        print(f"bench/index.py: a step failed, nothing written: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None

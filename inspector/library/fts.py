@@ -889,7 +889,7 @@ class SearchIndex:
             pattern = f"%{w}" if kind == "suffix" else f"%{w}%"
             words = self.db.execute(
                 f"SELECT word, long FROM t{k}.words WHERE id IN (SELECT rowid FROM t{k}.wordgrams WHERE word LIKE ?) "
-                f"OR long LIMIT {MAX_ALTERNATIVES + 1}",
+                f"UNION ALL SELECT word, long FROM t{k}.words WHERE long LIMIT {MAX_ALTERNATIVES + 1}",
                 (pattern,),
             ).fetchall()
             if len(words) > MAX_ALTERNATIVES:

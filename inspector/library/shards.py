@@ -81,6 +81,7 @@ def shard_schema(shard: str) -> str:
         CREATE INDEX {shard}spans_file ON spans(file_id);
         -- the vocabulary (never shrinks: a word of texts since dropped only widens a lookup's candidates)
         CREATE TABLE {shard}words(id INTEGER PRIMARY KEY, word TEXT NOT NULL, long INTEGER NOT NULL, UNIQUE(word, long));
+        CREATE INDEX {shard}words_long ON words(long) WHERE long;
         CREATE VIRTUAL TABLE {shard}wordgrams USING fts5(word, content='words', content_rowid='id',
                                                          tokenize='trigram', detail=none);
         CREATE VIRTUAL TABLE {shard}vocab USING fts5vocab(texts, row);
