@@ -13,7 +13,7 @@ from inspector.cli.common import EXIT_OK, Parser, _default_path
 def _index_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="inspector index",
-        description="The search index ($XDG_CACHE_HOME/inspector/index.sqlite, SQLite FTS5 with trigrams): bring it up "
+        description="The search index ($XDG_CACHE_HOME/inspector/index.sqlite, SQLite FTS5 by words): bring it up "
         "to date for the transcripts under PATH (new files, and only the new lines of grown ones), --rebuild it from "
         "nothing, or show its --status. search and the app keep it up to date on their own; deleting it loses nothing.",
     )
