@@ -90,7 +90,24 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.library.cost import COST_LINES
 
     whole = args.by in ("session", "project")  # the title, the cwd, Claude Code's own figure: every record
-    for f in oldest_first(target):
+    if not whole and target.kind != "file":  # only the responses: read in worker processes, each file once
+        from inspector.library.cost import responses_of_files
+
+        for f, got in responses_of_files(oldest_first(target)):
+            if isinstance(got, str):
+                skipped.append((f, got))
+                continue
+            own_rs, sub_rs = got
+            for side, r in [("own", r) for r in own_rs] + [("subagents", r) for r in sub_rs]:
+                if not in_window(r):
+                    continue
+                key, facts = _group_of(args.by, r)
+                g = group(key, **facts)
+                c = Cost()
+                ledger.price([r], c)
+                g[side].merge(c)
+                total.merge(c)
+    for f in oldest_first(target) if whole or target.kind == "file" else ():
         try:
             s = Session.load(f) if whole or target.kind == "file" else Session.load(f, only=COST_LINES)
         except OSError as exc:
@@ -119,20 +136,12 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                     key = str(f)
                     first = s.time_span[0]
                     g = group(key, session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=first)
-                elif args.by in ("week", "month"):
-                    day = (r.timestamp or "")[:10]
-                    key = period_of(day, args.by)
-                    g = group(key, **{args.by: key})
                 elif args.by == "project":
                     key = str(f.parent)
                     g = group(key, project=project_name([s.cwd], f.parent) if s.cwd else f.parent.name)
-                elif args.by == "day":
-                    key = (r.timestamp or "")[:10]
-                    key = key if re.fullmatch(r"\d{4}-\d\d-\d\d", key) else "unknown"
-                    g = group(key, day=key)
                 else:
-                    key = r.priced_as  # a fast-mode response is its own row: another price
-                    g = group(key, model=key)
+                    key, facts = _group_of(args.by, r)
+                    g = group(key, **facts)
                 c = Cost()
                 ledger.price([r], c)
                 g[side].merge(c)
@@ -231,6 +240,19 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         + "\n"
     )
     return EXIT_OK
+
+
+def _group_of(by: str, r: Any) -> tuple[str, dict[str, str]]:
+    """The row a response goes to when rows are by day, week, month or model: its key and its facts."""
+    if by in ("week", "month"):
+        key = period_of((r.timestamp or "")[:10], by)
+        return key, {by: key}
+    if by == "day":
+        key = (r.timestamp or "")[:10]
+        key = key if re.fullmatch(r"\d{4}-\d\d-\d\d", key) else "unknown"
+        return key, {"day": key}
+    key = r.priced_as  # a fast-mode response is its own row: another price
+    return key, {"model": key}
 
 
 def period_of(day: str, by: str) -> str:

@@ -616,6 +616,57 @@ class Block:
 COST_LINES = (b'"usage"', b'edFrom"')  # "forkedFrom", "inspectorCopiedFrom": one search for both
 
 
+def file_responses(path: Path) -> tuple[list[Response], list[Response]] | str:
+    """A transcript's own responses and its subagents' (from the partial index of the cost's lines), or, when it
+    cannot be read, why. Run in worker processes by `responses_of_files`: only the responses come back."""
+    from inspector.transcript.session import Session
+
+    try:
+        s = Session.load(path, only=COST_LINES)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        return responses(s), subagent_responses(s)
+    finally:
+        s.close()
+
+
+POOL_FILES = 16  # transcripts below which one process reads them (starting the workers costs ~0.2 s)
+POOL_BYTES = 64 << 20
+
+
+def responses_of_files(
+    files: list[Path], workers: int | None = None
+) -> Iterable[tuple[Path, tuple[list[Response], list[Response]] | str]]:
+    """`file_responses` of each file, in the files' order (a copied response is charged to the first session that
+    holds it: the order matters), read by a process per core when there is much to read; here when worker processes
+    cannot start (a sandbox, no /dev/shm) or there is little."""
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    size = 0
+    for f in files:
+        try:
+            size += f.stat().st_size
+        except OSError:
+            pass
+    done = 0
+    if n > 1 and len(files) >= POOL_FILES and size >= POOL_BYTES:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            # forkserver, not fork: the caller may be a threaded program (the app), and forking threads is unsafe
+            with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver")) as pool:
+                for f, got in zip(files, pool.map(file_responses, files, chunksize=8)):
+                    yield f, got
+                    done += 1
+            return
+        except (BrokenProcessPool, RuntimeError, PermissionError, OSError):
+            pass  # the rest is read here
+    for f in files[done:]:
+        yield f, file_responses(f)
+
+
 def oldest_first(target: Any) -> list[Path]:
     """Every transcript under a target, orphaned subagent files included (a subagent whose session is gone still cost
     something), oldest first: a resumed or forked session's copy of earlier responses counts for the session they

@@ -23,11 +23,48 @@ PROGRESS_EVERY = 8 << 20
 MAX_LINE = 64 << 20  # a line longer than this is reported and skipped, never held in memory (real ones reach ~13 MB)
 
 
-def _holds(raw: bytes, needles: tuple[bytes, ...]) -> bool:
+def _holds_in(raw: bytes, needles: tuple[bytes, ...]) -> bool:
     for needle in needles:  # a plain loop: a generator per line costs more than the search on short lines
         if needle in raw:
             return True
     return False
+
+
+def _libc_memmem() -> Callable[[bytes, tuple[bytes, ...]], bool] | None:
+    """`_holds_in` by the C library's memmem, where there is one (glibc, macOS): the partial index's test of every
+    line runs over most of a transcript's bytes, and memmem is 2.5 times as quick as `in` on them (measured on the
+    bench's sessions: 0.11 s against 0.29 s for 295 MB). None elsewhere (Windows): `in` then."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if name is None:
+            return None
+        fn = ctypes.CDLL(name).memmem
+    except (ImportError, OSError, AttributeError):
+        return None
+    fn.restype = ctypes.c_void_p
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+
+    def holds(raw: bytes, needles: tuple[bytes, ...]) -> bool:
+        n = len(raw)
+        for needle in needles:
+            if fn(raw, n, needle, len(needle)):
+                return True
+        return False
+
+    return holds
+
+
+_HOLDS: list[Callable[[bytes, tuple[bytes, ...]], bool]] = []
+
+
+def _holds_fn() -> Callable[[bytes, tuple[bytes, ...]], bool]:
+    """The test of a line for a partial index, chosen once (ctypes is imported only by a partial index)."""
+    if not _HOLDS:
+        _HOLDS.append(_libc_memmem() or _holds_in)
+    return _HOLDS[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +159,7 @@ class Transcript:
             return new
         loads, problems, absorb, append = orjson.loads, self.problems, self._absorb, new.append
         only = self.only
+        holds = _holds_fn() if only is not None else _holds_in
         with gc_paused(), open(self.path, "rb", buffering=1 << 20) as f:
             if self.scanned_to == 0 and f.read(3) == b"\xef\xbb\xbf":
                 self.scanned_to = 3  # a UTF-8 byte order mark (an editor's save): not part of the first record
@@ -170,7 +208,7 @@ class Transcript:
                 else:
                     length = n - 1 if raw[-1] == 13 else n
                     complete = False
-                if only is not None and not _holds(raw, only):
+                if only is not None and not holds(raw, only):
                     offset += n  # not a line this partial index keeps: neither decoded nor counted as a problem
                     line_no += 1
                     continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -373,3 +374,36 @@ def test_a_copied_record_naming_a_subagent_is_read_by_the_partial_index_too(tmp_
     )
     (whole, whole_subs, n), (part, part_subs, m) = _both_ways(main)
     assert part == whole and [r.key for r in part] == ["m4:r4"] and part_subs == whole_subs == [] and m < n
+
+
+def test_responses_read_in_worker_processes_are_those_read_here(monkeypatch):
+    """`cost --by day|week|month|model` reads each transcript in a worker process (issue 29: the per-session result
+    computed where the bytes are read): the same responses, in the same order (a copy is charged to the first
+    session holding it), as one process reads them; the samples are small, so the workers are forced."""
+    import inspector.library.cost as cost
+    from inspector.transcript.discovery import resolve_target
+
+    files = cost.oldest_first(resolve_target(SAMPLES))
+    assert len(files) >= 3
+    here = list(cost.responses_of_files(files, workers=1))
+    monkeypatch.setattr(cost, "POOL_FILES", 1)
+    monkeypatch.setattr(cost, "POOL_BYTES", 0)
+    pooled = list(cost.responses_of_files(files, workers=2))
+    assert pooled == here and any(own for _f, (own, _subs) in here)
+
+
+@pytest.mark.parametrize("needles", [(b'"usage"', b'edFrom"'), (b"", b"x"), (b"a\x00b",)])
+def test_the_line_test_of_a_partial_index_is_python_s_in(needles):
+    """The partial index tests each line with the C library's memmem where there is one: it answers as `in` does."""
+    import random
+
+    from inspector.transcript.index import _holds_fn, _holds_in
+
+    holds = _holds_fn()
+    if sys.platform.startswith("linux"):
+        assert holds is not _holds_in  # glibc's memmem is the one tested
+    rng = random.Random(7)
+    alphabet = b'"usageFromd\x00ab{}:x'
+    for _ in range(3000):
+        raw = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert holds(raw, needles) is _holds_in(raw, needles), raw
