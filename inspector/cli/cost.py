@@ -87,7 +87,11 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
             g = groups[key] = {"key": key, **facts, "own": Cost(), "subagents": Cost(), "claude_code_usd": None}
         return g
 
-    from inspector.library.cost import COST_LINES
+    def charge(g: dict[str, Any], side: str, r: Any) -> None:
+        c = Cost()
+        ledger.price([r], c)
+        g[side].merge(c)
+        total.merge(c)
 
     whole = args.by in ("session", "project")  # the title, the cwd, Claude Code's own figure: every record
     if not whole and target.kind != "file":  # only the responses: read in worker processes, each file once
@@ -102,14 +106,10 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                 if not in_window(r):
                     continue
                 key, facts = _group_of(args.by, r)
-                g = group(key, **facts)
-                c = Cost()
-                ledger.price([r], c)
-                g[side].merge(c)
-                total.merge(c)
-    for f in oldest_first(target) if whole or target.kind == "file" else ():
+                charge(group(key, **facts), side, r)
+    for f in oldest_first(target) if whole or target.kind == "file" else ():  # every record: the session's facts
         try:
-            s = Session.load(f) if whole or target.kind == "file" else Session.load(f, only=COST_LINES)
+            s = Session.load(f)
         except OSError as exc:
             skipped.append((f, exc.strerror or str(exc)))
             continue
@@ -142,10 +142,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                 else:
                     key, facts = _group_of(args.by, r)
                     g = group(key, **facts)
-                c = Cost()
-                ledger.price([r], c)
-                g[side].merge(c)
-                total.merge(c)
+                charge(g, side, r)
         finally:
             s.close()
     report_skipped(skipped, err)
