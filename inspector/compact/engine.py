@@ -206,8 +206,9 @@ DELTA_KEYS = {"deferred_tools_delta": ("addedNames", "removedNames"), "agent_lis
 def _announced(s: Any, indexes: list[int], kind: str, *, readded: bool = True) -> tuple[str, ...] | None:
     """What the announcements of `kind` among these records add up to (a delta adds and removes names; a skill
     listing is the whole list), in the order first added; None when there is none. `readded` False: a tool only said
-    to be "available again (announced earlier in this conversation)" does not count as announced (2.1.332 counts
-    only the announcements that list a tool, and re-announces it whole once the earlier one is summarized)."""
+    to be "available again (announced earlier in this conversation)" does not count as announced unless one of these
+    records listed it earlier (2.1.332 counts only the announcements that list a tool, and re-announces it whole once
+    the earlier one is summarized; kept, it still counts: gen_15005)."""
     found = _attachments_of(s, indexes, kind)
     if not found:
         return None
@@ -216,13 +217,15 @@ def _announced(s: Any, indexes: list[int], kind: str, *, readded: bool = True) -
         return tuple(names) if isinstance(names, list) else None
     add_key, rm_key = DELTA_KEYS[kind]
     state: list[str] = []
+    listed: set[str] = set()  # the names an announcement among these listed (added, not only said to be back)
     for i in found:
         att = s.body(i).get("attachment") or {}
         gone = set(x for x in att.get(rm_key) or () if isinstance(x, str))
-        skip = set() if readded else set(x for x in att.get("readdedNames") or () if isinstance(x, str))
-        state = [x for x in state if x not in gone] + [
-            x for x in att.get(add_key) or () if isinstance(x, str) and x not in state and x not in skip
-        ]
+        back = set(x for x in att.get("readdedNames") or () if isinstance(x, str))
+        skip = set() if readded else back - listed  # back, and listed by an earlier one here: announced all the same
+        added = [x for x in att.get(add_key) or () if isinstance(x, str)]
+        state = [x for x in state if x not in gone] + [x for x in added if x not in state and x not in skip]
+        listed.update(x for x in added if x not in back)
     return tuple(state)
 
 
