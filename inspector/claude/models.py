@@ -208,14 +208,24 @@ def lean_prompt(name: str | None, version: tuple[int, int, int] | None) -> bool 
     cat = catalog(name)
     if cat is not None and cat.lean_prompt:
         return True
-    canon = model_id(name) or _DATE.sub("", _DATE.sub("", name.strip().lower().replace("[1m]", "")))
-    full = [(v, any(x in canon for x in subs) or canon in ids) for v, subs, ids in read]
-    at = [f for v, f in full if v == version]
+    canon = _canonical(name)
+    return _as_read([(v, not (any(x in canon for x in subs) or canon in ids)) for v, subs, ids in read], version)
+
+
+def _canonical(name: str) -> str:
+    """A model's registry id, else its name without [1m] and date suffixes (the name Claude Code's lists compare)."""
+    return model_id(name) or _DATE.sub("", _DATE.sub("", name.strip().lower().replace("[1m]", "")))
+
+
+def _as_read(answers: list[tuple[tuple[int, int, int], bool]], version: tuple[int, int, int]) -> bool | None:
+    """What release `version` answers, given each read release's answer (oldest first, `version` not before the
+    first): the read one's own, else the last earlier one's where the next later one agrees (or none is later)."""
+    at = [f for v, f in answers if v == version]
     if at:
-        return not at[0]
-    before = [f for v, f in full if v < version][-1]
-    after = [f for v, f in full if v > version]
-    return not before if not after or after[0] == before else None
+        return at[0]
+    before = [f for v, f in answers if v < version][-1]
+    after = [f for v, f in answers if v > version]
+    return before if not after or after[0] == before else None
 
 
 @cache
@@ -236,15 +246,8 @@ def task_tools(name: str | None, version: tuple[int, int, int] | None) -> bool |
     read = task_tool_lists()
     if not name or version is None or not read or version < read[0][0]:
         return None
-    bare = name.strip().lower().replace("[1m]", "")
-    canon = model_id(bare) or _DATE.sub("", _DATE.sub("", bare))
-    full = [(v, "application-inference-profile" in bare or canon in ids) for v, ids in read]
-    at = [f for v, f in full if v == version]
-    if at:
-        return at[0]
-    before = [f for v, f in full if v < version][-1]
-    after = [f for v, f in full if v > version]
-    return before if not after or after[0] == before else None
+    canon, profile = _canonical(name), "application-inference-profile" in name.lower()
+    return _as_read([(v, profile or canon in ids) for v, ids in read], version)
 
 
 @cache

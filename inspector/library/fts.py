@@ -11,12 +11,12 @@ SQLite's tokenizer on every core.
 - Incremental: a file is indexed once; a file that grew (a live session) only from the end of its last complete
   line indexed; a file replaced (another inode, other first bytes) or truncated is dropped and indexed again. A
   file's rows are found by their rowid spans (each with its first line), never by reading every text.
-- What it returns is what the scan returns: the index is of words (FTS5's `ascii` tokenizer, `detail=none`: a
-  seventh of a trigram index's build time), and it only picks the candidate texts: those holding the query's inner
-  words whole, a word starting with its last and, for its first (a fragment of a word), one of the words of the
-  shard's vocabulary that hold it (`shards.add_words`, looked up by trigram). The same `Query.find_in` as the scan
-  decides, counts and cuts the snippet. A query with no letter or digit, or not ASCII (FTS5 folds the case of
-  ASCII only), or whose every word is too common to narrow, is left to the scan.
+- What it returns is what the scan returns: the index is of words (FTS5's `ascii` tokenizer, `detail=none`, over
+  an external-content table: about half a trigram index's build time), and it only picks the candidate texts: those
+  holding the query's inner words whole, a word starting with its last and, for its first (a fragment of a word),
+  one of the words of the shard's vocabulary that hold it (`shards.add_words`, looked up by trigram). The same
+  `Query.find_in` as the scan decides, counts and cuts the snippet. A query with no letter or digit, or not ASCII
+  (FTS5 folds the case of ASCII only), or whose every word is too common to narrow, is left to the scan.
 - Safe: WAL mode, a short busy timeout, one writing process at a time (`index.lock`); a shard's commit comes before
   the main database's, and a crash between is healed by the file's next update (its lines after the main count
   are dropped first). A database that is corrupt, of another schema or missing a shard is deleted and built again
@@ -860,10 +860,10 @@ class SearchIndex:
         row = self.db.execute("SELECT id FROM files WHERE path=?", (path_key(path),)).fetchone()
         if row is None:
             return []
-        expr = self._expression(row[0] % self.shards, conds)
+        k = row[0] % self.shards
+        expr = self._expression(k, conds)
         if not expr:
             return None if expr is None else []
-        k = row[0] % self.shards
         return self.db.execute(
             f"SELECT line, off, type, place, ts, text FROM t{k}.docs "
             f"WHERE id IN (SELECT rowid FROM t{k}.texts WHERE texts MATCH ?) AND file_id=? ORDER BY id",

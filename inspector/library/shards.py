@@ -118,10 +118,7 @@ def sync_words(db: sqlite3.Connection, shard: str) -> bool:
     transaction). Returns whether it was behind."""
     if not db.execute(f"SELECT behind FROM {shard}wordstate").fetchone()[0]:
         return False
-    cur = db.cursor()
-    cur.row_factory = None
-    terms = [bytes(t) for (t,) in cur.execute(f"SELECT CAST(term AS BLOB) FROM {shard}vocab")]
-    add_words(db, shard, terms)
+    add_words(db, shard, [t for (t,) in db.execute(f"SELECT CAST(term AS BLOB) FROM {shard}vocab")])
     db.execute(f"UPDATE {shard}wordstate SET behind=0")
     return True
 
@@ -239,33 +236,28 @@ def persisted_batches(path: str) -> list[Any]:
 
 
 def index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]]) -> list[tuple[Any, ...]]:
-    """In a worker process: index files into one shard's database, in one transaction (FTS5 merges its segments at
-    every commit: a commit per file cost as much as the tokenizing); for each, (id, where its next read starts, its
-    complete lines, lines read), or (id, None, None, 0) when it cannot be read now (what it wrote is rolled back to
-    its savepoint). The main database is written after, by the caller: a crash between leaves the shard ahead, which
-    the next `write_texts` of that file drops (its lines after the count the main database has)."""
+    """In a worker process: index files into one shard's database, a transaction each; for each, (id, where its
+    next read starts, its complete lines, lines read), or (id, None, None, 0) when it cannot be read now. The main
+    database is written after, by the caller: a crash between leaves the shard ahead, which the next `write_texts`
+    of that file drops (its lines after the count the main database has)."""
     db = sqlite3.connect(shard_file, timeout=60.0, isolation_level=None)
     try:
         pragmas(db)
         out: list[tuple[Any, ...]] = []
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for fid, path, start, lines, after, kind in items:
-                db.execute("SAVEPOINT file")
+        for fid, path, start, lines, after, kind in items:
+            try:
+                batches = persisted_batches(path) if kind == "p" else read_texts(path, start, lines)
+                db.execute("BEGIN IMMEDIATE")
                 try:
-                    batches = persisted_batches(path) if kind == "p" else read_texts(path, start, lines)
                     end = write_texts(db, "", fid, after, batches)
-                except OSError:
-                    db.execute("ROLLBACK TO file")
-                    out.append((fid, None, None, 0))
-                else:
-                    out.append((fid, end.offset, end.lines, end.read))
-                db.execute("RELEASE file")
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:  # not after SQLite rolled back itself (a full disk)
-                db.execute("ROLLBACK")
-            raise
+                except BaseException:
+                    if db.in_transaction:  # not after SQLite rolled back itself (a full disk)
+                        db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+                out.append((fid, end.offset, end.lines, end.read))
+            except OSError:
+                out.append((fid, None, None, 0))
         return out
     finally:
         db.close()
