@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +91,7 @@ _DATE = re.compile(r"-(\d{8}|v\d+(:\d+)?|latest)$")
 _OLD = re.compile(r"^(\d(?:-\d)?)-(opus|sonnet|haiku)$")
 
 
+@lru_cache(maxsize=4096)  # a pure function of the name, asked once per response by the cost and the thresholds
 def _bare(name: str) -> str:
     """A model name without provider prefixes, `claude-`, `[1m]`, dates and version suffixes; old names turned
     around (`3-5-sonnet` to `sonnet-3-5`)."""

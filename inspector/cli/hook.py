@@ -25,7 +25,7 @@ HOOK_TIMEOUT = 60  # seconds Claude Code lets the hook run (it waits 1.5 s by de
 
 def default_archive(env: Any = None) -> Path:
     """$XDG_DATA_HOME/inspector/archive (by default ~/.local/share/inspector/archive): kept data, not a cache."""
-    from inspector.library.cache import inspector_dir
+    from inspector.statefiles import inspector_dir
 
     return inspector_dir("data", env) / "archive"
 

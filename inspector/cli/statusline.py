@@ -168,8 +168,8 @@ def read_live(path: Path, settings: Any, *, budget: float = BUDGET, env: Any = N
     apply while the transcript names none (its first records)."""
     import time
 
-    from inspector.library.cache import read_state, state_file, write_state
     from inspector.library.cost import PriceTable, RunningCost, price_subagents
+    from inspector.statefiles import read_state, state_file, write_state
     from inspector.tokens.now import tail_context
     from inspector.tokens.series import FileFacts
     from inspector.transcript.index import FileChanged, Transcript

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from inspector.tokens.calibrate import Calibration, calibrate, chain_counts
+from inspector.tokens.calibrate import Calibration, calibrate, kept_chain_counts
 from inspector.tokens.estimate import count_bodies
 from inspector.tokens.series import Series, context_series, session_thresholds, token_count_with_estimation
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, warning_state
@@ -109,7 +109,7 @@ class Estimator:
         self.series = series
         self.settings = settings or Settings()
         self.thresholds: Thresholds = session_thresholds(s, self.settings)
-        self.counts = chain_counts(s, series)
+        self.counts = kept_chain_counts(s, series)
         self.calibration: Calibration = calibrate(s, series, self.counts)
 
     def before(self, sl: Slice) -> int:

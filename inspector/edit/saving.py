@@ -31,7 +31,7 @@ from inspector.edit.files import (
     write_atomic,
 )
 from inspector.edit.records import Verification, build_records, verify
-from inspector.library.cache import inspector_dir
+from inspector.statefiles import inspector_dir
 from inspector.transcript.discovery import project_folder_name
 from inspector.transcript.records import dump_line
 from inspector.transcript.session import Session, safe_child

@@ -46,7 +46,7 @@ def user_prices_path(env: Mapping[str, str] | None = None) -> Path:
     environ: Mapping[str, str] = os.environ if env is None else env
     if environ.get("INSPECTOR_PRICES"):
         return Path(environ["INSPECTOR_PRICES"])
-    from inspector.library.cache import inspector_dir
+    from inspector.statefiles import inspector_dir
 
     return inspector_dir("config", environ) / "prices.json"
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from inspector import __version__
-from inspector.library.cache import cache_dir
+from inspector.statefiles import cache_dir
 from inspector.transcript.discovery import Target, project_name, session_files
 
 if TYPE_CHECKING:  # the session and the prices are imported where stats are computed, not by `search` for a title

@@ -47,12 +47,32 @@ class FileState:
     path: str
     touched: int  # chain position of the last read, edit or write
     modified: bool  # edited or written on this stretch: its file time is then the time of that change
-    content: str | None  # the content, or the part of it that was read
+    source: str | _Numbered | None  # the content (see `content`)
     scale: float  # the whole file is about `scale` times `content` (a partial read); 1.0 when exact
     changed_at: int = -1  # chain position of its last edit or write on this stretch (-1: none): its file time
     by: str = ""  # what touched it last: a tool's name, or "attachment" (a compaction re-attached it)
     result: int = -1  # record index of that touch's result (or of the attachment)
     changed_result: int = -1  # record index of the last edit's or write's result
+
+    @property
+    def content(self) -> str | None:
+        """The content, or the part of it that was read. A Read result without its structured copy gives it as
+        numbered lines, taken apart only when asked for: a compaction re-attaches a handful of a stretch's files."""
+        c = self.source
+        if isinstance(c, _Numbered):
+            c = self.source = _unnumber(c.text)
+        return c
+
+
+@dataclass(frozen=True, slots=True)
+class _Numbered:
+    """A file's text still in the numbered form the Read tool showed it."""
+
+    text: str
+
+
+def _content(source: str | _Numbered | None) -> str | None:
+    return _unnumber(source.text) if isinstance(source, _Numbered) else source
 
 
 def numbered(text: str, start: int = 1) -> str:
@@ -148,7 +168,8 @@ def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> d
             tur, text, _ = got
             tur = tur if isinstance(tur, dict) else {}
             prev = states.get(path)
-            content, scale = (prev.content, prev.scale) if prev else (None, 1.0)
+            content: str | _Numbered | None
+            content, scale = (prev.source, prev.scale) if prev else (None, 1.0)
             if name == "Read":
                 if tur.get("type") == "file_unchanged" or text.startswith("File unchanged since last read"):
                     continue
@@ -161,21 +182,21 @@ def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> d
                     continue  # not a text file: re-attached as media, outside this estimate
                 else:
                     # no structured result (subagent files, old versions): the numbered text itself
-                    content = _unnumber(text)
+                    content = _Numbered(text)
                     scale = 1.0
             elif name == "Write":
                 c = inp.get("content")
                 content, scale = (c, 1.0) if isinstance(c, str) else (content, scale)
             elif name == "Edit":
                 orig = tur.get("originalFile")
-                base = orig if isinstance(orig, str) else (content if scale == 1.0 else None)
+                base = orig if isinstance(orig, str) else (_content(content) if scale == 1.0 else None)
                 content = _apply_edit(base, inp.get("old_string"), inp.get("new_string"), inp.get("replace_all"))
                 scale = 1.0
                 if content is None and prev is not None:
-                    content, scale = prev.content, prev.scale
+                    content, scale = prev.source, prev.scale
             else:  # MultiEdit
                 orig = tur.get("originalFileContents")
-                cur = orig if isinstance(orig, str) else (content if scale == 1.0 else None)
+                cur = orig if isinstance(orig, str) else (_content(content) if scale == 1.0 else None)
                 for e in inp.get("edits") or ():
                     if isinstance(e, dict):
                         cur = _apply_edit(cur, e.get("old_string"), e.get("new_string"), e.get("replace_all"))

@@ -146,21 +146,44 @@ def count(text: str) -> int:
     return count_many([text])[0]
 
 
+PARALLEL_OVER = 400_000  # characters in one call beyond which the tokenizer runs in two threads
+
+
+@lru_cache(maxsize=1)
+def _threads() -> Any:
+    """Two threads for the tokenizer: tiktoken lets go of the GIL while it encodes (1.5x on two cores, measured on
+    4,400 texts of 19 M characters); kept for the process, as counting comes in batches."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(2, thread_name_prefix="inspector-tokens")
+
+
+def _lengths(texts: list[str]) -> list[int]:
+    """The token count of each text, in two threads when there is enough to count and two cores to count it on."""
+    import os
+
+    enc_one = encoding().encode_ordinary
+    if len(texts) < 2 or sum(map(len, texts)) < PARALLEL_OVER or (os.cpu_count() or 1) < 2:
+        return [len(enc_one(t)) for t in texts]
+    half = len(texts) // 2
+    first, second = _threads().map(lambda part: [len(enc_one(t)) for t in part], (texts[:half], texts[half:]))
+    return first + second
+
+
 def count_many(texts: list[str]) -> list[int]:
     if not texts:
         return []
-    enc = encoding()
     exact = [t for t in texts if len(t) <= EXACT_LIMIT]
     long = [t for t in texts if len(t) > EXACT_LIMIT]
-    enc_one = enc.encode_ordinary
-    exact_counts = iter([len(enc_one(t)) for t in exact])
+    windows = [w for t in long for w in _samples(t)]
+    got = _lengths(exact + windows)
+    exact_counts = iter(got[: len(exact)])
     sampled: list[int] = []
     if long:
-        windows = [w for t in long for w in _samples(t)]
-        per = [len(enc_one(w)) for w in windows]
+        per = got[len(exact) :]
         for k, t in enumerate(long):
-            got = sum(per[3 * k : 3 * k + 3])
-            sampled.append(round(len(t) * got / (3 * SAMPLE)))
+            in_windows = sum(per[3 * k : 3 * k + 3])
+            sampled.append(round(len(t) * in_windows / (3 * SAMPLE)))
     long_counts = iter(sampled)
     return [next(exact_counts) if len(t) <= EXACT_LIMIT else next(long_counts) for t in texts]
 

@@ -19,7 +19,7 @@ from inspector.tokens.calibrate import (
     Progress,
     _model_key,
     calibrator,
-    chain_counts,
+    kept_chain_counts,
     turn_counted,
 )
 from inspector.tokens.context import RestoredFile, same_process
@@ -1047,7 +1047,7 @@ def analyze(
     th = session_thresholds(s, settings)
     real = session_thresholds(s, baseline) if what_if and baseline is not None else th
     series = context_series(s, settings, th)
-    counts = chain_counts(s, series, progress)
+    counts = kept_chain_counts(s, series, progress)
     cals = calibrator(s, series, counts)
     cal = cals.first(len(cals.pts))
     positions = {i: k for k, i in enumerate(series.chain)}

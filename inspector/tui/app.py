@@ -137,19 +137,19 @@ def run(target: Target, notice: str | None = None) -> None:
 
 def prefs_path() -> Path:
     """The app's preferences (the theme): $XDG_CONFIG_HOME/inspector/app.json, by default ~/.config/inspector."""
-    from inspector.library.cache import inspector_dir
+    from inspector.statefiles import inspector_dir
 
     return inspector_dir("config") / "app.json"
 
 
 def load_prefs() -> dict[str, Any]:
-    from inspector.library.cache import read_state
+    from inspector.statefiles import read_state
 
     return read_state(prefs_path()) or {}
 
 
 def save_prefs(prefs: dict[str, Any]) -> None:
-    """Written whole (library.cache.write_state); a folder that cannot be written costs only the memory."""
-    from inspector.library.cache import write_state
+    """Written whole (statefiles.write_state); a folder that cannot be written costs only the memory."""
+    from inspector.statefiles import write_state
 
     write_state(prefs_path(), prefs, readable=True)

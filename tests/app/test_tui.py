@@ -972,6 +972,63 @@ def test_the_chart_spreads_few_responses_over_the_whole_width(tmp_path):
     run(go())
 
 
+def test_the_chart_marks_each_compaction_above_the_first_response_after_it():
+    """The top row carries a marker over the column of the first response after each compaction (and nothing
+    else), drawn from the series alone: the columns found once per geometry, not by a scan of every response per
+    compaction at each paint (issue 29.3: that scan was half the app's own work while a 200 MB session loaded)."""
+    from inspector.tui.widgets.chart import TokenChart
+
+    path = sample_session("Fix forecast", SAMPLES)
+
+    async def go():
+        async with session_app(path, size=(160, 48)) as (app, pilot):
+            ch = app.screen.query_one(TokenChart)
+            series = app.screen.series
+            assert series.boundaries, "a sample with compactions"
+            w = ch.size.width - ch.AXIS - ch.names_width
+            firsts = [next(k for k, t in enumerate(series.turns) if t.pos > b) for b in series.boundaries + series.microcompacts]
+            want = {ch.column_of(k) for k in firsts}
+            top = chart_text(app)[0][ch.AXIS : ch.AXIS + w]
+            assert {c for c, x in enumerate(top) if x == "\u25bc"} == want
+
+    run(go())
+
+
+def test_a_large_session_is_counted_by_a_child_and_reported_as_counting_here_would(monkeypatch, tmp_path):
+    """A session over the quick-look size has its tokens counted in a child process while the app reads it (issue
+    29.3): the report that follows is the one counted here, and no child is left running."""
+    import inspector.tui.screens.session as screen_module
+    from inspector.tokens import background
+    from inspector.tokens.explain import analyze
+
+    path = sample_session("Fix forecast", SAMPLES)
+    want = analyze(Session.load(path)).as_dict(full=True)
+    children = []
+    real = background.count_in_background
+
+    def spy(p):
+        child = real(p)
+        children.append(child)
+        return child
+
+    monkeypatch.setattr(screen_module, "QUICK_LOOK_OVER", 1000)  # the sample counts as large
+    monkeypatch.setattr(background, "count_in_background", spy)
+    monkeypatch.setattr(background, "_cores", lambda: 2)
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            for _ in range(200):
+                if app.screen.report is not None:
+                    break
+                await pilot.pause(0.05)
+            assert app.screen.report is not None
+            assert app.screen.report.as_dict(full=True) == want
+
+    run(go())
+    assert len(children) == 1 and children[0] is not None
+    assert children[0].proc.poll() == 0
+
+
 # -- focus you can see (issue 15.13) ---------------------------------------------------------------------
 
 

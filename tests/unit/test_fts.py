@@ -899,7 +899,7 @@ def test_a_cache_damaged_at_random_costs_no_search_and_heals(tmp_path, seed):
     search answers as the scan does, `index` and `index --status` exit 0, and the search after says nothing of it."""
     import random
 
-    from inspector.library.cache import cache_dir
+    from inspector.statefiles import cache_dir
 
     rng = random.Random(seed)
     root = tmp_path / "projects"

@@ -34,6 +34,7 @@ from inspector.view import Row, Snippets, build_rows, search_records
 PAGE = 64 * 1024
 QUICK_LOOK_OVER = 8 << 20  # files larger than this show their first records before the whole is read
 QUICK_LOOK_BYTES = 2 << 20
+COUNTING_WAIT = 120.0  # seconds the report waits for the process counting a large session's tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,7 @@ class SessionScreen(Screen):
         self.session: Session | None = None
         self.series: Series | None = None
         self.report: TokenReport | None = None
+        self._counting: Any = None  # the process counting the tokens of a large session (count_in_background)
         self.hidden: frozenset[str] = frozenset()
         self.scope = "chain"
         self.raw = False
@@ -137,6 +139,11 @@ class SessionScreen(Screen):
 
         try:
             if keep is None and os.path.getsize(self.path) > QUICK_LOOK_OVER:
+                # the report's token counts are most of a large session's load: another process counts them (and
+                # keeps them) while this one reads the session
+                from inspector.tokens.background import count_in_background
+
+                self._counting = count_in_background(str(self.path))
                 # a large file: show its first records at once, then the whole of it
                 t = Transcript(self.path)
                 t.update(max_bytes=QUICK_LOOK_BYTES)
@@ -161,6 +168,9 @@ class SessionScreen(Screen):
         pivots = frozenset(pivot_candidates(s, self.settings, series))
         self.post_message(self.Ready(Loaded(s, series, self.rows_for(s), pivots), keep, tail=tail))
         self.post_message(self.CostReady(self.cost_words(s)))  # after the screen: nothing asked for delays it
+        counting, self._counting = self._counting, None
+        if counting is not None:
+            counting.wait(COUNTING_WAIT)  # its counts are kept in the cache, where analyze finds them (else: counted here)
         self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress, baseline=self.configured)))
 
     def rows_for(self, s: Session) -> list[Row]:

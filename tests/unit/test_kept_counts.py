@@ -1,0 +1,136 @@
+"""The report's token counts kept in the cache per transcript (issue 29.3): opening a session again does not count it
+again, and a kept count is never used for a transcript that is not the one counted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from helpers import SAMPLES, sample_session, sha256
+
+from inspector.statefiles import cache_dir
+from inspector.tokens import calibrate
+from inspector.tokens.explain import analyze
+from inspector.transcript.index import Transcript
+from inspector.transcript.session import Session
+
+
+def report(path) -> dict:
+    return analyze(Session.load(path)).as_dict(full=True)
+
+
+@pytest.fixture
+def copy(tmp_path):
+    """A sample session with compactions, copied (its folder too) so that it can grow."""
+    src = sample_session("Fix forecast", SAMPLES)
+    dst = tmp_path / "p" / src.name
+    dst.parent.mkdir()
+    shutil.copyfile(src, dst)
+    if src.with_suffix("").is_dir():
+        shutil.copytree(src.with_suffix(""), dst.with_suffix(""))
+    return dst
+
+
+def kept() -> list[str]:
+    folder = cache_dir() / "counts"
+    return sorted(os.listdir(folder)) if folder.is_dir() else []
+
+
+def test_a_second_opening_reads_the_counts_and_reports_the_same(copy, monkeypatch):
+    before = sha256(copy)
+    first = report(copy)
+    assert len(kept()) == 1
+    assert first["compactions"], "a sample with compactions: the re-attached files are kept too"
+
+    def no_counting(*a, **k):
+        raise AssertionError("counted again")
+
+    monkeypatch.setattr(calibrate, "chain_counts", no_counting)
+    assert report(copy) == first
+    assert sha256(copy) == before  # the transcript is only read
+
+
+def test_a_session_that_grew_or_was_replaced_is_counted_anew(copy, monkeypatch):
+    report(copy)
+    calls = []
+    real = calibrate.chain_counts
+    monkeypatch.setattr(calibrate, "chain_counts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    lines = copy.read_bytes().splitlines(keepends=True)
+    with open(copy, "ab") as f:
+        f.write(lines[-1])  # the same record again: the file grew, the key is another
+    grown = report(copy)
+    assert calls == [1]
+    monkeypatch.setattr(calibrate, "chain_counts", real)
+    assert grown == report(copy)  # and the kept one is what counting gives
+    # the same size and a new inode (a file written over by a copy): counted anew
+    tmp = copy.with_name("x.tmp")
+    shutil.copyfile(copy, tmp)
+    os.replace(tmp, copy)
+    monkeypatch.setattr(calibrate, "chain_counts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    report(copy)
+    assert calls == [1, 1]
+
+
+@pytest.mark.parametrize("damage", [b"", b"{not json", b"[]", b'{"key": null}', "same key, bad body"])
+def test_a_damaged_kept_count_is_counted_again(copy, damage):
+    want = report(copy)
+    (name,) = kept()
+    where = cache_dir() / "counts" / name
+    if damage == "same key, bad body":
+        import orjson
+
+        d = orjson.loads(where.read_bytes())
+        d["per_record"] = [["x", None, "y"]]
+        damage = orjson.dumps(d)
+    where.write_bytes(damage)
+    assert report(copy) == want
+
+
+def test_a_partial_index_is_not_kept(copy):
+    t = Transcript.load(copy, only=(b'"assistant"',))
+    analyze(Session(t))
+    assert kept() == []
+
+
+def test_only_the_newest_counts_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(calibrate, "KEPT_COUNTS", 2)
+    src = sample_session("Fix forecast", SAMPLES)
+    for k in range(4):
+        p = tmp_path / f"p{k}" / src.name
+        p.parent.mkdir()
+        shutil.copyfile(src, p)
+        report(p)
+        assert len(kept()) == min(k + 1, 2)
+
+
+def test_counting_in_another_process_keeps_what_the_app_then_reads(copy, monkeypatch):
+    """`count_in_background` (the app, on a large session) runs a child that keeps the counts: the report made after
+    it counts nothing itself, and says what counting here says."""
+    from inspector.tokens.background import count_in_background
+
+    monkeypatch.setattr("inspector.tokens.background._cores", lambda: 2)
+    child = count_in_background(str(copy))
+    assert child is not None and child.wait(120)
+    assert child.proc.returncode == 0 and len(kept()) == 1
+    real = calibrate.chain_counts
+    monkeypatch.setattr(calibrate, "chain_counts", lambda *a, **k: (_ for _ in ()).throw(AssertionError("counted")))
+    from_child = report(copy)
+    monkeypatch.setattr(calibrate, "chain_counts", real)
+    for name in kept():
+        (cache_dir() / "counts" / name).unlink()
+    assert report(copy) == from_child
+
+
+def test_no_child_on_one_core_and_a_stopped_child_leaves_nothing_wrong(copy, monkeypatch):
+    from inspector.tokens.background import count_in_background
+
+    monkeypatch.setattr("inspector.tokens.background._cores", lambda: 1)
+    assert count_in_background(str(copy)) is None
+    monkeypatch.setattr("inspector.tokens.background._cores", lambda: 2)
+    child = count_in_background(str(copy))
+    assert child is not None
+    child.stop()  # at once: killed wherever it was; a half-written cache file is never one (written whole, renamed)
+    assert child.proc.poll() is not None
+    want = report(copy)
+    assert report(copy) == want
