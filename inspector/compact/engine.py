@@ -997,12 +997,18 @@ def engine_compact(
     before_summary: list[dict[str, Any]] = []
     after_summary: list[dict[str, Any]] = []
     context_records: list[dict[str, Any]] = []
+    # what Claude Code writes around a compaction that is not its result: the session's context and date, the remote
+    # session and the system prompt's snapshot (auto), the /compact command's own messages (manual). Neither its
+    # postTokens nor the room it leaves the earlier messages counts them (measured: inspector counted 160-167 tokens
+    # more than 2.1.332's postTokens after every automatic compaction of 34 fresh runs, 108-116 after /compact)
+    outside: list[dict[str, Any]] = []
     if auto:
         ctx = _latest_payload(s, "session_context")
         context_records.append(
             _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
         )
         context_records.append(_date_attachment(factory, tmpl, None))
+        outside += context_records
         if not keep_none:  # before the summary; with nothing kept, after the re-announcements (as 2.1.328 writes them)
             before_summary += context_records
     elif params.mode == "compact":
@@ -1017,6 +1023,7 @@ def engine_compact(
             )
         )
         after_summary.append(factory.user(tmpl, None, STDOUT_REPL if tmpl.get("entrypoint") == "cli" else STDOUT))
+        outside += after_summary
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
     in_use = params.resume_model or s.main_model
@@ -1032,14 +1039,22 @@ def engine_compact(
             and not any(recs[i].get("attachment_type") == "remote_session_change" for i in split.keep)
         ):
             after_summary.append(_attributed(_copy_attachment(factory, tmpl, None, remote), _latest_payload(s, "model")))
+            outside.append(after_summary[-1])
         snap = _latest_payload(s, "prompt_snapshot")
         if snap is not None:  # the system prompt in force; the tool list and CLI prefix are written only with the first
             rec = _copy_attachment(factory, tmpl, None, snap)
             for k in ("tools", "cliPrefix"):
                 rec["attachment"].pop(k, None)
             after_summary.append(rec)
+            outside.append(rec)
+    around = {id(b) for b in outside}
     earlier_note = _earlier_messages(
-        sl, est, msgs, split.keep, summary, [b for b in before_summary + after_summary if b.get("type") == "attachment"]
+        sl,
+        est,
+        msgs,
+        split.keep,
+        summary,
+        [b for b in before_summary + after_summary if b.get("type") == "attachment" and id(b) not in around],
     )
     if earlier_note:
         notes.append(earlier_note)
@@ -1058,7 +1073,7 @@ def engine_compact(
         for b in resumed
         if b.get("type") in ("user", "assistant", "attachment")
     ]
-    post_tokens = sum(rough_record(b) for b in resumed)
+    post_tokens = sum(rough_record(b) for b in resumed if id(b) not in around)
     boundary["compactMetadata"]["postTokens"] = post_tokens
     after, how = tokens_after(s, est, sent)
     notes.append(how)
