@@ -12,11 +12,25 @@ loop or raise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from inspector.textutil import timestamp_key
 from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused
+
+# The first release whose loader, once it relinks a compaction's kept messages, drops every record before that
+# compaction's boundary that it did not keep (2.1.81's wHY, 2.1.88's xRY; absent from 2.1.80's cli.js). Resumed by
+# 2.1.152, 2.1.212, 2.1.328 and 2.1.332, a file whose kept tail ends before an older summary continues from the tail.
+LOADS_FROM_LAST_COMPACTION = (2, 1, 81)
+
+
+def loads_from_last_compaction(version: str | None) -> bool:
+    """Whether the release that wrote a compaction loads a file from it (see LOADS_FROM_LAST_COMPACTION); a record
+    without a version is taken as today's."""
+    from inspector.claude.release import parse_version
+
+    v = parse_version(version)
+    return v is None or v >= LOADS_FROM_LAST_COMPACTION
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +181,17 @@ class Conversation:
         self.relink = Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was)
 
     def _leaf_candidates(self) -> list[int]:
+        # Once a compaction's kept messages are relinked, Claude Code drops the records before its boundary that it
+        # did not keep (LOADS_FROM_LAST_COMPACTION), so none of them is a leaf: a summary of the compaction before,
+        # newer than the kept tail's end, would be. A file where that leaves no leaf at all is read whole.
+        rl = self.relink
+        if rl is not None and loads_from_last_compaction(self.records[rl.boundary].version):
+            loaded = self._candidates(lambda i: i >= rl.boundary or self.records[i].uuid in rl.preserved)
+            if loaded:
+                return loaded
+        return self._candidates(lambda i: True)
+
+    def _candidates(self, loaded: Callable[[int], bool]) -> list[int]:
         """The leaf rule (§2.7, §2.6): records no other chain record names as parent, each walked up to
         its nearest user/assistant record (or 2.1.3xx attachment that was sent: its `rendered` text is part of the
         request a resume sends, format-2.1.3xx.md §3.6). `progress` records are not chain records: Claude Code keeps
@@ -178,7 +203,7 @@ class Conversation:
         trailing: dict[int, int] = {}  # a candidate -> the last childless record below it (a bookkeeping record)
         self.trailing = trailing
         for i in self.parent:
-            if i in has_child or recs[i].type == "progress":
+            if i in has_child or recs[i].type == "progress" or not loaded(i):
                 continue
             j: int | None = i
             steps = 0

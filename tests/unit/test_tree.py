@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from builders import assistant, progress, system, tool_result, tool_use, user
 from helpers import write_jsonl
 
@@ -176,6 +177,39 @@ def test_preserved_segment_relinks_kept_messages(tmp_path):
     assert uuids(s, c.chain) == ["b", "sum", "k1", "k2", "next", "a3"]
     # preserved assistant usage is zeroed for accounting: the last context is a3's
     assert s.last_context() == 10 + 100 + 1000 + 50
+
+
+@pytest.mark.parametrize("version, leaf", [("2.1.81", "k2"), ("2.1.328", "k2"), (None, "k2"), ("2.1.80", "s1")])
+def test_records_a_compaction_dropped_are_no_leaves_once_its_kept_messages_are_relinked(tmp_path, version, leaf):
+    """A compaction keeps k1..k2, written before an earlier compaction whose summary s1 is newer than them. Once the
+    kept messages are relinked, Claude Code (2.1.81 on: its loader drops the records before the boundary it did not
+    keep) continues from the kept tail, not from s1, the newest record by time (resumed by 2.1.152, 2.1.212, 2.1.328
+    and 2.1.332: generated run 18018, found_3011 and found_3036). 2.1.80 had no such step."""
+    v = {"version": version} if version else {}
+    recs = [
+        user("u1", None, sec=0, **v),
+        assistant("a1", "u1", sec=1, **v),
+        user("k1", "a1", sec=2, **v),
+        assistant("k2", "k1", sec=3, **v),
+        system("b1", None, "compact_boundary", sec=4, logicalParentUuid="k2", compactMetadata={"trigger": "auto"}, **v),
+        user("s1", "b1", "summary one", sec=5, isCompactSummary=True, **v),
+        system(
+            "b2",
+            None,
+            "compact_boundary",
+            sec=6,
+            logicalParentUuid="s1",
+            compactMetadata={"trigger": "auto", "preservedMessages": {"anchorUuid": "s2", "uuids": ["k1", "k2"]}},
+            **v,
+        ),
+        user("s2", "b2", "summary two", sec=7, isCompactSummary=True, **v),
+    ]
+    s = load(tmp_path, recs)
+    c = s.conversation
+    assert c.relink is not None
+    assert s.records[c.chain[-1]].uuid == leaf
+    if leaf == "k2":
+        assert uuids(s, c.chain) == ["b2", "s2", "k1", "k2"]
 
 
 def test_broken_preserved_segment_is_ignored(tmp_path):
