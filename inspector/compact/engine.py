@@ -939,6 +939,12 @@ def engine_compact(
     )
     formatted = format_compact_summary(out.text, s.version)
     tools = tools_used(s, list(sl.history))
+    files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live)
+    if params.mode == "partial" and any((b.get("attachment") or {}).get("type") == "file" for b in files):
+        # a partial compaction reads the files it re-attaches before it writes its summary, and that read is among the
+        # tools it lists (every partial compaction of the saved runs that re-attached a file lists Read; 2.1.328 REPL
+        # seeds 1021 and 18001 had called no Read); a full compaction reads them after
+        tools = sorted({*tools, "Read"})
     kept_after = bool(split.keep) and params.mode != "partial"  # 2.1.328's partial summaries say nothing of it
     wrapped = wrap_summary_328(
         formatted, tools=tools, transcript_path=str(s.path.resolve()), directive=params.mode != "partial", kept_after=kept_after
@@ -986,7 +992,6 @@ def engine_compact(
         }
     summary = factory.user(tmpl, boundary_uuid, wrapped, **summary_extra)
     summary["uuid"] = summary_uuid
-    files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live)
     reanns, re_notes = reannouncements(sl, msgs, split.keep, params.resume_model)
     # the agents of the process that compacts (task_statuses finds where it began): a slice begun by an earlier
     # process still has the ones the compacting process launched
