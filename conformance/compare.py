@@ -110,11 +110,18 @@ def claude_facts(folder: Path) -> Facts:
         f.compactions.append(f"{cause} at {pre:,}, kept {kept}")
     debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
     run = json.loads((folder / "run.json").read_text())
-    if "=== step " in debug:  # the thresholds in force at the end: those of the last step that sent turn requests
+    if "=== step " in debug:
+        # the thresholds in force at the end: those of the last step that sent turn requests or judged its context
+        # against them (a step refused as too long whose compaction failed sends no turn but logs its thresholds)
         parts = dict((int(m.group(1)), m.end()) for m in re.finditer(r"^=== step (\d+) ===$", debug, re.M))
-        working = [q["step"] for q in turns]
-        last = max(working) if working else max(parts)
         starts = sorted(parts.items())
+        judged = [
+            n
+            for k, (n, pos) in enumerate(starts)
+            if "autocompact: " in debug[pos : starts[k + 1][1] if k + 1 < len(starts) else len(debug)]
+        ]
+        working = [q["step"] for q in turns] + judged
+        last = max(working) if working else max(parts)
         begin = parts.get(last, 0)
         end = next((pos for n, pos in starts if n > last), len(debug))
         debug = debug[begin:end]
@@ -314,9 +321,10 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 else next((j for j in range(q.index + 1, nxt) if s.records[j].type in ("user", "assistant", "system")), nxt)
             )
             if not q.replies and q.timestamp:
-                # a REPL records an unanswered request's row before the prompt and reminders it sent (stamped before
-                # it): they are among its records
-                end = max(end, _sent_run(s, q.index + 1, nxt, q.timestamp, ("user", "attachment")))
+                # a REPL records an unanswered request's row before the prompt, reminders and replies it sent (stamped
+                # before it; replies too: 2.1.332 REPL seed 19003 wrote a tool round after the row of the request that
+                # sent it): they are among its records
+                end = max(end, _sent_run(s, q.index + 1, nxt, q.timestamp, ("user", "attachment", "assistant")))
                 if end < nxt and s.records[end].is_compact_boundary and (s.records[end].timestamp or "~") <= q.timestamp:
                     # recorded before a compaction but sent after it (2.1.332's REPL): its records are the
                     # compaction's, up to the first one stamped after it
