@@ -854,7 +854,16 @@ def trailing_records(sl: Slice) -> list[int]:
     if tail is None or sl.point != conv.leaf:
         return []
     live = same_process(sl.session, sl.boundary, len(sl.session.records))
-    return [tail] if live or resume_parent(conv, sl.session.version)[0] == sl.session.records[tail].uuid else []
+    if not (live or resume_parent(conv, sl.session.version)[0] == sl.session.records[tail].uuid):
+        return []
+    # the records between the last message and it too (a prompt_snapshot written after the reply: 2.1.328 counted it
+    # in a partial "from" compaction's messagesSummarized, REPL seed 14003)
+    path = [tail]
+    j = conv.parent.get(tail)
+    while j is not None and j != conv.leaf and len(path) <= len(sl.session.records):
+        path.append(j)
+        j = conv.parent.get(j)
+    return list(reversed(path)) if j == conv.leaf else [tail]
 
 
 def engine_compact(
