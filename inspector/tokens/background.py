@@ -56,10 +56,11 @@ class Counting:
         """True when it finished (its counts are kept unless it failed); a child still counting is stopped."""
         try:
             self.proc.wait(timeout)
-            return True
         except subprocess.TimeoutExpired:
             self.stop()
             return False
+        self._done()
+        return True
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -68,6 +69,12 @@ class Counting:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
+        self._done()
+
+    def _done(self) -> None:
+        import atexit
+
+        atexit.unregister(self.stop)  # a long session of the app opens many: none is kept past its end
 
 
 def main(argv: list[str]) -> int:
