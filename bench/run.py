@@ -135,7 +135,7 @@ OURS_PREVIEWS = """
 import sys, time, json
 from datetime import datetime, timezone
 from inspector.transcript.session import Session
-from inspector.compact import compact, make_slice, MicrocompactParams
+from inspector.compact import compact, make_slice, CompactRequest, MicrocompactParams
 from inspector.compact.base import Estimator
 from inspector.compact.summary_compact import is_pivot_candidate
 t0 = time.perf_counter(); s = Session.load(sys.argv[1]); sl = make_slice(s); t_index = time.perf_counter() - t0
@@ -145,7 +145,7 @@ piv = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)]
 for strat, kw in [("microcompact", {"microcompact_params": MicrocompactParams(force=True)}), ("session-memory", {}), ("full", {}),
                   ("partial", {"pivot": piv[len(piv) // 2]} if piv else None)]:
     if kw is None: continue
-    t0 = time.perf_counter(); compact(s, strat, estimator=est, **kw); out[strat] = time.perf_counter() - t0
+    t0 = time.perf_counter(); compact(s, CompactRequest(strat, **kw), estimator=est); out[strat] = time.perf_counter() - t0
 print(json.dumps(out))
 """
 TUI_PAINT = """
