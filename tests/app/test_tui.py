@@ -1418,6 +1418,30 @@ def test_cost_in_the_browser_the_header_and_each_responses_detail(workdir):
     run(go())
 
 
+def test_the_header_cost_comes_from_the_stats_cache_when_it_holds_the_session(workdir, monkeypatch):
+    """A session whose stats the cache holds (the browser's listing, `inspector stats`) shows its cost in the header
+    without reading its subagents again (issue 29.3); one the cache does not hold is priced as before."""
+    from textual.widgets import Static
+
+    import inspector.library.cost as cost_module
+    from inspector.library.cost import session_cost, usd
+    from inspector.library.stats import StatsCache, collect_stats
+    from inspector.statefiles import cache_dir
+
+    path = sample_session("Fix forecast", workdir)
+    want = usd(session_cost(Session.load(path))["cost_usd_priced"])
+    cache = StatsCache(cache_dir())
+    collect_stats(resolve_target(path), cache, workers=1)
+    cache.close()
+    monkeypatch.setattr(cost_module, "session_cost", lambda *a, **k: (_ for _ in ()).throw(AssertionError("priced")))
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            assert want in str(app.screen.query_one("#title", Static).content)
+
+    run(go())
+
+
 # -- retention on screen (issue 16) ----------------------------------------------------------------------------
 
 

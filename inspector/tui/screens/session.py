@@ -231,8 +231,9 @@ class SessionScreen(Screen):
         Asked again at each growth of a live session: the subagent transcripts that did not change are not read again."""
         from inspector.library.cost import session_cost, usd
 
+        c = self._known_cost(s) if not self._subagent_costs else None
         try:
-            c = session_cost(s, memo=self._subagent_costs)
+            c = c or session_cost(s, memo=self._subagent_costs)
         except OSError:
             return ""
         words = f"   {usd(c['cost_usd_priced'])}" + ("+?" if c["cost_unknown_models"] else "")
@@ -241,6 +242,19 @@ class SessionScreen(Screen):
         if "cost_claude_code_usd" in c:
             words += f", Claude Code's count {usd(c['cost_claude_code_usd'])}"
         return words
+
+    def _known_cost(self, s: Session) -> dict[str, Any] | None:
+        """The session's cost as the stats cache holds it (the browser's listing, `inspector stats`) for the file as it
+        was read: opening a session from the list does not read its subagents' transcripts again (issue 29.3)."""
+        from inspector.library.stats import known_stats
+
+        try:
+            row = known_stats(self.path)
+        except Exception:  # noqa: BLE001 - a cache that cannot be read is no cache
+            return None
+        if row is None or row.get("size") != s.transcript.size or not isinstance(row.get("cost_usd_priced"), (int, float)):
+            return None
+        return row
 
     def draw_header(self) -> None:
         if self._header is not None:
