@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -84,7 +85,14 @@ def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_T
 
     row = GenRow(sc.name, sc.doc)
     t0 = time.monotonic()
-    r = run(sc, claude, timeout=STEP_TIMEOUT)
+    try:
+        r = run(sc, claude, timeout=STEP_TIMEOUT)
+    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
+        # the run could not be driven (a REPL's terminal gone, the binary not started): this scenario's row says so,
+        # the others go on
+        row.error = f"the run could not be driven: {exc}"[:300]
+        row.seconds = time.monotonic() - t0
+        return row
     try:
         folder = save(r, out)
         failed = [st for st in r.steps if st.returncode not in (0, 1)]
