@@ -94,7 +94,9 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         total.merge(c)
 
     whole = args.by in ("session", "project")  # the title, the cwd, Claude Code's own figure: every record
-    if not whole and target.kind != "file":  # only the responses: read in worker processes, each file once
+    # only the responses (rows by day, week, month or model over a folder): read in worker processes, each file once
+    responses_only = not whole and target.kind != "file"
+    if responses_only:
         from inspector.library.cost import responses_of_files
 
         for f, got in responses_of_files(oldest_first(target)):
@@ -107,7 +109,7 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                     continue
                 key, facts = _group_of(args.by, r)
                 charge(group(key, **facts), side, r)
-    for f in oldest_first(target) if whole or target.kind == "file" else ():  # every record: the session's facts
+    for f in () if responses_only else oldest_first(target):  # every record: the session's facts
         try:
             s = Session.load(f)
         except OSError as exc:

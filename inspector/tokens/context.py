@@ -58,9 +58,7 @@ class FileState:
     def content(self) -> str | None:
         """The content, or the part of it that was read. A Read result without its structured copy gives it as
         numbered lines, taken apart only when asked for: a compaction re-attaches a handful of a stretch's files."""
-        c = self.source
-        if isinstance(c, _Numbered):
-            c = self.source = _unnumber(c.text)
+        self.source = c = _content(self.source)  # taken apart once
         return c
 
 

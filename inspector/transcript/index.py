@@ -12,6 +12,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -57,14 +58,10 @@ def _libc_memmem() -> Callable[[bytes, tuple[bytes, ...]], bool] | None:
     return holds
 
 
-_HOLDS: list[Callable[[bytes, tuple[bytes, ...]], bool]] = []
-
-
+@cache
 def _holds_fn() -> Callable[[bytes, tuple[bytes, ...]], bool]:
     """The test of a line for a partial index, chosen once (ctypes is imported only by a partial index)."""
-    if not _HOLDS:
-        _HOLDS.append(_libc_memmem() or _holds_in)
-    return _HOLDS[0]
+    return _libc_memmem() or _holds_in
 
 
 @dataclass(frozen=True, slots=True)
