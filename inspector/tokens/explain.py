@@ -341,10 +341,13 @@ def fails_silently(th: Thresholds) -> bool:
     return th.era in ("2.1.159", "2.1.328")
 
 
-def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) -> tuple[str, str]:
+def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], answered: Any = None) -> tuple[str, str]:
     """What a refuted threshold leaves: the API's refusal where the compaction came at the window's edge and the
     release compacts on a refusal, a window larger than assumed where it came past the window, another threshold
-    otherwise."""
+    otherwise. `answered` is the request recorded before the compaction when it got its reply: a refusal leaves
+    the refused request unanswered, so an answered one rules the refusal out (the compaction came at the check
+    before the next request: 2.1.328 routing a threshold compaction through its reactive engine, which failed
+    silently until then)."""
     from inspector.claude.measured import lookup
 
     peak = max(t.tokens for t in over)
@@ -369,7 +372,7 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) 
             f"{seen}; the compaction came at {fmt(pre)}, above the {fmt(window)} window assumed "
             f"({th.window_source}): the window was larger (a model or setting these rules do not size)"
         )
-    if pre >= window - 20_000 and reacts is not False:
+    if pre >= window - 20_000 and reacts is not False and answered is None:
         how = (
             f"{measured_on}'s binary compacts when the API refuses a request as too long"
             if reacts
@@ -380,8 +383,11 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn]) 
             f"window: the API refusing a request as too long fits ({how})"
         )
     if fails_silently(th):
+        last = (
+            f"; the last request before it ({answered.id}) was answered, so no refusal caused it" if answered is not None else ""
+        )
         return "threshold", (
-            f"{passed}: Claude Code tries to compact before each request above its threshold, and these releases "
+            f"{passed}{last}: Claude Code tries to compact before each request above its threshold, and these releases "
             "write nothing for an attempt that fails (its summarize requests refused as too long, or an error): "
             "those attempts failed and this one succeeded (or a higher threshold was in force for a while: "
             "auto-compact off then on, or a window setting the transcript does not record)"
@@ -412,6 +418,7 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
         return "manual", 'trigger "manual" (/compact)'
     # (a threshold is given only where it is enforced and auto-compact is on)
     over = refuted_by(series, e, e.threshold, s) if series is not None and e.threshold is not None else []
+    answered = None
     if requests:
         from inspector.claude.requests import request_before
 
@@ -432,9 +439,11 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
             )
         if q is not None and not over:
             return "threshold", f"the last request before it ({q.id}) was answered: Claude Code compacted before sending the next"
+        if q is not None and q.answered and same_process(s, q.index, e.index):
+            answered = q
     if over:
         e.refuted = len(over)
-        return refuted_cause(s, e, th, over)
+        return refuted_cause(s, e, th, over, answered)
     if th.auto_compact_enabled and not th.enforced:
         return "prompt_too_long", (
             "no threshold is enforced for this model by these rules, so only the API's refusal "
