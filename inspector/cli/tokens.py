@@ -197,13 +197,21 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
             else "one row each"
         )
         lines.append(f"  Context per response ({len(turns)} responses, {rows_word}; {legend}):")
-        for seg, ts in segs.items():
-            if seg > 0 and seg - 1 < len(comps):
-                cx = comps[seg - 1]
+        shown = 0  # compactions drawn: each one between the segments it closed and opened, none left out where
+        # back-to-back compactions leave a segment with no response
+
+        def mark(upto: int) -> None:
+            nonlocal shown
+            while shown < min(upto, len(comps)):
+                cx = comps[shown]
                 lines.append(
                     f"    ── {cx['strategy']} compaction at {cx['pre_tokens'] if cx['pre_tokens'] is not None else '?':,} "
                     f"tokens ──"
                 )
+                shown += 1
+
+        for seg, ts in segs.items():
+            mark(seg)
             step = max(1, -(-len(ts) // per_seg))
             for k in range(0, len(ts), step):
                 chunk = ts[k : k + step]
@@ -214,6 +222,7 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
                     f"    {when:>11} {peak['context_tokens']:>9,} {peak['percent_left']:>3}% left "
                     f"{_bar(peak['context_tokens'], scale, width, marks)} {'' if peak['state'] == 'ok' else peak['state']}"
                 )
+        mark(len(comps))  # the compactions after the last response
     else:
         lines.append("  No API responses with usage on this session's chain.")
     for x in d["compactions"]:

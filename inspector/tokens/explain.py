@@ -278,9 +278,9 @@ def kept_uuids(s: Session, index: int, meta: dict[str, Any]) -> list[str]:
     pm = meta.get("preservedMessages")
     if isinstance(pm, dict) and isinstance(pm.get("uuids"), list):
         return [u for u in pm["uuids"] if isinstance(u, str)]
-    conv = s.conversation
-    if conv.relink is not None and conv.relink.boundary == index:
-        return [s.records[i].uuid for i in conv.logical_chain if s.records[i].uuid in conv.relink.preserved]  # type: ignore[misc]
+    rl = s.conversation.relinks.get(index)
+    if rl is not None:
+        return [s.records[i].uuid for i in s.conversation.logical_chain if s.records[i].uuid in rl.preserved]  # type: ignore[misc]
     return []
 
 
@@ -517,12 +517,17 @@ def explain_boundary(
     before, after = _around(series, pos)
     model_here = _model_key(s.records[before[-1].index].model) if before else None
     cal = cal_all.before(pos, model=model_here) if pos is not None else None
-    last_before = before[-1].tokens if before else None
-    conv = s.conversation
-    if conv.relink is not None and conv.relink.boundary == index:
+    # the last usage Claude Code counted from: one of the stretch this compaction closed (a compaction right after
+    # another, with no response between, counted from none)
+    closes = bisect.bisect_left(series.boundaries, pos) if pos is not None else None
+    last_before = before[-1].tokens if before and before[-1].segment == closes else None
+    rl = s.conversation.relinks.get(index)
+    if rl is not None:
         # the kept records' responses were the last before the compaction (Claude Code zeroes their usage only
         # for what comes after it)
-        kept_usage = [u for i, u in s.main_responses() if s.records[i].uuid in conv.relink.preserved and i < index]
+        # (a response an earlier compaction kept too had its usage zeroed by that one already)
+        kept_at = s.conversation.kept_at
+        kept_usage = [u for i, u in s.main_responses() if i < index and kept_at.get(s.records[i].uuid) == index]  # type: ignore[arg-type]
         if kept_usage:
             last_before = context_tokens(kept_usage[-1])
     first_after = after[0].tokens if after else None
@@ -589,9 +594,9 @@ def explain_boundary(
             b = bisect.bisect_left(series.boundaries, pos)
             seg_start = series.boundaries[b - 1] + 1 if b > 0 else 0
             summarized = sum(1 for p in range(seg_start, pos) if s.records[chain[p]].is_message)
-        conv = s.conversation
-        if conv.relink is not None and conv.relink.boundary == index:
-            kept = len(conv.relink.preserved)
+        rl = s.conversation.relinks.get(index)
+        if rl is not None:
+            kept = len(rl.preserved)
         elif isinstance(meta.get("preservedMessages"), dict) and isinstance(meta["preservedMessages"].get("uuids"), list):
             kept = len(meta["preservedMessages"]["uuids"])
         else:
@@ -787,7 +792,7 @@ def sentence(e: Explanation, th: Thresholds) -> str:
         usage = (
             f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
             if e.last_usage_before is not None
-            else "no API usage recorded before it on this chain"
+            else "no API usage recorded since the start or the compaction before it"
         )
         if e.refuted:
             what = {

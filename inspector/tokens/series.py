@@ -206,36 +206,40 @@ def _context_series(s: Session, settings: Settings, th: Thresholds) -> Series:
     conv = s.conversation
     chain = conv.logical_chain
     recs = s.records
-    stale = conv.relink.preserved if conv.relink else frozenset()
+    kept_at = conv.kept_at
+    stale = kept_at.keys()
     groups: dict[str, list[int]] = {}
     order: list[tuple[str, int]] = []
     boundaries, micro = [], []
     seg_at: list[int] = []
     seg = 0
-    seg_at_kept = 0
+    kept_seg: dict[int, int] = {}  # a boundary that kept responses -> the segment it closed
     # The responses a compaction kept verbatim sit after its summary on the chain, but they were answered before
-    # it: they are points of the segment the compaction closed (Claude Code zeroes their usage only for what follows).
-    kept_groups: list[tuple[str, list[int]]] = []
-    if conv.relink is not None:
+    # it: they are points of the segment the compaction closed (Claude Code zeroes their usage only for what
+    # follows). A response kept by back-to-back compactions belongs to the first one's segment.
+    kept_groups: dict[int, list[tuple[str, list[int]]]] = {}
+    if kept_at:
         for i in chain:
             r = recs[i]
-            if r.uuid in stale and r.type == "assistant" and r.usage is not None and not r.flags & F_SYNTHETIC:
+            b = kept_at.get(r.uuid)  # type: ignore[arg-type]
+            if b is not None and r.type == "assistant" and r.usage is not None and not r.flags & F_SYNTHETIC:
                 key = r.message_id or f"#{i}"
-                if kept_groups and kept_groups[-1][0] == key:
-                    kept_groups[-1][1].append(i)
+                mine = kept_groups.setdefault(b, [])
+                if mine and mine[-1][0] == key:
+                    mine[-1][1].append(i)
                 else:
-                    kept_groups.append((key, [i]))
+                    mine.append((key, [i]))
     for pos, i in enumerate(chain):
         r = recs[i]
         rt = r.type
         if rt == "system":
             if r.subtype == "compact_boundary":
-                if conv.relink is not None and i == conv.relink.boundary and kept_groups:
-                    for key, idx in kept_groups:  # just before the boundary, in the segment it closes
+                if i in kept_groups:
+                    for key, idx in kept_groups[i]:  # just before the boundary, in the segment it closes
                         key = f"kept:{key}"
                         groups[key] = idx
                         order.append((key, max(0, pos - 1)))
-                    seg_at_kept = seg
+                        kept_seg[idx[-1]] = seg
                 seg += 1
                 boundaries.append(pos)
             elif r.subtype == "microcompact_boundary":
@@ -274,7 +278,7 @@ def _context_series(s: Session, settings: Settings, th: Thresholds) -> Series:
                 tokens=tok,
                 input_side=inp,
                 output=out,
-                segment=seg_at_kept if key.startswith("kept:") else seg_at[pos],
+                segment=kept_seg[idx[-1]] if key.startswith("kept:") else seg_at[pos],
                 state=warning_state(tok, th),
                 percent_left=percent_left(tok, th),
             )
@@ -302,7 +306,7 @@ def count_with_estimation(s: Session, chain: Sequence[int], boundaries: Sequence
     from the middle of a file gives the whole file's figure when it did not (tokens/now.py)."""
     start = segment_start(tuple(boundaries), pos)
     recs = s.records
-    stale = s.conversation.relink.preserved if s.conversation.relink else frozenset()
+    stale = s.conversation.kept_at.keys()
     sl = list(chain[start : pos + 1])
     found = None
     for k in range(len(sl) - 1, -1, -1):

@@ -54,6 +54,12 @@ class Relink:
     head_was: int | None = None  # the kept head's parent before the relink: the last record the compaction summarized
 
 
+def _keeps(r: Record) -> bool:
+    """Whether a compact boundary names kept messages (a preserved segment or list)."""
+    meta = r.get("compact") or {}
+    return isinstance(meta.get("preservedMessages"), dict) or isinstance(meta.get("preservedSegment"), dict)
+
+
 def is_sent(r: Record) -> bool:
     """A record a resumed Claude Code sends: a message, or an attachment with the text it rendered (2.1.3xx)."""
     return r.type in MESSAGE_TYPES or (r.type == "attachment" and bool(r.get("rendered")))
@@ -75,7 +81,9 @@ class Conversation:
                 by_uuid[r.uuid] = i  # a repeated uuid: the last occurrence wins, as in a Map
         self.by_uuid = by_uuid
         self.parent: dict[int, int | None] = {}
-        self.relink: Relink | None = None
+        self.relink: Relink | None = None  # the last compaction's, as the loader applies it to `parent`
+        self.relinks: dict[int, Relink] = {}  # every compaction's, by boundary, applied to `history_parent`
+        self.history_parent: dict[int, int | None] = self.parent
         self._bridge_progress()
         self._apply_preserved_segment()
         self.leaf: int | None = self._choose_leaf()
@@ -86,8 +94,20 @@ class Conversation:
             # stitch across boundaries stops there), so the repair runs once
             self.logical_chain = self._repair(self._walk(self.leaf, logical=True))
             root = self._walk(self.leaf, logical=False)[0]
+            if root not in self.logical_chain:  # the history's relinks led elsewhere (a damaged file): the loader's
+                self.history_parent, self.relinks = self.parent, {self.relink.boundary: self.relink} if self.relink else {}
+                self.logical_chain = self._repair(self._walk(self.leaf, logical=True))
             self.chain = self.logical_chain[self.logical_chain.index(root) :]
         self.branches: list[Branch] = self._find_branches()
+        # the records kept verbatim by a compaction of the history, each with the boundary of the first one that
+        # kept it (back-to-back compactions can keep the same records)
+        self.kept_at: dict[str, int] = {}
+        if self.relinks:
+            on = set(self.logical_chain)
+            for b in sorted(self.relinks):
+                if b in on:
+                    for u in self.relinks[b].preserved:
+                        self.kept_at.setdefault(u, b)
 
     # -- construction ------------------------------------------------------------------------
     def _bridge_progress(self) -> None:
@@ -125,12 +145,38 @@ class Conversation:
         (2.1.3xx) the listed records, all present, are chained in order after the anchor; with the older
         `preservedSegment` the walk from its tail back to its head must hold. Either way the records that hung
         off the anchor move after the last kept record, and so do the records after the boundary that hung off a
-        record the compaction dropped."""
+        record the compaction dropped.
+
+        The history (`logical_chain`) needs every compaction's relink, not only the last: a compaction whose kept
+        tail reaches back past an earlier summary (back-to-back compactions of 2.1.3xx) continues, before its kept
+        head, from that earlier summary, not from the record the head followed in the file. `relinks` has each
+        compaction's relink, applied in file order to `history_parent` (the loader's `parent` relinks the last
+        only)."""
         recs = self.records
         boundaries = [i for i, r in enumerate(recs) if r.is_compact_boundary]
+        self.relinks = {}
+        self.history_parent = self.parent
         if not boundaries:
             return
+        keeping = [b for b in boundaries if _keeps(recs[b])]
+        if len(keeping) > 1:
+            history = dict(self.parent)
+            for b in keeping:
+                rl = self._relink(b, history)
+                if rl is not None:
+                    self.relinks[b] = rl
+            if len(self.relinks) > 1:
+                self.history_parent = history
         last = boundaries[-1]
+        if keeping and keeping[-1] == last:
+            self.relink = self._relink(last, self.parent)
+            if self.relink is not None and len(self.relinks) <= 1:
+                self.relinks = {last: self.relink}
+
+    def _relink(self, last: int, parent: dict[int, int | None]) -> Relink | None:
+        """Apply the kept messages of the compaction at `last` to `parent`; its Relink, or None when its list or
+        segment does not hold (nothing changed)."""
+        recs = self.records
         meta = recs[last].get("compact") or {}
         seg = meta.get("preservedSegment")
         pm = meta.get("preservedMessages")
@@ -141,11 +187,11 @@ class Conversation:
             listed = [u for u in pm["uuids"] if isinstance(u, str)]
             anchor = pm["anchorUuid"]
             if len(listed) != len(pm["uuids"]) or any(u not in bu for u in listed) or anchor not in bu:
-                return  # any listed uuid missing: Claude Code relinks nothing
+                return None  # any listed uuid missing: Claude Code relinks nothing
         elif isinstance(seg, dict) and all(isinstance(seg.get(k), str) for k in ("headUuid", "anchorUuid", "tailUuid")):
             head, anchor, tail = seg["headUuid"], seg["anchorUuid"], seg["tailUuid"]
             if head not in bu or anchor not in bu or tail not in bu:
-                return
+                return None
             walk: list[str] = []  # validate: walking parents from tail must reach head
             i: int | None = bu[tail]
             steps = 0
@@ -155,30 +201,30 @@ class Conversation:
                     walk.append(u)
                 if u == head:
                     break
-                i = self.parent.get(i)
+                i = parent.get(i)
                 steps += 1
             else:
-                return
+                return None
             if i is None:
-                return
+                return None
             listed = list(reversed(walk))
         else:
-            return
+            return None
         kept = [bu[u] for u in listed]
         a = bu[anchor]
-        head_was = self.parent.get(kept[0])
+        head_was = parent.get(kept[0])
         kept_set = set(kept)
-        dropped = {j for j in range(last) if j in self.parent and j not in kept_set}
-        for j, p in list(self.parent.items()):
+        dropped = {j for j in range(last) if j in parent and j not in kept_set}
+        for j, p in list(parent.items()):
             if j in kept_set:
                 continue
             if p == a or (j > last and p in dropped):
-                self.parent[j] = kept[-1]
+                parent[j] = kept[-1]
         prev = a
         for k in kept:
-            self.parent[k] = prev
+            parent[k] = prev
             prev = k
-        self.relink = Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was)
+        return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was)
 
     def _leaf_candidates(self) -> list[int]:
         # Once a compaction's kept messages are relinked, Claude Code drops the records before its boundary that it
@@ -260,17 +306,21 @@ class Conversation:
 
     def _walk(self, start: int, *, logical: bool) -> list[int]:
         recs, seen, out = self.records, set(), []
+        parent = self.history_parent if logical else self.parent
         i: int | None = start
+        crossed: Relink | None = None  # the last compaction crossed whose kept records were walked after its summary
         while i is not None and i not in seen:
             seen.add(i)
             out.append(i)
-            nxt = self.parent.get(i)
+            nxt = parent.get(i)
             if nxt is None and logical and recs[i].is_compact_boundary:
                 nxt = self.logical_predecessor(i)
-                if nxt is not None and nxt in seen and self.relink is not None and self.relink.boundary == i:
-                    # its logical parent is a kept record, already walked after the summary: the history goes
-                    # on from the last record the compaction summarized
-                    nxt = self.relink.head_was
+                crossed = self.relinks.get(i)
+            if crossed is not None and nxt is not None and nxt in seen and recs[nxt].uuid in crossed.preserved:
+                # the history before the compaction reaches a kept record (its logical parent, or a record written
+                # after the kept ones that it summarized), already walked after the summary: it goes on from the
+                # record before the first kept one
+                nxt, crossed = crossed.head_was, None
             i = nxt
         out.reverse()
         return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import assistant, progress, system, tool_result, tool_use, user
+from builders import assistant, attachment, progress, system, tool_result, tool_use, user
 from helpers import write_jsonl
 
 from inspector.transcript.session import Session
@@ -210,6 +210,133 @@ def test_records_a_compaction_dropped_are_no_leaves_once_its_kept_messages_are_r
     assert s.records[c.chain[-1]].uuid == leaf
     if leaf == "k2":
         assert uuids(s, c.chain) == ["b2", "s2", "k1", "k2"]
+
+
+def _back_to_back(version="2.1.332"):
+    """Two compactions of 2.1.3xx in a row, the second keeping the first's whole tail (k1..k2) and what followed it
+    (n1..n2): the shape of generated run 23026 (claude-opus-5, two compactions at about 1,031,000)."""
+    v = {"version": version}
+    pm1 = {"anchorUuid": "s1", "uuids": ["k1", "k2"]}
+    pm2 = {"anchorUuid": "s2", "uuids": ["k1", "k2", "n1", "n2"]}
+    return [
+        user("u1", None, "start", sec=0, **v),
+        assistant("a1", "u1", usage=(1, 0, 500_000, 10), sec=1, **v),
+        user("k1", "a1", "more", sec=2, **v),
+        assistant("k2", "k1", usage=(1, 0, 900_000, 10), sec=3, **v),
+        system(
+            "b1",
+            None,
+            "compact_boundary",
+            sec=4,
+            logicalParentUuid="k2",
+            compactMetadata={"trigger": "auto", "preTokens": 900_100, "preservedMessages": pm1},
+            **v,
+        ),
+        user("s1", "b1", "summary one", sec=5, isCompactSummary=True, **v),
+        user("n1", "s1", "go on", sec=6, **v),  # written off the summary; the loader puts it after k2
+        assistant("n2", "n1", usage=(1, 0, 950_000, 10), sec=7, **v),
+        system(
+            "b2",
+            None,
+            "compact_boundary",
+            sec=8,
+            logicalParentUuid="n2",
+            compactMetadata={"trigger": "auto", "preTokens": 950_100, "preservedMessages": pm2},
+            **v,
+        ),
+        user("s2", "b2", "summary two", sec=9, isCompactSummary=True, **v),
+        user("x1", "s2", "and now", sec=10, **v),
+        assistant("x2", "x1", usage=(1, 0, 300_000, 10), sec=11, **v),
+    ]
+
+
+def test_back_to_back_compactions_keep_both_in_the_history(tmp_path):
+    """The second compaction's kept head (k1) had, before it, the first summary: the history goes from the second
+    summary back through the first compaction, not from k1's parent in the file (which skipped compaction one: its
+    boundary, summary and the responses after it were missing from the token story). What Claude Code loads is
+    unchanged: the last compaction's kept messages after its summary."""
+    s = load(tmp_path, _back_to_back())
+    c = s.conversation
+    assert uuids(s, c.chain) == ["b2", "s2", "k1", "k2", "n1", "n2", "x1", "x2"]
+    assert uuids(s, c.logical_chain) == ["u1", "a1", "b1", "s1", "b2", "s2", "k1", "k2", "n1", "n2", "x1", "x2"]
+    assert set(c.relinks) == {4, 8} and c.relinks[8].head_was == 5  # s1: what k1 followed once compaction one ran
+    assert c.kept_at == {"k1": 4, "k2": 4, "n1": 8, "n2": 8}
+
+    from inspector.tokens.series import context_series
+
+    series = context_series(s)
+    # each response in the segment it was answered in: k2 before compaction one, n2 before compaction two
+    assert [(s.records[t.index].uuid, t.segment) for t in series.turns] == [("a1", 0), ("k2", 0), ("n2", 1), ("x2", 2)]
+    assert len(series.boundaries) == 2
+
+
+@pytest.mark.parametrize("both", [True, False])
+def test_a_summarized_record_written_after_the_kept_ones_does_not_cut_the_history(tmp_path, both):
+    """The compaction's logical parent is a record written after the kept ones that it did not keep (2.1.332's
+    prompt_snapshot after a round; generated run 23031, whose token story had lost everything before its last
+    /compact): the history goes on from the record before the first kept one, with one compaction that keeps a
+    tail or two."""
+    recs = _back_to_back()
+    snap = attachment("p", "n2", {"type": "prompt_snapshot"}, sec=7, version="2.1.332")
+    recs.insert(8, snap)
+    recs[9]["logicalParentUuid"] = "p"
+    if not both:  # the first compaction keeps nothing, the second what followed it
+        del recs[4]["compactMetadata"]["preservedMessages"]
+        recs[9]["compactMetadata"]["preservedMessages"]["uuids"] = ["n1", "n2"]
+    s = load(tmp_path, recs)
+    c = s.conversation
+    if both:
+        assert uuids(s, c.chain) == ["b2", "s2", "k1", "k2", "n1", "n2", "x1", "x2"]
+        assert uuids(s, c.logical_chain) == ["u1", "a1", "b1", "s1", "p", "b2", "s2", "k1", "k2", "n1", "n2", "x1", "x2"]
+    else:
+        assert uuids(s, c.chain) == ["b2", "s2", "n1", "n2", "x1", "x2"]
+        assert uuids(s, c.logical_chain) == ["u1", "a1", "k1", "k2", "b1", "s1", "p", "b2", "s2", "n1", "n2", "x1", "x2"]
+
+
+def test_the_token_story_draws_every_compaction_of_a_back_to_back_pair(tmp_path):
+    """Two compactions with no response between them (generated run 23031: five in a row, then /compact): the
+    chart draws each where it happened, the last after the last response too, and the second counts from no
+    usage (the response before it belongs to the stretch the first one closed)."""
+    from helpers import run_cli
+
+    recs = _back_to_back()
+    del recs[6:8]  # no response between the two compactions: the second keeps the first's tail only
+    recs[6]["logicalParentUuid"] = "s1"
+    recs[6]["compactMetadata"].update(preTokens=3_542, preservedMessages={"anchorUuid": "s2", "uuids": ["k1", "k2"]})
+    recs.append(
+        system(
+            "b3",
+            None,
+            "compact_boundary",
+            sec=12,
+            logicalParentUuid="x2",
+            compactMetadata={"trigger": "manual", "preTokens": 300_100},
+            version="2.1.332",
+        )
+    )
+    recs.append(user("s3", "b3", "summary three", sec=13, isCompactSummary=True, version="2.1.332"))
+    path = tmp_path / "s.jsonl"
+    load(tmp_path, recs)
+    code, out, _ = run_cli("tokens", str(path))
+    assert code == 0, out
+    lines = out.splitlines()
+    chart = lines[next(k for k, ln in enumerate(lines) if "Context per response" in ln) + 1 :]
+    marks = [ln.strip() for ln in chart if "compaction at" in ln and ln.strip().startswith("──")]
+    assert marks == [
+        "── auto compaction at 900,100 tokens ──",
+        "── auto compaction at 3,542 tokens ──",
+        "── manual compaction at 300,100 tokens ──",
+    ]
+    second = next(ln for ln in lines if "compacted" in ln and "3,542" in ln or "context (3,542" in ln)
+    assert "last API usage" not in second, second
+
+
+def test_one_kept_tail_compaction_leaves_the_history_as_the_loader_has_it(tmp_path):
+    recs = _back_to_back()
+    del recs[4]["compactMetadata"]["preservedMessages"]  # compaction one kept nothing
+    s = load(tmp_path, recs)
+    c = s.conversation
+    assert c.history_parent is c.parent and set(c.relinks) == {8}
 
 
 def test_broken_preserved_segment_is_ignored(tmp_path):
