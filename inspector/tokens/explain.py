@@ -35,7 +35,7 @@ from inspector.tokens.series import (
 )
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds
 from inspector.tokens.whatif import describe_changes
-from inspector.transcript.records import context_tokens, opt_count
+from inspector.transcript.records import F_API_ERROR, F_STRING_CONTENT, F_TEXT, context_tokens, opt_count
 from inspector.transcript.session import Session
 
 _ANALYSIS = re.compile(r"<analysis>(.*?)</analysis>", re.S)
@@ -401,6 +401,29 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
     )
 
 
+def _prompted_after_error(s: Session, start: int, end: int) -> int | None:
+    """The user's next prompt between records `start` and `end` once a turn ended in an API error reply (a refused
+    request whose compaction failed: 2.1.3xx writes "Prompt is too long · automatic compaction failed"); None when
+    there is none. The compaction that answers a refusal comes before any new prompt."""
+    errored = False
+    for i in range(start + 1, end):
+        r = s.records[i]
+        if r.is_sidechain:
+            continue
+        if r.type == "assistant" and r.flags & F_API_ERROR:
+            errored = True
+        elif (
+            errored
+            and r.type == "user"
+            and not r.is_meta
+            and not r.tool_results
+            and not r.is_compact_summary
+            and r.flags & (F_TEXT | F_STRING_CONTENT)
+        ):
+            return i
+    return None
+
+
 def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, series: Series | None = None) -> tuple[str, str]:
     """Why a compaction happened, with the evidence: the kind of boundary, and for an automatic one the request
     recorded before it (2.1.3xx: a request with no reply was refused as too long) or, without recorded requests,
@@ -431,6 +454,15 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
                     f"the last request before it ({q.id}) was refused as too long and ended that run without a "
                     f"compaction; the next run compacted as it started: preTokens {fmt(e.pre_tokens)} ≥ the "
                     f"threshold {fmt(e.threshold)}"
+                )
+        elif q is not None and not q.answered and (prompt := _prompted_after_error(s, q.index, e.index)) is not None:
+            # the refusal ended its turn in an error (its compaction failed); the user's next prompt came, and the
+            # check before that prompt's request compacted
+            if e.threshold is not None and e.pre_tokens is not None and e.pre_tokens >= e.threshold:
+                return "threshold", (
+                    f"the last request before it ({q.id}) was refused as too long and its turn ended in an error; "
+                    f"the next prompt (line {s.records[prompt].line}) came, and Claude Code compacted before sending "
+                    f"it: preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
                 )
         elif q is not None and not q.answered:
             return "prompt_too_long", (

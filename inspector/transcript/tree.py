@@ -52,6 +52,7 @@ class Relink:
     tail: str
     preserved: frozenset[str] = field(default_factory=frozenset)
     head_was: int | None = None  # the kept head's parent before the relink: the last record the compaction summarized
+    in_place: bool = False  # kept records chained after the boundary itself, before the summary ("summarize from here")
 
 
 def _keeps(r: Record) -> bool:
@@ -93,19 +94,25 @@ class Conversation:
             # the active chain is the logical chain from its last root (the walk that does not
             # stitch across boundaries stops there), so the repair runs once
             self.logical_chain = self._repair(self._walk(self.leaf, logical=True))
-            root = self._walk(self.leaf, logical=False)[0]
+            loaded = self._walk(self.leaf, logical=False)
+            root = loaded[0]
             if root not in self.logical_chain:  # the history's relinks led elsewhere (a damaged file): the loader's
                 self.history_parent, self.relinks = self.parent, {self.relink.boundary: self.relink} if self.relink else {}
                 self.logical_chain = self._repair(self._walk(self.leaf, logical=True))
             self.chain = self.logical_chain[self.logical_chain.index(root) :]
+            if self.history_parent is not self.parent and self.chain[: len(loaded)] != loaded:
+                # the history holds what the loader puts after the last boundary elsewhere ("summarize from here"
+                # keeps the records before its summary): what Claude Code loads is its own walk
+                self.chain = self._repair(loaded)
         self.branches: list[Branch] = self._find_branches()
-        # the records kept verbatim by a compaction of the history, each with the boundary of the first one that
-        # kept it (back-to-back compactions can keep the same records)
+        # the records kept verbatim by a compaction of the history and moved after its summary, each with the
+        # boundary of the first one that kept it (back-to-back compactions can keep the same records; those a
+        # "summarize from here" kept stay in place, before its boundary)
         self.kept_at: dict[str, int] = {}
         if self.relinks:
             on = set(self.logical_chain)
             for b in sorted(self.relinks):
-                if b in on:
+                if b in on and not self.relinks[b].in_place:
                     for u in self.relinks[b].preserved:
                         self.kept_at.setdefault(u, b)
 
@@ -159,23 +166,25 @@ class Conversation:
         if not boundaries:
             return
         keeping = [b for b in boundaries if _keeps(recs[b])]
-        if len(keeping) > 1:
+        found = {b: rl for b in keeping if (rl := self._relink(b, self.parent, apply=False)) is not None}
+        if len(found) > 1 or any(rl.in_place for rl in found.values()):
+            # the history: every compaction's kept records relinked in file order, but those a "summarize from here"
+            # kept, which stay before its summary where they were
             history = dict(self.parent)
             for b in keeping:
-                rl = self._relink(b, history)
+                rl = self._relink(b, history, apply=b in found and not found[b].in_place)
                 if rl is not None:
                     self.relinks[b] = rl
-            if len(self.relinks) > 1:
-                self.history_parent = history
+            self.history_parent = history
         last = boundaries[-1]
         if keeping and keeping[-1] == last:
             self.relink = self._relink(last, self.parent)
-            if self.relink is not None and len(self.relinks) <= 1:
+            if self.relink is not None and not self.relinks:
                 self.relinks = {last: self.relink}
 
-    def _relink(self, last: int, parent: dict[int, int | None]) -> Relink | None:
-        """Apply the kept messages of the compaction at `last` to `parent`; its Relink, or None when its list or
-        segment does not hold (nothing changed)."""
+    def _relink(self, last: int, parent: dict[int, int | None], apply: bool = True) -> Relink | None:
+        """Apply the kept messages of the compaction at `last` to `parent` (unless not `apply`); its Relink, or None
+        when its list or segment does not hold (nothing changed)."""
         recs = self.records
         meta = recs[last].get("compact") or {}
         seg = meta.get("preservedSegment")
@@ -213,6 +222,9 @@ class Conversation:
         kept = [bu[u] for u in listed]
         a = bu[anchor]
         head_was = parent.get(kept[0])
+        in_place = a == last  # chained after the boundary itself: the kept records come before the summary
+        if not apply:
+            return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place)
         kept_set = set(kept)
         dropped = {j for j in range(last) if j in parent and j not in kept_set}
         for j, p in list(parent.items()):
@@ -224,7 +236,7 @@ class Conversation:
         for k in kept:
             parent[k] = prev
             prev = k
-        return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was)
+        return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place)
 
     def _leaf_candidates(self) -> list[int]:
         # Once a compaction's kept messages are relinked, Claude Code drops the records before its boundary that it
@@ -296,8 +308,12 @@ class Conversation:
         j = self.by_uuid.get(lp)
         if j is not None:
             return j
+        return self._before_in_file(boundary)
+
+    def _before_in_file(self, boundary: int) -> int | None:
+        """The nearest record before a boundary in the file that is a chain record of its thread."""
         recs = self.records
-        side = r.is_sidechain
+        side = recs[boundary].is_sidechain
         for k in range(boundary - 1, -1, -1):
             q = recs[k]
             if q.uuid is not None and q.type != "progress" and q.is_sidechain == side and k in self.parent:
@@ -314,8 +330,12 @@ class Conversation:
             out.append(i)
             nxt = parent.get(i)
             if nxt is None and logical and recs[i].is_compact_boundary:
-                nxt = self.logical_predecessor(i)
                 crossed = self.relinks.get(i)
+                if crossed is not None and crossed.in_place:
+                    # "summarize from here": what it summarized came after the kept records, up to the boundary
+                    nxt, crossed = self._before_in_file(i), None
+                else:
+                    nxt = self.logical_predecessor(i)
             if crossed is not None and nxt is not None and nxt in seen and recs[nxt].uuid in crossed.preserved:
                 # the history before the compaction reaches a kept record (its logical parent, or a record written
                 # after the kept ones that it summarized), already walked after the summary: it goes on from the

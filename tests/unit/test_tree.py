@@ -331,6 +331,50 @@ def test_the_token_story_draws_every_compaction_of_a_back_to_back_pair(tmp_path)
     assert "last API usage" not in second, second
 
 
+def test_summarize_from_here_keeps_what_came_before_in_place_in_the_history(tmp_path):
+    """A "summarize from here" compaction keeps the records before the picked prompt and chains them after its own
+    boundary, before its summary (its anchor is the boundary: run repl_14003, which kept an earlier compaction's
+    boundary and summary too). Claude Code loads [boundary, kept, summary, ...]; the history keeps the kept records
+    where they were, then what the compaction summarized (up to the boundary, its logical parent being the last
+    kept record), then the boundary and the summary."""
+    v = {"version": "2.1.332"}
+    recs = [
+        user("u1", None, "first", sec=0, **v),
+        assistant("a1", "u1", usage=(1, 0, 10_000, 10), sec=1, **v),
+        user("u2", "a1", "now task 2", sec=2, **v),  # picked: summarize from here
+        assistant("a2", "u2", usage=(1, 0, 20_000, 10), sec=3, **v),
+        system(
+            "b",
+            None,
+            "compact_boundary",
+            sec=4,
+            logicalParentUuid="a1",
+            compactMetadata={
+                "trigger": "manual",
+                "preTokens": 20_100,
+                "messagesSummarized": 2,
+                "preservedSegment": {"headUuid": "u1", "anchorUuid": "b", "tailUuid": "a1"},
+            },
+            **v,
+        ),
+        user("s", "b", "summary", sec=5, isCompactSummary=True, **v),
+        user("x1", "s", "go on", sec=6, **v),
+        assistant("x2", "x1", usage=(1, 0, 12_000, 10), sec=7, **v),
+    ]
+    s = load(tmp_path, recs)
+    c = s.conversation
+    assert uuids(s, c.chain) == ["b", "u1", "a1", "s", "x1", "x2"]
+    assert uuids(s, c.logical_chain) == ["u1", "a1", "u2", "a2", "b", "s", "x1", "x2"]
+
+    from inspector.tokens.explain import analyze
+    from inspector.tokens.series import context_series
+
+    # the responses in the order they were answered; the compaction counted from the last one, not the kept one
+    assert [(s.records[t.index].uuid, t.segment) for t in context_series(s).turns] == [("a1", 0), ("a2", 0), ("x2", 1)]
+    e = analyze(s).compactions[0]
+    assert e.last_usage_before == 20_011 and e.kept_uuids == ["u1", "a1"]
+
+
 def test_one_kept_tail_compaction_leaves_the_history_as_the_loader_has_it(tmp_path):
     recs = _back_to_back()
     del recs[4]["compactMetadata"]["preservedMessages"]  # compaction one kept nothing
