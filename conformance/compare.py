@@ -335,12 +335,20 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 # result stamped before this request): those up to the reply that are not later than it
                 later = Conversation(s.records[: q.replies[0]]).chain
                 chain = [j for j in later if j < nxt or (s.records[j].timestamp or "") <= q.timestamp]
-            if not q.replies and end < len(s.records) and s.records[end].is_compact_boundary:
+            b = end if not q.replies else None
+            while b is not None and b < len(s.records) and s.records[b].type not in ("user", "assistant", "system"):
+                b += 1  # past the rows of requests recorded before the compaction they follow (2.1.332's REPL)
+            if b is not None and b < len(s.records) and s.records[b].is_compact_boundary:
                 # a REPL writes the reminder of a request refused as too long only after the compaction that answered
                 # it (hung below the new summary): the compaction kept it, so it was among the records sent
-                meta = s.records[end].get("compact") or {}
+                meta = s.records[b].get("compact") or {}
                 kept = set(((meta.get("preservedMessages") or {}).get("uuids")) or ())
-                chain = chain + [j for j in range(end + 1, nxt) if s.records[j].uuid in kept]
+                upto = nxt if b < nxt else len(s.records)
+                chain = chain + [
+                    j
+                    for j in range(b + 1, upto)
+                    if s.records[j].uuid in kept and (b < nxt or (s.records[j].timestamp or "~") <= (q.timestamp or ""))
+                ]
             mine = canonical(api_messages(sent_bodies(s, chain), style))
             if mine != sent:
                 m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))

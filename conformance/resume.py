@@ -124,12 +124,13 @@ def matches(res: Any, saved: Path, sent: list[dict[str, Any]]) -> tuple[bool, st
 
 def _chain_before_resume(after: Any, res: Any) -> list[int]:
     """The saved session's chain as inspector wrote it: up to its last record, before Claude Code appended any."""
+    from inspector.claude.measured import resumed_chain
     from inspector.transcript.tree import Conversation
 
     last = str(res.new_records[-1].get("uuid")) if res.new_records else None
     end = after.conversation.by_uuid.get(last) if last else None
     recs = after.records[: end + 1] if end is not None else after.records
-    return Conversation(recs).chain
+    return resumed_chain(Conversation(recs), after.version)
 
 
 def _first_difference(a: Any, b: Any, path: str = "") -> str:

@@ -190,7 +190,8 @@ def resume_parent(conv: Any, version: str | None) -> tuple[str | None, str]:
     """The uuid that the first prompt after `claude --resume` hangs off, by the rule the session's release was
     measured to follow, and that rule in words. A file that ends in a bookkeeping record below its last message
     (turn_duration, stop_hook_summary...) continues from that record in some releases and from the message in
-    others; the messages sent are the same either way."""
+    others; the messages sent are the same either way, but for a record that is sent (a local command's output
+    below a /compact that compacted nothing: `resumed_chain`)."""
     leaf = conv.leaf_uuid
     tail = conv.trailing_leaf
     if leaf is None or tail is None:
@@ -210,6 +211,22 @@ def resume_parent(conv: Any, version: str | None) -> tuple[str | None, str]:
     if rule == "the trailing system record":
         return conv.records[tail].uuid, f"--resume continues from the trailing bookkeeping record ({at})"
     return leaf, f"--resume continues from the last message, not the bookkeeping record after it ({at})"
+
+
+def resumed_chain(conv: Any, version: str | None) -> list[int]:
+    """The records a resume continues from, in order: the active chain and, when the release continues from the
+    trailing record below its leaf, the records down to it (a system record among them is sent when it is a local
+    command's output: "Not enough messages to compact." below the /compact that printed it, 2.1.328 seed 28002)."""
+    chain = list(conv.chain)
+    tail = conv.trailing_leaf
+    if tail is None or resume_parent(conv, version)[0] != conv.records[tail].uuid:
+        return chain
+    below: list[int] = []
+    i: int | None = tail
+    while i is not None and i != conv.leaf and len(below) <= len(conv.records):
+        below.append(i)
+        i = conv.parent.get(i)
+    return chain + below[::-1]
 
 
 def answer_at(probe: str, version: str | None) -> bool | None:

@@ -108,21 +108,11 @@ def build_records(
 def verify(saved: Session, result: CompactionResult) -> Verification:
     """Load-back checks: the chain, the tool pairs, and that what will be sent matches the preview."""
     problems: list[str] = []
-    from inspector.claude.measured import resume_parent
+    from inspector.claude.measured import resumed_chain
 
     conv = saved.conversation
-    chain = conv.chain
-    uuids = [saved.records[i].uuid for i in chain]
-    tail = conv.trailing_leaf  # kept bookkeeping records below the last message: on the resumed chain when the
-    if tail is not None and resume_parent(conv, saved.version)[0] == saved.records[tail].uuid:  # release resumes from it
-        below: list[str] = []  # every record between the last message and the one resumed from (a kept tail's
-        i: int | None = tail  # informational line with the records relinked after it, as well as the last record)
-        while i is not None and i != conv.leaf and len(below) <= len(saved.records):
-            u = saved.records[i].uuid
-            if u:
-                below.append(u)
-            i = conv.parent.get(i)
-        uuids += below
+    chain = resumed_chain(conv, saved.version)  # the kept bookkeeping records below the last message too, where the
+    uuids = [saved.records[i].uuid for i in chain]  # release resumes from them (a kept tail's informational line)
     chain_ok = bool(chain)
     expect_new = [r.get("uuid") for r in result.new_records if r.get("type") in ("system", "user")]
     if result.strategy != "microcompact":
@@ -142,7 +132,7 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
         problems.append(f"tool results without their call: {orphans[:3]}")
     if unanswered:
         # the last response may legitimately end with a call still running
-        last = saved.records[chain[-1]] if chain else None
+        last = saved.records[conv.chain[-1]] if conv.chain else None
         if last is not None and set(unanswered) <= {t for t, _ in last.tool_uses}:
             pairs_ok = not orphans
         else:

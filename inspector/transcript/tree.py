@@ -12,8 +12,9 @@ loop or raise.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from inspector.textutil import timestamp_key
 from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused
@@ -53,6 +54,8 @@ class Relink:
     preserved: frozenset[str] = field(default_factory=frozenset)
     head_was: int | None = None  # the kept head's parent before the relink: the last record the compaction summarized
     in_place: bool = False  # kept records chained after the boundary itself, before the summary ("summarize from here")
+    kept: tuple[int, ...] = ()  # the kept records' indexes, in order
+    anchor_at: int = -1  # the anchor's index
 
 
 def _keeps(r: Record) -> bool:
@@ -163,19 +166,29 @@ class Conversation:
         boundaries = [i for i, r in enumerate(recs) if r.is_compact_boundary]
         self.relinks = {}
         self.history_parent = self.parent
+        self._moved: list[int] = []  # the boundaries whose kept records the history moved after their summary
+        self._kept_any: set[int] = set()  # the records they kept
         if not boundaries:
             return
         keeping = [b for b in boundaries if _keeps(recs[b])]
         found = {b: rl for b in keeping if (rl := self._relink(b, self.parent, apply=False)) is not None}
         if len(found) > 1 or any(rl.in_place for rl in found.values()):
             # the history: every compaction's kept records relinked in file order, but those a "summarize from here"
-            # kept, which stay before its summary where they were
+            # kept, which stay before its summary where they were. The kept records are chained here; what hung
+            # off the anchor or off a record the compaction dropped is moved as the walk reaches it (`_history_of`),
+            # so that many compactions cost their kept records, not a pass over the file each
             history = dict(self.parent)
-            for b in keeping:
-                rl = self._relink(b, history, apply=b in found and not found[b].in_place)
-                if rl is not None:
-                    self.relinks[b] = rl
             self.history_parent = history
+            for b, rl in found.items():
+                if not rl.in_place:
+                    rl = replace(rl, head_was=self._history_of(rl.kept[0]))
+                    prev = rl.anchor_at
+                    for k in rl.kept:
+                        history[k] = prev
+                        prev = k
+                    self._moved.append(b)
+                    self._kept_any.update(rl.kept)
+                self.relinks[b] = rl
         last = boundaries[-1]
         if keeping and keeping[-1] == last:
             self.relink = self._relink(last, self.parent)
@@ -224,7 +237,7 @@ class Conversation:
         head_was = parent.get(kept[0])
         in_place = a == last  # chained after the boundary itself: the kept records come before the summary
         if not apply:
-            return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place)
+            return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place, tuple(kept), a)
         kept_set = set(kept)
         dropped = {j for j in range(last) if j in parent and j not in kept_set}
         for j, p in list(parent.items()):
@@ -236,7 +249,22 @@ class Conversation:
         for k in kept:
             parent[k] = prev
             prev = k
-        return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place)
+        return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place, tuple(kept), a)
+
+    def _history_of(self, j: int) -> int | None:
+        """A record's parent in the history: as chained by the compactions that kept it, else moved as the last
+        compaction before it would have (a record that hung off its anchor, or off a record it dropped, follows its
+        last kept record)."""
+        p = self.history_parent.get(j)
+        if p is None or j in self._kept_any or not self._moved:
+            return p
+        k = bisect.bisect_left(self._moved, j) - 1
+        if k < 0:
+            return p
+        rl = self.relinks[self._moved[k]]
+        if p == rl.anchor_at or (p < rl.boundary and self.records[p].uuid not in rl.preserved):
+            return rl.kept[-1]
+        return p
 
     def _leaf_candidates(self) -> list[int]:
         # Once a compaction's kept messages are relinked, Claude Code drops the records before its boundary that it
@@ -322,13 +350,14 @@ class Conversation:
 
     def _walk(self, start: int, *, logical: bool) -> list[int]:
         recs, seen, out = self.records, set(), []
+        history = logical and self.history_parent is not self.parent
         parent = self.history_parent if logical else self.parent
         i: int | None = start
         crossed: Relink | None = None  # the last compaction crossed whose kept records were walked after its summary
         while i is not None and i not in seen:
             seen.add(i)
             out.append(i)
-            nxt = parent.get(i)
+            nxt = self._history_of(i) if history else parent.get(i)
             if nxt is None and logical and recs[i].is_compact_boundary:
                 crossed = self.relinks.get(i)
                 if crossed is not None and crossed.in_place:

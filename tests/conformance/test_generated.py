@@ -599,6 +599,48 @@ def test_an_up_to_compaction_that_keeps_the_trailing_record_is_saved(tmp_path):
     assert saved.records[saved.conversation.trailing_leaf].uuid == "d2"
 
 
+def test_a_compact_that_compacted_nothing_keeps_its_output_on_the_resumed_chain(tmp_path):
+    """A /compact that had nothing to compact writes its output as a `local_command` system record below the command
+    (the file's leaf is the command). 2.1.328 resumes from that record and sends it: an "up to" compaction kept it,
+    the preview showed it, and the save's own check, reading the chain only to the command, refused the save (fresh
+    2.1.328 seed 28002; resumed by the binary once the check read the chain the release resumes)."""
+    from builders import system
+    from helpers import sha256, write_jsonl
+
+    from conformance.replay import _FakeText
+    from inspector.claude.measured import resumed_chain
+    from inspector.compact import CompactRequest, compact
+    from inspector.edit import save
+    from inspector.transcript.session import Session
+
+    path = _repl_session(tmp_path)
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    v = {"version": "2.1.328", "entrypoint": "cli"}
+    recs += [
+        user("cv2", "d2", "<local-command-caveat>The command below was run directly</local-command-caveat>", isMeta=True, **v),
+        user("cmd2", "cv2", "<command-name>/compact</command-name>\n            <command-message>compact</command-message>", **v),
+        system(
+            "nothing",
+            "cmd2",
+            "local_command",
+            content="<local-command-stdout>Not enough messages to compact.</local-command-stdout>",
+            **v,
+        ),
+    ]
+    path = write_jsonl(tmp_path / "q" / "s.jsonl", recs)
+    before = sha256(path)
+    s = Session.load(path)
+    assert s.records[s.conversation.leaf].uuid == "cmd2" and s.records[s.conversation.trailing_leaf].uuid == "nothing"
+    res = compact(
+        s, CompactRequest(strategy="partial", pivot="p2", direction="up_to"), summarizer=_FakeText("<summary>x</summary>")
+    )
+    assert "Not enough messages to compact." in json.dumps(res.api_messages)
+    out = save(s, res, out=tmp_path / "saved" / "new.jsonl", allow_live=True)  # refused before: the check's chain
+    saved = Session.load(out.path)
+    assert saved.records[resumed_chain(saved.conversation, saved.version)[-1]].uuid == "nothing"
+    assert sha256(path) == before
+
+
 def test_the_fake_reports_a_reply_sampled_in_iterations_as_the_api_does():
     """The era matrix's "iterations" probe: each iteration reports the request's context, the top level their sum;
     a summary is one plain reply. Streamed, the iterations come with message_start."""

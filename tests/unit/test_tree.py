@@ -212,38 +212,25 @@ def test_records_a_compaction_dropped_are_no_leaves_once_its_kept_messages_are_r
         assert uuids(s, c.chain) == ["b2", "s2", "k1", "k2"]
 
 
+def _kept_boundary(uuid, sec, after, pre, anchor, kept, v):
+    meta = {"trigger": "auto", "preTokens": pre, "preservedMessages": {"anchorUuid": anchor, "uuids": kept}}
+    return system(uuid, None, "compact_boundary", sec=sec, logicalParentUuid=after, compactMetadata=meta, **v)
+
+
 def _back_to_back(version="2.1.332"):
     """Two compactions of 2.1.3xx in a row, the second keeping the first's whole tail (k1..k2) and what followed it
     (n1..n2): the shape of generated run 23026 (claude-opus-5, two compactions at about 1,031,000)."""
     v = {"version": version}
-    pm1 = {"anchorUuid": "s1", "uuids": ["k1", "k2"]}
-    pm2 = {"anchorUuid": "s2", "uuids": ["k1", "k2", "n1", "n2"]}
     return [
         user("u1", None, "start", sec=0, **v),
         assistant("a1", "u1", usage=(1, 0, 500_000, 10), sec=1, **v),
         user("k1", "a1", "more", sec=2, **v),
         assistant("k2", "k1", usage=(1, 0, 900_000, 10), sec=3, **v),
-        system(
-            "b1",
-            None,
-            "compact_boundary",
-            sec=4,
-            logicalParentUuid="k2",
-            compactMetadata={"trigger": "auto", "preTokens": 900_100, "preservedMessages": pm1},
-            **v,
-        ),
+        _kept_boundary("b1", 4, "k2", 900_100, "s1", ["k1", "k2"], v),
         user("s1", "b1", "summary one", sec=5, isCompactSummary=True, **v),
         user("n1", "s1", "go on", sec=6, **v),  # written off the summary; the loader puts it after k2
         assistant("n2", "n1", usage=(1, 0, 950_000, 10), sec=7, **v),
-        system(
-            "b2",
-            None,
-            "compact_boundary",
-            sec=8,
-            logicalParentUuid="n2",
-            compactMetadata={"trigger": "auto", "preTokens": 950_100, "preservedMessages": pm2},
-            **v,
-        ),
+        _kept_boundary("b2", 8, "n2", 950_100, "s2", ["k1", "k2", "n1", "n2"], v),
         user("s2", "b2", "summary two", sec=9, isCompactSummary=True, **v),
         user("x1", "s2", "and now", sec=10, **v),
         assistant("x2", "x1", usage=(1, 0, 300_000, 10), sec=11, **v),
