@@ -449,27 +449,31 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
         if q is not None and not q.answered and not same_process(s, q.index, e.index):
             # the refusal ended its run (the attempts to compact then failed, leaving no trace): a new process
             # compacted as it started, at its own threshold
-            if e.threshold is not None and e.pre_tokens is not None and e.pre_tokens >= e.threshold:
-                return "threshold", (
-                    f"the last request before it ({q.id}) was refused as too long and ended that run without a "
-                    f"compaction; the next run compacted as it started: preTokens {fmt(e.pre_tokens)} ≥ the "
-                    f"threshold {fmt(e.threshold)}"
-                )
+            came = (
+                f"the last request before it ({q.id}) was refused as too long and ended that run without a "
+                "compaction; the next run compacted as it started"
+            )
+            if e.threshold is None:  # no threshold by these rules: one was in force all the same (said with it)
+                return "threshold", came
+            if e.pre_tokens is not None and e.pre_tokens >= e.threshold:
+                return "threshold", f"{came}: preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
         elif q is not None and not q.answered and (prompt := _prompted_after_error(s, q.index, e.index)) is not None:
             # the refusal ended its turn in an error (its compaction failed); the user's next prompt came, and the
             # check before that prompt's request compacted
-            if e.threshold is not None and e.pre_tokens is not None and e.pre_tokens >= e.threshold:
-                return "threshold", (
-                    f"the last request before it ({q.id}) was refused as too long and its turn ended in an error; "
-                    f"the next prompt (line {s.records[prompt].line}) came, and Claude Code compacted before sending "
-                    f"it: preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
-                )
+            came = (
+                f"the last request before it ({q.id}) was refused as too long and its turn ended in an error; the next "
+                f"prompt (line {s.records[prompt].line}) came, and Claude Code compacted before sending it"
+            )
+            if e.threshold is None:  # no threshold by these rules: one was in force all the same (said with it)
+                return "threshold", came
+            if e.pre_tokens is not None and e.pre_tokens >= e.threshold:
+                return "threshold", f"{came}: preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
         elif q is not None and not q.answered:
             return "prompt_too_long", (
                 f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "
                 "no reply: the API refused it"
             )
-        if q is not None and not over:
+        if q is not None and q.answered and not over:
             return "threshold", f"the last request before it ({q.id}) was answered: Claude Code compacted before sending the next"
         if q is not None and q.answered and same_process(s, q.index, e.index):
             answered = q
@@ -861,8 +865,8 @@ def sentence(e: Explanation, th: Thresholds) -> str:
             )
         elif e.cause == "threshold" and not th.enforced:
             why = (
-                f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}) before the next request, while the last one was "
-                f"answered: a threshold was in force, so a window was set that the transcript does not record "
+                f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}) before a request was sent ({e.cause_evidence}): "
+                f"a threshold was in force, so a window was set that the transcript does not record "
                 f"(CLAUDE_CODE_AUTO_COMPACT_WINDOW, autoCompactWindow, modelSettings or /autocompact); without one these "
                 f"rules enforce none for {th.model or 'this model'}"
             ) + kept

@@ -213,7 +213,7 @@ def _context_series(s: Session, settings: Settings, th: Thresholds) -> Series:
     boundaries, micro = [], []
     seg_at: list[int] = []
     seg = 0
-    kept_seg: dict[int, int] = {}  # a boundary that kept responses -> the segment it closed
+    kept_seg: dict[int, int] = {}  # a kept response (its last record) -> the segment its compaction closed
     # The responses a compaction kept verbatim sit after its summary on the chain, but they were answered before
     # it: they are points of the segment the compaction closed (Claude Code zeroes their usage only for what
     # follows). A response kept by back-to-back compactions belongs to the first one's segment.
