@@ -217,16 +217,10 @@ def resumed_chain(conv: Any, version: str | None) -> list[int]:
     """The records a resume continues from, in order: the active chain and, when the release continues from the
     trailing record below its leaf, the records down to it (a system record among them is sent when it is a local
     command's output: "Not enough messages to compact." below the /compact that printed it, 2.1.328 seed 28002)."""
-    chain = list(conv.chain)
     tail = conv.trailing_leaf
     if tail is None or resume_parent(conv, version)[0] != conv.records[tail].uuid:
-        return chain
-    below: list[int] = []
-    i: int | None = tail
-    while i is not None and i != conv.leaf and len(below) <= len(conv.records):
-        below.append(i)
-        i = conv.parent.get(i)
-    return chain + below[::-1]
+        return list(conv.chain)
+    return list(conv.chain) + conv.below_leaf()
 
 
 def answer_at(probe: str, version: str | None) -> bool | None:

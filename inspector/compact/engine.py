@@ -858,12 +858,7 @@ def trailing_records(sl: Slice) -> list[int]:
         return []
     # the records between the last message and it too (a prompt_snapshot written after the reply: 2.1.328 counted it
     # in a partial "from" compaction's messagesSummarized, REPL seed 14003)
-    path = [tail]
-    j = conv.parent.get(tail)
-    while j is not None and j != conv.leaf and len(path) <= len(sl.session.records):
-        path.append(j)
-        j = conv.parent.get(j)
-    return list(reversed(path)) if j == conv.leaf else [tail]
+    return conv.below_leaf()
 
 
 def engine_compact(

@@ -401,6 +401,17 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
     )
 
 
+def _threshold_after_refusal(e: Explanation, came: str) -> tuple[str, str] | None:
+    """A compaction at the check before a request, after a refusal that ended its run or turn (`came` says which):
+    the threshold's, when these rules give none (one was in force all the same: the sentence says which settings)
+    or the compaction was at or above theirs; None otherwise."""
+    if e.threshold is None:
+        return "threshold", came
+    if e.pre_tokens is not None and e.pre_tokens >= e.threshold:
+        return "threshold", f"{came}: preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
+    return None
+
+
 def _prompted_after_error(s: Session, start: int, end: int) -> int | None:
     """The user's next prompt between records `start` and `end` once a turn ended in an API error reply (a refused
     request whose compaction failed: 2.1.3xx writes "Prompt is too long · automatic compaction failed"); None when
@@ -449,25 +460,23 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
         if q is not None and not q.answered and not same_process(s, q.index, e.index):
             # the refusal ended its run (the attempts to compact then failed, leaving no trace): a new process
             # compacted as it started, at its own threshold
-            came = (
+            at = _threshold_after_refusal(
+                e,
                 f"the last request before it ({q.id}) was refused as too long and ended that run without a "
-                "compaction; the next run compacted as it started"
+                "compaction; the next run compacted as it started",
             )
-            if e.threshold is None:  # no threshold by these rules: one was in force all the same (said with it)
-                return "threshold", came
-            if e.pre_tokens is not None and e.pre_tokens >= e.threshold:
-                return "threshold", f"{came}: preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
+            if at is not None:
+                return at
         elif q is not None and not q.answered and (prompt := _prompted_after_error(s, q.index, e.index)) is not None:
             # the refusal ended its turn in an error (its compaction failed); the user's next prompt came, and the
             # check before that prompt's request compacted
-            came = (
+            at = _threshold_after_refusal(
+                e,
                 f"the last request before it ({q.id}) was refused as too long and its turn ended in an error; the next "
-                f"prompt (line {s.records[prompt].line}) came, and Claude Code compacted before sending it"
+                f"prompt (line {s.records[prompt].line}) came, and Claude Code compacted before sending it",
             )
-            if e.threshold is None:  # no threshold by these rules: one was in force all the same (said with it)
-                return "threshold", came
-            if e.pre_tokens is not None and e.pre_tokens >= e.threshold:
-                return "threshold", f"{came}: preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
+            if at is not None:
+                return at
         elif q is not None and not q.answered:
             return "prompt_too_long", (
                 f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "

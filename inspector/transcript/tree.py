@@ -58,12 +58,6 @@ class Relink:
     anchor_at: int = -1  # the anchor's index
 
 
-def _keeps(r: Record) -> bool:
-    """Whether a compact boundary names kept messages (a preserved segment or list)."""
-    meta = r.get("compact") or {}
-    return isinstance(meta.get("preservedMessages"), dict) or isinstance(meta.get("preservedSegment"), dict)
-
-
 def is_sent(r: Record) -> bool:
     """A record a resumed Claude Code sends: a message, or an attachment with the text it rendered (2.1.3xx)."""
     return r.type in MESSAGE_TYPES or (r.type == "attachment" and bool(r.get("rendered")))
@@ -170,8 +164,7 @@ class Conversation:
         self._kept_any: set[int] = set()  # the records they kept
         if not boundaries:
             return
-        keeping = [b for b in boundaries if _keeps(recs[b])]
-        found = {b: rl for b in keeping if (rl := self._relink(b, self.parent, apply=False)) is not None}
+        found = {b: rl for b in boundaries if (rl := self._relink(b, self.parent, apply=False)) is not None}
         if len(found) > 1 or any(rl.in_place for rl in found.values()):
             # the history: every compaction's kept records relinked in file order, but those a "summarize from here"
             # kept, which stay before its summary where they were. The kept records are chained here; what hung
@@ -189,11 +182,10 @@ class Conversation:
                     self._moved.append(b)
                     self._kept_any.update(rl.kept)
                 self.relinks[b] = rl
-        last = boundaries[-1]
-        if keeping and keeping[-1] == last:
-            self.relink = self._relink(last, self.parent)
-            if self.relink is not None and not self.relinks:
-                self.relinks = {last: self.relink}
+        last = boundaries[-1]  # (one that keeps nothing, or not what it names, relinks nothing)
+        self.relink = self._relink(last, self.parent)
+        if self.relink is not None and not self.relinks:
+            self.relinks = {last: self.relink}
 
     def _relink(self, last: int, parent: dict[int, int | None], apply: bool = True) -> Relink | None:
         """Apply the kept messages of the compaction at `last` to `parent` (unless not `apply`); its Relink, or None
@@ -451,6 +443,20 @@ class Conversation:
         such as turn_duration or stop_hook_summary), or None when the leaf is the chain's last record. Whether
         `--resume` continues from it or from the leaf is a rule of each release (the era matrix's leaf probe)."""
         return self.trailing.get(self.leaf) if self.leaf is not None else None
+
+    def below_leaf(self) -> list[int]:
+        """The records from the leaf's child down to `trailing_leaf`, in order: what a resume that continues from
+        the trailing record has on its chain after the leaf ([] without one; the trailing record alone where the
+        walk up from it does not reach the leaf)."""
+        tail = self.trailing_leaf
+        if tail is None:
+            return []
+        path = [tail]
+        j = self.parent.get(tail)
+        while j is not None and j != self.leaf and len(path) <= len(self.records):
+            path.append(j)
+            j = self.parent.get(j)
+        return path[::-1] if j == self.leaf else [tail]
 
     def boundaries(self, indexes: Iterable[int] | None = None) -> list[int]:
         """Compact and microcompact boundaries, in file order (of `indexes` if given)."""
