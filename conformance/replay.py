@@ -192,6 +192,9 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     argv = list(steps[log[n]["step"]].get("argv") or ())
                     if "--model" in argv[:-1]:
                         kw["resume_model"] = argv[argv.index("--model") + 1]
+                kw["asked_at"], asked_note = _asked_at(
+                    recs[: last_msg + 1], atts, made, "messagesSummarized" in meta or kw.get("trigger") == "manual"
+                )
                 try:
                     res = compact(
                         s,
@@ -309,11 +312,50 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     else f"the preview differs at message {k2}: "
                     + (_first_difference(a[k2], b[k2]) if k2 < min(len(a), len(b)) else f"{len(a)} previewed, {len(b)} sent")
                 )
-                out.append(Replayed(t.name, b_no, what, ok, f"kept {len(theirs)} as Claude Code; {why}"))
+                out.append(Replayed(t.name, b_no, what, ok, f"kept {len(theirs)} as Claude Code; {why}{asked_note}"))
         out += _unserved_rewinds(folder, run)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+_TOLD = re.compile(r"<task-id>([^<]+)</task-id>")
+
+
+def _asked_at(before: list[dict[str, Any]], atts: list[dict[str, Any]], made: str, asked: bool) -> tuple[datetime, str]:
+    """When the compaction was asked for, in the transcript's own clock (its notifications are dated by it): the
+    time its records are dated, for one Claude Code set off itself. A person's /compact or a message picked in the
+    rewind dialog was asked for at a moment no record dates, after the last record before it: Claude Code's task
+    panel forgets each finished agent 30 s after announcing it on a one-second tick that stops while a dialog is
+    open, so the agents it still re-announces tell when; the latest time in that window that keeps every agent it
+    re-announced is taken (said in the row's note), and where none does, the time its records are dated."""
+    from inspector.compact.engine import EVICT_AFTER_S
+
+    dated = datetime.fromisoformat(made.replace("Z", "+00:00"))
+    if not asked:
+        return dated, ""
+    told: dict[str, datetime] = {}
+    for r in before:
+        a = r.get("attachment") or {}
+        if r.get("type") == "attachment" and a.get("type") == "queued_command" and isinstance(a.get("prompt"), str):
+            for m in _TOLD.finditer(a["prompt"]):
+                told[m.group(1)] = datetime.fromisoformat(str(r.get("timestamp")).replace("Z", "+00:00"))
+    kept = [
+        told[x["attachment"].get("taskId")]
+        for x in atts
+        if (x.get("attachment") or {}).get("type") == "task_status" and (x.get("attachment") or {}).get("taskId") in told
+    ]
+    last = next((str(r["timestamp"]) for r in reversed(before) if r.get("timestamp")), None)
+    if not kept or last is None:
+        return dated, ""
+    latest = min(kept) + timedelta(seconds=EVICT_AFTER_S) - timedelta(milliseconds=1)
+    start = datetime.fromisoformat(last.replace("Z", "+00:00"))
+    if not start <= latest < dated:
+        return dated, ""
+    return latest, (
+        f" (asked for {(dated - latest).total_seconds():.1f} s or more before its records are dated, which no record "
+        "says: the background agents it still re-announced tell)"
+    )
 
 
 def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:

@@ -49,6 +49,9 @@ class CompactRequest:
     # the model of the Claude Code that compacts, where it is not the one the session last announced (a session
     # resumed with --model and compacted before any reply): what it re-announces is worded for that model (2.1.3xx)
     resume_model: str | None = None
+    # when the compaction was asked for (a /compact typed, a message picked in the dialog): the background agents
+    # Claude Code still held then are the ones it re-announces (None: the time its records are dated)
+    asked_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,9 @@ class Strategy:
 def _engine(mode: str) -> Callable[[Run], CompactionResult]:
     def run(r: Run) -> CompactionResult:
         q = r.request
-        params = EngineParams(mode, q.trigger, q.instructions, q.refused_at, q.prompt_tokens, resume_model=q.resume_model)
+        params = EngineParams(
+            mode, q.trigger, q.instructions, q.refused_at, q.prompt_tokens, resume_model=q.resume_model, asked_at=q.asked_at
+        )
         return engine_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
 
     return run
@@ -87,7 +92,7 @@ def _partial(r: Run) -> CompactionResult:
         what = "a prompt you typed" if r.tail_era else "a user message"
         raise CompactError(f"partial compaction needs a pivot: the uuid of {what} (--at)")
     if r.tail_era:
-        params = EngineParams("partial", "manual", q.instructions, None, None, q.pivot, q.direction, q.resume_model)
+        params = EngineParams("partial", "manual", q.instructions, None, None, q.pivot, q.direction, q.resume_model, q.asked_at)
         return engine_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
     return partial_compact(
         r.slice, r.estimator, r.summarizer, PartialParams(q.pivot, q.direction, q.instructions), r.factory, r.progress, r.cancel

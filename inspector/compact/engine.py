@@ -42,7 +42,7 @@ from inspector.compact.base import (
     format_compact_summary,
 )
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
-from inspector.textutil import as_dict
+from inspector.textutil import as_dict, timestamp_key
 from inspector.tokens.context import FILE_TOOLS, FileState, file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_stringify
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
@@ -92,6 +92,7 @@ class EngineParams:
     pivot_uuid: str | None = None  # partial: the user message picked in the rewind menu
     direction: str = "from"  # partial: "from" or "up_to"
     resume_model: str | None = None  # the compacting process's model, where the session has not announced it yet
+    asked_at: Any = None  # when it was asked for (datetime): the agents the process still held then are re-announced
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,29 +409,49 @@ RUNNING_TEXT = (
 )
 
 
-def task_statuses(sl: Slice, now: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
+# how long Claude Code keeps a finished background agent it has told the model about (2.1.328's OH, 2.1.332's V1:
+# `evictAfter` = the notification's time + 30 s); past it, the next pass over its tasks forgets the agent (the task
+# panel's one-second tick while it is shown, and each turn's attachments), and a compaction no longer re-announces it
+EVICT_AFTER_S = 30.0
+
+
+def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The `task_status` attachments 2.1.328 writes after a compaction for the background agents its process
     started (bRs): every agent launched since the process began, in launch order, with the status it last
     notified, else "completed" when its own transcript has its final reply by then, else "running" (each worded as
     2.1.328 words it). Only in the process that launched them: a session compacted by a new process (at rest, or
-    resumed) has none."""
+    resumed) has none; nor an agent whose notification came EVICT_AFTER_S or more before the compaction was asked
+    for (`asked`, else `now`): Claude Code has forgotten it by then."""
     s = sl.session
     start = _process_start(sl)  # the compacting process began after it
     by = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
     out: list[dict[str, Any]] = []
     notes: list[str] = []
     status: dict[str, str] = {}
+    told: dict[str, float] = {}  # when the model was told an agent had ended (its notification's time)
     for i in range(start + 1, min(sl.point + 1, len(s.records))):
         r = s.records[i]
         if r.type == "attachment" and r.get("attachment_type") == "queued_command":
             prompt = (s.body(i).get("attachment") or {}).get("prompt")
             for m in _NOTIFIED.finditer(prompt if isinstance(prompt, str) else ""):
                 status[m.group(1)] = m.group(2)
+                when = timestamp_key(r.timestamp)
+                if when is not None:
+                    told[m.group(1)] = when
+    asked = asked if asked is not None else now
+    cutoff = asked.timestamp() - EVICT_AFTER_S if asked is not None else None
     for i in range(start + 1, min(sl.point + 1, len(s.records))):
         tur = s.body(i).get("toolUseResult") if s.records[i].type == "user" else None
         if not (isinstance(tur, dict) and tur.get("status") == "async_launched" and isinstance(tur.get("agentId"), str)):
             continue
         aid = tur["agentId"]
+        if cutoff is not None and aid in told and told[aid] <= cutoff:
+            notes.append(
+                f"background agent {aid} ({tur.get('description')}) ended and was announced "
+                f"{asked.timestamp() - told[aid]:.0f} s before the compaction: not re-announced (Claude Code forgets a "
+                f"finished agent {EVICT_AFTER_S:.0f} s after announcing it)"
+            )
+            continue
         st = status.get(aid) or ("completed" if _agent_finished(s, aid, by) else "running")
         if st not in ("completed", "running"):
             notes.append(
@@ -999,7 +1020,7 @@ def engine_compact(
     reanns, re_notes = reannouncements(sl, msgs, split.keep, params.resume_model)
     # the agents of the process that compacts (task_statuses finds where it began): a slice begun by an earlier
     # process still has the ones the compacting process launched
-    tasks, task_notes = task_statuses(sl, factory.now)
+    tasks, task_notes = task_statuses(sl, factory.now, params.asked_at)
     re_notes += task_notes
     notes += file_notes + re_notes
     auto = trigger == "auto"

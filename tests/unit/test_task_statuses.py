@@ -1,0 +1,113 @@
+"""Which finished background agents a compaction re-announces (2.1.3xx `task_status`): the ones its process still
+holds, and Claude Code forgets a finished agent 30 s after announcing it (`evictAfter`, read from 2.1.328 and
+2.1.332; found by the fresh 2.1.332 REPL seed 31027)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+
+from inspector.compact.base import make_slice
+from inspector.compact.engine import EVICT_AFTER_S, task_statuses
+from inspector.transcript.session import Session
+
+T0 = datetime(2026, 12, 3, 7, 39, 30, tzinfo=UTC)
+
+
+def _at(seconds: float) -> str:
+    return (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z"
+
+
+def _session(tmp_path: Path, notified: dict[str, float]) -> Session:
+    """A 2.1.332 session that launches one background agent per entry and is told each ended at its time (s)."""
+    recs: list[dict] = []
+    parent = None
+
+    def add(rec: dict, t: float) -> None:
+        nonlocal parent
+        rec.update(uuid=f"u{len(recs):03d}", parentUuid=parent, sessionId="s1", version="2.1.332", timestamp=_at(t))
+        rec.setdefault("cwd", "/w")
+        recs.append(rec)
+        parent = rec["uuid"]
+
+    add({"type": "user", "message": {"role": "user", "content": "start the agents"}}, 0)
+    for n, agent in enumerate(notified):
+        call = f"toolu_{n}"
+        add(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "tool_use", "id": call, "name": "Agent", "input": {"description": f"job {n}"}}],
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                },
+            },
+            1 + n,
+        )
+        add(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": "launched"}]},
+                "toolUseResult": {
+                    "status": "async_launched",
+                    "agentId": agent,
+                    "description": f"job {n}",
+                    "outputFile": f"/tmp/{agent}.output",
+                },
+            },
+            1.5 + n,
+        )
+    for agent, t in notified.items():
+        prompt = f"<task-notification>\n<task-id>{agent}</task-id>\n<status>completed</status>\n</task-notification>"
+        add({"type": "attachment", "attachment": {"type": "queued_command", "prompt": prompt}}, t)
+    add({"type": "user", "message": {"role": "user", "content": "go on"}}, max(notified.values()) + 1)
+    add(
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_end",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "done"}],
+                "usage": {"input_tokens": 20, "output_tokens": 5},
+            },
+        },
+        max(notified.values()) + 2,
+    )
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    return Session.load(path)
+
+
+def _announced(s: Session, asked: float) -> list[str]:
+    sl = make_slice(s, s.records[-2].uuid)  # compacting at the prompt before the last reply: the process that ran it
+    out, notes = task_statuses(sl, T0 + timedelta(seconds=asked + 5), T0 + timedelta(seconds=asked))
+    gone = [n for n in notes if "not re-announced" in n]
+    launched = sum(1 for i, r in enumerate(s.records) if r.type == "user" and "toolUseResult" in s.body(i))
+    assert len(out) + len(gone) == launched  # each agent is announced or said to be forgotten
+    return [a["attachment"]["taskId"] for a in out]
+
+
+def test_an_agent_announced_30_s_before_is_forgotten_and_said_so(tmp_path: Path) -> None:
+    s = _session(tmp_path, {"a1": 10.0, "a2": 14.0, "a3": 14.3})
+    # asked 2 s after a1's time ran out: a1 is gone, the two announced later are still held
+    assert _announced(s, 10.0 + EVICT_AFTER_S + 2) == ["a2", "a3"]
+    sl = make_slice(s, s.records[-2].uuid)
+    _, notes = task_statuses(sl, None, T0 + timedelta(seconds=10.0 + EVICT_AFTER_S + 2))
+    assert any("a1" in n and "32 s before the compaction" in n for n in notes)
+
+
+def test_every_agent_is_held_within_30_s_and_none_after(tmp_path: Path) -> None:
+    s = _session(tmp_path, {"a1": 10.0, "a2": 14.0})
+    assert _announced(s, 10.0 + EVICT_AFTER_S - 0.5) == ["a1", "a2"]
+    assert _announced(s, 14.0 + EVICT_AFTER_S) == []
+
+
+def test_without_a_time_every_agent_is_re_announced(tmp_path: Path) -> None:
+    s = _session(tmp_path, {"a1": 10.0})
+    out, _ = task_statuses(make_slice(s, s.records[-2].uuid), None)
+    assert [a["attachment"]["taskId"] for a in out] == ["a1"]
