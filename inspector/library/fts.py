@@ -1,22 +1,26 @@
 """A full-text index of what a person reads in the transcripts, in SQLite (FTS5): instant search.
 
 The database `$XDG_CACHE_HOME/inspector/index.sqlite` knows every file indexed (`files`: its inode, size, time,
-first bytes, how far it was read), the folder listings (`listings`, `dirs`) and the per-session stats (`stats`).
-The texts `search` looks in (`record_texts` of each line: prompts, replies, thinking, tool inputs and results,
-summaries, system notes, attachments' rendered text; persisted tool results), each with its file, line, byte
-offset, record type, place and time, are in shards: `index-t<k>.sqlite`, one per core (at most 8), file id i in
-shard i % n, attached to the main connection. Each shard is written by one process at a time, so a build runs
-SQLite's tokenizer on every core.
+a digest of its first bytes, how far it was read), the folder listings (`listings`, `dirs`) and the per-session
+stats (`stats`). The texts `search` looks in (`record_texts` of each line: prompts, replies, thinking, tool inputs
+and results, summaries, system notes, attachments' rendered text; persisted tool results) are indexed in shards:
+`index-t<k>.sqlite`, one per core (at most 8), file id i in shard i % n, attached to the main connection, each
+text's place (file, line, byte offset and length, record type, place, time, rank in its line) beside it. Each shard
+is written by one process at a time, so a build runs SQLite's tokenizer on every core.
 
 - Incremental: a file is indexed once; a file that grew (a live session) only from the end of its last complete
   line indexed; a file replaced (another inode, other first bytes) or truncated is dropped and indexed again. A
   file's rows are found by their rowid spans (each with its first line), never by reading every text.
-- What it returns is what the scan returns: the index is of words (FTS5's `ascii` tokenizer, `detail=none`, over
-  an external-content table: about half a trigram index's build time), and it only picks the candidate texts: those
-  holding the query's inner words whole, a word starting with its last and, for its first (a fragment of a word),
-  one of the words of the shard's vocabulary that hold it (`shards.add_words`, looked up by trigram). The same
-  `Query.find_in` as the scan decides, counts and cuts the snippet. A query with no letter or digit, or not ASCII
-  (FTS5 folds the case of ASCII only), or whose every word is too common to narrow, is left to the scan.
+- What it returns is what the scan returns: the index is of words (FTS5's `ascii` tokenizer, `detail=none`,
+  contentless), and it only picks the candidate texts: those holding the query's inner words whole, a word
+  starting with its last and, for its first (a fragment of a word), one of the words of the shard's vocabulary
+  that hold it (`shards.add_words`, looked up by trigram). Each candidate is read again from its transcript
+  (`shards.texts_at`), and the same `Query.find_in` as the scan decides, counts and cuts the snippet. A query with
+  no letter or digit, or not ASCII (FTS5 folds the case of ASCII only), or whose every word is too common to
+  narrow, is left to the scan.
+- Small, and no copy of what was written: the index keeps words and places, not the texts (against keeping them:
+  a tenth of the disk, and a third less time to build); a contentless index cannot forget a text, so a dropped
+  one's rowid stays in it with no place (never a candidate) until most of a shard is such, when it is built again.
 - Safe: WAL mode, a short busy timeout, one writing process at a time (`index.lock`); a shard's commit comes before
   the main database's, and a crash between is healed by the file's next update (its lines after the main count
   are dropped first). A database that is corrupt, of another schema or missing a shard is deleted and built again
@@ -61,10 +65,11 @@ from inspector.library.shards import (
     read_texts,
     shard_schema,
     sync_words,
+    texts_at,
     write_texts,
 )
 
-SCHEMA = 9
+SCHEMA = 10
 SHARDS_MAX = 8  # the texts are spread over this many databases at most (one per core): each is written by one process
 ROOM_MARGIN = 64 << 20  # free bytes a search leaves on the cache's disk: below it, it reads instead of indexing
 # a shard's tables, FTS5's own included (one lost makes lookups answer nothing, or fail, in silence)
@@ -72,7 +77,23 @@ SHARD_TABLES = frozenset(
     {"docs", "spans", "words", "wordstate", "vocab"}
     | {f"{fts}{part}" for fts in ("texts", "wordgrams") for part in ("", "_data", "_idx", "_config", "_docsize")}
 )
-HEAD = 4096  # bytes of a file's start kept to tell a replaced file from a grown one
+HEAD = 4096  # bytes of a file's start that tell a replaced file from a grown one (kept as a digest, never the text)
+
+
+def head_mark(head: bytes) -> bytes:
+    """What the index keeps of a transcript's first bytes: their count and a digest (not the bytes: the cache holds no
+    copy of what a person wrote)."""
+    import hashlib
+
+    return len(head).to_bytes(4, "big") + hashlib.blake2b(head, digest_size=16).digest()
+
+
+def same_start(mark: bytes | None, head: bytes) -> bool:
+    """Whether a file now starts as it did when `mark` was taken (it may have grown since)."""
+    if not mark or len(mark) != 20:
+        return False
+    n = int.from_bytes(mark[:4], "big")
+    return len(head) >= n and head_mark(head[:n]) == mark
 
 
 @dataclass(slots=True)
@@ -235,9 +256,13 @@ class SearchIndex:
             # what the spans say the shard holds against the rows it holds (a shard whose texts were lost would
             # return fewer hits in silence); both counts read b-tree pages only, not the texts
             spanned = db.execute(f"SELECT coalesce(sum(hi - lo + 1), 0) FROM t{k}.spans").fetchone()[0]
-            held = db.execute(f"SELECT count(*) FROM t{k}.texts_docsize").fetchone()[0]
-            if spanned != held:
-                raise sqlite3.DatabaseError(f"its shard {k} holds {held:,} texts where its spans say {spanned:,}")
+            held = db.execute(f"SELECT count(*) FROM t{k}.docs").fetchone()[0]
+            indexed = db.execute(f"SELECT count(*) FROM t{k}.texts_docsize").fetchone()[0]
+            dead = db.execute(f"SELECT dead FROM t{k}.wordstate").fetchone()[0]
+            if not spanned == held == indexed - dead:
+                raise sqlite3.DatabaseError(
+                    f"its shard {k} holds {held:,} texts and indexes {indexed - dead:,} where its spans say {spanned:,}"
+                )
         db.execute("SELECT count(*) FROM files").fetchone()
         return db
 
@@ -382,6 +407,7 @@ class SearchIndex:
         """Index what is new in a transcript; returns the lines read. A replaced or truncated file is redone.
         Raises IndexBusy when another process is writing the index."""
         with self.writer():
+            self._drop_dead()
             plan = self._plan(path)
             if plan is None:
                 return 0
@@ -410,7 +436,7 @@ class SearchIndex:
         if row is None:
             return Job(key, name, None, 0, 0, -1, "t", st, head, None, row)
         fid, inode, size, mtime_ns, old_head, indexed_to, lines = row
-        if inode != st.st_ino or st.st_size < indexed_to or head[: len(old_head or b"")] != (old_head or b"")[: len(head)]:
+        if inode != st.st_ino or st.st_size < indexed_to or not same_start(old_head, head):
             return Job(key, name, fid, 0, 0, -1, "t", st, head, None, row)  # replaced: all of it goes
         return Job(key, name, fid, indexed_to, lines, lines, "t", st, head, None, row)  # grown: its tail's rows go
 
@@ -441,18 +467,19 @@ class SearchIndex:
 
     def _run_jobs(self, jobs: list[Job], workers: int | None, stop: Callable[[], bool], what: str) -> int:
         """Index these files: in shard processes when there is much to read (`_run_in_shards`), otherwise, or where
-        worker processes cannot start (a sandbox, no /dev/shm), here. Returns the lines (persisted outputs) read."""
+        worker processes cannot start (a sandbox, no /dev/shm), here. Returns the lines (persisted outputs) read. The
+        vocabulary is left behind where a large write was: the caller completes it (`_sync_words`)."""
         n = self._workers(workers)
-        if n > 1 and len(jobs) >= 4 and sum(job.size for job in jobs) >= POOL_MIN:
-            with self.transaction():  # the new files get their ids (and so their shards) first
+        pool = n > 1 and len(jobs) >= 4 and sum(job.size for job in jobs) >= POOL_MIN
+        if pool or any(job.fid is None and job.kind == "p" for job in jobs):
+            with self.transaction():  # the new files get their ids (and so their shards) first, in one transaction
                 for job in jobs:
-                    if job.fid is None:
-                        job.fid = self.db.execute("INSERT INTO files(path) VALUES(?)", (job.key,)).lastrowid
+                    if job.fid is None and (pool or job.kind == "p"):
+                        job.fid = self.db.execute("INSERT INTO files(path, owner) VALUES(?, ?)", (job.key, job.owner)).lastrowid
                         job.row = (job.fid, None, None, None, None, 0, 0)
+        if pool:
             try:
-                read = self._run_in_shards(jobs, n, stop, what)
-                self._sync_words()
-                return read
+                return self._run_in_shards(jobs, n, stop, what)
             except _POOL_ERRORS as exc:  # this process does it (a file a shard did is skipped: its row changed)
                 self.notice(f"indexing in one process: {exc}")
         read = 0
@@ -468,7 +495,6 @@ class SearchIndex:
             except OSError:
                 pass  # gone since it was listed
             self.progress(what, k + 1, len(jobs))
-        self._sync_words()
         return read
 
     def _sync_words(self) -> None:
@@ -477,6 +503,31 @@ class SearchIndex:
             if self.db.execute(f"SELECT behind FROM t{k}.wordstate").fetchone()[0]:
                 with self.transaction():
                     sync_words(self.db, f"t{k}.")
+
+    def _drop_dead(self) -> None:
+        """Empty each shard whose contentless index holds more texts since dropped than live ones (files replaced,
+        sessions deleted), before a pass plans what to read: its files are then read again as new ones (the
+        vocabulary stays: it never shrinks). Left to a later pass while another process writes."""
+        for k in range(self.shards):
+            dead = self.db.execute(f"SELECT dead FROM t{k}.wordstate").fetchone()[0]
+            if dead > REBUILD_DEAD and dead > self.db.execute(f"SELECT count(*) FROM t{k}.docs").fetchone()[0]:
+                try:
+                    with self.writer():
+                        self._rebuild(k)
+                except IndexBusy:
+                    return
+
+    def _rebuild(self, k: int) -> None:
+        with self.transaction():
+            self.db.execute(f"INSERT INTO t{k}.texts(texts) VALUES('delete-all')")
+            self.db.execute(f"DELETE FROM t{k}.docs")
+            self.db.execute(f"DELETE FROM t{k}.spans")
+            self.db.execute(f"UPDATE t{k}.wordstate SET dead=0")
+            self.db.execute(
+                "UPDATE files SET inode=NULL, size=NULL, mtime_ns=NULL, head=NULL, indexed_to=0, lines=0 WHERE id % ? = ?",
+                (self.shards, k),
+            )
+            self.db.execute("DELETE FROM dirs")  # each session's persisted outputs looked at again
 
     def _workers(self, workers: int | None) -> int:
         """The worker processes to use: one per shard at most."""
@@ -632,6 +683,7 @@ class SearchIndex:
         `stop`: asked between files; when it says so, what is done is kept and the rest left (an app quitting).
         When another process is writing the index (and not `wait`), nothing is written: all that changed is stale."""
         self.stale, self.stale_sessions, self.stale_bytes, self.busy = set(), set(), 0, False
+        self._drop_dead()
         known = self._known()
         changed = []
         left = budget if budget is not None else 1 << 62
@@ -692,6 +744,7 @@ class SearchIndex:
                     left -= sum(job.size for job in mine)
                     seen.append((d, m if 0 <= now - m > RACY_NS else -1))
                 read += self._run_jobs(jobs, workers, stop or (lambda: False), "persisted outputs")
+                self._sync_words()  # once, after both: it reads each shard's every word
                 if not (stop is not None and stop()):  # folders done: looked at again only when they change
                     self.db.executemany("INSERT OR REPLACE INTO dirs VALUES(?, ?)", seen)
                 return read
@@ -718,8 +771,8 @@ class SearchIndex:
 
     def _persisted_jobs(self, session: Path) -> list[Job]:
         """The session's persisted tool results that changed, each to be indexed as one text (as the scan reads it:
-        its first PERSISTED_CAP bytes); new ones get their row, so their shard, now; the rows of files gone are
-        dropped."""
+        its first PERSISTED_CAP bytes; a new one's row, so its shard, is made by `_run_jobs`); the rows of files gone
+        are dropped."""
         from inspector.transcript.session import tool_result_files
 
         owner = path_key(session)
@@ -738,12 +791,8 @@ class SearchIndex:
             row = self.db.execute("SELECT id, inode, size, mtime_ns FROM files WHERE path=?", (key,)).fetchone()
             if row is not None and (row[1], row[2], row[3]) == (st.st_ino, st.st_size, st.st_mtime_ns):
                 continue
-            if row is None:
-                with self.transaction():
-                    fid = self.db.execute("INSERT INTO files(path, owner) VALUES(?, ?)", (key, owner)).lastrowid
-            else:
-                fid = row[0]
-            jobs.append(Job(key, os.fspath(p), fid, 0, 0, -1, "p", st, None, owner, None))
+            # a new one gets its row (so its shard) with the others, in one transaction (`_run_jobs`)
+            jobs.append(Job(key, os.fspath(p), row[0] if row else None, 0, 0, -1, "p", st, None, owner, None))
         return jobs
 
     def _apply_persisted(self, job: Job) -> int:
@@ -766,7 +815,7 @@ class SearchIndex:
         else:
             self.db.execute(
                 "UPDATE files SET inode=?, size=?, mtime_ns=?, head=?, indexed_to=?, lines=? WHERE id=?",
-                (st.st_ino, st.st_size, st.st_mtime_ns, job.head, offset, lines, job.fid),
+                (st.st_ino, st.st_size, st.st_mtime_ns, head_mark(job.head or b""), offset, lines, job.fid),
             )
 
     def behind(self) -> str:
@@ -812,7 +861,7 @@ class SearchIndex:
                 return None
             if expr:
                 found += self.db.execute(
-                    f"SELECT file_id, line, off, type, place, ts, text FROM t{k}.docs "
+                    f"SELECT file_id, line, off, len, type, place, ts, k FROM t{k}.docs "
                     f"WHERE id IN (SELECT rowid FROM t{k}.texts WHERE texts MATCH ?) ORDER BY id",
                     (expr,),
                 ).fetchall()
@@ -832,16 +881,20 @@ class SearchIndex:
             )
         wanted = {path_key(p): p for p in paths}
         owners = {path_key(p): p for p in persisted_of}
-        for fid, line, off, t, place, ts, text in found:
+        by_file: dict[int, list[tuple[Any, ...]]] = {}
+        for row in found:
+            by_file.setdefault(row[0], []).append(row[1:])
+        for fid, rows in by_file.items():
             got = ids.get(fid)
             if got is None:
                 continue
             fkey, owner = got
-            if line == 0:
+            if rows[0][0] == 0:
                 if owner is not None and owner in owners:
-                    outp.setdefault(owners[owner], []).append((Path(os.fsdecode(fkey)), text))
+                    for *_, text in texts_at(os.fsdecode(fkey), rows):
+                        outp.setdefault(owners[owner], []).append((Path(os.fsdecode(fkey)), text))
             elif fkey in wanted:
-                out.setdefault(wanted[fkey], []).append((line, off, t, place, ts, text))
+                out[wanted[fkey]] = texts_at(os.fsdecode(fkey), rows, query.line_may_match)
         for v in outp.values():
             v.sort()
         return out, outp
@@ -864,11 +917,12 @@ class SearchIndex:
         expr = self._expression(k, conds)
         if not expr:
             return None if expr is None else []
-        return self.db.execute(
-            f"SELECT line, off, type, place, ts, text FROM t{k}.docs "
+        rows = self.db.execute(
+            f"SELECT line, off, len, type, place, ts, k FROM t{k}.docs "
             f"WHERE id IN (SELECT rowid FROM t{k}.texts WHERE texts MATCH ?) AND file_id=? ORDER BY id",
             (expr, row[0]),
         ).fetchall()
+        return texts_at(os.fspath(path), rows, query.line_may_match)
 
     def _expression(self, k: int, conds: list[tuple[str, str]]) -> str | None:
         """The FTS5 query that picks the texts of shard k a query's `conditions` allow: each whole word, each word
@@ -904,7 +958,7 @@ class SearchIndex:
             "SELECT count(*) FILTER (WHERE owner IS NULL), count(*) FILTER (WHERE owner IS NOT NULL), "
             "coalesce(sum(indexed_to), 0) FROM files"
         ).fetchone()
-        texts = sum(self.db.execute(f"SELECT count(*) FROM t{k}.texts_docsize").fetchone()[0] for k in range(self.shards))
+        texts = sum(self.db.execute(f"SELECT count(*) FROM t{k}.docs").fetchone()[0] for k in range(self.shards))
         sessions = self.db.execute("SELECT count(*) FROM stats").fetchone()[0]
         names = [str(self.path)] + [str(shard_path(self.path, k)) for k in range(self.shards)]
         size = sum(os.path.getsize(n + s) for n in names for s in ("", "-wal") if os.path.exists(n + s))
@@ -922,6 +976,7 @@ SHARD_BATCH = 16 << 20  # bytes of files a shard's process is given at a time
 LOCK_QUIET = 1.0  # seconds waited for the writer lock before saying so
 
 
+REBUILD_DEAD = 100_000  # texts dropped from a shard's index (and still in it) above which, when most of it, it is rebuilt
 MAX_ALTERNATIVES = 400  # words holding a fragment beyond which its condition does not narrow enough to be asked
 _QUERY_WORD = re.compile(r"[0-9a-z]+")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,11 +69,13 @@ _WORD = re.compile(rb"[0-9a-z\x80-\xff]+")
 def shard_schema(shard: str) -> str:
     """The tables of one shard (`shard`: "t0." when attached)."""
     return f"""
-        -- the texts, and their index (an external-content FTS5 table: half the build time of one keeping its own)
-        CREATE TABLE {shard}docs(id INTEGER PRIMARY KEY, text TEXT NOT NULL, file_id INTEGER NOT NULL, line INTEGER,
-                                 off INTEGER, type TEXT, place TEXT, ts TEXT);
-        CREATE VIRTUAL TABLE {shard}texts USING fts5(text, content='docs', content_rowid='id', tokenize='ascii',
-                                                     detail=none);
+        -- where each text is (a contentless FTS5 table indexes it: the text itself stays in the transcript, read again
+        -- when a lookup picks it; a tenth of the disk and two thirds of the write of an index that keeps a copy):
+        -- its file, line, the line's byte offset and length, record type, place, time, and `k`, its rank among the
+        -- line's texts (`record_texts`, the empty ones left out)
+        CREATE TABLE {shard}docs(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, line INTEGER, off INTEGER,
+                                 len INTEGER, type TEXT, place TEXT, ts TEXT, k INTEGER NOT NULL);
+        CREATE VIRTUAL TABLE {shard}texts USING fts5(text, content='', tokenize='ascii', detail=none);
         -- the rowids of a file's texts, a span per update (an FTS5 table finds rows by rowid only: deleting by
         -- file_id would read every text); `line_lo`: the first line of the span (0: a persisted output)
         CREATE TABLE {shard}spans(file_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,
@@ -85,9 +87,11 @@ def shard_schema(shard: str) -> str:
         CREATE VIRTUAL TABLE {shard}wordgrams USING fts5(word, content='words', content_rowid='id',
                                                          tokenize='trigram', detail=none);
         CREATE VIRTUAL TABLE {shard}vocab USING fts5vocab(texts, row);
-        -- 1 while texts were written whose words the vocabulary lacks (a large write, until `sync_words`)
-        CREATE TABLE {shard}wordstate(behind INTEGER NOT NULL);
-        INSERT INTO {shard}wordstate VALUES(0);
+        -- `behind`: 1 while texts were written whose words the vocabulary lacks (a large write, until `sync_words`);
+        -- `next_id`: the rowid the next text gets (never one used before: a contentless index cannot forget a text,
+        -- so a dropped text's rowid stays in it, with no docs row: never a candidate); `dead`: such rowids
+        CREATE TABLE {shard}wordstate(behind INTEGER NOT NULL, next_id INTEGER NOT NULL, dead INTEGER NOT NULL);
+        INSERT INTO {shard}wordstate VALUES(0, 1, 0);
     """
 
 
@@ -125,9 +129,9 @@ def sync_words(db: sqlite3.Connection, shard: str) -> bool:
 
 def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
     """The texts of a transcript's lines from byte `start` (line `lines` + 1), in batches of rows (text, line, offset,
-    type, place, time), then an `End`. The rows of a last line without its end (still being written) come in a
-    batch of their own that starts with None: searched now, read again once the file changes. A line over MAX_LINE
-    bytes is skipped as the scan skips it. Pure (no database): a worker process can run it."""
+    the line's length, type, place, time, k), then an `End`. The rows of a last line without its end (still being
+    written) come in a batch of their own that starts with None: searched now, read again once the file changes. A
+    line over MAX_LINE bytes is skipped as the scan skips it. Pure (no database): a worker process can run it."""
     from inspector.transcript.index import MAX_LINE
 
     rows: list[tuple[Any, ...]] = []
@@ -172,7 +176,7 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
     them, and any rows a crash left between this shard's commit and the main one's), then insert what `read_texts`
     yields, with consecutive rowids, recording their spans. Returns its `End`."""
     drop_texts(db, shard, fid, after)
-    first = next_id = db.execute(f"SELECT coalesce(max(id), 0) FROM {shard}docs").fetchone()[0] + 1
+    first = next_id = db.execute(f"SELECT next_id FROM {shard}wordstate").fetchone()[0]
     tail_from = None
     end = End(0, 0, 0)
     texts: list[str] | None = []  # what was written, while small enough to find its words here
@@ -186,8 +190,8 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
             item = item[1:]
         if item:
             db.executemany(
-                f"INSERT INTO {shard}docs(id, text, file_id, line, off, type, place, ts) VALUES(?,?,?,?,?,?,?,?)",
-                [(next_id + n, r[0], fid, *r[1:]) for n, r in enumerate(item)],
+                f"INSERT INTO {shard}docs(id, file_id, line, off, len, type, place, ts, k) VALUES(?,?,?,?,?,?,?,?,?)",
+                [(next_id + n, fid, *r[1:]) for n, r in enumerate(item)],
             )
             db.executemany(
                 f"INSERT INTO {shard}texts(rowid, text) VALUES(?, ?)", [(next_id + n, r[0]) for n, r in enumerate(item)]
@@ -198,6 +202,7 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
                 chars += sum(len(r[0]) for r in item)
                 if chars > WORDS_INLINE:
                     texts = None
+    db.execute(f"UPDATE {shard}wordstate SET next_id=?", (next_id,))
     if texts is None:
         db.execute(f"UPDATE {shard}wordstate SET behind=1")
     elif texts:
@@ -212,16 +217,14 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
 
 
 def drop_texts(db: sqlite3.Connection, shard: str, fid: int, after: int) -> None:
-    """Delete a file's texts of the spans that start after line `after` (-1: all), by their rowids."""
+    """Forget a file's texts of the spans that start after line `after` (-1: all): their rows go, their rowids stay in
+    the contentless index as `dead` (a lookup joins the rows: a dead rowid is never a candidate; `SearchIndex` builds
+    a shard again once most of it is dead)."""
     for span, lo, hi in db.execute(
         f"SELECT rowid, lo, hi FROM {shard}spans WHERE file_id=? AND line_lo>?", (fid, after)
     ).fetchall():
-        # an external-content index forgets a text when told the text it indexed
-        db.execute(
-            f"INSERT INTO {shard}texts(texts, rowid, text) SELECT 'delete', id, text FROM {shard}docs WHERE id BETWEEN ? AND ?",
-            (lo, hi),
-        )
-        db.execute(f"DELETE FROM {shard}docs WHERE id BETWEEN ? AND ?", (lo, hi))
+        gone = db.execute(f"DELETE FROM {shard}docs WHERE id BETWEEN ? AND ?", (lo, hi)).rowcount
+        db.execute(f"UPDATE {shard}wordstate SET dead=dead+?", (gone,))
         db.execute(f"DELETE FROM {shard}spans WHERE rowid=?", (span,))
 
 
@@ -232,35 +235,61 @@ def persisted_batches(path: str) -> list[Any]:
 
     with open_regular(Path(path)) as f:
         data = f.read(PERSISTED_CAP)
-    return [[(data.decode("utf-8", "replace"), 0, -1, "user", "persisted output", None)], End(len(data), 0, 0)]
+    return [[(data.decode("utf-8", "replace"), 0, -1, len(data), "user", "persisted output", None, 0)], End(len(data), 0, 0)]
 
 
 def index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]]) -> list[tuple[Any, ...]]:
-    """In a worker process: index files into one shard's database, a transaction each; for each, (id, where its
-    next read starts, its complete lines, lines read), or (id, None, None, 0) when it cannot be read now. The main
-    database is written after, by the caller: a crash between leaves the shard ahead, which the next `write_texts`
-    of that file drops (its lines after the count the main database has)."""
+    """In a worker process: index files into one shard's database, in one transaction (FTS5 writes a segment at each
+    commit, and merges them: a commit per file wrote 14 times the bytes); for each, (id, where its next read starts,
+    its complete lines, lines read), or (id, None, None, 0) when it cannot be read now (then the batch is written
+    again a file at a time, without it). The main database is written after, by the caller: a crash between leaves
+    the shard ahead, which the next `write_texts` of that file drops (its lines after the count the main database
+    has)."""
     db = sqlite3.connect(shard_file, timeout=60.0, isolation_level=None)
     try:
         pragmas(db)
-        out: list[tuple[Any, ...]] = []
+        try:
+            return _index_files(db, items, together=True)
+        except OSError:  # a file gone or unreadable since it was listed
+            return _index_files(db, items, together=False)
+    finally:
+        db.close()
+
+
+def _index_files(
+    db: sqlite3.Connection, items: list[tuple[int, str, int, int, int, str]], together: bool
+) -> list[tuple[Any, ...]]:
+    """Index files into a shard in one transaction (`together`: an error undoes all and is raised) or one each (a file
+    that cannot be read is left out)."""
+    out: list[tuple[Any, ...]] = []
+    if together:
+        db.execute("BEGIN IMMEDIATE")
+    try:
         for fid, path, start, lines, after, kind in items:
             try:
                 batches = persisted_batches(path) if kind == "p" else read_texts(path, start, lines)
-                db.execute("BEGIN IMMEDIATE")
+                if not together:
+                    db.execute("BEGIN IMMEDIATE")
                 try:
                     end = write_texts(db, "", fid, after, batches)
                 except BaseException:
-                    if db.in_transaction:  # not after SQLite rolled back itself (a full disk)
+                    if not together and db.in_transaction:  # not after SQLite rolled back itself (a full disk)
                         db.execute("ROLLBACK")
                     raise
-                db.execute("COMMIT")
+                if not together:
+                    db.execute("COMMIT")
                 out.append((fid, end.offset, end.lines, end.read))
             except OSError:
+                if together:
+                    raise
                 out.append((fid, None, None, 0))
-        return out
-    finally:
-        db.close()
+    except BaseException:
+        if together and db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    if together:
+        db.execute("COMMIT")
+    return out
 
 
 def _texts(raw: bytes, line: int, offset: int) -> list[tuple[Any, ...]]:
@@ -273,4 +302,48 @@ def _texts(raw: bytes, line: int, offset: int) -> list[tuple[Any, ...]]:
     t = body.get("type")
     t = t if isinstance(t, str) else ""
     ts = body.get("timestamp") if isinstance(body.get("timestamp"), str) else None
-    return [(text, line, offset, t, where, ts) for where, text in record_texts(body) if text]
+    return [(text, line, offset, len(raw), t, where, ts, k) for k, (where, text) in enumerate(line_texts(body))]
+
+
+def line_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (place, text) of a decoded line that the index holds, in order: `k` in `docs` is a rank in this list."""
+    return [(where, text) for where, text in record_texts(body) if text]
+
+
+def texts_at(path: str, rows: list[tuple[Any, ...]], may_match: Callable[[bytes], bool] | None = None) -> list[tuple[Any, ...]]:
+    """The texts of an index's rows of one file, read again from it: each row (line, offset, length, type, place, time,
+    k) becomes (line, offset, type, place, time, text). A row whose line no longer holds that text (the file was
+    changed since it was indexed, as the next search will find) is left out. A persisted output (line 0) is its
+    first PERSISTED_CAP bytes. Lines are read once however many of their texts are asked for; `may_match`: the search's
+    byte test of a line (a line that cannot hold the query is not decoded: its texts are left out)."""
+    from inspector.transcript.records import LineError, decode_line
+    from inspector.transcript.safefs import open_regular
+
+    out: list[tuple[Any, ...]] = []
+    if rows and rows[0][0] == 0:  # a persisted output: one text, as the scan reads it
+        try:
+            with open_regular(Path(path)) as p:
+                data = p.read(PERSISTED_CAP)
+        except OSError:
+            return out
+        return [(0, -1, rows[0][3], rows[0][4], rows[0][5], data.decode("utf-8", "replace"))]
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (held across the rows, closed below)
+    except OSError:
+        return out
+    with f:
+        at: int | None = None
+        texts: list[tuple[str, str]] = []
+        for line, off, length, t, place, ts, k in rows:
+            if off != at:
+                at = off
+                f.seek(off)
+                raw = f.read(length)
+                try:
+                    whole = len(raw) == length and (may_match is None or may_match(raw))
+                    texts = line_texts(decode_line(raw)[0]) if whole else []
+                except LineError:
+                    texts = []
+            if k < len(texts) and texts[k][0] == place:
+                out.append((line, off, t, place, ts, texts[k][1]))
+    return out
