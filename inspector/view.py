@@ -74,14 +74,29 @@ def passes(r: Record, kind: str, hidden: frozenset[str]) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
 class Row:
-    index: int  # record index
-    kind: str
-    time: str  # HH:MM:SS
-    tokens: int | None  # context at this response (API usage), if it is one
-    label: str  # from the index: type, tool names, sizes
-    on_chain: bool
+    """One timeline row. Its label (from the index: type, tool names, sizes) is made when first read: a timeline of
+    100k records draws a screenful of them, and making them all took a third of a large session's load."""
+
+    __slots__ = ("index", "kind", "time", "tokens", "on_chain", "_session", "_label")
+
+    def __init__(self, index: int, kind: str, time: str, tokens: int | None, session: Session, on_chain: bool) -> None:
+        self.index = index  # record index
+        self.kind = kind
+        self.time = time  # HH:MM:SS
+        self.tokens = tokens  # context at this response (API usage), if it is one
+        self.on_chain = on_chain
+        self._session = session
+        self._label: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self._label is None:
+            self._label = label_of(self._session, self.index)
+        return self._label
+
+    def __repr__(self) -> str:
+        return f"Row({self.index}, {self.kind!r}, {self.time!r}, {self.tokens!r}, on_chain={self.on_chain})"
 
 
 def label_of(s: Session, i: int) -> str:
@@ -168,7 +183,7 @@ def build_rows(s: Session, *, scope: str = "chain", hidden: frozenset[str] = fro
         if r.type == "assistant" and r.has_real_usage and r.usage and (r.message_id is None or last_frag.get(r.message_id) == i):
             tok = context_tokens(r.usage)
         t = r.timestamp[11:19] if r.timestamp and len(r.timestamp) >= 19 else ""
-        rows.append(Row(i, kind, t, tok, label_of(s, i), i in on))
+        rows.append(Row(i, kind, t, tok, s, i in on))
     return rows
 
 
