@@ -193,6 +193,24 @@ def test_core_never_imports_textual_or_rich():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_a_search_imports_only_what_a_lookup_needs(tmp_path):
+    """`inspector search` starts in Python's time and the few libraries a lookup needs (issue 29.5): neither the app's
+    (Textual, Rich) nor the token counter's (tiktoken) nor the summarizer's (anthropic) nor the MCP server's, nor
+    inspector's compaction and token modules; with no index yet and with one (a second search)."""
+    code = (
+        "import sys, io; from inspector.cli import main;"
+        f"main(['search', 'IndexError', {str(SAMPLES)!r}], io.StringIO(), io.StringIO());"
+        "heavy = ('textual', 'rich', 'tiktoken', 'tiktoken_ext', 'anthropic', 'mcp', 'inspector.tui', 'inspector.compact',"
+        " 'inspector.tokens', 'multiprocessing');"
+        "bad = [m for m in heavy if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for attempt in ("no index yet", "the index built"):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+        assert r.returncode == 0, f"{attempt}: {r.stdout}{r.stderr}"
+    assert (tmp_path / "cache" / "inspector" / "index.sqlite").exists()
+
+
 def test_show_prints_the_timeline_and_one_record_in_full(workdir, tmp_path):
     path = sample_session("Fix forecast", workdir)
     code, out, err = run("show", str(path))
