@@ -62,6 +62,9 @@ class Counting:
         self._done()
         return True
 
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()

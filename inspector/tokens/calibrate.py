@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from inspector.tokens.context import restored_context
@@ -231,6 +232,37 @@ def kept_chain_counts(s: Session, series: Series, progress: Progress | None = No
 
 
 KEPT_COUNTS = 256  # sessions whose counts are kept; the least recently counted go first
+
+
+def counts_kept(path: Any) -> bool:
+    """Whether the cache holds counts of this transcript as it is on disk now (its inode, size and time, read whole):
+    known from the kept key alone, the first bytes of the file (it is written first), without decoding the counts. The
+    chain counted is the file's (the settings do not change it), so the same file has the same chain. False when
+    unsure: the counts are then made again (what `kept_chain_counts` does without this answer)."""
+    import json
+    import os
+
+    from inspector import __version__
+    from inspector.statefiles import state_file
+
+    try:
+        resolved = str(Path(path).resolve())
+        st = os.stat(resolved)
+        with open(state_file("counts", resolved), "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+        if not head.startswith('{"key":{'):
+            return False
+        key, _ = json.JSONDecoder().raw_decode(head, len('{"key":'))
+    except (OSError, ValueError, RuntimeError):
+        return False
+    return (
+        isinstance(key, dict)
+        and key.get("schema") == COUNTS_SCHEMA
+        and key.get("inspector") == __version__
+        and key.get("path") == resolved
+        and (key.get("inode"), key.get("size"), key.get("mtime_ns"), key.get("read"))
+        == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_size)
+    )
 
 
 def _keep_newest(folder: Any, n: int) -> None:

@@ -997,12 +997,16 @@ def test_the_chart_marks_each_compaction_above_the_first_response_after_it():
 def test_a_large_session_is_counted_by_a_child_and_reported_as_counting_here_would(monkeypatch, tmp_path):
     """A session over the quick-look size has its tokens counted in a child process while the app reads it (issue
     29.3): the report that follows is the one counted here, and no child is left running."""
+    import shutil
+
     import inspector.tui.screens.session as screen_module
+    from inspector.statefiles import cache_dir
     from inspector.tokens import background
     from inspector.tokens.explain import analyze
 
     path = sample_session("Fix forecast", SAMPLES)
     want = analyze(Session.load(path)).as_dict(full=True)
+    shutil.rmtree(cache_dir() / "counts")  # (kept by the line above: the app would find them)
     children = []
     real = background.count_in_background
 
@@ -1027,6 +1031,8 @@ def test_a_large_session_is_counted_by_a_child_and_reported_as_counting_here_wou
     run(go())
     assert len(children) == 1 and children[0] is not None
     assert children[0].proc.poll() == 0
+    run(go())  # opened again: its counts are kept, no child counts them again
+    assert len(children) == 1
 
 
 # -- focus you can see (issue 15.13) ---------------------------------------------------------------------

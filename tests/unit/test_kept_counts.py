@@ -134,3 +134,23 @@ def test_no_child_on_one_core_and_a_stopped_child_leaves_nothing_wrong(copy, mon
     assert child.proc.poll() is not None
     want = report(copy)
     assert report(copy) == want
+
+
+def test_whether_the_counts_are_kept_is_known_without_reading_them(copy, tmp_path):
+    """The app asks before starting a child to count a large session: yes only for the file counted, as it is now."""
+    assert not calibrate.counts_kept(copy)  # nothing counted yet
+    report(copy)
+    assert calibrate.counts_kept(copy)
+    assert calibrate.counts_kept(str(copy))
+    other = tmp_path / "q" / copy.name
+    other.parent.mkdir()
+    shutil.copyfile(copy, other)
+    assert not calibrate.counts_kept(other)  # the same bytes elsewhere: another file, not counted
+    with open(copy, "ab") as f:  # grew: counted anew
+        f.write(copy.read_bytes().splitlines(keepends=True)[-1])
+    assert not calibrate.counts_kept(copy)
+    report(copy)
+    assert calibrate.counts_kept(copy)
+    kept_file = cache_dir() / "counts" / kept()[0]
+    kept_file.write_bytes(b"not json")  # damaged: unsure, so not kept
+    assert not calibrate.counts_kept(copy)

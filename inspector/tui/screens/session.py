@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ PAGE = 64 * 1024
 QUICK_LOOK_OVER = 8 << 20  # files larger than this show their first records before the whole is read
 QUICK_LOOK_BYTES = 2 << 20
 COUNTING_WAIT = 120.0  # seconds the report waits for the process counting a large session's tokens
+SHOW_WAIT = 2.0  # seconds a load waits for the screen to show the session before it goes on to the report
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,7 @@ class SessionScreen(Screen):
         self.series: Series | None = None
         self.report: TokenReport | None = None
         self._counting: Any = None  # the process counting the tokens of a large session (count_in_background)
+        self._shown = threading.Event()  # set once the screen has taken a loaded session (Ready, not a first look)
         self.hidden: frozenset[str] = frozenset()
         self.scope = "chain"
         self.raw = False
@@ -142,8 +145,10 @@ class SessionScreen(Screen):
                 # the report's token counts are most of a large session's load: another process counts them (and
                 # keeps them) while this one reads the session
                 from inspector.tokens.background import count_in_background
+                from inspector.tokens.calibrate import counts_kept
 
-                self._counting = count_in_background(str(self.path))
+                if not counts_kept(self.path):  # (opened again: its counts are kept, nothing to count)
+                    self._counting = count_in_background(str(self.path))
                 # a large file: show its first records at once, then the whole of it
                 t = Transcript(self.path)
                 t.update(max_bytes=QUICK_LOOK_BYTES)
@@ -166,12 +171,22 @@ class SessionScreen(Screen):
         from inspector.compact import pivot_candidates
 
         pivots = frozenset(pivot_candidates(s, self.settings, series))
+        self._shown.clear()
         self.post_message(self.Ready(Loaded(s, series, self.rows_for(s), pivots), keep, tail=tail))
-        self.post_message(self.CostReady(self.cost_words(s)))  # after the screen: nothing asked for delays it
+        # the screen drawn first: what follows holds the interpreter for a second or more (one process, one lock), and
+        # the rows and chart of a large session would wait behind it
+        self._shown.wait(SHOW_WAIT)
+        # after the screen, the header's cost and the report: the cost while the counting child is still at work (the
+        # report waits for it anyway), else after the report, which it would only delay
         counting, self._counting = self._counting, None
+        cost_first = counting is not None and counting.running()
+        if cost_first:
+            self.post_message(self.CostReady(self.cost_words(s)))
         if counting is not None:
             counting.wait(COUNTING_WAIT)  # its counts are kept in the cache, where analyze finds them (else: counted here)
         self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress, baseline=self.configured)))
+        if not cost_first:
+            self.post_message(self.CostReady(self.cost_words(s)))
 
     def rows_for(self, s: Session) -> list[Row]:
         """The timeline's rows with the current filters (safe to call from a worker)."""
@@ -204,6 +219,8 @@ class SessionScreen(Screen):
             problems,
         )
         self.draw_header()
+        if not msg.partial:
+            self._shown.set()
         if self.initial_search and not msg.partial:
             q = self.initial_search
             self.initial_search = None
