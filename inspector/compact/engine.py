@@ -658,8 +658,30 @@ class Split:
     why: str
 
 
-def _system_prompt_text(s: Any) -> str:
-    body = _latest_payload(s, "prompt_snapshot")
+def _system_prompt_text(s: Any, point: int | None = None, model: str | None = None) -> str:
+    """The system prompt of the process that compacts at record `point` (None: the session's end): the last snapshot
+    before it taken under the same model (a process that compacts at its first request has written none yet, and the
+    one before it may run another model, whose prompt can be a third the size: 2.1.332 gives some models a lean
+    one; fresh 2.1.332 seed 35001), else the last snapshot before it, else the last request's."""
+    end = len(s.records) - 1 if point is None else min(point, len(s.records) - 1)
+    snaps = [
+        i
+        for i in s.conversation.logical_chain
+        if i <= end and s.records[i].type == "attachment" and s.records[i].get("attachment_type") == "prompt_snapshot"
+    ]
+    if snaps and model:
+        in_force: str | None = None
+        by_snap: dict[int, str | None] = {}
+        wanted = set(snaps)
+        for i in range(0, snaps[-1] + 1):
+            m = model_in_force(s.records[i])
+            if m is not None:
+                in_force = m
+            if i in wanted:
+                by_snap[i] = in_force
+        same = [i for i in snaps if same_model(by_snap.get(i), model)]
+        snaps = same or snaps
+    body = s.body(snaps[-1]) if snaps else None
     sp = (body or {}).get("attachment", {}).get("systemPrompt") if body else None
     if isinstance(sp, list):
         return "\n".join(x for x in sp if isinstance(x, str))
@@ -668,6 +690,19 @@ def _system_prompt_text(s: Any) -> str:
         if isinstance(system, list):
             return "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
     return ""
+
+
+def _compacting_model(sl: Slice, params: EngineParams) -> str | None:
+    """The model of the process that compacts at the slice's point: the one it was resumed with, else the last a
+    record before the point says is in force."""
+    if params.resume_model:
+        return params.resume_model
+    s = sl.session
+    for i in range(min(sl.point, len(s.records) - 1), -1, -1):
+        m = model_in_force(s.records[i])
+        if m is not None:
+            return m
+    return None
 
 
 def split_compact(s: Any, msgs: list[int]) -> Split:
@@ -680,10 +715,13 @@ def split_compact(s: Any, msgs: list[int]) -> Split:
     return Split([i for g in groups[:-1] for i in g], groups[-1], len(groups), 1, "the last API round is kept verbatim")
 
 
-def split_reactive(s: Any, msgs: list[int], actual: int, limit: int, instructions: str | None) -> Split:
+def split_reactive(
+    s: Any, msgs: list[int], actual: int, limit: int, instructions: str | None, system: str | None = None
+) -> Split:
     """The tail a prompt-too-long compaction keeps (K7n): the refusal's gap, in local-estimate units, plus the size of
     the summarize prompt, minus the last round, covered by the rounds before it; half the rounds when that would
-    take nearly all of them."""
+    take nearly all of them. `system`: the compacting process's system prompt (its rough size is taken off the API's
+    count before the ratio; default: the session's last)."""
     groups = api_rounds(s, msgs)
     r = len(groups)
     if r < 2:
@@ -698,7 +736,8 @@ def split_reactive(s: Any, msgs: list[int], actual: int, limit: int, instruction
     elif r > 3:
         sizes = [sum(rough_record(s.body(i)) for i in g) for g in groups]
         total = sum(sizes)
-        ratio = max(PTL_RATIO_FLOOR, (actual - _rough(_system_prompt_text(s))) / total) if total > 0 else 1.0
+        sys_rough = _rough(system if system is not None else _system_prompt_text(s))
+        ratio = max(PTL_RATIO_FLOOR, (actual - sys_rough) / total) if total > 0 else 1.0
         prompt = round((SUMMARIZE_PROMPT_CHARS + (INSTRUCTIONS_HEADER_CHARS + _js_len(instructions) if instructions else 0)) / 4)
         gap = actual - limit
         need = gap / ratio + prompt - sizes[-1]
@@ -941,7 +980,8 @@ def engine_compact(
         if params.refused_at is None or params.refused_at <= 0:
             raise CompactError("as if the API refused: give the limit it refused at (--refused-at N)")
         actual = params.prompt_tokens if params.prompt_tokens is not None else max(before, params.refused_at + 1)
-        split = split_reactive(s, msgs, actual, params.refused_at, params.instructions)
+        system = _system_prompt_text(s, sl.point, _compacting_model(sl, params))
+        split = split_reactive(s, msgs, actual, params.refused_at, params.instructions, system)
         trigger = "auto"
         told = (
             ""
