@@ -190,9 +190,11 @@ def _attachments_of(s: Any, indexes: list[int], kind: str) -> list[int]:
     return [i for i in indexes if s.records[i].type == "attachment" and s.records[i].get("attachment_type") == kind]
 
 
-def _latest_payload(s: Any, kind: str) -> dict[str, Any] | None:
+def _latest_payload(s: Any, kind: str, upto: int | None = None) -> dict[str, Any] | None:
+    """The last attachment of `kind` on the history, at or before record `upto` (None: the session's end): a
+    compaction at an earlier message knows nothing written after it."""
     for i in reversed(s.conversation.logical_chain):
-        if s.records[i].type == "attachment" and s.records[i].get("attachment_type") == kind:
+        if (upto is None or i <= upto) and s.records[i].type == "attachment" and s.records[i].get("attachment_type") == kind:
             return s.body(i)
     return None
 
@@ -658,11 +660,11 @@ class Split:
     why: str
 
 
-def _system_prompt_text(s: Any, point: int | None = None, model: str | None = None) -> str:
-    """The system prompt of the process that compacts at record `point` (None: the session's end): the last snapshot
-    before it taken under the same model (a process that compacts at its first request has written none yet, and the
-    one before it may run another model, whose prompt can be a third the size: 2.1.332 gives some models a lean
-    one; fresh 2.1.332 seed 35001), else the last snapshot before it, else the last request's."""
+def _snapshot_of(s: Any, point: int | None = None, model: str | None = None) -> int | None:
+    """The prompt snapshot of the process that compacts at record `point` (None: the session's end): the last before
+    it taken under the same model (a process that compacts at its first request has written none yet, and the one
+    before it may run another model, whose prompt can be a third the size: 2.1.332 gives some models a lean one;
+    fresh 2.1.332 seed 35001), else the last before it; None when there is none."""
     end = len(s.records) - 1 if point is None else min(point, len(s.records) - 1)
     snaps = [
         i
@@ -681,7 +683,14 @@ def _system_prompt_text(s: Any, point: int | None = None, model: str | None = No
                 by_snap[i] = in_force
         same = [i for i in snaps if same_model(by_snap.get(i), model)]
         snaps = same or snaps
-    body = s.body(snaps[-1]) if snaps else None
+    return snaps[-1] if snaps else None
+
+
+def _system_prompt_text(s: Any, point: int | None = None, model: str | None = None) -> str:
+    """The system prompt of the process that compacts at record `point`: its snapshot's (`_snapshot_of`), else the
+    last request's."""
+    k = _snapshot_of(s, point, model)
+    body = s.body(k) if k is not None else None
     sp = (body or {}).get("attachment", {}).get("systemPrompt") if body else None
     if isinstance(sp, list):
         return "\n".join(x for x in sp if isinstance(x, str))
@@ -1073,7 +1082,7 @@ def engine_compact(
     # more than 2.1.332's postTokens after every automatic compaction of 34 fresh runs, 108-116 after /compact)
     outside: list[dict[str, Any]] = []
     if auto:
-        ctx = _latest_payload(s, "session_context")
+        ctx = _latest_payload(s, "session_context", sl.point)
         context_records.append(
             _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
         )
@@ -1102,15 +1111,18 @@ def engine_compact(
     if keep_none:
         after_summary += context_records
     if auto:
-        remote = _latest_payload(s, "remote_session_change")
+        remote = _latest_payload(s, "remote_session_change", sl.point)
         if (
             remote is not None
             and "rendered" in remote
             and not any(recs[i].get("attachment_type") == "remote_session_change" for i in split.keep)
         ):
-            after_summary.append(_attributed(_copy_attachment(factory, tmpl, None, remote), _latest_payload(s, "model")))
+            after_summary.append(
+                _attributed(_copy_attachment(factory, tmpl, None, remote), _latest_payload(s, "model", sl.point))
+            )
             outside.append(after_summary[-1])
-        snap = _latest_payload(s, "prompt_snapshot")
+        k_snap = _snapshot_of(s, sl.point, _compacting_model(sl, params))  # the compacting process's own, if written
+        snap = s.body(k_snap) if k_snap is not None else None
         if snap is not None:  # the system prompt in force; the tool list and CLI prefix are written only with the first
             rec = _copy_attachment(factory, tmpl, None, snap)
             for k in ("tools", "cliPrefix"):

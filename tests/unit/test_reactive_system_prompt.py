@@ -76,3 +76,17 @@ def test_only_snapshots_before_the_point_count(tmp_path: Path) -> None:
     # compacting in the first process: the later process's snapshot is not yet written
     assert _system_prompt_text(s, at["reply1"], "claude-sonnet-4-5") == LEAN  # none of that model yet: the last one
     assert _system_prompt_text(s, at["reply1"], "claude-opus-5") == LEAN
+
+
+def test_a_compaction_at_an_earlier_message_knows_nothing_written_after_it(tmp_path: Path) -> None:
+    """What a compaction re-writes after its summary (the model, the session's context, the prompt snapshot) is the
+    last before its point, not the file's last."""
+    from inspector.compact.engine import _latest_payload, _snapshot_of
+
+    s, at = _session(tmp_path)
+    model = lambda body: body["attachment"]["identity"]["modelId"]  # noqa: E731
+    assert model(_latest_payload(s, "model", at["reply1"])) == "claude-opus-5"
+    assert model(_latest_payload(s, "model", at["reply2"])) == "claude-sonnet-4-5"
+    assert model(_latest_payload(s, "model")) == "claude-opus-5[1m]"
+    assert _snapshot_of(s, at["reply1"], None) == at["snap1"]
+    assert _snapshot_of(s, None, "claude-opus-5") == at["snap1"] and _snapshot_of(s, None, None) == at["snap2"]
