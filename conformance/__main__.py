@@ -181,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         out = args.out or Path(tempfile.mkdtemp(prefix="inspector-conformance-generated-"))
         t0 = time.monotonic()
         rows = generated.run_generated(args.random, args.seed, args.version, jobs=args.jobs, out=out, repl=args.random_repl)
-        text = generated.table(rows, args.version, args.random, args.seed, time.monotonic() - t0, args.jobs)
+        kept = sum(1 for r in rows if r.name.startswith("found_"))
+        text = generated.table(rows, args.version, args.random, args.seed, time.monotonic() - t0, args.jobs, kept)
         print(text, end="")
         print(f"runs kept in {out}", file=sys.stderr)
         if args.doc:

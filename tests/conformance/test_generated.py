@@ -670,3 +670,21 @@ def test_the_fake_reports_a_reply_sampled_in_iterations_as_the_api_does():
         ask = {"role": "user", "content": "Your task is to create a detailed summary: answer in <summary> tags"}
         summary = json.loads(post(fake.url, dict(msg, messages=[ask])))
         assert "iterations" not in summary["usage"]
+
+
+def test_a_nightly_takes_the_kept_scenarios_no_golden_holds_in_a_rotation_that_reaches_all():
+    """`--random` runs the kept scenarios too; with 162 of them it took 32 minutes of the 30 it has. Those the suite
+    holds as goldens are replayed at every test run and are left out; of the rest, at most KEPT_PER_RUN in a rotation
+    from the seed, which other seeds carry on."""
+    from conformance.generated import KEPT_PER_RUN, _shape, kept_for, load_found
+
+    found = load_found()
+    golden = {f.name for f in found if (GOLDENS / f.name.replace("found_", "gen_", 1)).is_dir()}
+    assert golden, "some kept scenarios have a golden (found_23035 and gen_23035)"
+    rest = [f.name for f in found if f.name not in golden]
+    runs = [[f.name for f in kept_for(seed, set())] for seed in (0, 37000, 1000)]
+    for got in runs:
+        assert len(got) == min(KEPT_PER_RUN, len(rest)) == len(set(got)) and not golden & set(got)
+    assert set().union(*runs) == set(rest)  # three nights reach every one
+    asked = {_shape(found[0])}  # a kept one the seeds ask for again runs once, as a seed
+    assert found[0].name not in {f.name for f in kept_for(0, asked, limit=len(found))}
