@@ -319,9 +319,6 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     return out
 
 
-_TOLD = re.compile(r"<task-id>([^<]+)</task-id>")
-
-
 def _asked_at(before: list[dict[str, Any]], atts: list[dict[str, Any]], made: str, asked: bool) -> tuple[datetime, str]:
     """When the compaction was asked for, in the transcript's own clock (its notifications are dated by it): the
     time its records are dated, for one Claude Code set off itself. A person's /compact or a message picked in the
@@ -329,7 +326,7 @@ def _asked_at(before: list[dict[str, Any]], atts: list[dict[str, Any]], made: st
     panel forgets each finished agent 30 s after announcing it on a one-second tick that stops while a dialog is
     open, so the agents it still re-announces tell when; the latest time in that window that keeps every agent it
     re-announced is taken (said in the row's note), and where none does, the time its records are dated."""
-    from inspector.compact.engine import EVICT_AFTER_S
+    from inspector.compact.engine import _NOTIFIED, EVICT_AFTER_S
 
     dated = datetime.fromisoformat(made.replace("Z", "+00:00"))
     if not asked:
@@ -338,7 +335,7 @@ def _asked_at(before: list[dict[str, Any]], atts: list[dict[str, Any]], made: st
     for r in before:
         a = r.get("attachment") or {}
         if r.get("type") == "attachment" and a.get("type") == "queued_command" and isinstance(a.get("prompt"), str):
-            for m in _TOLD.finditer(a["prompt"]):
+            for m in _NOTIFIED.finditer(a["prompt"]):  # the notifications the engine reads
                 told[m.group(1)] = datetime.fromisoformat(str(r.get("timestamp")).replace("Z", "+00:00"))
     kept = [
         told[x["attachment"].get("taskId")]

@@ -46,7 +46,7 @@ from inspector.textutil import as_dict, timestamp_key
 from inspector.tokens.context import FILE_TOOLS, FileState, file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_stringify
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
-from inspector.transcript.session import model_in_force, same_model
+from inspector.transcript.session import in_force, model_in_force, same_model
 
 DIRECTIVE = (
     "Continue the conversation from where it left off without asking the user any further questions. Resume directly "
@@ -707,11 +707,7 @@ def _compacting_model(sl: Slice, params: EngineParams) -> str | None:
     if params.resume_model:
         return params.resume_model
     s = sl.session
-    for i in range(min(sl.point, len(s.records) - 1), -1, -1):
-        m = model_in_force(s.records[i])
-        if m is not None:
-            return m
-    return None
+    return in_force(s.records[i] for i in range(min(sl.point, len(s.records) - 1), -1, -1))
 
 
 def split_compact(s: Any, msgs: list[int]) -> Split:

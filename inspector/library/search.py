@@ -24,12 +24,12 @@ from typing import Any
 
 import orjson
 
-from inspector.library.texts import PERSISTED_CAP, record_texts
+from inspector.library.texts import read_persisted, record_texts
 from inspector.textutil import printable, without_surrogates
 from inspector.transcript.discovery import Target, transcript_names
 from inspector.transcript.index import MAX_LINE
 from inspector.transcript.records import LineError, decode_line
-from inspector.transcript.safefs import DIR, open_regular, scan_dir
+from inspector.transcript.safefs import DIR, scan_dir
 
 SNIPPET = 160  # characters of context shown around a match
 
@@ -271,8 +271,7 @@ def _search_persisted(path: Path, query: Query, limit: int | None, candidates: l
 
     for p in tool_result_files(path) if candidates is None else ():
         try:
-            with open_regular(p) as f:
-                data = f.read(PERSISTED_CAP)
+            data = read_persisted(p)
         except OSError:
             continue
         if query.ascii and query.plain not in data.lower():  # plain text, not JSON: the query as typed

@@ -11,11 +11,10 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from inspector.library.cache import pragmas
-from inspector.library.texts import PERSISTED_CAP, record_texts
+from inspector.library.texts import PERSISTED_CAP, read_persisted, record_texts
 
 
 @dataclass(slots=True)
@@ -231,10 +230,7 @@ def drop_texts(db: sqlite3.Connection, shard: str, fid: int, after: int) -> None
 def persisted_batches(path: str) -> list[Any]:
     """A persisted output as `read_texts` would give it: one text, as the scan reads it (its first PERSISTED_CAP
     bytes), then an `End` whose offset is the bytes read."""
-    from inspector.transcript.safefs import open_regular
-
-    with open_regular(Path(path)) as f:
-        data = f.read(PERSISTED_CAP)
+    data = read_persisted(path)
     return [[(data.decode("utf-8", "replace"), 0, -1, len(data), "user", "persisted output", None, 0)], End(len(data), 0, 0)]
 
 
@@ -317,13 +313,11 @@ def texts_at(path: str, rows: list[tuple[Any, ...]], may_match: Callable[[bytes]
     first PERSISTED_CAP bytes. Lines are read once however many of their texts are asked for; `may_match`: the search's
     byte test of a line (a line that cannot hold the query is not decoded: its texts are left out)."""
     from inspector.transcript.records import LineError, decode_line
-    from inspector.transcript.safefs import open_regular
 
     out: list[tuple[Any, ...]] = []
     if rows and rows[0][0] == 0:  # a persisted output: one text, as the scan reads it
         try:
-            with open_regular(Path(path)) as p:
-                data = p.read(PERSISTED_CAP)
+            data = read_persisted(path)
         except OSError:
             return out
         return [(0, -1, rows[0][3], rows[0][4], rows[0][5], data.decode("utf-8", "replace"))]

@@ -14,6 +14,18 @@ from inspector.transcript.records import iter_blocks
 
 PERSISTED_CAP = 64 << 20  # bytes of one persisted output searched
 
+
+def read_persisted(path: Any) -> bytes:
+    """What the search reads of a persisted output: its first PERSISTED_CAP bytes, a regular file only (OSError
+    otherwise). The scan, the index's build and its lookups all read it so."""
+    from pathlib import Path
+
+    from inspector.transcript.safefs import open_regular
+
+    with open_regular(Path(path)) as f:
+        return f.read(PERSISTED_CAP)
+
+
 # Keys whose values are identifiers, bookkeeping or encoded data, not text anyone reads.
 _SKIP_KEYS = frozenset(
     {

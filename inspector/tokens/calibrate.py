@@ -242,7 +242,6 @@ def counts_kept(path: Any) -> bool:
     import json
     import os
 
-    from inspector import __version__
     from inspector.statefiles import state_file
 
     try:
@@ -255,14 +254,23 @@ def counts_kept(path: Any) -> bool:
         key, _ = json.JSONDecoder().raw_decode(head, len('{"key":'))
     except (OSError, ValueError, RuntimeError):
         return False
-    return (
-        isinstance(key, dict)
-        and key.get("schema") == COUNTS_SCHEMA
-        and key.get("inspector") == __version__
-        and key.get("path") == resolved
-        and (key.get("inode"), key.get("size"), key.get("mtime_ns"), key.get("read"))
-        == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_size)
-    )
+    want = _file_key(resolved, st.st_ino, st.st_size, st.st_mtime_ns, st.st_size)
+    return isinstance(key, dict) and {k: key.get(k) for k in want} == want
+
+
+def _file_key(path: str, inode: int, size: int, mtime_ns: int, read: int) -> dict[str, Any]:
+    """The part of the counts' key that names the file as it was read (`_counts_key` adds the records and the chain)."""
+    from inspector import __version__
+
+    return {
+        "schema": COUNTS_SCHEMA,
+        "inspector": __version__,
+        "path": path,
+        "inode": inode,
+        "size": size,
+        "mtime_ns": mtime_ns,
+        "read": read,
+    }
 
 
 def _keep_newest(folder: Any, n: int) -> None:
@@ -286,8 +294,6 @@ def _counts_key(s: Session, series: Series) -> dict[str, Any] | None:
     import hashlib
     from array import array
 
-    from inspector import __version__
-
     t = s.transcript
     if t.only is not None or not t.records or t.records[0].line != 1 or t.records[0].offset != 0 or t._ino is None:
         return None  # a partial index, or one that began inside the file
@@ -297,13 +303,7 @@ def _counts_key(s: Session, series: Series) -> dict[str, Any] | None:
     except (OSError, RuntimeError, OverflowError):
         return None
     return {
-        "schema": COUNTS_SCHEMA,
-        "inspector": __version__,
-        "path": path,
-        "inode": t._ino,
-        "size": t.size,
-        "mtime_ns": t.mtime_ns,
-        "read": t.scanned_to,
+        **_file_key(path, t._ino, t.size, t.mtime_ns, t.scanned_to),
         "records": len(t.records),
         "chain": hashlib.blake2b(chain, digest_size=16).hexdigest(),
     }
