@@ -88,18 +88,15 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
         return g
 
     def charge(g: dict[str, Any], side: str, r: Any) -> None:
-        c = Cost()
-        ledger.price([r], c)
-        g[side].merge(c)
-        total.merge(c)
+        ledger.price([r], g[side])  # the total is the groups' (added up once, below)
 
     whole = args.by in ("session", "project")  # the title, the cwd, Claude Code's own figure: every record
     # only the responses (rows by day, week, month or model over a folder): read in worker processes, each file once
     responses_only = not whole and target.kind != "file"
     if responses_only:
-        from inspector.library.cost import responses_of_files
+        from inspector.library.cost import responses_oldest_first
 
-        for f, got in responses_of_files(oldest_first(target)):
+        for f, got in responses_oldest_first(target):
             if isinstance(got, str):
                 skipped.append((f, got))
                 continue
@@ -128,8 +125,6 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                 cc = s.claude_cost
                 if cc is not None:
                     g["claude_code_usd"] = cc["total_usd"]
-                total.merge(own)
-                total.merge(subs)
                 continue
             for side, r in [("own", r) for r in responses(s)] + [("subagents", r) for r in subagent_responses(s)]:
                 if not in_window(r):
@@ -149,6 +144,9 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
             s.close()
     report_skipped(skipped, err)
     rows = list(groups.values())
+    for g in rows:  # in the order the groups began: a session's, as it was read
+        total.merge(g["own"])
+        total.merge(g["subagents"])
     if args.by in ("day", "week", "month"):
         rows.sort(key=lambda g: g["key"])
     else:

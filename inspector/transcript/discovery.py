@@ -172,8 +172,9 @@ def _lines(chunk: bytes, *, drop_first: bool, drop_last: bool) -> list[dict]:
     return out
 
 
-def quick_info(path: Path, window: int = 65536) -> SessionInfo:
-    """Read only the head and the tail of a transcript (like Claude Code's /resume picker)."""
+def _head_and_tail(path: Path, window: int) -> tuple[os.stat_result, list[dict], list[dict]]:
+    """The file's status and the JSON objects of its first and last `window` bytes (a line cut by either edge left
+    out)."""
     st = path.stat()
     with open(path, "rb") as f:
         head = f.read(window)
@@ -184,6 +185,24 @@ def quick_info(path: Path, window: int = 65536) -> SessionInfo:
             tail = b""
     head_objs = _lines(head, drop_first=False, drop_last=st.st_size > window)
     tail_objs = _lines(tail, drop_first=True, drop_last=False) if tail else []
+    return st, head_objs, tail_objs
+
+
+def _first_of(objs: list[dict]) -> str | None:
+    stamps = [(key, ts) for o in objs if isinstance(ts := o.get("timestamp"), str) and (key := timestamp_key(ts)) is not None]
+    return min(stamps)[1] if stamps else None
+
+
+def first_timestamp(path: Path, window: int = 65536) -> str | None:
+    """A session's first time as `quick_info` reads it (the earliest of its head's and tail's), and nothing else:
+    the order `cost` reads a root in, without the titles and prompts."""
+    _st, head, tail = _head_and_tail(path, window)
+    return _first_of(head + tail)
+
+
+def quick_info(path: Path, window: int = 65536) -> SessionInfo:
+    """Read only the head and the tail of a transcript (like Claude Code's /resume picker)."""
+    st, head_objs, tail_objs = _head_and_tail(path, window)
     info = SessionInfo(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, session_id=path.stem)
     titles: dict[str, str] = {}
     prompts: list[str | None] = []

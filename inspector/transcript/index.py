@@ -9,6 +9,7 @@ written can be brought up to date with `Transcript.update()`, which reads only t
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,10 +32,11 @@ def _holds_in(raw: bytes, needles: tuple[bytes, ...]) -> bool:
     return False
 
 
-def _libc_memmem() -> Callable[[bytes, tuple[bytes, ...]], bool] | None:
-    """`_holds_in` by the C library's memmem, where there is one (glibc, macOS): the partial index's test of every
-    line runs over most of a transcript's bytes, and memmem is 2.5 times as quick as `in` on them (measured on the
-    bench's sessions: 0.11 s against 0.29 s for 295 MB). None elsewhere (Windows): `in` then."""
+@cache
+def _memmem() -> Any:
+    """The C library's memmem through ctypes (glibc, macOS), or None (Windows): a partial index searches a
+    transcript's bytes with it, at about 5 GB/s against Python's `in` (bytes.find) at 2 GB/s and `readline` a line at a
+    time; ctypes is imported only by a partial index."""
     try:
         import ctypes
         import ctypes.util
@@ -46,7 +48,16 @@ def _libc_memmem() -> Callable[[bytes, tuple[bytes, ...]], bool] | None:
     except (ImportError, OSError, AttributeError):
         return None
     fn.restype = ctypes.c_void_p
-    fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    return fn
+
+
+def _libc_memmem() -> Callable[[bytes, tuple[bytes, ...]], bool] | None:
+    """`_holds_in` by the C library's memmem, where there is one: 2.5 times as quick as `in` on a line (measured on
+    the bench's sessions: 0.11 s against 0.29 s for 295 MB). None elsewhere: `in` then."""
+    fn = _memmem()
+    if fn is None:
+        return None
 
     def holds(raw: bytes, needles: tuple[bytes, ...]) -> bool:
         n = len(raw)
@@ -60,8 +71,21 @@ def _libc_memmem() -> Callable[[bytes, tuple[bytes, ...]], bool] | None:
 
 @cache
 def _holds_fn() -> Callable[[bytes, tuple[bytes, ...]], bool]:
-    """The test of a line for a partial index, chosen once (ctypes is imported only by a partial index)."""
+    """The test of a line for a partial index, chosen once."""
     return _libc_memmem() or _holds_in
+
+
+MARKED_CHUNK = 4 << 20  # bytes a partial index reads at a time (a line longer than this is read on in more)
+_buffers = threading.local()
+
+
+def _chunk_buffer(size: int) -> bytearray:
+    """The thread's buffer of a partial index's chunks, made once: a new one for each file cost more than the search
+    (zeroing and faulting in 2 GB over the bench root's 3,000 files, 0.5 s of the 1.6)."""
+    buf = getattr(_buffers, "buf", None)
+    if buf is None or len(buf) != size:
+        buf = _buffers.buf = bytearray(size)
+    return buf
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +103,25 @@ class Problem:
 
 
 INCOMPLETE_TAIL = "incomplete last line (no newline: the file may still be being written)"
+
+
+def _too_long(line: int, offset: int, size: int, cap: int) -> Problem:
+    return Problem(line, offset, f"line too long ({size:,} bytes; a line over {cap:,} bytes is not read)")
+
+
+def _read_into(fd: int, mv: memoryview, pos: int, size: int) -> int:
+    """Read the file from `pos` into the buffer, up to its length and the file's size as it was when the pass began
+    (bytes written since are the next pass's)."""
+    want = min(len(mv), size - pos)
+    if want <= 0:
+        return 0
+    return os.preadv(fd, [mv[:want]], pos) if hasattr(os, "preadv") else _pread_into(fd, mv, pos, want)
+
+
+def _pread_into(fd: int, mv: memoryview, pos: int, want: int) -> int:
+    data = os.pread(fd, want, pos)
+    mv[: len(data)] = data
+    return len(data)
 
 
 class FileChanged(Exception):
@@ -154,8 +197,12 @@ class Transcript:
         new: list[Record] = []
         if st.st_size == self.scanned_to:
             return new
-        loads, problems, absorb, append = orjson.loads, self.problems, self._absorb, new.append
         only = self.only
+        if only is not None and progress is None and max_bytes is None and _memmem() is not None and all(only):
+            self._update_marked(st.st_size, only, new)
+            self.records.extend(new)
+            return new
+        loads, problems, absorb, append = orjson.loads, self.problems, self._absorb, new.append
         holds = _holds_fn() if only is not None else _holds_in
         with gc_paused(), open(self.path, "rb", buffering=1 << 20) as f:
             if self.scanned_to == 0 and f.read(3) == b"\xef\xbb\xbf":
@@ -182,10 +229,7 @@ class Transcript:
                             break
                         total += len(chunk)
                         last = chunk[-1]
-                    size = total - 1 if last == 10 else total
-                    problems.append(
-                        Problem(line_no, offset, f"line too long ({size:,} bytes; a line over {cap:,} bytes is not read)")
-                    )
+                    problems.append(_too_long(line_no, offset, total - 1 if last == 10 else total, cap))
                     offset += total
                     line_no += 1
                     continue
@@ -205,7 +249,8 @@ class Transcript:
                 else:
                     length = n - 1 if raw[-1] == 13 else n
                     complete = False
-                if only is not None and not holds(raw, only):
+                keep = only is None or holds(raw, only)
+                if not keep and complete:
                     offset += n  # not a line this partial index keeps: neither decoded nor counted as a problem
                     line_no += 1
                     continue
@@ -224,7 +269,7 @@ class Transcript:
                                 break  # re-read it next time: it may still be being written
                             problems.append(Problem(line_no, offset, str(exc)))
                             obj = None
-                    if obj is not None:
+                    if obj is not None and keep:
                         if note:
                             problems.append(Problem(line_no, offset, note, skipped=False))
                         rec = index_record(obj, line_no, offset, length)
@@ -237,6 +282,158 @@ class Transcript:
             self._next_line = line_no
         self.records.extend(new)
         return new
+
+    def _take(self, raw: bytes, line_no: int, offset: int, complete: bool, new: list[Record]) -> bool:
+        """Decode one line of a partial index into its record (`_update_marked`); False for a last line that is not
+        whole yet (no newline, and not JSON: it may still be being written), which is left to be read again."""
+        n = len(raw)
+        if complete:
+            length = n - 2 if n > 1 and raw[-2] == 13 else n - 1
+        else:
+            length = n - 1 if n and raw[-1] == 13 else n
+        if not n or not (raw[0] == 123 or (length > 0 and not raw.isspace())):
+            return True
+        try:
+            obj = orjson.loads(raw)
+            if obj.__class__ is not dict:
+                raise LineError(f"not a JSON object (a {type(obj).__name__})")
+            note = None
+        except (orjson.JSONDecodeError, LineError, RecursionError):
+            try:
+                obj, note = decode_line(raw)
+            except LineError as exc:
+                if not complete:
+                    self.problems.append(Problem(line_no, offset, INCOMPLETE_TAIL))
+                    return False
+                self.problems.append(Problem(line_no, offset, str(exc)))
+                return True
+        if not complete and not _holds_in(raw, self.only or ()):
+            return True  # a whole last line without a newline that this partial index does not keep
+        if note:
+            self.problems.append(Problem(line_no, offset, note, skipped=False))
+        rec = index_record(obj, line_no, offset, length)
+        if rec.extra is not None:
+            self._absorb(rec)
+        new.append(rec)
+        return True
+
+    def _update_marked(self, size: int, only: tuple[bytes, ...], new: list[Record]) -> None:
+        """A partial index's pass (`only`): the file is read a chunk at a time into one buffer and searched for the
+        needles with the C library's memmem, from one hit to the next; the lines between are only counted (a newline
+        search, no copy), and a line holding a needle is copied and decoded. The same records and problems as the
+        line-by-line pass, at the speed of memmem (bench/cost.py: most of a root's bytes are tool results, in lines
+        no cost reads). A line longer than the chunk is read on, a chunk at a time, to its end; the last line, when
+        it has no newline, is decoded (and left to be read again when it is not JSON yet: it may still be being
+        written, and the needle may be in the part not written yet)."""
+        import ctypes
+
+        memmem = _memmem()
+        cap, chunk = MAX_LINE, MARKED_CHUNK
+        overlap = max(len(x) for x in only) - 1
+        buf = _chunk_buffer(chunk)
+        mv = memoryview(buf)
+        cbuf = ctypes.c_char.from_buffer(buf)
+        addr = ctypes.addressof(cbuf)
+        problems = self.problems
+        take = self._take
+        no_hit = 1 << 62
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            pos, line_no = self.scanned_to, self._next_line
+            if pos == 0 and os.pread(fd, 3, 0) == b"\xef\xbb\xbf":
+                pos = self.scanned_to = 3  # a UTF-8 byte order mark (an editor's save): not part of the first record
+            with gc_paused():
+                while pos < size:
+                    n = _read_into(fd, mv, pos, size)
+                    if n <= 0:
+                        break
+                    end = buf.rfind(b"\n", 0, n)  # the last newline: the lines wholly in the chunk end there
+                    if end < 0:  # one line longer than the chunk, or the last line without its newline
+                        pos, line_no, go_on = self._long_line(fd, mv, addr, pos, size, line_no, only, overlap, new)
+                        if not go_on:
+                            break
+                        continue
+                    stop = end + 1
+                    hits = []
+                    for needle in only:
+                        r = memmem(addr, stop, needle, len(needle))
+                        hits.append(r - addr if r else no_hit)
+                    find, rfind = buf.find, buf.rfind
+                    i = 0
+                    while i < stop:
+                        h = min(hits)
+                        upto = stop if h == no_hit else rfind(b"\n", i, h) + 1 or i  # the hit's line starts here
+                        while i < upto:  # lines without a needle: counted, and any too long reported
+                            e = find(b"\n", i, upto)
+                            if e - i > cap:  # its bytes but the newline (a carriage return counts, as readline's)
+                                problems.append(_too_long(line_no, pos + i, e - i, cap))
+                            line_no += 1
+                            i = e + 1
+                        if h == no_hit:
+                            break
+                        e = find(b"\n", h, stop)
+                        if e - i > cap:
+                            problems.append(_too_long(line_no, pos + i, e - i, cap))
+                        else:
+                            take(bytes(mv[i : e + 1]), line_no, pos + i, True, new)
+                        line_no += 1
+                        i = e + 1
+                        for k, needle in enumerate(only):
+                            if hits[k] < i:
+                                r = memmem(addr + i, stop - i, needle, len(needle)) if i < stop else 0
+                                hits[k] = r - addr if r else no_hit
+                    pos += stop
+        finally:
+            os.close(fd)
+            del cbuf
+        self.scanned_to = pos
+        self._next_line = line_no
+
+    def _long_line(
+        self,
+        fd: int,
+        mv: memoryview,
+        addr: int,
+        pos: int,
+        size: int,
+        line_no: int,
+        only: tuple[bytes, ...],
+        overlap: int,
+        new: list[Record],
+    ) -> tuple[int, int, bool]:
+        """A line that starts at `pos` and has no newline in the chunk read there: read on to its end, a chunk at a
+        time (each overlapping the last by a needle's length less one), keeping none of it; then decoded when it holds
+        a needle or is the file's last line without a newline. (the next line's start, its number, False when it is
+        to be read again later)."""
+        memmem = _memmem()
+        buf = mv.obj
+        assert isinstance(buf, bytearray)
+        p, found, end = pos, False, -1
+        while True:
+            n = _read_into(fd, mv, p, size)
+            if n <= 0:
+                break
+            nl = buf.find(b"\n", 0, n)
+            stop = nl if nl >= 0 else n
+            if not found:
+                found = any(memmem(addr, stop, x, len(x)) for x in only)
+            if nl >= 0:
+                end = p + nl
+                break
+            if p + n >= size:
+                break
+            p += max(n - overlap, 1)
+        complete = end >= 0
+        last = end if complete else size  # the line's end (its newline, or the file's end)
+        content = last - pos
+        if content > MAX_LINE:
+            self.problems.append(_too_long(line_no, pos, content, MAX_LINE))
+            return (last + 1 if complete else size), line_no + 1, True
+        if found or not complete:
+            raw = os.pread(fd, last + 1 - pos if complete else last - pos, pos)
+            if not self._take(raw, line_no, pos, complete, new):
+                return pos, line_no, False
+        return (last + 1 if complete else size), line_no + 1, True
 
     def _absorb(self, rec: Record) -> None:
         if rec.extra is None:
