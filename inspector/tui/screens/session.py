@@ -22,6 +22,7 @@ from inspector.tokens.explain import TokenReport, analyze, fmt
 from inspector.tokens.series import Series, context_series, session_thresholds
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.index import FileChanged, Transcript
+from inspector.transcript.records import gc_paused
 from inspector.transcript.session import Session
 from inspector.tui.actions import bindings
 from inspector.tui.screens.whatif import WhatIfScreen
@@ -156,13 +157,22 @@ class SessionScreen(Screen):
                 self.post_message(
                     self.Ready(Loaded(head, context_series(head, self.settings), self.rows_for(head)), None, partial=True)
                 )
-            self.publish(Session.load(self.path, progress=progress), keep)
+            with gc_paused():  # (see publish)
+                s = Session.load(self.path, progress=progress)
+            self.publish(s, keep)
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not load {self.path.name}: {exc}", severity="error", timeout=10)
 
     def publish(self, s: Session, keep: int | None, *, tail: bool = False, announce: bool = False) -> None:
         """From a worker: the session under the current settings, its series and rows at once, then its
         report once the tokens are counted. `announce` says the thresholds in a notification first."""
+        # the collector paused throughout: the series, rows and report are tens of thousands of objects that form no
+        # cycle, and each 700 allocations began a collection that walked the whole session (0.7 s of the bench's
+        # 200 MB session, opened again: loaded at 2.9 s instead of 3.6 s)
+        with gc_paused():
+            self._publish(s, keep, tail=tail, announce=announce)
+
+    def _publish(self, s: Session, keep: int | None, *, tail: bool, announce: bool) -> None:
         th = session_thresholds(s, self.settings)
         if announce:
             auto = fmt(th.auto_compact) if th.auto_compact else "off"
