@@ -202,7 +202,7 @@ class Transcript:
             self._update_marked(st.st_size, only, new)
             self.records.extend(new)
             return new
-        loads, problems, absorb, append = orjson.loads, self.problems, self._absorb, new.append
+        problems, take = self.problems, self._take
         holds = _holds_fn() if only is not None else _holds_in
         with gc_paused(), open(self.path, "rb", buffering=1 << 20) as f:
             if self.scanned_to == 0 and f.read(3) == b"\xef\xbb\xbf":
@@ -243,39 +243,13 @@ class Transcript:
                 n = len(raw)
                 # the line is decoded as read: JSON allows the trailing newline, and not slicing
                 # it off saves copying every line (a 200 MB file is 200 MB of copies)
-                if raw[-1] == 10:  # complete
-                    length = n - 2 if n > 1 and raw[-2] == 13 else n - 1
-                    complete = True
-                else:
-                    length = n - 1 if raw[-1] == 13 else n
-                    complete = False
-                keep = only is None or holds(raw, only)
-                if not keep and complete:
+                complete = raw[-1] == 10
+                if only is not None and complete and not holds(raw, only):
                     offset += n  # not a line this partial index keeps: neither decoded nor counted as a problem
                     line_no += 1
                     continue
-                if raw[0] == 123 or (length > 0 and not raw.isspace()):  # 123: "{", the usual first byte
-                    try:
-                        obj = loads(raw)
-                        if obj.__class__ is not dict:
-                            raise LineError(f"not a JSON object (a {type(obj).__name__})")
-                        note = None
-                    except (orjson.JSONDecodeError, LineError, RecursionError):
-                        try:
-                            obj, note = decode_line(raw)
-                        except LineError as exc:
-                            if not complete:
-                                problems.append(Problem(line_no, offset, INCOMPLETE_TAIL))
-                                break  # re-read it next time: it may still be being written
-                            problems.append(Problem(line_no, offset, str(exc)))
-                            obj = None
-                    if obj is not None and keep:
-                        if note:
-                            problems.append(Problem(line_no, offset, note, skipped=False))
-                        rec = index_record(obj, line_no, offset, length)
-                        if rec.extra is not None:
-                            absorb(rec)
-                        append(rec)
+                if not take(raw, line_no, offset, complete, new):
+                    break  # re-read it next time: it may still be being written
                 offset += n
                 line_no += 1
             self.scanned_to = offset
@@ -284,8 +258,9 @@ class Transcript:
         return new
 
     def _take(self, raw: bytes, line_no: int, offset: int, complete: bool, new: list[Record]) -> bool:
-        """Decode one line of a partial index into its record (`_update_marked`); False for a last line that is not
-        whole yet (no newline, and not JSON: it may still be being written), which is left to be read again."""
+        """Decode one line (its newline included, when it has one) into its record; False for a last line that is not
+        whole yet (no newline, and not JSON: it may still be being written), which is left to be read again. A partial
+        index keeps a whole last line without a newline only when it holds a needle."""
         n = len(raw)
         if complete:
             length = n - 2 if n > 1 and raw[-2] == 13 else n - 1
@@ -307,7 +282,7 @@ class Transcript:
                     return False
                 self.problems.append(Problem(line_no, offset, str(exc)))
                 return True
-        if not complete and not _holds_in(raw, self.only or ()):
+        if not complete and self.only is not None and not _holds_in(raw, self.only):
             return True  # a whole last line without a newline that this partial index does not keep
         if note:
             self.problems.append(Problem(line_no, offset, note, skipped=False))

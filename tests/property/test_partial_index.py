@@ -81,22 +81,39 @@ def _facts(t: Transcript) -> tuple:
     )
 
 
+def _noop(done: int, total: int) -> None:
+    pass
+
+
 def _both(path, monkeypatch, grow: bytes | None = None) -> tuple[tuple, tuple]:
+    """The facts of the chunked pass and of the line-by-line one (which a progress callback takes: it reports as it
+    reads), and that the chunked pass ran when there was something to read."""
     got = []
+    runs = []
+    real = Transcript._update_marked
+
+    def spy(self, *a, **k):
+        runs.append(1)
+        return real(self, *a, **k)
+
     for fast in (True, False):
         with monkeypatch.context() as m:
-            if not fast:
-                m.setattr(index_mod, "_memmem", lambda: None)
-            t = Transcript.load(path, only=COST_LINES)
+            m.setattr(Transcript, "_update_marked", spy)
+            progress = None if fast else _noop
+            t = Transcript.load(path, progress=progress, only=COST_LINES)
             if grow is not None:
                 with open(path, "ab") as f:
                     f.write(grow)
-                t.update()
+                t.update(progress=progress)
             got.append(_facts(t))
             t.close()
         if grow is not None:  # the same start for the other pass
             with open(path, "r+b") as f:
                 f.truncate(os.path.getsize(path) - len(grow))
+        if fast:
+            assert runs or not path.stat().st_size, "the chunked pass did not run"
+            runs.clear()
+    assert not runs, "the line-by-line pass ran the chunked one"
     return got[0], got[1]
 
 
