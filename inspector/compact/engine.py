@@ -552,7 +552,10 @@ def restored_file_bodies(
                             and isinstance(b["input"].get("file_path"), str)
                         ):
                             visible.add(b["input"]["file_path"])
-    chain = list(summarized) + list(kept)
+    # in the order Claude Code saw them (the file's): what it holds of a file is its last read or change, and a
+    # partial compaction "from" a message keeps the records before the ones it summarizes (a file re-attached by an
+    # earlier compaction in the kept part was read again after it, as a generated REPL run showed: seed 40003)
+    chain = sorted({*summarized, *kept})
     if live is None:  # whether the process that wrote the slice compacts it
         live = same_process(s, sl.boundary, _compacting_end(sl))
     if live and sl.boundary is not None:
