@@ -737,30 +737,25 @@ def timed_responses(
     or forked session counts for the session it came from), subagents and orphaned subagent files included; the
     priced total; the files that could not be read. `keep` narrows the responses (a date window)."""
     from inspector.textutil import timestamp_key
-    from inspector.transcript.session import Session
 
     ledger = ledger or Ledger()
     out: list[tuple[float, Response]] = []
     total = Cost()
     skipped: list[tuple[Path, str]] = []
-    for f in oldest_first(target):
-        try:
-            s = Session.load(f, only=COST_LINES)
-        except OSError as exc:
-            skipped.append((f, exc.strerror or str(exc)))
+    for f, got in responses_oldest_first(target):
+        if isinstance(got, str):
+            skipped.append((f, got))
             continue
-        try:
-            for r in responses(s) + subagent_responses(s):
-                if keep is not None and not keep(r):
-                    continue
-                c = Cost()
-                ledger.price([r], c)
-                when = timestamp_key(r.timestamp)
-                if when is not None and (c.responses or c.unknown):
-                    out.append((when, r))
-                total.merge(c)
-        finally:
-            s.close()
+        own, subs = got
+        for r in own + subs:
+            if keep is not None and not keep(r):
+                continue
+            c = Cost()
+            ledger.price([r], c)
+            when = timestamp_key(r.timestamp)
+            if when is not None and (c.responses or c.unknown):
+                out.append((when, r))
+            total.merge(c)
     return out, total, skipped
 
 
