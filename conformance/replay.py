@@ -192,6 +192,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     argv = list(steps[log[n]["step"]].get("argv") or ())
                     if "--model" in argv[:-1]:
                         kw["resume_model"] = argv[argv.index("--model") + 1]
+                kw["file_times"] = _file_times(run)
                 kw["asked_at"], asked_note = _asked_at(
                     recs[: last_msg + 1], atts, made, "messagesSummarized" in meta or kw.get("trigger") == "manual"
                 )
@@ -317,6 +318,19 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _file_times(run: dict[str, Any]) -> dict[str, float]:
+    """The times of the files the runner made in the working folder (Claude Code orders the files only read that it
+    re-attaches by them; no transcript records them): as the run recorded them, else, for a run saved before it did,
+    by the runner's rule: every scenario's files are f1.txt, f2.txt... made in that order, a minute apart."""
+    got = run.get("file_times")
+    if isinstance(got, dict):
+        return {str(k): float(v) for k, v in got.items()}
+    work = run.get("work")
+    if not isinstance(work, str):
+        return {}
+    return {f"{work}/f{k}.txt": 60.0 * k for k in range(1, 100)}
 
 
 def _asked_at(before: list[dict[str, Any]], atts: list[dict[str, Any]], made: str, asked: bool) -> tuple[datetime, str]:

@@ -163,6 +163,7 @@ class Run:
     steps: list[StepRun] = field(default_factory=list)
     debug: str = ""
     settings_after: dict[str, Any] | None = None
+    file_times: dict[str, float] = field(default_factory=dict)  # the files made in the working folder: their times
 
     @property
     def requests(self) -> list[Logged]:
@@ -227,13 +228,15 @@ def run(
     if sc.settings is not None:
         (home / ".claude" / "settings.json").write_text(json.dumps(sc.settings, indent=2))
     now = time.time()
+    times = {}
     for n, (name, text) in enumerate(sc.files.items()):
         (work / name).write_text(text)
         # the files' ages in the order given, a minute apart: Claude Code orders what it re-attaches by the file
         # times it stored, and files written in the same instant would make that order a coin toss
         age = now - 60 * (len(sc.files) - n)
         os.utime(work / name, (age, age))
-    result = Run(sc, version or claude.version, sb.projects, sandbox=sb)
+        times[str(work / name)] = age
+    result = Run(sc, version or claude.version, sb.projects, sandbox=sb, file_times=times)
     debug = home / "debug.log"
     session_id: str | None = resume_id
     if sc.repl:
@@ -431,6 +434,7 @@ def save(r: Run, out: Path) -> Path:
                 "settings_after": r.settings_after,
                 "work": str(r.sandbox.work) if r.sandbox else None,
                 "home": str(r.sandbox.home) if r.sandbox else None,
+                "file_times": r.file_times,
                 "steps": [
                     {
                         "argv": st.argv,

@@ -9,7 +9,7 @@ falls back to full compaction where Claude Code would, and says why.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -52,6 +52,10 @@ class CompactRequest:
     # when the compaction was asked for (a /compact typed, a message picked in the dialog): the background agents
     # Claude Code still held then are the ones it re-announces (None: the time its records are dated)
     asked_at: datetime | None = None
+    # the modification times (epoch seconds) of files the session only read, where the caller knows them (the
+    # conformance harness dates the files it makes): Claude Code orders such files by them when it picks the files to
+    # re-attach, and a transcript does not record them (None: the most recently read first, and the preview says so)
+    file_times: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +83,14 @@ def _engine(mode: str) -> Callable[[Run], CompactionResult]:
     def run(r: Run) -> CompactionResult:
         q = r.request
         params = EngineParams(
-            mode, q.trigger, q.instructions, q.refused_at, q.prompt_tokens, resume_model=q.resume_model, asked_at=q.asked_at
+            mode,
+            q.trigger,
+            q.instructions,
+            q.refused_at,
+            q.prompt_tokens,
+            resume_model=q.resume_model,
+            asked_at=q.asked_at,
+            file_times=q.file_times,
         )
         return engine_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
 
@@ -92,7 +103,9 @@ def _partial(r: Run) -> CompactionResult:
         what = "a prompt you typed" if r.tail_era else "a user message"
         raise CompactError(f"partial compaction needs a pivot: the uuid of {what} (--at)")
     if r.tail_era:
-        params = EngineParams("partial", "manual", q.instructions, None, None, q.pivot, q.direction, q.resume_model, q.asked_at)
+        params = EngineParams(
+            "partial", "manual", q.instructions, None, None, q.pivot, q.direction, q.resume_model, q.asked_at, q.file_times
+        )
         return engine_compact(r.slice, r.estimator, r.summarizer, params, r.factory, r.progress, r.cancel)
     return partial_compact(
         r.slice, r.estimator, r.summarizer, PartialParams(q.pivot, q.direction, q.instructions), r.factory, r.progress, r.cancel

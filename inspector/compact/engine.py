@@ -93,6 +93,7 @@ class EngineParams:
     direction: str = "from"  # partial: "from" or "up_to"
     resume_model: str | None = None  # the compacting process's model, where the session has not announced it yet
     asked_at: Any = None  # when it was asked for (datetime): the agents the process still held then are re-announced
+    file_times: Any = None  # path -> modification time of the files only read, where known (CompactRequest.file_times)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -505,13 +506,14 @@ def _process_start(sl: Slice) -> int:
     return exits[k - 1] if k else -1
 
 
-def _held_time(sl: Slice) -> Any:
+def _held_time(sl: Slice, file_times: Mapping[str, float] | None = None) -> Any:
     """The sort key of a file Claude Code holds as read: the time it holds for it (newest re-attached first), then the
     latest touched. Claude Code's own process stores a file's modification time when it reads a file, and the time of
     the change when it edits or writes one; the reads and writes it restores on --resume from the transcript get the
     time of their result record (an edit there, the file's time). A file's modification time is that of its last edit
     or write anywhere before the point (a compaction forgets the read, not the file's time); a file the session
-    never changed was last changed before it, at a time no transcript records: after every file it changed."""
+    never changed was last changed before it, at a time no transcript records: after every file it changed, and among
+    such files by `file_times` where the caller knows them (else the most recently read first)."""
     s = sl.session
     start = _process_start(sl)
     changes = [  # a file's time comes from its changes: the reads between them need not be decoded
@@ -520,24 +522,28 @@ def _held_time(sl: Slice) -> Any:
         if i <= sl.point and any(name in FILE_TOOLS and name != "Read" for _, name in s.records[i].tool_uses)
     ]
     mtime = {p: s.records[f.changed_result].timestamp or "" for p, f in file_states(s, changes).items() if f.changed_result >= 0}
+    disk = file_times or {}
 
-    def key(f: FileState) -> tuple[str, int]:
+    def key(f: FileState) -> tuple[str, float, int]:
         restored = 0 <= f.result <= start
         if f.by in ("Write", "Edit", "MultiEdit") and not restored or f.by in ("Read", "Write") and restored:
             at = s.records[f.result].timestamp or "" if f.result >= 0 else ""
         else:
             at = mtime.get(f.path, "")
-        return at, f.touched
+        return at, (disk.get(f.path, float("-inf")) if not at else 0.0), f.touched
 
     return key
 
 
 def restored_file_bodies(
-    sl: Slice, summarized: list[int], kept: list[int], live: bool | None = None
+    sl: Slice, summarized: list[int], kept: list[int], live: bool | None = None, file_times: Mapping[str, float] | None = None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The `file` attachments 2.1.328 writes after a compaction: up to 5 files read or changed before it and not
     visible in the kept records, newest first, each with the text of a whole Read. Only files whose whole content the
-    transcript holds are re-attached (inspector never reads your files); the others are named in the notes."""
+    transcript holds are re-attached (inspector never reads your files); the others are named in the notes. Files
+    the session only read come after the rest, in the order of their modification times (`file_times`, where the
+    caller knows them); without them, when two or more such files are in the running, the notes say that which of
+    them and in what order is not known."""
     s = sl.session
     visible: set[str] = set()
     for i in kept:
@@ -565,15 +571,20 @@ def restored_file_bodies(
         pm = meta.get("preservedMessages") if isinstance(meta, dict) else None
         before = set(pm.get("uuids") or ()) if isinstance(pm, dict) else set()
         chain = [i for i in chain if s.records[i].uuid not in before]
-    states = sorted(file_states(s, chain, attachments=live).values(), key=_held_time(sl), reverse=True)
+    held = _held_time(sl, file_times)
+    states = sorted(file_states(s, chain, attachments=live).values(), key=held, reverse=True)
     bodies: list[dict[str, Any]] = []
     skipped: list[str] = []
+    undated: list[tuple[str, bool]] = []  # files only read, whose order no record gives: (name, re-attached)
     for st in states:
         name = st.path.replace("\\", "/").rsplit("/", 1)[-1]
         if st.path in visible or name in ("CLAUDE.md", "CLAUDE.local.md") or "/.claude/plans/" in st.path.replace("\\", "/"):
             continue
-        if len(bodies) >= MAX_FILES:
-            break
+        full = len(bodies) >= MAX_FILES
+        if not held(st)[0] and (file_times is None or st.path not in file_times):
+            undated.append((name, not full))
+        if full:
+            continue
         if st.content is None or st.scale != 1.0:
             skipped.append(f"{st.path} (the transcript holds only part of it)")
             continue
@@ -609,6 +620,12 @@ def restored_file_bodies(
             }
         )
     notes = []
+    if len(undated) > 1 and any(chosen for _, chosen in undated):
+        notes.append(
+            "files only read are re-attached by their modification times, which the transcript does not hold: "
+            f"{', '.join(n for n, _ in undated[:8])}{' and more' if len(undated) > 8 else ''} taken most recently read "
+            "first (which of them Claude Code re-attaches, and in what order, may differ)"
+        )
     if skipped:
         notes.append(
             "not re-attached (Claude Code would read them from disk; inspector does not read your files): "
@@ -1012,7 +1029,7 @@ def engine_compact(
     )
     formatted = format_compact_summary(out.text, s.version)
     tools = tools_used(s, list(sl.history))
-    files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live)
+    files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live, params.file_times)
     if params.mode == "partial" and any((b.get("attachment") or {}).get("type") == "file" for b in files):
         # a partial compaction reads the files it re-attaches before it writes its summary, and that read is among the
         # tools it lists (every partial compaction of the saved runs that re-attached a file lists Read; 2.1.328 REPL

@@ -394,3 +394,58 @@ def test_one_exact_count_plan_for_both_kinds_of_session(tmp_path):
     # without the caller's overhead the plan calibrates one on the session itself
     plan = plan_exact_count(old, res, Settings())
     assert plan.count(_Counter()).tokens > 1000
+
+
+def _reads_session(tmp_path: Path, n: int) -> Path:
+    """A 2.1.332 session that reads n files, each once, and never changes one."""
+    from builders import tool_result
+
+    recs: list[dict] = [user("u0", None, "read them", sec=0, version="2.1.332")]
+    parent = "u0"
+    for k in range(1, n + 1):
+        path = f"/w/proj/f{k}.txt"
+        text = f"file {k}\n"
+        a = assistant(f"a{k}", parent, [tool_use(f"t{k}", "Read", {"file_path": path})], sec=2 * k, version="2.1.332")
+        r = tool_result(
+            f"r{k}",
+            f"a{k}",
+            f"t{k}",
+            f"1\t{text}",
+            sec=2 * k + 1,
+            version="2.1.332",
+            toolUseResult={
+                "type": "text",
+                "file": {"filePath": path, "content": text, "numLines": 1, "startLine": 1, "totalLines": 1},
+            },
+        )
+        recs += [a, r]
+        parent = f"r{k}"
+    recs.append(assistant("end", parent, sec=99, version="2.1.332"))
+    p = tmp_path / "reads.jsonl"
+    write_jsonl(p, recs)
+    return p
+
+
+def _reattached(res) -> list[str]:
+    names = []
+    for r in res.new_records:
+        att = r.get("attachment") if isinstance(r, dict) else None
+        if isinstance(att, dict) and att.get("type") == "file":
+            names.append(att["filename"].rsplit("/", 1)[-1])
+    return names
+
+
+def test_files_only_read_are_re_attached_by_their_times_where_known_and_the_preview_says_when_not(tmp_path):
+    """Claude Code orders the files it re-attaches by the times it holds, and for a file only read that is the file's
+    modification time, which no transcript records (2.1.332 seed 43126: it re-attached f6, the newest file, where
+    inspector took f2, the most recently read). With the times given (the harness knows the files it made), the
+    newest five; without them, the most recently read five, and a note that says the choice is not known."""
+    s = Session.load(_reads_session(tmp_path, 7))
+    res = compact(s, CompactRequest("compact", trigger="manual"), summarizer=FakeSummary())
+    assert _reattached(res) == ["f7.txt", "f6.txt", "f5.txt", "f4.txt", "f3.txt"]
+    assert any("modification times, which the transcript does not hold" in n for n in res.notes)
+    # made in another order than read: f2 newest, then f1, f7... (the times the caller gives win)
+    times = {f"/w/proj/f{k}.txt": t for k, t in zip((2, 1, 7, 3, 6, 4, 5), range(100, 0, -10))}
+    res = compact(s, CompactRequest("compact", trigger="manual", file_times=times), summarizer=FakeSummary())
+    assert _reattached(res) == ["f2.txt", "f1.txt", "f7.txt", "f3.txt", "f6.txt"]
+    assert not any("modification times" in n for n in res.notes)
