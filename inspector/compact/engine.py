@@ -622,9 +622,9 @@ def restored_file_bodies(
     notes = []
     if len(undated) > 1 and any(chosen for _, chosen in undated):
         notes.append(
-            "files only read are re-attached by their modification times, which the transcript does not hold: "
-            f"{', '.join(n for n, _ in undated[:8])}{' and more' if len(undated) > 8 else ''} taken most recently read "
-            "first (which of them Claude Code re-attaches, and in what order, may differ)"
+            "which of the files only read Claude Code re-attaches, and in what order, depends on their modification "
+            "times, which the transcript does not hold; inspector took the most recently read first: "
+            f"{', '.join(n for n, _ in undated[:8])}{' and more' if len(undated) > 8 else ''}"
         )
     if skipped:
         notes.append(
