@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -632,18 +633,19 @@ def file_responses(path: Path, no_flat_agents: bool = False) -> tuple[list[Respo
         s.close()
 
 
-def dated_file_responses(item: tuple[Path, bool]) -> tuple[str, tuple[list[Response], list[Response]] | str] | None:
-    """A transcript's place in `oldest_first` (its first time, "~" when it has none) with its `file_responses`; None
-    when its head cannot be read (`oldest_first` leaves such a file out). The workers of `responses_oldest_first`
-    run it: the order is read where the bytes are."""
+def _first_time(path: Path) -> str | None:
+    """A transcript's place in `oldest_first`: its first time ("~" when it has none), None when its head cannot be
+    read (`oldest_first` leaves such a file out)."""
     from inspector.transcript.discovery import first_timestamp
 
-    path, no_flat = item
     try:
-        when = first_timestamp(path) or "~"
+        return first_timestamp(path) or "~"
     except OSError:
         return None
-    return when, file_responses(path, no_flat)
+
+
+def _file_responses_of(item: tuple[Path, bool]) -> tuple[list[Response], list[Response]] | str:
+    return file_responses(*item)
 
 
 POOL_FILES = 16  # transcripts below which one process reads them (starting the workers costs ~0.2 s)
@@ -653,12 +655,10 @@ A = TypeVar("A")
 T = TypeVar("T")
 
 
-def _each_file(
-    fn: Callable[[A], T], files: list[Path], workers: int | None = None, args: list[A] | None = None
-) -> Iterable[tuple[Path, T]]:
-    """`fn` of each file (or of the `args` given for each), in the files' order, run by a process per core when there
-    is much to read; here when worker processes cannot start (a sandbox, no /dev/shm) or there is little."""
-    items: list[Any] = list(files) if args is None else args
+@contextmanager
+def _pool_for(files: list[Path], workers: int | None = None) -> Iterator[Any]:
+    """A process per core when there is much to read (None: read here, when there is little or when worker processes
+    cannot start: a sandbox, no /dev/shm)."""
     n = workers if workers is not None else (os.cpu_count() or 1)
     size = 0
     for f in files:
@@ -666,18 +666,34 @@ def _each_file(
             size += f.stat().st_size
         except OSError:
             pass
-    done = 0
-    if n > 1 and len(files) >= POOL_FILES and size >= POOL_BYTES:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
+    if n <= 1 or len(files) < POOL_FILES or size < POOL_BYTES:
+        yield None
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
+    try:
+        # forkserver, not fork: the caller may be a threaded program (the app), and forking threads is unsafe
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver"))
+    except (RuntimeError, PermissionError, OSError):
+        yield None
+        return
+    with pool:
+        yield pool
+
+
+def _each_file(fn: Callable[[A], T], files: list[Path], pool: Any, args: list[A] | None = None) -> Iterator[tuple[Path, T]]:
+    """`fn` of each file (or of the `args` given for each), in the files' order: by the pool's processes, or here
+    (without a pool, or for the rest when its processes cannot start or die)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    items: list[Any] = list(files) if args is None else args
+    done = 0
+    if pool is not None:
         try:
-            # forkserver, not fork: the caller may be a threaded program (the app), and forking threads is unsafe
-            with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver")) as pool:
-                for f, got in zip(files, pool.map(fn, items, chunksize=8)):
-                    yield f, got
-                    done += 1
+            for f, got in zip(files, pool.map(fn, items, chunksize=8)):
+                yield f, got
+                done += 1
             return
         except (BrokenProcessPool, RuntimeError, PermissionError, OSError):
             pass  # the rest is read here
@@ -687,23 +703,26 @@ def _each_file(
 
 def responses_of_files(
     files: list[Path], workers: int | None = None
-) -> Iterable[tuple[Path, tuple[list[Response], list[Response]] | str]]:
+) -> Iterator[tuple[Path, tuple[list[Response], list[Response]] | str]]:
     """`file_responses` of each file, in the files' order (a copied response is charged to the first session that
     holds it: the order matters)."""
-    return _each_file(file_responses, files, workers)
+    with _pool_for(files, workers) as pool:
+        yield from _each_file(file_responses, files, pool)
 
 
 def responses_oldest_first(
     target: Any, workers: int | None = None
-) -> list[tuple[Path, tuple[list[Response], list[Response]] | str]]:
-    """`responses_of_files(oldest_first(target))`, with each file's place in that order read by the worker that reads
-    its responses (a head and a tail of each of the root's files, 0.4 s of a 2,000-session root read in one process
-    before any worker could start)."""
+) -> Iterator[tuple[Path, tuple[list[Response], list[Response]] | str]]:
+    """`responses_of_files(oldest_first(target))` with one pool: the workers first read each file's place in that
+    order (its head and tail: 0.4 s of a 2,000-session root, read in one process before any worker started), then
+    its responses, which come back in order and are not all held at once."""
     files = transcripts_of(target)
-    items = [(f, not flat) for f, flat in files]
-    got = [(d[0], f, d[1]) for f, d in _each_file(dated_file_responses, [f for f, _ in files], workers, items) if d is not None]
-    got.sort(key=lambda x: (x[0], x[1]))
-    return [(f, r) for _when, f, r in got]
+    paths = [f for f, _ in files]
+    no_flat = {f: not agents for f, agents in files}
+    with _pool_for(paths, workers) as pool:
+        dated = sorted((when, f) for f, when in _each_file(_first_time, paths, pool) if when is not None)
+        order = [f for _when, f in dated]
+        yield from _each_file(_file_responses_of, order, pool, [(f, no_flat[f]) for f in order])
 
 
 def transcripts_of(target: Any) -> list[tuple[Path, list[Path]]]:

@@ -391,8 +391,8 @@ def test_responses_read_in_worker_processes_are_those_read_here(monkeypatch):
     pooled = list(cost.responses_of_files(files, workers=2))
     assert pooled == here and any(own for _f, (own, _subs) in here)
     # the order read by the workers themselves (responses_oldest_first) is oldest_first's, pooled or not
-    assert cost.responses_oldest_first(resolve_target(SAMPLES), workers=2) == here
-    assert cost.responses_oldest_first(resolve_target(SAMPLES), workers=1) == here
+    assert list(cost.responses_oldest_first(resolve_target(SAMPLES), workers=2)) == here
+    assert list(cost.responses_oldest_first(resolve_target(SAMPLES), workers=1)) == here
 
 
 @pytest.mark.parametrize("needles", [(b'"usage"', b'edFrom"'), (b"", b"x"), (b"a\x00b",)])
