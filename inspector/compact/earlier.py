@@ -23,6 +23,7 @@ from typing import Any
 
 from inspector.textutil import as_dict
 from inspector.tokens.estimate import js_len, js_stringify
+from inspector.tokens.thresholds import js_round
 
 MODES = ("messages", "messages_and_replies")
 FIRST_RELEASE = (2, 1, 331)
@@ -141,7 +142,7 @@ def weight(items: Sequence[Mapping[str, Any]]) -> int:
 
 def rough_tokens(summary: Mapping[str, Any]) -> int:
     """Txe: what a summary's earlier messages add to Claude Code's rough count of the summary record."""
-    return sum(round(js_len(item_text(i)) / 4) for i in listed(summary))
+    return sum(js_round(js_len(item_text(i)) / 4) for i in listed(summary))
 
 
 def listed(summary: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -674,3 +674,22 @@ def test_a_compaction_preview_says_what_its_size_after_is_made_of():
     a = res.accounting
     assert res.cleared_tool_results and a["cleared_before"] - a["cleared_left"] == res.tokens_before - res.tokens_after
     assert "characters / 4" in res.accounting_words
+
+
+def test_the_328_estimate_rounds_halves_up_and_counts_blocks_as_the_binary_does():
+    # 2.1.328's Hle/gZ (read from the binary): Math.round(length / 4) per string, halves up; a redacted thinking
+    # block counts its data; a text document counts its characters at 2 a token when its title is JSON
+    from inspector.compact.engine import rough_record
+
+    def user(content):
+        return {"type": "user", "message": {"role": "user", "content": content}}
+
+    assert rough_record(user("x" * 10)) == 3  # 2.5 rounds up (Python's round gives 2)
+    assert rough_record(user("x" * 18)) == 5  # 4.5
+    assert rough_record(user([{"type": "text", "text": "x" * 10}, {"type": "text", "text": "y" * 6}])) == 3 + 2
+    assert rough_record({"type": "assistant", "message": {"content": [{"type": "redacted_thinking", "data": "z" * 40}]}}) == 10
+    doc = {"type": "document", "title": "data.JSON", "source": {"type": "text", "media_type": "text/plain", "data": "a" * 100}}
+    assert rough_record(user([doc])) == 50
+    assert rough_record(user([{**doc, "title": "notes.md"}])) == 25
+    assert rough_record(user([{"type": "document", "source": {"type": "base64", "data": "AAAA"}}])) == 2_000
+    assert rough_record(user([{"type": "text", "text": None}])) == 0  # not a string: nothing (not "None")
