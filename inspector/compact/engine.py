@@ -716,12 +716,15 @@ def _snapshot_of(s: Any, point: int | None = None, model: str | None = None) -> 
     it taken under the same model (a process that compacts at its first request has written none yet, and the one
     before it may run another model, whose prompt can be a third the size: 2.1.332 gives some models a lean one;
     fresh 2.1.332 seed 35001), else the last before it; None when there is none."""
+    conv = s.conversation
     end = len(s.records) - 1 if point is None else min(point, len(s.records) - 1)
-    snaps = [
-        i
-        for i in s.conversation.logical_chain
-        if i <= end and s.records[i].type == "attachment" and s.records[i].get("attachment_type") == "prompt_snapshot"
-    ]
+    chain = [i for i in conv.logical_chain if i <= end]
+    if point is None or point == conv.leaf:
+        # the snapshot hung below the last message: written for the request that came next (refused, or not yet
+        # answered), by the process that compacts (fresh 2.1.328 seed 14018: the lean prompt of the model it was
+        # resumed with, where the chain's last snapshot was the earlier process's, three times the size)
+        chain += [i for i in conv.below_leaf() if i > end]
+    snaps = [i for i in chain if s.records[i].type == "attachment" and s.records[i].get("attachment_type") == "prompt_snapshot"]
     if snaps and model:
         in_force: str | None = None
         by_snap: dict[int, str | None] = {}
