@@ -22,8 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from inspector.textutil import as_dict
-from inspector.tokens.estimate import js_len, js_stringify
-from inspector.tokens.thresholds import js_round
+from inspector.tokens.estimate import earlier_item_text, earlier_listed, earlier_rough, js_len
 
 MODES = ("messages", "messages_and_replies")
 FIRST_RELEASE = (2, 1, 331)
@@ -128,36 +127,14 @@ def applies(version: str | None) -> bool:
 # the rough count the budget is kept in
 
 
-def item_text(item: Mapping[str, Any]) -> str:
-    """Tnt: what an item weighs (a card also its question's input, as JSON)."""
-    if item.get("kind") == "card":
-        return js_stringify(item.get("input")) + str(item.get("text", ""))
-    return str(item.get("text", ""))
+item_text = earlier_item_text  # Tnt: what an item weighs (a card also its question's input, as JSON)
+listed = earlier_listed  # Whe: a summary's earlier messages that Claude Code reads back (well-formed, with text)
+rough_tokens = earlier_rough  # Txe: what they add to Claude Code's rough count of the summary record
 
 
 def weight(items: Sequence[Mapping[str, Any]]) -> int:
     """bM: the bytes of each item over four, rounded up."""
     return sum(math.ceil(len(item_text(i).encode("utf-8")) / BYTES_PER_TOKEN) for i in items)
-
-
-def rough_tokens(summary: Mapping[str, Any]) -> int:
-    """Txe: what a summary's earlier messages add to Claude Code's rough count of the summary record."""
-    return sum(js_round(js_len(item_text(i)) / 4) for i in listed(summary))
-
-
-def listed(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Whe: a summary's earlier messages that Claude Code reads back (well-formed, with text)."""
-    em = summary.get("earlierMessages") if summary.get("isCompactSummary") is True else None
-    if not isinstance(em, list):
-        return []
-    return [
-        e
-        for e in em
-        if isinstance(e, dict)
-        and isinstance(e.get("text"), str)
-        and e["text"].strip()
-        and (e.get("kind") in ("user", "reply", "note") or (e.get("kind") == "card" and isinstance(e.get("input"), dict)))
-    ]
 
 
 # ---------------------------------------------------------------------------------------------

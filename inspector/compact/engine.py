@@ -44,7 +44,7 @@ from inspector.compact.base import (
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.textutil import as_dict, timestamp_key
 from inspector.tokens.context import FILE_TOOLS, FileState, file_states, process_exits, same_process
-from inspector.tokens.estimate import count_bodies, js_len, js_stringify
+from inspector.tokens.estimate import count_bodies, js_len, rough_328, rough_record_328
 from inspector.tokens.thresholds import js_round
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
 from inspector.transcript.session import in_force, model_in_force, same_model
@@ -127,74 +127,8 @@ def api_rounds(s: Any, indexes: list[int]) -> list[list[int]]:
 
 
 _js_len = js_len  # a string's length as JavaScript counts it (UTF-16 code units)
-
-
-def _rough(text: Any, per_token: int = 4) -> int:
-    """2.1.328's rough count of a string (`Al`): Math.round(length / 4), halves up (Python's round goes to the even
-    number: a string of 10 characters is 3 to Claude Code, 2 by `round`); 0 for what is not a string."""
-    return js_round(_js_len(text) / per_token) if isinstance(text, str) else 0
-
-
-def _per_token(title: Any) -> int:
-    """A text document's characters a token by its title's extension (2.1.328's `N`): 2 for JSON, else 4."""
-    ext = title.split(".")[-1].lower() if isinstance(title, str) else ""
-    return 2 if ext in ("json", "jsonl", "jsonc") else 4
-
-
-def _rough_block(b: Any) -> int:
-    """2.1.328's rough count of one content block (`Hle`, no per-character-kind ratio: that is behind a flag)."""
-    if isinstance(b, str):
-        return _rough(b)
-    if not isinstance(b, dict):
-        return 0
-    t = b.get("type")
-    if t == "text":
-        return _rough(b.get("text"))
-    if t == "document" and isinstance(b.get("source"), dict):
-        src = b["source"]
-        if src.get("type") == "text":
-            return _rough(src.get("data"), _per_token(b.get("title")))
-        if src.get("type") == "content":
-            inner = src.get("content")
-            if isinstance(inner, str):
-                return _rough(inner)
-            if isinstance(inner, list):
-                return _rough_content([x for x in inner if isinstance(x, dict)])
-    if t in ("image", "document"):
-        return 2_000
-    if t == "tool_result":
-        return _rough_content(b.get("content"))
-    if t == "thinking":
-        return _rough(b.get("thinking"))
-    if t == "tool_use":
-        name = b.get("name")
-        inp = b.get("input")
-        if isinstance(name, str):
-            return js_round((_js_len(name) + _js_len(js_stringify(inp if inp is not None else {}))) / 4)
-        return _rough(str(name) + js_stringify(inp if inp is not None else {}))
-    if t == "redacted_thinking":
-        return _rough(b.get("data"))
-    return _rough(js_stringify(b))
-
-
-def _rough_content(content: Any) -> int:
-    """2.1.328's rough count of a message's content (`gZ`): a string, or its blocks one by one."""
-    if isinstance(content, str):
-        return _rough(content)
-    if not isinstance(content, list):
-        return 0
-    return sum(_rough_block(b) for b in content)
-
-
-def rough_record(body: Mapping[str, Any]) -> int:
-    """Claude Code 2.1.328's rough estimate of one record (its characters / 4, block by block; 2.1.331+ adds a
-    summary's earlier messages)."""
-    if body.get("type") in ("user", "assistant"):
-        msg = body.get("message")
-        return (_rough_content(msg.get("content")) + earlier.rough_tokens(body)) if isinstance(msg, dict) else 0
-    if body.get("type") == "attachment":
-        return sum(_rough(str(r.get("content", ""))) for r in body.get("rendered") or () if isinstance(r, dict))
-    return 0
+_rough = rough_328  # 2.1.328's rough count of a string (Math.round(length / 4), halves up)
+rough_record = rough_record_328  # 2.1.328's rough estimate of one record (tokens/estimate.py)
 
 
 def _halve_walk(sizes: list[int], n: int, need: float) -> int:

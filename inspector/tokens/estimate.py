@@ -86,9 +86,132 @@ def rough_record(body: dict[str, Any]) -> int:
             return rough_content(msg.get("content"))
         return 0
     if t == "attachment":
-        att = body.get("attachment")
-        return rough(js_stringify(att)) if att is not None else 0
+        return rough_attachment(body)
     return 0  # system, progress, metadata
+
+
+def rough_attachment(body: Mapping[str, Any]) -> int:
+    """An attachment's rough count: that of its API rendering (§3.4), which a 2.1.3xx record carries (`rendered`,
+    each message's content counted as Claude Code counts it); without it, its JSON (inspector's approximation).
+    Claude Code's bookkeeping (a prompt snapshot, the session context) is never rendered: nothing."""
+    att = body.get("attachment")
+    if att is None:
+        return 0
+    if isinstance(att, dict) and att.get("type") in UNSENT_ATTACHMENTS:
+        return 0
+    rendered = body.get("rendered")
+    if isinstance(rendered, list):
+        return sum(rough_content_328(r.get("content")) for r in rendered if isinstance(r, dict))
+    return rough(js_stringify(att))
+
+
+# ---------------------------------------------------------------------------------------------
+# 2.1.328's rough estimate (read from the binary: Hle/gZ/Al, XHr for a record, Txe for a summary's earlier messages)
+
+
+def rough_328(text: Any, per_token: int = 4) -> int:
+    """`Al`: Math.round(length / per_token), halves up; 0 for what is not a string."""
+    return js_round(js_len(text) / per_token) if isinstance(text, str) else 0
+
+
+def _per_token(title: Any) -> int:
+    """A text document's characters a token by its title's extension (`N`): 2 for JSON, else 4."""
+    ext = title.split(".")[-1].lower() if isinstance(title, str) else ""
+    return 2 if ext in ("json", "jsonl", "jsonc") else 4
+
+
+def rough_block_328(b: Any) -> int:
+    """`Hle`: one content block (without the per-character-kind ratio, which is behind a flag)."""
+    if isinstance(b, str):
+        return rough_328(b)
+    if not isinstance(b, dict):
+        return 0
+    t = b.get("type")
+    if t == "text":
+        return rough_328(b.get("text"))
+    if t == "document" and isinstance(b.get("source"), dict):
+        src = b["source"]
+        if src.get("type") == "text":
+            return rough_328(src.get("data"), _per_token(b.get("title")))
+        if src.get("type") == "content":
+            inner = src.get("content")
+            if isinstance(inner, str):
+                return rough_328(inner)
+            if isinstance(inner, list):
+                return rough_content_328([x for x in inner if isinstance(x, dict)])
+    if t in ("image", "document"):
+        return IMAGE_TOKENS_ROUGH
+    if t == "tool_result":
+        return rough_content_328(b.get("content"))
+    if t == "thinking":
+        return rough_328(b.get("thinking"))
+    if t == "tool_use":
+        name = b.get("name")
+        inp = b.get("input")
+        text = js_stringify(inp if inp is not None else {})
+        if isinstance(name, str):
+            return js_round((js_len(name) + js_len(text)) / 4)
+        return rough_328(str(name) + text)
+    if t == "redacted_thinking":
+        return rough_328(b.get("data"))
+    return rough_328(js_stringify(b))
+
+
+def rough_content_328(content: Any) -> int:
+    """`gZ`: a message's content, a string or its blocks one by one."""
+    if isinstance(content, str):
+        return rough_328(content)
+    if not isinstance(content, list):
+        return 0
+    return sum(rough_block_328(b) for b in content)
+
+
+def rough_record_328(body: Mapping[str, Any]) -> int:
+    """`XHr`: Claude Code 2.1.328's rough estimate of one record (2.1.331+ adds a summary's earlier messages, which
+    only their summaries carry)."""
+    t = body.get("type")
+    if t in ("user", "assistant"):
+        msg = body.get("message")
+        return (rough_content_328(msg.get("content")) + earlier_rough(body)) if isinstance(msg, dict) else 0
+    if t == "attachment":
+        return rough_attachment(body)
+    return 0
+
+
+def record_estimator(version: str | None) -> Any:
+    """The rough estimate of a record by the rules of the release that wrote it: 2.1.328's from 2.1.328 on (read from
+    its binary), §3.4's before."""
+    from inspector.claude.release import parse_version
+
+    v = parse_version(version) if version else None
+    return rough_record_328 if v is not None and tuple(v[:3]) >= (2, 1, 328) else rough_record
+
+
+def earlier_item_text(item: Mapping[str, Any]) -> str:
+    """`Tnt`: what an earlier message weighs (a card also its question's input, as JSON)."""
+    if item.get("kind") == "card":
+        return js_stringify(item.get("input")) + str(item.get("text", ""))
+    return str(item.get("text", ""))
+
+
+def earlier_listed(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`Whe`: a summary's earlier messages that Claude Code reads back (well-formed, with text)."""
+    em = summary.get("earlierMessages") if summary.get("isCompactSummary") is True else None
+    if not isinstance(em, list):
+        return []
+    return [
+        e
+        for e in em
+        if isinstance(e, dict)
+        and isinstance(e.get("text"), str)
+        and e["text"].strip()
+        and (e.get("kind") in ("user", "reply", "note") or (e.get("kind") == "card" and isinstance(e.get("input"), dict)))
+    ]
+
+
+def earlier_rough(summary: Mapping[str, Any]) -> int:
+    """`Txe`: what a summary's earlier messages add to Claude Code's rough count of the summary record."""
+    return sum(js_round(js_len(earlier_item_text(i)) / 4) for i in earlier_listed(summary))
 
 
 def estimate_record_padded(body: dict[str, Any]) -> int:

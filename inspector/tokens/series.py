@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.textutil import timestamp_key
-from inspector.tokens.estimate import rough_record
+from inspector.tokens.estimate import record_estimator
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds, warning_state
 from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, Record, context_tokens
 from inspector.transcript.session import Session, same_model
@@ -306,6 +306,7 @@ def count_with_estimation(s: Session, chain: Sequence[int], boundaries: Sequence
     from the middle of a file gives the whole file's figure when it did not (tokens/now.py)."""
     start = segment_start(tuple(boundaries), pos)
     recs = s.records
+    rough_record = record_estimator(s.version)  # the rules of the release that wrote it
     stale = s.conversation.kept_at.keys()
     sl = list(chain[start : pos + 1])
     found = None

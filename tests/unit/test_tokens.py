@@ -693,3 +693,44 @@ def test_the_328_estimate_rounds_halves_up_and_counts_blocks_as_the_binary_does(
     assert rough_record(user([{**doc, "title": "notes.md"}])) == 25
     assert rough_record(user([{"type": "document", "source": {"type": "base64", "data": "AAAA"}}])) == 2_000
     assert rough_record(user([{"type": "text", "text": None}])) == 0  # not a string: nothing (not "None")
+
+
+def test_the_context_after_the_last_response_counts_what_is_sent_not_claude_code_s_bookkeeping(tmp_path):
+    # a 2.1.328 session whose last response is followed by a prompt, the snapshot of the system prompt and tools
+    # Claude Code writes before each request (never sent as a message) and a reminder sent as its rendering: Claude
+    # Code's estimate counts the prompt and the rendering (fresh 2.1.328 seed 49006: inspector counted the snapshot's
+    # JSON, 16,217 tokens more)
+    from builders import attachment
+    from helpers import write_jsonl
+
+    from inspector.tokens.series import count_with_estimation
+    from inspector.transcript.session import Session
+
+    snapshot = {
+        "type": "prompt_snapshot",
+        "systemPrompt": ["x" * 40_000],
+        "tools": [{"name": "Bash", "description": "y" * 20_000}],
+    }
+    reminder = {"type": "total_tokens_reminder", "total": 150_000, "remaining": 50_000}
+    recs = [
+        user("u1", None, "go", 0),
+        assistant("a1", "u1", sec=1, usage=(10, 100, 1000, 50)),
+        user("u2", "a1", "x" * 10, 2),
+        attachment("s1", "u2", snapshot, 3),
+        attachment("r1", "s1", reminder, 4, rendered="z" * 40),
+    ]
+    for r in recs:
+        r["version"] = "2.1.328"
+    path = write_jsonl(tmp_path / "s.jsonl", recs)
+    s = Session.load(path)
+    chain = list(s.conversation.logical_chain)
+    assert count_with_estimation(s, chain, [], len(chain) - 1)[0] == 10 + 100 + 1000 + 50 + 3 + 0 + 10
+    # an older release's attachment carries no rendering: its JSON stands in for it, as before; its records are
+    # counted by §3.4's rules, 2.1.328's from 2.1.328 on
+    from inspector.tokens.estimate import record_estimator, rough_record, rough_record_328
+
+    bare = attachment("r2", None, reminder, 4)
+    assert rough_record(bare) == math.floor(len(orjson.dumps(reminder)) / 4 + 0.5)
+    assert rough_record(attachment("s2", None, snapshot, 4)) == 0
+    assert record_estimator("2.1.88") is rough_record and record_estimator("2.1.327") is rough_record
+    assert record_estimator("2.1.328") is rough_record_328 and record_estimator("2.1.332") is rough_record_328
