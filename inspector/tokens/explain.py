@@ -1003,7 +1003,13 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
             )
     out += iteration_notes(s, series, compact_pos)
     for e in exps:
-        if e.kind == "auto" and e.pre_tokens is not None and e.threshold is not None and e.pre_tokens < e.threshold * 0.9:
+        if (
+            e.kind == "auto"
+            and e.cause != "prompt_too_long"  # a refusal compacts wherever the threshold is: nothing was lowered
+            and e.pre_tokens is not None
+            and e.threshold is not None
+            and e.pre_tokens < e.threshold * 0.9
+        ):
             out.append(
                 f"Auto-compaction at {fmt(e.pre_tokens)} tokens fired well below the threshold of {fmt(e.threshold)}: a lower "
                 f"threshold was set "

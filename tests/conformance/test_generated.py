@@ -688,3 +688,19 @@ def test_a_nightly_takes_the_kept_scenarios_no_golden_holds_in_a_rotation_that_r
     assert set().union(*runs) == set(rest)  # three nights reach every one
     asked = {_shape(found[0])}  # a kept one the seeds ask for again runs once, as a seed
     assert found[0].name not in {f.name for f in kept_for(0, asked, limit=len(found))}
+
+
+def test_a_compaction_a_refusal_caused_is_not_called_a_lowered_threshold(tmp_path):
+    """gen_2010 (2.1.328) compacted three times when the API refused a request as too long, at about 97,000 tokens
+    against a threshold of 967,000: the refusal is the cause, so no anomaly says a lower threshold was set."""
+    from helpers import expand_golden
+
+    from inspector.tokens.explain import analyze
+    from inspector.transcript.session import Session
+
+    folder = expand_golden("gen_2010", tmp_path)
+    (t,) = [p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts]
+    rep = analyze(Session.load(t))
+    refused = [e for e in rep.compactions if e.cause == "prompt_too_long" and e.pre_tokens < 0.9 * e.threshold]
+    assert len(refused) == 3
+    assert not [a for a in rep.anomalies if "fired well below the threshold" in a]
