@@ -180,7 +180,8 @@ def rough_record_328(body: Mapping[str, Any]) -> int:
 
 def record_estimator(version: str | None) -> Any:
     """The rough estimate of a record by the rules of the release that wrote it: 2.1.328's from 2.1.328 on (read from
-    its binary), §3.4's before."""
+    its binary), §3.4's before (2.1.200's binary counts the same: a document 2,000 whatever its source, an attachment
+    by its rendering). They differ only on text documents; where between the two releases that changed is not read."""
     from inspector.claude.release import parse_version
 
     v = parse_version(version) if version else None
