@@ -172,10 +172,26 @@ def rough_record_328(body: Mapping[str, Any]) -> int:
     t = body.get("type")
     if t in ("user", "assistant"):
         msg = body.get("message")
-        return (rough_content_328(msg.get("content")) + earlier_rough(body)) if isinstance(msg, dict) else 0
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not content:
+            return 0
+        return rough_content_328(content) + task_images(body.get("taskDelivery")) + earlier_rough(body)
     if t == "attachment":
-        return rough_attachment(body)
+        att = body.get("attachment")
+        queued = att.get("taskDelivery") if isinstance(att, dict) and att.get("type") == "queued_command" else None
+        return rough_attachment(body) + task_images(queued)
     return 0
+
+
+def task_images(delivery: Any) -> int:
+    """`eti`: a delivered task's images (its result's, or its MCP task snapshot's), 2,000 each."""
+    if isinstance(delivery, dict) and isinstance(delivery.get("mcpTaskSnapshot"), dict):
+        delivery = delivery["mcpTaskSnapshot"]
+    result = delivery.get("result") if isinstance(delivery, dict) else None
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, list):
+        return 0
+    return IMAGE_TOKENS_ROUGH * sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
 
 
 def record_estimator(version: str | None) -> Any:

@@ -734,3 +734,17 @@ def test_the_context_after_the_last_response_counts_what_is_sent_not_claude_code
     assert rough_record(attachment("s2", None, snapshot, 4)) == 0
     assert record_estimator("2.1.88") is rough_record and record_estimator("2.1.327") is rough_record
     assert record_estimator("2.1.328") is rough_record_328 and record_estimator("2.1.332") is rough_record_328
+
+
+def test_a_delivered_task_s_images_count_2000_each_in_the_328_estimate():
+    # 2.1.328's XHr adds eti(taskDelivery): the images of a delivered task's result (or of its MCP task snapshot's)
+    from inspector.tokens.estimate import rough_record_328
+
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
+    delivery = {"result": {"content": [image, {"type": "text", "text": "done"}, image]}}
+    rec = {"type": "user", "message": {"role": "user", "content": "x" * 8}, "taskDelivery": delivery}
+    assert rough_record_328(rec) == 2 + 4_000
+    assert rough_record_328({**rec, "taskDelivery": {"mcpTaskSnapshot": delivery}}) == 2 + 4_000
+    assert rough_record_328({**rec, "message": {"role": "user", "content": ""}}) == 0  # no content: nothing at all
+    queued = {"type": "attachment", "attachment": {"type": "queued_command", "taskDelivery": delivery}}
+    assert rough_record_328({**queued, "rendered": [{"content": "y" * 12}]}) == 3 + 4_000
