@@ -126,8 +126,6 @@ def api_rounds(s: Any, indexes: list[int]) -> list[list[int]]:
     return groups
 
 
-_js_len = js_len  # a string's length as JavaScript counts it (UTF-16 code units)
-_rough = rough_328  # 2.1.328's rough count of a string (Math.round(length / 4), halves up)
 rough_record = rough_record_328  # 2.1.328's rough estimate of one record (tokens/estimate.py)
 
 
@@ -553,7 +551,7 @@ def restored_file_bodies(
         if st.content is None or st.scale != 1.0:
             skipped.append(f"{st.path} (the transcript holds only part of it)")
             continue
-        if _rough(st.content) > MAX_FILE_TOKENS:
+        if rough_328(st.content) > MAX_FILE_TOKENS:
             skipped.append(f"{st.path} (over {MAX_FILE_TOKENS:,} tokens: Claude Code attaches a reference to it)")
             continue
         lines = st.content.split("\n")
@@ -729,9 +727,9 @@ def split_reactive(
     elif r > 3:
         sizes = [sum(rough_record(s.body(i)) for i in g) for g in groups]
         total = sum(sizes)
-        sys_rough = _rough(system if system is not None else _system_prompt_text(s))
+        sys_rough = rough_328(system if system is not None else _system_prompt_text(s))
         ratio = max(PTL_RATIO_FLOOR, (actual - sys_rough) / total) if total > 0 else 1.0
-        extra = INSTRUCTIONS_HEADER_CHARS + _js_len(instructions) if instructions else 0
+        extra = INSTRUCTIONS_HEADER_CHARS + js_len(instructions) if instructions else 0
         prompt = js_round((SUMMARIZE_PROMPT_CHARS + extra) / 4)
         gap = actual - limit
         need = gap / ratio + prompt - sizes[-1]

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from inspector.claude.release import parse_version
 from inspector.tokens.thresholds import js_round
 from inspector.transcript.records import iter_blocks
 
@@ -110,8 +111,8 @@ def rough_attachment(body: Mapping[str, Any]) -> int:
 
 
 def rough_328(text: Any, per_token: int = 4) -> int:
-    """`Al`: Math.round(length / per_token), halves up; 0 for what is not a string."""
-    return js_round(js_len(text) / per_token) if isinstance(text, str) else 0
+    """`Al`: `rough` of a string (Math.round(length / per_token), halves up); 0 for what is not a string."""
+    return rough(text, per_token) if isinstance(text, str) else 0
 
 
 def _per_token(title: Any) -> int:
@@ -146,12 +147,8 @@ def rough_block_328(b: Any) -> int:
     if t == "thinking":
         return rough_328(b.get("thinking"))
     if t == "tool_use":
-        name = b.get("name")
         inp = b.get("input")
-        text = js_stringify(inp if inp is not None else {})
-        if isinstance(name, str):
-            return js_round((js_len(name) + js_len(text)) / 4)
-        return rough_328(str(name) + text)
+        return rough(str(b.get("name")) + js_stringify(inp if inp is not None else {}))
     if t == "redacted_thinking":
         return rough_328(b.get("data"))
     return rough_328(js_stringify(b))
@@ -178,8 +175,8 @@ def rough_record_328(body: Mapping[str, Any]) -> int:
         return rough_content_328(content) + task_images(body.get("taskDelivery")) + earlier_rough(body)
     if t == "attachment":
         att = body.get("attachment")
-        queued = att.get("taskDelivery") if isinstance(att, dict) and att.get("type") == "queued_command" else None
-        return rough_attachment(body) + task_images(queued)
+        delivery = att.get("taskDelivery") if isinstance(att, dict) and att.get("type") == "queued_command" else None
+        return rough_attachment(body) + task_images(delivery)
     return 0
 
 
@@ -198,8 +195,6 @@ def record_estimator(version: str | None) -> Any:
     """The rough estimate of a record by the rules of the release that wrote it: 2.1.328's from 2.1.328 on (read from
     its binary), §3.4's before (2.1.200's binary counts the same: a document 2,000 whatever its source, an attachment
     by its rendering). They differ only on text documents; where between the two releases that changed is not read."""
-    from inspector.claude.release import parse_version
-
     v = parse_version(version) if version else None
     return rough_record_328 if v is not None and tuple(v[:3]) >= (2, 1, 328) else rough_record
 
