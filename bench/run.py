@@ -153,6 +153,8 @@ import sys, time, asyncio, json
 from pathlib import Path
 t_start = time.perf_counter()
 from inspector.transcript.discovery import Target
+from inspector.tokens.background import count_early
+count_early(sys.argv[1])  # what `inspector FILE` does before it imports the app
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.widgets.timeline import Timeline

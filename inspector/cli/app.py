@@ -33,6 +33,10 @@ def cmd_app(args: argparse.Namespace, out: Any, err: Any) -> int:
         if not args.no_tui:
             err.write("inspector: not a terminal, so here is the stats table (run it in a terminal for the app)\n")
         return cmd_stats(args, out, err)
+    if target.kind == "file":
+        from inspector.tokens.background import count_early
+
+        count_early(str(target.path))  # the large session's counts start before the app is imported
     from inspector.tui.app import run
 
     run(target, notices[0] if notices else None)

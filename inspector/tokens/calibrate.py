@@ -9,11 +9,11 @@ estimated, e.g. the context right after a compaction, before the API ever saw it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from inspector.tokens.context import restored_context
 from inspector.tokens.estimate import CLEARED_MARKER, api_pieces, count, count_many
@@ -47,6 +47,26 @@ class Counts:
     restored: dict[int, list[Any]] = field(default_factory=dict)  # boundary pos -> files re-attached (§8.5)
     response_of: dict[int, str] = field(default_factory=dict)  # chain pos -> message id, for assistant records
     unseen_cleared: dict[int, int] = field(default_factory=dict)  # microcompact pos -> rough tokens cleared outside the file
+
+
+class Chained(Protocol):
+    """What the counts follow: a logical chain of record indexes (a `Series` has the one it follows)."""
+
+    @property
+    def chain(self) -> Sequence[int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalChain:
+    """A session's logical chain alone, for counting it without its context series (the app's counting child: the
+    series is a quarter of a second of a 200 MB session that only the chain of is counted). The same chain as
+    `context_series(s).chain`, so the counts are kept under the same key."""
+
+    chain: tuple[int, ...]
+
+    @classmethod
+    def of(cls, s: Session) -> LogicalChain:
+        return cls(tuple(s.conversation.logical_chain))
 
 
 EXACT_BUDGET = 4_000_000  # characters counted with the tokenizer per session; beyond it, a sample is
@@ -153,7 +173,7 @@ def _flush(batch: list[tuple[int, str, str]], out: dict[int, RecordCount], rates
     batch.clear()
 
 
-def chain_counts(s: Session, series: Series, progress: Progress | None = None) -> Counts:
+def chain_counts(s: Session, series: Chained, progress: Progress | None = None) -> Counts:
     """Counted tokens along the logical chain; a microcompact clears results for what follows."""
     chain = list(series.chain)
     recs = s.records
@@ -207,7 +227,7 @@ def chain_counts(s: Session, series: Series, progress: Progress | None = None) -
 COUNTS_SCHEMA = 1  # bumped when what chain_counts computes changes: older kept counts are counted again
 
 
-def kept_chain_counts(s: Session, series: Series, progress: Progress | None = None) -> Counts:
+def kept_chain_counts(s: Session, series: Chained, progress: Progress | None = None) -> Counts:
     """`chain_counts`, kept in inspector's cache for the transcript as it was read: opening the session again (the app,
     `inspector tokens`, a what-if) does not count it again (on the bench's 200 MB session, 1.3 s of the app's load).
 
@@ -292,7 +312,7 @@ def _keep_newest(folder: Any, n: int) -> None:
             pass
 
 
-def _counts_key(s: Session, series: Series) -> dict[str, Any] | None:
+def _counts_key(s: Session, series: Chained) -> dict[str, Any] | None:
     import hashlib
     from array import array
 

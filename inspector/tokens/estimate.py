@@ -282,6 +282,7 @@ def count(text: str) -> int:
 
 
 PARALLEL_OVER = 400_000  # characters in one call beyond which the tokenizer runs in two threads
+PARALLEL = True  # False in a process that shares the machine with a busier one (the app's counting child)
 
 
 @lru_cache(maxsize=1)
@@ -298,7 +299,7 @@ def _lengths(texts: list[str]) -> list[int]:
     import os
 
     enc_one = encoding().encode_ordinary
-    if len(texts) < 2 or sum(map(len, texts)) < PARALLEL_OVER or (os.cpu_count() or 1) < 2:
+    if not PARALLEL or len(texts) < 2 or sum(map(len, texts)) < PARALLEL_OVER or (os.cpu_count() or 1) < 2:
         return [len(enc_one(t)) for t in texts]
     half = len(texts) // 2
     first, second = _threads().map(lambda part: [len(enc_one(t)) for t in part], (texts[:half], texts[half:]))

@@ -1016,6 +1016,7 @@ def test_a_large_session_is_counted_by_a_child_and_reported_as_counting_here_wou
         return child
 
     monkeypatch.setattr(screen_module, "QUICK_LOOK_OVER", 1000)  # the sample counts as large
+    monkeypatch.setattr(background, "COUNT_OVER", 1000)
     monkeypatch.setattr(background, "count_in_background", spy)
     monkeypatch.setattr(background, "_cores", lambda: 2)
 
@@ -1033,6 +1034,14 @@ def test_a_large_session_is_counted_by_a_child_and_reported_as_counting_here_wou
     assert children[0].proc.poll() == 0
     run(go())  # opened again: its counts are kept, no child counts them again
     assert len(children) == 1
+    shutil.rmtree(cache_dir() / "counts")
+    # `inspector FILE` starts the child before it imports the app (count_early): the screen adopts that one and
+    # starts none of its own
+    background.count_early(str(path))
+    assert len(children) == 2 and background._early.get(str(path)) is children[1]
+    run(go())
+    assert len(children) == 2 and not background._early
+    assert children[1].proc.poll() == 0
 
 
 # -- focus you can see (issue 15.13) ---------------------------------------------------------------------

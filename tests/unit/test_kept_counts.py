@@ -154,3 +154,35 @@ def test_whether_the_counts_are_kept_is_known_without_reading_them(copy, tmp_pat
     kept_file = cache_dir() / "counts" / kept()[0]
     kept_file.write_bytes(b"not json")  # damaged: unsure, so not kept
     assert not calibrate.counts_kept(copy)
+
+
+def test_the_counting_child_counts_the_chain_the_report_follows():
+    """The child counts `LogicalChain.of(s)` without the context series; its counts are kept under the series' chain's
+    key only if the two are the same chain, on every sample (a session with compactions, a subagent's, a fork)."""
+    from inspector.tokens.series import context_series
+
+    paths = sorted(SAMPLES.rglob("*.jsonl"))
+    assert len(paths) > 5
+    for path in paths:
+        s = Session.load(path)
+        assert calibrate.LogicalChain.of(s).chain == context_series(s).chain, path
+        assert calibrate._counts_key(s, calibrate.LogicalChain.of(s)) == calibrate._counts_key(s, context_series(s)), path
+
+
+def test_the_child_says_when_it_has_read_the_session(copy, monkeypatch):
+    """The app does something else first only while the child still reads the session (`still_reading`); once the
+    child says it counts, or is done, the app waits for its counts. A small file starts no child early."""
+    from inspector.tokens import background
+
+    monkeypatch.setattr(background, "_cores", lambda: 2)
+    child = background.count_in_background(str(copy))
+    assert child is not None
+    seen = []
+    while child.running():
+        seen.append(child.still_reading())
+    assert child.wait(120) and child.proc.returncode == 0
+    assert not child.still_reading()
+    assert seen and seen[0]  # asked at once: it has not even started Python yet
+    assert seen == sorted(seen, reverse=True)  # reading, then counting: never reading again
+    background.count_early(str(copy))  # under COUNT_OVER
+    assert not background._early

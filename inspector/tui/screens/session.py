@@ -144,12 +144,13 @@ class SessionScreen(Screen):
         try:
             if keep is None and os.path.getsize(self.path) > QUICK_LOOK_OVER:
                 # the report's token counts are most of a large session's load: another process counts them (and
-                # keeps them) while this one reads the session
-                from inspector.tokens.background import count_in_background
+                # keeps them) while this one reads the session (started already when `inspector FILE` opened it)
+                from inspector.tokens.background import COUNT_OVER, adopt, count_in_background
                 from inspector.tokens.calibrate import counts_kept
 
-                if not counts_kept(self.path):  # (opened again: its counts are kept, nothing to count)
-                    self._counting = count_in_background(str(self.path))
+                self._counting = adopt(str(self.path))
+                if self._counting is None and os.path.getsize(self.path) > COUNT_OVER and not counts_kept(self.path):
+                    self._counting = count_in_background(str(self.path))  # (opened again: its counts are kept)
                 # a large file: show its first records at once, then the whole of it
                 t = Transcript(self.path)
                 t.update(max_bytes=QUICK_LOOK_BYTES)
@@ -186,10 +187,10 @@ class SessionScreen(Screen):
         # the screen drawn first: what follows holds the interpreter for a second or more (one process, one lock), and
         # the rows and chart of a large session would wait behind it
         self._shown.wait(SHOW_WAIT)
-        # after the screen, the header's cost and the report: the cost while the counting child is still at work (the
-        # report waits for it anyway), else after the report, which it would only delay
+        # after the screen, the header's cost and the report: the cost first while the counting child is still reading
+        # the session (the report waits a second or more for it anyway), else after the report, which it would only delay
         counting, self._counting = self._counting, None
-        cost_first = counting is not None and counting.running()
+        cost_first = counting is not None and counting.still_reading()
         if cost_first:
             self.post_message(self.CostReady(self.cost_words(s)))
         if counting is not None:
