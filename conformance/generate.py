@@ -168,6 +168,25 @@ def scenarios(n: int, seed: int) -> list[Scenario]:
     return [scenario(seed + k) for k in range(n)]
 
 
+QUESTION_SHARE = 0.4  # REPL scenarios that ask the user a question (answered with its first option)
+
+
+def _question(rng: random.Random) -> dict[str, Any]:
+    """An AskUserQuestion input: one question, two to four options (the REPL's first is the one answered)."""
+    topic = rng.choice(("Which database should the store use?", "Which file should change first?", "Keep the old API?"))
+    labels = rng.sample(["sqlite", "postgres", "f1.txt", "f2.txt", "yes", "no", "later", "both"], rng.randint(2, 4))
+    return {
+        "questions": [
+            {
+                "question": topic,
+                "header": topic.split()[1][:12],
+                "options": [{"label": lab, "description": f"choose {lab}"} for lab in labels],
+                "multiSelect": False,
+            }
+        ]
+    }
+
+
 def repl_scenario(seed: int) -> Scenario:
     """A generated REPL scenario ending in a partial compaction from the rewind menu (a pure function of the seed)."""
     rng = random.Random(f"inspector-conformance-repl-{seed}")
@@ -185,6 +204,19 @@ def repl_scenario(seed: int) -> Scenario:
         at = rng.randint(1, len(steps))
         steps.insert(at, Step("/compact", Script(turns=0, start=base.start, step=base.step)))
         what.append(f"/compact after prompt {at}")
+    # a question asked and answered (AskUserQuestion), from a generator of its own: the seeds before it keep their runs
+    tools = TOOLS
+    qrng = random.Random(f"inspector-conformance-repl-question-{seed}")
+    if qrng.random() < QUESTION_SHARE:
+        at = qrng.randint(1, len(steps))
+        ask = Script(turns=1, start=base.start, step=base.step, calls=(("AskUserQuestion", json.dumps(_question(qrng))),))
+        steps.insert(at, Step("which way should it go?", ask, answer=True))
+        tools += ",AskUserQuestion"
+        what.append(f"a question after prompt {at}")
+        if "CLAUDE_CODE_ELEGANT_MIST" not in env and qrng.random() < 0.75:
+            mode = qrng.choice(("messages", "messages_and_replies"))
+            env = {**env, "CLAUDE_CODE_ELEGANT_MIST": mode}
+            words += f", earlier messages ({mode})"
     direction = rng.choice(("from", "up_to"))
     ups = rng.randint(1, prompts)
     context = rng.choice(("", "", "keep the file names"))
@@ -197,7 +229,7 @@ def repl_scenario(seed: int) -> Scenario:
         env=env,
         settings=settings,
         files=dict(FILES),
-        tool=TOOLS,
+        tool=tools,
         repl=True,
         doc=f"generated REPL (seed {seed}): {model}, {words}; {', '.join(what)}",
     )

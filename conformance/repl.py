@@ -187,12 +187,18 @@ class ReplSession:
                 return
         raise TimeoutError(f"the REPL did not finish in {timeout:g} s")
 
-    def prompt(self, text: str, script: Any) -> None:
+    def prompt(self, text: str, script: Any, *, answer: bool = False) -> None:
+        """Type a prompt and wait for its work to end; with `answer`, the question the fake's AskUserQuestion call
+        shows is answered with its first option."""
         self.fake.script = script
         self.fake.replies = 0
         self.fake.summaries = 0
         n = len(self.fake.log)
         self.type(text)
+        if answer:
+            _wait(self.name, lambda s: "Enter to select" in s, 90, "the question")
+            time.sleep(0.5)
+            self.keys("Enter")
         self.settle(n)
 
     def rewind(self, ups: int, direction: str, context: str, script: Any) -> str:

@@ -294,6 +294,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 ours = [dict(m) for m in res.api_messages or ()]
                 if path_then:
                     ours = json.loads(json.dumps(ours).replace(json.dumps(str(s.path.resolve()))[1:-1], path_then))
+                ours = _as_of_summary(ours, res.new_records, after)
                 whole = Session.load(t)
                 last = [r.get("uuid") for r in after if r.get("uuid")][len(ours_types) - 1]
                 end = whole.conversation.by_uuid.get(last)
@@ -482,6 +483,24 @@ def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
             break
         out.append(r)
     return out
+
+
+def _as_of_summary(ours: list[dict[str, Any]], new: Any, after: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The preview with its question cards' call ids made from Claude Code's summary's uuid instead of inspector's: an
+    id is made from the summary's uuid, a fresh one on either side (the round trip checks inspector's own)."""
+    from inspector.claude.wire import EARLIER_CARD_PREFIX, name_uuid
+
+    mine = next((r for r in new if r.get("isCompactSummary")), None)
+    theirs = next((r.get("uuid") for r in after if r.get("isCompactSummary")), None)
+    if mine is None or not isinstance(theirs, str) or mine.get("uuid") == theirs or EARLIER_CARD_PREFIX not in json.dumps(ours):
+        return ours
+    text = json.dumps(ours)
+    for k in range(len(mine.get("earlierMessages") or ())):
+        text = text.replace(
+            EARLIER_CARD_PREFIX + name_uuid(f"earlier-{k}", str(mine.get("uuid"))),
+            EARLIER_CARD_PREFIX + name_uuid(f"earlier-{k}", theirs),
+        )
+    return list(json.loads(text))
 
 
 def _kind(r: dict[str, Any]) -> str:

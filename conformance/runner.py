@@ -334,7 +334,7 @@ def _run_repl(sc: Scenario, claude: Claude, result: Run, debug: Path) -> None:
                     what = repl.rewind(*step.rewind, script=script)
                     argv = ["claude", "(REPL: Esc Esc)", what]
                 else:
-                    repl.prompt(step.prompt, script)
+                    repl.prompt(step.prompt, script, answer=step.answer)
                     argv, what = ["claude", "(REPL)", step.prompt], ""
                 result.steps.append(StepRun(argv, 0, what, "", list(fake.log[n:]), time.monotonic() - t1))
             rc = repl.quit()

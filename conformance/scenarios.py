@@ -25,6 +25,8 @@ class Step:
     # a partial compaction in the REPL instead of a print-mode prompt: (rows above "(current)" in the rewind menu,
     # "from" or "up_to", the context typed into the option); then one prompt ("go on") and quit
     rewind: tuple[int, str, str] | None = None
+    # the REPL shows a question (the fake's AskUserQuestion call): it is answered with its first option (Enter)
+    answer: bool = False
 
 
 @dataclass(frozen=True)

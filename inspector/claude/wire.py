@@ -103,7 +103,7 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
                 content = NOTIFICATION_OPEN + content + "\n" + _CLOSE  # a background agent's turn, sent as a notice
             it = _Item("user", _blocks(content), text=content if isinstance(content, str) else None)
             if b.get("isCompactSummary") and isinstance(b.get("earlierMessages"), list):
-                it.earlier = _earlier(b["earlierMessages"])
+                it.earlier = _earlier(b["earlierMessages"], str(b.get("uuid") or ""))
                 it.holds_earlier = any(_listed(e) for e in b["earlierMessages"])
             if not _starts_with_tool_result(it) and not any(x.get("type") == "tool_result" for x in it.blocks):
                 by_id.clear()
@@ -138,18 +138,57 @@ def _listed(e: Any) -> bool:
     return e.get("kind") in ("user", "reply", "note") or (e.get("kind") == "card" and isinstance(e.get("input"), dict))
 
 
-def _earlier(entries: list[Any]) -> list[_Item]:
+EARLIER_CARD_PREFIX = "earliercard_"  # a question card's tool call id: this and a name made from the summary's uuid
+ASK_TOOL = "AskUserQuestion"
+NO_RESPONSE = "No response requested."
+
+
+def name_uuid(name: str, base: str) -> str:
+    """2.1.332's Jv: a uuid made from a name and a uuid (SHA-1 of the uuid's bytes and the name, as a version 5 uuid).
+    The uuid's bytes are read as Node's Buffer.from(hex) reads them, up to the first pair that is not hex."""
+    import hashlib
+
+    hexed = base.replace("-", "")
+    raw = bytearray()
+    for k in range(0, len(hexed) - 1, 2):
+        pair = hexed[k : k + 2]
+        if not all(c in "0123456789abcdefABCDEF" for c in pair):
+            break
+        raw.append(int(pair, 16))
+    d = bytearray(hashlib.sha1(bytes(raw) + name.encode("utf-8")).digest()[:16])
+    d[6] = d[6] & 15 | 80
+    d[8] = d[8] & 63 | 128
+    h = d.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def _earlier(entries: list[Any], summary_uuid: str) -> list[_Item]:
     """2.1.332's `earlierMessages` on a summary (behind CLAUDE_CODE_ELEGANT_MIST): sent before the summary, word for
-    word, a note or a prompt of the user as user text, a closing reply as an assistant message. A question card (a
-    tool call and its answer) is not rendered here: its wire form was not measured."""
+    word, a note or a prompt of the user as user text, a closing reply as an assistant message. A question card is the
+    question asked again: an AskUserQuestion call with the card's input (on the reply before it, when a reply is
+    before it) and its answer as the call's result; when neither a reply nor another card follows, an assistant
+    message "No response requested." closes it (read from 2.1.332's message builder; no run of the harness asks a
+    question)."""
+    listed = [e for e in entries if _listed(e)]
     out: list[_Item] = []
-    for e in entries:
-        if not (isinstance(e, dict) and isinstance(e.get("text"), str) and e["text"].strip()):
-            continue
-        if e.get("kind") in ("user", "note"):
-            out.append(_Item("user", [{"type": "text", "text": e["text"]}], text=e["text"], of_summary=True))
-        elif e.get("kind") == "reply":
+    for k, e in enumerate(listed):
+        kind = e.get("kind")
+        if kind == "reply":
             out.append(_Item("assistant", [{"type": "text", "text": e["text"]}], of_summary=True))
+            continue
+        if kind == "card":
+            call_id = EARLIER_CARD_PREFIX + name_uuid(f"earlier-{k}", summary_uuid)
+            call = {"type": "tool_use", "id": call_id, "name": ASK_TOOL, "input": json_copy(e["input"])}
+            if out and out[-1].kind == "assistant":
+                out[-1].blocks.append(call)
+            else:
+                out.append(_Item("assistant", [call], of_summary=True))
+            out.append(_Item("user", [{"type": "tool_result", "tool_use_id": call_id, "content": e["text"]}], of_summary=True))
+            following = listed[k + 1].get("kind") if k + 1 < len(listed) else None
+            if following not in ("reply", "card"):
+                out.append(_Item("assistant", [{"type": "text", "text": NO_RESPONSE}], of_summary=True))
+            continue
+        out.append(_Item("user", [{"type": "text", "text": e["text"]}], text=e["text"], of_summary=True))
     return out
 
 

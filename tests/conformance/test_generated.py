@@ -704,3 +704,21 @@ def test_a_compaction_a_refusal_caused_is_not_called_a_lowered_threshold(tmp_pat
     refused = [e for e in rep.compactions if e.cause == "prompt_too_long" and e.pre_tokens < 0.9 * e.threshold]
     assert len(refused) == 3
     assert not [a for a in rep.anomalies if "fired well below the threshold" in a]
+
+
+def test_some_repl_scenarios_ask_a_question_answered_in_the_repl():
+    """A generated REPL scenario may ask the user a question (the fake's AskUserQuestion call, answered with its first
+    option): the tool offered, the step answered, the input one the tool takes; kept scenarios read back the same."""
+    from conformance.generate import QUESTION_SHARE, repl_scenario
+
+    scs = [repl_scenario(70_000 + k) for k in range(60)]
+    asking = [sc for sc in scs if any(st.answer for st in sc.steps)]
+    assert 0.2 * len(scs) < len(asking) < 2 * QUESTION_SHARE * len(scs)
+    for sc in asking:
+        (step,) = [st for st in sc.steps if st.answer]
+        assert "AskUserQuestion" in sc.tool.split(",") and "a question" in sc.doc
+        ((tool, inp),) = step.script.calls
+        q = json.loads(inp)["questions"]
+        assert tool == "AskUserQuestion" and len(q) == 1 and 2 <= len(q[0]["options"]) <= 4
+        assert Scenario.from_dict(json.loads(json.dumps(sc.as_dict()))) == sc  # as found.json keeps it
+    assert all("AskUserQuestion" not in sc.tool for sc in scs if sc not in asking)

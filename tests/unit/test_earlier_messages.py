@@ -225,3 +225,56 @@ def test_a_resumed_turns_date_climbs_above_a_summary_with_its_list_and_the_rest_
     got = api_messages(sent_bodies(s, Conversation(s.records[:first]).chain), wire_style(s))
     assert _blocks(got) == _blocks(case["sent"])
     assert case["sent"][1]["content"][0]["text"].startswith("Today's date is")
+
+
+def test_a_question_card_is_sent_as_the_question_asked_again_and_its_answer() -> None:
+    """2.1.332's message builder (read from the binary, no run asks a question): a card is an AskUserQuestion call with
+    the card's input, on the reply before it when there is one, and its answer as the call's result; a card that
+    neither a reply nor another card follows is closed by "No response requested.". The call's id is
+    "earliercard_" and a version 5 uuid of the summary's uuid and the entry's place among the listed entries."""
+    import uuid
+
+    from inspector.claude.wire import name_uuid
+
+    sid = "3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f"
+    q1 = {"questions": [{"question": "Which database?", "header": "DB", "options": [{"label": "sqlite"}], "multiSelect": False}]}
+    q2 = {"questions": [{"question": "Ship it?", "header": "Ship", "options": [{"label": "yes"}], "multiSelect": False}]}
+    entries = [
+        {"kind": "user", "text": "set up the store"},
+        {"kind": "reply", "text": "I will ask first."},
+        {"kind": "card", "text": "sqlite", "input": q1},
+        {"kind": "card", "text": "no input: not listed"},  # a card without its input is not listed (Whe)
+        {"kind": "card", "text": "yes", "input": q2},
+        {"kind": "user", "text": "go on"},
+    ]
+    summary = {
+        "type": "user",
+        "uuid": sid,
+        "isCompactSummary": True,
+        "earlierMessages": entries,
+        "message": {"role": "user", "content": "This session is being continued from a previous conversation."},
+    }
+    msgs = api_messages([summary])
+    first, second = (f"earliercard_{uuid.uuid5(uuid.UUID(sid), f'earlier-{k}')}" for k in (2, 3))
+    assert name_uuid("earlier-2", sid) == str(uuid.uuid5(uuid.UUID(sid), "earlier-2"))
+    assert msgs == [
+        {"role": "user", "content": "set up the store"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "I will ask first."},
+                {"type": "tool_use", "id": first, "name": "AskUserQuestion", "input": q1},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": first, "content": "sqlite"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": second, "name": "AskUserQuestion", "input": q2}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": second, "content": "yes"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "No response requested."}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "go on\n"},
+                {"type": "text", "text": "This session is being continued from a previous conversation."},
+            ],
+        },
+    ]
