@@ -33,13 +33,14 @@ async def open_workbench(app, pilot):
 
 
 async def until_confirm_send(app, pilot):
-    """The consent dialog shown and laid out, its Send button where a click lands (at most 10 s): a click on a
-    dialog still being mounted misses it, which a loaded machine showed."""
+    """The consent dialog shown and laid out, its Send button where a click lands: a click on a
+    dialog still being mounted misses it, which a loaded machine showed. At most 30 s: the whole suite on two busy
+    cores once took more than 10 s to count the request the dialog prices."""
     from textual.widgets import Button
 
     from inspector.tui.screens.workbench import ConfirmSend
 
-    for _ in range(200):
+    for _ in range(600):
         await pilot.pause(0.05)
         screen = app.screen
         if isinstance(screen, ConfirmSend) and screen.query("#yes") and screen.query_one("#yes", Button).region.width:
