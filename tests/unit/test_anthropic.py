@@ -100,6 +100,19 @@ def test_connection_reset_mid_stream():
             compact(session(), "full", summarizer=summarizer(fake, max_retries=1))
 
 
+def test_nothing_listening_is_could_not_reach_not_a_broken_stream():
+    """Before the answer begins, a connection error means the API was not reached (both SDK generations: 2.x raises
+    APIConnectionError for a stream cut mid-way too, which the summarizer tells apart by whether the answer began)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    closed = AnthropicSummarizer("claude-sonnet-4-6", api_key=KEY, base_url=f"http://127.0.0.1:{port}", max_retries=0)
+    with pytest.raises(SummarizerError, match="could not reach the API"):
+        compact(session(), "full", summarizer=closed)
+
+
 def test_cancel_stops_before_sending():
     c = Cancel()
     c.set()

@@ -42,6 +42,16 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int, cache_write: int
     return (input_tokens * r.input + output_tokens * r.output + cache_write * r.cache_write_5m + cache_read * r.cache_read) / 1e6
 
 
+class _StreamBroke(Exception):
+    """The answer had begun (the API accepted the request) and its stream was cut: the SDK raises the HTTP library's
+    own error for it in 0.x and an APIConnectionError in 2.x, which before the answer begins means the API was never
+    reached."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 @dataclass(frozen=True, slots=True)
 class SendEstimate:
     input_tokens: int
@@ -280,11 +290,11 @@ class AnthropicSummarizer:
                 raise SummarizerError(f"the request timed out after {self.timeout:g} s") from None
             except anthropic.APIConnectionError:
                 raise SummarizerError("could not reach the API (connection failed)") from None
-            except Exception as exc:  # noqa: BLE001 - a stream cut mid-way surfaces as the HTTP library's own error
+            except _StreamBroke as exc:
                 broken += 1
                 if broken > self.max_retries:
                     raise SummarizerError(
-                        f"the connection broke while the summary was streaming ({type(exc).__name__}), "
+                        f"the connection broke while the summary was streaming ({type(exc.cause).__name__}), "
                         f"{broken} time(s): try again"
                     ) from None
                 notes.append("the connection broke mid-stream; retried")
@@ -321,16 +331,23 @@ class AnthropicSummarizer:
     def _stream(self, body: dict[str, Any], progress: Progress | None, cancel: Cancel | None, notes: list[str]) -> SummaryOutput:
         client = self.client()
         received = 0
+        import anthropic
+
         with client.messages.stream(**body) as stream:
-            for event in stream:
-                if cancel is not None and cancel.cancelled:
-                    stream.close()
-                    raise Cancelled("cancelled while the summary was streaming")
-                if getattr(event, "type", None) == "text":
-                    received += len(getattr(event, "text", "") or "")
-                    if progress:
-                        progress(f"receiving the summary ({received:,} characters)", None)
-            final = stream.get_final_message()
+            try:
+                for event in stream:
+                    if cancel is not None and cancel.cancelled:
+                        stream.close()
+                        raise Cancelled("cancelled while the summary was streaming")
+                    if getattr(event, "type", None) == "text":
+                        received += len(getattr(event, "text", "") or "")
+                        if progress:
+                            progress(f"receiving the summary ({received:,} characters)", None)
+                final = stream.get_final_message()
+            except (Cancelled, SummarizerError, anthropic.APIStatusError, anthropic.APITimeoutError):
+                raise  # an error event in the stream is the API's answer; a read that timed out says so
+            except Exception as exc:  # noqa: BLE001 - the stream cut mid-way: the HTTP library's error, or the SDK's
+                raise _StreamBroke(exc) from exc
         # a summary that repeats the key (a prompt that quoted it, a model that echoed it) is shown and saved: never it
         from inspector.textutil import redact
 
