@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from builders import assistant, attachment, user
 from helpers import write_jsonl
 
@@ -161,3 +162,23 @@ def test_the_cli_takes_the_model_to_resume_with(tmp_path) -> None:
     assert "TaskList" in out  # the task tools re-announced, as claude-haiku-4-5 gets them
     code, out, _ = run_cli("compact", str(s.path), "--json")
     assert not any("never ran" in n for n in orjson.loads(out)["notes"])
+
+
+def test_the_thresholds_facts_are_remembered_until_the_session_reads_more(tmp_path):
+    """session_thresholds walks every record for its facts once per read of the session, not once per call; a session
+    that reads on (a live one) is walked again, and its new model and peak count."""
+    from inspector.tokens.series import session_facts, session_thresholds
+
+    p = tmp_path / "s.jsonl"
+    write_jsonl(p, [user("u1", None, "hi", version=V), assistant("a1", "u1", [{"type": "text", "text": "ok"}], 1, version=V)])
+    s = Session.load(p)
+    first = session_facts(s)
+    assert session_facts(s) is first and first.last_model == "claude-sonnet-4-6"
+    before = session_thresholds(s, Settings())
+    with open(p, "ab") as f:
+        grown = assistant("a2", "a1", [{"type": "text", "text": "ok"}], 2, usage=(10, 150_000, 0, 50), model="claude-opus-4-6")
+        f.write(orjson.dumps(grown) + b"\n")
+    assert s.update() == 1
+    after = session_facts(s)
+    assert after is not first and after.last_model == "claude-opus-4-6" and after.peak == FileFacts.of(s.records).peak
+    assert session_thresholds(s, Settings()).model == "claude-opus-4-6" != before.model
