@@ -398,12 +398,21 @@ def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[d
     for i in range(start + 1, min(sl.point + 1, len(s.records))):
         r = s.records[i]
         if r.type == "attachment" and r.get("attachment_type") == "queued_command":
-            prompt = (s.body(i).get("attachment") or {}).get("prompt")
-            for m in _NOTIFIED.finditer(prompt if isinstance(prompt, str) else ""):
-                status[m.group(1)] = m.group(2)
-                when = timestamp_key(r.timestamp)
-                if when is not None:
-                    told[m.group(1)] = when
+            prompt = (s.body(i).get("attachment") or {}).get("prompt")  # told as the model worked
+        elif r.type == "user" and not r.tool_results and not r.is_compact_summary:
+            # told while the model was idle: the notification is a turn of its own, a user record (fresh 2.1.328 REPL
+            # seed 67005: an agent told so 2 minutes before a "summarize up to here" was not re-announced)
+            msg = s.body(i).get("message")
+            prompt = msg.get("content") if isinstance(msg, dict) else None
+            if not (isinstance(prompt, str) and prompt.lstrip().startswith("<task-notification>")):
+                continue
+        else:
+            continue
+        for m in _NOTIFIED.finditer(prompt if isinstance(prompt, str) else ""):
+            status[m.group(1)] = m.group(2)
+            when = timestamp_key(r.timestamp)
+            if when is not None:
+                told[m.group(1)] = when
     asked = asked if asked is not None else now
     cutoff = asked.timestamp() - EVICT_AFTER_S if asked is not None else None
     for i in range(start + 1, min(sl.point + 1, len(s.records))):

@@ -20,8 +20,9 @@ def _at(seconds: float) -> str:
     return (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z"
 
 
-def _session(tmp_path: Path, notified: dict[str, float]) -> Session:
-    """A 2.1.332 session that launches one background agent per entry and is told each ended at its time (s)."""
+def _session(tmp_path: Path, notified: dict[str, float], idle: frozenset[str] = frozenset()) -> Session:
+    """A 2.1.332 session that launches one background agent per entry and is told each ended at its time (s): as the
+    model works (a queued command), or, for the agents in `idle`, as a turn of its own (a user record)."""
     recs: list[dict] = []
     parent = None
 
@@ -63,7 +64,11 @@ def _session(tmp_path: Path, notified: dict[str, float]) -> Session:
         )
     for agent, t in notified.items():
         prompt = f"<task-notification>\n<task-id>{agent}</task-id>\n<status>completed</status>\n</task-notification>"
-        add({"type": "attachment", "attachment": {"type": "queued_command", "prompt": prompt}}, t)
+        if agent in idle:
+            origin = {"kind": "task-notification", "producer": "session-task"}
+            add({"type": "user", "message": {"role": "user", "content": prompt}, "origin": origin}, t)
+        else:
+            add({"type": "attachment", "attachment": {"type": "queued_command", "prompt": prompt}}, t)
     add({"type": "user", "message": {"role": "user", "content": "go on"}}, max(notified.values()) + 1)
     add(
         {
@@ -111,3 +116,12 @@ def test_without_a_time_every_agent_is_re_announced(tmp_path: Path) -> None:
     s = _session(tmp_path, {"a1": 10.0})
     out, _ = task_statuses(make_slice(s, s.records[-2].uuid), None)
     assert [a["attachment"]["taskId"] for a in out] == ["a1"]
+
+
+def test_an_agent_told_while_the_model_was_idle_is_forgotten_too(tmp_path: Path) -> None:
+    """A notification that arrives while nothing runs is a user turn of its own, not a queued command (fresh 2.1.328
+    REPL seed 67005: the agent told so two minutes before a "summarize up to here" was not re-announced, inspector
+    announced it)."""
+    s = _session(tmp_path, {"a1": 10.0, "a2": 14.0}, idle=frozenset({"a1"}))
+    assert _announced(s, 10.0 + EVICT_AFTER_S + 2) == ["a2"]
+    assert _announced(s, 10.0 + EVICT_AFTER_S - 0.5) == ["a1", "a2"]
