@@ -294,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if not again:
             shutil.rmtree(tui_cache, ignore_errors=True)
+            # what inspector keeps per install, not per session, made as any earlier run of it would have: the
+            # tokenizer's parameters (estimate._kept_encoding); the session itself is new to the cache
+            py("from inspector.tokens.estimate import encoding; encoding()", "-", env=tui_env)
         read_all(path)
         secs, rss, code, tail = py(TUI_PAINT, str(path), env=tui_env)
         if code == 0 and again:

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from inspector.textutil import human_size, printable
-from inspector.tokens.explain import TokenReport, analyze, fmt
+from inspector.tokens.explain import TokenReport, analyze, fmt, prepare
 from inspector.tokens.series import Series, context_series, session_thresholds
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.index import FileChanged, Transcript
@@ -202,7 +202,7 @@ class SessionScreen(Screen):
         if cost_first:
             self.post_message(self.CostReady(self.cost_words(s)))
         if counting is not None:
-            s.subagents  # noqa: B018 - the report's own first step (its subagents' list, 0.1 s of a large session), made while the child counts
+            prepare(s)  # what the report reads that needs no counts (subagents, summarizer calls), while the child counts
             counting.wait(COUNTING_WAIT)  # its counts are kept in the cache, where analyze finds them (else: counted here)
         self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress, baseline=self.configured)))
         if not cost_first:
