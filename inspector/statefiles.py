@@ -55,14 +55,24 @@ def write_state(path: Path, data: dict, *, readable: bool = False) -> bool:
     may open (the app's preferences)."""
     import orjson
 
+    try:
+        raw = orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n" if readable else orjson.dumps(data)
+    except TypeError:
+        return False
+    return write_bytes(path, raw)
+
+
+def write_bytes(path: Path, raw: bytes) -> bool:
+    """Write a cache file whole (a temporary file renamed over it); False when it could not be written (see
+    write_state)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
-            f.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n" if readable else orjson.dumps(data))
+            f.write(raw)
         os.replace(tmp, path)
         return True
-    except (OSError, TypeError):
+    except OSError:
         try:
             os.unlink(tmp)
         except OSError:

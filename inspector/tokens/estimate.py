@@ -258,12 +258,7 @@ def estimate_record_padded(body: dict[str, Any]) -> int:
 
 @lru_cache(maxsize=1)
 def encoding() -> Any:
-    """The offline cl100k encoding (imported lazily: tiktoken is slow to import)."""
-    return _encoding()
-
-
-@lru_cache(maxsize=1)
-def _encoding() -> Any:
+    """The offline cl100k encoding (imported lazily: tiktoken is slow to import), from its kept parameters."""
     import tiktoken
 
     kw = _kept_encoding()
@@ -300,7 +295,7 @@ def _kept_encoding() -> dict[str, Any] | None:
         ).encode()
     except (ImportError, AttributeError, KeyError, OSError):
         return None
-    from inspector.statefiles import cache_dir
+    from inspector.statefiles import cache_dir, write_bytes
 
     where = cache_dir() / "tokenizer" / f"{ENCODING}.marshal"
     try:
@@ -315,13 +310,9 @@ def _kept_encoding() -> dict[str, Any] | None:
     kw = make()
     try:
         body = marshal.dumps(kw)
-        tmp = where.with_name(f".{where.name}.{os.getpid()}.tmp")
-        where.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(key + b"\n" + hashlib.blake2b(body, digest_size=16).hexdigest().encode() + b"\n" + body)
-        os.replace(tmp, where)
-    except (OSError, ValueError):
-        pass  # the cache is only a cache
+    except ValueError:
+        return kw  # not what marshal keeps: made again the next time
+    write_bytes(where, key + b"\n" + hashlib.blake2b(body, digest_size=16).hexdigest().encode() + b"\n" + body)
     return kw
 
 
