@@ -169,11 +169,46 @@ def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
     yield End(offset, lines, read)
 
 
-def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batches: Iterable[Any]) -> End:
+class HeldTexts:
+    """The texts a transaction puts into a shard's FTS5 table, held back and inserted together after the other writes.
+
+    FTS5 keeps the words of what is inserted in memory and writes them out as a segment of its index at a commit, or
+    at any savepoint: SQLite opens one for each later statement that may fail part-way (an INSERT into `docs`, an
+    UPDATE of `wordstate`...). Inserted as they come, a build of many small files wrote a segment per file, and then
+    merged them (over half of the build of the bench's persisted outputs); held to the end of the transaction, or
+    until HOLD characters, a segment is written per batch of files."""
+
+    HOLD = 16 << 20  # characters held at most (a larger file is inserted in parts, each a segment of its own)
+
+    def __init__(self, db: sqlite3.Connection, shard: str) -> None:
+        self.db, self.shard = db, shard
+        self.rows: list[tuple[int, str]] = []
+        self.chars = 0
+
+    def add(self, first: int, texts: list[str]) -> None:
+        self.rows += zip(range(first, first + len(texts)), texts)
+        self.chars += sum(map(len, texts))
+        if self.chars > self.HOLD:
+            self.insert()
+
+    def insert(self) -> None:
+        """Insert what is held (the caller's last write before its commit)."""
+        if self.rows:
+            self.db.executemany(f"INSERT INTO {self.shard}texts(rowid, text) VALUES(?, ?)", self.rows)
+        self.rows, self.chars = [], 0
+
+
+def write_texts(
+    db: sqlite3.Connection, shard: str, fid: int, after: int, batches: Iterable[Any], held: HeldTexts | None = None
+) -> End:
     """In a write transaction on the shard's database (`shard`: "t0." when attached, "" when it is the main one):
     drop the file's texts of lines after `after` (-1: all of them; its rows of an unfinished last line are among
     them, and any rows a crash left between this shard's commit and the main one's), then insert what `read_texts`
-    yields, with consecutive rowids, recording their spans. Returns its `End`."""
+    yields, with consecutive rowids, recording their spans. Returns its `End`. The texts themselves go into `held`,
+    which the caller inserts before its commit (`HeldTexts`); without one, they are inserted here, last."""
+    own = held is None
+    if held is None:
+        held = HeldTexts(db, shard)
     drop_texts(db, shard, fid, after)
     first = next_id = db.execute(f"SELECT next_id FROM {shard}wordstate").fetchone()[0]
     tail_from = None
@@ -192,9 +227,7 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
                 f"INSERT INTO {shard}docs(id, file_id, line, off, len, type, place, ts, k) VALUES(?,?,?,?,?,?,?,?,?)",
                 [(next_id + n, fid, *r[1:]) for n, r in enumerate(item)],
             )
-            db.executemany(
-                f"INSERT INTO {shard}texts(rowid, text) VALUES(?, ?)", [(next_id + n, r[0]) for n, r in enumerate(item)]
-            )
+            held.add(next_id, [r[0] for r in item])
             next_id += len(item)
             if texts is not None:
                 texts += (r[0] for r in item)
@@ -212,6 +245,8 @@ def write_texts(db: sqlite3.Connection, shard: str, fid: int, after: int, batche
         db.execute(f"INSERT INTO {shard}spans VALUES(?, ?, ?, ?)", (fid, first, tail_from - 1, max(after, -1) + 1))
     if next_id > tail_from:  # an unfinished last line: dropped with the lines after the file's count
         db.execute(f"INSERT INTO {shard}spans VALUES(?, ?, ?, ?)", (fid, tail_from, next_id - 1, end.lines + 1))
+    if own:
+        held.insert()
     return end
 
 
@@ -258,6 +293,7 @@ def _index_files(
     """Index files into a shard in one transaction (`together`: an error undoes all and is raised) or one each (a file
     that cannot be read is left out)."""
     out: list[tuple[Any, ...]] = []
+    held = HeldTexts(db, "")
     if together:
         db.execute("BEGIN IMMEDIATE")
     try:
@@ -267,8 +303,11 @@ def _index_files(
                 if not together:
                     db.execute("BEGIN IMMEDIATE")
                 try:
-                    end = write_texts(db, "", fid, after, batches)
+                    end = write_texts(db, "", fid, after, batches, held)
+                    if not together:
+                        held.insert()
                 except BaseException:
+                    held.rows, held.chars = [], 0
                     if not together and db.in_transaction:  # not after SQLite rolled back itself (a full disk)
                         db.execute("ROLLBACK")
                     raise
@@ -284,6 +323,12 @@ def _index_files(
             db.execute("ROLLBACK")
         raise
     if together:
+        try:
+            held.insert()
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
         db.execute("COMMIT")
     return out
 

@@ -998,3 +998,71 @@ def test_a_shard_mostly_of_dropped_texts_is_built_again_and_searches_as_before(t
     assert state() == (0, 3)
     scan, indexed = both(root, "needle", idx)
     assert scan == indexed and len(indexed[0][1]) == 3
+
+
+def _shard_batch(tmp_path, n):
+    """A shard's database and a batch of `n` small transcripts, each with a word of its own."""
+    from inspector.library.shards import shard_schema
+
+    db_file = tmp_path / "shard.sqlite"
+    db = sqlite3.connect(db_file, isolation_level=None)
+    db.executescript(shard_schema(""))
+    items = []
+    for k in range(n):
+        p = write_jsonl(tmp_path / f"s{k}.jsonl", [user(f"u{k}", None, f"look at zqword{k} and the forecast")])
+        items.append((k + 1, str(p), 0, 0, -1, "t"))
+    return db, items
+
+
+def _words_found(db, n):
+    return [k for k in range(n) if db.execute("SELECT count(*) FROM texts WHERE texts MATCH ?", (f"zqword{k}",)).fetchone()[0]]
+
+
+def test_a_shards_batch_inserts_its_texts_after_every_other_write_so_fts5_writes_one_segment(tmp_path):
+    """FTS5 writes out what it holds at every savepoint, and SQLite opens one for any later statement that may fail
+    part-way: texts inserted file by file, between the other writes, made a segment per file (then merged)."""
+    from inspector.library.shards import _index_files
+
+    db, items = _shard_batch(tmp_path, 12)
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    out = _index_files(db, items, together=True)
+    db.set_trace_callback(None)
+    assert [row[0] for row in out] == list(range(1, 13)) and all(row[1] > 0 for row in out)
+    writes = [s.split()[0:3] for s in statements if s.split()[0] in ("INSERT", "UPDATE", "DELETE", "COMMIT")]
+    first_text = next(i for i, w in enumerate(writes) if w[:3] == ["INSERT", "INTO", "texts(rowid,"])
+    assert writes[-1] == ["COMMIT"] and first_text > 0
+    assert all(w[:3] == ["INSERT", "INTO", "texts(rowid,"] for w in writes[first_text:-1]), writes[first_text:]
+    assert _words_found(db, 12) == list(range(12))
+
+
+def test_held_texts_past_their_limit_are_inserted_in_parts_and_none_is_lost(tmp_path, monkeypatch):
+    from inspector.library.shards import HeldTexts, _index_files
+
+    monkeypatch.setattr(HeldTexts, "HOLD", 40)  # characters: about a file's text
+    db, items = _shard_batch(tmp_path, 9)
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    _index_files(db, items, together=True)
+    db.set_trace_callback(None)
+    runs, before = 0, None  # runs of FTS inserts between other writes
+    for s in statements:
+        now = s.startswith("INSERT INTO texts(rowid,")
+        runs += now and before is False
+        before = now if s.split()[0] in ("INSERT", "UPDATE", "DELETE") else before
+    assert runs > 3
+    assert _words_found(db, 9) == list(range(9))
+    assert db.execute("SELECT count(*) FROM docs").fetchone()[0] == 9
+
+
+def test_a_file_unreadable_in_a_shards_batch_leaves_the_others_indexed_and_none_of_its_texts(tmp_path):
+    from inspector.library.shards import index_shard
+
+    db, items = _shard_batch(tmp_path, 5)
+    db.close()
+    os.unlink(items[2][1])  # gone since it was listed: the batch is written again a file at a time, without it
+    out = index_shard(str(tmp_path / "shard.sqlite"), items)
+    assert [(fid, off is None) for fid, off, *_ in out] == [(1, False), (2, False), (3, True), (4, False), (5, False)]
+    db = sqlite3.connect(tmp_path / "shard.sqlite")
+    assert _words_found(db, 5) == [0, 1, 3, 4]
+    assert sorted(fid for (fid,) in db.execute("SELECT file_id FROM docs")) == [1, 2, 4, 5]
