@@ -460,11 +460,6 @@ class SearchIndex:
             self._record(plan, end.offset, end.lines)
         return end.read
 
-    def _update_many(self, paths: list[Path], workers: int | None = None, stop: Callable[[], bool] | None = None) -> int:
-        """`update` each file (the writer lock held)."""
-        jobs = [job for p in paths if (job := self._plan(p)) is not None]
-        return self._run_jobs(jobs, workers, stop or (lambda: False), "transcripts")
-
     def _run_jobs(self, jobs: list[Job], workers: int | None, stop: Callable[[], bool], what: str) -> int:
         """Index these files: in shard processes when there is much to read (`_run_in_shards`), otherwise, or where
         worker processes cannot start (a sandbox, no /dev/shm), here. Returns the lines (persisted outputs) read. The
@@ -559,7 +554,8 @@ class SearchIndex:
                             batch.append(q.popleft())
                             size += batch[-1].size
                         items = [(j.fid, j.path, j.start, j.lines, j.after, j.kind) for j in batch if j.fid is not None]
-                        running[pool.submit(index_shard, str(shard_path(self.path, k)), items)] = (k, batch)
+                        # the shard's last batch also completes its vocabulary (there, on the worker's core)
+                        running[pool.submit(index_shard, str(shard_path(self.path, k)), items, not q)] = (k, batch)
                 if not running:
                     break
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
@@ -729,9 +725,9 @@ class SearchIndex:
             return 0
         try:
             with self.writer(wait=wait):
-                read = self._update_many([p for p, _ in changed], workers, stop) if changed else 0
+                # the transcripts, then the persisted outputs, read in one run (one pool of worker processes)
+                jobs = [job for p, _ in changed if (job := self._plan(p)) is not None]
                 now = time.time_ns()
-                jobs: list[Job] = []
                 seen: list[tuple[bytes, int]] = []
                 for session, d, m in behind:
                     if stop is not None and stop():
@@ -743,8 +739,8 @@ class SearchIndex:
                     jobs += mine
                     left -= sum(job.size for job in mine)
                     seen.append((d, m if 0 <= now - m > RACY_NS else -1))
-                read += self._run_jobs(jobs, workers, stop or (lambda: False), "persisted outputs")
-                self._sync_words()  # once, after both: it reads each shard's every word
+                read = self._run_jobs(jobs, workers, stop or (lambda: False), "files")
+                self._sync_words()  # once, after both: it reads each shard's every word (done by the workers, if any)
                 if not (stop is not None and stop()):  # folders done: looked at again only when they change
                     self.db.executemany("INSERT OR REPLACE INTO dirs VALUES(?, ?)", seen)
                 return read

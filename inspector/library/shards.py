@@ -269,20 +269,30 @@ def persisted_batches(path: str) -> list[Any]:
     return [[(data.decode("utf-8", "replace"), 0, -1, len(data), "user", "persisted output", None, 0)], End(len(data), 0, 0)]
 
 
-def index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]]) -> list[tuple[Any, ...]]:
+def index_shard(shard_file: str, items: list[tuple[int, str, int, int, int, str]], words: bool = False) -> list[tuple[Any, ...]]:
     """In a worker process: index files into one shard's database, in one transaction (FTS5 writes a segment at each
     commit, and merges them: a commit per file wrote 14 times the bytes); for each, (id, where its next read starts,
     its complete lines, lines read), or (id, None, None, 0) when it cannot be read now (then the batch is written
     again a file at a time, without it). The main database is written after, by the caller: a crash between leaves
     the shard ahead, which the next `write_texts` of that file drops (its lines after the count the main database
-    has)."""
+    has). `words`: then the shard's vocabulary is completed (`sync_words`, in a transaction of its own), here on the
+    worker's core rather than after every shard in the caller's process."""
     db = sqlite3.connect(shard_file, timeout=60.0, isolation_level=None)
     try:
         pragmas(db)
         try:
-            return _index_files(db, items, together=True)
+            out = _index_files(db, items, together=True)
         except OSError:  # a file gone or unreadable since it was listed
-            return _index_files(db, items, together=False)
+            out = _index_files(db, items, together=False)
+        if words:
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                sync_words(db, "")
+                db.execute("COMMIT")
+            except sqlite3.Error:  # left behind: the caller completes it (`SearchIndex._sync_words`), or says why not
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+        return out
     finally:
         db.close()
 

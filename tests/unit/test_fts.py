@@ -544,11 +544,11 @@ def test_a_build_tells_how_far_it_is(tmp_path, monkeypatch):
         told: list[tuple[str, int, int]] = []
         idx.progress = lambda *a: told.append(a)
         idx.refresh(files, with_results, workers=2)
-        ticks = [x for x in told if x[0] == "transcripts"]
-        assert ticks and ticks[-1] == ("transcripts", len(files), len(files))
-        assert [d for _, d, _ in ticks] == sorted(d for _, d, _ in ticks)
-        persisted = [x for x in told if x[0] == "persisted outputs"]
-        assert persisted and persisted[-1][1] == persisted[-1][2] == idx.status().persisted
+        # the transcripts and the persisted outputs are read in one run (one pool of workers), told as files
+        every_file = len(files) + idx.status().persisted
+        assert idx.status().persisted > 0 and {x[0] for x in told} == {"files"}
+        assert told[-1] == ("files", every_file, every_file)
+        assert [d for _, d, _ in told] == sorted(d for _, d, _ in told)
 
 
 def test_without_worker_processes_the_index_is_built_in_one(tmp_path, monkeypatch):
@@ -1066,3 +1066,27 @@ def test_a_file_unreadable_in_a_shards_batch_leaves_the_others_indexed_and_none_
     db = sqlite3.connect(tmp_path / "shard.sqlite")
     assert _words_found(db, 5) == [0, 1, 3, 4]
     assert sorted(fid for (fid,) in db.execute("SELECT file_id FROM docs")) == [1, 2, 4, 5]
+
+
+def test_a_build_in_worker_processes_completes_each_shards_vocabulary_there(tmp_path, monkeypatch):
+    """Each shard's last batch completes its vocabulary on the worker's core; the caller has none left to do, and a
+    fragment of a word is found as the scan finds it."""
+    import inspector.library.fts as fts
+    from inspector.library.search import list_transcripts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    files, with_results = list_transcripts(resolve_target(root))
+    monkeypatch.setattr(fts, "POOL_MIN", 0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # two shards, on any machine
+    in_caller: list[str] = []
+    monkeypatch.setattr(fts, "sync_words", lambda db, shard: in_caller.append(shard))
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    idx.refresh([f for f, _ in files], with_results, workers=2)
+    shards = range(idx.shards)
+    assert in_caller == [] and idx.shards == 2
+    assert [idx.db.execute(f"SELECT behind FROM t{k}.wordstate").fetchone()[0] for k in shards] == [0] * idx.shards
+    assert all(idx.db.execute(f"SELECT count(*) FROM t{k}.words").fetchone()[0] > 100 for k in shards)
+    for fragment in ("ourl", "orecas", "rror"):
+        scan, indexed = both(root, fragment, idx)
+        assert scan == indexed and scan, fragment
