@@ -550,7 +550,7 @@ class SearchIndex:
                     if q and k not in busy and len(running) < n and not stop():
                         batch: list[Job] = []
                         size = 0
-                        while q and (not batch or (size < SHARD_BATCH and len(batch) < 64)):
+                        while q and (not batch or (size < SHARD_BATCH and len(batch) < 256)):
                             batch.append(q.popleft())
                             size += batch[-1].size
                         items = [(j.fid, j.path, j.start, j.lines, j.after, j.kind) for j in batch if j.fid is not None]
@@ -968,7 +968,7 @@ POOL_MIN = 32 << 20  # bytes to read below which the files are read here (starti
 # what a pool of worker processes raises when it cannot run here (BrokenProcessPool is a RuntimeError); not imported
 # from concurrent.futures at start: multiprocessing costs a command 15 ms of imports
 _POOL_ERRORS = (OSError, RuntimeError)
-SHARD_BATCH = 16 << 20  # bytes of files a shard's process is given at a time
+SHARD_BATCH = 64 << 20  # bytes of files a shard's process is given at a time
 LOCK_QUIET = 1.0  # seconds waited for the writer lock before saying so
 
 
