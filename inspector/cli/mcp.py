@@ -254,7 +254,10 @@ class Tools:
                 "compactions": [
                     {
                         k: c.get(k)
-                        for k in ("uuid", "kind", "trigger", "cause", "pre_tokens", "threshold", "size_after", "explanation")
+                        for k in (
+                            *("uuid", "kind", "trigger", "cause", "pre_tokens", "threshold", "size_after", "explanation"),
+                            *("duration_ms", "cumulative_dropped_tokens"),
+                        )
                     }
                     for c in d.get("compactions") or []
                 ],

@@ -239,6 +239,10 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
                     f"summarizer call {x['compact_call']['agent_id']} read {x['compact_call']['usage']['context_tokens']:,} "
                     f"tokens"
                 )
+            if x.get("duration_ms"):  # (0: written by a build that did not time it)
+                extra.append(f"took {x['duration_ms'] / 1000:.1f} s")
+            if x.get("cumulative_dropped_tokens") is not None:
+                extra.append(f"{x['cumulative_dropped_tokens']:,} tokens dropped by the compactions so far (Claude Code's count)")
             if extra:
                 lines.append("      " + "; ".join(extra))
         if x.get("prediction_notes"):

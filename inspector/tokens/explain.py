@@ -85,6 +85,10 @@ class Explanation:
     what_if_margin: int | None = None  # pre_tokens - what_if_threshold
     what_if: str | None = None  # under a what-if: what it would change about this compaction, in words
     refuted: int = 0  # earlier responses at or above the threshold that did not compact: the threshold was not the cause
+    duration_ms: int | None = None  # compactMetadata.durationMs: how long the compaction took (2.1.19x and later)
+    # compactMetadata.cumulativeDroppedTokens: Claude Code's own count of what this and the session's earlier
+    # compactions dropped (each one's preTokens less its postTokens, added up; 2.1.19x and later)
+    cumulative_dropped_tokens: int | None = None
 
     def as_dict(self, *, full: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -118,6 +122,8 @@ class Explanation:
             "threshold_source": self.threshold_source,
             "prediction_notes": self.prediction_notes,
             "threshold_refuted": self.refuted > 0,
+            "duration_ms": self.duration_ms,
+            "cumulative_dropped_tokens": self.cumulative_dropped_tokens,
         }
         if self.what_if is not None:
             d.update(what_if=self.what_if, what_if_threshold=self.what_if_threshold, what_if_margin=self.what_if_margin)
@@ -695,6 +701,8 @@ def explain_boundary(
         summary_text=summary_text,
         cleared_tools=cleared,
         prediction_notes=notes,
+        duration_ms=opt_count(meta.get("durationMs")) if kind != "microcompact" else None,
+        cumulative_dropped_tokens=opt_count(meta.get("cumulativeDroppedTokens")) if kind != "microcompact" else None,
     )
     e.rules = th.rules
     e.rules_of = th.era_label

@@ -300,6 +300,27 @@ def test_compaction_kinds(tmp_path, meta, kw, text, kind):
         assert e.messages_kept == 2
 
 
+@pytest.mark.parametrize(
+    "meta, duration, dropped",
+    [
+        ({"trigger": "manual", "preTokens": 60_100, "durationMs": 21_400, "cumulativeDroppedTokens": 154_519}, 21_400, 154_519),
+        ({"trigger": "manual", "preTokens": 60_100}, None, None),  # an older build wrote neither
+        ({"trigger": "manual", "preTokens": 60_100, "durationMs": "soon", "cumulativeDroppedTokens": -3}, None, None),
+    ],
+)
+def test_a_compaction_says_how_long_it_took_and_what_the_compactions_dropped_so_far(tmp_path, meta, duration, dropped):
+    from inspector.cli.tokens import format_token_report
+
+    rep = analyze(_compact_session(tmp_path, meta))
+    [e] = rep.compactions
+    assert (e.duration_ms, e.cumulative_dropped_tokens) == (duration, dropped)
+    d = e.as_dict()
+    assert (d["duration_ms"], d["cumulative_dropped_tokens"]) == (duration, dropped)
+    text = format_token_report(rep, rep.as_dict())
+    assert ("took 21.4 s" in text) == (duration is not None)
+    assert ("154,519 tokens dropped by the compactions so far (Claude Code's count)" in text) == (dropped is not None)
+
+
 def test_restored_files_rules(tmp_path):
     recs = [user("u0", None, sec=0)]
     parent = "u0"
