@@ -388,6 +388,12 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
             f"{passed}; {len(failed)} earlier compaction call(s) left no boundary: it was tried and failed, "
             "then this one succeeded"
         )
+    said = _failed_compaction_reply(s, over[0].index, e.index)
+    if said is not None:  # before the window's size is guessed at: the error says the rules' limits were in force
+        return "threshold", (
+            f"{passed}; Claude Code's error reply at line {s.records[said].line} (\"{COMPACTION_FAILED}\") says it "
+            "tried to compact and failed: its threshold was in force, and this compaction was the next that succeeded"
+        )
     seen = passed + ", so that threshold was not in force here"
     pre = e.pre_tokens or 0
     window = th.model_window
@@ -436,6 +442,21 @@ def _threshold_after_refusal(e: Explanation, came: str) -> tuple[str, str] | Non
         return "threshold", came
     if e.pre_tokens is not None and e.pre_tokens >= e.threshold:
         return "threshold", f"{came}: preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
+    return None
+
+
+COMPACTION_FAILED = "Prompt is too long · automatic compaction failed"  # the API error reply of a failed compaction
+
+
+def _failed_compaction_reply(s: Session, start: int, end: int) -> int | None:
+    """The first error reply between records `start` and `end` that says an automatic compaction failed (written when
+    a compaction Claude Code tried at its blocking limit, or on a refusal, failed: the summarizer's error follows the
+    words); None when there is none."""
+    for i in range(start + 1, end):
+        r = s.records[i]
+        if r.type == "assistant" and r.flags & F_API_ERROR and not r.is_sidechain:
+            if s.record_text(i).startswith(COMPACTION_FAILED):
+                return i
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from builders import assistant, system, user
+from builders import assistant, attachment, system, user
 from helpers import run_cli, write_jsonl
 
 from inspector.claude import measured
@@ -86,13 +86,35 @@ def test_settings_the_matrix_did_not_run_keep_the_formula():
 # -- explanations that the numbers would refute ---------------------------------------------------
 
 
-def _session(tmp_path, usages, pre, version="2.1.88", model="claude-haiku-4-5-20251001"):
+def _session(
+    tmp_path, usages, pre, version="2.1.88", model="claude-haiku-4-5-20251001", announce=False, failed_then_prompt=False
+):
     recs, parent = [], None
+    if announce:  # a 2.1.3xx session announces its model, which names a [1m] setting (none here)
+        att = {"type": "model", "identity": {"modelId": model}, "text": f"You are {model}"}
+        recs.append(attachment("m", None, att, sec=0, version=version))
+        parent = "m"
     for k, u in enumerate(usages):
         recs.append(user(f"u{k}", parent, f"step {k}", sec=2 * k, version=version))
         recs.append(assistant(f"a{k}", f"u{k}", usage=(1, 0, u - 11, 10), sec=2 * k + 1, version=version, model=model))
         parent = f"a{k}"
     n = len(usages)
+    if failed_then_prompt:  # the turn ends in the error reply of a compaction that failed; the user's next prompt
+        words = "Prompt is too long · automatic compaction failed: API Error: 400 the summarizer failed"
+        recs.append(
+            assistant(
+                "err",
+                parent,
+                [{"type": "text", "text": words}],
+                sec=2 * n - 1,
+                usage=(0, 0, 0, 0),
+                version=version,
+                model="<synthetic>",
+                isApiErrorMessage=True,
+            )
+        )
+        recs.append(user("next", "err", "now task 3", sec=2 * n - 1, version=version))
+        parent = "next"
     recs.append(
         system(
             "b",
@@ -378,3 +400,19 @@ def test_past_the_threshold_on_a_release_that_fails_silently_is_still_the_thresh
     assert e.threshold == 167_000 and e.refuted == 2
     assert e.cause == "threshold", e.cause_evidence
     assert "write nothing for an attempt that fails" in e.explanation
+
+
+@pytest.mark.parametrize("failed", [False, True])
+def test_past_the_window_after_a_compaction_that_said_it_failed_is_still_the_threshold(tmp_path, failed):
+    """2.1.328 on claude-opus-4-6 (its threshold enforced, 167,000): the summarizer failed at the threshold (nothing
+    written), the context grew past the 200,000 window, the next try at the blocking limit failed too and said so in
+    an error reply; the next prompt compacted at 207,215 (fresh 2.1.328 REPL seed 72018). Without that reply the
+    compaction past the window reads as a larger window."""
+    s = _session(tmp_path, [120_000, 172_000, 207_000], 207_215, "2.1.328", "claude-opus-4-6", True, failed)
+    e = analyze(s).compactions[0]
+    assert e.threshold == 167_000 and e.refuted == 1
+    if failed:
+        assert e.cause == "threshold", e.cause_evidence
+        assert "error reply at line" in e.cause_evidence and "after failed tries" in e.explanation
+    else:
+        assert e.cause == "other_window", e.cause_evidence
