@@ -391,7 +391,7 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
     said = _failed_compaction_reply(s, over[0].index, e.index)
     if said is not None:  # before the window's size is guessed at: the error says the rules' limits were in force
         return "threshold", (
-            f"{passed}; Claude Code's error reply at line {s.records[said].line} (\"{COMPACTION_FAILED}\") says it "
+            f'{passed}; Claude Code\'s error reply at line {s.records[said].line} ("{COMPACTION_FAILED}") says it '
             "tried to compact and failed: its threshold was in force, and this compaction was the next that succeeded"
         )
     seen = passed + ", so that threshold was not in force here"
