@@ -195,11 +195,28 @@ class ReplSession:
         self.fake.summaries = 0
         n = len(self.fake.log)
         self.type(text)
-        if answer:
-            _wait(self.name, lambda s: "Enter to select" in s, 90, "the question")
+        if answer and self._question_shown(n):
             time.sleep(0.5)
             self.keys("Enter")
         self.settle(n)
+
+    def _question_shown(self, since: int, timeout: float = 90) -> bool:
+        """Wait for the question to be shown (True), or for the REPL to sit idle without asking: a prompt refused
+        before any request (the context at its blocking limit with auto-compact off: "Context limit reached") or
+        a turn that ended otherwise (False)."""
+        deadline = time.monotonic() + timeout
+        last, quiet = len(self.fake.log), time.monotonic()
+        while time.monotonic() < deadline:
+            screen = _screen(self.name)
+            if "Enter to select" in screen:
+                return True
+            if len(self.fake.log) != last:
+                last, quiet = len(self.fake.log), time.monotonic()
+            elif time.monotonic() - quiet > 8 and "esc to interrupt" not in screen:
+                return False
+            time.sleep(0.5)
+        tail = "\n".join(_screen(self.name).rstrip().splitlines()[-12:])
+        raise TimeoutError(f"the REPL never showed the question in {timeout:g} s; its screen:\n{tail}")
 
     def rewind(self, ups: int, direction: str, context: str, script: Any) -> str:
         """Esc Esc, the prompt `ups` rows above "(current)", "Summarize from here" (`from`) or "Summarize up to

@@ -400,7 +400,8 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
     lk = lookup(s.version, th.model)
     reacts = lk.cell.reactive_compacts if lk.cell is not None else None
     measured_on = lk.cell.label if lk.cell is not None else "this release"
-    if pre > window:
+    # (a window larger than assumed explains nothing where an auto-compact window below the model's set the threshold)
+    if pre > window and th.context_window >= window:
         return "other_window", (
             f"{seen}; the compaction came at {fmt(pre)}, above the {fmt(window)} window assumed "
             f"({th.window_source}): the window was larger (a model or setting these rules do not size)"
@@ -411,9 +412,10 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
             if reacts
             else "whether this release compacts on a refusal is not measured"
         )
+        edge = f"{fmt(window - pre)} below" if pre <= window else f"{fmt(pre - window)} above"
         return "prompt_too_long", (
-            f"{seen}; the compaction came at {fmt(pre)}, {fmt(window - pre)} below the {fmt(window)} "
-            f"window: the API refusing a request as too long fits ({how})"
+            f"{seen}; the compaction came at {fmt(pre)}, {edge} the {fmt(window)} window: the API refusing a request "
+            f"as too long fits ({how})"
         )
     if fails_silently(th):
         last = (

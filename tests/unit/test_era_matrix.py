@@ -3,6 +3,8 @@ binary) against the version table, and the explanations that rest on it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 from builders import assistant, attachment, system, user
@@ -416,3 +418,34 @@ def test_past_the_window_after_a_compaction_that_said_it_failed_is_still_the_thr
         assert "error reply at line" in e.cause_evidence and "after failed tries" in e.explanation
     else:
         assert e.cause == "other_window", e.cause_evidence
+
+
+def test_past_the_window_under_an_auto_compact_window_of_its_own_is_still_the_threshold(tmp_path, monkeypatch):
+    """2.1.332 on claude-sonnet-4-5, CLAUDE_CODE_AUTO_COMPACT_WINDOW=80000 (threshold 67,000), a summarizer that failed:
+    three failures tripped the breaker, replies went on past the 200,000 window, and the check at the blocking limit
+    compacted at 203,025 (the transcript of fresh 2.1.332 REPL seed 73007, whose debug log says the threshold). A
+    larger model window would not have moved a threshold the auto-compact window set."""
+    import lzma
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(
+        lzma.decompress((Path(__file__).parent.parent / "data" / "breaker_then_blocking_limit_332.jsonl.xz").read_bytes())
+    )
+    monkeypatch.setenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "80000")
+    monkeypatch.setenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "85")
+    comps = analyze(Session.load(path), Settings.from_environment()).compactions
+    assert [(e.cause, e.pre_tokens) for e in comps][:2] == [("threshold", 91_533), ("threshold", 203_025)]
+    assert all(e.cause == "threshold" for e in comps), [e.cause_evidence for e in comps]
+    e = comps[1]
+    assert e.threshold == 67_000 and e.refuted > 0
+    assert "write nothing for an attempt that fails" in e.explanation and "window was larger" not in e.explanation
+
+
+def test_a_refusal_past_the_window_says_by_how_much_it_was_above_it(tmp_path, monkeypatch):
+    """With no request recorded to say the last one was answered, a compaction just past the window fits a refusal;
+    it is said to be above the window, not a negative distance below it."""
+    monkeypatch.setenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "80000")
+    s = _session(tmp_path, [60_000, 91_000, 150_000, 203_000], 203_025, "2.1.332", "claude-sonnet-4-5", True)
+    e = analyze(s, Settings.from_environment()).compactions[0]
+    assert e.cause == "prompt_too_long" and e.threshold == 67_000
+    assert "203,025, 3,025 above the 200,000 window" in e.cause_evidence and "-3,025" not in e.explanation
