@@ -347,11 +347,17 @@ def _asked_at(before: list[dict[str, Any]], atts: list[dict[str, Any]], made: st
     if not asked:
         return dated, ""
     told: dict[str, datetime] = {}
-    for r in before:
+    for r in before:  # the notifications the engine reads (`task_statuses`): told as the model worked, or while idle
         a = r.get("attachment") or {}
+        m = r.get("message") if isinstance(r.get("message"), dict) else {}
         if r.get("type") == "attachment" and a.get("type") == "queued_command" and isinstance(a.get("prompt"), str):
-            for m in _NOTIFIED.finditer(a["prompt"]):  # the notifications the engine reads
-                told[m.group(1)] = datetime.fromisoformat(str(r.get("timestamp")).replace("Z", "+00:00"))
+            said = a["prompt"]
+        elif r.get("type") == "user" and not r.get("isCompactSummary") and isinstance(m.get("content"), str):
+            said = m["content"] if m["content"].lstrip().startswith("<task-notification>") else ""
+        else:
+            continue
+        for n in _NOTIFIED.finditer(said):
+            told[n.group(1)] = datetime.fromisoformat(str(r.get("timestamp")).replace("Z", "+00:00"))
     kept = [
         told[x["attachment"].get("taskId")]
         for x in atts

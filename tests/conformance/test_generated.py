@@ -722,3 +722,28 @@ def test_some_repl_scenarios_ask_a_question_answered_in_the_repl():
         assert tool == "AskUserQuestion" and len(q) == 1 and 2 <= len(q[0]["options"]) <= 4
         assert Scenario.from_dict(json.loads(json.dumps(sc.as_dict()))) == sc  # as found.json keeps it
     assert all("AskUserQuestion" not in sc.tool for sc in scs if sc not in asking)
+
+
+def test_the_moment_a_pick_was_asked_for_counts_agents_told_while_idle_too():
+    """The harness dates a rewind pick by the agents Claude Code still re-announced (it forgets one 30 s after telling
+    the model it ended). An agent told while the model was idle is a user turn of its own, not a queued command: the
+    engine counts it (seed 67005), and so must the dating, or the pick is dated too late and the agent dropped (fresh
+    2.1.328 REPL seed 74013: four agents re-announced, three replayed)."""
+    from conformance.replay import _asked_at
+
+    def note(aid: str) -> str:
+        return f"<task-notification>\n<task-id>{aid}</task-id>\n<status>completed</status>\n</task-notification>"
+
+    before = [
+        {"type": "user", "timestamp": "2026-12-04T18:05:45.758Z", "message": {"role": "user", "content": note("idle1")}},
+        {
+            "type": "attachment",
+            "timestamp": "2026-12-04T18:05:50.000Z",
+            "attachment": {"type": "queued_command", "prompt": note("busy1")},
+        },
+        {"type": "assistant", "timestamp": "2026-12-04T18:06:07.100Z", "message": {"role": "assistant", "content": []}},
+    ]
+    atts = [{"type": "attachment", "attachment": {"type": "task_status", "taskId": a}} for a in ("idle1", "busy1")]
+    when, words = _asked_at(before, atts, "2026-12-04T18:06:17.931Z", True)
+    assert when.isoformat() == "2026-12-04T18:06:15.757000+00:00" and "re-announced tell" in words
+    assert _asked_at(before, atts, "2026-12-04T18:06:17.931Z", False)[0].isoformat() == "2026-12-04T18:06:17.931000+00:00"
