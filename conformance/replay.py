@@ -102,7 +102,14 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 boundary = recs[k]
                 n = served[nth] if nth < len(served) else None
                 nth += 1
-                cut = tmp / f"{t.stem}-{b_no}" / t.parent.name / t.name
+                # the copy's path as long as the one Claude Code's summary names (the summary says where the transcript
+                # is, and its length is in the rough counts a compaction budgets with: the earlier messages' budget is a
+                # third of what it removes, and 8 bytes more of path cut an item, fresh 2.1.332 REPL seed 75026)
+                named = _named_path(recs[k:])
+                folder_name = f"{t.stem}-{b_no}"  # (ends with the boundary's number: tests read it)
+                pad = len(named) - len(f"{tmp}/{folder_name}/{t.parent.name}/{t.name}") if named else 0
+                folder_name = "x" * pad + folder_name if pad >= 0 else folder_name[min(-pad, len(t.stem) - 1) :]
+                cut = tmp / folder_name / t.parent.name / t.name
                 cut.parent.mkdir(parents=True)
                 # the records Claude Code flushed just before its boundary can already hold later state (a `tools-used`
                 # record naming the tool the next reply calls): the session as it was is the one before them
@@ -282,15 +289,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     continue
                 # what the model sees after it: Claude Code's chain up to the last record of its compaction, in the
                 # wire form (the same form every logged request is checked against), and inspector's preview
-                path_then = next(
-                    (
-                        str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
-                        for r in after
-                        if r.get("isCompactSummary")
-                        and "read the full transcript at: " in str((r.get("message") or {}).get("content"))
-                    ),
-                    None,
-                )
+                path_then = _named_path(after)
                 ours = [dict(m) for m in res.api_messages or ()]
                 if path_then:
                     ours = json.loads(json.dumps(ours).replace(json.dumps(str(s.path.resolve()))[1:-1], path_then))
@@ -319,6 +318,18 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _named_path(records: list[dict[str, Any]]) -> str | None:
+    """The transcript path the first compact summary among these records names ("read the full transcript at: ...")."""
+    return next(
+        (
+            str(r["message"]["content"]).split("read the full transcript at: ")[1].split("\n")[0]
+            for r in records
+            if r.get("isCompactSummary") and "read the full transcript at: " in str((r.get("message") or {}).get("content"))
+        ),
+        None,
+    )
 
 
 def _file_times(run: dict[str, Any]) -> dict[str, float]:
