@@ -173,19 +173,28 @@ class ReplSession:
     def settle(self, since: int, timeout: float = 150) -> None:
         """Wait until the work started after log entry `since` is over: a final reply served, or no request for a
         while and the screen no longer busy."""
+
+        def replied() -> bool:
+            return any(q.kind == "turn" and q.answer == "text" for q in self.fake.log[since:])
+
+        if self._until(replied, timeout, f"the REPL did not finish in {timeout:g} s"):
+            time.sleep(1.5)  # the records after the reply
+
+    def _until(self, done: Any, timeout: float, failed: str) -> bool:
+        """Poll until `done()` (True), or until no request came for 8 s and the screen is not busy (False); raise
+        TimeoutError(`failed`, with the screen's last lines) after `timeout` seconds."""
         deadline = time.monotonic() + timeout
         last, quiet = len(self.fake.log), time.monotonic()
         while time.monotonic() < deadline:
             time.sleep(0.5)
-            log = self.fake.log[since:]
-            if any(q.kind == "turn" and q.answer == "text" for q in log):
-                time.sleep(1.5)  # the records after the reply
-                return
+            if done():
+                return True
             if len(self.fake.log) != last:
                 last, quiet = len(self.fake.log), time.monotonic()
             elif time.monotonic() - quiet > 8 and "esc to interrupt" not in _screen(self.name):
-                return
-        raise TimeoutError(f"the REPL did not finish in {timeout:g} s")
+                return False
+        tail = "\n".join(_screen(self.name).rstrip().splitlines()[-12:])
+        raise TimeoutError(f"{failed}; its screen:\n{tail}")
 
     def prompt(self, text: str, script: Any, *, answer: bool = False) -> None:
         """Type a prompt and wait for its work to end; with `answer`, the question the fake's AskUserQuestion call
@@ -195,28 +204,18 @@ class ReplSession:
         self.fake.summaries = 0
         n = len(self.fake.log)
         self.type(text)
-        if answer and self._question_shown(n):
+        if answer and self._question_shown():
             time.sleep(0.5)
             self.keys("Enter")
         self.settle(n)
 
-    def _question_shown(self, since: int, timeout: float = 90) -> bool:
+    def _question_shown(self, timeout: float = 90) -> bool:
         """Wait for the question to be shown (True), or for the REPL to sit idle without asking: a prompt refused
         before any request (the context at its blocking limit with auto-compact off: "Context limit reached") or
         a turn that ended otherwise (False)."""
-        deadline = time.monotonic() + timeout
-        last, quiet = len(self.fake.log), time.monotonic()
-        while time.monotonic() < deadline:
-            screen = _screen(self.name)
-            if "Enter to select" in screen:
-                return True
-            if len(self.fake.log) != last:
-                last, quiet = len(self.fake.log), time.monotonic()
-            elif time.monotonic() - quiet > 8 and "esc to interrupt" not in screen:
-                return False
-            time.sleep(0.5)
-        tail = "\n".join(_screen(self.name).rstrip().splitlines()[-12:])
-        raise TimeoutError(f"the REPL never showed the question in {timeout:g} s; its screen:\n{tail}")
+        return self._until(
+            lambda: "Enter to select" in _screen(self.name), timeout, f"the REPL never showed the question in {timeout:g} s"
+        )
 
     def rewind(self, ups: int, direction: str, context: str, script: Any) -> str:
         """Esc Esc, the prompt `ups` rows above "(current)", "Summarize from here" (`from`) or "Summarize up to

@@ -352,22 +352,15 @@ def _asked_at(before: list[dict[str, Any]], atts: list[dict[str, Any]], made: st
     panel forgets each finished agent 30 s after announcing it on a one-second tick that stops while a dialog is
     open, so the agents it still re-announces tell when; the latest time in that window that keeps every agent it
     re-announced is taken (said in the row's note), and where none does, the time its records are dated."""
-    from inspector.compact.engine import _NOTIFIED, EVICT_AFTER_S
+    from inspector.compact.engine import _NOTIFIED, EVICT_AFTER_S, notification_words
 
     dated = datetime.fromisoformat(made.replace("Z", "+00:00"))
     if not asked:
         return dated, ""
     told: dict[str, datetime] = {}
     for r in before:  # the notifications the engine reads (`task_statuses`): told as the model worked, or while idle
-        a = r.get("attachment") or {}
-        m = r.get("message") if isinstance(r.get("message"), dict) else {}
-        if r.get("type") == "attachment" and a.get("type") == "queued_command" and isinstance(a.get("prompt"), str):
-            said = a["prompt"]
-        elif r.get("type") == "user" and not r.get("isCompactSummary") and isinstance(m.get("content"), str):
-            said = m["content"] if m["content"].lstrip().startswith("<task-notification>") else ""
-        else:
-            continue
-        for n in _NOTIFIED.finditer(said):
+        said = notification_words(r)
+        for n in _NOTIFIED.finditer(said or ""):
             told[n.group(1)] = datetime.fromisoformat(str(r.get("timestamp")).replace("Z", "+00:00"))
     kept = [
         told[x["attachment"].get("taskId")]

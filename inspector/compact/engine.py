@@ -381,6 +381,22 @@ RUNNING_TEXT = (
 EVICT_AFTER_S = 30.0
 
 
+def notification_words(body: Mapping[str, Any]) -> str | None:
+    """The words of a record that can tell the model a background agent ended (`_NOTIFIED` finds them): a queued
+    command's prompt (told as the model worked), or a user turn of a task notification's own (told while it was idle:
+    fresh 2.1.328 REPL seed 67005, an agent told so 2 minutes before a "summarize up to here" was not re-announced);
+    None for any other record. The harness dates a rewind pick by the same words (`conformance.replay`)."""
+    if body.get("type") == "attachment":
+        a = body.get("attachment")
+        said = a.get("prompt") if isinstance(a, dict) and a.get("type") == "queued_command" else None
+        return said if isinstance(said, str) else None
+    msg = body.get("message")
+    if body.get("type") != "user" or body.get("isCompactSummary") or not isinstance(msg, dict):
+        return None
+    said = msg.get("content")
+    return said if isinstance(said, str) and said.lstrip().startswith("<task-notification>") else None
+
+
 def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The `task_status` attachments 2.1.328 writes after a compaction for the background agents its process
     started (bRs): every agent launched since the process began, in launch order, with the status it last
@@ -397,18 +413,13 @@ def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[d
     told: dict[str, float] = {}  # when the model was told an agent had ended (its notification's time)
     for i in range(start + 1, min(sl.point + 1, len(s.records))):
         r = s.records[i]
-        if r.type == "attachment" and r.get("attachment_type") == "queued_command":
-            prompt = (s.body(i).get("attachment") or {}).get("prompt")  # told as the model worked
-        elif r.type == "user" and not r.tool_results and not r.is_compact_summary:
-            # told while the model was idle: the notification is a turn of its own, a user record (fresh 2.1.328 REPL
-            # seed 67005: an agent told so 2 minutes before a "summarize up to here" was not re-announced)
-            msg = s.body(i).get("message")
-            prompt = msg.get("content") if isinstance(msg, dict) else None
-            if not (isinstance(prompt, str) and prompt.lstrip().startswith("<task-notification>")):
-                continue
-        else:
+        queued = r.type == "attachment" and r.get("attachment_type") == "queued_command"
+        if not (queued or (r.type == "user" and not r.tool_results and not r.is_compact_summary)):
+            continue  # (no body read)
+        prompt = notification_words(s.body(i))
+        if prompt is None:
             continue
-        for m in _NOTIFIED.finditer(prompt if isinstance(prompt, str) else ""):
+        for m in _NOTIFIED.finditer(prompt):
             status[m.group(1)] = m.group(2)
             when = timestamp_key(r.timestamp)
             if when is not None:

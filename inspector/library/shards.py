@@ -303,7 +303,7 @@ def _index_files(
     """Index files into a shard in one transaction (`together`: an error undoes all and is raised) or one each (a file
     that cannot be read is left out)."""
     out: list[tuple[Any, ...]] = []
-    held = HeldTexts(db, "")
+    held = HeldTexts(db, "") if together else None  # (a file's own transaction: write_texts inserts its texts last)
     if together:
         db.execute("BEGIN IMMEDIATE")
     try:
@@ -314,10 +314,7 @@ def _index_files(
                     db.execute("BEGIN IMMEDIATE")
                 try:
                     end = write_texts(db, "", fid, after, batches, held)
-                    if not together:
-                        held.insert()
                 except BaseException:
-                    held.rows, held.chars = [], 0
                     if not together and db.in_transaction:  # not after SQLite rolled back itself (a full disk)
                         db.execute("ROLLBACK")
                     raise
@@ -328,17 +325,13 @@ def _index_files(
                 if together:
                     raise
                 out.append((fid, None, None, 0))
+        if held is not None:
+            held.insert()  # the batch's texts: its last write before the commit
     except BaseException:
         if together and db.in_transaction:
             db.execute("ROLLBACK")
         raise
     if together:
-        try:
-            held.insert()
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
         db.execute("COMMIT")
     return out
 
