@@ -72,8 +72,11 @@ def path_key(path: Path | str) -> bytes:
     """A file's key: its absolute path as bytes, as os.fsencode makes them (a name that is not UTF-8 is a valid key
     too). Called for every file of every search: the encoding is spelled out, without fsencode's own checks."""
     s = path if type(path) is str else os.fspath(path)
-    if not (s.startswith("/") and "/." not in s and "//" not in s):
+    if "/." in s or "//" in s or s.endswith("/") or s.startswith("."):
         s = os.path.abspath(s)
+    elif not s.startswith("/"):  # a relative path as a user types one: the folder it is in, without normpath's work
+        cwd = os.getcwd()
+        s = (cwd if cwd != "/" else "") + "/" + s
     return s.encode(_FS_ENCODING, _FS_ERRORS)
 
 

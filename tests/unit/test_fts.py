@@ -1090,3 +1090,16 @@ def test_a_build_in_worker_processes_completes_each_shards_vocabulary_there(tmp_
     for fragment in ("ourl", "orecas", "rror"):
         scan, indexed = both(root, fragment, idx)
         assert scan == indexed and scan, fragment
+
+
+def test_path_key_is_the_absolute_path_for_every_spelling(tmp_path, monkeypatch):
+    """A file's key is os.path.abspath's, whichever way the path was typed (a relative root takes a fast path)."""
+    from inspector.library.cache import path_key
+
+    spellings = ["a", "a/b.jsonl", "./a", "../x/y", "a/./b", "a//b", "a/", "/abs/x", "/abs/../y", ".hidden/x"]
+    spellings += ["a/.hidden/x", "a/b/..", "~x", "a b/ü.jsonl", "/", "."]
+    for where in (tmp_path, Path("/")):
+        monkeypatch.chdir(where)
+        for s in spellings:
+            assert path_key(s) == os.fsencode(os.path.abspath(s)), (where, s)
+            assert path_key(Path(s)) == os.fsencode(os.path.abspath(Path(s))), (where, s)
