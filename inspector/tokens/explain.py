@@ -357,9 +357,26 @@ def refuted_by(series: Series, e: Explanation, threshold: int, s: Session | None
     for t in reversed(series.turns[: k - 1]):
         if t.segment != seg or (s is not None and not same_process(s, t.index, e.index)):
             break
-        if t.tokens >= threshold:
+        if t.tokens >= threshold and not (s is not None and _nothing_to_summarize(s, series, t)):
             out.append(t)
     return out[::-1]
+
+
+def _nothing_to_summarize(s: Session, series: Series, t: Turn) -> bool:
+    """Whether a compaction tried right after response `t` had no reply to summarize: no assistant message since the
+    last boundary before `t`'s own, so everything before the last API round (the tail a 2.1.3xx compaction keeps) is
+    the user's. Claude Code's engine then bails ("no assistant messages in summarize set") and its threshold
+    compaction fails without a trace: the request after `t` goes out uncompacted (fresh 2.1.332 seed 76030, an unknown
+    model sized by CLAUDE_CODE_MAX_CONTEXT_TOKENS whose first reply was already above the threshold). Only for the
+    releases that keep a tail (before them a compaction summarizes everything)."""
+    if not _keeps_a_tail(series.thresholds):
+        return False
+    start = 0
+    for b in series.boundaries:
+        if b < t.pos:
+            start = b + 1
+    recs = s.records
+    return not any(recs[i].type == "assistant" and not recs[i].is_sidechain for i in series.chain[start : t.pos])
 
 
 def fails_silently(th: Thresholds) -> bool:

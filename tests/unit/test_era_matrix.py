@@ -449,3 +449,23 @@ def test_a_refusal_past_the_window_says_by_how_much_it_was_above_it(tmp_path, mo
     e = analyze(s, Settings.from_environment()).compactions[0]
     assert e.cause == "prompt_too_long" and e.threshold == 67_000
     assert "203,025, 3,025 above the 200,000 window" in e.cause_evidence and "-3,025" not in e.explanation
+
+
+@pytest.mark.parametrize("earlier_reply", [False, True])
+def test_a_first_reply_above_the_threshold_refutes_nothing_when_there_was_nothing_to_summarize(
+    tmp_path, monkeypatch, earlier_reply
+):
+    """2.1.332, an unknown model sized by CLAUDE_CODE_MAX_CONTEXT_TOKENS=60000 (threshold 27,000): the first reply came
+    at 29,990, and the compaction Claude Code tried before the next request bailed ("no assistant messages in summarize
+    set": the last round, which a compaction keeps, held the only reply), writing nothing; the next reply jumped to
+    86,990 and compacted at 87,016 (fresh 2.1.332 seed 76030). A reply with one before it in the same stretch does
+    refute the threshold: a compaction there had something to summarize."""
+    monkeypatch.setenv("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "60000")
+    usages = ([10_000] if earlier_reply else []) + [29_990, 86_990]
+    s = _session(tmp_path, usages, 87_016, "2.1.332", "claude-foo-1", True)
+    e = analyze(s, Settings.from_environment()).compactions[0]
+    assert e.threshold == 27_000
+    if earlier_reply:
+        assert e.refuted == 1 and e.cause != "threshold", e.cause_evidence
+    else:
+        assert e.refuted == 0 and e.cause == "threshold", e.cause_evidence
