@@ -68,10 +68,22 @@ class IndexFull(Exception):
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
+_KEYS: dict[str, bytes] = {}
+_KEYS_KEPT = 100_000  # about 25 MB at most (a root of 100,000 files)
+
+
 def path_key(path: Path | str) -> bytes:
     """A file's key: its absolute path as bytes, as os.fsencode makes them (a name that is not UTF-8 is a valid key
     too). Called for every file of every search: the encoding is spelled out, without fsencode's own checks."""
     s = path if type(path) is str else os.fspath(path)
+    key = _KEYS.get(s)
+    if key is not None:
+        return key
+    if s.startswith("/") and "/." not in s and "//" not in s and not s.endswith("/"):
+        key = s.encode(_FS_ENCODING, _FS_ERRORS)
+        if len(_KEYS) < _KEYS_KEPT:  # an absolute path's key never changes: a process that searches again reuses it
+            _KEYS[s] = key
+        return key
     if "/." in s or "//" in s or s.endswith("/") or s.startswith("."):
         s = os.path.abspath(s)
     elif not s.startswith("/"):  # a relative path as a user types one: the folder it is in, without normpath's work

@@ -120,6 +120,7 @@ class SearchIndex:
         self._known_cache: tuple[int, dict[bytes, tuple[int, int, int]]] | None = None
         self._lock_fd: int | None = None
         self._lock_depth = 0
+        self._listings: Listings | None = None  # kept for the process's next search (the app's, the MCP server's)
         # told (what, done, of) as files are indexed: "transcripts" then "persisted outputs" (a command's progress line)
         self.progress: Callable[[str, int, int], None] = lambda _what, _done, _of: None
         self.db = self._open()
@@ -896,8 +897,11 @@ class SearchIndex:
         return out, outp
 
     def listing(self) -> Listings:
-        """Folder listings for `search.list_transcripts`, from the database while a folder's time is unchanged."""
-        return Listings(self)
+        """Folder listings for `search.list_transcripts`, from the database while a folder's time is unchanged; one
+        object for the life of the index, so that a process that searches again reads none of them again."""
+        if self._listings is None:
+            self._listings = Listings(self)
+        return self._listings
 
     # -- looking up ---------------------------------------------------------------------------
     def candidates(self, path: Path, query: Any) -> list[tuple[int, int, str, str, str | None, str]] | None:

@@ -31,14 +31,14 @@ def parse_listing(blob: object) -> list[tuple[str, int]] | None:
     if blob[:1] == b"[":
         try:
             rows = orjson.loads(blob)
-        except orjson.JSONDecodeError:
+            out = [(n, k) for n, k in rows]  # pairs, or an error (a row of another length, a number)
+        except (orjson.JSONDecodeError, ValueError, TypeError):
             return None
-        if not isinstance(rows, list) or not all(
-            isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and type(r[1]) is int and r[1] in (FILE, DIR)
-            for r in rows
-        ):
+        if not isinstance(rows, list) or not {(type(n), type(k)) for n, k in out} <= {(str, int)}:
+            return None  # (a row of two characters, or an object of two keys, unpacks to strings)
+        if not {k for _, k in out} <= {FILE, DIR}:
             return None
-        return [(r[0], r[1]) for r in rows]
+        return out
     out = []
     for e in blob.split(b"/"):
         if not e:
@@ -61,6 +61,7 @@ class Listings:
         self.index = index
         self.known: dict[bytes, tuple[int, bytes]] | None = None
         self.new: list[tuple[bytes, int, bytes]] = []
+        self.parsed: dict[bytes, tuple[int, list[tuple[str, int]]]] = {}  # read back once in this process
 
     def _load(self, first: str) -> dict[bytes, tuple[int, bytes]]:
         lo = path_key(first)
@@ -73,6 +74,7 @@ class Listings:
         return {d: (m, e) for d, m, e in rows}
 
     def __call__(self, d: str) -> list[tuple[str, int]]:
+        """The folder's entries (name, kind); the list is shared with later calls: callers never change it."""
         if self.known is None:
             self.known = self._load(d)
         key = path_key(d)
@@ -80,10 +82,14 @@ class Listings:
             mtime = os.stat(d).st_mtime_ns
         except OSError:
             return []
+        seen = self.parsed.get(key)
+        if seen is not None and seen[0] == mtime:
+            return seen[1]
         hit = self.known.get(key)
         if hit is not None and hit[0] == mtime:
             cached = parse_listing(hit[1])
             if cached is not None:
+                self.parsed[key] = (mtime, cached)
                 return cached
             # a damaged entry (a truncated or ill-shaped blob): read the folder again, and the entry is replaced
         entries = scan_dir(d)
@@ -94,6 +100,7 @@ class Listings:
                 blob = b"/".join((b"f" if k == FILE else b"d") + os.fsencode(n) for n, k in entries)
             self.known[key] = (mtime, blob)
             self.new.append((key, mtime, blob))
+            self.parsed[key] = (mtime, entries)
         return entries
 
     def save(self) -> None:

@@ -251,8 +251,9 @@ def test_listings_kept_in_the_index_list_what_the_folders_hold(tmp_path):
     first = idx.listing()
     assert list_transcripts(target, scan=first)[0] == want and len(first.new) > 3  # kept: still for a minute
     first.save()
-    served = idx.listing()
+    served = SearchIndex(tmp_path / "i.sqlite").listing()  # another process
     assert list_transcripts(target, scan=served)[0] == want and served.new == []  # all from the database
+    assert idx.listing() is first and list_transcripts(target, scan=first)[0] == want  # this one: from its memory
     proj = next(p for p in sorted(root.iterdir()) if p.name != "-evil")
     shutil.copy(next(proj.glob("*.jsonl")), proj / "zz-new.jsonl")  # the folder's time changes: listed again
     again = idx.listing()
@@ -272,6 +273,9 @@ def test_listings_kept_in_the_index_list_what_the_folders_hold(tmp_path):
         b'[["s.jsonl", 9]]',
         b"[[1, 2]]",
         b'[["x", true]]',
+        b'["ab"]',
+        b'[{"a": 1, "b": 2}]',
+        b"[7]",
         b"xbad/ffine",
         b"",
         "text, not bytes",
@@ -293,7 +297,8 @@ def test_a_damaged_listing_entry_is_read_again_not_fatal(tmp_path, blob):
     first.save()
     idx.db.execute("UPDATE listings SET entries=?", (blob,))
     idx.db.commit()
-    again = idx.listing()
+    assert list_transcripts(target, scan=idx.listing())[0] == want  # this process read them already
+    again = SearchIndex(tmp_path / "i.sqlite").listing()  # the next process reads the damaged entry
     assert list_transcripts(target, scan=again)[0] == want
     assert again.new  # read again and kept anew
     scan, indexed = both(root, "error", idx)
