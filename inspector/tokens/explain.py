@@ -347,6 +347,13 @@ def refuted_by(series: Series, e: Explanation, threshold: int, s: Session | None
     threshold's own."""
     if e.kind != "auto" or e.pos is None or e.pre_tokens is None or e.pre_tokens <= threshold + REFUTE_MARGIN:
         return []
+    return [t for t in _above_before(series, e, threshold, s) if not (s is not None and _nothing_to_summarize(s, series, t))]
+
+
+def _above_before(series: Series, e: Explanation, threshold: int, s: Session | None) -> list[Turn]:
+    """The responses at or above `threshold` in the stretch before an auto compaction, but its last one, in order."""
+    if e.kind != "auto" or e.pos is None:
+        return []
     k = bisect.bisect_left(_turn_positions(series), e.pos)
     if k == 0:
         return []
@@ -357,9 +364,26 @@ def refuted_by(series: Series, e: Explanation, threshold: int, s: Session | None
     for t in reversed(series.turns[: k - 1]):
         if t.segment != seg or (s is not None and not same_process(s, t.index, e.index)):
             break
-        if t.tokens >= threshold and not (s is not None and _nothing_to_summarize(s, series, t)):
+        if t.tokens >= threshold:
             out.append(t)
     return out[::-1]
+
+
+def _nothing_to_summarize_note(s: Session, series: Series, e: Explanation) -> str:
+    """A sentence on the replies above the threshold before a threshold compaction that could not compact (nothing
+    to summarize yet), or ""."""
+    if e.threshold is None:
+        return ""
+    bailed = [t for t in _above_before(series, e, e.threshold, s) if _nothing_to_summarize(s, series, t)]
+    if not bailed:
+        return ""
+    t = bailed[0]
+    return (
+        f" The reply at line {s.records[t.index].line} ({fmt(t.tokens)} tokens) was already above the threshold: the "
+        "compaction Claude Code tried before the next request had nothing to summarize (the only reply since the "
+        "start or the last compaction was in the last round, which a compaction keeps), so it failed without a trace "
+        "and the request went out."
+    )
 
 
 def _nothing_to_summarize(s: Session, series: Series, t: Turn) -> bool:
@@ -752,6 +776,8 @@ def explain_boundary(
         e.rounds_summarized, e.rounds_kept = _rounds(s, series, pos, e.kept_uuids)
     e.threshold_source = _window_words(th)
     e.explanation = sentence(e, th)
+    if e.cause == "threshold" and series is not None and _keeps_a_tail(th):
+        e.explanation += _nothing_to_summarize_note(s, series, e)
     return e
 
 

@@ -467,5 +467,9 @@ def test_a_first_reply_above_the_threshold_refutes_nothing_when_there_was_nothin
     assert e.threshold == 27_000
     if earlier_reply:
         assert e.refuted == 1 and e.cause != "threshold", e.cause_evidence
+        assert "nothing to summarize" not in e.explanation
     else:
         assert e.refuted == 0 and e.cause == "threshold", e.cause_evidence
+        line = s.records[s.conversation.by_uuid["a0"]].line
+        assert f"The reply at line {line} (29,990 tokens) was already above the threshold" in e.explanation
+        assert "had nothing to summarize" in e.explanation
