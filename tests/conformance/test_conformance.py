@@ -222,6 +222,9 @@ def test_every_field_the_goldens_wrote_is_one_inspector_knows(tmp_path):
     )
     assert set(unknown_fields([line])) == {("user", "hologramMs"), ("user", "moodSource")}  # sentAtMs: 2.1.332's, registered
     assert set(unknown_fields([b'{"type":"hologram-state","mood":"curious"}'])) == {("hologram-state", "*")}
+    # a session that runs past midnight (UTC): 2.1.328's date reminder says the date changed (fresh REPL seed 77090)
+    date = b'{"type":"attachment","uuid":"d","attachment":{"type":"date","date":"2026-12-06","changed":true,"moodDate":1}}'
+    assert set(unknown_fields([date])) == {("attachment.attachment[date]", "moodDate")}
 
 
 @pytest.mark.parametrize(
