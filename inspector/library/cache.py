@@ -79,12 +79,13 @@ def path_key(path: Path | str) -> bytes:
     key = _KEYS.get(s)
     if key is not None:
         return key
-    if s.startswith("/") and "/." not in s and "//" not in s and not s.endswith("/"):
+    odd = "/." in s or "//" in s or s.endswith("/")  # a dot segment or a slash normpath would take out
+    if s.startswith("/") and not odd:
         key = s.encode(_FS_ENCODING, _FS_ERRORS)
         if len(_KEYS) < _KEYS_KEPT:  # an absolute path's key never changes: a process that searches again reuses it
             _KEYS[s] = key
         return key
-    if "/." in s or "//" in s or s.endswith("/") or s.startswith("."):
+    if odd or s.startswith("."):
         s = os.path.abspath(s)
     elif not s.startswith("/"):  # a relative path as a user types one: the folder it is in, without normpath's work
         cwd = os.getcwd()

@@ -31,10 +31,12 @@ def parse_listing(blob: object) -> list[tuple[str, int]] | None:
     if blob[:1] == b"[":
         try:
             rows = orjson.loads(blob)
+            if not isinstance(rows, list):
+                return None
             out = [(n, k) for n, k in rows]  # pairs, or an error (a row of another length, a number)
         except (orjson.JSONDecodeError, ValueError, TypeError):
             return None
-        if not isinstance(rows, list) or not {(type(n), type(k)) for n, k in out} <= {(str, int)}:
+        if not {(type(n), type(k)) for n, k in out} <= {(str, int)}:
             return None  # (a row of two characters, or an object of two keys, unpacks to strings)
         if not {k for _, k in out} <= {FILE, DIR}:
             return None

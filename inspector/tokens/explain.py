@@ -29,6 +29,7 @@ from inspector.tokens.series import (
     compaction_kind,
     context_series,
     for_model,
+    segment_start,
     session_thresholds,
     summary_index,
     token_count_with_estimation,
@@ -395,10 +396,7 @@ def _nothing_to_summarize(s: Session, series: Series, t: Turn) -> bool:
     releases that keep a tail (before them a compaction summarizes everything)."""
     if not _keeps_a_tail(series.thresholds):
         return False
-    start = 0
-    for b in series.boundaries:
-        if b < t.pos:
-            start = b + 1
+    start = segment_start(series.boundaries, t.pos)  # (its boundary, a system record, or the chain's start)
     recs = s.records
     return not any(recs[i].type == "assistant" and not recs[i].is_sidechain for i in series.chain[start : t.pos])
 
@@ -776,7 +774,7 @@ def explain_boundary(
         e.rounds_summarized, e.rounds_kept = _rounds(s, series, pos, e.kept_uuids)
     e.threshold_source = _window_words(th)
     e.explanation = sentence(e, th)
-    if e.cause == "threshold" and series is not None and _keeps_a_tail(th):
+    if e.cause == "threshold" and series is not None:
         e.explanation += _nothing_to_summarize_note(s, series, e)
     return e
 
