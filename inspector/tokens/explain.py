@@ -312,12 +312,17 @@ def kept_uuids(s: Session, index: int, meta: dict[str, Any]) -> list[str]:
     return []
 
 
+def _stretch_start(series: Series, pos: int) -> int:
+    """The chain position after the boundary before the one at `pos` (the first of the stretch it closed)."""
+    b = bisect.bisect_left(series.boundaries, pos)
+    return series.boundaries[b - 1] + 1 if b > 0 else 0
+
+
 def _rounds(s: Session, series: Series, pos: int | None, kept: list[str]) -> tuple[int | None, int | None]:
     """API rounds (one response each, with its tool results) summarized and kept by the compaction at `pos`."""
     if pos is None:
         return None, None
-    b = bisect.bisect_left(series.boundaries, pos)
-    start = series.boundaries[b - 1] + 1 if b > 0 else 0
+    start = _stretch_start(series, pos)
     kept_set = set(kept)
     summarized: set[str] = set()
     kept_ids: set[str] = set()
@@ -725,9 +730,7 @@ def explain_boundary(
         if opt_count(meta.get("messagesSummarized")) is not None:
             summarized = opt_count(meta.get("messagesSummarized"))
         elif pos is not None:
-            b = bisect.bisect_left(series.boundaries, pos)
-            seg_start = series.boundaries[b - 1] + 1 if b > 0 else 0
-            summarized = sum(1 for p in range(seg_start, pos) if s.records[chain[p]].is_message)
+            summarized = sum(1 for p in range(_stretch_start(series, pos), pos) if s.records[chain[p]].is_message)
         rl = s.conversation.relinks.get(index)
         if rl is not None:
             kept = len(rl.preserved)
