@@ -235,7 +235,7 @@ def snippet(s: Session, i: int, width: int = 200) -> str:
         if not text:
             for b in iter_blocks(content):
                 if b.get("type") == "thinking" and isinstance(b.get("thinking"), str):
-                    text = b["thinking"]
+                    text = b["thinking"] or thinking_not_shown(body, short=True)
                     break
     elif isinstance(body.get("content"), str):
         text = body["content"]
@@ -433,7 +433,7 @@ def record_parts(s: Session, i: int, *, raw: bool = False) -> list[Part]:
             "summary" if r.is_compact_summary else r.type, content, markdown=r.type == "assistant" or r.is_compact_summary
         )
     for b in iter_blocks(content):
-        parts += _block(s, r, b)
+        parts += _block(s, r, b, body)
     if r.type not in ("user", "assistant"):
         shown = {
             k: v
@@ -463,16 +463,35 @@ def record_parts(s: Session, i: int, *, raw: bool = False) -> list[Part]:
     return parts
 
 
+def thinking_not_shown(body: dict[str, Any], short: bool = False) -> str:
+    """What an empty thinking block is: the reasoning the API did not return (Claude Code 2.1.3xx asks for it
+    omitted, `thinkingDisplay: "omitted"`: the block holds only its signature, sent back as it came), with how long the
+    model thought when the record says. `short`: the few words of a timeline row."""
+    ms = body.get("thinkingDurationMs")
+    ms = ms if isinstance(ms, int) and not isinstance(ms, bool) and ms >= 0 else None
+    omitted = body.get("thinkingDisplay") == "omitted"
+    if short:
+        what = "(reasoning omitted by the API" if omitted else "(no reasoning text"
+        return what + (f" · {ms:,} ms)" if ms is not None else ")")
+    took = f"; thought for {ms:,} ms" if ms is not None else ""
+    if omitted:
+        return f"(reasoning omitted by the API, as Claude Code asks: only its signature is kept{took})"
+    return f"(no reasoning text: only its signature is kept{took})"
+
+
 def _text(label: str, text: str, *, markdown: bool) -> list[Part]:
     return [Part("label", label), Part("markdown" if markdown and len(text) <= MARKDOWN_CAP else "text", text)]
 
 
-def _block(s: Session, r: Record, b: dict[str, Any]) -> list[Part]:
+def _block(s: Session, r: Record, b: dict[str, Any], body: dict[str, Any]) -> list[Part]:
     t = b.get("type")
     if t == "text" and isinstance(b.get("text"), str):
         return _text("text", b["text"], markdown=r.type == "assistant")
     if t == "thinking":
-        return [Part("label", "thinking"), Part("thinking", str(b.get("thinking", "")))]
+        text = b.get("thinking")
+        if isinstance(text, str) and text:
+            return [Part("label", "thinking"), Part("thinking", text)]
+        return [Part("label", "thinking"), Part("note", thinking_not_shown(body))]
     if t == "redacted_thinking":
         return [Part("label", "redacted thinking")]
     if t == "tool_use":

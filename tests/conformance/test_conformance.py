@@ -225,6 +225,13 @@ def test_every_field_the_goldens_wrote_is_one_inspector_knows(tmp_path):
     # a session that runs past midnight (UTC): 2.1.328's date reminder says the date changed (fresh REPL seed 77090)
     date = b'{"type":"attachment","uuid":"d","attachment":{"type":"date","date":"2026-12-06","changed":true,"moodDate":1}}'
     assert set(unknown_fields([date])) == {("attachment.attachment[date]", "moodDate")}
+    # a reply that thinks, its reasoning asked omitted (2.1.332, fresh seed 79202 with thinking replies): how long the
+    # model thought and how its reasoning was shown are the record's
+    think = (
+        b'{"type":"assistant","uuid":"a","thinkingDurationMs":1,"thinkingDisplay":"omitted","thinkingMood":1,'
+        b'"message":{"role":"assistant","content":[{"type":"thinking","thinking":"","signature":"x"}]}}'
+    )
+    assert set(unknown_fields([think])) == {("assistant", "thinkingMood")}
 
 
 @pytest.mark.parametrize(
