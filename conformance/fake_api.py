@@ -73,6 +73,10 @@ class Script:
     # a reply sampled in this many iterations (a server tool loop, an advisor): `usage.iterations` lists each, every
     # one reporting the request's context, and the top-level usage is their sum, as the API reports it
     iterations: int = 0
+    # a turn's reply opens with its reasoning, as a model thinking does: "thinking" (a signed block, its text empty when
+    # the request asks for it omitted, as the API does) or "redacted" (a redacted_thinking block); None: no reasoning
+    thinking: str | None = None
+    parallel: int = 1  # tool calls in one reply (the next calls of `calls`), answered together in one user message
 
 
 @dataclass
@@ -119,6 +123,19 @@ def call_for(s: Script, k: int, body: dict[str, Any]) -> tuple[str, dict[str, An
     elif tool not in offered and tool in BASH_FOR:
         return "Bash", {"command": BASH_FOR[tool](inp), "description": f"Run step {k + 1}"}
     return tool, inp
+
+
+def reasoning(s: Script, body: dict[str, Any], k: int) -> list[dict[str, Any]]:
+    """The reasoning block a turn's k-th reply opens with (`Script.thinking`), or none. A request that asks for its
+    reasoning omitted (`thinking.display: "omitted"`) gets the block with its text empty and its signature, as the API
+    sends it."""
+    asked = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
+    if s.thinking is None or asked.get("type") in (None, "disabled"):
+        return []  # a request that does not ask the model to think gets no reasoning
+    if s.thinking == "redacted":
+        return [{"type": "redacted_thinking", "data": "RXJyb3I6IHJlZGFjdGVk" + uuidlib.uuid4().hex}]
+    text = "" if asked.get("display") == "omitted" else f"Step {k + 1} is next; run it."
+    return [{"type": "thinking", "thinking": text, "signature": "EqQBCkYIBRgCKkB" + uuidlib.uuid4().hex * 2}]
 
 
 def is_summary_request(body: dict[str, Any]) -> bool:
@@ -210,15 +227,16 @@ class FakeAPI:
                         k = fake.replies
                         fake.replies += 1
                     if k < s.turns and not (s.stop_after_summary and fake.summaries):
-                        tool, inp = call_for(s, k, body)
-                        blocks = [
-                            {"type": "text", "text": f"Running step {k + 1}."},
-                            {"type": "tool_use", "id": "toolu_" + uuidlib.uuid4().hex[:24], "name": tool, "input": inp},
-                        ]
+                        blocks = [{"type": "text", "text": f"Running step {k + 1}."}]
+                        for j in range(max(1, s.parallel)):
+                            tool, inp = call_for(s, k * max(1, s.parallel) + j, body)
+                            use_id = "toolu_" + uuidlib.uuid4().hex[:24]
+                            blocks.append({"type": "tool_use", "id": use_id, "name": tool, "input": inp})
                         answer = "tool_use"
                     else:
                         blocks = [{"type": "text", "text": FINAL_TEXT}]
                         answer = "text"
+                    blocks = reasoning(s, body, k) + blocks
                 fake.record(Logged(self.path, body, "summary" if summary else "turn", answer, tokens, headers))
                 return self._reply(body, blocks, tokens, split=not summary)
 
@@ -263,7 +281,21 @@ class FakeAPI:
                 start = dict(message, content=[], stop_reason=None, usage=dict(message["usage"], output_tokens=1))
                 events.append(("message_start", {"type": "message_start", "message": start}))
                 for i, b in enumerate(message["content"]):
-                    if b["type"] == "text":
+                    if b["type"] == "thinking":
+                        events.append(
+                            (
+                                "content_block_start",
+                                {"type": "content_block_start", "index": i, "content_block": dict(b, thinking="", signature="")},
+                            )
+                        )
+                        if b["thinking"]:
+                            delta = {"type": "thinking_delta", "thinking": b["thinking"]}
+                            events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
+                        delta = {"type": "signature_delta", "signature": b["signature"]}
+                        events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
+                    elif b["type"] == "redacted_thinking":
+                        events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": b}))
+                    elif b["type"] == "text":
                         events.append(
                             (
                                 "content_block_start",

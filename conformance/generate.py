@@ -15,6 +15,7 @@ after it. The round trip also saves inspector's partial strategies and resumes t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from typing import Any
@@ -112,6 +113,29 @@ def _work(
     return Script(turns=turns, start=start, step=step, ptl_at=ptl_at, limit=limit or 200_000, calls=calls, **kw)
 
 
+THINKING = (("thinking", 0.5), ("redacted", 0.1))  # the share of runs whose replies open with each kind of reasoning
+PARALLEL_SHARE = 0.25  # runs whose tool-call replies make two or three calls at once
+
+
+def _reply_shape(name: str, steps: list[Step]) -> tuple[list[Step], list[str]]:
+    """The replies' shape, drawn by a generator of its own (the other draws of a seed are as they were): whether they
+    open with reasoning (a thinking or redacted_thinking block, as models that think send them) and how many tool
+    calls each makes at once; the same for every step of the work (not the question a step asks)."""
+    rng = random.Random(f"inspector-conformance-shape-{name}")
+    k, thinking, acc = rng.random(), None, 0.0
+    for kind, share in THINKING:
+        acc += share
+        if thinking is None and k < acc:
+            thinking = kind
+    parallel = rng.choice((2, 3)) if rng.random() < PARALLEL_SHARE else 1
+    out = [
+        st if st.answer else dataclasses.replace(st, script=dataclasses.replace(st.script, thinking=thinking, parallel=parallel))
+        for st in steps
+    ]
+    what = ([f"{thinking} replies"] if thinking else []) + ([f"{parallel} calls a reply"] if parallel > 1 else [])
+    return out, what
+
+
 def scenario(seed: int) -> Scenario:
     """The scenario of a seed (the same seed gives the same scenario, on every machine)."""
     rng = random.Random(f"inspector-conformance-{seed}")
@@ -152,6 +176,8 @@ def scenario(seed: int) -> Scenario:
                 )
             )
             what.append(f"idle {steps[-1].shift_hours:g} h")
+    steps, shape = _reply_shape(f"gen_{seed}", steps)
+    what += shape
     return Scenario(
         f"gen_{seed}",
         model,
@@ -217,6 +243,8 @@ def repl_scenario(seed: int) -> Scenario:
             mode = qrng.choice(("messages", "messages_and_replies"))
             env = {**env, "CLAUDE_CODE_ELEGANT_MIST": mode}
             words += f", earlier messages ({mode})"
+    steps, shape = _reply_shape(f"gen_repl_{seed}", steps)
+    what += shape
     direction = rng.choice(("from", "up_to"))
     ups = rng.randint(1, prompts)
     context = rng.choice(("", "", "keep the file names"))
