@@ -267,6 +267,19 @@ def request_differences(folder: Path) -> list[str]:
         if k >= len(pool):
             out.append(f"request {n} ({q['kind']}, {q['answer']}): not rebuilt")
             continue
+        if q["kind"] == "subagent":
+            # subagents a reply started together run at once: their requests reach the fake in any order, so a
+            # request is matched with the first rebuilt one (not matched yet) that it equals, if any
+            same = next(
+                (
+                    j
+                    for j in range(k, len(pool))
+                    if not pool[j].unresolved and not whole_difference(q, pool[j].request, pool[j].not_recorded)
+                ),
+                None,
+            )
+            if same is not None and same != k:
+                pool[k], pool[same] = pool[same], pool[k]
         if pool[k].unresolved:
             out.append(f"request {n}: unresolved {pool[k].unresolved[:2]}")
             continue
@@ -297,7 +310,7 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     previews are made of): (requests checked, one line per request that differs)."""
     from conformance.resume import _first_difference
     from inspector.claude.requests import rebuild_requests
-    from inspector.claude.wire import api_messages, sent_bodies, style_for_model, style_of_request
+    from inspector.claude.wire import ForeignThinking, api_messages, foreign_keep, sent_bodies, style_for_model, style_of_request
     from inspector.transcript.session import Session
     from inspector.transcript.tree import Conversation
 
@@ -305,6 +318,7 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
         s = Session.load(t)
         qs = rebuild_requests(s)
+        keep = foreign_keep(s, qs)
         for k, q in enumerate(qs):
             if q.agent_id is not None or q.unresolved:
                 continue
@@ -330,6 +344,13 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                     # compaction's, up to the first one stamped after it
                     end = _sent_run(s, end, nxt, q.timestamp, MESSAGE_KINDS)
             chain = Conversation(s.records[:end]).chain
+            if q.replies and q.replies[0] <= nxt:
+                # the chain its first reply hangs from: with the reply as the leaf, not whichever record before it is
+                # the newest (parallel tool results each hang from their own call, and one written after a later
+                # bookkeeping record but stamped before it would be the leaf, its siblings put back out of order)
+                upto = Conversation(s.records[: q.replies[0] + 1]).chain
+                if upto and upto[-1] == q.replies[0]:
+                    chain = upto[:-1]
             if q.replies and nxt < q.replies[0] and q.timestamp:
                 # the next request was recorded before this one's reply, and records this one sent after it (a tool
                 # result stamped before this request): those up to the reply that are not later than it
@@ -349,7 +370,8 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                     for j in range(b + 1, upto)
                     if s.records[j].uuid in kept and (b < nxt or (s.records[j].timestamp or "~") <= (q.timestamp or ""))
                 ]
-            mine = canonical(api_messages(sent_bodies(s, chain), style))
+            thinking = ForeignThinking(q.model, keep) if q.model else None
+            mine = canonical(api_messages(sent_bodies(s, chain), style, thinking))
             if mine != sent:
                 m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
                 what = (

@@ -69,11 +69,79 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return []
 
 
+THINKING_TYPES = ("thinking", "redacted_thinking")
+FOREIGN_KEEP = ("none", "upgrade", "all")
+_FAMILY_RANK = {"haiku": 0, "sonnet": 1, "opus": 2}
+
+
+def model_identity(model: str) -> str:
+    """A model as Claude Code compares two of them (its identity name): without the [1m] setting, the catalog's id
+    when the catalog knows it (dated, Bedrock and Vertex forms alike), else the lowercased name."""
+    from inspector.claude.versions import catalog_key
+
+    bare = re.sub(r"\[[12]m\]", "", model, flags=re.IGNORECASE).strip()
+    return catalog_key(bare) or bare.lower()
+
+
+def _family_version(model: str) -> tuple[int, tuple[int, int]] | None:
+    """(family rank, (major, minor)) of a Claude model name, old ("claude-3-5-sonnet") and new ("claude-opus-4-5")."""
+    m = re.search(r"claude-(haiku|sonnet|opus)-(\d+)(?:-(\d{1,2})(?!\d))?", model) or re.search(
+        r"claude-(\d+)(?:-(\d{1,2}))?-(haiku|sonnet|opus)", model
+    )
+    if m is None:
+        return None
+    if m.group(1).isdigit():
+        return _FAMILY_RANK[m.group(3)], (int(m.group(1)), int(m.group(2) or 0))
+    return _FAMILY_RANK[m.group(1)], (int(m.group(2)), int(m.group(3) or 0))
+
+
+@dataclass(frozen=True)
+class ForeignThinking:
+    """What a request keeps of the reasoning (thinking and redacted_thinking blocks) of replies another model wrote:
+    read from 2.1.328 and 2.1.332 (pno, pXe, sPt), a reasoning block's signature is bound to the model that wrote it,
+    so before a request Claude Code leaves out those of every assistant message whose model is not the request's
+    (compared by identity: [1m] and dated forms alike; a synthetic reply is never another model's), unless `keep` says
+    otherwise: "none" (leave them all out), "upgrade" (keep those of a model the request's is an upgrade of: the same
+    family or a higher one, the same version or a newer one) or "all" (keep them all). Which one a process uses is
+    set by its API provider and a server flag (tengu_rustling_pixel, or CLAUDE_CODE_RUSTLING_PIXEL): only a
+    first-party connection (no ANTHROPIC_BASE_URL of another host) can keep any; `foreign_thinking` reads it from
+    a session's recorded requests."""
+
+    model: str
+    keep: str = "none"
+
+    def leaves_out(self, writer: Any) -> bool:
+        """Whether the reasoning of a reply `writer` wrote is left out of this request."""
+        if not isinstance(writer, str):
+            return True
+        if writer == SYNTHETIC_MODEL or writer == self.model or model_identity(writer) == model_identity(self.model):
+            return False
+        if self.keep == "all":
+            return False
+        if self.keep == "upgrade":
+            old, new = _family_version(writer), _family_version(self.model)
+            return not (old is not None and new is not None and new[0] >= old[0] and new[1] >= old[1])
+        return True
+
+
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+def thinking_of(parameters: Mapping[str, Any]) -> ForeignThinking | None:
+    """The reasoning rule a compaction's preview was made with (its `parameters`: `wire_model`, `foreign_thinking`),
+    None for a preview made without one."""
+    model = parameters.get("wire_model")
+    if not isinstance(model, str) or not model:
+        return None
+    keep = parameters.get("foreign_thinking")
+    return ForeignThinking(model, keep if keep in FOREIGN_KEEP else "none")
+
+
 def _starts_with_tool_result(it: _Item) -> bool:
     return it.kind == "user" and it.text is None and bool(it.blocks) and it.blocks[0].get("type") == "tool_result"
 
 
-def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
+def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None = None) -> list[_Item]:
     out: list[_Item] = []
     by_id: dict[str, int] = {}  # assistant message id -> its item, while only tool results follow it
     for b in bodies:
@@ -85,10 +153,13 @@ def _items(bodies: Iterable[Mapping[str, Any]]) -> list[_Item]:
             msg = as_dict(b.get("message"))
             mid = msg.get("id") if isinstance(msg.get("id"), str) else None
             at = by_id.get(mid) if mid is not None else None
+            blocks = _blocks(msg.get("content"))
+            if thinking is not None and thinking.leaves_out(msg.get("model")):
+                blocks = [x for x in blocks if x.get("type") not in THINKING_TYPES]
             if at is not None and out[at].kind == "assistant":
-                out[at].blocks += _blocks(msg.get("content"))
+                out[at].blocks += blocks
                 continue
-            out.append(_Item("assistant", _blocks(msg.get("content")), message_id=mid))
+            out.append(_Item("assistant", blocks, message_id=mid))
             if mid is not None:
                 by_id[mid] = len(out) - 1
         elif t == "system" and b.get("subtype") == "local_command" and isinstance(b.get("content"), str):
@@ -313,13 +384,16 @@ def _bare(text: str) -> str:
     return t
 
 
-def api_messages(bodies: Iterable[Mapping[str, Any]], style: str = "user") -> list[dict[str, Any]]:
+def api_messages(
+    bodies: Iterable[Mapping[str, Any]], style: str = "user", thinking: ForeignThinking | None = None
+) -> list[dict[str, Any]]:
     """The `messages` of the request Claude Code 2.1.3xx sends for these chain records (after the last boundary).
 
     `style` is how the model takes reminders rendered with the system role: "user" (text in the user turn, the
     Claude 4 models), "system" (a system-role entry of the messages array after the user turn, wrapped in
     <system-reminder>: the Claude 5 models) or "system-bare" (the same without the wrapper: models the catalog does
-    not know)."""
+    not know). `thinking`: the request's model and what it keeps of the reasoning other models wrote (None: all of
+    it, as when every reply is the request's model's)."""
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, not {style!r}")
     system_turns = style != "user"
@@ -339,7 +413,7 @@ def api_messages(bodies: Iterable[Mapping[str, Any]], style: str = "user") -> li
             out.append(_Msg("user", [{"type": "text", "text": text}], text))
 
     ordered: list[_Item] = []
-    for it in _reorder(_items(bodies)):  # a summary's earlier messages are put back before it once attachments moved
+    for it in _reorder(_items(bodies, thinking)):  # a summary's earlier messages are put back before it once attachments moved
         ordered += it.earlier + [it]
     for it in ordered:
         last = out[-1] if out else None
@@ -401,13 +475,13 @@ def style_of_request(messages: Iterable[Mapping[str, Any]]) -> str | None:
     return None
 
 
-def wire_style(s: Any) -> str:
+def wire_style(s: Any, requests: list[Any] | None = None) -> str:
     """The style of a session as it stands: what its recorded requests on the model it last used show, else what
     that model implies (a /model switch can change it: claude-opus-4-5 sends reminders as user text, a Claude 5
     model as system turns)."""
     from inspector.claude.requests import rebuild_requests
 
-    main = [q for q in rebuild_requests(s) if q.agent_id is None]
+    main = [q for q in (rebuild_requests(s) if requests is None else requests) if q.agent_id is None]
     model = main[-1].model if main else s.main_model
     for q in reversed(main):
         if q.model != model:
@@ -418,6 +492,85 @@ def wire_style(s: Any) -> str:
     return style_for_model(model)
 
 
+def _reasoning_key(b: Mapping[str, Any]) -> str | None:
+    v = b.get("signature") if b.get("type") == "thinking" else b.get("data") if b.get("type") == "redacted_thinking" else None
+    return f"{b.get('type')}:{v}" if isinstance(v, str) and v else None
+
+
+def foreign_keep(s: Any, requests: list[Any] | None = None) -> str:
+    """What the session's recorded requests show Claude Code keeping of the reasoning of replies another model wrote
+    (`ForeignThinking.keep`): a reply with reasoning and a tool call, sent in a request of another model, kept its
+    reasoning or not. None seen kept: "none" (what a process with any other API host than Anthropic's does, the
+    conformance runs among them); all seen kept: "all"; kept for upgrades only: "upgrade"."""
+    from inspector.claude.requests import rebuild_requests
+    from inspector.transcript.records import F_THINKING
+
+    writers = {model_identity(r.model) for r in s.records if r.type == "assistant" and r.flags & F_THINKING and r.model}
+    if not writers:
+        return "none"
+    # a session on one model (its replies' and its requests'): nothing to learn, no request rebuilt
+    if requests is None:
+        asked = {model_identity(m) for i, r in enumerate(s.records) if r.type == "api-request" and (m := _asked(s, i))}
+    else:
+        asked = {model_identity(q.model) for q in requests if q.model}
+    if len(writers | asked) <= 1:
+        return "none"
+    replies: dict[str, tuple[str, set[str], set[str]]] = {}  # message id -> (its model, reasoning keys, tool call ids)
+    for i, r in enumerate(s.records):
+        if r.type != "assistant" or not r.message_id or not isinstance(r.model, str):
+            continue
+        model, keys, calls = replies.setdefault(r.message_id, (r.model, set(), set()))
+        calls.update(t for t, _ in r.tool_uses)
+        if r.flags & F_THINKING:
+            content = as_dict(s.body(i).get("message")).get("content")
+            for b in content if isinstance(content, list) else ():
+                if isinstance(b, dict) and (k := _reasoning_key(b)) is not None:
+                    keys.add(k)
+    reasoned = {m: v for m, v in replies.items() if v[1] and v[2]}
+    if not reasoned:
+        return "none"
+    seen: list[tuple[bool, bool]] = []  # (kept, an upgrade) for each reply of another model a request carried
+    for q in rebuild_requests(s) if requests is None else requests:
+        if q.agent_id is not None or not q.model:
+            continue
+        sent_calls: set[str] = set()
+        sent_keys: set[str] = set()
+        for m in q.request.get("messages") or ():
+            content = m.get("content") if isinstance(m, dict) else None
+            for b in content if isinstance(content, list) else ():
+                if isinstance(b, dict):
+                    if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                        sent_calls.add(b["id"])
+                    elif (k := _reasoning_key(b)) is not None:
+                        sent_keys.add(k)
+        rule = ForeignThinking(q.model)
+        for writer, its_keys, its_calls in reasoned.values():
+            if rule.leaves_out(writer) and its_calls & sent_calls:
+                seen.append((bool(its_keys & sent_keys), not ForeignThinking(q.model, "upgrade").leaves_out(writer)))
+    if not any(kept for kept, _ in seen):
+        return "none"
+    if all(kept for kept, _ in seen):
+        return "all"
+    return "upgrade" if all(kept == upgrade for kept, upgrade in seen) else ("all" if seen[-1][0] else "none")
+
+
+def _asked(s: Any, i: int) -> str | None:
+    params = as_dict(s.body(i).get("params"))
+    return params["model"] if isinstance(params.get("model"), str) else None
+
+
+def foreign_thinking(s: Any, requests: list[Any] | None = None) -> ForeignThinking:
+    """The reasoning rule of the session's next request: its model (the one its last recorded request used, else
+    its main model) and what its recorded requests show kept (`foreign_keep`). `requests`: the session's
+    `rebuild_requests`, when the caller has them."""
+    from inspector.claude.requests import rebuild_requests
+
+    requests = rebuild_requests(s) if requests is None else requests
+    main = [q for q in requests if q.agent_id is None and q.model]
+    model = main[-1].model if main else s.main_model
+    return ForeignThinking(str(model or ""), foreign_keep(s, requests))
+
+
 def sent_bodies(s: Any, chain: Iterable[int]) -> list[dict[str, Any]]:
     """The bodies of the records of `chain` (record indexes) that a request is built from: after the last boundary."""
     chain = list(chain)
@@ -425,4 +578,18 @@ def sent_bodies(s: Any, chain: Iterable[int]) -> list[dict[str, Any]]:
     return [s.body(i) for i in chain[start:] if s.records[i].type in WIRE_TYPES]
 
 
-__all__ = ["api_messages", "STYLES", "WIRE_TYPES", "sent_bodies", "style_for_model", "style_of_request", "wire_style"]
+__all__ = [
+    "FOREIGN_KEEP",
+    "ForeignThinking",
+    "STYLES",
+    "WIRE_TYPES",
+    "api_messages",
+    "foreign_keep",
+    "foreign_thinking",
+    "model_identity",
+    "sent_bodies",
+    "style_for_model",
+    "style_of_request",
+    "thinking_of",
+    "wire_style",
+]

@@ -29,7 +29,7 @@ from inspector.claude.models import TASK_TOOLS, lean_prompt, subagent_nudges, ta
 from inspector.claude.release import parse_version
 from inspector.claude.requests import rebuild_requests
 from inspector.claude.versions import TAIL, rules_for
-from inspector.claude.wire import api_messages, wire_style
+from inspector.claude.wire import THINKING_TYPES, api_messages, foreign_thinking, wire_style
 from inspector.compact import earlier
 from inspector.compact.base import (
     CONTINUE_INTRO,
@@ -1034,7 +1034,9 @@ def engine_compact(
     # prompt_snapshots too (2.1.328 listed 21 of 21)
     prefix = params.mode == "partial" and params.direction == "from"
     keep_uuids = [
-        u for i in split.keep if (u := recs[i].uuid) and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")
+        u
+        for i in _as_held(s, split.keep, _process_start(sl))
+        if (u := recs[i].uuid) and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")
     ]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
@@ -1151,8 +1153,15 @@ def engine_compact(
         resumed = kept_bodies + [summary] + after_summary
     else:
         resumed = before_summary + [summary] + kept_bodies + after_summary
-    style = wire_style(s)
-    sent = api_messages(resumed, style)
+    from inspector.claude.requests import rebuild_requests
+
+    recorded = rebuild_requests(s)
+    style = wire_style(s, recorded)
+    thinking = foreign_thinking(s, recorded)
+    sent = api_messages(resumed, style, thinking)
+    unsent = _other_models_reasoning(resumed, thinking)
+    if unsent:
+        notes.append(unsent)
     view = [
         ViewMessage(b.get("uuid"), str(b.get("type")), b, _origin(b, set(keep_uuids), summary_uuid))
         for b in resumed
@@ -1200,8 +1209,63 @@ def engine_compact(
             "rounds": split.rounds,
             "kept_rounds": split.kept_rounds,
             "wire_style": style,
+            "wire_model": thinking.model,
+            "foreign_thinking": thinking.keep,
         },
         api_messages=tuple(sent),
+    )
+
+
+def _as_held(s: Any, keep: list[int], start: int) -> list[int]:
+    """The kept records in the order the compacting process held them. Records it read from the file are held in
+    the chain's order; those it wrote itself (after `start`, where it began) as it made them: a reply's fragments,
+    then its calls' results. The file can have a result between two fragments of one reply (a call that finished
+    while the reply was still streaming its next call: 2.1.332 with parallel calls), which that process held after
+    the reply's last fragment (2.1.332 REPL seed 79200: its preserved list put each such result after the fragment
+    written after it)."""
+    recs = s.records
+    last: dict[str, int] = {}  # a reply's message id -> the position of its last fragment in `keep`
+    for k, i in enumerate(keep):
+        if i > start and recs[i].type == "assistant" and recs[i].message_id:
+            last[recs[i].message_id] = k
+    out: list[int] = []
+    held: dict[str, list[int]] = {}  # results waiting for the last fragment of their reply
+    reply: str | None = None  # the reply whose fragments are being read
+    for k, i in enumerate(keep):
+        r = recs[i]
+        if i > start and r.type == "assistant" and r.message_id:
+            reply = r.message_id
+            out.append(i)
+            if last.get(reply) == k:
+                out += held.pop(reply, [])
+            continue
+        if i > start and r.type == "user" and r.tool_results and reply is not None and last.get(reply, -1) > k:
+            held.setdefault(reply, []).append(i)
+            continue
+        out.append(i)
+    for rest in held.values():  # a reply whose last fragment was not kept: its results where they were
+        out += rest
+    return out
+
+
+def _other_models_reasoning(bodies: list[dict[str, Any]], thinking: Any) -> str | None:
+    """The note for kept replies whose reasoning the resumed request leaves out (another model wrote them), or None."""
+    writers: dict[str, int] = {}
+    for b in bodies:
+        msg = b.get("message") if b.get("type") == "assistant" else None
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, list) and any(isinstance(x, dict) and x.get("type") in THINKING_TYPES for x in content):
+            if thinking.leaves_out(msg.get("model")):  # type: ignore[union-attr]
+                w = str(msg.get("model"))  # type: ignore[union-attr]
+                writers[w] = writers.get(w, 0) + 1
+    if not writers:
+        return None
+    n = sum(writers.values())
+    return (
+        f"{n} reasoning block{'s' if n != 1 else ''} of kept replies ({', '.join(sorted(writers))}) "
+        f"{'are' if n != 1 else 'is'} not sent: the next request is {thinking.model}'s, and Claude Code leaves out the "
+        f"reasoning another model wrote (its signature is bound to that model; rule '{thinking.keep}', from the "
+        "session's recorded requests or, with none to show it, what a connection to another host than Anthropic's does)"
     )
 
 

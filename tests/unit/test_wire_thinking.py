@@ -1,0 +1,117 @@
+"""What a 2.1.3xx request keeps of other models' reasoning, and the order a live process holds a reply's results.
+
+Found by the conformance generator once its replies think (2.1.332 seeds 79307 and 79313: a /model switch, and
+every request after it left out the thinking blocks the earlier model wrote), and once they make several calls at
+once (REPL seed 79200: a call's result written between two fragments of its reply)."""
+
+from __future__ import annotations
+
+import orjson
+
+from inspector.claude.wire import ForeignThinking, api_messages, foreign_keep, model_identity
+from inspector.compact.engine import _as_held
+from inspector.transcript.session import Session
+
+
+def test_whose_reasoning_a_request_leaves_out() -> None:
+    rule = ForeignThinking("claude-sonnet-4-5[1m]")
+    assert not rule.leaves_out("claude-sonnet-4-5")  # the [1m] setting is not another model
+    assert not rule.leaves_out("claude-sonnet-4-5-20250929")  # nor the dated id the API answers with
+    assert not rule.leaves_out("<synthetic>")
+    assert rule.leaves_out("claude-sonnet-4-0") and rule.leaves_out("claude-opus-4-7") and rule.leaves_out(None)
+    assert not ForeignThinking("claude-sonnet-4-5", "all").leaves_out("claude-haiku-4-5")
+    up = ForeignThinking("claude-opus-4-7", "upgrade")
+    assert not up.leaves_out("claude-sonnet-4-5") and not up.leaves_out("claude-opus-4-5")  # a higher family, a newer one
+    assert ForeignThinking("claude-sonnet-4-5", "upgrade").leaves_out("claude-opus-4-5")  # a lower family
+    assert ForeignThinking("claude-opus-4-5", "upgrade").leaves_out("claude-opus-4-7")  # an older version
+    assert model_identity("claude-opus-4-6[1m]") == model_identity("claude-opus-4-6")
+
+
+def _reply(uuid: str, mid: str, model: str, *blocks: dict) -> list[dict]:
+    return [
+        {"type": "assistant", "uuid": f"{uuid}{k}", "message": {"id": mid, "role": "assistant", "model": model, "content": [b]}}
+        for k, b in enumerate(blocks)
+    ]
+
+
+def _bodies() -> list[dict]:
+    think = {"type": "thinking", "thinking": "", "signature": "sigA"}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "f1.txt"}
+    return [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "run the checks"}},
+        *_reply("a", "msg_a", "claude-sonnet-4-0", think, {"type": "text", "text": "Running step 1."}, call),
+        {"type": "user", "uuid": "u2", "message": {"role": "user", "content": [result]}},
+        *_reply(
+            "b", "msg_b", "claude-sonnet-4-5", {"type": "redacted_thinking", "data": "xyz"}, {"type": "text", "text": "Done."}
+        ),
+        {"type": "user", "uuid": "u3", "message": {"role": "user", "content": "continue"}},
+    ]
+
+
+def test_a_request_of_another_model_is_sent_without_the_earlier_models_reasoning() -> None:
+    def kinds(messages: list[dict]) -> list[list[str]]:
+        return [[b["type"] for b in m["content"]] if isinstance(m["content"], list) else ["text"] for m in messages]
+
+    assert kinds(api_messages(_bodies())) == [
+        ["text"],
+        ["thinking", "text", "tool_use"],
+        ["tool_result"],
+        ["redacted_thinking", "text"],
+        ["text"],
+    ]
+    after_switch = kinds(api_messages(_bodies(), thinking=ForeignThinking("claude-sonnet-4-5")))
+    assert after_switch == [["text"], ["text", "tool_use"], ["tool_result"], ["redacted_thinking", "text"], ["text"]]
+    back = kinds(api_messages(_bodies(), thinking=ForeignThinking("claude-sonnet-4-0")))
+    assert back == [["text"], ["thinking", "text", "tool_use"], ["tool_result"], ["text"], ["text"]]
+    kept = kinds(api_messages(_bodies(), thinking=ForeignThinking("claude-sonnet-4-0", "all")))
+    assert kept == kinds(api_messages(_bodies()))
+
+
+def _session(tmp_path, records: list[dict]) -> Session:
+    prev = None
+    lines = []
+    for k, r in enumerate(records):
+        r = {"parentUuid": prev, "timestamp": f"2026-12-06T01:55:{k:02d}.000Z", "sessionId": "s", "version": "2.1.332", **r}
+        prev = r["uuid"]
+        lines.append(orjson.dumps(r))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return Session.load(path)
+
+
+def test_a_session_on_one_model_keeps_its_reasoning_and_shows_no_rule(tmp_path) -> None:
+    s = _session(tmp_path, _bodies()[:5])  # the first reply alone: one model, no recorded request
+    assert foreign_keep(s) == "none"
+    sent = api_messages(_bodies()[:5], thinking=ForeignThinking("claude-sonnet-4-0"))
+    assert sent[1]["content"][0]["type"] == "thinking"
+
+
+def test_a_live_process_holds_a_replys_results_after_its_last_fragment(tmp_path) -> None:
+    """2.1.332 wrote an Agent call's result between two fragments of the reply that made it (the reply was still
+    streaming its next call); the compacting process held it after the reply's last fragment, as its preserved list
+    shows (REPL seed 79200). Records the process read from the file keep the file's order."""
+
+    def call(n: int) -> dict:
+        return {"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {"file_path": f"f{n}.txt"}}
+
+    def result(uuid: str, n: int) -> dict:
+        return {
+            "type": "user",
+            "uuid": uuid,
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "x"}]},
+        }
+
+    recs = [
+        {"type": "user", "uuid": "p", "message": {"role": "user", "content": "go"}},
+        *_reply("f", "msg_1", "claude-opus-5", {"type": "text", "text": "Reading."}, call(1), call(2)),  # f0 f1 f2
+        result("r2", 2),  # written before the reply's last fragment
+        *_reply("g", "msg_1", "claude-opus-5", call(3)),  # g0
+        result("r1", 1),
+        result("r3", 3),
+    ]
+    s = _session(tmp_path, recs)
+    keep = list(range(len(s.records)))
+    uuids = lambda order: [s.records[i].uuid for i in order]  # noqa: E731
+    assert uuids(_as_held(s, keep, -1)) == ["p", "f0", "f1", "f2", "g0", "r2", "r1", "r3"]
+    assert uuids(_as_held(s, keep, len(s.records))) == ["p", "f0", "f1", "f2", "r2", "g0", "r1", "r3"]  # read, not made
