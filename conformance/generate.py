@@ -113,6 +113,13 @@ def _work(
     return Script(turns=turns, start=start, step=step, ptl_at=ptl_at, limit=limit or 200_000, calls=calls, **kw)
 
 
+# calls that fail (their results are errors: a file that is not there, a command that exits 3), added to a run's
+# calls by the shape's generator
+FAILING: dict[str, tuple[str, str]] = {
+    "read_missing": ("Read", _j({"file_path": "{work}/missing{k}.txt"})),
+    "bash_fail": ("Bash", _j({"command": "echo step {k} failed >&2; exit 3", "description": "Fail at step {k}"})),
+}
+FAILING_SHARE = 0.25
 THINKING = (("thinking", 0.5), ("redacted", 0.1))  # the share of runs whose replies open with each kind of reasoning
 PARALLEL_SHARE = 0.25  # runs whose tool-call replies make two or three calls at once
 
@@ -120,7 +127,8 @@ PARALLEL_SHARE = 0.25  # runs whose tool-call replies make two or three calls at
 def _reply_shape(name: str, steps: list[Step]) -> tuple[list[Step], list[str]]:
     """The replies' shape, drawn by a generator of its own (the other draws of a seed are as they were): whether they
     open with reasoning (a thinking or redacted_thinking block, as models that think send them) and how many tool
-    calls each makes at once; the same for every step of the work (not the question a step asks)."""
+    calls each makes at once, and whether one of its calls fails; the same for every step of the work (not the question
+    a step asks)."""
     rng = random.Random(f"inspector-conformance-shape-{name}")
     k, thinking, acc = rng.random(), None, 0.0
     for kind, share in THINKING:
@@ -128,12 +136,15 @@ def _reply_shape(name: str, steps: list[Step]) -> tuple[list[Step], list[str]]:
         if thinking is None and k < acc:
             thinking = kind
     parallel = rng.choice((2, 3)) if rng.random() < PARALLEL_SHARE else 1
-    out = [
-        st if st.answer else dataclasses.replace(st, script=dataclasses.replace(st.script, thinking=thinking, parallel=parallel))
-        for st in steps
-    ]
+    failing = rng.choice(sorted(FAILING)) if rng.random() < FAILING_SHARE else None
+
+    def shaped(sc: Script) -> Script:
+        calls = sc.calls + (FAILING[failing],) if failing and sc.calls else sc.calls
+        return dataclasses.replace(sc, thinking=thinking, parallel=parallel, calls=calls)
+
+    out = [st if st.answer else dataclasses.replace(st, script=shaped(st.script)) for st in steps]
     what = ([f"{thinking} replies"] if thinking else []) + ([f"{parallel} calls a reply"] if parallel > 1 else [])
-    return out, what
+    return out, what + ([f"{failing} errors"] if failing else [])
 
 
 def scenario(seed: int) -> Scenario:
