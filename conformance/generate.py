@@ -147,6 +147,25 @@ def _reply_shape(name: str, steps: list[Step]) -> tuple[list[Step], list[str]]:
     return out, what + ([f"{failing} errors"] if failing else [])
 
 
+HOOKS_SHARE = 0.25  # runs whose settings.json has hooks that add context (as many users' do)
+HOOKS: dict[str, dict[str, Any]] = {
+    "SessionStart": {"hooks": [{"type": "command", "command": "echo 'Project notes: run make check before you commit.'"}]},
+    "UserPromptSubmit": {"hooks": [{"type": "command", "command": "echo 'Reminder from a hook: keep the steps short.'"}]},
+    "PreCompact": {"hooks": [{"type": "command", "command": "echo 'Keep the step numbers.'"}]},
+}
+
+
+def _with_hooks(name: str, settings: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[str]]:
+    """Hooks in settings.json that print text Claude Code adds to the conversation (a session's start, each prompt)
+    or hands the compaction (PreCompact), drawn by a generator of its own: one to three of them, or none."""
+    rng = random.Random(f"inspector-conformance-hooks-{name}")
+    if rng.random() >= HOOKS_SHARE:
+        return settings, []
+    events = rng.sample(sorted(HOOKS), rng.randint(1, len(HOOKS)))
+    hooks = {e: [HOOKS[e]] for e in events}
+    return {**(settings or {}), "hooks": hooks}, [f"{'+'.join(events)} hooks"]
+
+
 def scenario(seed: int) -> Scenario:
     """The scenario of a seed (the same seed gives the same scenario, on every machine)."""
     rng = random.Random(f"inspector-conformance-{seed}")
@@ -188,7 +207,8 @@ def scenario(seed: int) -> Scenario:
             )
             what.append(f"idle {steps[-1].shift_hours:g} h")
     steps, shape = _reply_shape(f"gen_{seed}", steps)
-    what += shape
+    settings, hooked = _with_hooks(f"gen_{seed}", settings)
+    what += shape + hooked
     return Scenario(
         f"gen_{seed}",
         model,
@@ -255,7 +275,8 @@ def repl_scenario(seed: int) -> Scenario:
             env = {**env, "CLAUDE_CODE_ELEGANT_MIST": mode}
             words += f", earlier messages ({mode})"
     steps, shape = _reply_shape(f"gen_repl_{seed}", steps)
-    what += shape
+    settings, hooked = _with_hooks(f"gen_repl_{seed}", settings)
+    what += shape + hooked
     direction = rng.choice(("from", "up_to"))
     ups = rng.randint(1, prompts)
     context = rng.choice(("", "", "keep the file names"))
