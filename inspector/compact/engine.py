@@ -1041,8 +1041,9 @@ def engine_compact(
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
+    counted = len(split.summarize) + _hook_twins(s, split.summarize) if params.mode == "partial" else 0
     if params.mode == "partial":
-        meta["messagesSummarized"] = len(split.summarize)
+        meta["messagesSummarized"] = counted
         if params.instructions:
             meta["userContext"] = params.instructions
     if keep_uuids:
@@ -1065,7 +1066,7 @@ def engine_compact(
     summary_extra: dict[str, Any] = {"isCompactSummary": True, "isVisibleInTranscriptOnly": True}
     if params.mode == "partial" and split.keep:
         summary_extra["summarizeMetadata"] = {
-            "messagesSummarized": len(split.summarize),
+            "messagesSummarized": counted,
             "userContext": params.instructions,
             "direction": params.direction,
         }
@@ -1113,6 +1114,14 @@ def engine_compact(
     in_use = params.resume_model or s.main_model
     latched = _latched_note(sl) if not params.resume_model else None
     after_summary += [worded_for_model(_copy_attachment(factory, tmpl, None, b), s, in_use, latched) for b in reanns]
+    hooked = _session_start_hooks(sl)
+    if hooked:
+        after_summary += [_as_compact_hook(_copy_attachment(factory, tmpl, None, b), factory) for b in hooked]
+        notes.append(
+            f"Claude Code runs the session's SessionStart hooks again after a compaction (source compact); inspector never "
+            f"runs them: the {len(hooked)} record{'s' if len(hooked) != 1 else ''} they wrote at their last run "
+            "(their output, as Claude Code sends it) stand in for theirs"
+        )
     if keep_none:
         after_summary += context_records
     if auto:
@@ -1214,6 +1223,61 @@ def engine_compact(
         },
         api_messages=tuple(sent),
     )
+
+
+_HOOK_SOURCE = re.compile(r"\bSessionStart:[a-z]+\b")
+
+
+def _session_start_hooks(sl: Slice) -> list[dict[str, Any]]:
+    """The records the session's SessionStart hooks wrote at their last run before the slice's point: the last one on
+    the chain whose `hookEvent` is SessionStart, and those of the same name among the attachments written with it
+    (next to it in the file: a compaction's tail can keep an earlier run's records next to it on the chain), or []."""
+    s = sl.session
+    recs = s.records
+
+    def hook(i: int) -> str | None:
+        if recs[i].type != "attachment" or "hook" not in str(recs[i].get("attachment_type") or ""):
+            return None
+        att = as_dict(s.body(i).get("attachment"))
+        return str(att.get("hookName") or "SessionStart") if att.get("hookEvent") == "SessionStart" else None
+
+    last = next((i for i in reversed(s.conversation.logical_chain) if i <= sl.point and hook(i)), None)
+    if last is None:
+        return []
+    name = hook(last)
+    lo = hi = last
+    while lo > 0 and recs[lo - 1].type == "attachment":
+        lo -= 1
+    while hi + 1 < len(recs) and hi + 1 <= sl.point and recs[hi + 1].type == "attachment":
+        hi += 1
+    return [s.body(i) for i in range(lo, hi + 1) if hook(i) == name]
+
+
+def _hook_twins(s: Any, summarized: Sequence[int]) -> int:
+    """How many more messages than records Claude Code counts in a partial compaction's messagesSummarized: one for
+    each SessionStart hook record summarized (its hook's result is among the process's messages twice, the second
+    never written: 2.1.332 REPL seeds 82050, 82117, 82161, 82229 and 82242 each counted one more than their summarized
+    records with one such record among them, at the session's start or after a compaction, and none more without)."""
+    n = 0
+    for i in summarized:
+        r = s.records[i]
+        if r.type == "attachment" and "hook" in str(r.get("attachment_type") or ""):
+            n += as_dict(s.body(i).get("attachment")).get("hookEvent") == "SessionStart"
+    return n
+
+
+def _as_compact_hook(rec: dict[str, Any], factory: RecordFactory) -> dict[str, Any]:
+    """A SessionStart hook's record as its run after a compaction writes it: named for the `compact` source (its name
+    and its rendering), with a call id of its own."""
+    att = rec.get("attachment") or {}
+    if isinstance(att.get("hookName"), str):
+        att["hookName"] = _HOOK_SOURCE.sub("SessionStart:compact", att["hookName"])
+    if isinstance(att.get("toolUseID"), str) and att["toolUseID"] != "SessionStart":
+        att["toolUseID"] = factory.new_id()
+    for r in rec.get("rendered") or ():
+        if isinstance(r, dict) and isinstance(r.get("content"), str):
+            r["content"] = _HOOK_SOURCE.sub("SessionStart:compact", r["content"])
+    return rec
 
 
 def _as_held(s: Any, keep: list[int], start: int) -> list[int]:

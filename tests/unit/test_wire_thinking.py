@@ -115,3 +115,57 @@ def test_a_live_process_holds_a_replys_results_after_its_last_fragment(tmp_path)
     uuids = lambda order: [s.records[i].uuid for i in order]  # noqa: E731
     assert uuids(_as_held(s, keep, -1)) == ["p", "f0", "f1", "f2", "g0", "r2", "r1", "r3"]
     assert uuids(_as_held(s, keep, len(s.records))) == ["p", "f0", "f1", "f2", "r2", "g0", "r1", "r3"]  # read, not made
+
+
+def _hook(uuid: str, source: str, text: str) -> dict:
+    return {
+        "type": "attachment",
+        "uuid": uuid,
+        "attachment": {
+            "type": "hook_success",
+            "hookName": f"SessionStart:{source}",
+            "toolUseID": f"id-{uuid}",
+            "hookEvent": "SessionStart",
+            "content": text,
+            "stdout": text + "\n",
+            "exitCode": 0,
+        },
+        "rendered": [{"content": f"<system-reminder>\nSessionStart:{source} hook success: {text}\n</system-reminder>"}],
+        "renderedRole": "system",
+    }
+
+
+def test_the_session_start_hooks_a_compaction_runs_again(tmp_path) -> None:
+    """2.1.332 runs the SessionStart hooks again after a compaction (source compact) and writes what they printed
+    after the re-announcements (seeds 82009, 82017, REPL 82011 with a SessionStart hook in settings.json). inspector
+    never runs a hook: the records of their last run before the point stand in, renamed for the compact source, with
+    a call id of their own. A partial compaction counts each such
+    record it summarizes twice in messagesSummarized (REPL seeds 82050, 82117, 82161, 82229, 82242)."""
+    from inspector.compact.base import RecordFactory, make_slice
+    from inspector.compact.engine import _as_compact_hook, _copy_attachment, _hook_twins, _session_start_hooks
+
+    s = _session(
+        tmp_path,
+        [
+            _hook("h0", "startup", "Project notes: run make check."),
+            {"type": "user", "uuid": "p1", "message": {"role": "user", "content": "run the checks"}},
+            *_reply("a", "msg_a", "claude-opus-5", {"type": "text", "text": "Done."}),
+            _hook("h1", "startup", "Project notes: run make check."),  # a kept earlier run, next on the chain
+            {"type": "user", "uuid": "x", "message": {"role": "user", "content": "more"}},
+            _hook("h2", "compact", "Project notes: v2."),
+            {"type": "attachment", "uuid": "d", "attachment": {"type": "date", "date": "2026-12-06"}},
+            {"type": "user", "uuid": "p2", "message": {"role": "user", "content": "go on"}},
+        ],
+    )
+    sl = make_slice(s)
+    got = _session_start_hooks(sl)
+    assert [b["uuid"] for b in got] == ["h2"]
+    rec = _as_compact_hook(
+        _copy_attachment(RecordFactory(s), None, None, _session_start_hooks(make_slice(s, at="x"))[0]), RecordFactory(s)
+    )
+    assert rec["attachment"]["hookName"] == "SessionStart:compact" and rec["attachment"]["toolUseID"] != "id-h1"
+    assert (
+        rec["rendered"][0]["content"]
+        == "<system-reminder>\nSessionStart:compact hook success: Project notes: run make check.\n</system-reminder>"
+    )
+    assert _hook_twins(s, range(len(s.records))) == 3 and _hook_twins(s, [1, 2, 4]) == 0
