@@ -1114,14 +1114,10 @@ def engine_compact(
     in_use = params.resume_model or s.main_model
     latched = _latched_note(sl) if not params.resume_model else None
     after_summary += [worded_for_model(_copy_attachment(factory, tmpl, None, b), s, in_use, latched) for b in reanns]
-    hooked = _session_start_hooks(sl)
+    hooked = session_start_hooks(sl)
     if hooked:
         after_summary += [_as_compact_hook(_copy_attachment(factory, tmpl, None, b), factory) for b in hooked]
-        notes.append(
-            f"Claude Code runs the session's SessionStart hooks again after a compaction (source compact); inspector never "
-            f"runs them: the {len(hooked)} record{'s' if len(hooked) != 1 else ''} they wrote at their last run "
-            "(their output, as Claude Code sends it) stand in for theirs"
-        )
+        notes.append(hooks_note(len(hooked), written=True))
     if keep_none:
         after_summary += context_records
     if auto:
@@ -1162,8 +1158,6 @@ def engine_compact(
         resumed = kept_bodies + [summary] + after_summary
     else:
         resumed = before_summary + [summary] + kept_bodies + after_summary
-    from inspector.claude.requests import rebuild_requests
-
     recorded = rebuild_requests(s)
     style = wire_style(s, recorded)
     thinking = foreign_thinking(s, recorded)
@@ -1228,7 +1222,7 @@ def engine_compact(
 _HOOK_SOURCE = re.compile(r"\bSessionStart:[a-z]+\b")
 
 
-def _session_start_hooks(sl: Slice) -> list[dict[str, Any]]:
+def session_start_hooks(sl: Slice) -> list[dict[str, Any]]:
     """The records the session's SessionStart hooks wrote at their last run before the slice's point: the last one on
     the chain whose `hookEvent` is SessionStart, and those of the same name among the attachments written with it
     (next to it in the file: a compaction's tail can keep an earlier run's records next to it on the chain), or []."""
@@ -1251,6 +1245,21 @@ def _session_start_hooks(sl: Slice) -> list[dict[str, Any]]:
     while hi + 1 < len(recs) and hi + 1 <= sl.point and recs[hi + 1].type == "attachment":
         hi += 1
     return [s.body(i) for i in range(lo, hi + 1) if hook(i) == name]
+
+
+def hooks_note(n: int, written: bool) -> str:
+    """What a preview says of the SessionStart hooks Claude Code runs again after a compaction (n records at their last
+    run): written as they were (`written`), or only named (a release whose compaction inspector writes without them)."""
+    them = f"the {n} record{'s' if n != 1 else ''} they wrote at their last run"
+    if written:
+        return (
+            "Claude Code runs the session's SessionStart hooks again after a compaction (source compact); inspector never "
+            f"runs them: {them} (their output, as Claude Code sends it) stand in for theirs"
+        )
+    return (
+        "a live compaction would also run the session's SessionStart hooks again (source compact) and add what they "
+        f"print; inspector never runs them ({them} are not in this preview)"
+    )
 
 
 def _hook_twins(s: Any, summarized: Sequence[int]) -> int:

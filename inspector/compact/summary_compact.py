@@ -64,6 +64,13 @@ def _manual_breadcrumbs(factory: RecordFactory, tmpl: dict[str, Any], parent: st
     return [caveat, cmd, out]
 
 
+def _hooks_notes(sl: Slice) -> list[str]:
+    from inspector.compact.engine import hooks_note, session_start_hooks
+
+    hooked = session_start_hooks(sl)
+    return [hooks_note(len(hooked), written=False)] if hooked else []
+
+
 def full_compact(
     sl: Slice,
     est: Estimator,
@@ -92,7 +99,7 @@ def full_compact(
         ViewMessage(r["uuid"], "user", r, "new") for r in new[2:]
     ]
     restored = restored_context(s, list(sl.chain), est.calibration.ratio)
-    notes = []
+    notes = _hooks_notes(sl)
     if restored:
         files = sum(1 for f in restored if f.kind in ("file", "reference"))
         what = [f"{files} recently used file(s)"] if files else []
@@ -236,7 +243,7 @@ def partial_compact(
     sv = ViewMessage(summary_uuid, "user", summary, "summary")
     kept_view = _view(sl, keep, "kept")
     view = kept_view + [sv] if params.direction == "from" else [sv] + kept_view
-    notes = list(out.notes)
+    notes = _hooks_notes(sl) + list(out.notes)
     if params.direction == "from":
         notes.append(
             "after a 'from' compaction Claude Code puts the pivot message's text back in the input box (it is not resent)"

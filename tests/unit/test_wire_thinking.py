@@ -135,14 +135,14 @@ def _hook(uuid: str, source: str, text: str) -> dict:
     }
 
 
-def test_the_session_start_hooks_a_compaction_runs_again(tmp_path) -> None:
+def test_thesession_start_hooks_a_compaction_runs_again(tmp_path) -> None:
     """2.1.332 runs the SessionStart hooks again after a compaction (source compact) and writes what they printed
     after the re-announcements (seeds 82009, 82017, REPL 82011 with a SessionStart hook in settings.json). inspector
     never runs a hook: the records of their last run before the point stand in, renamed for the compact source, with
     a call id of their own. A partial compaction counts each such
     record it summarizes twice in messagesSummarized (REPL seeds 82050, 82117, 82161, 82229, 82242)."""
     from inspector.compact.base import RecordFactory, make_slice
-    from inspector.compact.engine import _as_compact_hook, _copy_attachment, _hook_twins, _session_start_hooks
+    from inspector.compact.engine import _as_compact_hook, _copy_attachment, _hook_twins, session_start_hooks
 
     s = _session(
         tmp_path,
@@ -158,10 +158,10 @@ def test_the_session_start_hooks_a_compaction_runs_again(tmp_path) -> None:
         ],
     )
     sl = make_slice(s)
-    got = _session_start_hooks(sl)
+    got = session_start_hooks(sl)
     assert [b["uuid"] for b in got] == ["h2"]
     rec = _as_compact_hook(
-        _copy_attachment(RecordFactory(s), None, None, _session_start_hooks(make_slice(s, at="x"))[0]), RecordFactory(s)
+        _copy_attachment(RecordFactory(s), None, None, session_start_hooks(make_slice(s, at="x"))[0]), RecordFactory(s)
     )
     assert rec["attachment"]["hookName"] == "SessionStart:compact" and rec["attachment"]["toolUseID"] != "id-h1"
     assert (
@@ -169,3 +169,6 @@ def test_the_session_start_hooks_a_compaction_runs_again(tmp_path) -> None:
         == "<system-reminder>\nSessionStart:compact hook success: Project notes: run make check.\n</system-reminder>"
     )
     assert _hook_twins(s, range(len(s.records))) == 3 and _hook_twins(s, [1, 2, 4]) == 0
+    from inspector.compact.summary_compact import _hooks_notes  # the releases whose compaction is written without them
+
+    assert _hooks_notes(sl) and "SessionStart hooks again" in _hooks_notes(sl)[0]
