@@ -120,6 +120,14 @@ FAILING: dict[str, tuple[str, str]] = {
     "bash_fail": ("Bash", _j({"command": "echo step {k} failed >&2; exit 3", "description": "Fail at step {k}"})),
 }
 FAILING_SHARE = 0.25
+# a screenshot in the working folder that a quarter of the runs read (Read answers with an image block)
+IMAGE_FILE = "shot.png"
+IMAGE_PNG = (  # an 8x8 PNG (zlib and struct made it)
+    "base64:iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAbUlEQVR42hXOUREAUQhCUaMYhShEMcqNQhSi7Fs/OQzjzLCDBg83MGToMLPsosXLLSxZ"
+    "ug/ECgmLE4iI6oFZI2NzBhNTPzj20OHjDo4cvQf/7Bt41Rf+F+h7YsIGBYfLHyc0D8oWFZfrX05p+QDeqGABtJu0bQAAAABJRU5ErkJggg=="
+)
+IMAGE_SHARE = 0.25
+READ_IMAGE = ("Read", _j({"file_path": "{work}/" + IMAGE_FILE}))
 THINKING = (("thinking", 0.5), ("redacted", 0.1))  # the share of runs whose replies open with each kind of reasoning
 PARALLEL_SHARE = 0.25  # runs whose tool-call replies make two or three calls at once
 
@@ -127,8 +135,8 @@ PARALLEL_SHARE = 0.25  # runs whose tool-call replies make two or three calls at
 def _reply_shape(name: str, steps: list[Step]) -> tuple[list[Step], list[str]]:
     """The replies' shape, drawn by a generator of its own (the other draws of a seed are as they were): whether they
     open with reasoning (a thinking or redacted_thinking block, as models that think send them) and how many tool
-    calls each makes at once, and whether one of its calls fails; the same for every step of the work (not the question
-    a step asks)."""
+    calls each makes at once, whether one of its calls fails and whether one reads an image; the same for every step
+    of the work (not the question a step asks)."""
     rng = random.Random(f"inspector-conformance-shape-{name}")
     k, thinking, acc = rng.random(), None, 0.0
     for kind, share in THINKING:
@@ -137,27 +145,36 @@ def _reply_shape(name: str, steps: list[Step]) -> tuple[list[Step], list[str]]:
             thinking = kind
     parallel = rng.choice((2, 3)) if rng.random() < PARALLEL_SHARE else 1
     failing = rng.choice(sorted(FAILING)) if rng.random() < FAILING_SHARE else None
+    image = rng.random() < IMAGE_SHARE
 
     def shaped(sc: Script) -> Script:
         calls = sc.calls + (FAILING[failing],) if failing and sc.calls else sc.calls
+        calls = calls + (READ_IMAGE,) if image and calls else calls
         return dataclasses.replace(sc, thinking=thinking, parallel=parallel, calls=calls)
 
     out = [st if st.answer else dataclasses.replace(st, script=shaped(st.script)) for st in steps]
     what = ([f"{thinking} replies"] if thinking else []) + ([f"{parallel} calls a reply"] if parallel > 1 else [])
-    return out, what + ([f"{failing} errors"] if failing else [])
+    return out, what + ([f"{failing} errors"] if failing else []) + (["an image read"] if image else [])
 
 
 HOOKS_SHARE = 0.25  # runs whose settings.json has hooks that add context (as many users' do)
+# not PreCompact: what it prints is in no record (it goes to the summarizer, and to /compact's output, which inspector
+# can take only from an earlier /compact's: 2.1.332 seed 83009), so a preview cannot show it
 HOOKS: dict[str, dict[str, Any]] = {
     "SessionStart": {"hooks": [{"type": "command", "command": "echo 'Project notes: run make check before you commit.'"}]},
     "UserPromptSubmit": {"hooks": [{"type": "command", "command": "echo 'Reminder from a hook: keep the steps short.'"}]},
-    "PreCompact": {"hooks": [{"type": "command", "command": "echo 'Keep the step numbers.'"}]},
 }
 
 
+def _files(steps: list[Step]) -> dict[str, str]:
+    """The working folder's files: the text files, and the screenshot where a step reads it."""
+    reads = any(READ_IMAGE in st.script.calls for st in steps)
+    return {**FILES, IMAGE_FILE: IMAGE_PNG} if reads else dict(FILES)
+
+
 def _with_hooks(name: str, settings: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[str]]:
-    """Hooks in settings.json that print text Claude Code adds to the conversation (a session's start, each prompt)
-    or hands the compaction (PreCompact), drawn by a generator of its own: one to three of them, or none."""
+    """Hooks in settings.json that print text Claude Code adds to the conversation (a session's start, each prompt),
+    drawn by a generator of their own: one or both, or none."""
     rng = random.Random(f"inspector-conformance-hooks-{name}")
     if rng.random() >= HOOKS_SHARE:
         return settings, []
@@ -215,7 +232,7 @@ def scenario(seed: int) -> Scenario:
         tuple(steps),
         env=env,
         settings=settings,
-        files=dict(FILES),
+        files=_files(steps),
         tool=TOOLS,
         doc=f"generated (seed {seed}): {model}, {words}; {', '.join(what)}",
     )
@@ -288,7 +305,7 @@ def repl_scenario(seed: int) -> Scenario:
         tuple(steps),
         env=env,
         settings=settings,
-        files=dict(FILES),
+        files=_files(steps),
         tool=tools,
         repl=True,
         doc=f"generated REPL (seed {seed}): {model}, {words}; {', '.join(what)}",

@@ -10,6 +10,7 @@ reaches a transcript.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -27,6 +28,7 @@ from conformance.scenarios import Scenario, Step
 DEFAULT_VERSION = "2.1.328"
 SANDBOXES = Path(tempfile.gettempdir()) / "inspector-conformance"
 FAKE_KEY = "sk-ant-conformance-fake-key"
+BINARY_FILE = "base64:"  # a scenario file whose text starts so is written as the bytes it encodes
 
 
 def cache_root() -> Path:
@@ -230,7 +232,10 @@ def run(
     now = time.time()
     times = {}
     for n, (name, text) in enumerate(sc.files.items()):
-        (work / name).write_text(text)
+        if text.startswith(BINARY_FILE):  # a binary file (an image), given as base64
+            (work / name).write_bytes(base64.b64decode(text[len(BINARY_FILE) :]))
+        else:
+            (work / name).write_text(text)
         # the files' ages in the order given, a minute apart: Claude Code orders what it re-attaches by the file
         # times it stored, and files written in the same instant would make that order a coin toss
         age = now - 60 * (len(sc.files) - n)

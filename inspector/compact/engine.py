@@ -1107,7 +1107,10 @@ def engine_compact(
                 f"</command-message>\n            <command-args>{args}</command-args>",
             )
         )
-        after_summary.append(factory.user(tmpl, None, STDOUT_REPL if tmpl.get("entrypoint") == "cli" else STDOUT))
+        stdout, reported = _compact_stdout(sl, STDOUT_REPL if tmpl.get("entrypoint") == "cli" else STDOUT)
+        if reported:
+            notes.append(reported)
+        after_summary.append(factory.user(tmpl, None, stdout))
         outside += after_summary
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in files]
     after_summary += [_copy_attachment(factory, tmpl, None, b) for b in tasks]
@@ -1245,6 +1248,28 @@ def session_start_hooks(sl: Slice) -> list[dict[str, Any]]:
     while hi + 1 < len(recs) and hi + 1 <= sl.point and recs[hi + 1].type == "attachment":
         hi += 1
     return [s.body(i) for i in range(lo, hi + 1) if hook(i) == name]
+
+
+def _compact_stdout(sl: Slice, plain: str) -> tuple[str, str | None]:
+    """The output /compact writes (`plain`), with the lines its PreCompact hooks add ("PreCompact [command] completed
+    successfully: ...", 2.1.332 seed 83009) as the last /compact before the point wrote them: inspector never runs a
+    hook, so the last run's report stands in (None when the session's last /compact reported none: the note's)."""
+    s = sl.session
+    head = plain.split("</local-command-stdout>", 1)[0]
+    for i in reversed(s.conversation.logical_chain):
+        if i > sl.point or s.records[i].type != "user":
+            continue
+        content = as_dict(s.body(i).get("message")).get("content")
+        if isinstance(content, str) and content.startswith(head) and content != plain:
+            extra = content[len(head) :].split("</local-command-stdout>", 1)[0]
+            if extra.startswith("\n") and "PreCompact" in extra:
+                return head + extra + "</local-command-stdout>", (
+                    "the PreCompact hooks' report in /compact's output is the last /compact's (inspector never runs a hook)"
+                )
+            break
+        if isinstance(content, str) and content == plain:
+            break
+    return plain, None
 
 
 def hooks_note(n: int, written: bool) -> str:

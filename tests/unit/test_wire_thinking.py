@@ -172,3 +172,31 @@ def test_thesession_start_hooks_a_compaction_runs_again(tmp_path) -> None:
     from inspector.compact.summary_compact import _hooks_notes  # the releases whose compaction is written without them
 
     assert _hooks_notes(sl) and "SessionStart hooks again" in _hooks_notes(sl)[0]
+
+
+def test_compact_output_reports_the_precompact_hooks_as_the_last_compact_did(tmp_path) -> None:
+    """/compact's output adds a line for each PreCompact hook (2.1.332 seed 83009); what the hook printed is in no
+    other record, so the last /compact's report stands in, and a session whose last /compact reported none gets none."""
+    from inspector.compact.base import make_slice
+    from inspector.compact.engine import STDOUT, _compact_stdout
+
+    hooked = STDOUT.replace(
+        "</local-command-stdout>",
+        "\nPreCompact [echo 'Keep the step numbers.'] completed successfully: Keep the step numbers.</local-command-stdout>",
+    )
+
+    def session(stdout: str):
+        return _session(
+            tmp_path,
+            [
+                {"type": "user", "uuid": "p1", "message": {"role": "user", "content": "run the checks"}},
+                *_reply("a", "msg_a", "claude-opus-5", {"type": "text", "text": "Done."}),
+                {"type": "user", "uuid": "o", "message": {"role": "user", "content": stdout}},
+                {"type": "user", "uuid": "p2", "message": {"role": "user", "content": "go on"}},
+            ],
+        )
+
+    text, note = _compact_stdout(make_slice(session(hooked)), STDOUT)
+    assert text == hooked and note is not None and "PreCompact" in note
+    assert _compact_stdout(make_slice(session(STDOUT)), STDOUT) == (STDOUT, None)
+    assert _compact_stdout(make_slice(session("some other output")), STDOUT) == (STDOUT, None)
