@@ -1279,7 +1279,7 @@ def hooks_note(n: int, written: bool) -> str:
     if written:
         return (
             "Claude Code runs the session's SessionStart hooks again after a compaction (source compact); inspector never "
-            f"runs them: {them} (their output, as Claude Code sends it) stand in for theirs"
+            f"runs them: {them} (their output, as Claude Code sends it) stand{'s' if n == 1 else ''} in for theirs"
         )
     return (
         "a live compaction would also run the session's SessionStart hooks again (source compact) and add what they "
