@@ -75,10 +75,14 @@ def claude_facts(folder: Path) -> Facts:
     transcripts = sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
     turns = [q for q in requests if q["kind"] == "turn"]
     boundaries: list[tuple[str, str, int, int]] = []  # (timestamp, trigger, preTokens, kept)
+    seen: set[str] = set()  # a fork (--fork-session) starts with a copy of the last compaction's boundary: one compaction
     for t in transcripts:
         for line in t.read_text().splitlines():
             r = json.loads(line)
             if r.get("type") == "system" and r.get("subtype") == "compact_boundary":
+                if r.get("uuid") in seen:
+                    continue
+                seen.add(str(r.get("uuid")))
                 m = r.get("compactMetadata") or {}
                 # a partial compaction ("summarize from / up to here") is a manual one that names what it summarized
                 trigger = "partial" if "messagesSummarized" in m else str(m.get("trigger"))
@@ -167,6 +171,7 @@ def inspector_facts(folder: Path) -> Facts:
     f = Facts()
     th = None
     most = -1
+    found: dict[str, tuple[str, str]] = {}  # boundary uuid -> (its time, the fact): a fork's copy of one is the same
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
         s = Session.load(t)
         rep = analyze(s, settings)
@@ -174,7 +179,11 @@ def inspector_facts(folder: Path) -> Facts:
             th, most = rep.thresholds, len(rep.series.turns)  # leaves a session of its own, with no model in it)
         for e in rep.compactions:
             if e.kind != "microcompact":
-                f.compactions.append(f"{e.cause} at {e.pre_tokens:,}, kept {len(e.kept_uuids)}")
+                found.setdefault(
+                    e.uuid or f"{t.name}:{e.index}",
+                    (e.timestamp or "", f"{e.cause} at {e.pre_tokens:,}, kept {len(e.kept_uuids)}"),
+                )
+    f.compactions = [fact for _when, fact in sorted(found.values(), key=lambda x: x[0])]
     if th is not None:
         if not th.auto_compact_enabled:
             f.enforced = None
@@ -253,10 +262,16 @@ def request_differences(folder: Path) -> list[str]:
     logged = [q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")]
     main: list[Any] = []
     agents: list[Any] = []
+    files: set[Path] = set()  # the transcripts with main-thread requests
     for t in sorted((folder / "projects").rglob("*.jsonl")):
         for q in rebuild_requests(Session.load(t)):
             (main if q.agent_id is None else agents).append(q)
+            if q.agent_id is None:
+                files.add(t)
     agents.sort(key=lambda q: (q.timestamp or "", q.index))
+    if len(files) > 1:
+        # a fork (--fork-session) is a transcript of its own, its requests between the first session's
+        main.sort(key=lambda q: q.timestamp or "")
     out = []
     queues = {"turn": main, "subagent": agents}
     taken = {"turn": 0, "subagent": 0}

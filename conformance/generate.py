@@ -183,6 +183,22 @@ def _with_hooks(name: str, settings: dict[str, Any] | None) -> tuple[dict[str, A
     return {**(settings or {}), "hooks": hooks}, [f"{'+'.join(events)} hooks"]
 
 
+FORK_SHARE = 0.15  # print-mode runs that go on once in a fork of the session (--fork-session)
+
+
+def _with_fork(name: str, steps: list[Step]) -> tuple[list[Step], list[str]]:
+    """A fork after one of the steps (a new session starting with a copy of the records so far, worked in for a few
+    replies), drawn by a generator of its own; a later --resume goes on in the first session, a --continue in the
+    latest (the fork)."""
+    rng = random.Random(f"inspector-conformance-fork-{name}")
+    if rng.random() >= FORK_SHARE:
+        return steps, []
+    at = rng.randint(1, len(steps))
+    base = steps[0].script
+    fork = Step("go on in a fork", dataclasses.replace(base, turns=rng.randint(1, 4)), resume="fork")
+    return steps[:at] + [fork] + steps[at:], [f"a fork after step {at}"]
+
+
 def scenario(seed: int) -> Scenario:
     """The scenario of a seed (the same seed gives the same scenario, on every machine)."""
     rng = random.Random(f"inspector-conformance-{seed}")
@@ -225,7 +241,8 @@ def scenario(seed: int) -> Scenario:
             what.append(f"idle {steps[-1].shift_hours:g} h")
     steps, shape = _reply_shape(f"gen_{seed}", steps)
     settings, hooked = _with_hooks(f"gen_{seed}", settings)
-    what += shape + hooked
+    steps, forked = _with_fork(f"gen_{seed}", steps)
+    what += shape + hooked + forked
     return Scenario(
         f"gen_{seed}",
         model,

@@ -60,6 +60,38 @@ def _settings(folder: Path) -> Any:
         shutil.rmtree(home, ignore_errors=True)
 
 
+def _boundary_order(mains: list[Path], served: list[int]) -> tuple[dict[tuple[Path, int], int | None], set[tuple[Path, int]]]:
+    """The served summary (its index in the request log) of every compaction of the run's main transcripts, and the
+    boundaries that are a fork's copies of another's (--fork-session starts a new transcript with a copy of the last
+    compaction's boundary: same uuid and time). One transcript: the file's order is the order the summaries were
+    served; several (a fork): the boundaries' times, the first session's copy being the original."""
+    import orjson
+
+    found: list[tuple[str, int, Path, int]] = []  # (time, the transcript's place, transcript, record)
+    owner: dict[str, Path] = {}
+    copies: set[tuple[Path, int]] = set()
+    dated = []
+    for t in mains:
+        recs = [orjson.loads(raw) for raw in t.read_bytes().splitlines()]
+        start = next((str(r["timestamp"]) for r in recs if isinstance(r.get("timestamp"), str)), "~")
+        dated.append((start, t, recs))
+    for place, (_start, t, recs) in enumerate(sorted(dated, key=lambda x: x[0])):
+        for k, r in enumerate(recs):
+            if r.get("subtype") != "compact_boundary":
+                continue
+            u = str(r.get("uuid"))
+            if u in owner:
+                copies.add((t, k))
+                continue
+            owner[u] = t
+            found.append((str(r.get("timestamp") or ""), place, t, k))
+    if len(mains) > 1:
+        found.sort(key=lambda x: (x[0], x[1], x[3]))
+    else:
+        found.sort(key=lambda x: x[3])
+    return {(t, k): (served[i] if i < len(served) else None) for i, (_, _, t, k) in enumerate(found)}, copies
+
+
 def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     """Every compaction of every main transcript of a saved run, done again by inspector and compared."""
     import orjson
@@ -91,17 +123,19 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     # the exchange around each served summary: the turn request before it (refused or not) and the first after it
     served = [n for n, q in enumerate(log) if q["kind"] == "summary" and q["answer"] == "summary"]
     out: list[Replayed] = []
-    nth = 0  # boundaries seen, in the order Claude Code wrote them (= the order the summaries were served)
+    mains = sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+    serve_of, copies = _boundary_order(mains, served)
     tmp = Path(tempfile.mkdtemp(prefix="inspector-replay-"))
     try:
-        for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
+        for t in mains:
             lines = t.read_bytes().splitlines(keepends=True)
             recs = [orjson.loads(raw) for raw in lines]  # parsed once: every boundary's cut reads them
             cuts = [k for k, r in enumerate(recs) if r.get("subtype") == "compact_boundary"]
             for b_no, k in enumerate(cuts):
+                if (t, k) in copies:
+                    continue  # a fork's copy of a compaction the session it was forked from made (replayed there)
                 boundary = recs[k]
-                n = served[nth] if nth < len(served) else None
-                nth += 1
+                n = serve_of.get((t, k))
                 # the copy's path as long as the one Claude Code's summary names (the summary says where the transcript
                 # is, and its length is in the rough counts a compaction budgets with: the earlier messages' budget is a
                 # third of what it removes, and 8 bytes more of path cut an item, fresh 2.1.332 REPL seed 75026)

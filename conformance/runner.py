@@ -263,6 +263,8 @@ def run(
                 argv += ["--debug-file", str(debug)]
             if (step.resume == "resume" or (resume_id and step is sc.steps[0])) and session_id:
                 argv += ["--resume", session_id]
+            elif step.resume == "fork" and session_id:  # a new session that starts with a copy of this one's records
+                argv += ["--resume", session_id, "--fork-session"]
             elif step.resume == "continue":
                 argv += ["--continue"]
             argv += list(step.args)

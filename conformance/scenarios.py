@@ -18,7 +18,9 @@ from conformance.fake_api import Script
 class Step:
     prompt: str
     script: Script
-    resume: str | None = None  # "resume": --resume <the session>; "continue": --continue
+    # "resume": --resume <the session>; "continue": --continue; "fork": --resume <the session> --fork-session (a new
+    # session holding a copy of its records; the steps after it go on in the first one)
+    resume: str | None = None
     args: tuple[str, ...] = ()
     shift_hours: float = 0.0  # move the transcript's timestamps back before this step (an idle gap)
     model: str | None = None  # this step's --model (a /model switch mid-session), else the scenario's

@@ -65,7 +65,7 @@ def _manual_breadcrumbs(factory: RecordFactory, tmpl: dict[str, Any], parent: st
 
 
 def _hooks_notes(sl: Slice) -> list[str]:
-    from inspector.compact.engine import hooks_note, session_start_hooks
+    from inspector.compact.hooks import hooks_note, session_start_hooks
 
     hooked = session_start_hooks(sl)
     return [hooks_note(len(hooked), written=False)] if hooked else []

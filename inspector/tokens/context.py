@@ -108,11 +108,37 @@ def _apply_edit(content: str | None, old: Any, new: Any, replace_all: Any) -> st
 
 def process_exits(s: Session) -> list[int]:
     """Record indexes of the session's `cost-state` records: Claude Code (2.1.3xx) writes one as a process exits (one
-    per run in the conformance runs). Remembered on the session."""
+    per run in the conformance runs); and in a fork (--fork-session), the last record of the copy it starts with,
+    which the session it was forked from wrote (2.1.332 seed 84014: the fork's process held the files read in the
+    kept records it copied, as a resumed process does). Remembered on the session."""
     got = s.__dict__.get("_process_exits")
     if got is None:
-        got = s.__dict__["_process_exits"] = [i for i, r in enumerate(s.records) if r.type == "cost-state"]
+        got = [i for i, r in enumerate(s.records) if r.type == "cost-state"]
+        copied = _fork_copy_end(s)
+        if copied is not None and copied not in got:
+            got = sorted([*got, copied])
+        s.__dict__["_process_exits"] = got
     return got
+
+
+def _fork_copy_end(s: Session) -> int | None:
+    """The last record of the copy a fork starts with: the records stamped before the file's first write (the fork's
+    own first record), in a file whose replies carry the session that made them (a copy's mark); None otherwise."""
+    recs = s.records
+    if not any(r.type == "assistant" and r.extra and r.extra.get("fork_copy") for r in recs):
+        return None
+    first = next((r.timestamp for r in recs if r.timestamp), None)
+    if first is None:
+        return None
+    end = None
+    for i, r in enumerate(recs):
+        if r.timestamp is None:
+            continue
+        if r.timestamp < first:
+            end = i
+        elif end is not None and r.type in ("user", "assistant") and r.timestamp >= first:
+            break  # the fork's own messages: the copy is behind
+    return end
 
 
 def same_process(s: Session, start: int | None, end: int) -> bool:

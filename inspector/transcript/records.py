@@ -871,6 +871,15 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
             if extra is None:
                 extra = {}
             extra["copied_from"] = fk["sessionId"]
+        else:
+            # 2.1.332's --fork-session copies the chain since the last compaction with the fork's sessionId, and marks
+            # a copied reply with the session whose request made it (2.1.332 seed 84002)
+            v = get("requestSessionId")
+            if v.__class__ is str and v and v != session_id:
+                if extra is None:
+                    extra = {}
+                extra["copied_from"] = v
+                extra["fork_copy"] = True
 
     if (
         uuid is None

@@ -172,21 +172,21 @@ def test_an_empty_browser_sees_its_first_session_appear(tmp_path, monkeypatch):
             screen = app.screen
             assert screen.items == []
             new = write_jsonl(root / "-w" / "0e0e0e0e-first.jsonl", [user("n1", None, "the first"), assistant("n2", "n1")])
-            for _ in range(100):
+            for _ in range(300):  # a loaded machine: the new session's facts come from a process
                 await settle(app, pilot, 1)
                 if any(it.path == new for it in screen.items):
                     break
                 await asyncio.sleep(0.05)
             assert [it.path for it in screen.items] == [new] and len(screen.shown) == 1
             new.unlink()
-            for _ in range(100):
+            for _ in range(300):  # a loaded machine: the new session's facts come from a process
                 await settle(app, pilot, 1)
                 if not screen.items:
                     break
                 await asyncio.sleep(0.05)
             assert screen.items == []
             again = write_jsonl(root / "-w" / "0e0e0e0e-again.jsonl", [user("m1", None, "again"), assistant("m2", "m1")])
-            for _ in range(100):
+            for _ in range(300):  # a loaded machine: the new session's facts come from a process
                 await settle(app, pilot, 1)
                 if screen.items:
                     break

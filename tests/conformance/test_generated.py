@@ -749,3 +749,43 @@ def test_the_moment_a_pick_was_asked_for_counts_agents_told_while_idle_too():
     when, words = _asked_at(before, atts, "2026-12-04T18:06:17.931Z", True)
     assert when.isoformat() == "2026-12-04T18:06:15.757000+00:00" and "re-announced tell" in words
     assert _asked_at(before, atts, "2026-12-04T18:06:17.931Z", False)[0].isoformat() == "2026-12-04T18:06:17.931000+00:00"
+
+
+def test_a_forks_copy_of_a_compaction_is_not_another_compaction(tmp_path):
+    """--fork-session (2.1.332 seeds 84002, 84014) starts a new transcript with a copy of the last compaction's
+    boundary (same uuid, same time): the replay pairs each compaction with its served summary by time across the
+    run's transcripts and leaves the copy out; one transcript keeps its file order."""
+    import orjson
+
+    from conformance.replay import _boundary_order
+
+    def boundary(u: str, ts: str) -> dict:
+        return {"type": "system", "subtype": "compact_boundary", "uuid": u, "timestamp": f"2026-12-06T02:39:{ts}Z"}
+
+    first = tmp_path / "a.jsonl"
+    fork = tmp_path / "b.jsonl"
+    first.write_bytes(
+        b"".join(
+            orjson.dumps(r) + b"\n"
+            for r in [
+                {"type": "user", "uuid": "p", "timestamp": "2026-12-06T02:39:50.000Z"},
+                boundary("b1", "54.757"),
+                boundary("b3", "58.000"),
+            ]
+        )
+    )
+    fork.write_bytes(
+        b"".join(
+            orjson.dumps(r) + b"\n"
+            for r in [
+                {"type": "queue-operation", "timestamp": "2026-12-06T02:39:55.810Z"},
+                boundary("b1", "54.757"),
+                boundary("b2", "56.055"),
+            ]
+        )
+    )
+    order, copies = _boundary_order([first, fork], [10, 20, 30])
+    assert copies == {(fork, 1)}
+    assert order == {(first, 1): 10, (fork, 2): 20, (first, 2): 30}
+    one, none = _boundary_order([first], [7, 8])
+    assert one == {(first, 1): 7, (first, 2): 8} and none == set()

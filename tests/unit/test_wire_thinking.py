@@ -142,7 +142,8 @@ def test_thesession_start_hooks_a_compaction_runs_again(tmp_path) -> None:
     a call id of their own. A partial compaction counts each such
     record it summarizes twice in messagesSummarized (REPL seeds 82050, 82117, 82161, 82229, 82242)."""
     from inspector.compact.base import RecordFactory, make_slice
-    from inspector.compact.engine import _as_compact_hook, _copy_attachment, _hook_twins, session_start_hooks
+    from inspector.compact.engine import _copy_attachment
+    from inspector.compact.hooks import as_compact_hook, hook_twins, session_start_hooks
 
     s = _session(
         tmp_path,
@@ -160,7 +161,7 @@ def test_thesession_start_hooks_a_compaction_runs_again(tmp_path) -> None:
     sl = make_slice(s)
     got = session_start_hooks(sl)
     assert [b["uuid"] for b in got] == ["h2"]
-    rec = _as_compact_hook(
+    rec = as_compact_hook(
         _copy_attachment(RecordFactory(s), None, None, session_start_hooks(make_slice(s, at="x"))[0]), RecordFactory(s)
     )
     assert rec["attachment"]["hookName"] == "SessionStart:compact" and rec["attachment"]["toolUseID"] != "id-h1"
@@ -168,7 +169,7 @@ def test_thesession_start_hooks_a_compaction_runs_again(tmp_path) -> None:
         rec["rendered"][0]["content"]
         == "<system-reminder>\nSessionStart:compact hook success: Project notes: run make check.\n</system-reminder>"
     )
-    assert _hook_twins(s, range(len(s.records))) == 3 and _hook_twins(s, [1, 2, 4]) == 0
+    assert hook_twins(s, range(len(s.records))) == 3 and hook_twins(s, [1, 2, 4]) == 0
     from inspector.compact.summary_compact import _hooks_notes  # the releases whose compaction is written without them
 
     assert _hooks_notes(sl) and "SessionStart hooks again" in _hooks_notes(sl)[0]
@@ -178,7 +179,8 @@ def test_compact_output_reports_the_precompact_hooks_as_the_last_compact_did(tmp
     """/compact's output adds a line for each PreCompact hook (2.1.332 seed 83009); what the hook printed is in no
     other record, so the last /compact's report stands in, and a session whose last /compact reported none gets none."""
     from inspector.compact.base import make_slice
-    from inspector.compact.engine import STDOUT, _compact_stdout
+    from inspector.compact.engine import STDOUT
+    from inspector.compact.hooks import compact_stdout
 
     hooked = STDOUT.replace(
         "</local-command-stdout>",
@@ -196,7 +198,64 @@ def test_compact_output_reports_the_precompact_hooks_as_the_last_compact_did(tmp
             ],
         )
 
-    text, note = _compact_stdout(make_slice(session(hooked)), STDOUT)
+    text, note = compact_stdout(make_slice(session(hooked)), STDOUT)
     assert text == hooked and note is not None and "PreCompact" in note
-    assert _compact_stdout(make_slice(session(STDOUT)), STDOUT) == (STDOUT, None)
-    assert _compact_stdout(make_slice(session("some other output")), STDOUT) == (STDOUT, None)
+    assert compact_stdout(make_slice(session(STDOUT)), STDOUT) == (STDOUT, None)
+    assert compact_stdout(make_slice(session("some other output")), STDOUT) == (STDOUT, None)
+
+
+def test_a_fork_is_read_as_a_copy_then_a_process_of_its_own(tmp_path) -> None:
+    """2.1.332's --fork-session starts a new transcript with a copy of the chain since the last compaction, under the
+    fork's session id; a copied reply names the session whose request made it (`requestSessionId`), and the copy is
+    stamped before the fork's first write (seeds 84002 and 84014). A copied reply is the other session's (its cost
+    too), and the copy ends a process: the fork's holds the files read in it as a resumed process does."""
+    from inspector.library.cost import is_copy
+    from inspector.tokens.context import process_exits
+
+    def rec(k: int, ts: str, **body: object) -> dict:
+        return {"uuid": f"u{k}", "timestamp": f"2026-12-06T02:39:{ts}Z", "sessionId": "fork", **body}
+
+    recs = [
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-12-06T02:39:55.810Z", "sessionId": "fork"},
+        rec(1, "54.740", type="user", message={"role": "user", "content": "run the checks"}),
+        rec(
+            2,
+            "54.741",
+            type="assistant",
+            requestSessionId="orig",
+            message={
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-opus-5",
+                "content": [{"type": "text", "text": "Done."}],
+                "usage": {"input_tokens": 5, "output_tokens": 1},
+            },
+        ),
+        rec(3, "54.750", type="attachment", attachment={"type": "prompt_snapshot"}),
+        rec(4, "55.869", type="user", message={"role": "user", "content": "go on in a fork"}),
+        rec(
+            5,
+            "55.900",
+            type="assistant",
+            requestSessionId="fork",
+            message={
+                "id": "m2",
+                "role": "assistant",
+                "model": "claude-opus-5",
+                "content": [{"type": "text", "text": "On it."}],
+                "usage": {"input_tokens": 5, "output_tokens": 1},
+            },
+        ),
+    ]
+    prev = None
+    for r in recs:
+        if "uuid" in r:
+            r["parentUuid"], prev = prev, r["uuid"]
+    path = tmp_path / "fork.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    s = Session.load(path)
+    assert [is_copy(r) for r in s.records if r.type == "assistant"] == [True, False]
+    assert process_exits(s) == [3]  # the copy's last record
+    plain = tmp_path / "plain.jsonl"
+    plain.write_bytes(b"".join(orjson.dumps({k: v for k, v in r.items() if k != "requestSessionId"}) + b"\n" for r in recs))
+    assert process_exits(Session.load(plain)) == []

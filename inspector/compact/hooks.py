@@ -1,0 +1,106 @@
+"""What a compaction writes for the session's hooks (2.1.3xx, measured with the generated conformance runs).
+
+Claude Code runs the SessionStart hooks again after a compaction and writes their output; a /compact reports its
+PreCompact hooks in its output; a partial compaction counts a SessionStart hook's record twice. inspector never runs
+a hook (a transcript's commands are not run): what their last run wrote stands in, and the previews say so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from inspector.compact.base import RecordFactory, Slice
+from inspector.textutil import as_dict
+
+_HOOK_SOURCE = re.compile(r"\bSessionStart:[a-z]+\b")
+
+
+def session_start_hooks(sl: Slice) -> list[dict[str, Any]]:
+    """The records the session's SessionStart hooks wrote at their last run before the slice's point: the last one on
+    the chain whose `hookEvent` is SessionStart, and those of the same name among the attachments written with it
+    (next to it in the file: a compaction's tail can keep an earlier run's records next to it on the chain), or []."""
+    s = sl.session
+    recs = s.records
+
+    def hook(i: int) -> str | None:
+        if recs[i].type != "attachment" or "hook" not in str(recs[i].get("attachment_type") or ""):
+            return None
+        att = as_dict(s.body(i).get("attachment"))
+        return str(att.get("hookName") or "SessionStart") if att.get("hookEvent") == "SessionStart" else None
+
+    last = next((i for i in reversed(s.conversation.logical_chain) if i <= sl.point and hook(i)), None)
+    if last is None:
+        return []
+    name = hook(last)
+    lo = hi = last
+    while lo > 0 and recs[lo - 1].type == "attachment":
+        lo -= 1
+    while hi + 1 < len(recs) and hi + 1 <= sl.point and recs[hi + 1].type == "attachment":
+        hi += 1
+    return [s.body(i) for i in range(lo, hi + 1) if hook(i) == name]
+
+
+def compact_stdout(sl: Slice, plain: str) -> tuple[str, str | None]:
+    """The output /compact writes (`plain`), with the lines its PreCompact hooks add ("PreCompact [command] completed
+    successfully: ...", 2.1.332 seed 83009) as the last /compact before the point wrote them: inspector never runs a
+    hook, so the last run's report stands in (None when the session's last /compact reported none: the note's)."""
+    s = sl.session
+    head = plain.split("</local-command-stdout>", 1)[0]
+    for i in reversed(s.conversation.logical_chain):
+        if i > sl.point or s.records[i].type != "user":
+            continue
+        content = as_dict(s.body(i).get("message")).get("content")
+        if isinstance(content, str) and content.startswith(head) and content != plain:
+            extra = content[len(head) :].split("</local-command-stdout>", 1)[0]
+            if extra.startswith("\n") and "PreCompact" in extra:
+                return head + extra + "</local-command-stdout>", (
+                    "the PreCompact hooks' report in /compact's output is the last /compact's (inspector never runs a hook)"
+                )
+            break
+        if isinstance(content, str) and content == plain:
+            break
+    return plain, None
+
+
+def hooks_note(n: int, written: bool) -> str:
+    """What a preview says of the SessionStart hooks Claude Code runs again after a compaction (n records at their last
+    run): written as they were (`written`), or only named (a release whose compaction inspector writes without them)."""
+    them = f"the {n} record{'s' if n != 1 else ''} they wrote at their last run"
+    if written:
+        return (
+            "Claude Code runs the session's SessionStart hooks again after a compaction (source compact); inspector never "
+            f"runs them: {them} (their output, as Claude Code sends it) stand{'s' if n == 1 else ''} in for theirs"
+        )
+    return (
+        "a live compaction would also run the session's SessionStart hooks again (source compact) and add what they "
+        f"print; inspector never runs them ({them} are not in this preview)"
+    )
+
+
+def hook_twins(s: Any, summarized: Sequence[int]) -> int:
+    """How many more messages than records Claude Code counts in a partial compaction's messagesSummarized: one for
+    each SessionStart hook record summarized (its hook's result is among the process's messages twice, the second
+    never written: 2.1.332 REPL seeds 82050, 82117, 82161, 82229 and 82242 each counted one more than their summarized
+    records with one such record among them, at the session's start or after a compaction, and none more without)."""
+    n = 0
+    for i in summarized:
+        r = s.records[i]
+        if r.type == "attachment" and "hook" in str(r.get("attachment_type") or ""):
+            n += as_dict(s.body(i).get("attachment")).get("hookEvent") == "SessionStart"
+    return n
+
+
+def as_compact_hook(rec: dict[str, Any], factory: RecordFactory) -> dict[str, Any]:
+    """A SessionStart hook's record as its run after a compaction writes it: named for the `compact` source (its name
+    and its rendering), with a call id of its own."""
+    att = rec.get("attachment") or {}
+    if isinstance(att.get("hookName"), str):
+        att["hookName"] = _HOOK_SOURCE.sub("SessionStart:compact", att["hookName"])
+    if isinstance(att.get("toolUseID"), str) and att["toolUseID"] != "SessionStart":
+        att["toolUseID"] = factory.new_id()
+    for r in rec.get("rendered") or ():
+        if isinstance(r, dict) and isinstance(r.get("content"), str):
+            r["content"] = _HOOK_SOURCE.sub("SessionStart:compact", r["content"])
+    return rec
