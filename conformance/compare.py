@@ -358,7 +358,13 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                     # recorded before a compaction but sent after it (2.1.332's REPL): its records are the
                     # compaction's, up to the first one stamped after it
                     end = _sent_run(s, end, nxt, q.timestamp, MESSAGE_KINDS)
-            chain = Conversation(s.records[:end]).chain
+            conv = Conversation(s.records[:end])
+            chain = conv.chain
+            last = next((j for j in range(end - 1, -1, -1) if s.records[j].type in MESSAGE_KINDS and s.records[j].uuid), None)
+            if not q.replies and last is not None and last not in chain:
+                # the last record written before it is the chain's end, not the newest stamped (an attachment written
+                # after a parallel call's result but stamped before it: 2.1.328 REPL seed 79200)
+                chain = conv._repair(conv._walk(last, logical=False))
             if q.replies and q.replies[0] <= nxt:
                 # the chain its first reply hangs from: with the reply as the leaf, not whichever record before it is
                 # the newest (parallel tool results each hang from their own call, and one written after a later
@@ -386,7 +392,7 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                     if s.records[j].uuid in kept and (b < nxt or (s.records[j].timestamp or "~") <= (q.timestamp or ""))
                 ]
             thinking = ForeignThinking(q.model, keep) if q.model else None
-            mine = canonical(api_messages(sent_bodies(s, chain), style, thinking))
+            mine = canonical(api_messages(sent_bodies(s, _live_order(s, chain)), style, thinking))
             if mine != sent:
                 m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
                 what = (
@@ -396,6 +402,27 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 )
                 out.append(f"{t.name[:8]} request {q.id[:8]}: message {m}: {what}")
     return n, out
+
+
+def _live_order(s: Any, chain: list[int]) -> list[int]:
+    """The chain in the order the process that wrote it held its records: the results of one reply's calls in the
+    order they were written. A result hangs from the fragment with its call, so the chain (and Claude Code's
+    repair of parallel calls on a resume, §2.7) can put a later result before an earlier one; the process that
+    made the calls sent them as they finished (2.1.328 REPL seed 79200, three calls a reply)."""
+    groups: dict[str, list[int]] = {}  # a reply's message id -> positions in the chain of its results
+    for k, i in enumerate(chain):
+        r = s.records[i]
+        if r.type != "user" or not r.tool_results:
+            continue
+        calls = {s.tool_index.get(t, (None, None))[0] for t in r.tool_results}
+        mids = {s.records[c].message_id for c in calls if c is not None}
+        if len(mids) == 1 and None not in mids:
+            groups.setdefault(str(next(iter(mids))), []).append(k)
+    out = list(chain)
+    for at in groups.values():
+        for k, i in zip(at, sorted(chain[k] for k in at)):
+            out[k] = i
+    return out
 
 
 def compare(folder: Path) -> Row:
