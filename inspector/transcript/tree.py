@@ -25,6 +25,21 @@ from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused
 LOADS_FROM_LAST_COMPACTION = (2, 1, 81)
 
 
+# The first release measured to continue from the last-written leaf, not the newest stamped one: 2.1.328 and
+# 2.1.332, resumed on a file where a background agent's notice was written after a parallel call's result but stamped
+# before it (REPL seed 79200), continued from the notice. Before it, §2.7's rule (the newest stamped, findLatestMessage
+# in 2.1.88); the releases between are not measured and keep that rule.
+LEAF_BY_FILE_ORDER = (2, 1, 328)
+
+
+def leaf_by_file_order(version: str | None) -> bool:
+    """Whether the release chooses among leaves by the order they were written (see LEAF_BY_FILE_ORDER)."""
+    from inspector.claude.release import parse_version
+
+    v = parse_version(version)
+    return v is not None and v >= LEAF_BY_FILE_ORDER
+
+
 def loads_from_last_compaction(version: str | None) -> bool:
     """Whether the release that wrote a compaction loads a file from it (see LOADS_FROM_LAST_COMPACTION); a record
     without a version is taken as today's."""
@@ -305,6 +320,8 @@ class Conversation:
         if not cands:
             return None
         recs = self.records
+        if leaf_by_file_order(recs[cands[-1]].version):
+            return cands[-1]  # the last written (candidates are in file order)
 
         def key(i: int) -> tuple[float, int]:
             ts = timestamp_key(recs[i].timestamp)

@@ -424,3 +424,26 @@ def test_fragments_merge_input_from_last_output_from_max(tmp_path):
     resp = s.main_responses()
     assert len(resp) == 1 and resp[0][1] == (3, 100, 5000, 420)
     assert s.peak_context() == 5523
+
+
+@pytest.mark.parametrize(("version", "leaf"), [("2.1.332", "n"), ("2.1.328", "n"), ("2.1.88", "r2")])
+def test_the_leaf_a_release_continues_from_when_times_and_the_file_disagree(tmp_path, version, leaf):
+    """Three calls at once; a background agent's notice (an attachment that is sent) written after the last result
+    but stamped before another call's result. 2.1.328 and 2.1.332 resumed such a file from the notice, the last
+    written (REPL seed 79200); §2.7's rule, the newest stamped, holds for the releases before them."""
+    m = "msg_1"
+    recs = [
+        user("p", None, "go", sec=0),
+        assistant("f1", "p", [tool_use("t1")], sec=1, mid=m),
+        tool_result("r1", "f1", "t1", sec=2),
+        assistant("f2", "r1", [tool_use("t2")], sec=3, mid=m),
+        tool_result("r2", "f2", "t2", sec=7),  # finished last, stamped newest
+        tool_result("r3", "f1", "t1b", sec=8),
+        attachment(
+            "n", "r3", {"type": "queued_command", "prompt": "done"}, sec=5, rendered="<system-reminder>done</system-reminder>"
+        ),
+    ]
+    for r in recs:
+        r["version"] = version
+    s = load(tmp_path, recs)
+    assert s.records[s.conversation.leaf].uuid == leaf
