@@ -324,7 +324,8 @@ def _run_cases(
                 "--resume",
                 saved.session_id,
                 "--model",
-                _last_model(s, model),
+                # the model the preview was made for (the one in force at the session's end), else the last used
+                str(res.parameters.get("wire_model") or _last_model(s, model)),
                 "--allowedTools",
                 "Bash",
             ]

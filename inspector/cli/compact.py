@@ -304,9 +304,10 @@ def format_compaction(res: Any, saved: Any = None) -> str:
         lines.append(f"  note: {printable(n)}")
     if res.api_messages is not None:
         roles = ", ".join(f"{m.get('role')}" for m in res.api_messages)
+        on = res.parameters.get("wire_model")
         lines.append(
-            f"  After `claude --resume`, Claude Code sends {len(res.api_messages)} message(s) before your next prompt: {roles} "
-            "(--json: api_messages)"
+            f"  After `claude --resume`{' on ' + printable(str(on)) if on else ''}, Claude Code sends "
+            f"{len(res.api_messages)} message(s) before your next prompt: {roles} (--json: api_messages)"
         )
     if res.summarizer_usage:
         u = res.summarizer_usage

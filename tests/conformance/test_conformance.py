@@ -335,3 +335,23 @@ def test_every_generated_block_of_the_docs_has_its_writer():
     assert set(found) == set(writers), found
     for name, script in writers.items():
         assert f'"{name}"' in (ROOT / script).read_text(), (name, script)
+
+
+def test_a_compaction_preview_names_the_model_the_resumed_request_is_for(tmp_path):
+    """What a resume sends depends on its model (another model's reasoning is left out): the preview says which model
+    it assumed, the one in force at the session's end, and --json carries it (`parameters.wire_model`)."""
+    import io
+    import json as _json
+
+    from inspector.cli import main
+    from inspector.transcript.session import Session
+
+    path = golden_transcript(expand_golden("reactive_ptl_sonnet45", tmp_path))
+    model = Session.load(path).main_model
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["compact", str(path), "--strategy", "compact"], out, err) == 0, err.getvalue()
+    assert f"After `claude --resume` on {model}, Claude Code sends" in out.getvalue()
+    out = io.StringIO()
+    assert main(["compact", str(path), "--strategy", "compact", "--json"], out, io.StringIO()) == 0
+    got = _json.loads(out.getvalue())
+    assert got["parameters"]["wire_model"] == model and got["parameters"]["foreign_thinking"] == "none"
