@@ -172,11 +172,21 @@ def inspector_facts(folder: Path) -> Facts:
     th = None
     most = -1
     found: dict[str, tuple[str, str]] = {}  # boundary uuid -> (its time, the fact): a fork's copy of one is the same
+    fork = False
+    worked: list[tuple[str, Any]] = []  # (the time a transcript with turns ends, its thresholds)
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
         s = Session.load(t)
         rep = analyze(s, settings)
-        if len(rep.series.turns) > most:  # the thresholds of the session that did the work (a /autocompact step
-            th, most = rep.thresholds, len(rep.series.turns)  # leaves a session of its own, with no model in it)
+        # the thresholds of the session that did the work (a /autocompact step leaves a session of its own, with no
+        # model in it); of a fork and the session it came from, the one written last (Claude Code's are the last
+        # working step's)
+        ended = max((r.timestamp for r in s.records if r.timestamp), default="")
+        if any(r.extra and r.extra.get("fork_copy") for r in s.records):
+            fork = True
+        if rep.series.turns:
+            worked.append((ended, rep.thresholds))
+        if len(rep.series.turns) > most:
+            th, most = rep.thresholds, len(rep.series.turns)
         for e in rep.compactions:
             if e.kind != "microcompact":
                 found.setdefault(
@@ -184,6 +194,8 @@ def inspector_facts(folder: Path) -> Facts:
                     (e.timestamp or "", f"{e.cause} at {e.pre_tokens:,}, kept {len(e.kept_uuids)}"),
                 )
     f.compactions = [fact for _when, fact in sorted(found.values(), key=lambda x: x[0])]
+    if fork and worked:
+        th = max(worked, key=lambda w: w[0])[1]
     if th is not None:
         if not th.auto_compact_enabled:
             f.enforced = None

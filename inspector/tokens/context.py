@@ -114,14 +114,14 @@ def process_exits(s: Session) -> list[int]:
     got = s.__dict__.get("_process_exits")
     if got is None:
         got = [i for i, r in enumerate(s.records) if r.type == "cost-state"]
-        copied = _fork_copy_end(s)
+        copied = fork_copy_end(s)
         if copied is not None and copied not in got:
             got = sorted([*got, copied])
         s.__dict__["_process_exits"] = got
     return got
 
 
-def _fork_copy_end(s: Session) -> int | None:
+def fork_copy_end(s: Session) -> int | None:
     """The last record of the copy a fork starts with: the records stamped before the file's first write (the fork's
     own first record), in a file whose replies carry the session that made them (a copy's mark); None otherwise."""
     recs = s.records

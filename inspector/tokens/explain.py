@@ -22,7 +22,7 @@ from inspector.tokens.calibrate import (
     kept_chain_counts,
     turn_counted,
 )
-from inspector.tokens.context import RestoredFile, same_process
+from inspector.tokens.context import RestoredFile, fork_copy_end, same_process
 from inspector.tokens.series import (
     Series,
     Turn,
@@ -1217,10 +1217,13 @@ def analyze(
 
     requests = rebuild_requests(s) if bounds else []
     exps = []
+    copied_to = fork_copy_end(s) if bounds else None
     for n, i in enumerate(bounds):
         if progress is not None and n % 10 == 0:
             progress("explaining compactions", n, len(bounds))
         e = explain_boundary(s, series, counts, i, real, cals, positions, baseline if what_if else settings, requests)
+        if copied_to is not None and i <= copied_to and e.kind != "microcompact":
+            _as_made_before_the_fork(s, e, settings)
         if what_if and e.kind != "microcompact":
             wi = boundary_thresholds(s, series, i, th, settings, _around(series, e.pos)[0])
             assert baseline is not None  # what_if: a baseline differs from the settings
@@ -1230,6 +1233,36 @@ def analyze(
             e.explanation += " " + e.what_if
         exps.append(e)
     return TokenReport(s, settings, th, series, counts, cal, exps, find_anomalies(s, series, exps, th))
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def _as_made_before_the_fork(s: Session, e: Explanation, settings: Settings) -> None:
+    """A compaction a fork (--fork-session) starts with is a copy of one the session it was forked from made: its cause
+    is that session's explanation of it when its transcript is beside this one, else not known here (this file has
+    nothing before it to judge it by)."""
+    origin = next((r.extra["copied_from"] for r in s.records if r.extra and r.extra.get("fork_copy")), None)
+    if not isinstance(origin, str) or not _SESSION_ID.fullmatch(origin):
+        return
+    made = f"Made by session {origin} before this session was forked from it (--fork-session)"
+    path = s.path.parent / f"{origin}.jsonl"
+    theirs = None
+    if path != s.path and path.is_file():
+        try:
+            other = Session.load(path)
+            try:
+                theirs = next((x for x in analyze(other, settings).compactions if x.uuid == e.uuid), None)
+            finally:
+                other.close()
+        except (OSError, ValueError):
+            theirs = None
+    if theirs is not None:
+        e.cause, e.threshold, e.margin = theirs.cause, theirs.threshold, theirs.margin
+        e.explanation = f"{made}; as its story explains it: {theirs.explanation}"
+    else:
+        e.cause = "unknown"
+        e.explanation = f"{made}, whose transcript is not beside this one: why it fired is told there, not here."
 
 
 __all__ = ["analyze", "TokenReport", "Explanation", "token_count_with_estimation", "fmt", "prepare"]

@@ -259,3 +259,69 @@ def test_a_fork_is_read_as_a_copy_then_a_process_of_its_own(tmp_path) -> None:
     plain = tmp_path / "plain.jsonl"
     plain.write_bytes(b"".join(orjson.dumps({k: v for k, v in r.items() if k != "requestSessionId"}) + b"\n" for r in recs))
     assert process_exits(Session.load(plain)) == []
+
+
+def test_a_forks_copied_compaction_is_explained_by_the_session_it_was_forked_from(tmp_path) -> None:
+    """A fork starts with a copy of the last compaction (2.1.332 seed 85079): with nothing before it in the fork's
+    file, it looked like a compaction far below the threshold ("a lower threshold was in force"). Its story is the
+    session's it was copied from, when that transcript is beside it; else the fork says it cannot tell."""
+    from inspector.tokens.explain import analyze
+
+    def line(k: int, ts: str, sid: str, **body: object) -> dict:
+        return {"uuid": f"u{k}", "timestamp": f"2026-12-06T03:11:{ts}Z", "sessionId": sid, "version": "2.1.332", **body}
+
+    def reply(k: int, ts: str, sid: str, mid: str, tokens: int, **extra: object) -> dict:
+        usage = {"input_tokens": tokens, "output_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+        msg = {
+            "id": mid,
+            "role": "assistant",
+            "model": "claude-opus-4-5",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": usage,
+        }
+        return line(k, ts, sid, type="assistant", message=msg, requestId=f"req_{mid}", **extra)
+
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": "b1",
+        "parentUuid": None,
+        "logicalParentUuid": "u2",
+        "timestamp": "2026-12-06T03:11:06.351Z",
+        "sessionId": "orig",
+        "version": "2.1.332",
+        "compactMetadata": {"trigger": "manual", "preTokens": 120_000},
+    }
+    summary = line(
+        3,
+        "06.400",
+        "orig",
+        type="user",
+        parentUuid="b1",
+        isCompactSummary=True,
+        message={"role": "user", "content": "This session is being continued."},
+    )
+    orig = [
+        line(1, "01.000", "orig", type="user", parentUuid=None, message={"role": "user", "content": "run the checks"}),
+        {**reply(2, "02.000", "orig", "m1", 120_000), "parentUuid": "u1"},
+        boundary,
+        summary,
+    ]
+    (tmp_path / "orig.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in orig))
+    fork = [
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-12-06T03:11:30.000Z", "sessionId": "fork"},
+        {**boundary, "sessionId": "fork"},
+        {**summary, "sessionId": "fork"},
+        {**reply(4, "06.500", "fork", "m2", 5_000, requestSessionId="orig"), "parentUuid": "u3"},
+        {**line(5, "31.000", "fork", type="user", message={"role": "user", "content": "go on in a fork"}), "parentUuid": "u4"},
+    ]
+    path = tmp_path / "fork.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in fork))
+    mine = analyze(Session.load(tmp_path / "orig.jsonl")).compactions[0]
+    got = analyze(Session.load(path)).compactions[0]
+    assert got.cause == mine.cause == "manual"
+    assert got.explanation.startswith("Made by session orig before this session was forked from it")
+    assert got.explanation.endswith(mine.explanation)
+    (tmp_path / "orig.jsonl").unlink()
+    alone = analyze(Session.load(path)).compactions[0]
+    assert alone.cause == "unknown" and "not beside this one" in alone.explanation
