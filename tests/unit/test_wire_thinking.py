@@ -215,37 +215,24 @@ def test_a_fork_is_read_as_a_copy_then_a_process_of_its_own(tmp_path) -> None:
     def rec(k: int, ts: str, **body: object) -> dict:
         return {"uuid": f"u{k}", "timestamp": f"2026-12-06T02:39:{ts}Z", "sessionId": "fork", **body}
 
+    def said(k: int, ts: str, by: str, mid: str, text: str) -> dict:
+        content = [{"type": "text", "text": text}]
+        msg = {
+            "id": mid,
+            "role": "assistant",
+            "model": "claude-opus-5",
+            "content": content,
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        }
+        return rec(k, ts, type="assistant", requestSessionId=by, message=msg)
+
     recs = [
         {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-12-06T02:39:55.810Z", "sessionId": "fork"},
         rec(1, "54.740", type="user", message={"role": "user", "content": "run the checks"}),
-        rec(
-            2,
-            "54.741",
-            type="assistant",
-            requestSessionId="orig",
-            message={
-                "id": "m1",
-                "role": "assistant",
-                "model": "claude-opus-5",
-                "content": [{"type": "text", "text": "Done."}],
-                "usage": {"input_tokens": 5, "output_tokens": 1},
-            },
-        ),
+        said(2, "54.741", "orig", "m1", "Done."),
         rec(3, "54.750", type="attachment", attachment={"type": "prompt_snapshot"}),
         rec(4, "55.869", type="user", message={"role": "user", "content": "go on in a fork"}),
-        rec(
-            5,
-            "55.900",
-            type="assistant",
-            requestSessionId="fork",
-            message={
-                "id": "m2",
-                "role": "assistant",
-                "model": "claude-opus-5",
-                "content": [{"type": "text", "text": "On it."}],
-                "usage": {"input_tokens": 5, "output_tokens": 1},
-            },
-        ),
+        said(5, "55.900", "fork", "m2", "On it."),
     ]
     prev = None
     for r in recs:
