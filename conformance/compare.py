@@ -68,6 +68,24 @@ def _system_without_billing(system: Any) -> Any:
     return system
 
 
+def last_working_step(folder: Path) -> int | None:
+    """The step whose thresholds are in force at a run's end: the last that sent turn requests or judged its context
+    against them (a step refused as too long whose compaction failed sends no turn but logs its thresholds); None
+    for a run whose debug log has no steps."""
+    debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
+    if "=== step " not in debug:
+        return None
+    parts = dict((int(m.group(1)), m.end()) for m in re.finditer(r"^=== step (\d+) ===$", debug, re.M))
+    starts = sorted(parts.items())
+    judged = [
+        n
+        for k, (n, pos) in enumerate(starts)
+        if "autocompact: " in debug[pos : starts[k + 1][1] if k + 1 < len(starts) else len(debug)]
+    ]
+    working = [q["step"] for q in load_requests(folder) if q["kind"] == "turn"] + judged
+    return max(working) if working else max(parts)
+
+
 def claude_facts(folder: Path) -> Facts:
     """What Claude Code did, from its own transcript, its requests and its debug log."""
     f = Facts()
@@ -114,18 +132,10 @@ def claude_facts(folder: Path) -> Facts:
         f.compactions.append(f"{cause} at {pre:,}, kept {kept}")
     debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
     run = json.loads((folder / "run.json").read_text())
-    if "=== step " in debug:
-        # the thresholds in force at the end: those of the last step that sent turn requests or judged its context
-        # against them (a step refused as too long whose compaction failed sends no turn but logs its thresholds)
+    last = last_working_step(folder)
+    if last is not None:
         parts = dict((int(m.group(1)), m.end()) for m in re.finditer(r"^=== step (\d+) ===$", debug, re.M))
         starts = sorted(parts.items())
-        judged = [
-            n
-            for k, (n, pos) in enumerate(starts)
-            if "autocompact: " in debug[pos : starts[k + 1][1] if k + 1 < len(starts) else len(debug)]
-        ]
-        working = [q["step"] for q in turns] + judged
-        last = max(working) if working else max(parts)
         begin = parts.get(last, 0)
         end = next((pos for n, pos in starts if n > last), len(debug))
         debug = debug[begin:end]
@@ -173,18 +183,16 @@ def inspector_facts(folder: Path) -> Facts:
     most = -1
     found: dict[str, tuple[str, str]] = {}  # boundary uuid -> (its time, the fact): a fork's copy of one is the same
     fork = False
-    worked: list[tuple[str, Any]] = []  # (the time a transcript with turns ends, its thresholds)
+    per: dict[Path, tuple[Any, Any, set[str]]] = {}  # transcript -> (its thresholds, the session, sessions it copied)
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
         s = Session.load(t)
         rep = analyze(s, settings)
         # the thresholds of the session that did the work (a /autocompact step leaves a session of its own, with no
         # model in it); of a fork and the session it came from, the one written last (Claude Code's are the last
         # working step's)
-        ended = max((r.timestamp for r in s.records if r.timestamp), default="")
-        if any(r.extra and r.extra.get("fork_copy") for r in s.records):
-            fork = True
-        if rep.series.turns:
-            worked.append((ended, rep.thresholds))
+        copied = {r.extra["copied_from"] for r in s.records if r.extra and r.extra.get("fork_copy")}
+        fork = fork or bool(copied)
+        per[t] = (rep.thresholds, s, copied)
         if len(rep.series.turns) > most:
             th, most = rep.thresholds, len(rep.series.turns)
         for e in rep.compactions:
@@ -194,8 +202,30 @@ def inspector_facts(folder: Path) -> Facts:
                     (e.timestamp or "", f"{e.cause} at {e.pre_tokens:,}, kept {len(e.kept_uuids)}"),
                 )
     f.compactions = [fact for _when, fact in sorted(found.values(), key=lambda x: x[0])]
-    if fork and worked:
-        th = max(worked, key=lambda w: w[0])[1]
+    steps = run.get("steps") or ()
+    last = last_working_step(folder)
+    if last is not None and last < len(steps):
+        # the thresholds in force at the end are those of the process of the last working step (Claude Code's side
+        # reads them from its debug log): of its transcript, with a fork beside it; and for a step that only
+        # compacted (a /compact resumed with --model), of the model it ran on, which no record names
+        argv = list(steps[last].get("argv") or ())
+        sid = argv[argv.index("--resume") + 1] if "--resume" in argv[:-1] else None
+        mine = None
+        if fork and sid is not None:
+            if "--fork-session" in argv:
+                mine = next((t for t, (_, _, copied) in per.items() if sid in copied), None)
+            else:
+                mine = next((t for t in per if t.stem == sid), None)
+            if mine is not None:
+                th = per[mine][0]
+        ran_on = argv[argv.index("--model") + 1] if "--model" in argv[:-1] else None
+        if ran_on and not any(q["kind"] == "turn" and q.get("step") == last for q in load_requests(folder)):
+            target = mine or next((t for t in per if t.stem == sid), None)
+            if target is not None:
+                from inspector.tokens.series import for_model, session_facts, session_thresholds
+
+                s = per[target][1]
+                th = session_thresholds(s, for_model(settings, ran_on, bool(session_facts(s).announced)))
     if th is not None:
         if not th.auto_compact_enabled:
             f.enforced = None

@@ -789,3 +789,20 @@ def test_a_forks_copy_of_a_compaction_is_not_another_compaction(tmp_path):
     assert order == {(first, 1): 10, (fork, 2): 20, (first, 2): 30}
     one, none = _boundary_order([first], [7, 8])
     assert one == {(first, 1): 7, (first, 2): 8} and none == set()
+
+
+def test_the_thresholds_compared_are_the_last_working_steps(tmp_path):
+    """Claude Code's side of the facts reads the thresholds of the last step that sent a turn or judged its context
+    (its debug log); a step that only compacted without judging (a /compact after a fork, 2.1.332 seed 86197) is not
+    it, so inspector's side takes the transcript that step's process wrote."""
+    import json as _json
+
+    from conformance.compare import last_working_step
+
+    steps = ["autocompact: tokens=1 threshold=2", "nothing", "autocompact: x", "summarize"]
+    (tmp_path / "debug.log").write_text("".join(f"=== step {n} ===\n{line}\n" for n, line in enumerate(steps)))
+    requests = [{"kind": "turn", "step": 1}, {"kind": "summary", "step": 3}]
+    (tmp_path / "requests.json").write_text(_json.dumps({"requests": requests, "messages": {}, "system": {}, "tools": {}}))
+    assert last_working_step(tmp_path) == 2
+    (tmp_path / "debug.log").write_text("no steps here")
+    assert last_working_step(tmp_path) is None
