@@ -419,7 +419,12 @@ class Conversation:
                 ts = timestamp_key(recs[k].timestamp)
                 return (ts if ts is not None else 0.0, k)
 
-            extra = sorted(siblings, key=tkey) + sorted(set(results), key=tkey)
+            if leaf_by_file_order(recs[last_on].version):
+                # 2.1.328+: in the order they were written, fragments and results together (2.1.332 held a fork's
+                # copy of a reply whose three parallel calls finished between its fragments so: seed 85079)
+                extra = sorted(set(siblings) | set(results))
+            else:
+                extra = sorted(siblings, key=tkey) + sorted(set(results), key=tkey)
             extra = [k for k in extra if k not in on]
             on.update(extra)
             inserts[last_on] = extra

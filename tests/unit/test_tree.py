@@ -447,3 +447,28 @@ def test_the_leaf_a_release_continues_from_when_times_and_the_file_disagree(tmp_
         r["version"] = version
     s = load(tmp_path, recs)
     assert s.records[s.conversation.leaf].uuid == leaf
+
+
+@pytest.mark.parametrize(
+    ("version", "order"),
+    [("2.1.332", ["f1", "f2", "r2", "f3", "r3", "r1"]), ("2.1.88", ["f1", "f2", "f3", "r2", "r3", "r1"])],
+)
+def test_parallel_calls_put_back_in_the_order_a_release_holds_them(tmp_path, version, order):
+    """Three calls in one reply, two finishing while it still streamed, the first one's result written last: the
+    chain walks the first call's branch and puts the others back. 2.1.332 held them as written (a fork's copy of
+    such a reply, seed 85079); §2.7 (2.1.88) puts the reply's fragments first, then the results."""
+    m = "msg_1"
+    recs = [
+        user("p", None, "go", sec=0),
+        assistant("f1", "p", [tool_use("t1")], sec=1, mid=m),
+        assistant("f2", "f1", [tool_use("t2")], sec=2, mid=m),
+        tool_result("r2", "f2", "t2", sec=3),
+        assistant("f3", "r2", [tool_use("t3")], sec=4, mid=m),
+        tool_result("r3", "f3", "t3", sec=5),
+        tool_result("r1", "f1", "t1", sec=6),
+        user("n", "r1", "next", sec=7),
+    ]
+    for r in recs:
+        r["version"] = version
+    s = load(tmp_path, recs)
+    assert [u for u in uuids(s, s.conversation.chain) if u not in ("p", "n")] == order
