@@ -49,6 +49,7 @@ from inspector.tokens.estimate import count_bodies, js_len, rough_328, rough_rec
 from inspector.tokens.thresholds import js_round
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
 from inspector.transcript.session import in_force, model_in_force, same_model
+from inspector.transcript.tree import is_sent
 
 DIRECTIVE = (
     "Continue the conversation from where it left off without asking the user any further questions. Resume directly "
@@ -1008,7 +1009,7 @@ def engine_compact(
         lead = [sl.boundary] if sl.boundary is not None else []
         split, pivot_note = _split_partial(sl, lead + msgs, params)
         trigger = "manual"
-    if not any(recs[i].type in ("user", "assistant") for i in split.summarize):
+    if not any(recs[i].type in ("user", "assistant") or (params.mode == "partial" and is_sent(recs[i])) for i in split.summarize):
         raise CompactError("nothing to summarize: no message before the kept records")
     kind = "full" if params.mode != "partial" else ("partial_from" if params.direction == "from" else "partial_up_to")
     context = tuple(split.keep) if params.mode == "partial" and params.direction == "from" else ()
@@ -1424,7 +1425,9 @@ def _split_partial(sl: Slice, msgs: list[int], params: EngineParams) -> tuple[Sp
     else:
         summarize = msgs[:at]
         keep = [i for i in msgs[at:] if not recs[i].is_compact_boundary and not recs[i].is_compact_summary]
-    if not any(recs[i].type in ("user", "assistant") for i in summarize):
+    # a message or a record that is sent (a SessionStart hook's output before the first prompt: 2.1.328 summarized
+    # that alone "up to" the first prompt, REPL seed 88003; with nothing before it, nothing is summarized)
+    if not any(recs[i].type in ("user", "assistant") or is_sent(recs[i]) for i in summarize):
         raise CompactError("nothing to summarize on that side of the pivot")
     return Split(summarize, keep, len(api_rounds(s, msgs)), 0, "partial"), None
 

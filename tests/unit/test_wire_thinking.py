@@ -312,3 +312,33 @@ def test_a_forks_copied_compaction_is_explained_by_the_session_it_was_forked_fro
     (tmp_path / "orig.jsonl").unlink()
     alone = analyze(Session.load(path)).compactions[0]
     assert alone.cause == "unknown" and "not beside this one" in alone.explanation
+
+
+def test_up_to_the_first_prompt_summarizes_a_session_start_hooks_output(tmp_path) -> None:
+    """A SessionStart hook's output is written before the first prompt; 2.1.328 summarized that record alone "up to"
+    the first prompt (REPL seed 88003: messagesSummarized 2, the hook's record counted twice), where a session
+    without it has nothing there to summarize."""
+    from inspector.compact import CompactRequest, compact
+    from inspector.compact.base import CompactError
+
+    def session(with_hook: bool) -> Session:
+        recs = [_hook("h0", "startup", "Project notes.")] if with_hook else []
+        recs += [
+            {"type": "user", "uuid": "p1", "message": {"role": "user", "content": "run the checks"}},
+            *_reply("a", "msg_a", "claude-opus-5", {"type": "text", "text": "Done."}),
+            {"type": "user", "uuid": "p2", "message": {"role": "user", "content": "now task 2"}},
+            *_reply("b", "msg_b", "claude-opus-5", {"type": "text", "text": "Done too."}),
+        ]
+        sub = tmp_path / ("hooked" if with_hook else "plain")
+        sub.mkdir()
+        return _session(sub, recs)
+
+    res = compact(session(True), CompactRequest(strategy="partial", pivot="p1", direction="up_to"))
+    boundary = res.new_records[0]
+    assert boundary["compactMetadata"]["messagesSummarized"] == 2 and res.summarized_uuids == ("h0",)
+    try:
+        compact(session(False), CompactRequest(strategy="partial", pivot="p1", direction="up_to"))
+    except CompactError as exc:
+        assert "nothing to summarize" in str(exc)
+    else:
+        raise AssertionError("a session with nothing before its first prompt has nothing to summarize up to it")
