@@ -68,7 +68,7 @@ def _system_without_billing(system: Any) -> Any:
     return system
 
 
-def last_working_step(folder: Path) -> int | None:
+def last_working_step(folder: Path, requests: list[dict[str, Any]] | None = None) -> int | None:
     """The step whose thresholds are in force at a run's end: the last that sent turn requests or judged its context
     against them (a step refused as too long whose compaction failed sends no turn but logs its thresholds); None
     for a run whose debug log has no steps."""
@@ -82,7 +82,7 @@ def last_working_step(folder: Path) -> int | None:
         for k, (n, pos) in enumerate(starts)
         if "autocompact: " in debug[pos : starts[k + 1][1] if k + 1 < len(starts) else len(debug)]
     ]
-    working = [q["step"] for q in load_requests(folder) if q["kind"] == "turn"] + judged
+    working = [q["step"] for q in (load_requests(folder) if requests is None else requests) if q["kind"] == "turn"] + judged
     return max(working) if working else max(parts)
 
 
@@ -132,7 +132,7 @@ def claude_facts(folder: Path) -> Facts:
         f.compactions.append(f"{cause} at {pre:,}, kept {kept}")
     debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
     run = json.loads((folder / "run.json").read_text())
-    last = last_working_step(folder)
+    last = last_working_step(folder, requests)
     if last is not None:
         parts = dict((int(m.group(1)), m.end()) for m in re.finditer(r"^=== step (\d+) ===$", debug, re.M))
         starts = sorted(parts.items())
@@ -188,8 +188,7 @@ def inspector_facts(folder: Path) -> Facts:
         s = Session.load(t)
         rep = analyze(s, settings)
         # the thresholds of the session that did the work (a /autocompact step leaves a session of its own, with no
-        # model in it); of a fork and the session it came from, the one written last (Claude Code's are the last
-        # working step's)
+        # model in it); with a fork beside it, the last working step's transcript's (below)
         copied = {r.extra["copied_from"] for r in s.records if r.extra and r.extra.get("fork_copy")}
         fork = fork or bool(copied)
         per[t] = (rep.thresholds, s, copied)

@@ -1251,20 +1251,18 @@ def _as_held(s: Any, keep: list[int], start: int) -> list[int]:
             held.setdefault(reply, []).append(i)
             continue
         out.append(i)
-    for rest in held.values():  # a reply whose last fragment was not kept: its results where they were
-        out += rest
-    return out
+    return out  # a result is held only while a later fragment of its reply is kept, which lets it go
 
 
 def _other_models_reasoning(bodies: list[dict[str, Any]], thinking: Any) -> str | None:
     """The note for kept replies whose reasoning the resumed request leaves out (another model wrote them), or None."""
     writers: dict[str, int] = {}
     for b in bodies:
-        msg = b.get("message") if b.get("type") == "assistant" else None
-        content = msg.get("content") if isinstance(msg, dict) else None
+        msg = as_dict(b.get("message")) if b.get("type") == "assistant" else {}
+        content = msg.get("content")
         if isinstance(content, list) and any(isinstance(x, dict) and x.get("type") in THINKING_TYPES for x in content):
-            if thinking.leaves_out(msg.get("model")):  # type: ignore[union-attr]
-                w = str(msg.get("model"))  # type: ignore[union-attr]
+            if thinking.leaves_out(msg.get("model")):
+                w = str(msg.get("model"))
                 writers[w] = writers.get(w, 0) + 1
     if not writers:
         return None

@@ -17,29 +17,32 @@ from inspector.textutil import as_dict
 _HOOK_SOURCE = re.compile(r"\bSessionStart:[a-z]+\b")
 
 
+def session_start_hook(s: Any, i: int) -> str | None:
+    """The hook name of record `i` when it is what a SessionStart hook wrote (an attachment whose `hookEvent` is
+    SessionStart), else None."""
+    r = s.records[i]
+    if r.type != "attachment" or "hook" not in str(r.get("attachment_type") or ""):
+        return None
+    att = as_dict(s.body(i).get("attachment"))
+    return str(att.get("hookName") or "SessionStart") if att.get("hookEvent") == "SessionStart" else None
+
+
 def session_start_hooks(sl: Slice) -> list[dict[str, Any]]:
     """The records the session's SessionStart hooks wrote at their last run before the slice's point: the last one on
     the chain whose `hookEvent` is SessionStart, and those of the same name among the attachments written with it
     (next to it in the file: a compaction's tail can keep an earlier run's records next to it on the chain), or []."""
     s = sl.session
     recs = s.records
-
-    def hook(i: int) -> str | None:
-        if recs[i].type != "attachment" or "hook" not in str(recs[i].get("attachment_type") or ""):
-            return None
-        att = as_dict(s.body(i).get("attachment"))
-        return str(att.get("hookName") or "SessionStart") if att.get("hookEvent") == "SessionStart" else None
-
-    last = next((i for i in reversed(s.conversation.logical_chain) if i <= sl.point and hook(i)), None)
+    last = next((i for i in reversed(s.conversation.logical_chain) if i <= sl.point and session_start_hook(s, i)), None)
     if last is None:
         return []
-    name = hook(last)
+    name = session_start_hook(s, last)
     lo = hi = last
     while lo > 0 and recs[lo - 1].type == "attachment":
         lo -= 1
     while hi + 1 < len(recs) and hi + 1 <= sl.point and recs[hi + 1].type == "attachment":
         hi += 1
-    return [s.body(i) for i in range(lo, hi + 1) if hook(i) == name]
+    return [s.body(i) for i in range(lo, hi + 1) if session_start_hook(s, i) == name]
 
 
 def compact_stdout(sl: Slice, plain: str) -> tuple[str, str | None]:
@@ -84,12 +87,7 @@ def hook_twins(s: Any, summarized: Sequence[int]) -> int:
     each SessionStart hook record summarized (its hook's result is among the process's messages twice, the second
     never written: 2.1.332 REPL seeds 82050, 82117, 82161, 82229 and 82242 each counted one more than their summarized
     records with one such record among them, at the session's start or after a compaction, and none more without)."""
-    n = 0
-    for i in summarized:
-        r = s.records[i]
-        if r.type == "attachment" and "hook" in str(r.get("attachment_type") or ""):
-            n += as_dict(s.body(i).get("attachment")).get("hookEvent") == "SessionStart"
-    return n
+    return sum(1 for i in summarized if session_start_hook(s, i))
 
 
 def as_compact_hook(rec: dict[str, Any], factory: RecordFactory) -> dict[str, Any]:
