@@ -747,6 +747,55 @@ def leaf_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> dict[str, str
     return out
 
 
+def leaf_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
+    """Which of two childless replies `--resume` continues from when the file and the timestamps disagree: two
+    assistant records below the last reply, the first written stamped a second later than the second ("the newest
+    stamped" or "the last written", read from the new prompt's parentUuid)."""
+    import uuid as uuidlib
+
+    from conformance.runner import Sandbox
+
+    sb = Sandbox.make()
+    try:
+        first = run(_scenario(model, Script(turns=1)), claude, sandbox=sb)
+        ts = first.transcripts()
+        if not ts:
+            return "no transcript written"
+        t = ts[0]
+        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
+        last = next(r for r in reversed(recs) if r.get("type") == "assistant" and r.get("uuid"))
+        stamp = last.get("timestamp") or "2026-01-01T00:00:00.000Z"
+        from datetime import datetime, timedelta
+
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        uuids = []
+        lines = []
+        for k, (text, later) in enumerate((("branch written first", 2), ("branch written last", 1))):
+            u = str(uuidlib.uuid4())
+            uuids.append(u)
+            rec = dict(last, uuid=u, parentUuid=last["uuid"])
+            rec["timestamp"] = (when + timedelta(seconds=later)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            msg = dict(last.get("message") or {})
+            msg["id"] = f"msg_leaf_order_{k}"
+            msg["content"] = [{"type": "text", "text": text}]
+            rec["message"] = msg
+            rec.pop("requestId", None)
+            lines.append(json.dumps(rec))
+        with t.open("a") as f:
+            f.write("\n".join(lines) + "\n")
+        sc = Scenario("leaf-order", model, (Step("one more", Script(turns=0)),))
+        run(sc, claude, sandbox=sb, resume_id=t.stem)
+        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
+        new = next((r for r in recs if r.get("type") == "user" and "one more" in json.dumps(r.get("message"))), None)
+        if new is None:
+            others = [p for p in sb.projects.rglob("*.jsonl") if p != t]
+            return "the resumed session was written to another file" if others else "no new prompt recorded"
+        parent = new.get("parentUuid")
+        return "the newest stamped" if parent == uuids[0] else "the last written" if parent == uuids[1] else "another record"
+    finally:
+        sb.close()
+
+
 REATTACH_FILES = {f"f{k}.txt": "".join(f"file {k} line {n:04d} " + "x" * 40 + "\n" for n in range(1, 101)) for k in range(1, 8)}
 REATTACH_FILES["f8.txt"] = "".join(f"big line {n:05d} " + "y" * 60 + "\n" for n in range(1, 401))
 
@@ -817,6 +866,13 @@ def _leaf_trailing(claude: Claude) -> bool:
     return leaf_rule(claude)["trailing system record"] == "the trailing system record"
 
 
+def _leaf_last_written(claude: Claude) -> bool:
+    ans = leaf_order_rule(claude)
+    if ans not in ("the newest stamped", "the last written"):
+        raise RuntimeError(f"the leaf-order probe ended without a verdict ({ans})")
+    return ans == "the last written"
+
+
 def _analysis_kept(claude: Claude) -> bool:
     return bool(analysis_rule(claude, "claude-sonnet-4-6", 166_943).get("analysis_after_summary_kept"))
 
@@ -831,6 +887,11 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "enforce-sonnet-4-5": (_enforces("claude-sonnet-4-5"), "whether claude-sonnet-4-5 compacts at its threshold", "cells"),
     "enforce-sonnet-4-6": (_enforces("claude-sonnet-4-6"), "whether claude-sonnet-4-6 compacts at its threshold", "cells"),
     "leaf": (_leaf_trailing, "--resume continues from a trailing bookkeeping record (before: from the last message)", "release"),
+    "leaf-order": (
+        _leaf_last_written,
+        "--resume continues from the last-written of two childless replies (before: the newest stamped)",
+        "release",
+    ),
     "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),
     "iterations": (
         _iterations_last,
