@@ -796,6 +796,63 @@ def leaf_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
         sb.close()
 
 
+def repair_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
+    """In which order `--resume` sends a reply's results that are off the walked chain: a reply of three parallel calls
+    (each result a child of its call, the chain through the last), the first result re-stamped after the second
+    ("by timestamp" or "as written", read from the order of the results in the resumed request)."""
+    from conformance.runner import Sandbox
+
+    sb = Sandbox.make()
+    try:
+        first = run(_scenario(model, Script(turns=1, parallel=3)), claude, sandbox=sb)
+        ts = first.transcripts()
+        if not ts:
+            return "no transcript written"
+        t = ts[0]
+        lines = t.read_text().splitlines()
+        recs = [json.loads(ln) if ln.strip() else None for ln in lines]
+        res = [
+            k
+            for k, r in enumerate(recs)
+            if r
+            and r.get("type") == "user"
+            and isinstance((r.get("message") or {}).get("content"), list)
+            and any(b.get("type") == "tool_result" for b in r["message"]["content"] if isinstance(b, dict))
+        ]
+        if len(res) < 3:
+            return f"{len(res)} result records written"
+        a, b = recs[res[0]], recs[res[1]]
+        a["timestamp"], b["timestamp"] = b["timestamp"], a["timestamp"]
+        if a["timestamp"] == b["timestamp"]:
+            return "the results have one timestamp"
+        lines[res[0]], lines[res[1]] = json.dumps(a), json.dumps(b)
+        t.write_text("\n".join(lines) + "\n")
+
+        def ids(r: dict[str, Any]) -> list[str]:
+            return [x["tool_use_id"] for x in r["message"]["content"] if isinstance(x, dict) and x.get("type") == "tool_result"]
+
+        written = ids(a) + ids(b)
+        sc = Scenario("repair-order", model, (Step("one more", Script(turns=0)),))
+        again = run(sc, claude, sandbox=sb, resume_id=t.stem)
+        req = next((q for q in again.exchange if q.kind == "turn"), None)
+        if req is None:
+            return "no request after the resume"
+        sent = [
+            x["tool_use_id"]
+            for m in req.body.get("messages") or []
+            if isinstance(m.get("content"), list)
+            for x in m["content"]
+            if isinstance(x, dict) and x.get("type") == "tool_result" and x.get("tool_use_id") in written
+        ]
+        if sent == written:
+            return "as written"
+        if sent == written[::-1]:
+            return "by timestamp"
+        return f"another order ({sent})"
+    finally:
+        sb.close()
+
+
 REATTACH_FILES = {f"f{k}.txt": "".join(f"file {k} line {n:04d} " + "x" * 40 + "\n" for n in range(1, 101)) for k in range(1, 8)}
 REATTACH_FILES["f8.txt"] = "".join(f"big line {n:05d} " + "y" * 60 + "\n" for n in range(1, 401))
 
@@ -873,6 +930,13 @@ def _leaf_last_written(claude: Claude) -> bool:
     return ans == "the last written"
 
 
+def _repair_as_written(claude: Claude) -> bool:
+    ans = repair_order_rule(claude)
+    if ans not in ("as written", "by timestamp"):
+        raise RuntimeError(f"the repair-order probe ended without a verdict ({ans})")
+    return ans == "as written"
+
+
 def _analysis_kept(claude: Claude) -> bool:
     return bool(analysis_rule(claude, "claude-sonnet-4-6", 166_943).get("analysis_after_summary_kept"))
 
@@ -890,6 +954,11 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "leaf-order": (
         _leaf_last_written,
         "--resume continues from the last-written of two childless replies (before: the newest stamped)",
+        "release",
+    ),
+    "repair-order": (
+        _repair_as_written,
+        "--resume sends a reply's results that are off the walked chain in the order written (before: by timestamp)",
         "release",
     ),
     "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),

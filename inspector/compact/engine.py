@@ -491,6 +491,24 @@ def _process_start(sl: Slice) -> int:
     return exits[k - 1] if k else -1
 
 
+def _loop_start(sl: Slice, trigger: str) -> int:
+    """The record index after which the records a compaction keeps are held in the order of Claude Code's query loop
+    (see _as_held): a compaction inside the loop (automatic, or after a refusal) holds the replies of the turn it runs
+    in as the loop made them; before the turn, and for a compaction the user asked for between turns (/compact, a
+    partial compaction from the message list), the REPL's list holds every record as it was written (2.1.332 REPL
+    seed 91000: a partial "from" kept a call's result before the next fragment of its reply, as the file has them;
+    REPL seed 79200, a refusal mid-turn, kept the fragments first)."""
+    s = sl.session
+    if trigger != "auto":
+        return len(s.records)
+    start = _process_start(sl)
+    end = min(_compacting_end(sl), len(s.records) - 1)
+    for i in range(end, start, -1):
+        if _is_prompt(s.records[i]):
+            return i
+    return start
+
+
 def _held_time(sl: Slice, file_times: Mapping[str, float] | None = None) -> Any:
     """The sort key of a file Claude Code holds as read: the time it holds for it (newest re-attached first), then the
     latest touched. Claude Code's own process stores a file's modification time when it reads a file, and the time of
@@ -1037,7 +1055,7 @@ def engine_compact(
     prefix = params.mode == "partial" and params.direction == "from"
     keep_uuids = [
         u
-        for i in _as_held(s, split.keep, _process_start(sl))
+        for i in _as_held(s, split.keep, _loop_start(sl, trigger))
         if (u := recs[i].uuid) and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")
     ]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
@@ -1230,7 +1248,8 @@ def _as_held(s: Any, keep: list[int], start: int) -> list[int]:
     then its calls' results. The file can have a result between two fragments of one reply (a call that finished
     while the reply was still streaming its next call: 2.1.332 with parallel calls), which that process held after
     the reply's last fragment (2.1.332 REPL seed 79200: its preserved list put each such result after the fragment
-    written after it)."""
+    written after it): the loop holds each reply's fragments, then its results, whatever the file's order (see
+    _loop_start for the records held as written)."""
     recs = s.records
     last: dict[str, int] = {}  # a reply's message id -> the position of its last fragment in `keep`
     for k, i in enumerate(keep):

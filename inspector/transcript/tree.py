@@ -25,19 +25,35 @@ from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused
 LOADS_FROM_LAST_COMPACTION = (2, 1, 81)
 
 
-# The first release measured to continue from the last-written leaf, not the newest stamped one: 2.1.328 and
-# 2.1.332, resumed on a file where a background agent's notice was written after a parallel call's result but stamped
-# before it (REPL seed 79200), continued from the notice. Before it, §2.7's rule (the newest stamped, findLatestMessage
-# in 2.1.88); the releases between are not measured and keep that rule.
-LEAF_BY_FILE_ORDER = (2, 1, 328)
+# The first release that continues from the last-written leaf, not the newest stamped one (bisected with the
+# harness's leaf-order probe: two childless replies below the last one, the first written stamped a second later;
+# 2.1.100 continued from that one, 2.1.101 from the other; `python -m conformance --bisect leaf-order`). 2.1.328 and
+# 2.1.332 did so on a real shape too: a background agent's notice written after a parallel call's result but stamped
+# before it (REPL seed 79200). Before it, §2.7's rule (the newest stamped, findLatestMessage in 2.1.88).
+LEAF_BY_FILE_ORDER = (2, 1, 101)
+
+# The first release that puts a reply's fragments and results that are off the walked chain back in the order they
+# were written (bisected with the repair-order probe: three parallel calls, the first result re-stamped after the
+# second; 2.1.260 sent them by timestamp, 2.1.261 as written). Before it, §2.7's order: the fragments by timestamp,
+# then the results by timestamp.
+REPAIR_IN_FILE_ORDER = (2, 1, 261)
+
+
+def _from(version: str | None, first: tuple[int, int, int]) -> bool:
+    from inspector.claude.release import parse_version
+
+    v = parse_version(version)
+    return v is not None and v >= first
 
 
 def leaf_by_file_order(version: str | None) -> bool:
     """Whether the release chooses among leaves by the order they were written (see LEAF_BY_FILE_ORDER)."""
-    from inspector.claude.release import parse_version
+    return _from(version, LEAF_BY_FILE_ORDER)
 
-    v = parse_version(version)
-    return v is not None and v >= LEAF_BY_FILE_ORDER
+
+def repair_in_file_order(version: str | None) -> bool:
+    """Whether the release puts off-chain fragments and results back as written (see REPAIR_IN_FILE_ORDER)."""
+    return _from(version, REPAIR_IN_FILE_ORDER)
 
 
 def loads_from_last_compaction(version: str | None) -> bool:
@@ -419,8 +435,8 @@ class Conversation:
                 ts = timestamp_key(recs[k].timestamp)
                 return (ts if ts is not None else 0.0, k)
 
-            if leaf_by_file_order(recs[last_on].version):
-                # 2.1.328+: in the order they were written, fragments and results together (2.1.332 held a fork's
+            if repair_in_file_order(recs[last_on].version):
+                # 2.1.261+: in the order they were written, fragments and results together (2.1.332 held a fork's
                 # copy of a reply whose three parallel calls finished between its fragments so: seed 85079)
                 extra = sorted(set(siblings) | set(results))
             else:

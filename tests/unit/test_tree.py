@@ -426,11 +426,14 @@ def test_fragments_merge_input_from_last_output_from_max(tmp_path):
     assert s.peak_context() == 5523
 
 
-@pytest.mark.parametrize(("version", "leaf"), [("2.1.332", "n"), ("2.1.328", "n"), ("2.1.88", "r2")])
+@pytest.mark.parametrize(
+    ("version", "leaf"), [("2.1.332", "n"), ("2.1.328", "n"), ("2.1.101", "n"), ("2.1.100", "r2"), ("2.1.88", "r2")]
+)
 def test_the_leaf_a_release_continues_from_when_times_and_the_file_disagree(tmp_path, version, leaf):
     """Three calls at once; a background agent's notice (an attachment that is sent) written after the last result
     but stamped before another call's result. 2.1.328 and 2.1.332 resumed such a file from the notice, the last
-    written (REPL seed 79200); §2.7's rule, the newest stamped, holds for the releases before them."""
+    written (REPL seed 79200); the leaf-order probe bisected the change to 2.1.101 (2.1.100 continued from the newest
+    stamped, §2.7's rule)."""
     m = "msg_1"
     recs = [
         user("p", None, "go", sec=0),
@@ -451,12 +454,18 @@ def test_the_leaf_a_release_continues_from_when_times_and_the_file_disagree(tmp_
 
 @pytest.mark.parametrize(
     ("version", "order"),
-    [("2.1.332", ["f1", "f2", "r2", "f3", "r3", "r1"]), ("2.1.88", ["f1", "f2", "f3", "r2", "r3", "r1"])],
+    [
+        ("2.1.332", ["f1", "f2", "r2", "f3", "r3", "r1"]),
+        ("2.1.261", ["f1", "f2", "r2", "f3", "r3", "r1"]),
+        ("2.1.260", ["f1", "f2", "f3", "r2", "r3", "r1"]),
+        ("2.1.88", ["f1", "f2", "f3", "r2", "r3", "r1"]),
+    ],
 )
 def test_parallel_calls_put_back_in_the_order_a_release_holds_them(tmp_path, version, order):
     """Three calls in one reply, two finishing while it still streamed, the first one's result written last: the
     chain walks the first call's branch and puts the others back. 2.1.332 held them as written (a fork's copy of
-    such a reply, seed 85079); §2.7 (2.1.88) puts the reply's fragments first, then the results."""
+    such a reply, seed 85079), and the repair-order probe bisected that to 2.1.261; §2.7 (2.1.88, and 2.1.260) puts
+    the reply's fragments first, then the results."""
     m = "msg_1"
     recs = [
         user("p", None, "go", sec=0),

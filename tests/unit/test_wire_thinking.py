@@ -9,7 +9,9 @@ from __future__ import annotations
 import orjson
 
 from inspector.claude.wire import ForeignThinking, api_messages, foreign_keep, model_identity
-from inspector.compact.engine import _as_held
+
+from inspector.compact.base import make_slice
+from inspector.compact.engine import _as_held, _loop_start
 from inspector.transcript.session import Session
 
 
@@ -115,6 +117,42 @@ def test_a_live_process_holds_a_replys_results_after_its_last_fragment(tmp_path)
     uuids = lambda order: [s.records[i].uuid for i in order]  # noqa: E731
     assert uuids(_as_held(s, keep, -1)) == ["p", "f0", "f1", "f2", "g0", "r2", "r1", "r3"]
     assert uuids(_as_held(s, keep, len(s.records))) == ["p", "f0", "f1", "f2", "r2", "g0", "r1", "r3"]  # read, not made
+
+
+def test_only_a_compaction_inside_the_loop_holds_the_turns_replies_in_loop_order(tmp_path) -> None:
+    """Claude Code's query loop holds each reply's fragments, then its results; the REPL's list holds records as
+    written. A compaction inside the loop (automatic, or after a refusal) reorders the replies of its turn only (REPL
+    seed 79200, a refusal mid-turn); one the user asks for between turns reorders nothing (REPL seed 91000: a partial
+    "from" kept a call's result before the next fragment of its reply, as written)."""
+    call = lambda n: {"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {}}  # noqa: E731
+    result = lambda u, n: {  # noqa: E731
+        "type": "user",
+        "uuid": u,
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "x"}]},
+    }
+    recs = [
+        {"type": "user", "uuid": "p1", "message": {"role": "user", "content": "go"}},
+        *_reply("a", "msg_1", "claude-opus-5", call(1)),
+        result("ra", 1),
+        *_reply("b", "msg_1", "claude-opus-5", call(2)),  # the reply's next call, written after the first's result
+        result("rb", 2),
+        *_reply("c", "msg_2", "claude-opus-5", {"type": "text", "text": "done"}),
+        {"type": "user", "uuid": "p2", "message": {"role": "user", "content": "and again"}},
+        *_reply("d", "msg_3", "claude-opus-5", call(3)),
+        result("rd", 3),
+        *_reply("e", "msg_3", "claude-opus-5", call(4)),
+        result("re", 4),
+    ]
+    s = _session(tmp_path, recs)
+    sl = make_slice(s)
+    keep = list(range(len(s.records)))
+    order = lambda start: [s.records[i].uuid for i in _as_held(s, keep, start)]  # noqa: E731
+    written = [r["uuid"] for r in recs]
+    assert _loop_start(sl, "manual") == len(s.records)
+    assert order(_loop_start(sl, "manual")) == written
+    p2 = written.index("p2")
+    assert _loop_start(sl, "auto") == p2
+    assert order(_loop_start(sl, "auto")) == written[: p2 + 1] + ["d0", "e0", "rd", "re"]
 
 
 def _hook(uuid: str, source: str, text: str) -> dict:
