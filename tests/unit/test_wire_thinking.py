@@ -9,7 +9,6 @@ from __future__ import annotations
 import orjson
 
 from inspector.claude.wire import ForeignThinking, api_messages, foreign_keep, model_identity
-
 from inspector.compact.base import make_slice
 from inspector.compact.engine import _as_held, _loop_start
 from inspector.transcript.session import Session
