@@ -796,6 +796,50 @@ def leaf_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
         sb.close()
 
 
+def leaf_named_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
+    """Which record `--resume` continues from when the last `last-prompt` record names one off the last-written leaf's
+    chain: below the last reply one childless reply (A), and beside that reply, a child of its parent, another (B),
+    written last and stamped last; the last-prompt names the last reply. "the named record" (the last reply itself),
+    "the last written" (B), "the reply below the named one" (A), read from the new prompt's parentUuid."""
+    import uuid as uuidlib
+    from datetime import datetime, timedelta
+
+    from conformance.runner import Sandbox
+
+    sb = Sandbox.make()
+    try:
+        first = run(_scenario(model, Script(turns=1)), claude, sandbox=sb)
+        ts = first.transcripts()
+        if not ts:
+            return "no transcript written"
+        t = ts[0]
+        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
+        last = next(r for r in reversed(recs) if r.get("type") == "assistant" and r.get("uuid"))
+        when = datetime.fromisoformat((last.get("timestamp") or "2026-01-01T00:00:00.000Z").replace("Z", "+00:00"))
+        names = {last["uuid"]: "the named record"}
+        lines = []
+        for name, parent, later in (("the reply below the named one", last["uuid"], 1), ("the last written", last.get("parentUuid"), 2)):
+            u = str(uuidlib.uuid4())
+            names[u] = name
+            rec = dict(last, uuid=u, parentUuid=parent)
+            rec["timestamp"] = (when + timedelta(seconds=later)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            rec["message"] = dict(last.get("message") or {}, id=f"msg_leaf_named_{later}", content=[{"type": "text", "text": name}])
+            rec.pop("requestId", None)
+            lines.append(json.dumps(rec))
+        lines.append(json.dumps({"type": "last-prompt", "lastPrompt": PROMPT, "leafUuid": last["uuid"], "sessionId": last.get("sessionId")}))
+        with t.open("a") as f:
+            f.write("\n".join(lines) + "\n")
+        run(Scenario("leaf-named", model, (Step("one more", Script(turns=0)),)), claude, sandbox=sb, resume_id=t.stem)
+        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
+        new = next((r for r in recs if r.get("type") == "user" and "one more" in json.dumps(r.get("message"))), None)
+        if new is None:
+            others = [p for p in sb.projects.rglob("*.jsonl") if p != t]
+            return "the resumed session was written to another file" if others else "no new prompt recorded"
+        return names.get(new.get("parentUuid"), "another record")
+    finally:
+        sb.close()
+
+
 def repair_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
     """In which order `--resume` sends a reply's results that are off the walked chain: a reply of three parallel calls
     (each result a child of its call, the chain through the last), the first result re-stamped after the second
@@ -930,6 +974,13 @@ def _leaf_last_written(claude: Claude) -> bool:
     return ans == "the last written"
 
 
+def _leaf_named(claude: Claude) -> bool:
+    ans = leaf_named_rule(claude)
+    if ans not in ("the named record", "the last written"):
+        raise RuntimeError(f"the leaf-named probe ended without a verdict ({ans})")
+    return ans == "the named record"
+
+
 def _repair_as_written(claude: Claude) -> bool:
     ans = repair_order_rule(claude)
     if ans not in ("as written", "by timestamp"):
@@ -954,6 +1005,12 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "leaf-order": (
         _leaf_last_written,
         "--resume continues from the last-written of two childless replies (before: the newest stamped)",
+        "release",
+    ),
+    "leaf-named": (
+        _leaf_named,
+        "--resume continues from the record the last last-prompt names when it is off the last-written leaf's chain "
+        "(before: from a leaf)",
         "release",
     ),
     "repair-order": (

@@ -32,6 +32,14 @@ LOADS_FROM_LAST_COMPACTION = (2, 1, 81)
 # before it (REPL seed 79200). Before it, §2.7's rule (the newest stamped, findLatestMessage in 2.1.88).
 LEAF_BY_FILE_ORDER = (2, 1, 101)
 
+# The first release that continues from the record the file's last `last-prompt` names (its leafUuid: where the last
+# turn ended) when that record is off the last-written leaf's line, neither its ancestor nor below it (bisected with
+# the leaf-named probe: below the last reply a childless reply, beside the last reply another, written and stamped
+# last, the last-prompt naming the last reply; 2.1.119 continued from the one beside it, 2.1.120 from the named reply
+# itself, though a reply is below it). A named record on the leaf's line changes nothing: what was written after it
+# there (a background agent's notice) is continued from.
+LAST_PROMPT_NAMES_LEAF = (2, 1, 120)
+
 # The first release that puts a reply's fragments and results that are off the walked chain back in the order they
 # were written (bisected with the repair-order probe: three parallel calls, the first result re-stamped after the
 # second; 2.1.260 sent them by timestamp, 2.1.261 as written). Before it, §2.7's order: the fragments by timestamp,
@@ -44,6 +52,12 @@ def _from(version: str | None, first: tuple[int, int, int]) -> bool:
 
     v = parse_version(version)
     return v is not None and v >= first
+
+
+def names_last_prompt(version: str | None) -> bool:
+    """Whether the release continues from the record the last `last-prompt` names when it is off the leaf's line
+    (see LAST_PROMPT_NAMES_LEAF)."""
+    return _from(version, LAST_PROMPT_NAMES_LEAF)
 
 
 def leaf_by_file_order(version: str | None) -> bool:
@@ -295,10 +309,12 @@ class Conversation:
         # newer than the kept tail's end, would be. A file where that leaves no leaf at all is read whole.
         rl = self.relink
         if rl is not None and loads_from_last_compaction(self.records[rl.boundary].version):
-            loaded = self._candidates(lambda i: i >= rl.boundary or self.records[i].uuid in rl.preserved)
+            self._loaded = lambda i: i >= rl.boundary or self.records[i].uuid in rl.preserved
+            loaded = self._candidates(self._loaded)
             if loaded:
                 return loaded
-        return self._candidates(lambda i: True)
+        self._loaded = lambda i: True
+        return self._candidates(self._loaded)
 
     def _candidates(self, loaded: Callable[[int], bool]) -> list[int]:
         """The leaf rule (§2.7, §2.6): records no other chain record names as parent, each walked up to
@@ -337,13 +353,56 @@ class Conversation:
             return None
         recs = self.records
         if leaf_by_file_order(recs[cands[-1]].version):
-            return cands[-1]  # the last written (candidates are in file order)
+            leaf = cands[-1]  # the last written (candidates are in file order)
+            if names_last_prompt(recs[leaf].version):
+                return self._named_leaf(leaf)
+            return leaf
 
         def key(i: int) -> tuple[float, int]:
             ts = timestamp_key(recs[i].timestamp)
             return (ts if ts is not None else float("-inf"), i)
 
         return max(cands, key=key)
+
+    def _named_leaf(self, leaf: int) -> int:
+        """The leaf, or the record the file's last `last-prompt` names when that record is off the leaf's line (neither
+        the leaf's ancestor nor below it): its nearest sent record, with the named one as its trailing record
+        (LAST_PROMPT_NAMES_LEAF)."""
+        recs = self.records
+        named = None
+        for k in range(len(recs) - 1, -1, -1):
+            if recs[k].type == "last-prompt" and recs[k].uuid is None:
+                meta = (recs[k].extra or {}).get("meta") or {}
+                named = meta.get("leafUuid")
+                break
+        n = self.by_uuid.get(named) if isinstance(named, str) else None
+        if n is None or n == leaf or n not in self.parent or not self._loaded(n) or recs[n].type == "progress":
+            return leaf
+        if self.main_thread and recs[n].is_sidechain:
+            return leaf
+        line: set[int] = set()
+        j: int | None = leaf
+        while j is not None and j not in line:
+            line.add(j)
+            j = self.parent.get(j)
+        if n in line:
+            return leaf  # an ancestor of the leaf: records written after it on its line (a notice) are continued from
+        j, seen = n, set()
+        while j is not None and j not in seen:
+            if j == leaf:
+                return leaf  # below the leaf: a bookkeeping record, the leaf's trailing record
+            seen.add(j)
+            j = self.parent.get(j)
+        j = n
+        steps = 0
+        while j is not None and not is_sent(recs[j]) and steps <= len(recs):
+            j = self.parent.get(j)
+            steps += 1
+        if j is None or not is_sent(recs[j]):
+            return leaf
+        if j != n:
+            self.trailing[j] = n
+        return j
 
     def logical_predecessor(self, boundary: int) -> int | None:
         """The record a compact boundary continues from (§2.7).

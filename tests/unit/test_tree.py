@@ -481,3 +481,35 @@ def test_parallel_calls_put_back_in_the_order_a_release_holds_them(tmp_path, ver
         r["version"] = version
     s = load(tmp_path, recs)
     assert [u for u in uuids(s, s.conversation.chain) if u not in ("p", "n")] == order
+
+
+@pytest.mark.parametrize(
+    ("version", "named", "leaf"),
+    [
+        # the last-prompt names a reply off the last-written leaf's line: 2.1.120+ continue from it (the leaf-named probe)
+        ("2.1.332", "a", "a"),
+        ("2.1.120", "a", "a"),
+        ("2.1.119", "a", "b"),
+        # it names a reply with a reply below it, off the leaf's line: the named reply itself
+        ("2.1.332", "f", "f"),
+        ("2.1.119", "f", "b"),
+        # an ancestor of the leaf, or a uuid the file does not have: the last-written leaf
+        ("2.1.332", "p", "b"),
+        ("2.1.332", "gone", "b"),
+    ],
+)
+def test_the_leaf_a_release_continues_from_when_the_last_prompt_names_another(tmp_path, version, named, leaf):
+    """Below the final reply f one childless reply a; beside f (a child of f's parent) another, b, written and stamped
+    last. The file's last last-prompt record names where the last turn ended. Measured on the binaries (leaf-named
+    probe): 2.1.120 and later continue from the named record when it is off b's line, else from b."""
+    recs = [
+        user("p", None, "go", sec=0),
+        assistant("f", "p", [{"type": "text", "text": "done"}], sec=1, mid="m1"),
+        assistant("a", "f", [{"type": "text", "text": "below"}], sec=2, mid="m2"),
+        assistant("b", "p", [{"type": "text", "text": "beside"}], sec=3, mid="m3"),
+    ]
+    for r in recs:
+        r["version"] = version
+    recs.append({"type": "last-prompt", "lastPrompt": "go", "leafUuid": named, "sessionId": recs[0].get("sessionId")})
+    s = load(tmp_path, recs)
+    assert s.records[s.conversation.leaf].uuid == leaf
