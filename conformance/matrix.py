@@ -818,15 +818,18 @@ def leaf_named_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
         when = datetime.fromisoformat((last.get("timestamp") or "2026-01-01T00:00:00.000Z").replace("Z", "+00:00"))
         names = {last["uuid"]: "the named record"}
         lines = []
-        for name, parent, later in (("the reply below the named one", last["uuid"], 1), ("the last written", last.get("parentUuid"), 2)):
+        shapes = (("the reply below the named one", last["uuid"], 1), ("the last written", last.get("parentUuid"), 2))
+        for name, parent, later in shapes:
             u = str(uuidlib.uuid4())
             names[u] = name
             rec = dict(last, uuid=u, parentUuid=parent)
             rec["timestamp"] = (when + timedelta(seconds=later)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-            rec["message"] = dict(last.get("message") or {}, id=f"msg_leaf_named_{later}", content=[{"type": "text", "text": name}])
+            text = [{"type": "text", "text": name}]
+            rec["message"] = dict(last.get("message") or {}, id=f"msg_leaf_named_{later}", content=text)
             rec.pop("requestId", None)
             lines.append(json.dumps(rec))
-        lines.append(json.dumps({"type": "last-prompt", "lastPrompt": PROMPT, "leafUuid": last["uuid"], "sessionId": last.get("sessionId")}))
+        named = {"type": "last-prompt", "lastPrompt": PROMPT, "leafUuid": last["uuid"], "sessionId": last.get("sessionId")}
+        lines.append(json.dumps(named))
         with t.open("a") as f:
             f.write("\n".join(lines) + "\n")
         run(Scenario("leaf-named", model, (Step("one more", Script(turns=0)),)), claude, sandbox=sb, resume_id=t.stem)
