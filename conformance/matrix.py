@@ -57,7 +57,7 @@ RELEASES = (
 )
 # releases measured only for the per-release probes: each side of a change of the summary's <analysis> and of the
 # leaf rule (bisected)
-PROBE_RELEASES = ("2.1.68", "2.1.69", "2.1.119", "2.1.120")
+PROBE_RELEASES = ("2.1.68", "2.1.69", "2.1.100", "2.1.101", "2.1.119", "2.1.120", "2.1.260", "2.1.261")
 # a model of every family (4.x, 4.5 with haiku, 4.6, native 1M), a [1m] setting, and a model no release knows
 MODELS = (
     "claude-sonnet-4-0",
@@ -440,6 +440,9 @@ def release_probes(claude: Claude) -> dict[str, Any]:
             facts[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
 
     fact("leaf", lambda: leaf_rule(claude))
+    fact("leaf_order", lambda: {"continues from": leaf_order_rule(claude)})
+    fact("leaf_named", lambda: {"continues from": leaf_named_rule(claude)})
+    fact("repair_order", lambda: {"results": repair_order_rule(claude)})
     every = [c for c in load().get("cells", []) if not c.get("error")]
     have = sorted({c["version"] for c in every}, key=_vkey)
     # a release without cells of its own (measured for these probes only): the cells of the nearest one below it
@@ -650,14 +653,19 @@ def write_doc() -> None:
         "## Per release",
         "",
         "*Leaf*: a file that ends in a `turn_duration` system record below its last reply was resumed with `--resume`;",
-        "the new prompt's parentUuid names the record it continues from. *Re-attached*: eight files read (the newest",
+        "the new prompt's parentUuid names the record it continues from. *Of two leaves*: two childless replies below",
+        "the last one, the first written stamped later (`leaf_order_rule`). *A last-prompt off its line*: the last",
+        "`last-prompt` names the last reply, with a reply below it and another beside it written last",
+        "(`leaf_named_rule`). *Off-chain results*: three parallel calls, the first result re-stamped after the second:",
+        "the order the resumed request sends them in (`repair_order_rule`). *Re-attached*: eight files read (the newest",
         "one over 5,000 tokens), then a compaction: the files the first request after it carried, newest first, with",
         "the lines of each it carried (0: the file named only). *Analysis kept*: the summarizer wrote its `<analysis>`",
         "after its `<summary>`; whether the summary record kept it. *First request after*: the messages of the first",
         "request after a compaction on a Bash-only session (the summary and the reminders, in characters).",
         "",
-        "| release | leaf `--resume` continues from | re-attached after a compaction | analysis kept | first request after |",
-        "|---|---|---|---|---|",
+        "| release | leaf `--resume` continues from | of two leaves | a last-prompt off its line | off-chain results "
+        "| re-attached after a compaction | analysis kept | first request after |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     after = {}
     for c in cells:
@@ -673,7 +681,11 @@ def write_doc() -> None:
             f"{m['role']}: " + ", ".join(f"{x['type']} {x['chars']:,}" for x in m["blocks"])
             for m in (after.get(r["version"]) or {}).get("messages", [])
         )
-        lines.append(f"| {r['version']} | {leaf} | {re_words} | {an_words} | {shape or '—'} |")
+        order, named, results = (
+            (r.get(k) or {}).get(field) or (r.get(k) or {}).get("error") or "—"
+            for k, field in (("leaf_order", "continues from"), ("leaf_named", "continues from"), ("repair_order", "results"))
+        )
+        lines.append(f"| {r['version']} | {leaf} | {order} | {named} | {results} | {re_words} | {an_words} | {shape or '—'} |")
     from conformance.docblocks import write_page
 
     write_page(DOC, "\n".join(lines) + "\n")

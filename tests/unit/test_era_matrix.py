@@ -45,6 +45,32 @@ def test_the_matrix_covers_every_era_boundary_of_the_version_table():
             assert v in where, f"{b['probe']} changes at {b['first']}: {show_version(v)} was not measured"
 
 
+RELEASES = orjson.loads(measured.DATA.read_bytes()).get("releases", [])
+
+
+@pytest.mark.parametrize("release", RELEASES, ids=lambda r: r["version"])
+def test_the_leaf_and_repair_rules_agree_with_what_each_release_did(release):
+    """Which leaf a resume continues from and the order it puts off-chain results back in, as each release's binary
+    answered the harness's probes (leaf_order_rule, leaf_named_rule, repair_order_rule), is what inspector's tree
+    applies to a file that release wrote."""
+    from inspector.transcript.tree import leaf_by_file_order, names_last_prompt, repair_in_file_order
+
+    v = release["version"]
+    answers = {
+        "leaf_order": ("continues from", {"the last written": True, "the newest stamped": False}, leaf_by_file_order),
+        "leaf_named": ("continues from", {"the named record": True, "the last written": False}, names_last_prompt),
+        "repair_order": ("results", {"as written": True, "by timestamp": False}, repair_in_file_order),
+    }
+    checked = 0
+    for key, (field, meaning, rule) in answers.items():
+        got = (release.get(key) or {}).get(field)
+        if got in meaning:
+            assert rule(v) == meaning[got], f"{v} {key}: the binary answered {got!r}"
+            checked += 1
+    if parse_version(v) >= (2, 1, 88) and not any((release.get(k) or {}).get("error") for k in answers):
+        assert checked == len(answers), f"{v}: {[release.get(k) for k in answers]}"
+
+
 @pytest.mark.parametrize("cell", CELLS, ids=_id)
 def test_thresholds_agree_with_what_each_release_did(cell):
     """What inspector says a release enforces is what its binary did: compacts (and near which count) or not."""
