@@ -57,7 +57,7 @@ RELEASES = (
 )
 # releases measured only for the per-release probes: each side of a change of the summary's <analysis> and of the
 # leaf rule (bisected)
-PROBE_RELEASES = ("2.1.68", "2.1.69", "2.1.100", "2.1.101", "2.1.119", "2.1.120", "2.1.260", "2.1.261")
+PROBE_RELEASES = ("2.1.68", "2.1.69", "2.1.79", "2.1.80", "2.1.100", "2.1.101", "2.1.119", "2.1.120", "2.1.260", "2.1.261")
 # a model of every family (4.x, 4.5 with haiku, 4.6, native 1M), a [1m] setting, and a model no release knows
 MODELS = (
     "claude-sonnet-4-0",
@@ -855,6 +855,43 @@ def leaf_named_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
         sb.close()
 
 
+def resume_cut(transcript: Path, lines: int, version: str, model: str = "claude-sonnet-4-5") -> tuple[str | None, list[Any]]:
+    """Resume the first `lines` lines of a transcript with a release (its session id and folder made the sandbox's):
+    (the uuid of the record of the transcript the new prompt continues from, the records the resumed process wrote
+    between them). How the leaf rules of inspector's tree were checked on real shapes: a file cut at a request, after
+    a compaction's summary, inside a reply."""
+    from conformance.runner import Sandbox
+
+    claude = install(version)
+    sb = Sandbox.make()
+    try:
+        first = run(_scenario(model, Script(turns=0)), claude, sandbox=sb)
+        t = first.transcripts()[0]
+        mine = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
+        sid = next(r["sessionId"] for r in mine if r.get("sessionId"))
+        cwd = next(r["cwd"] for r in mine if r.get("cwd"))
+        out = []
+        for ln in transcript.read_text().splitlines()[:lines]:
+            o = json.loads(ln)
+            o.update({k: v for k, v in (("sessionId", sid), ("cwd", cwd)) if k in o})
+            out.append(o)
+        t.write_text("".join(json.dumps(o) + "\n" for o in out))
+        run(Scenario("cut", model, (Step("one more", Script(turns=0)),)), claude, sandbox=sb, resume_id=t.stem)
+        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
+        new = next((r for r in recs if r.get("type") == "user" and "one more" in json.dumps(r.get("message"))), None)
+        if new is None:
+            return None, []
+        known = {o.get("uuid") for o in out}
+        by = {r.get("uuid"): r for r in recs if r.get("uuid")}
+        j, between = new.get("parentUuid"), []
+        while j and j not in known and j in by:
+            between.append(by[j].get("type"))
+            j = by[j].get("parentUuid")
+        return j, between
+    finally:
+        sb.close()
+
+
 def repair_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
     """In which order `--resume` sends a reply's results that are off the walked chain: a reply of three parallel calls
     (each result a child of its call, the chain through the last), the first result re-stamped after the second
@@ -880,6 +917,8 @@ def repair_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
         ]
         if len(res) < 3:
             return f"{len(res)} result records written"
+        if recs[res[1]].get("parentUuid") == recs[res[0]].get("uuid"):
+            return "on the chain"  # each result chained after the one before (2.0.x): nothing is off the chain
         a, b = recs[res[0]], recs[res[1]]
         a["timestamp"], b["timestamp"] = b["timestamp"], a["timestamp"]
         if a["timestamp"] == b["timestamp"]:
@@ -903,6 +942,8 @@ def repair_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
             for x in m["content"]
             if isinstance(x, dict) and x.get("type") == "tool_result" and x.get("tool_use_id") in written
         ]
+        if not sent:
+            return "not sent"  # the release puts no off-chain result back (2.1.20-2.1.75)
         if sent == written:
             return "as written"
         if sent == written[::-1]:
@@ -996,6 +1037,13 @@ def _leaf_named(claude: Claude) -> bool:
     return ans == "the named record"
 
 
+def _repairs(claude: Claude) -> bool:
+    ans = repair_order_rule(claude)
+    if ans not in ("as written", "by timestamp", "not sent"):
+        raise RuntimeError(f"the repair-order probe ended without a verdict ({ans})")
+    return ans != "not sent"
+
+
 def _repair_as_written(claude: Claude) -> bool:
     ans = repair_order_rule(claude)
     if ans not in ("as written", "by timestamp"):
@@ -1026,6 +1074,11 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
         _leaf_named,
         "--resume continues from the record the last last-prompt names when it is off the last-written leaf's chain "
         "(before: from a leaf)",
+        "release",
+    ),
+    "repair": (
+        _repairs,
+        "--resume puts a reply's results that are off the walked chain back (before: it sends none of them)",
         "release",
     ),
     "repair-order": (

@@ -37,8 +37,13 @@ LEAF_BY_FILE_ORDER = (2, 1, 101)
 # the leaf-named probe: below the last reply a childless reply, beside the last reply another, written and stamped
 # last, the last-prompt naming the last reply; 2.1.119 continued from the one beside it, 2.1.120 from the named reply
 # itself, though a reply is below it). A named record on the leaf's line changes nothing: what was written after it
-# there (a background agent's notice) is continued from.
+# there (a background agent's notice) is continued from; the line runs across compactions (a boundary continues
+# from the record before it) and takes in the parallel calls put back (a call the last-prompt of a streaming reply
+# named): files of 2.1.327 and 2.1.332 cut at their requests and resumed continued from the last-written leaf so.
 LAST_PROMPT_NAMES_LEAF = (2, 1, 120)
+
+# 2.1.20-2.1.79 put none of a reply's off-chain results back on a resume (the repair probe: 2.1.80 is the first that
+# does); not followed: the chain is also the live process's, which held every result.
 
 # The first release that puts a reply's fragments and results that are off the walked chain back in the order they
 # were written (bisected with the repair-order probe: three parallel calls, the first result re-stamped after the
@@ -365,8 +370,7 @@ class Conversation:
         return max(cands, key=key)
 
     def _named_leaf(self, leaf: int) -> int:
-        """The leaf, or the record the file's last `last-prompt` names when that record is off the leaf's line (neither
-        the leaf's ancestor nor below it): its nearest sent record, with the named one as its trailing record
+        """The leaf, or the message the file's last `last-prompt` names when that message is off the leaf's line
         (LAST_PROMPT_NAMES_LEAF)."""
         recs = self.records
         named = None
@@ -380,29 +384,25 @@ class Conversation:
             return leaf
         if self.main_thread and recs[n].is_sidechain:
             return leaf
-        line: set[int] = set()
-        j: int | None = leaf
-        while j is not None and j not in line:
-            line.add(j)
-            j = self.parent.get(j)
-        if n in line:
-            return leaf  # an ancestor of the leaf: records written after it on its line (a notice) are continued from
-        j, seen = n, set()
-        while j is not None and j not in seen:
-            if j == leaf:
-                return leaf  # below the leaf: a bookkeeping record, the leaf's trailing record
-            seen.add(j)
-            j = self.parent.get(j)
-        j = n
-        steps = 0
-        while j is not None and not is_sent(recs[j]) and steps <= len(recs):
-            j = self.parent.get(j)
-            steps += 1
-        if j is None or not is_sent(recs[j]):
+        rl = self.relink
+        last_boundary = next((k for k in range(len(recs) - 1, -1, -1) if recs[k].is_compact_boundary), -1)
+        if n < last_boundary and not (rl is not None and recs[n].uuid in rl.preserved):
+            # before the last compaction: not loaded (2.1.332 resumed a file that ended after a /compact's summary,
+            # its last-prompt naming the reply before it, from the summary: generated REPL seed 76079)
             return leaf
-        if j != n:
-            self.trailing[j] = n
-        return j
+        # the leaf's line: its chain across compactions (a compaction's boundary continues from the record before it,
+        # which the last-prompt of its turn names: 2.1.332 resumed a file cut after an automatic compaction's
+        # attachments from the last of them, generated seed 79307), with the parallel calls put back (a call of the
+        # reply the chain walks, or its result: 2.1.327 and 2.1.332 continued from the last-written leaf of a file
+        # whose last-prompt, written while the reply streamed, named its second call: seed 93000 cut after it)
+        if n in set(self._repair(self._walk(leaf, logical=True))):
+            return leaf
+        if not is_sent(recs[n]):
+            # a record that is not sent (a prompt_snapshot a last-prompt named as a request began): the releases
+            # measured continue from the last-written leaf (a file cut after the summary of a compaction that followed
+            # such a request, generated seeds 86159 and 86142, is the live process's chain as written)
+            return leaf
+        return n
 
     def logical_predecessor(self, boundary: int) -> int | None:
         """The record a compact boundary continues from (§2.7).

@@ -61,14 +61,18 @@ def test_the_leaf_and_repair_rules_agree_with_what_each_release_did(release):
         "leaf_named": ("continues from", {"the named record": True, "the last written": False}, names_last_prompt),
         "repair_order": ("results", {"as written": True, "by timestamp": False}, repair_in_file_order),
     }
-    checked = 0
-    for key, (field, meaning, rule) in answers.items():
+    # what no rule of the tree is about: 2.0.x chained each result after the one before (nothing off the chain);
+    # 2.1.20-2.1.79 put no off-chain result back on a resume (not followed: docs/binary-findings.md)
+    unruled = {"on the chain", "not sent"}
+    probed = [k for k in answers if release.get(k)]
+    if not probed:
+        pytest.skip(f"{v} was measured before these probes existed")
+    for key in answers:
+        field, meaning, rule = answers[key]
         got = (release.get(key) or {}).get(field)
+        assert got in meaning or got in unruled, f"{v} {key}: an answer no rule covers: {release.get(key)}"
         if got in meaning:
             assert rule(v) == meaning[got], f"{v} {key}: the binary answered {got!r}"
-            checked += 1
-    if parse_version(v) >= (2, 1, 88) and not any((release.get(k) or {}).get("error") for k in answers):
-        assert checked == len(answers), f"{v}: {[release.get(k) for k in answers]}"
 
 
 @pytest.mark.parametrize("cell", CELLS, ids=_id)

@@ -513,3 +513,21 @@ def test_the_leaf_a_release_continues_from_when_the_last_prompt_names_another(tm
     recs.append({"type": "last-prompt", "lastPrompt": "go", "leafUuid": named, "sessionId": recs[0].get("sessionId")})
     s = load(tmp_path, recs)
     assert s.records[s.conversation.leaf].uuid == leaf
+
+
+@pytest.mark.parametrize("logical", [None, "f"])
+def test_a_last_prompt_before_the_last_compaction_names_nothing(tmp_path, logical):
+    """A file that ends after a compaction's summary, its last-prompt still naming the reply the turn before it ended
+    on: 2.1.332 resumed it from the summary (REPL seed 76079, a /compact, no logical parent; seed 79307, an automatic
+    compaction continuing from the named record): what is before the last boundary is not loaded."""
+    recs = [
+        user("p", None, "go", sec=0),
+        assistant("f", "p", [{"type": "text", "text": "done"}], sec=1, mid="m1"),
+        system("b", None, "compact_boundary", sec=2, logicalParentUuid=logical, compactMetadata={"trigger": "manual"}),
+        user("s", "b", "This session is being continued from a previous conversation.", sec=3, isCompactSummary=True),
+    ]
+    for r in recs:
+        r["version"] = "2.1.332"
+    recs.append({"type": "last-prompt", "lastPrompt": "go", "leafUuid": "f", "sessionId": recs[0].get("sessionId")})
+    s = load(tmp_path, recs)
+    assert s.records[s.conversation.leaf].uuid == "s"
