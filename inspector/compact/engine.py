@@ -491,15 +491,6 @@ def _process_start(sl: Slice) -> int:
     return exits[k - 1] if k else -1
 
 
-# The first release that leaves prompt_snapshot records out of a kept tail's list (2.1.327 listed them, 2.1.328 not)
-SNAPSHOTS_LEFT_OUT = (2, 1, 328)
-
-
-def _snapshots_left_out(version: str | None) -> bool:
-    v = parse_version(version) if version else None
-    return v is None or tuple(v[:3]) >= SNAPSHOTS_LEFT_OUT
-
-
 def _loop_start(sl: Slice, trigger: str) -> int:
     """The record index after which the records a compaction keeps are held in the order of Claude Code's query loop
     (see _as_held): a compaction inside the loop (automatic, or after a refusal) holds the replies of the turn it runs
@@ -1060,13 +1051,12 @@ def engine_compact(
     # the records kept, as Claude Code lists them: its messages, which a prompt_snapshot (the transcript's note of the
     # system prompt) is not in a kept tail (2.1.328 kept 14 of a tail of 16 records that held two), while a
     # session_context with nothing to send is (2.1.332, an "up to" tail); a partial "from" keeps the whole prefix,
-    # prompt_snapshots too (2.1.328 listed 21 of 21). The releases before 2.1.328 that write prompt_snapshots list
-    # them in a kept tail too (2.1.300 and 2.1.327 on generated seed 93005: two of 24, one of 3 after a /compact).
-    listed = params.mode == "partial" and params.direction == "from" or not _snapshots_left_out(s.version)
+    # prompt_snapshots too (2.1.328 listed 21 of 21). The releases before 2.1.328 list some (docs/binary-findings.md)
+    prefix = params.mode == "partial" and params.direction == "from"
     keep_uuids = [
         u
         for i in _as_held(s, split.keep, _loop_start(sl, trigger))
-        if (u := recs[i].uuid) and (listed or recs[i].get("attachment_type") != "prompt_snapshot")
+        if (u := recs[i].uuid) and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")
     ]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
@@ -1166,8 +1156,6 @@ def engine_compact(
             outside.append(after_summary[-1])
         k_snap = _snapshot_of(s, sl.point, _compacting_model(sl, params))  # the compacting process's own, if written
         snap = s.body(k_snap) if k_snap is not None else None
-        if not _snapshots_left_out(s.version) and any(recs[i].get("attachment_type") == "prompt_snapshot" for i in split.keep):
-            snap = None  # a release that keeps snapshots in the tail writes none while one is kept (2.1.327, seed 93005)
         if snap is not None:  # the system prompt in force; the tool list and CLI prefix are written only with the first
             rec = _copy_attachment(factory, tmpl, None, snap)
             for k in ("tools", "cliPrefix"):
