@@ -759,60 +759,27 @@ def leaf_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> dict[str, str
     return out
 
 
-def leaf_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
-    """Which of two childless replies `--resume` continues from when the file and the timestamps disagree: two
-    assistant records below the last reply, the first written stamped a second later than the second ("the newest
-    stamped" or "the last written", read from the new prompt's parentUuid)."""
-    import uuid as uuidlib
-
-    from conformance.runner import Sandbox
-
-    sb = Sandbox.make()
-    try:
-        first = run(_scenario(model, Script(turns=1)), claude, sandbox=sb)
-        ts = first.transcripts()
-        if not ts:
-            return "no transcript written"
-        t = ts[0]
-        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
-        last = next(r for r in reversed(recs) if r.get("type") == "assistant" and r.get("uuid"))
-        stamp = last.get("timestamp") or "2026-01-01T00:00:00.000Z"
-        from datetime import datetime, timedelta
-
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-        uuids = []
-        lines = []
-        for k, (text, later) in enumerate((("branch written first", 2), ("branch written last", 1))):
-            u = str(uuidlib.uuid4())
-            uuids.append(u)
-            rec = dict(last, uuid=u, parentUuid=last["uuid"])
-            rec["timestamp"] = (when + timedelta(seconds=later)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-            msg = dict(last.get("message") or {})
-            msg["id"] = f"msg_leaf_order_{k}"
-            msg["content"] = [{"type": "text", "text": text}]
-            rec["message"] = msg
-            rec.pop("requestId", None)
-            lines.append(json.dumps(rec))
-        with t.open("a") as f:
-            f.write("\n".join(lines) + "\n")
-        sc = Scenario("leaf-order", model, (Step("one more", Script(turns=0)),))
-        run(sc, claude, sandbox=sb, resume_id=t.stem)
-        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
-        new = next((r for r in recs if r.get("type") == "user" and "one more" in json.dumps(r.get("message"))), None)
-        if new is None:
-            others = [p for p in sb.projects.rglob("*.jsonl") if p != t]
-            return "the resumed session was written to another file" if others else "no new prompt recorded"
-        parent = new.get("parentUuid")
-        return "the newest stamped" if parent == uuids[0] else "the last written" if parent == uuids[1] else "another record"
-    finally:
-        sb.close()
+def _continued_from(t: Path, known: set[Any], sb: Any) -> tuple[str | None, list[Any], str | None]:
+    """After a resume with the prompt "one more": (the uuid of the known record the new prompt continues from, the
+    records the resumed process wrote between them, or why there is no answer)."""
+    recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
+    new = next((r for r in recs if r.get("type") == "user" and "one more" in json.dumps(r.get("message"))), None)
+    if new is None:
+        others = [p for p in sb.projects.rglob("*.jsonl") if p != t]
+        return None, [], "the resumed session was written to another file" if others else "no new prompt recorded"
+    by = {r.get("uuid"): r for r in recs if r.get("uuid")}
+    j, between = new.get("parentUuid"), []
+    while j and j not in known and j in by:
+        between.append(by[j].get("type"))
+        j = by[j].get("parentUuid")
+    return j, between, None
 
 
-def leaf_named_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
-    """Which record `--resume` continues from when the last `last-prompt` record names one off the last-written leaf's
-    chain: below the last reply one childless reply (A), and beside that reply, a child of its parent, another (B),
-    written last and stamped last; the last-prompt names the last reply. "the named record" (the last reply itself),
-    "the last written" (B), "the reply below the named one" (A), read from the new prompt's parentUuid."""
+def _branch_probe(claude: Claude, model: str, branches: tuple[tuple[str, str, int], ...], named: bool = False) -> str:
+    """One turn, then childless replies appended below its last reply ("below": its children; "beside": children of
+    its parent), each (its name, where, seconds after the last reply it is stamped), in that order, and, when `named`,
+    a last-prompt naming the last reply; then `--resume`: the name of the record the new prompt continues from ("the
+    named record" for the last reply), "another record", or why there is no answer."""
     import uuid as uuidlib
     from datetime import datetime, timedelta
 
@@ -830,29 +797,41 @@ def leaf_named_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
         when = datetime.fromisoformat((last.get("timestamp") or "2026-01-01T00:00:00.000Z").replace("Z", "+00:00"))
         names = {last["uuid"]: "the named record"}
         lines = []
-        shapes = (("the reply below the named one", last["uuid"], 1), ("the last written", last.get("parentUuid"), 2))
-        for name, parent, later in shapes:
+        for k, (name, where, later) in enumerate(branches):
             u = str(uuidlib.uuid4())
             names[u] = name
-            rec = dict(last, uuid=u, parentUuid=parent)
+            rec = dict(last, uuid=u, parentUuid=last["uuid"] if where == "below" else last.get("parentUuid"))
             rec["timestamp"] = (when + timedelta(seconds=later)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
             text = [{"type": "text", "text": name}]
-            rec["message"] = dict(last.get("message") or {}, id=f"msg_leaf_named_{later}", content=text)
+            rec["message"] = dict(last.get("message") or {}, id=f"msg_branch_probe_{k}", content=text)
             rec.pop("requestId", None)
             lines.append(json.dumps(rec))
-        named = {"type": "last-prompt", "lastPrompt": PROMPT, "leafUuid": last["uuid"], "sessionId": last.get("sessionId")}
-        lines.append(json.dumps(named))
+        if named:
+            lp = {"type": "last-prompt", "lastPrompt": PROMPT, "leafUuid": last["uuid"], "sessionId": last.get("sessionId")}
+            lines.append(json.dumps(lp))
         with t.open("a") as f:
             f.write("\n".join(lines) + "\n")
-        run(Scenario("leaf-named", model, (Step("one more", Script(turns=0)),)), claude, sandbox=sb, resume_id=t.stem)
-        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
-        new = next((r for r in recs if r.get("type") == "user" and "one more" in json.dumps(r.get("message"))), None)
-        if new is None:
-            others = [p for p in sb.projects.rglob("*.jsonl") if p != t]
-            return "the resumed session was written to another file" if others else "no new prompt recorded"
-        return names.get(new.get("parentUuid"), "another record")
+        run(Scenario("branches", model, (Step("one more", Script(turns=0)),)), claude, sandbox=sb, resume_id=t.stem)
+        parent, _, why = _continued_from(t, set(names), sb)
+        return why or names.get(parent, "another record")
     finally:
         sb.close()
+
+
+def leaf_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
+    """Which of two childless replies `--resume` continues from when the file and the timestamps disagree: two
+    assistant records below the last reply, the first written stamped a second later than the second ("the newest
+    stamped" or "the last written", read from the new prompt's parentUuid)."""
+    return _branch_probe(claude, model, (("the newest stamped", "below", 2), ("the last written", "below", 1)))
+
+
+def leaf_named_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
+    """Which record `--resume` continues from when the last `last-prompt` record names one off the last-written leaf's
+    chain: below the last reply one childless reply, and beside that reply (a child of its parent) another, written
+    last and stamped last; the last-prompt names the last reply. "the named record" (the last reply itself), "the
+    last written" (the one beside it), "the reply below the named one"."""
+    shapes = (("the reply below the named one", "below", 1), ("the last written", "beside", 2))
+    return _branch_probe(claude, model, shapes, named=True)
 
 
 def resume_cut(transcript: Path, lines: int, version: str, model: str = "claude-sonnet-4-5") -> tuple[str | None, list[Any]]:
@@ -877,17 +856,8 @@ def resume_cut(transcript: Path, lines: int, version: str, model: str = "claude-
             out.append(o)
         t.write_text("".join(json.dumps(o) + "\n" for o in out))
         run(Scenario("cut", model, (Step("one more", Script(turns=0)),)), claude, sandbox=sb, resume_id=t.stem)
-        recs = [json.loads(ln) for ln in t.read_text().splitlines() if ln.strip()]
-        new = next((r for r in recs if r.get("type") == "user" and "one more" in json.dumps(r.get("message"))), None)
-        if new is None:
-            return None, []
-        known = {o.get("uuid") for o in out}
-        by = {r.get("uuid"): r for r in recs if r.get("uuid")}
-        j, between = new.get("parentUuid"), []
-        while j and j not in known and j in by:
-            between.append(by[j].get("type"))
-            j = by[j].get("parentUuid")
-        return j, between
+        parent, between, _ = _continued_from(t, {o.get("uuid") for o in out}, sb)
+        return parent, between
     finally:
         sb.close()
 
