@@ -134,13 +134,15 @@ class Conversation:
         self.history_parent: dict[int, int | None] = self.parent
         self._bridge_progress()
         self._apply_preserved_segment()
+        self._leaf_line: tuple[int | None, list[int]] = (None, [])
         self.leaf: int | None = self._choose_leaf()
         self.logical_chain: list[int] = []
         self.chain: list[int] = []
         if self.leaf is not None:
             # the active chain is the logical chain from its last root (the walk that does not
             # stitch across boundaries stops there), so the repair runs once
-            self.logical_chain = self._repair(self._walk(self.leaf, logical=True))
+            walked = self._leaf_line
+            self.logical_chain = walked[1] if walked[0] == self.leaf else self._repair(self._walk(self.leaf, logical=True))
             loaded = self._walk(self.leaf, logical=False)
             root = loaded[0]
             if root not in self.logical_chain:  # the history's relinks led elsewhere (a damaged file): the loader's
@@ -395,7 +397,9 @@ class Conversation:
         # attachments from the last of them, generated seed 79307), with the parallel calls put back (a call of the
         # reply the chain walks, or its result: 2.1.327 and 2.1.332 continued from the last-written leaf of a file
         # whose last-prompt, written while the reply streamed, named its second call: seed 93000 cut after it)
-        if n in set(self._repair(self._walk(leaf, logical=True))):
+        line = self._repair(self._walk(leaf, logical=True))
+        self._leaf_line = (leaf, line)  # the logical chain _build would walk again for this leaf
+        if n in set(line):
             return leaf
         if not is_sent(recs[n]):
             # a record that is not sent (a prompt_snapshot a last-prompt named as a request began): the releases
