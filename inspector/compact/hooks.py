@@ -84,10 +84,18 @@ def hooks_note(n: int, written: bool) -> str:
 
 def hook_twins(s: Any, summarized: Sequence[int]) -> int:
     """How many more messages than records Claude Code counts in a partial compaction's messagesSummarized: one for
-    each SessionStart hook record summarized (its hook's result is among the process's messages twice, the second
-    never written: 2.1.332 REPL seeds 82050, 82117, 82161, 82229 and 82242 each counted one more than their summarized
-    records with one such record among them, at the session's start or after a compaction, and none more without)."""
-    return sum(1 for i in summarized if session_start_hook(s, i))
+    each SessionStart hook record summarized that was written since the last compaction (its hook's result is among
+    the process's messages twice, the second never written: 2.1.332 REPL seeds 82050, 82117, 82161, 82229 and 82242
+    each counted one more than their summarized records with one such record among them, at the session's start or
+    after a compaction, and none more without). A hook record an earlier compaction kept in its tail is there once:
+    2.1.328 REPL seed 96015's "from" summarized two hook records, one kept from before the last compaction, and
+    counted one more than its records."""
+    if not summarized:
+        return 0
+    recs = s.records
+    end = max(summarized)
+    since = next((k for k in range(end, -1, -1) if recs[k].is_compact_boundary), -1)
+    return sum(1 for i in summarized if i > since and session_start_hook(s, i))
 
 
 def as_compact_hook(rec: dict[str, Any], factory: RecordFactory) -> dict[str, Any]:

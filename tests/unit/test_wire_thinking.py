@@ -212,6 +212,26 @@ def test_thesession_start_hooks_a_compaction_runs_again(tmp_path) -> None:
     assert _hooks_notes(sl) and "SessionStart hooks again" in _hooks_notes(sl)[0]
 
 
+def test_a_hook_record_kept_from_before_the_last_compaction_counts_once(tmp_path) -> None:
+    """messagesSummarized counts twice only the SessionStart hook records written since the last compaction; one an
+    earlier compaction kept in its tail (written before the boundary) counts once (2.1.328 REPL seed 96015: a "from"
+    over two hook records counted one more than its records)."""
+    from inspector.compact.hooks import hook_twins
+
+    recs = [
+        _hook("h1", "compact", "Project notes."),  # kept in the last compaction's tail
+        {"type": "user", "uuid": "p1", "message": {"role": "user", "content": "run the checks"}},
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b", "compactMetadata": {"trigger": "auto"}},
+        {"type": "user", "uuid": "s", "isCompactSummary": True, "message": {"role": "user", "content": "Summary"}},
+        _hook("h2", "compact", "Project notes."),  # this compaction's run
+        *_reply("a", "msg_a", "claude-opus-5", {"type": "text", "text": "Done."}),
+    ]
+    s = _session(tmp_path, recs)
+    every = list(range(len(s.records)))
+    assert hook_twins(s, every) == 1
+    assert hook_twins(s, every[:2]) == 1  # before any boundary: the session's first run
+
+
 def test_compact_output_reports_the_precompact_hooks_as_the_last_compact_did(tmp_path) -> None:
     """/compact's output adds a line for each PreCompact hook (2.1.332 seed 83009); what the hook printed is in no
     other record, so the last /compact's report stands in, and a session whose last /compact reported none gets none."""
