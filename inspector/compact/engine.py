@@ -256,7 +256,8 @@ def reannouncements(
     out: list[dict[str, Any]] = []
     notes: list[str] = []
     in_kept = {s.records[i].get("attachment_type") for i in kept if s.records[i].type == "attachment"}
-    history = list(s.conversation.logical_chain)
+    upto = _compacting_end(sl)  # what the compacting process has announced: nothing written after it
+    history = [i for i in s.conversation.logical_chain if i <= upto]
     tools_history = history  # the deferred tools depend on the model: a process on another model has its own list
     tasks: bool | None = None  # a model the session never ran: whether it gets the task tools
     if model is not None and not same_model(model, s.main_model):
@@ -299,6 +300,8 @@ def reannouncements(
         )
         if not found:
             continue
+        if kind == "skill_listing":
+            notes += _listing_written_for(s, found[-1], model or in_force(s.records[i] for i in range(sl.point, -1, -1)))
         if kind not in ACCUMULATED:
             out.append(s.body(found[-1]))
             continue
@@ -329,6 +332,21 @@ def reannouncements(
                 "re-announced as those announcements in order (Claude Code would send one that merges them)"
             )
     return out, notes
+
+
+def _listing_written_for(s: Any, k: int, model: str | None) -> list[str]:
+    """A note when the skill listing copied from record `k` was written under another model than the one that
+    compacts: Claude Code renders the listing for the compacting model's window (the skills' descriptions where they
+    fit its budget, their names alone where not: 2.1.328 seed 98006, an unknown model with a 120,000 context listed
+    names, claude-sonnet-4-6 after a /model switch the descriptions), which inspector cannot when no listing of that
+    model is in the session."""
+    was = in_force(s.records[i] for i in range(k, -1, -1))
+    if model is None or was is None or same_model(was, model):
+        return []
+    return [
+        f"the skill listing is re-announced as {was} had it; Claude Code renders it for {model}'s context window "
+        "(with the skills' descriptions where they fit, their names alone where not), so its text may differ"
+    ]
 
 
 def _compacting_end(sl: Slice) -> int:

@@ -399,3 +399,45 @@ def test_up_to_the_first_prompt_summarizes_a_session_start_hooks_output(tmp_path
         assert "nothing to summarize" in str(exc)
     else:
         raise AssertionError("a session with nothing before its first prompt has nothing to summarize up to it")
+
+
+def test_the_skill_listing_a_compaction_reannounces_is_the_one_before_its_point(tmp_path) -> None:
+    """A compaction re-announces the skill listing the compacting process had: none written after its point (a
+    preview at an earlier message took the session's last), and a note when the one it copies was written under
+    another model (Claude Code renders the listing for the compacting model's window: 2.1.328 seed 98006)."""
+    from inspector.compact.base import make_slice
+    from inspector.compact.engine import reannouncements
+
+    def listing(uuid: str, text: str) -> dict:
+        return {
+            "type": "attachment",
+            "uuid": uuid,
+            "attachment": {"type": "skill_listing", "content": text, "isInitial": True},
+            "rendered": [{"content": f"<system-reminder>\n{text}\n</system-reminder>"}],
+        }
+
+    recs = [
+        {"type": "user", "uuid": "p1", "message": {"role": "user", "content": "go"}},
+        {"type": "attachment", "uuid": "m1", "attachment": {"type": "model", "identity": {"modelId": "claude-foo-1"}}},
+        listing("l1", "- init"),
+        *_reply("a", "msg_a", "claude-foo-1", {"type": "text", "text": "Done."}),
+        {"type": "system", "subtype": "compact_boundary", "uuid": "cb", "compactMetadata": {"trigger": "manual"}},
+        {"type": "user", "uuid": "sm", "isCompactSummary": True, "message": {"role": "user", "content": "Summary"}},
+        {"type": "user", "uuid": "p2", "message": {"role": "user", "content": "again"}},
+        {"type": "attachment", "uuid": "m2", "attachment": {"type": "model", "identity": {"modelId": "claude-sonnet-4-6"}}},
+        *_reply("b", "msg_b", "claude-sonnet-4-6", {"type": "text", "text": "Done again."}),
+        listing("l2", "- init: Initialize a new CLAUDE.md file"),
+        *_reply("c", "msg_c", "claude-sonnet-4-6", {"type": "text", "text": "And more."}),
+    ]
+    s = _session(tmp_path, recs)
+
+    def skill(at: str) -> tuple[list[str], list[str]]:
+        sl = make_slice(s, at=at)
+        bodies, notes = reannouncements(sl, list(sl.messages), [], None)
+        return [b["uuid"] for b in bodies if b["attachment"]["type"] == "skill_listing"], notes
+
+    early, notes = skill("a0")
+    assert early == ["l1"] and not any("skill listing" in n for n in notes)
+    switched, notes = skill("b0")  # none since the compaction: the last before the point, not l2 after it
+    assert switched == ["l1"] and any("claude-sonnet-4-6's context window" in n for n in notes)
+    assert skill("c0")[0] == ["l2"]
