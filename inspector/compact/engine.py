@@ -301,7 +301,7 @@ def reannouncements(
         if not found:
             continue
         if kind == "skill_listing":
-            notes += _listing_written_for(s, found[-1], model or in_force(s.records[i] for i in range(sl.point, -1, -1)))
+            notes += _listing_written_for(s, found[-1], _compacting_model(sl, model))
         if kind not in ACCUMULATED:
             out.append(s.body(found[-1]))
             continue
@@ -745,11 +745,11 @@ def _system_prompt_text(s: Any, point: int | None = None, model: str | None = No
     return ""
 
 
-def _compacting_model(sl: Slice, params: EngineParams) -> str | None:
+def _compacting_model(sl: Slice, resume_model: str | None) -> str | None:
     """The model of the process that compacts at the slice's point: the one it was resumed with, else the last a
     record before the point says is in force."""
-    if params.resume_model:
-        return params.resume_model
+    if resume_model:
+        return resume_model
     s = sl.session
     return in_force(s.records[i] for i in range(min(sl.point, len(s.records) - 1), -1, -1))
 
@@ -1030,7 +1030,7 @@ def engine_compact(
         if params.refused_at is None or params.refused_at <= 0:
             raise CompactError("as if the API refused: give the limit it refused at (--refused-at N)")
         actual = params.prompt_tokens if params.prompt_tokens is not None else max(before, params.refused_at + 1)
-        system = _system_prompt_text(s, sl.point, _compacting_model(sl, params))
+        system = _system_prompt_text(s, sl.point, _compacting_model(sl, params.resume_model))
         split = split_reactive(s, msgs, actual, params.refused_at, params.instructions, system)
         trigger = "auto"
         told = (
@@ -1172,7 +1172,7 @@ def engine_compact(
                 _attributed(_copy_attachment(factory, tmpl, None, remote), _latest_payload(s, "model", sl.point))
             )
             outside.append(after_summary[-1])
-        k_snap = _snapshot_of(s, sl.point, _compacting_model(sl, params))  # the compacting process's own, if written
+        k_snap = _snapshot_of(s, sl.point, _compacting_model(sl, params.resume_model))  # the compacting process's own, if written
         snap = s.body(k_snap) if k_snap is not None else None
         if snap is not None:  # the system prompt in force; the tool list and CLI prefix are written only with the first
             rec = _copy_attachment(factory, tmpl, None, snap)

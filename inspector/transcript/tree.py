@@ -210,6 +210,7 @@ class Conversation:
         only)."""
         recs = self.records
         boundaries = [i for i, r in enumerate(recs) if r.is_compact_boundary]
+        self.last_boundary = -1  # the last compaction's boundary (-1: none)
         self.relinks = {}
         self.history_parent = self.parent
         self._moved: list[int] = []  # the boundaries whose kept records the history moved after their summary
@@ -234,7 +235,7 @@ class Conversation:
                     self._moved.append(b)
                     self._kept_any.update(rl.kept)
                 self.relinks[b] = rl
-        last = boundaries[-1]  # (one that keeps nothing, or not what it names, relinks nothing)
+        last = self.last_boundary = boundaries[-1]  # (one that keeps nothing, or not what it names, relinks nothing)
         self.relink = self._relink(last, self.parent)
         if self.relink is not None and not self.relinks:
             self.relinks = {last: self.relink}
@@ -316,12 +317,10 @@ class Conversation:
         # newer than the kept tail's end, would be. A file where that leaves no leaf at all is read whole.
         rl = self.relink
         if rl is not None and loads_from_last_compaction(self.records[rl.boundary].version):
-            self._loaded = lambda i: i >= rl.boundary or self.records[i].uuid in rl.preserved
-            loaded = self._candidates(self._loaded)
+            loaded = self._candidates(lambda i: i >= rl.boundary or self.records[i].uuid in rl.preserved)
             if loaded:
                 return loaded
-        self._loaded = lambda i: True
-        return self._candidates(self._loaded)
+        return self._candidates(lambda i: True)
 
     def _candidates(self, loaded: Callable[[int], bool]) -> list[int]:
         """The leaf rule (§2.7, §2.6): records no other chain record names as parent, each walked up to
@@ -382,15 +381,15 @@ class Conversation:
                 named = meta.get("leafUuid")
                 break
         n = self.by_uuid.get(named) if isinstance(named, str) else None
-        if n is None or n == leaf or n not in self.parent or not self._loaded(n) or recs[n].type == "progress":
+        if n is None or n == leaf or n not in self.parent or recs[n].type == "progress":
             return leaf
         if self.main_thread and recs[n].is_sidechain:
             return leaf
         rl = self.relink
-        last_boundary = next((k for k in range(len(recs) - 1, -1, -1) if recs[k].is_compact_boundary), -1)
-        if n < last_boundary and not (rl is not None and recs[n].uuid in rl.preserved):
+        if n < self.last_boundary and not (rl is not None and recs[n].uuid in rl.preserved):
             # before the last compaction: not loaded (2.1.332 resumed a file that ended after a /compact's summary,
-            # its last-prompt naming the reply before it, from the summary: generated REPL seed 76079)
+            # its last-prompt naming the reply before it, from the summary: generated REPL seed 76079); this takes in
+            # the records the loader drops once the last compaction's kept records are relinked
             return leaf
         # the leaf's line: its chain across compactions (a compaction's boundary continues from the record before it,
         # which the last-prompt of its turn names: 2.1.332 resumed a file cut after an automatic compaction's
