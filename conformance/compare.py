@@ -68,22 +68,25 @@ def _system_without_billing(system: Any) -> Any:
     return system
 
 
-def last_working_step(folder: Path, requests: list[dict[str, Any]] | None = None) -> int | None:
+def _step_spans(debug: str) -> list[tuple[int, int, int]]:
+    """(step, where its text begins, where it ends) of each `=== step N ===` part of a debug log, by step."""
+    parts = dict((int(m.group(1)), m.end()) for m in re.finditer(r"^=== step (\d+) ===$", debug, re.M))
+    starts = sorted(parts.items())
+    return [(n, pos, starts[k + 1][1] if k + 1 < len(starts) else len(debug)) for k, (n, pos) in enumerate(starts)]
+
+
+def last_working_step(folder: Path, requests: list[dict[str, Any]] | None = None, debug: str | None = None) -> int | None:
     """The step whose thresholds are in force at a run's end: the last that sent turn requests or judged its context
     against them (a step refused as too long whose compaction failed sends no turn but logs its thresholds); None
     for a run whose debug log has no steps."""
-    debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
+    if debug is None:
+        debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
     if "=== step " not in debug:
         return None
-    parts = dict((int(m.group(1)), m.end()) for m in re.finditer(r"^=== step (\d+) ===$", debug, re.M))
-    starts = sorted(parts.items())
-    judged = [
-        n
-        for k, (n, pos) in enumerate(starts)
-        if "autocompact: " in debug[pos : starts[k + 1][1] if k + 1 < len(starts) else len(debug)]
-    ]
+    spans = _step_spans(debug)
+    judged = [n for n, begin, end in spans if "autocompact: " in debug[begin:end]]
     working = [q["step"] for q in (load_requests(folder) if requests is None else requests) if q["kind"] == "turn"] + judged
-    return max(working) if working else max(parts)
+    return max(working) if working else max(n for n, _, _ in spans)
 
 
 def claude_facts(folder: Path) -> Facts:
@@ -132,12 +135,11 @@ def claude_facts(folder: Path) -> Facts:
         f.compactions.append(f"{cause} at {pre:,}, kept {kept}")
     debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
     run = json.loads((folder / "run.json").read_text())
-    last = last_working_step(folder, requests)
+    last = last_working_step(folder, requests, debug)
     if last is not None:
-        parts = dict((int(m.group(1)), m.end()) for m in re.finditer(r"^=== step (\d+) ===$", debug, re.M))
-        starts = sorted(parts.items())
-        begin = parts.get(last, 0)
-        end = next((pos for n, pos in starts if n > last), len(debug))
+        spans = _step_spans(debug)
+        begin = next((b for n, b, _ in spans if n == last), 0)
+        end = next((b for n, b, _ in spans if n > last), len(debug))
         debug = debug[begin:end]
     levels = re.findall(r"autocompact: .*?level=([a-z]+) effectiveWindow=(\d+)", debug)
     windows = [w for _, w in levels] or re.findall(r"autocompact: .*?effectiveWindow=(\d+)", debug)

@@ -993,32 +993,16 @@ def _leaf_trailing(claude: Claude) -> bool:
     return leaf_rule(claude)["trailing system record"] == "the trailing system record"
 
 
-def _leaf_last_written(claude: Claude) -> bool:
-    ans = leaf_order_rule(claude)
-    if ans not in ("the newest stamped", "the last written"):
-        raise RuntimeError(f"the leaf-order probe ended without a verdict ({ans})")
-    return ans == "the last written"
+def _verdict(name: str, rule: Callable[[Claude], str], new: tuple[str, ...], old: tuple[str, ...]) -> Callable[[Claude], bool]:
+    """A probe of `rule`'s answer: True for one of `new`, False for one of `old`; any other answer has no verdict."""
 
+    def f(claude: Claude) -> bool:
+        ans = rule(claude)
+        if ans not in new + old:
+            raise RuntimeError(f"the {name} probe ended without a verdict ({ans})")
+        return ans in new
 
-def _leaf_named(claude: Claude) -> bool:
-    ans = leaf_named_rule(claude)
-    if ans not in ("the named record", "the last written"):
-        raise RuntimeError(f"the leaf-named probe ended without a verdict ({ans})")
-    return ans == "the named record"
-
-
-def _repairs(claude: Claude) -> bool:
-    ans = repair_order_rule(claude)
-    if ans not in ("as written", "by timestamp", "not sent"):
-        raise RuntimeError(f"the repair-order probe ended without a verdict ({ans})")
-    return ans != "not sent"
-
-
-def _repair_as_written(claude: Claude) -> bool:
-    ans = repair_order_rule(claude)
-    if ans not in ("as written", "by timestamp"):
-        raise RuntimeError(f"the repair-order probe ended without a verdict ({ans})")
-    return ans == "as written"
+    return f
 
 
 def _analysis_kept(claude: Claude) -> bool:
@@ -1036,23 +1020,23 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "enforce-sonnet-4-6": (_enforces("claude-sonnet-4-6"), "whether claude-sonnet-4-6 compacts at its threshold", "cells"),
     "leaf": (_leaf_trailing, "--resume continues from a trailing bookkeeping record (before: from the last message)", "release"),
     "leaf-order": (
-        _leaf_last_written,
+        _verdict("leaf-order", leaf_order_rule, ("the last written",), ("the newest stamped",)),
         "--resume continues from the last-written of two childless replies (before: the newest stamped)",
         "release",
     ),
     "leaf-named": (
-        _leaf_named,
+        _verdict("leaf-named", leaf_named_rule, ("the named record",), ("the last written",)),
         "--resume continues from the record the last last-prompt names when it is off the last-written leaf's chain "
         "(before: from a leaf)",
         "release",
     ),
     "repair": (
-        _repairs,
+        _verdict("repair", repair_order_rule, ("as written", "by timestamp"), ("not sent",)),
         "--resume puts a reply's results that are off the walked chain back (before: it sends none of them)",
         "release",
     ),
     "repair-order": (
-        _repair_as_written,
+        _verdict("repair-order", repair_order_rule, ("as written",), ("by timestamp",)),
         "--resume sends a reply's results that are off the walked chain in the order written (before: by timestamp)",
         "release",
     ),
