@@ -4,15 +4,14 @@ formatters the tables share, and JSON in and out that survives paths whose bytes
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import sys
 from collections.abc import Iterator
-from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-import orjson
+# json, orjson and datetime are imported where used: `inspector search` prints with this module and starts in the
+# time of the few libraries a lookup needs (issue 29.5)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -79,6 +78,8 @@ def human_when(ts: str | None, *, local: bool = False) -> str | None:
 
     if not ts:
         return None
+    from datetime import datetime
+
     try:
         t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
@@ -91,6 +92,8 @@ def timestamp_key(ts: str | None) -> float | None:
     """Seconds since the epoch for an ISO timestamp, None when it is not one."""
     if not ts:
         return None
+    from datetime import datetime
+
     try:
         return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
     except (ValueError, TypeError):
@@ -136,18 +139,26 @@ def deep_recursion() -> Iterator[None]:
 def json_dumps(obj: Any, *, indent: bool = False) -> bytes:
     """orjson's JSON, except for a str holding lone surrogates (a path whose bytes are not UTF-8), which
     orjson refuses: the standard library writes those as \\u escapes (the JSON stays ASCII)."""
+    import orjson
+
     try:
         return orjson.dumps(obj, option=orjson.OPT_INDENT_2 if indent else 0)
     except TypeError:
+        import json
+
         with deep_recursion():  # what orjson refuses may nest deep
             return json.dumps(obj, indent=2 if indent else None, ensure_ascii=True).encode()
 
 
 def json_loads(data: bytes | str) -> Any:
     """What json_dumps wrote: orjson, or the standard library for \\u escapes of lone surrogates."""
+    import orjson
+
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
+        import json
+
         return json.loads(data)
 
 

@@ -71,9 +71,7 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
     index = None if args.no_index else open_index(notice=lambda m: err.write(printable(f"inspector: {m}") + "\n"))
     found: list[Any] = []
     last_session: Path | None = None
-    from inspector.library.stats import StatsCache, cache_dir, known_stats
-
-    stats_cache = StatsCache(cache_dir())
+    stats_cache: Any = None  # what names a session, once one is found
     for fh in search_target(
         target,
         query,
@@ -97,6 +95,9 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             continue
         if fh.session != last_session:
             last_session = fh.session
+            from inspector.library.stats import StatsCache, cache_dir, known_stats
+
+            stats_cache = stats_cache or StatsCache(cache_dir())
             known = known_stats(fh.session, stats_cache)  # the title and time stats and the browser give, once known
             try:
                 info = quick_info(fh.session)

@@ -7,8 +7,6 @@ import sqlite3
 import time
 from typing import Any, Protocol
 
-import orjson
-
 from inspector.library.cache import path_key
 from inspector.transcript.safefs import DIR, FILE, scan_dir
 
@@ -23,12 +21,25 @@ class Store(Protocol):
     def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> bool: ...
 
 
+def listing_blob(entries: list[tuple[str, int]]) -> bytes:
+    """A folder listing as the cache keeps it: "f" or "d" and the name's bytes, joined by "/" (which no name holds), or
+    "[]" for an empty folder (nothing at all is damage). Read back without a JSON decoder: a search that finds the
+    index up to date starts without one."""
+    if not entries:
+        return b"[]"
+    return "/".join(("f" if k == FILE else "d") + n for n, k in entries).encode("utf-8", "surrogateescape")
+
+
 def parse_listing(blob: object) -> list[tuple[str, int]] | None:
-    """A folder listing as the cache keeps it, or None when the entry is damaged (not bytes, bad JSON, not pairs of a
-    name and a kind)."""
-    if not isinstance(blob, bytes) or not blob:  # an empty folder is kept as "[]": nothing at all is damage
+    """A folder listing as the cache keeps it (`listing_blob`; the JSON [[name, kind], ...] an earlier inspector
+    wrote is read too), or None when the entry is damaged (not bytes, bad JSON, not pairs of a name and a kind)."""
+    if not isinstance(blob, bytes) or not blob:
         return None
+    if blob == b"[]":
+        return []
     if blob[:1] == b"[":
+        import orjson
+
         try:
             rows = orjson.loads(blob)
             if not isinstance(rows, list):
@@ -42,12 +53,13 @@ def parse_listing(blob: object) -> list[tuple[str, int]] | None:
             return None
         return out
     out = []
-    for e in blob.split(b"/"):
+    for e in blob.decode("utf-8", "surrogateescape").split("/"):  # (os.fsdecode of each name)
         if not e:
             continue
-        if e[:1] not in (b"f", b"d") or len(e) < 2:
+        kind = e[0]
+        if (kind != "f" and kind != "d") or len(e) < 2:
             return None
-        out.append((os.fsdecode(e[1:]), FILE if e[:1] == b"f" else DIR))
+        out.append((e[1:], FILE if kind == "f" else DIR))
     return out
 
 
@@ -92,14 +104,15 @@ class Listings:
             cached = parse_listing(hit[1])
             if cached is not None:
                 self.parsed[key] = (mtime, cached)
+                if hit[1][:2] == b"[[":  # the JSON of an earlier inspector: kept again in today's form, read quicker
+                    blob = listing_blob(cached)
+                    self.known[key] = (mtime, blob)
+                    self.new.append((key, mtime, blob))
                 return cached
             # a damaged entry (a truncated or ill-shaped blob): read the folder again, and the entry is replaced
         entries = scan_dir(d)
         if 0 <= time.time_ns() - mtime > RACY_NS:
-            try:  # as JSON, [[name, kind], ...], the fastest to read back; a name that is not UTF-8 as bytes instead
-                blob = orjson.dumps(entries)
-            except TypeError:
-                blob = b"/".join((b"f" if k == FILE else b"d") + os.fsencode(n) for n, k in entries)
+            blob = listing_blob(entries)
             self.known[key] = (mtime, blob)
             self.new.append((key, mtime, blob))
             self.parsed[key] = (mtime, entries)

@@ -18,18 +18,26 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from inspector.library.texts import read_persisted, record_texts
 from inspector.textutil import printable, without_surrogates
 from inspector.transcript.discovery import Target, transcript_names
-from inspector.transcript.index import MAX_LINE
-from inspector.transcript.records import LineError, decode_line
 from inspector.transcript.safefs import DIR, scan_dir
+
+# What reads a transcript (orjson, the records and their texts) is imported where a file is read: a search the index
+# answers with nothing to read starts in the time of the few libraries its lookup needs (issue 29.5).
+
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
+def json_string_body(text: str) -> str:
+    """A text as it is written between the quotes of a JSON string by Claude Code (JSON.stringify) and by orjson: the
+    quote, the backslash and the control characters escaped, everything else as it is."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return text
+    return "".join(_SHORT_ESCAPES.get(c) or (f"\\u{ord(c):04x}" if c < " " else c) for c in text)
+
 
 SNIPPET = 160  # characters of context shown around a match
 
@@ -73,10 +81,10 @@ class Query:
         text = without_surrogates(text)
         self.text = text
         self.folded = text.lower()
-        escaped = orjson.dumps(self.folded)[1:-1]  # as it appears inside a JSON string
+        escaped = json_string_body(self.folded)  # as it appears inside a JSON string
         self.ascii = self.folded.isascii()
-        self.raw = escaped.lower()
-        self.raw_text = escaped.decode("utf-8")
+        self.raw = escaped.encode("utf-8").lower()
+        self.raw_text = escaped
         self.plain = self.folded.encode("utf-8")
 
     def line_may_match(self, line: bytes) -> bool:
@@ -132,6 +140,9 @@ def search_file(
             cands = None
     if cands is not None:
         return hits_of(path, query, cands, persisted=persisted, limit=limit, persisted_cands=pc)
+    from inspector.library.texts import record_texts
+    from inspector.transcript.records import LineError, decode_line
+
     for line_no, offset, raw in _candidate_lines(path, query):
         try:
             body, _ = decode_line(raw)
@@ -186,6 +197,8 @@ def _candidate_lines(path: Path, query: Query) -> Iterator[tuple[int, int, bytes
     no Python per line), and only the lines around a find are cut out; line numbers are counted only
     up to a find, so a file without one costs its read and one pass of `find`. Other queries go line
     by line."""
+    from inspector.transcript.index import MAX_LINE
+
     with open(path, "rb") as f:
         if not query.ascii:
             offset, n = 0, 0
@@ -267,26 +280,32 @@ def _search_persisted(path: Path, query: Query, limit: int | None, candidates: l
                 found.append((p, pos, n, text))
             if limit is not None and len(found) >= limit:
                 break
-    from inspector.transcript.session import tool_result_files
+    else:  # every persisted output read
+        from inspector.library.texts import read_persisted
+        from inspector.transcript.session import tool_result_files
 
-    for p in tool_result_files(path) if candidates is None else ():
-        try:
-            data = read_persisted(p)
-        except OSError:
-            continue
-        if query.ascii and query.plain not in data.lower():  # plain text, not JSON: the query as typed
-            continue
-        text = data.decode("utf-8", "replace")
-        pos, n = query.find_in(text)
-        if n:
-            found.append((p, pos, n, text))
-        if limit is not None and len(found) >= limit:
-            break
+        for p in tool_result_files(path):
+            try:
+                data = read_persisted(p)
+            except OSError:
+                continue
+            if query.ascii and query.plain not in data.lower():  # plain text, not JSON: the query as typed
+                continue
+            text = data.decode("utf-8", "replace")
+            pos, n = query.find_in(text)
+            if n:
+                found.append((p, pos, n, text))
+            if limit is not None and len(found) >= limit:
+                break
     if not found:
         return []
     # the record that points at each file: the line whose tool_result has that id (file stem)
     wanted = {p.stem: p for p, *_ in found}
     where_line: dict[str, tuple[int, int, str | None]] = {}
+    import orjson
+
+    from inspector.transcript.records import LineError, decode_line
+
     needles = {tid: orjson.dumps(tid) for tid in wanted}
     with open(path, "rb") as f:
         offset, line_no = 0, 0
@@ -409,7 +428,7 @@ def parse_since(text: str, now: float | None = None) -> str:
     ISO prefix the transcripts' UTC timestamps are compared with. Raises ValueError."""
     import re
     import time
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     t = text.strip()
     m = re.fullmatch(r"(\d+)\s*([dhm])", t)
@@ -472,7 +491,7 @@ def search_target(
         cwds: dict[Path, str] = {}
         files = [(p, sess) for p, sess in files if _project_matches(Path(sess), project, cwds)]
     if since:
-        from datetime import datetime
+        from datetime import UTC, datetime
 
         def written_since(p: str) -> bool:  # a file last written before `since` holds no record after it
             try:

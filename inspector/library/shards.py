@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.library.cache import pragmas
-from inspector.library.texts import PERSISTED_CAP, read_persisted, record_texts
 
 
 @dataclass(slots=True)
@@ -39,6 +38,8 @@ class Job:
     @property
     def size(self) -> int:
         """The bytes it reads."""
+        from inspector.library.texts import PERSISTED_CAP
+
         return max(0, self.st.st_size - self.start) if self.kind == "t" else min(self.st.st_size, PERSISTED_CAP)
 
 
@@ -265,6 +266,8 @@ def drop_texts(db: sqlite3.Connection, shard: str, fid: int, after: int) -> None
 def persisted_batches(path: str) -> list[Any]:
     """A persisted output as `read_texts` would give it: one text, as the scan reads it (its first PERSISTED_CAP
     bytes), then an `End` whose offset is the bytes read."""
+    from inspector.library.texts import read_persisted
+
     data = read_persisted(path)
     return [[(data.decode("utf-8", "replace"), 0, -1, len(data), "user", "persisted output", None, 0)], End(len(data), 0, 0)]
 
@@ -351,6 +354,8 @@ def _texts(raw: bytes, line: int, offset: int) -> list[tuple[Any, ...]]:
 
 def line_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
     """The (place, text) of a decoded line that the index holds, in order: `k` in `docs` is a rank in this list."""
+    from inspector.library.texts import record_texts
+
     return [(where, text) for where, text in record_texts(body) if text]
 
 
@@ -360,6 +365,7 @@ def texts_at(path: str, rows: list[tuple[Any, ...]], may_match: Callable[[bytes]
     changed since it was indexed, as the next search will find) is left out. A persisted output (line 0) is its
     first PERSISTED_CAP bytes. Lines are read once however many of their texts are asked for; `may_match`: the search's
     byte test of a line (a line that cannot hold the query is not decoded: its texts are left out)."""
+    from inspector.library.texts import read_persisted
     from inspector.transcript.records import LineError, decode_line
 
     out: list[tuple[Any, ...]] = []

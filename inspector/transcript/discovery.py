@@ -13,10 +13,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
-from inspector.textutil import timestamp_key
-from inspector.transcript.records import TITLE_SOURCES, first_typed_prompt, index_record
 from inspector.transcript.safefs import DIR, FILE, scan_dir
 
 
@@ -154,6 +150,8 @@ class SessionInfo:
 
 
 def _lines(chunk: bytes, *, drop_first: bool, drop_last: bool) -> list[dict]:
+    import orjson  # (imported where a file is read: resolving a target, as `search` does, needs none of it)
+
     parts = chunk.split(b"\n")
     if drop_first and parts:
         parts = parts[1:]
@@ -189,6 +187,8 @@ def _head_and_tail(path: Path, window: int) -> tuple[os.stat_result, list[dict],
 
 
 def _first_of(objs: list[dict]) -> str | None:
+    from inspector.textutil import timestamp_key
+
     stamps = [(key, ts) for o in objs if isinstance(ts := o.get("timestamp"), str) and (key := timestamp_key(ts)) is not None]
     return min(stamps)[1] if stamps else None
 
@@ -202,6 +202,9 @@ def first_timestamp(path: Path, window: int = 65536) -> str | None:
 
 def quick_info(path: Path, window: int = 65536) -> SessionInfo:
     """Read only the head and the tail of a transcript (like Claude Code's /resume picker)."""
+    from inspector.textutil import timestamp_key
+    from inspector.transcript.records import TITLE_SOURCES, first_typed_prompt, index_record
+
     st, head_objs, tail_objs = _head_and_tail(path, window)
     info = SessionInfo(path=path, size=st.st_size, mtime_ns=st.st_mtime_ns, session_id=path.stem)
     titles: dict[str, str] = {}

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 
 import orjson
 import pytest
@@ -209,6 +211,24 @@ def test_a_search_imports_only_what_a_lookup_needs(tmp_path):
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
         assert r.returncode == 0, f"{attempt}: {r.stdout}{r.stderr}"
     assert (tmp_path / "cache" / "inspector" / "index.sqlite").exists()
+    # a word the index knows is nowhere: nothing to read, so no JSON decoder, no record, no stats (the titles); on
+    # folders last changed a minute ago (a folder changed in the last 2 s is looked at again)
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    when = time.time() - 60
+    for d, _dirs, _files in os.walk(root):
+        os.utime(d, (when, when))
+    absent = (
+        code.replace(repr(str(SAMPLES)), repr(str(root)))
+        .replace("'IndexError'", "'zq9absentword'")
+        .replace(
+            "'multiprocessing');", "'multiprocessing', 'orjson', 'inspector.transcript.records', 'inspector.library.stats');"
+        )
+    )
+    assert absent.count("zq9absentword") == 1 and absent.count("orjson") == 1 and str(root) in absent
+    for attempt in ("indexed", "looked up"):
+        r = subprocess.run([sys.executable, "-c", absent], capture_output=True, text=True, cwd=ROOT, env=env)
+        assert r.returncode == 0 or attempt == "indexed", f"{attempt}: {r.stdout}{r.stderr}"
 
 
 def test_show_prints_the_timeline_and_one_record_in_full(workdir, tmp_path):

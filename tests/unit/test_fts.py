@@ -1108,3 +1108,50 @@ def test_path_key_is_the_absolute_path_for_every_spelling(tmp_path, monkeypatch)
         for s in spellings:
             assert path_key(s) == os.fsencode(os.path.abspath(s)), (where, s)
             assert path_key(Path(s)) == os.fsencode(os.path.abspath(Path(s))), (where, s)
+
+
+def test_a_listing_blob_reads_back_as_written_and_the_json_ones_before_it():
+    """The listings are kept in a form read back without a JSON decoder (a warm search imports none), names that are
+    not UTF-8 included; the JSON an earlier inspector wrote is still read."""
+    import orjson
+
+    from inspector.library.listings import listing_blob, parse_listing
+    from inspector.transcript.safefs import DIR, FILE
+
+    entries = [("s.jsonl", FILE), ("a b", DIR), ("é [x].jsonl", FILE), (os.fsdecode(b"\xff\xfe.jsonl"), FILE), ("f", DIR)]
+    assert parse_listing(listing_blob(entries)) == entries
+    assert parse_listing(listing_blob([])) == [] and listing_blob([]) == b"[]"
+    assert parse_listing(orjson.dumps([[n, k] for n, k in entries if n.isprintable()])) == [
+        e for e in entries if e[0].isprintable()
+    ]
+    for damaged in (b"fok/x", b"f", b"/d", b"d/", b"zname"):  # an entry without its kind, or without a name
+        assert parse_listing(damaged) is None
+
+
+def test_a_listing_an_earlier_inspector_kept_as_json_is_kept_again_in_todays_form(tmp_path):
+    """A warm search reads every listing back without a JSON decoder once each has been read one more time."""
+    import orjson
+
+    from inspector.library.listings import parse_listing
+    from inspector.library.search import list_transcripts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    _backdate(root)
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    target = resolve_target(root)
+    want = _old_listing(target)
+    first = idx.listing()
+    list_transcripts(target, scan=first)
+    first.save()
+    rows = idx.db.execute("SELECT dir, entries FROM listings").fetchall()
+    assert rows and all(not e.startswith(b"[[") for _, e in rows)
+    for d, e in rows:  # as inspector kept them before
+        idx.db.execute("UPDATE listings SET entries=? WHERE dir=?", (orjson.dumps(parse_listing(e)), d))
+    idx.db.commit()
+    again = SearchIndex(tmp_path / "i.sqlite").listing()
+    assert list_transcripts(target, scan=again)[0] == want and len(again.new) == len([e for _, e in rows if e != b"[]"])
+    again.save()
+    assert all(not e.startswith(b"[[") for (e,) in idx.db.execute("SELECT entries FROM listings"))
+    third = SearchIndex(tmp_path / "i.sqlite").listing()
+    assert list_transcripts(target, scan=third)[0] == want and third.new == []

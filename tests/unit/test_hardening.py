@@ -520,7 +520,6 @@ def test_a_line_over_the_cap_is_reported_with_its_size_and_never_held(tmp_path, 
     import inspector.transcript.index as index_mod
 
     monkeypatch.setattr(index_mod, "MAX_LINE", 10_000)
-    monkeypatch.setattr(search_mod, "MAX_LINE", 10_000)
     monkeypatch.setattr(search_mod, "BLOCK", 4_096)
     big = orjson.dumps(user("big", "u0", "needle " + "x" * 50_000))
     p = write_jsonl(tmp_path / "p" / "s.jsonl", [user("u0", None, "first"), big, user("u2", "u0", "needle after", sec=5)])

@@ -209,3 +209,17 @@ def test_an_undecodable_query_finds_the_replacement_character(tmp_path):
     assert code == 0 and "line 1" in out, err
     code, out, _ = run("search", "\udcff\udcfe", str(path))
     assert code == 1 and "No match" in out
+
+
+def test_the_query_is_escaped_as_json_writes_it():
+    """The byte test looks for the query as a JSON string holds it: escaped as orjson (and JSON.stringify) escape it,
+    for every character below U+0800 and some beyond (a search no longer imports orjson to know it)."""
+    import orjson
+
+    from inspector.library.search import json_string_body
+
+    chars = [chr(c) for c in range(0x800)] + ["\u2028", "\u2029", "\ufeff", "\uffff", "😀", "\U0010ffff"]
+    for c in chars:
+        assert json_string_body(c) == orjson.dumps(c)[1:-1].decode(), repr(c)
+    mixed = 'say "hi"\\n\x00\x1f\x7f\ttab é 😀 \u2028'
+    assert json_string_body(mixed) == orjson.dumps(mixed)[1:-1].decode()
