@@ -36,9 +36,8 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.library.cache import (
     IndexBusy,
@@ -96,8 +95,7 @@ def same_start(mark: bytes | None, head: bytes) -> bool:
     return len(head) >= n and head_mark(head[:n]) == mark
 
 
-@dataclass(slots=True)
-class IndexStatus:
+class IndexStatus(NamedTuple):
     path: Path
     files: int  # transcripts
     texts: int

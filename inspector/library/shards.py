@@ -10,30 +10,38 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.library.cache import pragmas
 
 
-@dataclass(slots=True)
 class Job:
     """A file to index: a transcript ("t": read from `start`, its line count then `lines`, after dropping its rows
     of lines after `after`: -1 all of them (a replaced or new file), `lines` those of an unfinished last line) or a
     persisted output ("p": one text, its first PERSISTED_CAP bytes). `row`: the file's row in the main database
     when planned (None: no row yet); written only if still the same."""
 
-    key: bytes
-    path: str
-    fid: int | None
-    start: int
-    lines: int
-    after: int
-    kind: str
-    st: os.stat_result
-    head: bytes | None
-    owner: bytes | None
-    row: tuple[Any, ...] | None
+    __slots__ = ("key", "path", "fid", "start", "lines", "after", "kind", "st", "head", "owner", "row")
+
+    def __init__(
+        self,
+        key: bytes,
+        path: str,
+        fid: int | None,
+        start: int,
+        lines: int,
+        after: int,
+        kind: str,
+        st: os.stat_result,
+        head: bytes | None,
+        owner: bytes | None,
+        row: tuple[Any, ...] | None,
+    ) -> None:
+        self.key, self.path, self.fid, self.start, self.lines, self.after = key, path, fid, start, lines, after
+        self.kind, self.st, self.head, self.owner, self.row = kind, st, head, owner, row
+
+    def __repr__(self) -> str:
+        return f"Job({self.kind} {self.path!r} fid={self.fid} from {self.start})"
 
     @property
     def size(self) -> int:
@@ -43,8 +51,7 @@ class Job:
         return max(0, self.st.st_size - self.start) if self.kind == "t" else min(self.st.st_size, PERSISTED_CAP)
 
 
-@dataclass(slots=True)
-class End:
+class End(NamedTuple):
     offset: int  # where the next read starts: the end of the last complete line
     lines: int  # complete lines up to there
     read: int  # lines read this time

@@ -222,7 +222,8 @@ def test_a_search_imports_only_what_a_lookup_needs(tmp_path):
         code.replace(repr(str(SAMPLES)), repr(str(root)))
         .replace("'IndexError'", "'zq9absentword'")
         .replace(
-            "'multiprocessing');", "'multiprocessing', 'orjson', 'inspector.transcript.records', 'inspector.library.stats');"
+            "'multiprocessing');",
+            "'multiprocessing', 'orjson', 'inspector.transcript.records', 'inspector.library.stats', 'dataclasses');",
         )
     )
     assert absent.count("zq9absentword") == 1 and absent.count("orjson") == 1 and str(root) in absent
