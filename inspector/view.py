@@ -18,8 +18,10 @@ from typing import Any
 from inspector.library.search import Query, search_file
 from inspector.textutil import human_size, printable
 from inspector.transcript.records import (
+    F_COMPACT_SUMMARY,
     F_IMAGE,
     F_META,
+    F_SYNTHETIC,
     F_TEXT,
     F_THINKING,
     F_TOOL_ERROR,
@@ -32,29 +34,28 @@ from inspector.transcript.records import (
 )
 from inspector.transcript.session import Session
 
+_OTHER_KINDS = {"attachment": "attachment", "progress": "progress"}  # any other type (not user, assistant, system)
+
 
 def row_kind(r: Record) -> str:
-    if r.is_compact_boundary or r.is_microcompact_boundary:
-        return "boundary"
-    if r.type == "user":
-        if r.is_compact_summary:
+    """The row a record makes (called for every record of the timeline: its type first, no property on the way)."""
+    t = r.type
+    if t == "user":
+        if r.flags & F_COMPACT_SUMMARY:
             return "summary"
         if r.tool_results:
             return "tool_result"
         return "user"
-    if r.type == "assistant":
+    if t == "assistant":
         if r.tool_uses:
             return "tool_call"
         if r.flags & F_THINKING and not r.flags & F_TEXT:
             return "thinking"
         return "assistant"
-    if r.type == "system":
-        return "system"
-    if r.type == "attachment":
-        return "attachment"
-    if r.type == "progress":
-        return "progress"
-    return "metadata"
+    if t == "system":  # (a compaction's and a microcompaction's boundaries are system records)
+        st = r.subtype
+        return "boundary" if st == "compact_boundary" or st == "microcompact_boundary" else "system"
+    return _OTHER_KINDS.get(t, "metadata")
 
 
 def passes(r: Record, kind: str, hidden: frozenset[str]) -> bool:
@@ -166,24 +167,33 @@ METADATA_LABELS = {
 def build_rows(s: Session, *, scope: str = "chain", hidden: frozenset[str] = frozenset()) -> list[Row]:
     """Rows for the timeline. scope: "chain" (the logical chain), "file" (every record in file order)."""
     conv = s.conversation
+    records = s.records
     on = set(conv.logical_chain)
-    indexes = conv.logical_chain if scope == "chain" else range(len(s.records))
+    indexes = conv.logical_chain if scope == "chain" else range(len(records))
     last_frag: dict[str, int] = {}
     for i in indexes:
-        r = s.records[i]
-        if r.type == "assistant" and r.has_real_usage and r.message_id:
+        r = records[i]
+        # (a response with real usage: has_real_usage, spelled out for the tens of thousands of records)
+        if r.type == "assistant" and r.usage is not None and not r.flags & F_SYNTHETIC and r.message_id:
             last_frag[r.message_id] = i
     rows = []
+    append = rows.append
     for i in indexes:
-        r = s.records[i]
+        r = records[i]
         kind = row_kind(r)
-        if not passes(r, kind, hidden):
+        if hidden and not passes(r, kind, hidden):
             continue
         tok = None
-        if r.type == "assistant" and r.has_real_usage and r.usage and (r.message_id is None or last_frag.get(r.message_id) == i):
-            tok = context_tokens(r.usage)
-        t = r.timestamp[11:19] if r.timestamp and len(r.timestamp) >= 19 else ""
-        rows.append(Row(i, kind, t, tok, s, i in on))
+        u = r.usage
+        if (
+            u
+            and r.type == "assistant"
+            and not r.flags & F_SYNTHETIC
+            and (r.message_id is None or last_frag.get(r.message_id) == i)
+        ):
+            tok = context_tokens(u)
+        ts = r.timestamp
+        append(Row(i, kind, ts[11:19] if ts and len(ts) >= 19 else "", tok, s, i in on))
     return rows
 
 
