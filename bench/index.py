@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         n = sum(1 for _ in root.glob("*/*.jsonl"))
         floor_python = best([sys.executable, "-c", "pass"], env)
         floor_imports = best([sys.executable, "-c", "import inspector.cli, inspector.library.search, inspector.library.fts"], env)
-        floor_libs = best([sys.executable, "-c", "import orjson, sqlite3, argparse, pathlib"], env)
+        floor_libs = best([sys.executable, "-c", "import sqlite3, argparse, pathlib"], env)
         cold_stats, _ = timed(py + ["stats", "--json", str(root)], env)
         warm_stats = best(py + ["stats", "--json", str(root)], env)
         fresh = {**env, "XDG_CACHE_HOME": str(Path(t) / "cache-first")}
@@ -140,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         size = sum(p.stat().st_size for p in (Path(t) / "cache" / "inspector").glob("index*.sqlite*"))
     rows = [
         ("floor: python -c pass", floor_python),
-        ("floor: python importing the libraries `search` needs (orjson, sqlite3, argparse, pathlib)", floor_libs),
-        ("floor: python importing what `search` imports (those, dataclasses, inspector's modules)", floor_imports),
+        ("floor: python importing the libraries a warm `search` needs (sqlite3, argparse, pathlib)", floor_libs),
+        ("floor: python importing what a warm `search` imports (those and inspector's modules)", floor_imports),
         (
             f"floor: one stat of each of the {inproc['stats'][1]:,} files and folders a search checks (in one process)",
             inproc["stats"][0],
