@@ -127,6 +127,31 @@ def test_cold_stats_in_several_processes_fill_the_cache(tmp_path):
     assert collect_stats(target, c2, workers=2) == first and (c2.hits, c2.misses) == (10, 0)
 
 
+def test_cold_stats_in_several_processes_go_in_batches_and_name_a_session_that_cannot_be_read(tmp_path):
+    """The pool gets the sessions in batches (biggest first, up to BATCH_FILES and BATCH_BYTES each); a session that
+    cannot be read costs only itself: left out and named (skip_errors), or raised (without)."""
+    from inspector.library.stats import BATCH_FILES, _batches, _compute
+
+    paths = []
+    for k in range(40):
+        p = tmp_path / "root" / "-w" / f"s{k:02}.jsonl"
+        write_jsonl(p, [user(f"u{k}", None, f"session {k} " + "x" * (k * 50))])
+        paths.append(p)
+    gone = tmp_path / "root" / "-w" / "gone.jsonl"  # listed, then deleted before it was read
+    todo = [(k, p, [], None) for k, p in enumerate([*paths[:17], gone, *paths[17:]])]
+    sizes = {n: p.stat().st_size if p.exists() else 0 for n, p, _, _ in todo}
+    order = sorted(todo, key=lambda t: -sizes[t[0]])
+    batches = _batches(order, sizes)
+    assert [t for b in batches for t in b] == order and max(len(b) for b in batches) == BATCH_FILES and len(batches) == 3
+    errors: list[tuple[int, OSError]] = []
+    got = dict(_compute(todo, 2, skip_errors=True, errors=errors))
+    assert sorted(got) == [n for n, p, _, _ in todo if p != gone] and [n for n, _ in errors] == [17]
+    assert all(got[n]["title"].split()[:2] == ["session", str(int(p.stem[1:]))] for n, p, _, _ in todo if p != gone)
+    assert isinstance(errors[0][1], FileNotFoundError)
+    with pytest.raises(FileNotFoundError):
+        dict(_compute(todo, 2))
+
+
 def test_a_config_folder_given_as_path_means_its_projects(tmp_path):
     cfg = tmp_path / "dotclaude"
     write_jsonl(cfg / "projects" / "-w-proj" / "a.jsonl", [user("u1", None, "typed in a config folder")])
