@@ -208,6 +208,23 @@ def _backdate(root, secs=60):
         os.utime(d, (when, when))
 
 
+def _listings_kept(tmp_path):
+    """The samples' folders (last changed a minute ago) listed once through a new index, their listings kept: the
+    index, the target and what the listing holds."""
+    from inspector.library.search import list_transcripts
+
+    root = tmp_path / "projects"
+    shutil.copytree(SAMPLES, root)
+    _backdate(root)
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    target = resolve_target(root)
+    want = _old_listing(target)
+    first = idx.listing()
+    list_transcripts(target, scan=first)
+    first.save()
+    return idx, target, want
+
+
 def _old_listing(target):
     """What the search listed before the index served listings: session_files, then subagent_files of each."""
     from inspector.transcript.discovery import session_files
@@ -286,22 +303,14 @@ def test_a_damaged_listing_entry_is_read_again_not_fatal(tmp_path, blob):
     entry replaced; the search answers as the scan does (it raised JSONDecodeError or ValueError for good)."""
     from inspector.library.search import list_transcripts
 
-    root = tmp_path / "projects"
-    shutil.copytree(SAMPLES, root)
-    _backdate(root)
-    idx = SearchIndex(tmp_path / "i.sqlite")
-    target = resolve_target(root)
-    want = _old_listing(target)
-    first = idx.listing()
-    list_transcripts(target, scan=first)
-    first.save()
+    idx, target, want = _listings_kept(tmp_path)
     idx.db.execute("UPDATE listings SET entries=?", (blob,))
     idx.db.commit()
     assert list_transcripts(target, scan=idx.listing())[0] == want  # this process read them already
     again = SearchIndex(tmp_path / "i.sqlite").listing()  # the next process reads the damaged entry
     assert list_transcripts(target, scan=again)[0] == want
     assert again.new  # read again and kept anew
-    scan, indexed = both(root, "error", idx)
+    scan, indexed = both(target.path, "error", idx)
     assert scan == indexed
 
 
@@ -1135,15 +1144,7 @@ def test_a_listing_an_earlier_inspector_kept_as_json_is_kept_again_in_todays_for
     from inspector.library.listings import parse_listing
     from inspector.library.search import list_transcripts
 
-    root = tmp_path / "projects"
-    shutil.copytree(SAMPLES, root)
-    _backdate(root)
-    idx = SearchIndex(tmp_path / "i.sqlite")
-    target = resolve_target(root)
-    want = _old_listing(target)
-    first = idx.listing()
-    list_transcripts(target, scan=first)
-    first.save()
+    idx, target, want = _listings_kept(tmp_path)
     rows = idx.db.execute("SELECT dir, entries FROM listings").fetchall()
     assert rows and all(not e.startswith(b"[[") for _, e in rows)
     for d, e in rows:  # as inspector kept them before
