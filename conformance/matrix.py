@@ -57,7 +57,20 @@ RELEASES = (
 )
 # releases measured only for the per-release probes: each side of a change of the summary's <analysis> and of the
 # leaf rule (bisected)
-PROBE_RELEASES = ("2.1.68", "2.1.69", "2.1.79", "2.1.80", "2.1.100", "2.1.101", "2.1.119", "2.1.120", "2.1.260", "2.1.261")
+PROBE_RELEASES = (
+    "2.1.6",
+    "2.1.7",
+    "2.1.68",
+    "2.1.69",
+    "2.1.79",
+    "2.1.80",
+    "2.1.100",
+    "2.1.101",
+    "2.1.119",
+    "2.1.120",
+    "2.1.260",
+    "2.1.261",
+)
 # a model of every family (4.x, 4.5 with haiku, 4.6, native 1M), a [1m] setting, and a model no release knows
 MODELS = (
     "claude-sonnet-4-0",
@@ -442,6 +455,7 @@ def release_probes(claude: Claude) -> dict[str, Any]:
     fact("leaf", lambda: leaf_rule(claude))
     fact("leaf_order", lambda: {"continues from": leaf_order_rule(claude)})
     fact("leaf_named", lambda: {"continues from": leaf_named_rule(claude)})
+    fact("leaf_thinking", lambda: {"continues from": leaf_thinking_rule(claude)})
     fact("repair_order", lambda: {"results": repair_order_rule(claude)})
     every = [c for c in load().get("cells", []) if not c.get("error")]
     have = sorted({c["version"] for c in every}, key=_vkey)
@@ -656,16 +670,17 @@ def write_doc() -> None:
         "the new prompt's parentUuid names the record it continues from. *Of two leaves*: two childless replies below",
         "the last one, the first written stamped later (`leaf_order_rule`). *A last-prompt off its line*: the last",
         "`last-prompt` names the last reply, with a reply below it and another beside it written last",
-        "(`leaf_named_rule`). *Off-chain results*: three parallel calls, the first result re-stamped after the second:",
+        "(`leaf_named_rule`). *Cut off while thinking*: the file ends in a reply of a thinking block only, nothing after",
+        "it (`leaf_thinking_rule`). *Off-chain results*: three parallel calls, the first result re-stamped after the second:",
         "the order the resumed request sends them in (`repair_order_rule`). *Re-attached*: eight files read (the newest",
         "one over 5,000 tokens), then a compaction: the files the first request after it carried, newest first, with",
         "the lines of each it carried (0: the file named only). *Analysis kept*: the summarizer wrote its `<analysis>`",
         "after its `<summary>`; whether the summary record kept it. *First request after*: the messages of the first",
         "request after a compaction on a Bash-only session (the summary and the reminders, in characters).",
         "",
-        "| release | leaf `--resume` continues from | of two leaves | a last-prompt off its line | off-chain results "
-        "| re-attached after a compaction | analysis kept | first request after |",
-        "|---|---|---|---|---|---|---|---|",
+        "| release | leaf `--resume` continues from | of two leaves | a last-prompt off its line | cut off while thinking "
+        "| off-chain results | re-attached after a compaction | analysis kept | first request after |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     after = {}
     for c in cells:
@@ -681,11 +696,18 @@ def write_doc() -> None:
             f"{m['role']}: " + ", ".join(f"{x['type']} {x['chars']:,}" for x in m["blocks"])
             for m in (after.get(r["version"]) or {}).get("messages", [])
         )
-        order, named, results = (
+        order, named, thinking, results = (
             (r.get(k) or {}).get(field) or (r.get(k) or {}).get("error") or "—"
-            for k, field in (("leaf_order", "continues from"), ("leaf_named", "continues from"), ("repair_order", "results"))
+            for k, field in (
+                ("leaf_order", "continues from"),
+                ("leaf_named", "continues from"),
+                ("leaf_thinking", "continues from"),
+                ("repair_order", "results"),
+            )
         )
-        lines.append(f"| {r['version']} | {leaf} | {order} | {named} | {results} | {re_words} | {an_words} | {shape or '—'} |")
+        lines.append(
+            f"| {r['version']} | {leaf} | {order} | {named} | {thinking} | {results} | {re_words} | {an_words} | {shape or '—'} |"
+        )
     from conformance.docblocks import write_page
 
     write_page(DOC, "\n".join(lines) + "\n")
@@ -775,11 +797,14 @@ def _continued_from(t: Path, known: set[Any], sb: Any) -> tuple[str | None, list
     return j, between, None
 
 
-def _branch_probe(claude: Claude, model: str, branches: tuple[tuple[str, str, int], ...], named: bool = False) -> str:
+def _branch_probe(
+    claude: Claude, model: str, branches: tuple[tuple[str, str, int], ...], named: bool = False, thinking: bool = False
+) -> str:
     """One turn, then childless replies appended below its last reply ("below": its children; "beside": children of
     its parent), each (its name, where, seconds after the last reply it is stamped), in that order, and, when `named`,
     a last-prompt naming the last reply; then `--resume`: the name of the record the new prompt continues from ("the
-    named record" for the last reply), "another record", or why there is no answer."""
+    named record" for the last reply), "another record", or why there is no answer. `thinking`: each appended reply
+    holds a thinking block only (a reply cut off after its thinking), not a text."""
     import uuid as uuidlib
     from datetime import datetime, timedelta
 
@@ -804,6 +829,9 @@ def _branch_probe(claude: Claude, model: str, branches: tuple[tuple[str, str, in
             rec["timestamp"] = (when + timedelta(seconds=later)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
             text = [{"type": "text", "text": name}]
             rec["message"] = dict(last.get("message") or {}, id=f"msg_branch_probe_{k}", content=text)
+            if thinking:  # as a streamed reply's first fragment is written: its thinking, no stop reason yet
+                content = [{"type": "thinking", "thinking": f"Thinking about {name}.", "signature": "c2lnbmF0dXJl"}]
+                rec["message"].update(content=content, stop_reason=None)
             rec.pop("requestId", None)
             lines.append(json.dumps(rec))
         if named:
@@ -823,6 +851,14 @@ def leaf_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
     assistant records below the last reply, the first written stamped a second later than the second ("the newest
     stamped" or "the last written", read from the new prompt's parentUuid)."""
     return _branch_probe(claude, model, (("the newest stamped", "below", 2), ("the last written", "below", 1)))
+
+
+def leaf_thinking_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
+    """Which record `--resume` continues from when the file ends in a reply cut off after its thinking (a thinking
+    block only, no stop reason, nothing after it: a process killed while the model was thinking): "the thinking
+    fragment" or "the reply before it" (the record it hangs off)."""
+    ans = _branch_probe(claude, model, (("the thinking fragment", "below", 1),), thinking=True)
+    return "the reply before it" if ans == "the named record" else ans
 
 
 def leaf_named_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
@@ -1028,6 +1064,12 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
         _verdict("leaf-named", leaf_named_rule, ("the named record",), ("the last written",)),
         "--resume continues from the record the last last-prompt names when it is off the last-written leaf's chain "
         "(before: from a leaf)",
+        "release",
+    ),
+    "leaf-thinking": (
+        _verdict("leaf-thinking", leaf_thinking_rule, ("the reply before it",), ("the thinking fragment",)),
+        "--resume leaves out a last reply cut off after its thinking and continues from the record before it (before: "
+        "from the thinking)",
         "release",
     ),
     "repair": (

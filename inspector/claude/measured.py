@@ -191,7 +191,16 @@ def resume_parent(conv: Any, version: str | None) -> tuple[str | None, str]:
     measured to follow, and that rule in words. A file that ends in a bookkeeping record below its last message
     (turn_duration, stop_hook_summary...) continues from that record in some releases and from the message in
     others; the messages sent are the same either way, but for a record that is sent (a local command's output
-    below a /compact that compacted nothing: `resumed_chain`)."""
+    below a /compact that compacted nothing: `resumed_chain`). A file that ends in a reply cut off after its thinking
+    continues from the record before that reply, in the releases that leave it out (`thinking_cut`)."""
+    cut = thinking_cut(conv, version)
+    if cut:
+        before = conv.chain[-len(cut) - 1] if len(conv.chain) > len(cut) else None
+        return (
+            conv.records[before].uuid if before is not None else None,
+            "--resume leaves out the last reply, cut off after its thinking, and continues from the record before it "
+            "(bisected: Claude Code 2.1.7 and later)",
+        )
     leaf = conv.leaf_uuid
     tail = conv.trailing_leaf
     if leaf is None or tail is None:
@@ -216,11 +225,23 @@ def resume_parent(conv: Any, version: str | None) -> tuple[str | None, str]:
 def resumed_chain(conv: Any, version: str | None) -> list[int]:
     """The records a resume continues from, in order: the active chain and, when the release continues from the
     trailing record below its leaf, the records down to it (a system record among them is sent when it is a local
-    command's output: "Not enough messages to compact." below the /compact that printed it, 2.1.328 seed 28002)."""
+    command's output: "Not enough messages to compact." below the /compact that printed it, 2.1.328 seed 28002); without
+    a last reply cut off after its thinking, where the release leaves it out."""
+    cut = thinking_cut(conv, version)
+    if cut:
+        return list(conv.chain)[: len(conv.chain) - len(cut)]
     tail = conv.trailing_leaf
     if tail is None or resume_parent(conv, version)[0] != conv.records[tail].uuid:
         return list(conv.chain)
     return list(conv.chain) + conv.below_leaf()
+
+
+def thinking_cut(conv: Any, version: str | None) -> list[int]:
+    """The records at the end of the chain that a resume by the session's release leaves out: a last reply cut off
+    after its thinking (thinking blocks only, nothing after it), from 2.1.7 (tree.THINKING_END_LEFT_OUT)."""
+    from inspector.transcript.tree import leaves_out_thinking_end
+
+    return conv.thinking_end() if leaves_out_thinking_end(version) else []
 
 
 def answer_at(probe: str, version: str | None) -> bool | None:

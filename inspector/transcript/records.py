@@ -106,6 +106,7 @@ F_SIDECHAIN = 1 << 9
 F_TOOL_ERROR = 1 << 10
 F_DOCUMENT = 1 << 11
 F_INTERRUPT = 1 << 12
+F_THINKING_ONLY = 1 << 13  # an assistant record whose content is thinking blocks only (a reply cut off while thinking)
 
 
 @dataclass(slots=True)
@@ -740,8 +741,10 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
             uses: list[tuple[str, str]] | None = None
             results: list[str] | None = None
             persisted: list[PersistedMarker] | None = None
+            thinking_only = bool(content)  # every block a thinking or redacted_thinking one (Claude Code's test)
             for b in content:
                 if not isinstance(b, dict):
+                    thinking_only = False
                     continue
                 if first_block is None:
                     first_block = b
@@ -799,6 +802,10 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
                     flags |= F_IMAGE
                 elif bt == "document":
                     flags |= F_DOCUMENT
+                if thinking_only and bt != "thinking" and bt != "redacted_thinking":
+                    thinking_only = False
+            if thinking_only and t == "assistant":
+                flags |= F_THINKING_ONLY
             if uses:
                 tool_uses = tuple(uses)
             if results:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from inspector.textutil import timestamp_key
-from inspector.transcript.records import MESSAGE_TYPES, Record, gc_paused
+from inspector.transcript.records import F_THINKING_ONLY, MESSAGE_TYPES, Record, gc_paused
 
 # The first release whose loader, once it relinks a compaction's kept messages, drops every record before that
 # compaction's boundary that it did not keep (2.1.81's wHY, 2.1.88's xRY; absent from 2.1.80's cli.js). Resumed by
@@ -50,6 +50,19 @@ LAST_PROMPT_NAMES_LEAF = (2, 1, 120)
 # second; 2.1.260 sent them by timestamp, 2.1.261 as written). Before it, §2.7's order: the fragments by timestamp,
 # then the results by timestamp.
 REPAIR_IN_FILE_ORDER = (2, 1, 261)
+
+# The first release whose `--resume` leaves out a last reply cut off after its thinking (an assistant record of
+# thinking blocks only, nothing after it: a process killed while the model thought) and continues from the record
+# before it (bisected with the leaf-thinking probe: 2.1.6 continued from the thinking, 2.1.7 from the reply before it;
+# 2.1.328 and 2.1.332 did so on generated sessions cut after such a fragment, 8 of 8). The file keeps the fragment: the
+# chain and the token story are the file's; what a resume continues from and sends (`claude.measured`) are not.
+THINKING_END_LEFT_OUT = (2, 1, 7)
+
+
+def leaves_out_thinking_end(version: str | None) -> bool:
+    """Whether the release's resume leaves out the chain's last records when they are thinking only (see
+    THINKING_END_LEFT_OUT)."""
+    return _from(version, THINKING_END_LEFT_OUT)
 
 
 def _from(version: str | None, first: tuple[int, int, int]) -> bool:
@@ -543,6 +556,15 @@ class Conversation:
         such as turn_duration or stop_hook_summary), or None when the leaf is the chain's last record. Whether
         `--resume` continues from it or from the leaf is a rule of each release (the era matrix's leaf probe)."""
         return self.trailing.get(self.leaf) if self.leaf is not None else None
+
+    def thinking_end(self) -> list[int]:
+        """The records at the end of the chain that are replies of thinking only (a reply cut off while the model
+        thought), in order: [] when the chain ends otherwise."""
+        chain, recs = self.chain, self.records
+        k = len(chain)
+        while k > 0 and recs[chain[k - 1]].flags & F_THINKING_ONLY:
+            k -= 1
+        return list(chain[k:])
 
     def below_leaf(self) -> list[int]:
         """The records from the leaf's child down to `trailing_leaf`, in order: what a resume that continues from

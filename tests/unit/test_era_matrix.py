@@ -51,15 +51,20 @@ RELEASES = orjson.loads(measured.DATA.read_bytes()).get("releases", [])
 @pytest.mark.parametrize("release", RELEASES, ids=lambda r: r["version"])
 def test_the_leaf_and_repair_rules_agree_with_what_each_release_did(release):
     """Which leaf a resume continues from and the order it puts off-chain results back in, as each release's binary
-    answered the harness's probes (leaf_order_rule, leaf_named_rule, repair_order_rule), is what inspector's tree
-    applies to a file that release wrote."""
-    from inspector.transcript.tree import leaf_by_file_order, names_last_prompt, repair_in_file_order
+    answered the harness's probes (leaf_order_rule, leaf_named_rule, repair_order_rule, leaf_thinking_rule), is what
+    inspector's tree applies to a file that release wrote."""
+    from inspector.transcript.tree import leaf_by_file_order, leaves_out_thinking_end, names_last_prompt, repair_in_file_order
 
     v = release["version"]
     answers = {
         "leaf_order": ("continues from", {"the last written": True, "the newest stamped": False}, leaf_by_file_order),
         "leaf_named": ("continues from", {"the named record": True, "the last written": False}, names_last_prompt),
         "repair_order": ("results", {"as written": True, "by timestamp": False}, repair_in_file_order),
+        "leaf_thinking": (
+            "continues from",
+            {"the reply before it": True, "the thinking fragment": False},
+            leaves_out_thinking_end,
+        ),
     }
     # what no rule of the tree is about: 2.0.x chained each result after the one before (nothing off the chain);
     # 2.1.20-2.1.79 put no off-chain result back on a resume (not followed: docs/binary-findings.md)
@@ -67,7 +72,7 @@ def test_the_leaf_and_repair_rules_agree_with_what_each_release_did(release):
     probed = [k for k in answers if release.get(k)]
     if not probed:
         pytest.skip(f"{v} was measured before these probes existed")
-    for key in answers:
+    for key in probed:  # (a release measured before a probe existed answers the others)
         field, meaning, rule = answers[key]
         got = (release.get(key) or {}).get(field)
         assert got in meaning or got in unruled, f"{v} {key}: an answer no rule covers: {release.get(key)}"

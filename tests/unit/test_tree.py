@@ -531,3 +531,69 @@ def test_a_last_prompt_before_the_last_compaction_names_nothing(tmp_path, logica
     recs.append({"type": "last-prompt", "lastPrompt": "go", "leafUuid": "f", "sessionId": recs[0].get("sessionId")})
     s = load(tmp_path, recs)
     assert s.records[s.conversation.leaf].uuid == "s"
+
+
+THINK = {"type": "thinking", "thinking": "Let me see.", "signature": "sig"}
+
+
+def _cut_while_thinking(tmp_path, version, last_blocks, name="s.jsonl"):
+    """A prompt, a reply, a second prompt, and replies to it of `last_blocks` each (one record per block, as a
+    streamed reply is written), the file written by `version`."""
+    recs = [
+        user("u1", None, "first", sec=0),
+        assistant("a1", "u1", [{"type": "text", "text": "done"}], sec=1),
+        user("u2", "a1", "second", sec=2),
+    ]
+    parent = "u2"
+    for k, blocks in enumerate(last_blocks):
+        recs.append(assistant(f"t{k}", parent, blocks, sec=3 + k, mid="msg_cut"))
+        parent = f"t{k}"
+    for r in recs:
+        r["version"] = version
+    return Session.load(write_jsonl(tmp_path / name, recs))
+
+
+def test_a_reply_cut_off_after_its_thinking_is_left_out_of_what_a_resume_continues_from(tmp_path):
+    """A file that ends in a reply of thinking blocks only (a process killed while the model thought): from 2.1.7,
+    `--resume` continues from the record before it (bisected with the harness's leaf-thinking probe; 2.1.328 and
+    2.1.332 did so on generated sessions cut there). The file's chain keeps it; what a resume continues from, what
+    it sends and where a compaction of the session ends leave it out."""
+    from inspector.claude.measured import resume_parent, resumed_chain
+    from inspector.compact.base import make_slice
+    from inspector.transcript.records import F_THINKING_ONLY
+
+    s = _cut_while_thinking(tmp_path, "2.1.332", [[THINK]])
+    conv = s.conversation
+    t0 = conv.by_uuid["t0"]
+    assert s.records[t0].flags & F_THINKING_ONLY and conv.leaf == t0 and conv.chain[-1] == t0
+    assert conv.thinking_end() == [t0]
+    assert resume_parent(conv, "2.1.332")[0] == "u2" and "thinking" in resume_parent(conv, "2.1.332")[1]
+    assert [s.records[i].uuid for i in resumed_chain(conv, "2.1.332")] == ["u1", "a1", "u2"]
+    assert s.records[make_slice(s).point].uuid == "u2"
+    assert resume_parent(conv, "2.1.7")[0] == "u2"
+    # before 2.1.7 the thinking is continued from, and kept
+    old = _cut_while_thinking(tmp_path, "2.1.6", [[THINK]], "old.jsonl")
+    assert resume_parent(old.conversation, "2.1.6")[0] == "t0" and old.records[make_slice(old).point].uuid == "t0"
+    assert [old.records[i].uuid for i in resumed_chain(old.conversation, "2.1.6")][-1] == "t0"
+    # two thinking blocks, redacted thinking too: both left out
+    two = _cut_while_thinking(tmp_path, "2.1.332", [[THINK], [{"type": "redacted_thinking", "data": "x"}]], "two.jsonl")
+    assert resume_parent(two.conversation, "2.1.332")[0] == "u2" and len(two.conversation.thinking_end()) == 2
+
+
+@pytest.mark.parametrize(
+    "last_blocks",
+    [
+        [[THINK], [{"type": "text", "text": "answer"}]],  # the reply went on after its thinking
+        [[THINK, {"type": "text", "text": "answer"}]],  # a record of thinking and text
+        [[{"type": "text", "text": "partial"}]],  # cut off inside its text: continued from (8 of 8 on the binaries)
+        [[THINK], [tool_use("c1", "Bash", {"command": "ls"})]],  # cut off after a call, before its result
+    ],
+)
+def test_a_reply_that_is_not_thinking_only_at_the_end_is_continued_from(tmp_path, last_blocks):
+    from inspector.claude.measured import resume_parent
+    from inspector.transcript.records import F_THINKING_ONLY
+
+    s = _cut_while_thinking(tmp_path, "2.1.332", last_blocks)
+    conv = s.conversation
+    assert conv.thinking_end() == [] and resume_parent(conv, "2.1.332")[0] == s.records[conv.leaf].uuid
+    assert not s.records[conv.leaf].flags & F_THINKING_ONLY
