@@ -516,7 +516,6 @@ def test_hostile_trees(tmp_path_factory, muts):
 
     from helpers import tree_hashes
 
-    import inspector.library.search as search_mod
     import inspector.transcript.index as index_mod
 
     base = tmp_path_factory.mktemp("tree")
@@ -530,8 +529,8 @@ def test_hostile_trees(tmp_path_factory, muts):
     src = next(p for p in (root / "-home-ann-work-weatherly").glob("*.jsonl") if (p.with_suffix("") / "session-memory").is_dir())
     blocked = _apply(root, src, muts, secret)
     before = tree_hashes(root)
-    saved = (index_mod.MAX_LINE, search_mod.MAX_LINE)
-    index_mod.MAX_LINE = search_mod.MAX_LINE = 4_000
+    saved = index_mod.MAX_LINE  # (search reads it from there when it reads a file)
+    index_mod.MAX_LINE = 4_000
     try:
         with _Blocked(blocked):
             for argv in (
@@ -561,7 +560,7 @@ def test_hostile_trees(tmp_path_factory, muts):
                 assert TREE_SECRET not in out.getvalue() or argv[0] == "search" and not jsonl(out.getvalue()), argv
                 assert "\x1b" not in out.getvalue() + err.getvalue()
     finally:
-        index_mod.MAX_LINE, search_mod.MAX_LINE = saved
+        index_mod.MAX_LINE = saved
     for p in (base / "out").rglob("*") if (base / "out").exists() else ():
         if p.is_file():
             assert TREE_SECRET not in p.read_text(errors="replace")
