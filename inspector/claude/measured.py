@@ -239,9 +239,7 @@ def resumed_chain(conv: Any, version: str | None) -> list[int]:
 def thinking_cut(conv: Any, version: str | None) -> list[int]:
     """The records at the end of the chain that a resume by the session's release leaves out: a last reply cut off
     after its thinking (thinking blocks only, nothing after it), from 2.1.7 (tree.THINKING_END_LEFT_OUT)."""
-    from inspector.transcript.tree import leaves_out_thinking_end
-
-    return conv.thinking_end() if leaves_out_thinking_end(version) else []
+    return conv.left_out_on_resume(version)
 
 
 def answer_at(probe: str, version: str | None) -> bool | None:

@@ -566,6 +566,10 @@ class Conversation:
             k -= 1
         return list(chain[k:])
 
+    def left_out_on_resume(self, version: str | None) -> list[int]:
+        """The records at the end of the chain a resume by `version` leaves out: `thinking_end` from 2.1.7."""
+        return self.thinking_end() if leaves_out_thinking_end(version) else []
+
     def below_leaf(self) -> list[int]:
         """The records from the leaf's child down to `trailing_leaf`, in order: what a resume that continues from
         the trailing record has on its chain after the leaf ([] without one; the trailing record alone where the
