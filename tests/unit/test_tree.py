@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from builders import assistant, attachment, progress, system, tool_result, tool_use, user
-from helpers import write_jsonl
+from helpers import REAL_PROJECTS, requires_realdata, write_jsonl
 
 from inspector.transcript.session import Session
 
@@ -597,3 +597,21 @@ def test_a_reply_that_is_not_thinking_only_at_the_end_is_continued_from(tmp_path
     conv = s.conversation
     assert conv.thinking_end() == [] and resume_parent(conv, "2.1.332")[0] == s.records[conv.leaf].uuid
     assert not s.records[conv.leaf].flags & F_THINKING_ONLY
+
+
+@pytest.mark.realdata  # reads ../shared/realdata: the realdata layer
+@requires_realdata
+def test_a_real_session_killed_while_the_model_thought_resumes_from_the_result_before():
+    """A 2.1.29 session of ../shared/realdata ends in a thinking fragment (one output token, no stop reason) and a
+    progress record: the process ended while the model thought. Its file chain keeps the fragment; a resume
+    continues from the tool result the reply answered."""
+    from inspector.claude.measured import resume_parent, resumed_chain
+
+    [path] = REAL_PROJECTS.glob("-Users-gtrrz-victor-wks-test-cli-cli/24a274a3-*.jsonl")
+    s = Session.load(path)
+    conv = s.conversation
+    [cut] = conv.thinking_end()
+    assert s.records[conv.leaf].type == "assistant" and conv.leaf == cut and s.version == "2.1.29"
+    before = conv.chain[-2]
+    assert s.records[before].tool_results and resume_parent(conv, s.version)[0] == s.records[before].uuid
+    assert resumed_chain(conv, s.version) == list(conv.chain[:-1])
