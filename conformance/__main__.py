@@ -146,7 +146,20 @@ def main(argv: list[str] | None = None) -> int:
         help="inspector inside Claude Code: its statusline, MCP server and hook, each run by the real binary "
         "(conformance/inside.py); with --readme the table goes into docs/conformance.md",
     )
+    ap.add_argument(
+        "--crash-cuts",
+        type=Path,
+        metavar="RUNS",
+        help="cut the transcripts of a folder of kept runs where a killed process leaves a file, resume each with "
+        "VERSION and compare where it continued with inspector's answer (conformance/crash.py; --seed, --per-kind)",
+    )
+    ap.add_argument("--per-kind", type=int, default=4, help="with --crash-cuts: cuts of each shape (default 4)")
     args = ap.parse_args(argv)
+    if args.crash_cuts:
+        from conformance import crash
+
+        install(args.version, log=lambda m: print(m, file=sys.stderr))
+        return crash.main(args.crash_cuts, args.version, args.per_kind, args.seed)
     if args.inside:
         from conformance.inside import run_inside
         from conformance.inside import table as inside_table

@@ -806,3 +806,45 @@ def test_the_thresholds_compared_are_the_last_working_steps(tmp_path):
     assert last_working_step(tmp_path) == 2
     (tmp_path / "debug.log").write_text("no steps here")
     assert last_working_step(tmp_path) is None
+
+
+def test_the_crash_shapes_are_cut_where_a_killed_process_leaves_a_file(tmp_path):
+    """conformance/crash.py's cut points, on a transcript of every shape: each cut ends in the record that names its
+    shape, a draw takes at most N of each, and the file's own last record is no crash."""
+    from builders import attachment, system, tool_result, tool_use
+
+    from conformance.crash import KINDS, cuts_of, kind_of
+
+    think = {"type": "thinking", "thinking": "hm", "signature": "s"}
+    recs = [
+        user("u1", None, "a prompt", sec=0),  # after_prompt
+        attachment("at1", "u1", {"type": "date", "date": "x"}, sec=1),  # after_attachment
+        assistant("a1", "at1", [think], sec=2, mid="m1"),  # thinking_only_end (the reply goes on)
+        assistant("a2", "a1", [{"type": "text", "text": "so"}], sec=3, mid="m1"),  # inside_reply
+        assistant("a3", "a2", [tool_use("c1")], sec=4, mid="m1"),  # call_without_result (its last fragment)
+        tool_result("r1", "a3", "c1", sec=5),  # after_result
+        assistant("e1", "r1", [{"type": "text", "text": "API Error"}], sec=6, isApiErrorMessage=True),  # after_api_error
+        system("s1", "e1", "turn_duration", sec=7),  # after_system
+        system("b1", None, "compact_boundary", sec=8, logicalParentUuid="s1"),  # after_boundary
+        user("sum", "b1", "This session is being continued", sec=9, isCompactSummary=True),  # after_summary
+        user("u9", "sum", "the last prompt", sec=10),  # the file's end: no cut
+    ]
+    want = [
+        "after_prompt",
+        "after_attachment",
+        "thinking_only_end",
+        "inside_reply",
+        "call_without_result",
+        "after_result",
+        "after_api_error",
+        "after_system",
+        "after_boundary",
+        "after_summary",
+    ]
+    assert [kind_of(recs, i) for i in range(len(recs) - 1)] == want and sorted(want) == sorted(KINDS)
+    p = tmp_path / "s.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    cuts = cuts_of([p, p], 1, seed=0)
+    assert sorted(c.kind for c in cuts) == sorted(KINDS) and {c.lines for c in cuts} == set(range(1, len(recs)))
+    assert all(kind_of(recs, c.lines - 1) == c.kind for c in cuts)
+    assert len(cuts_of([p, p], 2, seed=0)) == 2 * len(KINDS)
