@@ -70,6 +70,8 @@ PROBE_RELEASES = (
     "2.1.120",
     "2.1.260",
     "2.1.261",
+    "2.1.263",
+    "2.1.265",
 )
 # a model of every family (4.x, 4.5 with haiku, 4.6, native 1M), a [1m] setting, and a model no release knows
 MODELS = (
@@ -456,6 +458,7 @@ def release_probes(claude: Claude) -> dict[str, Any]:
     fact("leaf_order", lambda: {"continues from": leaf_order_rule(claude)})
     fact("leaf_named", lambda: {"continues from": leaf_named_rule(claude)})
     fact("leaf_thinking", lambda: {"continues from": leaf_thinking_rule(claude)})
+    fact("unanswered_call", lambda: {"continues": unanswered_call_rule(claude)})
     fact("repair_order", lambda: {"results": repair_order_rule(claude)})
     every = [c for c in load().get("cells", []) if not c.get("error")]
     have = sorted({c["version"] for c in every}, key=_vkey)
@@ -667,20 +670,22 @@ def write_doc() -> None:
         "## Per release",
         "",
         "*Leaf*: a file that ends in a `turn_duration` system record below its last reply was resumed with `--resume`;",
-        "the new prompt's parentUuid names the record it continues from. *Of two leaves*: two childless replies below",
-        "the last one, the first written stamped later (`leaf_order_rule`). *A last-prompt off its line*: the last",
+        "the new prompt's parentUuid names the record it continues from. *Of two leaves*: two childless replies below the",
+        "last one, the first written stamped later (`leaf_order_rule`). *A last-prompt off its line*: the last",
         "`last-prompt` names the last reply, with a reply below it and another beside it written last",
         "(`leaf_named_rule`). *Cut off while thinking*: the file ends in a reply of a thinking block only, nothing after",
-        "it (`leaf_thinking_rule`). *Off-chain results*: three parallel calls, the first result re-stamped after the second:",
-        "the order the resumed request sends them in (`repair_order_rule`). *Re-attached*: eight files read (the newest",
-        "one over 5,000 tokens), then a compaction: the files the first request after it carried, newest first, with",
-        "the lines of each it carried (0: the file named only). *Analysis kept*: the summarizer wrote its `<analysis>`",
-        "after its `<summary>`; whether the summary record kept it. *First request after*: the messages of the first",
-        "request after a compaction on a Bash-only session (the summary and the reminders, in characters).",
+        "it (`leaf_thinking_rule`). *Between results*: two parallel calls, the file cut after the second's result, the",
+        "first's left out (`unanswered_call_rule`). *Off-chain results*: three parallel calls, the first result",
+        "re-stamped after the second: the order the resumed request sends them in (`repair_order_rule`). *Re-attached*:",
+        "eight files read (the newest one over 5,000 tokens), then a compaction: the files the first request after it",
+        "carried, newest first, with the lines of each it carried (0: the file named only). *Analysis kept*: the",
+        "summarizer wrote its `<analysis>` after its `<summary>`; whether the summary record kept it. *First request",
+        "after*: the messages of the first request after a compaction on a Bash-only session (the summary and the",
+        "reminders, in characters).",
         "",
         "| release | leaf `--resume` continues from | of two leaves | a last-prompt off its line | cut off while thinking "
-        "| off-chain results | re-attached after a compaction | analysis kept | first request after |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| between results | off-chain results | re-attached after a compaction | analysis kept | first request after |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     after = {}
     for c in cells:
@@ -696,17 +701,19 @@ def write_doc() -> None:
             f"{m['role']}: " + ", ".join(f"{x['type']} {x['chars']:,}" for x in m["blocks"])
             for m in (after.get(r["version"]) or {}).get("messages", [])
         )
-        order, named, thinking, results = (
+        order, named, thinking, unanswered, results = (
             (r.get(k) or {}).get(field) or (r.get(k) or {}).get("error") or "—"
             for k, field in (
                 ("leaf_order", "continues from"),
                 ("leaf_named", "continues from"),
                 ("leaf_thinking", "continues from"),
+                ("unanswered_call", "continues"),
                 ("repair_order", "results"),
             )
         )
         lines.append(
-            f"| {r['version']} | {leaf} | {order} | {named} | {thinking} | {results} | {re_words} | {an_words} | {shape or '—'} |"
+            f"| {r['version']} | {leaf} | {order} | {named} | {thinking} | {unanswered} | {results} | {re_words} | {an_words} "
+            f"| {shape or '—'} |"
         )
     from conformance.docblocks import write_page
 
@@ -898,6 +905,47 @@ def resume_cut(transcript: Path, lines: int, version: str, model: str = "claude-
         sb.close()
 
 
+def unanswered_call_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
+    """Where `--resume` continues a file that ends between parallel calls' results: a reply of two parallel calls (each
+    result a child of its call), the first call's result taken out and the file cut after the second's (a process
+    killed while the first call ran). "below the unanswered call" (the first call's record) or "below the last
+    result", read from the first record of the file the new prompt's chain reaches."""
+    from conformance.runner import Sandbox
+
+    sb = Sandbox.make()
+    try:
+        first = run(_scenario(model, Script(turns=1, parallel=2)), claude, sandbox=sb)
+        ts = first.transcripts()
+        if not ts:
+            return "no transcript written"
+        t = ts[0]
+        lines = t.read_text().splitlines()
+        recs = [json.loads(ln) if ln.strip() else None for ln in lines]
+
+        def blocks(r: dict[str, Any] | None, kind: str) -> list[dict[str, Any]]:
+            c = (r or {}).get("message", {}).get("content")
+            return [b for b in c if isinstance(b, dict) and b.get("type") == kind] if isinstance(c, list) else []
+
+        res = [k for k, r in enumerate(recs) if r and r.get("type") == "user" and blocks(r, "tool_result")]
+        if len(res) < 2:
+            return f"{len(res)} result records written"
+        if recs[res[1]].get("parentUuid") == recs[res[0]].get("uuid"):
+            return "on the chain"  # each result chained after the one before (2.0.x): no call is left off
+        first_id = blocks(recs[res[0]], "tool_result")[0].get("tool_use_id")
+        call = next((k for k, r in enumerate(recs) if any(b.get("id") == first_id for b in blocks(r, "tool_use"))), None)
+        if call is None:
+            return "the first result's call not found"
+        kept = [ln for k, ln in enumerate(lines[: res[1] + 1]) if k != res[0]]
+        t.write_text("\n".join(kept) + "\n")
+        names = {recs[call]["uuid"]: "below the unanswered call", recs[res[1]]["uuid"]: "below the last result"}
+        run(Scenario("unanswered", model, (Step("one more", Script(turns=0)),)), claude, sandbox=sb, resume_id=t.stem)
+        known = {json.loads(ln).get("uuid") for ln in kept if ln.strip()}
+        parent, _, why = _continued_from(t, known, sb)
+        return why or names.get(parent, "another record")
+    finally:
+        sb.close()
+
+
 def repair_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
     """In which order `--resume` sends a reply's results that are off the walked chain: a reply of three parallel calls
     (each result a child of its call, the chain through the last), the first result re-stamped after the second
@@ -1070,6 +1118,12 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
         _verdict("leaf-thinking", leaf_thinking_rule, ("the reply before it",), ("the thinking fragment",)),
         "--resume leaves out a last reply cut off after its thinking and continues from the record before it (before: "
         "from the thinking)",
+        "release",
+    ),
+    "unanswered-call": (
+        _verdict("unanswered-call", unanswered_call_rule, ("below the unanswered call",), ("below the last result",)),
+        "--resume of a file that ends between parallel calls' results continues below the call left without one "
+        "(before: below the last result)",
         "release",
     ),
     "repair": (

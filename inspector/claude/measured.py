@@ -201,6 +201,13 @@ def resume_parent(conv: Any, version: str | None) -> tuple[str | None, str]:
             "--resume leaves out the last reply, cut off after its thinking, and continues from the record before it "
             "(bisected: Claude Code 2.1.7 and later)",
         )
+    call = conv.resumed_below_call(version)
+    if call is not None and call != conv.leaf:
+        return (
+            conv.records[call].uuid,
+            "--resume writes an interrupted result below the call the last reply left without one and continues below "
+            "it, not below the last result (bisected: Claude Code 2.1.265 and later)",
+        )
     leaf = conv.leaf_uuid
     tail = conv.trailing_leaf
     if leaf is None or tail is None:

@@ -58,11 +58,24 @@ REPAIR_IN_FILE_ORDER = (2, 1, 261)
 # chain and the token story are the file's; what a resume continues from and sends (`claude.measured`) are not.
 THINKING_END_LEFT_OUT = (2, 1, 7)
 
+# The first release whose `--resume` of a file that ends between parallel calls' results (one answered, another not:
+# a process killed while a call ran) continues below the call left without a result: it writes an interrupted result
+# below each such call, then a "No response requested." reply and the new prompt (bisected with the unanswered-call
+# probe: 2.1.263 continued below the last result, 2.1.265 below the unanswered call; 2.1.328 and 2.1.332 did so on
+# generated sessions cut there, 3 of 3). Before it, and for a file that ends in the call itself, the leaf.
+UNANSWERED_CALL_RESUMED = (2, 1, 265)
+
 
 def leaves_out_thinking_end(version: str | None) -> bool:
     """Whether the release's resume leaves out the chain's last records when they are thinking only (see
     THINKING_END_LEFT_OUT)."""
     return _from(version, THINKING_END_LEFT_OUT)
+
+
+def resumes_below_unanswered_call(version: str | None) -> bool:
+    """Whether the release's resume continues below the last call the chain's last reply left without a result (see
+    UNANSWERED_CALL_RESUMED)."""
+    return _from(version, UNANSWERED_CALL_RESUMED)
 
 
 def _from(version: str | None, first: tuple[int, int, int]) -> bool:
@@ -569,6 +582,32 @@ class Conversation:
     def left_out_on_resume(self, version: str | None) -> list[int]:
         """The records at the end of the chain a resume by `version` leaves out: `thinking_end` from 2.1.7."""
         return self.thinking_end() if leaves_out_thinking_end(version) else []
+
+    def unanswered_call(self, end: int | None = None) -> int | None:
+        """The record of the last call the chain's last reply left without a result (the chain's trailing fragments and
+        results, up to position `end`), or None when each has its result."""
+        chain, recs = self.chain, self.records
+        k = len(chain) if end is None else end
+        calls: list[tuple[int, str]] = []
+        answered: set[str] = set()
+        while k > 0:
+            r = recs[chain[k - 1]]
+            if r.type == "assistant":
+                calls += [(chain[k - 1], tid) for tid, _ in reversed(r.tool_uses)]
+            elif r.type == "user" and r.tool_results:
+                answered.update(r.tool_results)
+            elif r.type != "attachment":  # (a prompt, a summary, a boundary: the reply began after it)
+                break
+            k -= 1
+        left = [i for i, tid in calls if tid not in answered]  # (calls were collected from the end back)
+        return left[0] if left else None
+
+    def resumed_below_call(self, version: str | None) -> int | None:
+        """The call a resume by `version` continues below: `unanswered_call` from 2.1.265, after the records it
+        leaves out (`left_out_on_resume`)."""
+        if not resumes_below_unanswered_call(version):
+            return None
+        return self.unanswered_call(len(self.chain) - len(self.left_out_on_resume(version)))
 
     def below_leaf(self) -> list[int]:
         """The records from the leaf's child down to `trailing_leaf`, in order: what a resume that continues from

@@ -51,9 +51,15 @@ RELEASES = orjson.loads(measured.DATA.read_bytes()).get("releases", [])
 @pytest.mark.parametrize("release", RELEASES, ids=lambda r: r["version"])
 def test_the_leaf_and_repair_rules_agree_with_what_each_release_did(release):
     """Which leaf a resume continues from and the order it puts off-chain results back in, as each release's binary
-    answered the harness's probes (leaf_order_rule, leaf_named_rule, repair_order_rule, leaf_thinking_rule), is what
-    inspector's tree applies to a file that release wrote."""
-    from inspector.transcript.tree import leaf_by_file_order, leaves_out_thinking_end, names_last_prompt, repair_in_file_order
+    answered the harness's probes (leaf_order_rule, leaf_named_rule, repair_order_rule, leaf_thinking_rule,
+    unanswered_call_rule), is what inspector's tree applies to a file that release wrote."""
+    from inspector.transcript.tree import (
+        leaf_by_file_order,
+        leaves_out_thinking_end,
+        names_last_prompt,
+        repair_in_file_order,
+        resumes_below_unanswered_call,
+    )
 
     v = release["version"]
     answers = {
@@ -64,6 +70,11 @@ def test_the_leaf_and_repair_rules_agree_with_what_each_release_did(release):
             "continues from",
             {"the reply before it": True, "the thinking fragment": False},
             leaves_out_thinking_end,
+        ),
+        "unanswered_call": (
+            "continues",
+            {"below the unanswered call": True, "below the last result": False},
+            resumes_below_unanswered_call,
         ),
     }
     # what no rule of the tree is about: 2.0.x chained each result after the one before (nothing off the chain);

@@ -615,3 +615,42 @@ def test_a_real_session_killed_while_the_model_thought_resumes_from_the_result_b
     before = conv.chain[-2]
     assert s.records[before].tool_results and resume_parent(conv, s.version)[0] == s.records[before].uuid
     assert resumed_chain(conv, s.version) == list(conv.chain[:-1])
+
+
+def _between_results(tmp_path, version, answered, name="p.jsonl"):
+    """A prompt and a reply of two parallel calls (one record each, the second below the first), the results of the
+    calls named in `answered` written below their calls, the file written by `version`."""
+    recs = [
+        user("u1", None, "check both", sec=0),
+        assistant("f1", "u1", [tool_use("c1", "Bash", {"command": "sleep 100"})], sec=1, mid="m1"),
+        assistant("f2", "f1", [tool_use("c2", "Bash", {"command": "ls"})], sec=2, mid="m1"),
+    ]
+    for k, (tid, call) in enumerate((("c1", "f1"), ("c2", "f2"))):
+        if tid in answered:
+            recs.append(tool_result(f"r{k + 1}", call, tid, sec=3 + k))
+    for r in recs:
+        r["version"] = version
+    return Session.load(write_jsonl(tmp_path / name, recs))
+
+
+def test_a_resume_between_parallel_calls_results_continues_below_the_call_left_without_one(tmp_path):
+    """A file that ends after one parallel call's result, another call unanswered (a process killed while it ran):
+    from 2.1.265 `--resume` writes an interrupted result below that call and continues below it (bisected with the
+    harness's unanswered-call probe; 2.1.328 and 2.1.332 on generated sessions cut there, 3 of 3), before it below
+    the last result, the leaf."""
+    from inspector.claude.measured import resume_parent
+
+    s = _between_results(tmp_path, "2.1.332", {"c2"})
+    conv = s.conversation
+    assert s.records[conv.leaf].uuid == "r2" and s.records[conv.unanswered_call()].uuid == "f1"
+    uuid, why = resume_parent(conv, "2.1.332")
+    assert uuid == "f1" and "interrupted result" in why
+    assert resume_parent(conv, "2.1.265")[0] == "f1" and resume_parent(conv, "2.1.263")[0] == "r2"
+    # the file ends in the unanswered call itself, or every call has its result: the leaf either way
+    alone = _between_results(tmp_path, "2.1.332", set(), "alone.jsonl")
+    assert (
+        alone.records[alone.conversation.unanswered_call()].uuid == "f2" and resume_parent(alone.conversation, "2.1.332")[0] == "f2"
+    )
+    both = _between_results(tmp_path, "2.1.332", {"c1", "c2"}, "both.jsonl")
+    assert both.conversation.unanswered_call() is None
+    assert resume_parent(both.conversation, "2.1.332")[0] == both.records[both.conversation.leaf].uuid
