@@ -648,9 +648,8 @@ def test_a_resume_between_parallel_calls_results_continues_below_the_call_left_w
     assert resume_parent(conv, "2.1.265")[0] == "f1" and resume_parent(conv, "2.1.263")[0] == "r2"
     # the file ends in the unanswered call itself, or every call has its result: the leaf either way
     alone = _between_results(tmp_path, "2.1.332", set(), "alone.jsonl")
-    assert (
-        alone.records[alone.conversation.unanswered_call()].uuid == "f2" and resume_parent(alone.conversation, "2.1.332")[0] == "f2"
-    )
+    call = alone.conversation.unanswered_call()
+    assert call is not None and alone.records[call].uuid == "f2" and resume_parent(alone.conversation, "2.1.332")[0] == "f2"
     both = _between_results(tmp_path, "2.1.332", {"c1", "c2"}, "both.jsonl")
     assert both.conversation.unanswered_call() is None
     assert resume_parent(both.conversation, "2.1.332")[0] == both.records[both.conversation.leaf].uuid
