@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         nargs=3,
         metavar=("PROBE", "LO", "HI"),
         help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
-        "enforce-sonnet-4-6, leaf, analysis); recorded in inspector/claude/era_matrix.json",
+        "enforce-sonnet-4-6, leaf, leaf-order, leaf-named, leaf-thinking, unanswered-call, repair, repair-order, "
+        "analysis, iterations: conformance.matrix.PROBES); recorded in inspector/claude/era_matrix.json",
     )
     ap.add_argument(
         "--random",

@@ -905,6 +905,29 @@ def resume_cut(transcript: Path, lines: int, version: str, model: str = "claude-
         sb.close()
 
 
+def _blocks_of(r: dict[str, Any] | None, kind: str) -> list[dict[str, Any]]:
+    c = ((r or {}).get("message") or {}).get("content")
+    return [b for b in c if isinstance(b, dict) and b.get("type") == kind] if isinstance(c, list) else []
+
+
+def _parallel_turn(claude: Claude, model: str, calls: int, sb: Any) -> tuple[Path, list[str], list[Any], list[int]] | str:
+    """One turn of a reply of `calls` parallel calls, each result a child of its call: (the transcript, its lines, their
+    records, the lines of the result records), or why there is no such file ("on the chain": 2.0.x chained each result
+    after the one before, so no call or result is off the chain)."""
+    first = run(_scenario(model, Script(turns=1, parallel=calls)), claude, sandbox=sb)
+    ts = first.transcripts()
+    if not ts:
+        return "no transcript written"
+    lines = ts[0].read_text().splitlines()
+    recs: list[Any] = [json.loads(ln) if ln.strip() else None for ln in lines]
+    res = [k for k, r in enumerate(recs) if r and r.get("type") == "user" and _blocks_of(r, "tool_result")]
+    if len(res) < calls:
+        return f"{len(res)} result records written"
+    if recs[res[1]].get("parentUuid") == recs[res[0]].get("uuid"):
+        return "on the chain"
+    return ts[0], lines, recs, res
+
+
 def unanswered_call_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
     """Where `--resume` continues a file that ends between parallel calls' results: a reply of two parallel calls (each
     result a child of its call), the first call's result taken out and the file cut after the second's (a process
@@ -914,25 +937,12 @@ def unanswered_call_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> st
 
     sb = Sandbox.make()
     try:
-        first = run(_scenario(model, Script(turns=1, parallel=2)), claude, sandbox=sb)
-        ts = first.transcripts()
-        if not ts:
-            return "no transcript written"
-        t = ts[0]
-        lines = t.read_text().splitlines()
-        recs = [json.loads(ln) if ln.strip() else None for ln in lines]
-
-        def blocks(r: dict[str, Any] | None, kind: str) -> list[dict[str, Any]]:
-            c = (r or {}).get("message", {}).get("content")
-            return [b for b in c if isinstance(b, dict) and b.get("type") == kind] if isinstance(c, list) else []
-
-        res = [k for k, r in enumerate(recs) if r and r.get("type") == "user" and blocks(r, "tool_result")]
-        if len(res) < 2:
-            return f"{len(res)} result records written"
-        if recs[res[1]].get("parentUuid") == recs[res[0]].get("uuid"):
-            return "on the chain"  # each result chained after the one before (2.0.x): no call is left off
-        first_id = blocks(recs[res[0]], "tool_result")[0].get("tool_use_id")
-        call = next((k for k, r in enumerate(recs) if any(b.get("id") == first_id for b in blocks(r, "tool_use"))), None)
+        got = _parallel_turn(claude, model, 2, sb)
+        if isinstance(got, str):
+            return got
+        t, lines, recs, res = got
+        first_id = _blocks_of(recs[res[0]], "tool_result")[0].get("tool_use_id")
+        call = next((k for k, r in enumerate(recs) if any(b.get("id") == first_id for b in _blocks_of(r, "tool_use"))), None)
         if call is None:
             return "the first result's call not found"
         kept = [ln for k, ln in enumerate(lines[: res[1] + 1]) if k != res[0]]
@@ -954,25 +964,10 @@ def repair_order_rule(claude: Claude, model: str = "claude-sonnet-4-5") -> str:
 
     sb = Sandbox.make()
     try:
-        first = run(_scenario(model, Script(turns=1, parallel=3)), claude, sandbox=sb)
-        ts = first.transcripts()
-        if not ts:
-            return "no transcript written"
-        t = ts[0]
-        lines = t.read_text().splitlines()
-        recs = [json.loads(ln) if ln.strip() else None for ln in lines]
-        res = [
-            k
-            for k, r in enumerate(recs)
-            if r
-            and r.get("type") == "user"
-            and isinstance((r.get("message") or {}).get("content"), list)
-            and any(b.get("type") == "tool_result" for b in r["message"]["content"] if isinstance(b, dict))
-        ]
-        if len(res) < 3:
-            return f"{len(res)} result records written"
-        if recs[res[1]].get("parentUuid") == recs[res[0]].get("uuid"):
-            return "on the chain"  # each result chained after the one before (2.0.x): nothing is off the chain
+        got = _parallel_turn(claude, model, 3, sb)
+        if isinstance(got, str):
+            return got
+        t, lines, recs, res = got
         a, b = recs[res[0]], recs[res[1]]
         a["timestamp"], b["timestamp"] = b["timestamp"], a["timestamp"]
         if a["timestamp"] == b["timestamp"]:
