@@ -769,3 +769,30 @@ def test_a_delivered_task_s_images_count_2000_each_in_the_328_estimate():
     assert rough_record_328({**rec, "message": {"role": "user", "content": ""}}) == 0  # no content: nothing at all
     queued = {"type": "attachment", "attachment": {"type": "queued_command", "taskDelivery": delivery}}
     assert rough_record_328({**queued, "rendered": [{"content": "y" * 12}]}) == 3 + 4_000
+
+
+def test_the_tokens_report_says_where_a_killed_session_resumes(tmp_path):
+    """A file a killed process left (its last reply cut off after its thinking; a call left without its result while
+    another has one) says where `claude --resume` continues, and by which rule; a session that ended normally does not."""
+    think = {"type": "thinking", "thinking": "hm", "signature": "s"}
+    recs = [user("u1", None, "go", sec=0), assistant("a1", "u1", [think], sec=1)]
+    for r in recs:
+        r["version"] = "2.1.332"
+    p = write_jsonl(tmp_path / "p" / "thinking.jsonl", recs)
+    code, out, err = run("tokens", str(p))
+    assert code == 0, err
+    [line] = [ln for ln in out.splitlines() if "Resume:" in ln]
+    assert "continues from line 1:" in line and "cut off after its thinking" in line
+    calls = [
+        user("u1", None, "go", sec=0),
+        assistant("f1", "u1", [tool_use("c1", "Bash", {"command": "sleep 9"})], sec=1, mid="m"),
+        assistant("f2", "f1", [tool_use("c2", "Bash", {"command": "ls"})], sec=2, mid="m"),
+        tool_result("r2", "f2", "c2", sec=3),
+    ]
+    for r in calls:
+        r["version"] = "2.1.332"
+    q = write_jsonl(tmp_path / "q" / "calls.jsonl", calls)
+    code, out, _ = run("tokens", str(q))
+    assert code == 0 and "Resume: continues from line 2: --resume writes an interrupted result" in out
+    code, out, _ = run("tokens", str(sample_session("Fix forecast")))
+    assert code == 0 and "Resume:" not in out
