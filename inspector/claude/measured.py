@@ -191,23 +191,11 @@ def resume_parent(conv: Any, version: str | None) -> tuple[str | None, str]:
     measured to follow, and that rule in words. A file that ends in a bookkeeping record below its last message
     (turn_duration, stop_hook_summary...) continues from that record in some releases and from the message in
     others; the messages sent are the same either way, but for a record that is sent (a local command's output
-    below a /compact that compacted nothing: `resumed_chain`). A file that ends in a reply cut off after its thinking
-    continues from the record before that reply, in the releases that leave it out (`thinking_cut`)."""
-    cut = thinking_cut(conv, version)
-    if cut:
-        before = conv.chain[-len(cut) - 1] if len(conv.chain) > len(cut) else None
-        return (
-            conv.records[before].uuid if before is not None else None,
-            "--resume leaves out the last reply, cut off after its thinking, and continues from the record before it "
-            "(bisected: Claude Code 2.1.7 and later)",
-        )
-    call = conv.resumed_below_call(version)
-    if call is not None and call != conv.leaf:
-        return (
-            conv.records[call].uuid,
-            "--resume writes an interrupted result below the call the last reply left without one and continues below "
-            "it, not below the last result (bisected: Claude Code 2.1.265 and later)",
-        )
+    below a /compact that compacted nothing: `resumed_chain`). A file a killed process left continues elsewhere in
+    some releases (`killed_resume`)."""
+    killed = killed_resume(conv, version)
+    if killed is not None:
+        return killed
     leaf = conv.leaf_uuid
     tail = conv.trailing_leaf
     if leaf is None or tail is None:
@@ -234,7 +222,7 @@ def resumed_chain(conv: Any, version: str | None) -> list[int]:
     trailing record below its leaf, the records down to it (a system record among them is sent when it is a local
     command's output: "Not enough messages to compact." below the /compact that printed it, 2.1.328 seed 28002); without
     a last reply cut off after its thinking, where the release leaves it out."""
-    cut = thinking_cut(conv, version)
+    cut = conv.left_out_on_resume(version)
     if cut:
         return list(conv.chain)[: len(conv.chain) - len(cut)]
     tail = conv.trailing_leaf
@@ -243,10 +231,27 @@ def resumed_chain(conv: Any, version: str | None) -> list[int]:
     return list(conv.chain) + conv.below_leaf()
 
 
-def thinking_cut(conv: Any, version: str | None) -> list[int]:
-    """The records at the end of the chain that a resume by the session's release leaves out: a last reply cut off
-    after its thinking (thinking blocks only, nothing after it), from 2.1.7 (tree.THINKING_END_LEFT_OUT)."""
-    return conv.left_out_on_resume(version)
+def killed_resume(conv: Any, version: str | None) -> tuple[str | None, str] | None:
+    """Where `claude --resume` continues a file a killed process left, when the release does not continue from its
+    leaf (the uuid, and the rule in words): a last reply cut off after its thinking is left out, from 2.1.7
+    (`Conversation.left_out_on_resume`); a call the last reply left without a result while another has one gets an
+    interrupted result below it, from 2.1.265 (`Conversation.resumed_below_call`). None otherwise."""
+    cut = conv.left_out_on_resume(version)
+    if cut:
+        before = conv.chain[-len(cut) - 1] if len(conv.chain) > len(cut) else None
+        return (
+            conv.records[before].uuid if before is not None else None,
+            "--resume leaves out the last reply, cut off after its thinking, and continues from the record before it "
+            "(bisected: Claude Code 2.1.7 and later)",
+        )
+    call = conv.resumed_below_call(version)
+    if call is not None and call != conv.leaf:
+        return (
+            conv.records[call].uuid,
+            "--resume writes an interrupted result below the call the last reply left without one and continues below "
+            "it, not below the last result (bisected: Claude Code 2.1.265 and later)",
+        )
+    return None
 
 
 def answer_at(probe: str, version: str | None) -> bool | None:

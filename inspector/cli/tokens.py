@@ -162,12 +162,13 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
         lines.append(f"  Rules: {th['rules']}")
     if th.get("measured"):
         lines.append(f"  Checked on the binary: {th['measured']}")
-    conv, version = rep.session.conversation, rep.session.version
-    resume = d.get("resume") or {}
-    if conv.left_out_on_resume(version) or conv.resumed_below_call(version) not in (None, conv.leaf):
-        # a file a killed process left: `claude --resume` does not continue from its last record
-        at = next((r.line for r in rep.session.records if r.uuid and r.uuid == resume.get("continues_from")), None)
-        lines.append(f"  Resume: continues from line {at or '?'}: {resume.get('rule', '')}")
+    from inspector.claude.measured import killed_resume
+
+    conv = rep.session.conversation
+    killed = killed_resume(conv, rep.session.version)  # a file a killed process left: not continued from its leaf
+    if killed is not None:
+        at = conv.by_uuid.get(killed[0]) if killed[0] is not None else None
+        lines.append(f"  Resume: continues from line {rep.session.records[at].line if at is not None else '?'}: {killed[1]}")
     c = d["calibration"]
     caveat = ""
     if c["error_pct"] > 10:

@@ -82,10 +82,8 @@ def make_slice(s: Session, at: str | None = None, settings: Settings | None = No
         raise CompactError(f"{s.path} has no conversation to compact")
     if at is None:
         # the leaf, or the record before a last reply cut off after its thinking: a resumed process, which would run
-        # the compaction, does not have it (claude.measured.thinking_cut)
-        from inspector.claude.measured import thinking_cut
-
-        cut = thinking_cut(s.conversation, s.version)
+        # the compaction, does not have it (Conversation.left_out_on_resume)
+        cut = s.conversation.left_out_on_resume(s.version)
         end = len(chain) - 1 - (len(cut) if chain[len(chain) - len(cut) :] == cut else 0)
         if end < 0:
             raise CompactError(f"{s.path} has no conversation to compact (its only reply was cut off while thinking)")
