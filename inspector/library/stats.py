@@ -307,16 +307,24 @@ def _compute(
 
     With `skip_errors`, a session that cannot be read is left out (and put in `errors`) instead of stopping the rest."""
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    done: set[int] = set()
+
+    def settle(got: Iterable[tuple[int, dict[str, Any] | OSError]]) -> Iterable[tuple[int, dict[str, Any]]]:
+        """Each session's stats, read here or by the pool (`_many`); one that could not be read raised, or left out
+        and put in `errors` (skip_errors)."""
+        for n, st in got:
+            done.add(n)
+            if isinstance(st, OSError):
+                if not skip_errors:
+                    raise st
+                if errors is not None:
+                    errors.append((n, st))
+                continue
+            yield n, st
 
     def here(items: list[tuple[int, Path, list[Path], Any]]) -> Iterable[tuple[int, dict[str, Any]]]:
-        for n, path, mine, _ in items:
-            try:
-                yield n, _one(path, mine)
-            except OSError as exc:
-                if not skip_errors:
-                    raise
-                if errors is not None:
-                    errors.append((n, exc))
+        for n, path, mine, _ in items:  # one at a time: each yielded as soon as it is read
+            yield from settle(_many([(n, path, mine)]))
 
     if n_workers <= 1 or len(todo) < 8:
         yield from here(todo)
@@ -330,7 +338,6 @@ def _compute(
     order = sorted(todo, key=lambda t: -sizes[t[0]])
     import multiprocessing
 
-    done: set[int] = set()
     try:
         # forkserver, not fork: the caller may be a threaded app (the TUI), and forking threads is unsafe
         with ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
@@ -338,15 +345,7 @@ def _compute(
 
             futures = [pool.submit(_many, [(n, path, mine) for n, path, mine, _ in batch]) for batch in _batches(order, sizes)]
             for f in as_completed(futures):
-                for n, got in f.result():  # (BrokenProcessPool: the rest is done here, below)
-                    done.add(n)
-                    if isinstance(got, OSError):
-                        if not skip_errors:
-                            raise got
-                        if errors is not None:
-                            errors.append((n, got))
-                        continue
-                    yield n, got
+                yield from settle(f.result())  # (BrokenProcessPool: the rest is done here, below)
     except (BrokenProcessPool, RuntimeError, PermissionError) as exc:  # no worker processes here: this one does it
         import sys
 
