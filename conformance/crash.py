@@ -103,8 +103,9 @@ def cuts_of(files: Iterable[Path], per_kind: int, seed: int, kinds: tuple[str, .
     return out
 
 
-def inspector_line(cut: Cut, version: str) -> int | None:
-    """The line of the record inspector says a resume of the cut file continues from."""
+def read_cut(cut: Cut, version: str) -> tuple[int | None, dict[str, int]]:
+    """The cut file read by inspector: the line of the record it says a resume continues from, and the line of each
+    record's uuid (where the release's answer is looked up)."""
     from inspector.claude.measured import resume_parent
     from inspector.transcript.session import Session
 
@@ -112,8 +113,12 @@ def inspector_line(cut: Cut, version: str) -> int | None:
         p = Path(d) / cut.path.name
         p.write_text("".join(ln + "\n" for ln in cut.path.read_text().splitlines()[: cut.lines]))
         s = Session.load(p)
+        lines: dict[str, int] = {}
+        for r in s.records:
+            if r.uuid is not None:
+                lines.setdefault(r.uuid, r.line)
         uuid = resume_parent(s.conversation, version)[0]
-        return next((r.line for r in s.records if uuid is not None and r.uuid == uuid), None)
+        return (lines.get(uuid) if uuid is not None else None), lines
 
 
 def compare(cuts: list[Cut], version: str, log: Callable[[str], None] = print) -> list[Cut]:
@@ -121,29 +126,20 @@ def compare(cuts: list[Cut], version: str, log: Callable[[str], None] = print) -
     from conformance.matrix import resume_cut
 
     for cut in cuts:
-        cut.inspector = inspector_line(cut, version)
+        cut.inspector, lines = read_cut(cut, version)
         try:
             uuid, between = resume_cut(cut.path, cut.lines, version)
         except Exception as exc:  # noqa: BLE001 - a run that fails is a row that says so
             cut.note = f"{type(exc).__name__}: {exc}"[:200]
             log(f"{cut.kind} {cut.path.name} {cut.lines}: {cut.note}")
             continue
-        lines = cut.path.read_text().splitlines()[: cut.lines]
-        cut.claude = next((k + 1 for k, ln in enumerate(lines) if uuid and f'"{uuid}"' in ln and _uuid_of(ln) == uuid), None)
+        cut.claude = lines.get(uuid) if uuid is not None else None
         cut.note = f"written between: {', '.join(between) or 'none'}"
         log(
             f"{'same' if cut.same else 'DIFFERENT'} {cut.kind} {cut.path.parent.parent.parent.name} cut {cut.lines}: "
             f"Claude Code {cut.claude}, inspector {cut.inspector} ({cut.note})"
         )
     return cuts
-
-
-def _uuid_of(line: str) -> str | None:
-    try:
-        u = json.loads(line).get("uuid")
-    except ValueError:
-        return None
-    return u if isinstance(u, str) else None
 
 
 def table(cuts: list[Cut], version: str) -> str:
