@@ -235,7 +235,9 @@ def killed_resume(conv: Any, version: str | None) -> tuple[str | None, str] | No
     """Where `claude --resume` continues a file a killed process left, when the release does not continue from its
     leaf (the uuid, and the rule in words): a last reply cut off after its thinking is left out, from 2.1.7
     (`Conversation.left_out_on_resume`); a call the last reply left without a result while another has one gets an
-    interrupted result below it, from 2.1.265 (`Conversation.resumed_below_call`). None otherwise."""
+    interrupted result below it, from 2.1.265 (`Conversation.resumed_below_call`); a file that ends inside a compaction
+    continues from what the loader kept of it (`Conversation.cut_in_compaction`: the boundary, or the kept records).
+    None otherwise."""
     cut = conv.left_out_on_resume(version)
     if cut:
         before = conv.chain[-len(cut) - 1] if len(conv.chain) > len(cut) else None
@@ -250,6 +252,21 @@ def killed_resume(conv: Any, version: str | None) -> tuple[str | None, str] | No
             conv.records[call].uuid,
             "--resume writes an interrupted result below the call the last reply left without one and continues below "
             "it, not below the last result (bisected: Claude Code 2.1.265 and later)",
+        )
+    b = conv.cut_in_compaction()
+    if b is not None and conv.leaf is not None and conv.leaf >= b:
+        return (
+            conv.leaf_uuid,
+            "the file ends inside a compaction (its boundary written, not its summary: the process was killed while "
+            "compacting); the loader keeps nothing before the boundary, so --resume sends none of the conversation "
+            "and no summary of it (2.1.328 and 2.1.332, files cut so)",
+        )
+    if b is not None and conv.relink is not None and conv.relink.boundary == b:
+        return (
+            conv.leaf_uuid,
+            "the file ends inside a compaction (its boundary written, not its summary: the process was killed while "
+            "compacting); --resume sends the records the compaction kept, without the summary of what it dropped "
+            "(2.1.328 and 2.1.332, files cut so)",
         )
     return None
 

@@ -134,6 +134,12 @@ class Relink:
     anchor_at: int = -1  # the anchor's index
 
 
+def _keeps(r: Record) -> bool:
+    """Whether a compaction's boundary names records it kept (the loader looks for the last that does)."""
+    meta = r.get("compact") or {}
+    return bool(meta.get("preservedMessages") or meta.get("preservedSegment"))
+
+
 def is_sent(r: Record) -> bool:
     """A record a resumed Claude Code sends: a message, or an attachment with the text it rendered (2.1.3xx)."""
     return r.type in MESSAGE_TYPES or (r.type == "attachment" and bool(r.get("rendered")))
@@ -241,6 +247,7 @@ class Conversation:
         self.history_parent = self.parent
         self._moved: list[int] = []  # the boundaries whose kept records the history moved after their summary
         self._kept_any: set[int] = set()  # the records they kept
+        self.loaded_from = -1  # the boundary before which the loader drops the records it did not keep (-1: none)
         if not boundaries:
             return
         found = {b: rl for b in boundaries if (rl := self._relink(b, self.parent, apply=False)) is not None}
@@ -254,7 +261,7 @@ class Conversation:
             for b, rl in found.items():
                 if not rl.in_place:
                     rl = replace(rl, head_was=self._history_of(rl.kept[0]))
-                    prev = rl.anchor_at
+                    prev = rl.anchor_at if rl.anchor_at >= 0 else None
                     for k in rl.kept:
                         history[k] = prev
                         prev = k
@@ -265,6 +272,14 @@ class Conversation:
         self.relink = self._relink(last, self.parent)
         if self.relink is not None and not self.relinks:
             self.relinks = {last: self.relink}
+        # Where the loader drops every record before the last boundary it did not keep (LOADS_FROM_LAST_COMPACTION):
+        # when the last compaction's kept records are relinked, and when it kept none but an earlier one names kept
+        # records (the loader finds the last compaction that keeps some; when that is not the last one, it drops all
+        # before the last: 2.1.88's xRY, 2.1.332's kRr). A file without any such compaction is loaded whole.
+        if loads_from_last_compaction(recs[last].version) and (
+            self.relink is not None or (not _keeps(recs[last]) and any(_keeps(recs[b]) for b in boundaries[:-1]))
+        ):
+            self.loaded_from = last
 
     def _relink(self, last: int, parent: dict[int, int | None], apply: bool = True) -> Relink | None:
         """Apply the kept messages of the compaction at `last` to `parent` (unless not `apply`); its Relink, or None
@@ -279,11 +294,11 @@ class Conversation:
         if isinstance(pm, dict) and isinstance(pm.get("uuids"), list) and pm["uuids"] and isinstance(pm.get("anchorUuid"), str):
             listed = [u for u in pm["uuids"] if isinstance(u, str)]
             anchor = pm["anchorUuid"]
-            if len(listed) != len(pm["uuids"]) or any(u not in bu for u in listed) or anchor not in bu:
-                return None  # any listed uuid missing: Claude Code relinks nothing
+            if len(listed) != len(pm["uuids"]) or any(u not in bu for u in listed):
+                return None  # any listed uuid missing: Claude Code relinks nothing (the anchor is not checked)
         elif isinstance(seg, dict) and all(isinstance(seg.get(k), str) for k in ("headUuid", "anchorUuid", "tailUuid")):
             head, anchor, tail = seg["headUuid"], seg["anchorUuid"], seg["tailUuid"]
-            if head not in bu or anchor not in bu or tail not in bu:
+            if head not in bu or tail not in bu:
                 return None
             walk: list[str] = []  # validate: walking parents from tail must reach head
             i: int | None = bu[tail]
@@ -304,23 +319,29 @@ class Conversation:
         else:
             return None
         kept = [bu[u] for u in listed]
-        a = bu[anchor]
+        # the anchor (the summary) may be missing: a file cut inside its compaction, the boundary written and the
+        # summary not. Claude Code relinks all the same (2.1.88's xRY, 2.1.332's kRr check only the kept records), the
+        # head then hanging off a record that is not there; a resume of such a cut continued from the kept tail, not
+        # from a record after it that the loader drops (2.1.332 REPL seed 99016 cut after its boundary)
+        a = bu.get(anchor)
         head_was = parent.get(kept[0])
         in_place = a == last  # chained after the boundary itself: the kept records come before the summary
+        at = a if a is not None else -1
         if not apply:
-            return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place, tuple(kept), a)
+            return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place, tuple(kept), at)
         kept_set = set(kept)
         dropped = {j for j in range(last) if j in parent and j not in kept_set}
+        recs = self.records
         for j, p in list(parent.items()):
             if j in kept_set:
                 continue
-            if p == a or (j > last and p in dropped):
+            if (p == a if a is not None else recs[j].parent == anchor) or (j > last and p in dropped):
                 parent[j] = kept[-1]
         prev = a
         for k in kept:
             parent[k] = prev
             prev = k
-        return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place, tuple(kept), a)
+        return Relink(last, listed[0], anchor, listed[-1], frozenset(listed), head_was, in_place, tuple(kept), at)
 
     def _history_of(self, j: int) -> int | None:
         """A record's parent in the history: as chained by the compactions that kept it, else moved as the last
@@ -339,14 +360,27 @@ class Conversation:
 
     def _leaf_candidates(self) -> list[int]:
         # Once a compaction's kept messages are relinked, Claude Code drops the records before its boundary that it
-        # did not keep (LOADS_FROM_LAST_COMPACTION), so none of them is a leaf: a summary of the compaction before,
-        # newer than the kept tail's end, would be. A file where that leaves no leaf at all is read whole.
-        rl = self.relink
-        if rl is not None and loads_from_last_compaction(self.records[rl.boundary].version):
-            loaded = self._candidates(lambda i: i >= rl.boundary or self.records[i].uuid in rl.preserved)
-            if loaded:
-                return loaded
-        return self._candidates(lambda i: True)
+        # did not keep (`loaded_from`), so none of them is a leaf: a summary of the compaction before, newer than the
+        # kept tail's end, would be. Where that leaves nothing that is sent (a file cut inside a compaction, after its
+        # boundary or its attachments), the resume continues from the last record loaded: resumed by 2.1.328 and
+        # 2.1.332, 13 of 13 files cut right after a boundary that kept nothing, below one that kept some, continued from
+        # that boundary (docs/binary-findings.md), sending none of the conversation before it.
+        b = self.loaded_from
+        if b < 0:
+            return self._candidates(lambda i: True)
+        recs, kept = self.records, self.relink.preserved if self.relink is not None else frozenset()
+
+        def loaded(i: int) -> bool:
+            return i >= b or recs[i].uuid in kept
+
+        found = self._candidates(loaded)
+        if found:
+            return found
+        if self.relink is not None:  # kept records that lead to no message (a damaged file: a relink into a cycle)
+            return self._candidates(lambda i: True)
+        side = [i for i in self.parent if loaded(i) and recs[i].type != "progress"]
+        main = [i for i in side if not recs[i].is_sidechain] if self.main_thread else side
+        return [max(main or side)] if side else []
 
     def _candidates(self, loaded: Callable[[int], bool]) -> list[int]:
         """The leaf rule (§2.7, §2.6): records no other chain record names as parent, each walked up to
@@ -355,8 +389,11 @@ class Conversation:
         them out of its message map and bridges over them, so a Stop hook's progress hanging off the
         final reply (about half of the files 2.1.1x–2.1.4x wrote) does not make that reply a non-leaf."""
         recs = self.records
-        has_child: set[int] = {p for i, p in self.parent.items() if p is not None and recs[i].type != "progress"}
+        # (a record the loader drops is no one's child: a prompt_snapshot written after the last kept result, before
+        # the boundary, leaves that result the leaf: 2.1.328 seed 96004 and 2.1.332 REPL seed 99016, cut in a compaction)
+        has_child: set[int] = {p for i, p in self.parent.items() if p is not None and recs[i].type != "progress" and loaded(i)}
         cands: set[int] = set()
+        reaches: dict[int, bool] = {}
         trailing: dict[int, int] = {}  # a candidate -> the last childless record below it (a bookkeeping record)
         self.trailing = trailing
         for i in self.parent:
@@ -368,6 +405,8 @@ class Conversation:
                 j = self.parent.get(j)
                 steps += 1
             if j is not None and is_sent(recs[j]):
+                if recs[j].type == "attachment" and not self._below_message(j, reaches):
+                    continue
                 cands.add(j)
                 if i != j and i > trailing.get(j, -1):
                     trailing[j] = i
@@ -377,6 +416,27 @@ class Conversation:
             if main:
                 return main
         return out
+
+    def _below_message(self, j: int, memo: dict[int, bool]) -> bool:
+        """Whether a record's walk up reaches a user or assistant record. An attachment that is sent is a leaf only
+        below one: the attachments a compaction writes after its boundary, in a file cut before its summary, hang off
+        the boundary alone, and the resume continues from the kept tail when the compaction kept one (2.1.328 seed
+        96004 cut after its date attachment), from the last of them when it kept none (2.1.332 seed 79307)."""
+        recs, path = self.records, []
+        k: int | None = self.parent.get(j)
+        found = False
+        while k is not None and len(path) <= len(recs):
+            if k in memo:
+                found = memo[k]
+                break
+            if recs[k].type in MESSAGE_TYPES:
+                found = True
+                break
+            path.append(k)
+            k = self.parent.get(k)
+        for q in path:
+            memo[q] = found
+        return found
 
     def _choose_leaf(self) -> int | None:
         cands = self._leaf_candidates()
@@ -578,6 +638,14 @@ class Conversation:
         while k > 0 and recs[chain[k - 1]].flags & F_THINKING_ONLY:
             k -= 1
         return list(chain[k:])
+
+    def cut_in_compaction(self) -> int | None:
+        """The last compaction's boundary when the file ends inside that compaction (its boundary written, no summary
+        after it: a process killed while it compacted), else None."""
+        b = self.last_boundary
+        if b < 0 or any(r.is_compact_summary for r in self.records[b + 1 :]):
+            return None
+        return b
 
     def left_out_on_resume(self, version: str | None) -> list[int]:
         """The records at the end of the chain a resume by `version` leaves out: `thinking_end` from 2.1.7."""

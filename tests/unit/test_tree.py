@@ -653,3 +653,81 @@ def test_a_resume_between_parallel_calls_results_continues_below_the_call_left_w
     both = _between_results(tmp_path, "2.1.332", {"c1", "c2"}, "both.jsonl")
     assert both.conversation.unanswered_call() is None
     assert resume_parent(both.conversation, "2.1.332")[0] == both.records[both.conversation.leaf].uuid
+
+
+# -- a file cut inside a compaction (the boundary written, the summary not): where --resume continues ----------------
+
+
+def _cut_after_second_boundary(keeps: bool, version: str = "2.1.332") -> list[dict]:
+    """`_back_to_back` cut right after its second boundary: that compaction keeping the first's tail and what followed
+    (`keeps`), or nothing; a prompt_snapshot written after n2, before the boundary (2.1.332's shape)."""
+    recs = _back_to_back(version)[:9]
+    recs.insert(8, attachment("p", "n2", {"type": "prompt_snapshot"}, sec=7, version=version))
+    if not keeps:
+        del recs[9]["compactMetadata"]["preservedMessages"]
+    return recs
+
+
+def test_a_cut_after_a_boundary_that_kept_nothing_below_one_that_kept_some_continues_from_the_boundary(tmp_path):
+    """The loader drops every record before the last boundary once an earlier compaction kept some (2.1.88's xRY,
+    2.1.332's kRr): nothing of the conversation is left, and --resume continued from the boundary itself (2.1.328
+    and 2.1.332: 13 of 13 such cuts of generated runs); inspector took the last reply before it."""
+    from inspector.claude.measured import resume_parent
+
+    s = load(tmp_path, _cut_after_second_boundary(keeps=False))
+    c = s.conversation
+    assert c.leaf_uuid == "b2"
+    assert uuids(s, c.chain) == ["b2"]
+    uuid, rule = resume_parent(c, "2.1.332")
+    assert uuid == "b2" and "sends none of the conversation" in rule
+    from helpers import run_cli
+
+    code, out, err = run_cli("tokens", str(s.path))
+    assert code == 0, err
+    assert "Resume: continues from line 10: the file ends inside a compaction" in out  # the boundary's line
+
+
+def test_a_cut_after_a_boundary_that_kept_nothing_in_a_file_with_no_kept_records_is_read_whole(tmp_path):
+    """No compaction of the file keeps records: the loader drops nothing, and the resume continued from the last
+    record before the boundary (2.1.328 seed 1021, a partial compaction's boundary)."""
+    recs = _cut_after_second_boundary(keeps=False)
+    del recs[4]["compactMetadata"]["preservedMessages"]
+    s = load(tmp_path, recs)
+    assert s.conversation.leaf_uuid == "n2"  # (the prompt_snapshot below it is not sent: the walk goes up to n2)
+
+
+def test_a_cut_before_the_summary_relinks_the_kept_records_without_their_anchor(tmp_path):
+    """The summary (the anchor the kept records hang off) was never written: Claude Code relinks them all the same
+    (it checks the kept records, not the anchor) and drops the prompt_snapshot after them, so the resume continued
+    from the kept tail (2.1.332 REPL seed 99016), where inspector took that prompt_snapshot."""
+    s = load(tmp_path, _cut_after_second_boundary(keeps=True))
+    c = s.conversation
+    assert c.relink is not None and c.relink.anchor_at == -1
+    assert c.leaf_uuid == "n2"
+    assert uuids(s, c.chain) == ["k1", "k2", "n1", "n2"]
+    from inspector.claude.measured import resume_parent
+
+    uuid, rule = resume_parent(c, "2.1.332")
+    assert uuid == "n2" and "without the summary" in rule
+    # the same file with its summary written: no compaction is cut, the rule is the leaf's
+    whole = _back_to_back()
+    assert load(tmp_path, whole, name="w.jsonl").conversation.cut_in_compaction() is None
+
+
+def test_a_cut_after_the_compactions_attachments_continues_from_the_kept_tail(tmp_path):
+    """The attachments a compaction writes after its boundary hang off the boundary alone: a sent one is no leaf when
+    its walk reaches no message (2.1.328 seed 96004 cut after its date attachment continued from the kept tail)."""
+    recs = _cut_after_second_boundary(keeps=True)
+    recs.append(attachment("d", "b2", {"type": "date"}, sec=8, rendered="Today is ...", version="2.1.332"))
+    s = load(tmp_path, recs)
+    assert s.conversation.leaf_uuid == "n2"
+    recs2 = _cut_after_second_boundary(keeps=False)
+    recs2.append(attachment("d", "b2", {"type": "date"}, sec=8, rendered="Today is ...", version="2.1.332"))
+    s2 = load(tmp_path, recs2, name="t.jsonl")
+    assert s2.conversation.leaf_uuid == "d"  # nothing else loaded: the last of them (2.1.332 seed 79307)
+
+
+def test_before_2_1_81_a_cut_after_a_boundary_keeps_the_old_leaf(tmp_path):
+    """2.1.80's loader dropped nothing: the last reply before the boundary stays the leaf."""
+    s = load(tmp_path, _cut_after_second_boundary(keeps=False, version="2.1.80"))
+    assert s.conversation.leaf_uuid == "n2"
