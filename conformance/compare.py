@@ -382,7 +382,7 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 continue
             n += 1
             sent = canonical(q.request["messages"])
-            style = style_of_request(q.request["messages"]) or style_for_model(q.model)
+            style = style_of_request(q.request["messages"]) or style_for_model(q.model, s.version)
             # the records in force when it was sent: a REPL writes some of them (the request's reminders) after the
             # api-request row, so the cut is at its first reply, or for one unanswered after the attachments that
             # follow its row (the next message, an API error or a compaction, came after it)

@@ -1238,3 +1238,24 @@ def repl_checks(jobs: int = 1) -> None:
         _write(data)
 
     _locked(put)
+
+
+def reminder_style(claude: Claude, model: str) -> str:
+    """How a release's first request on `model` carries its reminders (one print-mode turn): "system" (system-role
+    entries inside <system-reminder>), "system-bare" (the same without the wrapper) or "user" (no system-role entry:
+    reminders as user text). What `inspector.claude.wire.style_for_model` answers for a session with no recorded
+    request; tests/conformance/test_conformance.py keeps the table measured with
+
+        python -c "from conformance.matrix import reminder_style; from conformance.runner import install; \\
+                   print(reminder_style(install('2.1.332'), 'claude-opus-5'))"
+    """
+    from inspector.claude.wire import style_of_request
+
+    r = run(_scenario(model, Script(turns=1)), claude)
+    try:
+        styles = {style_of_request(q.body.get("messages") or []) or "user" for q in r.exchange}
+    finally:
+        r.close()
+    if len(styles) != 1:
+        raise RuntimeError(f"{model}: the requests carried {sorted(styles)}")
+    return styles.pop()

@@ -446,15 +446,27 @@ def api_messages(
     return [{"role": m.role, "content": m.content()} for m in out]
 
 
-def style_for_model(model: str | None) -> str:
-    """How a model takes system-role reminders, when no recorded request shows it: the Claude 5 models as
-    system-role entries, models the catalog does not know as the same without the wrapper, the others as user text
-    (what 2.1.328 did with claude-sonnet-5, claude-foo-1 and the Claude 4 models in the conformance runs)."""
+def style_for_model(model: str | None, version: str | None = None) -> str:
+    """How a model takes system-role reminders, when no recorded request shows it, as 2.1.300-2.1.332 sent them (every
+    catalog model run on 2.1.328 and 2.1.332 by the harness): a model given the lean prompt (`models.lean_prompt`: the
+    catalog's capability, else the release's fallback; a model the catalog does not know) as system-role entries
+    without the wrapper; a Claude 5 model given the full prompt (claude-sonnet-5) as the same inside
+    <system-reminder>; the other Claude 3 and 4 models as user text. claude-opus-4-8 (lean) takes them bare, and so
+    do claude-mythos-5 (lean by the fallback) and claude-opus-5 (its capability). Where the release's fallback is
+    not known (`version` None or before 2.1.328), the catalog's capability alone decides."""
+    from inspector.claude.models import catalog, lean_prompt
+    from inspector.claude.release import parse_version
     from inspector.claude.versions import catalog_key
 
     key = catalog_key(model)
     if key is None:
         return "system-bare" if model else "user"
+    lean = lean_prompt(model, parse_version(version))
+    if lean is None:
+        cat = catalog(model)
+        lean = bool(cat is not None and cat.lean_prompt)
+    if lean:
+        return "system-bare"
     m = re.match(r"claude-(?:[a-z]+-)?(\d+)", key)
     return "system" if m and int(m.group(1)) >= 5 else "user"
 
@@ -489,7 +501,7 @@ def wire_style(s: Any, requests: list[Any] | None = None) -> str:
         st = style_of_request(q.request.get("messages") or ())
         if st is not None:
             return st
-    return style_for_model(model)
+    return style_for_model(model, s.version)
 
 
 def _reasoning_key(b: Mapping[str, Any]) -> str | None:

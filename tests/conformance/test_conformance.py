@@ -174,14 +174,54 @@ def test_every_request_is_what_the_chain_at_that_moment_sends(name, tmp_path):
     assert checked and wire == []
 
 
-def test_wire_style_by_model():
+# How each model's first request carried its reminders, one print-mode turn per model on the binaries
+# (`conformance.matrix.reminder_style`, run 2026-12-06): "user" = no system-role entry (reminders as user text).
+MEASURED_STYLES = {
+    "2.1.332": {
+        "claude-3-7-sonnet": "user",
+        "claude-haiku-4-5": "user",
+        "claude-sonnet-4-5": "user",
+        "claude-sonnet-4-6": "user",
+        "claude-opus-4-5": "user",
+        "claude-opus-4-6": "user",
+        "claude-opus-4-7": "user",
+        "claude-opus-4-8": "system-bare",
+        "claude-sonnet-5": "system",
+        "claude-sonnet-5[1m]": "system",
+        "claude-opus-5": "system-bare",
+        "claude-opus-5[1m]": "system-bare",
+        "claude-fable-5": "system-bare",
+        "claude-mythos-5": "system-bare",
+        "claude-mythos-5-1": "system-bare",
+        "claude-sonnet-5-5": "system-bare",
+        "claude-haiku-5-5": "system-bare",
+        "claude-opus-5-5": "system-bare",
+        "claude-foo-1": "system-bare",
+    },
+    "2.1.328": {
+        "claude-opus-4-7": "user",
+        "claude-opus-4-8": "system-bare",
+        "claude-sonnet-5": "system",
+        "claude-opus-5": "system-bare",
+        "claude-fable-5": "system-bare",
+        "claude-mythos-5": "system-bare",
+        "claude-sonnet-5-5": "system-bare",
+        "claude-foo-1": "system-bare",
+    },
+}
+
+
+@pytest.mark.parametrize("version", sorted(MEASURED_STYLES))
+def test_wire_style_by_model_as_the_binaries_sent_it(version):
+    """The style of a session with no recorded request (a fork's copy, a REPL session without api-request rows) is
+    the model's, as the release sends it: claude-opus-5 bare, not wrapped (2.1.332 seed 104014's fork, resumed after a
+    partial compaction, sent its environment bare where inspector's preview wrapped it)."""
     from inspector.claude.wire import style_for_model
 
-    assert style_for_model("claude-sonnet-4-5-20250929") == "user"
-    assert style_for_model("claude-opus-4-7") == "user"
-    assert style_for_model("claude-sonnet-5") == "system"
-    assert style_for_model("claude-opus-5-5") == "system"
-    assert style_for_model("claude-foo-1") == "system-bare"
+    got = {m: style_for_model(m, version) for m in MEASURED_STYLES[version]}
+    assert got == MEASURED_STYLES[version]
+    assert style_for_model("claude-sonnet-4-5-20250929", version) == "user"  # a dated id is its model
+    assert style_for_model("claude-opus-5", None) == "system-bare"  # no release known: the catalog's capability
 
 
 @pytest.mark.parametrize("name", ["reactive_ptl_sonnet45", "manual_compact_resume", "threshold_env_window_100k"])
