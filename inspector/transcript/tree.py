@@ -422,7 +422,8 @@ class Conversation:
         below one: the attachments a compaction writes after its boundary, in a file cut before its summary, hang off
         the boundary alone, and the resume continues from the kept tail when the compaction kept one (2.1.328 seed
         96004 cut after its date attachment), from the last of them when it kept none (2.1.332 seed 79307)."""
-        recs, path = self.records, []
+        recs = self.records
+        path: list[int] = []
         k: int | None = self.parent.get(j)
         found = False
         while k is not None and len(path) <= len(recs):
