@@ -368,7 +368,15 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     previews are made of): (requests checked, one line per request that differs)."""
     from conformance.resume import _first_difference
     from inspector.claude.requests import rebuild_requests
-    from inspector.claude.wire import ForeignThinking, api_messages, foreign_keep, sent_bodies, style_for_model, style_of_request
+    from inspector.claude.wire import (
+        ForeignThinking,
+        api_messages,
+        foreign_keep,
+        sent_bodies,
+        style_for_model,
+        style_of_request,
+        wire_effort,
+    )
     from inspector.transcript.session import Session
     from inspector.transcript.tree import Conversation
 
@@ -435,7 +443,9 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                     if s.records[j].uuid in kept and (b < nxt or (s.records[j].timestamp or "~") <= (q.timestamp or ""))
                 ]
             thinking = ForeignThinking(q.model, keep) if q.model else None
-            mine = canonical(api_messages(sent_bodies(s, _live_order(s, chain)), style, thinking))
+            # the effort it stated: its own reply's, as its record says (the last before it when it has none)
+            effort = wire_effort(s, q.model, (q.replies[0] + 1) if q.replies else end)
+            mine = canonical(api_messages(sent_bodies(s, _live_order(s, chain)), style, thinking, effort))
             if mine != sent:
                 m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
                 what = (

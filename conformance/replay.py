@@ -338,6 +338,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     sent_bodies(whole, Conversation(whole.records[: end + 1]).chain),
                     str(res.parameters.get("wire_style") or wire_style(s)),
                     thinking_of(res.parameters),
+                    res.parameters.get("wire_effort"),
                 )
                 a, b = _blocks(ours), _blocks(cc)
                 ok = a == b

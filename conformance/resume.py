@@ -109,16 +109,17 @@ def matches(res: Any, saved: Path, sent: list[dict[str, Any]]) -> tuple[bool, st
 
     style = str(res.parameters.get("wire_style") or "user")
     thinking = thinking_of(res.parameters)
+    effort = res.parameters.get("wire_effort")
     after = Session.load(saved)
     first_row = next((k for k, r in enumerate(after.records) if r.type == "api-request"), len(after.records))
-    whole = _blocks(api_messages(sent_bodies(after, Conversation(after.records[:first_row]).chain), style, thinking))
+    whole = _blocks(api_messages(sent_bodies(after, Conversation(after.records[:first_row]).chain), style, thinking, effort))
     got = _blocks(sent)
     if whole != got:
         k = next((n for n, (x, y) in enumerate(zip(whole, got)) if x != y), min(len(whole), len(got)))
         what = _first_difference(whole[k], got[k]) if k < min(len(whole), len(got)) else f"{len(whole)} vs {len(got)} messages"
         return False, f"the request differs from the saved chain + the new turn at message {k}: {what}"
     preview = _blocks([dict(m) for m in res.api_messages or ()])
-    if _blocks(api_messages(sent_bodies(after, _chain_before_resume(after, res)), style, thinking)) != preview:
+    if _blocks(api_messages(sent_bodies(after, _chain_before_resume(after, res)), style, thinking, effort)) != preview:
         return False, "the saved chain sends other messages than the preview showed"
     return True, f"identical: the {len(preview)} previewed messages and the new turn ({len(got)} messages)"
 

@@ -59,6 +59,7 @@ class CatalogModel:
     supports_1m: bool = False  # a [1m] model setting (or the 1M beta) gives it 1M
     lean_prompt: bool = False  # the catalog gives it the capability "lean_prompt" (see `lean_prompt`)
     opus_5_prompt_bundle: bool = False  # and "opus_5_prompt_bundle" (see `subagent_nudges`)
+    per_turn_effort: bool = False  # and "per_turn_effort": the effort stated on a system-role entry (`wire.wire_effort`)
 
 
 @dataclass(frozen=True, slots=True)

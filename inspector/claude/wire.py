@@ -385,7 +385,10 @@ def _bare(text: str) -> str:
 
 
 def api_messages(
-    bodies: Iterable[Mapping[str, Any]], style: str = "user", thinking: ForeignThinking | None = None
+    bodies: Iterable[Mapping[str, Any]],
+    style: str = "user",
+    thinking: ForeignThinking | None = None,
+    effort: str | None = None,
 ) -> list[dict[str, Any]]:
     """The `messages` of the request Claude Code 2.1.3xx sends for these chain records (after the last boundary).
 
@@ -393,7 +396,8 @@ def api_messages(
     Claude 4 models), "system" (a system-role entry of the messages array after the user turn, wrapped in
     <system-reminder>: the Claude 5 models) or "system-bare" (the same without the wrapper: models the catalog does
     not know). `thinking`: the request's model and what it keeps of the reasoning other models wrote (None: all of
-    it, as when every reply is the request's model's)."""
+    it, as when every reply is the request's model's). `effort`: the effort stated after the first user turn
+    (`output_config`), for a model that takes it per turn (`wire_effort`)."""
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, not {style!r}")
     system_turns = style != "user"
@@ -443,7 +447,43 @@ def api_messages(
                 for t in texts:
                     out.append(_Msg("user", [{"type": "text", "text": t}], t, {0} if it.beside else set()))
     flush_system()
-    return [{"role": m.role, "content": m.content()} for m in out]
+    sent = [{"role": m.role, "content": m.content()} for m in out]
+    if effort is not None:
+        # stated after the first user turn: on the system-role entry that follows it, else on an empty one put there
+        # (2.1.332 after a /compact: the summary, then {"role": "system", "content": [], "output_config": ...})
+        k = 0
+        while k < len(sent) and sent[k]["role"] == "user":
+            k += 1
+        if k and k < len(sent) and sent[k]["role"] == "system":
+            sent[k]["output_config"] = {"effort": effort}
+        elif k:
+            sent.insert(k, {"role": "system", "content": [], "output_config": {"effort": effort}})
+    return sent
+
+
+def wire_effort(s: Any, model: str | None, upto: int | None = None) -> str | None:
+    """The effort a request on `model` states after its first user turn (`output_config`), as 2.1.328 and 2.1.332
+    send it for a model with the catalog's per_turn_effort capability (claude-sonnet-5-5, claude-opus-5-5,
+    claude-haiku-5-5, claude-fable-5-1 and 5-2, claude-mythos-5-2): the effort of the session's last main-thread reply
+    of that model (records before `upto`), as its record says; None for any other model, or when no reply says.
+    (A change of effort mid-session, which Claude Code states with a system entry of its own, is not followed.)"""
+    from inspector.claude.models import catalog
+
+    cat = catalog(model)
+    if model is None or cat is None or not cat.per_turn_effort:
+        return None
+    recs = s.records
+    ident = model_identity(model)
+    for i in range(min(len(recs), upto if upto is not None else len(recs)) - 1, -1, -1):
+        r = recs[i]
+        if r.type != "assistant" or r.is_sidechain or r.agent_id is not None or not r.model:
+            continue
+        if model_identity(r.model) != ident:
+            continue
+        e = s.body(i).get("effort")
+        if isinstance(e, str) and e:
+            return e
+    return None
 
 
 def style_for_model(model: str | None, version: str | None = None) -> str:
@@ -603,5 +643,6 @@ __all__ = [
     "style_for_model",
     "style_of_request",
     "thinking_of",
+    "wire_effort",
     "wire_style",
 ]

@@ -29,7 +29,7 @@ from inspector.claude.models import TASK_TOOLS, lean_prompt, subagent_nudges, ta
 from inspector.claude.release import parse_version
 from inspector.claude.requests import rebuild_requests
 from inspector.claude.versions import TAIL, rules_for
-from inspector.claude.wire import THINKING_TYPES, api_messages, foreign_thinking, wire_style
+from inspector.claude.wire import THINKING_TYPES, api_messages, foreign_thinking, wire_effort, wire_style
 from inspector.compact import earlier
 from inspector.compact.base import (
     CONTINUE_INTRO,
@@ -844,6 +844,10 @@ def _attributed(rec: dict[str, Any], model: Mapping[str, Any] | None) -> dict[st
     if not isinstance(ident, dict):
         return rec
     name = ident.get("marketingName")
+    if isinstance(name, str) and name.startswith("Claude "):  # an old model's full name: the attribution has the catalog's
+        shown = _display_name(ident.get("modelId"))
+        if shown:
+            name = shown + (" (1M context)" if name.endswith(" (1M context)") else "")
     line = f"Co-Authored-By: {'Claude ' + name if isinstance(name, str) and name else 'Claude Code'} <noreply@anthropic.com>"
     att = rec.get("attachment") or {}
     if isinstance(att.get("commit"), str):
@@ -852,6 +856,24 @@ def _attributed(rec: dict[str, Any], model: Mapping[str, Any] | None) -> dict[st
         if isinstance(r, dict) and isinstance(r.get("content"), str):
             r["content"] = _ATTRIBUTION.sub(line, r["content"])
     return rec
+
+
+def _display_name(model: Any) -> str | None:
+    """The catalog's display name of a model (2.1.332's catalog: "Sonnet 3.7", "Opus 4", "Opus 5.5": its family, then
+    its version without a trailing .0), which an attribution names where the announcement's marketingName is an old
+    model's full name ("Claude 3.7 Sonnet": the attribution said "Claude Sonnet 3.7", inspector's re-rendered copy
+    "Claude Claude 3.7 Sonnet"). None for a model the catalog does not know."""
+    from inspector.claude.versions import catalog_key
+
+    key = catalog_key(model) if isinstance(model, str) else None
+    m = re.fullmatch(r"claude-([a-z]+)-(\d+)(?:-(\d+))?", key or "") or re.fullmatch(r"claude-(\d+)-(\d+)-([a-z]+)", key or "")
+    if m is None:
+        return None
+    if m.group(1).isdigit():
+        family, major, minor = m.group(3), m.group(1), m.group(2)
+    else:
+        family, major, minor = m.group(1), m.group(2), m.group(3)
+    return f"{family.capitalize()} {major}" + (f".{minor}" if minor and minor != "0" else "")
 
 
 # The one built-in agent with two texts (2.1.152 to 2.1.332 alike): `whenToUse`, and `whenToUseLean` for a model that
@@ -1202,7 +1224,8 @@ def engine_compact(
     recorded = rebuild_requests(s)
     style = wire_style(s, recorded)
     thinking = foreign_thinking(s, recorded)
-    sent = api_messages(resumed, style, thinking)
+    effort = wire_effort(s, thinking.model)
+    sent = api_messages(resumed, style, thinking, effort)
     unsent = _other_models_reasoning(resumed, thinking)
     if unsent:
         notes.append(unsent)
@@ -1254,6 +1277,7 @@ def engine_compact(
             "kept_rounds": split.kept_rounds,
             "wire_style": style,
             "wire_model": thinking.model,
+            "wire_effort": effort,
             "foreign_thinking": thinking.keep,
         },
         api_messages=tuple(sent),

@@ -150,7 +150,10 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
         from inspector.claude.wire import api_messages, sent_bodies, thinking_of
 
         style = str(result.parameters.get("wire_style") or "user")
-        sent = api_messages(sent_bodies(saved, chain), style, thinking_of(result.parameters))
+        effort = result.parameters.get("wire_effort")
+        sent = api_messages(
+            sent_bodies(saved, chain), style, thinking_of(result.parameters), effort if isinstance(effort, str) else None
+        )
         if canonical(_as_blocks(sent)) != canonical(_as_blocks([dict(m) for m in result.api_messages])):
             estimate_ok = False
             problems.append("a resume of the saved session would send other messages than the preview shows")

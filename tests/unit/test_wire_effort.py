@@ -1,0 +1,85 @@
+"""The effort a per-turn-effort model's request states (`output_config` after the first user turn), and the model names
+an attribution re-rendered after a /model switch carries: both as 2.1.328 and 2.1.332 send them."""
+
+from __future__ import annotations
+
+from builders import assistant, user
+from helpers import write_jsonl
+
+from inspector.claude.models import catalog, catalog_ids
+from inspector.claude.wire import api_messages, wire_effort
+from inspector.compact.engine import _display_name
+from inspector.transcript.session import Session
+
+# read from the catalogs of the 2.1.328 and 2.1.332 binaries (the models with the per_turn_effort capability)
+PER_TURN_EFFORT = {
+    "claude-fable-5-1",
+    "claude-fable-5-2",
+    "claude-haiku-5-5",
+    "claude-mythos-5-2",
+    "claude-opus-5-5",
+    "claude-sonnet-5-5",
+}
+
+
+def test_the_catalog_names_the_models_that_state_their_effort():
+    assert {m for m in catalog_ids() if (c := catalog(m)) is not None and c.per_turn_effort} == PER_TURN_EFFORT
+
+
+def _turns(texts: list[tuple[str, str]]) -> list[dict]:
+    return [
+        {"type": "user", "message": {"role": "user", "content": t}}
+        if r == "user"
+        else {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": t}]}}
+        for r, t in texts
+    ]
+
+
+def test_the_effort_is_stated_after_the_first_user_turn():
+    """On the system-role entry right after the first user turn (a fresh session's first request: its environment),
+    else on an empty system entry put there (2.1.332 after a /compact: the summary, then the statement)."""
+    env = {"type": "attachment", "attachment": {"type": "x"}, "rendered": [{"content": "# Environment", "role": "system"}]}
+    fresh = api_messages(_turns([("user", "go")]) + [env], "system-bare", effort="medium")
+    assert [m["role"] for m in fresh] == ["user", "system"] and fresh[1]["output_config"] == {"effort": "medium"}
+    after = api_messages(_turns([("user", "summary"), ("assistant", "ok"), ("user", "go on")]), "system-bare", effort="low")
+    assert after[1] == {"role": "system", "content": [], "output_config": {"effort": "low"}}
+    assert [m["role"] for m in after] == ["user", "system", "assistant", "user"]
+    assert all("output_config" not in m for m in api_messages(_turns([("user", "summary")]), "system-bare"))
+
+
+def test_the_effort_is_the_last_reply_s_of_that_model(tmp_path):
+    recs = [user("u1", None, "go", sec=0), assistant("a1", "u1", sec=1, model="claude-sonnet-5-5")]
+    recs[1]["effort"] = "medium"
+    recs += [user("u2", "a1", "more", sec=2), assistant("a2", "u2", sec=3, model="claude-opus-5")]
+    recs[3]["effort"] = "high"
+    s = Session.load(write_jsonl(tmp_path / "s.jsonl", recs))
+    assert wire_effort(s, "claude-sonnet-5-5") == "medium"
+    assert wire_effort(s, "claude-sonnet-5-5[1m]") == "medium"
+    assert wire_effort(s, "claude-opus-5") is None  # states no effort per turn
+    assert wire_effort(s, "claude-haiku-5-5") is None  # no reply of it says
+    assert wire_effort(s, "claude-sonnet-5-5", upto=1) is None  # before its reply
+
+
+def test_an_attribution_names_the_catalog_s_display_name():
+    """The 2.1.332 catalog's display names: a re-rendered attribution says "Claude Sonnet 3.7" where the model's
+    announcement has the marketing name "Claude 3.7 Sonnet" (generated run on claude-3-7-sonnet, its replay)."""
+    assert _display_name("claude-3-7-sonnet") == "Sonnet 3.7"
+    assert _display_name("claude-opus-4-0") == "Opus 4"
+    assert _display_name("claude-sonnet-4-5-20250929") == "Sonnet 4.5"
+    assert _display_name("claude-opus-5-5[1m]") == "Opus 5.5"
+    assert _display_name("claude-foo-1") is None
+
+
+def test_a_re_rendered_attribution_names_the_model_as_claude_code_does():
+    from inspector.compact.engine import _attributed
+
+    def rendered(model_id: str, marketing: str) -> str:
+        rec = {"attachment": {"commit": "Co-Authored-By: Claude Opus 5 <noreply@anthropic.com>"}}
+        ident = {"attachment": {"identity": {"modelId": model_id, "marketingName": marketing}}}
+        return _attributed(rec, ident)["attachment"]["commit"]
+
+    assert rendered("claude-3-7-sonnet", "Claude 3.7 Sonnet") == "Co-Authored-By: Claude Sonnet 3.7 <noreply@anthropic.com>"
+    assert rendered("claude-sonnet-4-5[1m]", "Sonnet 4.5 (1M context)").endswith(
+        "Claude Sonnet 4.5 (1M context) <noreply@anthropic.com>"
+    )
+    assert rendered("claude-foo-1", "") == "Co-Authored-By: Claude Code <noreply@anthropic.com>"
