@@ -99,7 +99,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     from conformance.fake_api import SUMMARY
     from conformance.resume import _blocks, _first_difference
     from inspector.claude.versions import TAIL, rules_for
-    from inspector.claude.wire import api_messages, sent_bodies, thinking_of, wire_style
+    from inspector.claude.wire import api_messages, effort_of, sent_bodies, thinking_of, wire_style
     from inspector.compact import CompactRequest, compact
     from inspector.compact.base import CompactError, RecordFactory
     from inspector.transcript.session import Session
@@ -338,7 +338,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     sent_bodies(whole, Conversation(whole.records[: end + 1]).chain),
                     str(res.parameters.get("wire_style") or wire_style(s)),
                     thinking_of(res.parameters),
-                    res.parameters.get("wire_effort"),
+                    effort_of(res.parameters),
                 )
                 a, b = _blocks(ours), _blocks(cc)
                 ok = a == b

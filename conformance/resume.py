@@ -103,13 +103,13 @@ def matches(res: Any, saved: Path, sent: list[dict[str, Any]]) -> tuple[bool, st
     new turn (its prompt and fresh reminders, found in the session file after the run) send exactly the messages
     the fake API received. Fresh reminders can land inside the last previewed user turn (attachments move up to
     the last assistant message), so the request is compared with the whole chain, not with a prefix."""
-    from inspector.claude.wire import api_messages, sent_bodies, thinking_of
+    from inspector.claude.wire import api_messages, effort_of, sent_bodies, thinking_of
     from inspector.transcript.session import Session
     from inspector.transcript.tree import Conversation
 
     style = str(res.parameters.get("wire_style") or "user")
     thinking = thinking_of(res.parameters)
-    effort = res.parameters.get("wire_effort")
+    effort = effort_of(res.parameters)
     after = Session.load(saved)
     first_row = next((k for k, r in enumerate(after.records) if r.type == "api-request"), len(after.records))
     whole = _blocks(api_messages(sent_bodies(after, Conversation(after.records[:first_row]).chain), style, thinking, effort))

@@ -254,21 +254,16 @@ def killed_resume(conv: Any, version: str | None) -> tuple[str | None, str] | No
             "it, not below the last result (bisected: Claude Code 2.1.265 and later)",
         )
     b = conv.cut_in_compaction()
-    if b is not None and conv.leaf is not None and conv.leaf >= b:
-        return (
-            conv.leaf_uuid,
-            "the file ends inside a compaction (its boundary written, not its summary: the process was killed while "
-            "compacting); the loader keeps nothing before the boundary, so --resume sends none of the conversation "
-            "and no summary of it (2.1.328 and 2.1.332, files cut so)",
-        )
-    if b is not None and conv.relink is not None and conv.relink.boundary == b:
-        return (
-            conv.leaf_uuid,
-            "the file ends inside a compaction (its boundary written, not its summary: the process was killed while "
-            "compacting); --resume sends the records the compaction kept, without the summary of what it dropped "
-            "(2.1.328 and 2.1.332, files cut so)",
-        )
-    return None
+    if b is None:
+        return None
+    cut = "the file ends inside a compaction (its boundary written, not its summary: the process was killed while compacting); "
+    if conv.leaf is not None and conv.leaf >= b:
+        sends = "the loader keeps nothing before the boundary, so --resume sends none of the conversation and no summary of it"
+    elif conv.relink is not None and conv.relink.boundary == b:
+        sends = "--resume sends the records the compaction kept, without the summary of what it dropped"
+    else:
+        return None
+    return conv.leaf_uuid, f"{cut}{sends} (2.1.328 and 2.1.332, files cut so)"
 
 
 def answer_at(probe: str, version: str | None) -> bool | None:

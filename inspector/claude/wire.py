@@ -137,6 +137,12 @@ def thinking_of(parameters: Mapping[str, Any]) -> ForeignThinking | None:
     return ForeignThinking(model, keep if keep in FOREIGN_KEEP else "none")
 
 
+def effort_of(parameters: Mapping[str, Any]) -> str | None:
+    """The effort a compaction's preview stated (its `parameters`: `wire_effort`, see `wire_effort`), None without."""
+    effort = parameters.get("wire_effort")
+    return effort if isinstance(effort, str) and effort else None
+
+
 def _starts_with_tool_result(it: _Item) -> bool:
     return it.kind == "user" and it.text is None and bool(it.blocks) and it.blocks[0].get("type") == "tool_result"
 
@@ -392,12 +398,12 @@ def api_messages(
 ) -> list[dict[str, Any]]:
     """The `messages` of the request Claude Code 2.1.3xx sends for these chain records (after the last boundary).
 
-    `style` is how the model takes reminders rendered with the system role: "user" (text in the user turn, the
-    Claude 4 models), "system" (a system-role entry of the messages array after the user turn, wrapped in
-    <system-reminder>: the Claude 5 models) or "system-bare" (the same without the wrapper: models the catalog does
-    not know). `thinking`: the request's model and what it keeps of the reasoning other models wrote (None: all of
-    it, as when every reply is the request's model's). `effort`: the effort stated after the first user turn
-    (`output_config`), for a model that takes it per turn (`wire_effort`)."""
+    `style` is how the model takes reminders rendered with the system role (`style_for_model`, `wire_style`): "user"
+    (text in the user turn), "system" (a system-role entry of the messages array after the user turn, wrapped in
+    <system-reminder>) or "system-bare" (the same without the wrapper). `thinking`: the request's model and what it
+    keeps of the reasoning other models wrote (None: all of it, as when every reply is the request's model's).
+    `effort`: the effort stated after the first user turn (`output_config`), for a model that takes it per turn
+    (`wire_effort`)."""
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, not {style!r}")
     system_turns = style != "user"
@@ -636,6 +642,7 @@ __all__ = [
     "STYLES",
     "WIRE_TYPES",
     "api_messages",
+    "effort_of",
     "foreign_keep",
     "foreign_thinking",
     "model_identity",

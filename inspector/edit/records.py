@@ -147,13 +147,10 @@ def verify(saved: Session, result: CompactionResult) -> Verification:
         problems.append(f"the saved session counts {saved_counted:,} tokens where the preview counted {preview_counted:,}")
     if result.api_messages is not None:  # 2.1.3xx: what a resume sends, exactly
         from inspector.claude.requests import canonical
-        from inspector.claude.wire import api_messages, sent_bodies, thinking_of
+        from inspector.claude.wire import api_messages, effort_of, sent_bodies, thinking_of
 
         style = str(result.parameters.get("wire_style") or "user")
-        effort = result.parameters.get("wire_effort")
-        sent = api_messages(
-            sent_bodies(saved, chain), style, thinking_of(result.parameters), effort if isinstance(effort, str) else None
-        )
+        sent = api_messages(sent_bodies(saved, chain), style, thinking_of(result.parameters), effort_of(result.parameters))
         if canonical(_as_blocks(sent)) != canonical(_as_blocks([dict(m) for m in result.api_messages])):
             estimate_ok = False
             problems.append("a resume of the saved session would send other messages than the preview shows")

@@ -643,8 +643,8 @@ class Conversation:
     def cut_in_compaction(self) -> int | None:
         """The last compaction's boundary when the file ends inside that compaction (its boundary written, no summary
         after it: a process killed while it compacted), else None."""
-        b = self.last_boundary
-        if b < 0 or any(r.is_compact_summary for r in self.records[b + 1 :]):
+        b, recs = self.last_boundary, self.records
+        if b < 0 or any(recs[k].is_compact_summary for k in range(b + 1, len(recs))):
             return None
         return b
 
