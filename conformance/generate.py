@@ -1,6 +1,6 @@
 """Generated scenarios: a seeded walk over what a session can do, for the questions nobody wrote a scenario for.
 
-`scenario(seed)` is a pure function of the seed: the model (the matrix's catalog and an unknown id), the context's
+`scenario(seed)` is a pure function of the seed: the model (the release's catalog, [1m] settings and an unknown id), the context's
 start and growth, where (and with which named limit) the API refuses, the tools the model calls (Bash, a Bash
 output large enough to be persisted, Read, Grep, Glob, Write, Edit, an Agent subagent), the window settings
 (environment, settings.json, per-model settings, percent override, auto-compact off, the earlier-messages
@@ -21,13 +21,53 @@ import random
 from typing import Any
 
 from conformance.fake_api import Script
-from conformance.matrix import MODELS as MATRIX_MODELS
 from conformance.scenarios import Scenario, Step
 
-MODELS = MATRIX_MODELS  # the era matrix's models: a model of every family, a [1m] setting and an unknown one
-ONE_MILLION = frozenset(
-    {"claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-sonnet-4-5[1m]", "claude-opus-5[1m]", "claude-foo-1"}
+# the catalog of the releases under test (2.1.328-2.1.332: every model inspector/claude/models.json gives a window;
+# a test keeps the two lists the same), the [1m] setting on models that take it and on one that has it natively, and
+# a model no release knows. Written out, not read from inspector's data: a seed's scenario changes only when this does.
+CATALOG = (
+    "claude-3-5-haiku",
+    "claude-3-5-sonnet",
+    "claude-3-7-sonnet",
+    "claude-haiku-4-5",
+    "claude-sonnet-4-0",
+    "claude-sonnet-4-5",
+    "claude-sonnet-4-6",
+    "claude-opus-4-0",
+    "claude-opus-4-1",
+    "claude-opus-4-5",
+    "claude-opus-4-6",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-opus-5",
+    "claude-opus-5-5",
+    "claude-sonnet-5",
+    "claude-sonnet-5-5",
+    "claude-haiku-5-5",
+    "claude-fable-5",
+    "claude-fable-5-1",
+    "claude-fable-5-2",
+    "claude-mythos-5",
+    "claude-mythos-5-1",
+    "claude-mythos-5-2",
 )
+MODELS = (
+    *CATALOG,
+    "claude-sonnet-4-0[1m]",
+    "claude-sonnet-4-5[1m]",
+    "claude-opus-4-6[1m]",
+    "claude-opus-5[1m]",
+    "claude-foo-1",
+)
+# the models whose window is a million tokens (natively, or by the [1m] setting), and the unknown one: their runs may
+# grow in bigger steps
+NATIVE_1M = frozenset(
+    {"claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-opus-5-5", "claude-sonnet-5", "claude-sonnet-5-5"}
+    | {"claude-haiku-5-5", "claude-fable-5", "claude-fable-5-1", "claude-fable-5-2"}
+    | {"claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2"}
+)
+ONE_MILLION = NATIVE_1M | {m for m in MODELS if m.endswith("[1m]")} | {"claude-foo-1"}
 TOOLS = "Bash,Read,Write,Edit,Grep,Glob,Agent,Task"
 FILES = {f"f{k}.txt": "".join(f"file {k} line {n}\n" for n in range(1, 41)) for k in range(1, 7)}
 

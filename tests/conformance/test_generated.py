@@ -29,6 +29,20 @@ def test_a_seed_is_one_scenario_on_every_machine():
     assert any(st.script.ptl_at for k in range(60) for st in scenario(k).steps)
 
 
+def test_the_generator_draws_every_model_of_the_catalog():
+    """The generated runs cover the release's whole catalog (a model inspector knows only from the catalog is a model
+    the runs must check), each with the window the catalog gives it, and the unknown model."""
+    from conformance.generate import CATALOG, MODELS, ONE_MILLION
+    from inspector.claude.models import catalog, catalog_ids
+
+    assert sorted(CATALOG) == sorted(catalog_ids())
+    for m in MODELS:
+        c = catalog(m.removesuffix("[1m]"))
+        assert (m in ONE_MILLION) == (m.endswith("[1m]") or c is None or c.window >= 1_000_000), m
+    drawn = {scenario(k).model for k in range(600)}
+    assert drawn == set(MODELS)
+
+
 def test_the_fake_calls_the_tools_the_request_offers():
     s = Script(calls=(CALLS["grep"], CALLS["agent"], CALLS["read"]))
     offered = {"tools": [{"name": n} for n in ("Bash", "Read", "Agent")]}
