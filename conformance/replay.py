@@ -516,7 +516,10 @@ PER_REQUEST = frozenset(
 
 def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records Claude Code wrote for a compaction: the boundary and what follows it up to the next message of
-    the conversation (a prompt, a tool result, a reply or a command's breadcrumb)."""
+    the conversation (a prompt, a tool result, a reply or a command's breadcrumb), or the reminder record of the
+    request after it (a compaction in the middle of a tool round: 2.1.332 seed 110012)."""
+    from inspector.claude.wire import SENT_SUFFIXES
+
     out: list[dict[str, Any]] = []
     for r in after:
         if not r.get("uuid"):
@@ -525,6 +528,7 @@ def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
             r.get("type") == "assistant"
             or (r.get("type") == "user" and not r.get("isCompactSummary"))
             or r.get("type") == "system"
+            or (r.get("type") == "attachment" and (r.get("attachment") or {}).get("type") in SENT_SUFFIXES)
         ):
             break
         out.append(r)

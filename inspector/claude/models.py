@@ -60,6 +60,7 @@ class CatalogModel:
     lean_prompt: bool = False  # the catalog gives it the capability "lean_prompt" (see `lean_prompt`)
     opus_5_prompt_bundle: bool = False  # and "opus_5_prompt_bundle" (see `subagent_nudges`)
     per_turn_effort: bool = False  # and "per_turn_effort": the effort stated on a system-role entry (`wire.wire_effort`)
+    default_effort: str | None = None  # the effort it runs at when none is set ("default_effort")
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,7 @@ class _Item:
     earlier: list[_Item] = field(default_factory=list)  # a summary's earlierMessages, sent before it (after the reorder)
     holds_earlier: bool = False  # a summary whose earlierMessages list an entry: attachments stop climbing at it
     of_summary: bool = False  # one of those: a reply among them does not end the summary's user turn
+    effort: str | None = None  # a reply's effort, as its record says (perTurnEffort, else effort)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -162,10 +163,13 @@ def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None
             blocks = _blocks(msg.get("content"))
             if thinking is not None and thinking.leaves_out(msg.get("model")):
                 blocks = [x for x in blocks if x.get("type") not in THINKING_TYPES]
+            effort = b.get("perTurnEffort", b.get("effort"))
+            effort = effort if isinstance(effort, str) else None
             if at is not None and out[at].kind == "assistant":
                 out[at].blocks += blocks
+                out[at].effort = out[at].effort or effort
                 continue
-            out.append(_Item("assistant", blocks, message_id=mid))
+            out.append(_Item("assistant", blocks, message_id=mid, effort=effort))
             if mid is not None:
                 by_id[mid] = len(out) - 1
         elif t == "system" and b.get("subtype") == "local_command" and isinstance(b.get("content"), str):
@@ -187,6 +191,10 @@ def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None
             out.append(it)
         elif t == "attachment":
             rendered = b.get("rendered")
+            att = as_dict(b.get("attachment"))
+            if att.get("type") in SENT_SUFFIXES and isinstance(att.get("text"), str) and "clearAt" not in att:
+                out.append(_Item("suffix", [{"type": "text", "text": att["text"]}]))
+                continue
             if not isinstance(rendered, list):
                 continue
             blocks = [
@@ -205,6 +213,12 @@ def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None
                     )
                 )
     return out
+
+
+# the reminders 2.1.332 adds to a request after a tool result (its batching and secondary reminders: Ld), recorded as
+# these attachments (with no rendered text) before the request: sent as blocks after the last system entry's text, in
+# that request only (2.1.332 seed 110021, claude-fable-5-1)
+SENT_SUFFIXES = ("batching_reminder_sent", "secondary_reminder_sent")
 
 
 def _listed(e: Any) -> bool:
@@ -336,9 +350,53 @@ class _Msg:
     blocks: list[dict[str, Any]]
     text: str | None = None  # string content, while nothing has joined it
     beside: set[int] = field(default_factory=set)  # indexes of text blocks rendered beside a tool result
+    effort: str | None = None  # a reply's recorded effort; on a system entry, the effort it states (output_config)
 
     def content(self) -> Any:
         return self.text if self.text is not None else self.blocks
+
+    def sent(self) -> dict[str, Any]:
+        out = {"role": self.role, "content": self.content()}
+        if self.role == "system" and self.effort is not None:
+            out["output_config"] = {"effort": self.effort}
+        return out
+
+
+def _state_effort(out: list[_Msg], effort: str) -> list[_Msg]:
+    """The effort statements of a request on a model that takes its effort per turn, as 2.1.328 and 2.1.332 place
+    them (TCt and ZPs): each message's level is the effort of the next reply after it whose record states one (after
+    the last, the request's own, `effort`); a user turn whose level is not the last one stated states it on the
+    system-role entry that follows it, else on an empty one put there (a tool result the next reply does not answer
+    with an effort states nothing once an effort was stated)."""
+    levels: list[str] = [effort] * len(out)
+    answered = [False] * len(out)
+    level, said = effort, False
+    for i in range(len(out) - 1, -1, -1):
+        m = out[i]
+        if m.role == "assistant":
+            said = m.effort is not None
+            level = m.effort if m.effort is not None else level
+        levels[i], answered[i] = level, said
+    res: list[_Msg] = []
+    stated: str | None = None
+    pending: str | None = None
+    for i, m in enumerate(out):
+        if pending is not None and m.role != "user":
+            stated = pending
+            if m.role == "system":
+                m.effort, pending = stated, None
+                res.append(m)
+                continue
+            res.append(_Msg("system", [], effort=stated))
+            pending = None
+        res.append(m)
+        if m.role == "user":
+            results_only = bool(m.blocks) and m.text is None and all(b.get("type") == "tool_result" for b in m.blocks)
+            quiet = stated is not None and not answered[i] and results_only
+            pending = levels[i] if levels[i] != stated and not quiet else pending
+    if pending is not None:
+        res.append(_Msg("system", [], effort=pending))
+    return res
 
 
 def _join(prev: _Msg, new: _Msg) -> None:
@@ -402,8 +460,8 @@ def api_messages(
     (text in the user turn), "system" (a system-role entry of the messages array after the user turn, wrapped in
     <system-reminder>) or "system-bare" (the same without the wrapper). `thinking`: the request's model and what it
     keeps of the reasoning other models wrote (None: all of it, as when every reply is the request's model's).
-    `effort`: the effort stated after the first user turn (`output_config`), for a model that takes it per turn
-    (`wire_effort`)."""
+    `effort`: for a model that takes its effort per turn (`wire_effort`), the request's own effort: stated
+    (`output_config`) after the first user turn and wherever the replies' recorded efforts change (`_state_effort`)."""
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, not {style!r}")
     system_turns = style != "user"
@@ -423,16 +481,22 @@ def api_messages(
             out.append(_Msg("user", [{"type": "text", "text": text}], text))
 
     ordered: list[_Item] = []
+    suffix: list[dict[str, Any]] = []  # the reminders of the request's own tool round (`SENT_SUFFIXES`)
     for it in _reorder(_items(bodies, thinking)):  # a summary's earlier messages are put back before it once attachments moved
         ordered += it.earlier + [it]
     for it in ordered:
         last = out[-1] if out else None
         if it.kind == "error":
             continue
+        if it.kind == "suffix":
+            suffix += it.blocks
+            continue
+        if it.kind in ("assistant", "user"):
+            suffix = []  # another request's
         if it.kind == "assistant":
             if not it.of_summary:
                 flush_system()
-            out.append(_Msg("assistant", it.blocks))
+            out.append(_Msg("assistant", it.blocks, effort=it.effort))
         elif it.kind == "user":
             new = _Msg("user", list(it.blocks), it.text)
             if last is not None and last.role == "user":
@@ -453,26 +517,25 @@ def api_messages(
                 for t in texts:
                     out.append(_Msg("user", [{"type": "text", "text": t}], t, {0} if it.beside else set()))
     flush_system()
-    sent = [{"role": m.role, "content": m.content()} for m in out]
-    if effort is not None:
-        # stated after the first user turn: on the system-role entry that follows it, else on an empty one put there
-        # (2.1.332 after a /compact: the summary, then {"role": "system", "content": [], "output_config": ...})
-        k = 0
-        while k < len(sent) and sent[k]["role"] == "user":
-            k += 1
-        if k and k < len(sent) and sent[k]["role"] == "system":
-            sent[k]["output_config"] = {"effort": effort}
-        elif k:
-            sent.insert(k, {"role": "system", "content": [], "output_config": {"effort": effort}})
-    return sent
+    if suffix:
+        if out and out[-1].role == "system":
+            last = out[-1]
+            last.blocks = ([{"type": "text", "text": last.text}] if last.text is not None else last.blocks) + suffix
+            last.text = None
+        else:  # not seen: no system entry to follow (what 2.1.332 sends then is unmeasured)
+            out.append(_Msg("system", suffix))
+    if effort is None:
+        return [{"role": m.role, "content": m.content()} for m in out]
+    return [m.sent() for m in _state_effort(out, effort)]
 
 
 def wire_effort(s: Any, model: str | None, upto: int | None = None) -> str | None:
-    """The effort a request on `model` states after its first user turn (`output_config`), as 2.1.328 and 2.1.332
-    send it for a model with the catalog's per_turn_effort capability (claude-sonnet-5-5, claude-opus-5-5,
-    claude-haiku-5-5, claude-fable-5-1 and 5-2, claude-mythos-5-2): the effort of the session's last main-thread reply
-    of that model (records before `upto`), as its record says; None for any other model, or when no reply says.
-    (A change of effort mid-session, which Claude Code states with a system entry of its own, is not followed.)"""
+    """The effort of a request on `model` (`output_config`, stated after its first user turn and where it changes:
+    `api_messages`), as 2.1.328 and 2.1.332 send it for a model with the catalog's per_turn_effort capability
+    (claude-sonnet-5-5, claude-opus-5-5, claude-haiku-5-5, claude-fable-5-1 and 5-2, claude-mythos-5-2): the effort
+    of the session's last main-thread reply of that model (records before `upto`), as its record says, else the
+    catalog's default effort for it (a fork whose copied replies are another model's: 2.1.332 seed 110010); None for
+    any other model."""
     from inspector.claude.models import catalog
 
     cat = catalog(model)
@@ -486,10 +549,11 @@ def wire_effort(s: Any, model: str | None, upto: int | None = None) -> str | Non
             continue
         if model_identity(r.model) != ident:
             continue
-        e = s.body(i).get("effort")
+        body = s.body(i)
+        e = body.get("perTurnEffort", body.get("effort"))
         if isinstance(e, str) and e:
             return e
-    return None
+    return cat.default_effort
 
 
 def style_for_model(model: str | None, version: str | None = None) -> str:
@@ -639,6 +703,7 @@ def sent_bodies(s: Any, chain: Iterable[int]) -> list[dict[str, Any]]:
 __all__ = [
     "FOREIGN_KEEP",
     "ForeignThinking",
+    "SENT_SUFFIXES",
     "STYLES",
     "WIRE_TYPES",
     "api_messages",

@@ -56,8 +56,108 @@ def test_the_effort_is_the_last_reply_s_of_that_model(tmp_path):
     assert wire_effort(s, "claude-sonnet-5-5") == "medium"
     assert wire_effort(s, "claude-sonnet-5-5[1m]") == "medium"
     assert wire_effort(s, "claude-opus-5") is None  # states no effort per turn
-    assert wire_effort(s, "claude-haiku-5-5") is None  # no reply of it says
-    assert wire_effort(s, "claude-sonnet-5-5", upto=1) is None  # before its reply
+    # no reply of it says: the catalog's default (a fork whose copied replies are another model's: 2.1.332 seed 110010)
+    assert wire_effort(s, "claude-haiku-5-5") == "medium"
+    assert wire_effort(s, "claude-fable-5-1") == "high"
+    assert wire_effort(s, "claude-sonnet-5-5", upto=1) == "medium"  # before its reply
+
+
+# the defaults of the 2.1.328 and 2.1.332 catalogs (default_effort), as the replies of every generated run recorded them
+DEFAULT_EFFORT = {
+    "claude-haiku-5-5": "medium",
+    "claude-sonnet-5": "high",
+    "claude-sonnet-5-5": "medium",
+    "claude-opus-4-7": "xhigh",
+    "claude-opus-4-8": "high",
+    "claude-opus-5": "high",
+    "claude-opus-5-5": "medium",
+    "claude-fable-5": "high",
+    "claude-fable-5-1": "high",
+    "claude-fable-5-2": "medium",
+    "claude-mythos-5-1": "high",
+    "claude-mythos-5-2": "medium",
+}
+
+
+def test_the_catalog_gives_each_model_its_default_effort():
+    got = {m: c.default_effort for m in catalog_ids() if (c := catalog(m)) is not None and c.default_effort}
+    assert got == DEFAULT_EFFORT
+
+
+def _reply(text: str, effort: str | None) -> dict:
+    r = {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}
+    return {**r, "effort": effort} if effort else r
+
+
+def test_a_change_of_effort_is_stated_after_the_turn_that_made_it():
+    """2.1.332 seed 110033: a session on claude-fable-5-1 (high) resumed on claude-sonnet-5-5 (medium) states high
+    after its first prompt, as then, and medium after the prompt of the first turn at the new effort (on the system
+    entry that follows it, the model's announcement); a turn at the same effort states nothing."""
+    env = {"type": "attachment", "attachment": {"type": "x"}, "rendered": [{"content": "# Environment", "role": "system"}]}
+    note = {"type": "attachment", "attachment": {"type": "m"}, "rendered": [{"content": "You are Sonnet 5.5", "role": "system"}]}
+    turns = [
+        {"type": "user", "message": {"role": "user", "content": "go"}},
+        env,
+        _reply("done", "high"),
+        {"type": "user", "message": {"role": "user", "content": "again"}},
+        _reply("done again", "high"),
+        {"type": "user", "message": {"role": "user", "content": "continue"}},
+        note,
+    ]
+    sent = api_messages(turns, "system-bare", effort="medium")
+    stated = [(k, m["role"], m.get("output_config")) for k, m in enumerate(sent) if "output_config" in m]
+    assert stated == [(1, "system", {"effort": "high"}), (6, "system", {"effort": "medium"})]
+    # its reply recorded: the next request states nothing more, and the same effort throughout states it once
+    sent = api_messages(
+        [*turns, _reply("ok", "medium"), {"type": "user", "message": {"role": "user", "content": "more"}}],
+        "system-bare",
+        effort="medium",
+    )
+    assert [m.get("output_config") for m in sent if "output_config" in m] == [{"effort": "high"}, {"effort": "medium"}]
+    same = api_messages(turns[:5] + [turns[5]], "system-bare", effort="high")
+    assert [k for k, m in enumerate(same) if "output_config" in m] == [1]
+    # with no system entry after the changed turn, an empty one carries it, at the end of the request
+    bare = api_messages(turns[:6], "system-bare", effort="medium")
+    assert bare[-1] == {"role": "system", "content": [], "output_config": {"effort": "medium"}}
+
+
+def test_a_tool_round_s_batching_reminder_is_sent_once_after_the_last_system_entry():
+    """2.1.332 seed 110021 (claude-fable-5-1): a `batching_reminder_sent` record before a request is sent as a text
+    block after the last system entry's reminder, in that request only."""
+    call = {
+        "type": "assistant",
+        "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+    }
+    result = {
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+    }
+    tokens = {
+        "type": "attachment",
+        "attachment": {"type": "total_tokens_reminder"},
+        "rendered": [{"content": "<total_tokens>9 left</total_tokens>"}],
+        "renderedRole": "system",
+    }
+    nudge = {
+        "type": "attachment",
+        "attachment": {"type": "batching_reminder_sent", "text": "List what you need.", "model": "claude-fable-5-1"},
+    }
+    head = [{"type": "user", "message": {"role": "user", "content": "go"}}, call, result, tokens, nudge]
+    sent = api_messages(head, "system-bare")
+    assert sent[-1] == {
+        "role": "system",
+        "content": [
+            {"type": "text", "text": "<total_tokens>9 left</total_tokens>"},
+            {"type": "text", "text": "List what you need."},
+        ],
+    }
+    later = api_messages(
+        [*head, _reply("done", None), {"type": "user", "message": {"role": "user", "content": "next"}}], "system-bare"
+    )
+    assert "List what you need." not in str(later)
+    # a reminder delivered the other way (cleared at the next user message) is not this one
+    other = {**nudge, "attachment": {**nudge["attachment"], "clearAt": "next_user_message"}}
+    assert "List what you need." not in str(api_messages([*head[:-1], other], "system-bare"))
 
 
 def test_an_attribution_names_the_catalog_s_display_name():
