@@ -232,7 +232,19 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 if exits and not announced and n is not None and log[n].get("step") is not None and log[n]["step"] < len(steps):
                     argv = list(steps[log[n]["step"]].get("argv") or ())
                     if "--model" in argv[:-1]:
-                        kw["resume_model"] = argv[argv.index("--model") + 1]
+                        # the model the process sent its requests as: a retired one is run as another (2.1.332 ran
+                        # --model claude-opus-4-0 and claude-opus-4-1 as claude-opus-5-5: seed 110000)
+                        ran = next(
+                            (
+                                q["params"]["model"]
+                                for q in log
+                                if q.get("step") == log[n]["step"]
+                                and q.get("kind") in ("turn", "summary")
+                                and isinstance((q.get("params") or {}).get("model"), str)
+                            ),
+                            None,
+                        )
+                        kw["resume_model"] = ran or argv[argv.index("--model") + 1]
                 kw["file_times"] = _file_times(run)
                 kw["asked_at"], asked_note = _asked_at(
                     recs[: last_msg + 1], atts, made, "messagesSummarized" in meta or kw.get("trigger") == "manual"
