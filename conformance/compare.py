@@ -217,8 +217,11 @@ def inspector_facts(folder: Path) -> Facts:
                 mine = next((t for t, (_, _, copied) in per.items() if sid in copied), None)
             else:
                 mine = next((t for t in per if t.stem == sid), None)
-            if mine is not None:
-                th = per[mine][0]
+        elif fork and "--continue" in argv:
+            # --continue goes on in the newest session (the fork, not the longer one it copied: 2.1.332 seed 110032)
+            mine = max(per, key=lambda t: max((r.timestamp or "" for r in per[t][1].records), default=""))
+        if mine is not None:
+            th = per[mine][0]
         ran_on = argv[argv.index("--model") + 1] if "--model" in argv[:-1] else None
         if ran_on and not any(q["kind"] == "turn" and q.get("step") == last for q in load_requests(folder)):
             target = mine or next((t for t in per if t.stem == sid), None)
