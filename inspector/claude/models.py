@@ -215,6 +215,16 @@ def lean_prompt(name: str | None, version: tuple[int, int, int] | None) -> bool 
     return _as_read([(v, not (any(x in canon for x in subs) or canon in ids)) for v, subs, ids in read], version)
 
 
+def defers_tools(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
+    """Whether a release gives a model deferred tools (loaded on demand through ToolSearch, announced by a
+    `deferred_tools_delta` attachment): measured on 2.1.328 and 2.1.332 (a generated run on each catalog model and
+    the unknown one), every model but the Claude 3 ones (claude-3-5-haiku, claude-3-5-sonnet, claude-3-7-sonnet get
+    every tool loaded). None where it was not measured (another release, no model)."""
+    if not name or version is None or not (2, 1, 328) <= version[:3] <= (2, 1, 332):
+        return None
+    return not _canonical(name).startswith("claude-3-")
+
+
 def _canonical(name: str) -> str:
     """A model's registry id, else its name without [1m] and date suffixes (the name Claude Code's lists compare)."""
     return model_id(name) or _DATE.sub("", _DATE.sub("", name.strip().lower().replace("[1m]", "")))

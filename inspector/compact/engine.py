@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from inspector.claude.models import TASK_TOOLS, lean_prompt, subagent_nudges, task_tools
+from inspector.claude.models import TASK_TOOLS, defers_tools, lean_prompt, subagent_nudges, task_tools
 from inspector.claude.release import parse_version
 from inspector.claude.requests import rebuild_requests
 from inspector.claude.versions import TAIL, rules_for
@@ -271,8 +271,14 @@ def reannouncements(
                     f"the session never ran {model}: its deferred tools are re-announced as the session last had them "
                     "(Claude Code lists the tools that model gets)"
                 )
+    compacting = _compacting_model(sl, model)
+    defers = defers_tools(compacting, parse_version(s.version))
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
+            continue
+        if kind == "deferred_tools_delta" and defers is False:
+            if _attachments_of(s, history, kind):
+                notes.append(f"{compacting} gets every tool loaded: no deferred tools are re-announced (2.1.328-2.1.332)")
             continue
         shown = _announced(s, list(kept), kind, readded=False) if kind in in_kept else None
         hist = tools_history if kind == "deferred_tools_delta" else history
@@ -331,6 +337,17 @@ def reannouncements(
                 f"the session announced {kind.replace('_', ' ')} {len(found)} times since its last compaction: "
                 "re-announced as those announcements in order (Claude Code would send one that merges them)"
             )
+    ran = {m for m in (model_in_force(s.records[i]) for i in history) if m}
+    if (
+        defers
+        and not _attachments_of(s, history, "deferred_tools_delta")
+        and any(defers_tools(m, parse_version(s.version)) is False for m in ran)
+    ):
+        notes.append(
+            f"no record lists the deferred tools of {compacting}: after a /model switch from a model that gets every "
+            "tool loaded, Claude Code announces the new model's deferred tools after a compaction (2.1.332), which "
+            "inspector cannot write"
+        )
     return out, notes
 
 

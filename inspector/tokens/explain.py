@@ -529,6 +529,16 @@ def _prompted_after_error(s: Session, start: int, end: int) -> int | None:
     return None
 
 
+def requests_refused_before(s: Session, requests: Any, index: int) -> bool:
+    """Whether the last request recorded before record `index` went unanswered (the API refused it)."""
+    if not requests:
+        return False
+    from inspector.claude.requests import request_before
+
+    q = request_before(s, requests, index)
+    return q is not None and not q.answered
+
+
 def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, series: Series | None = None) -> tuple[str, str]:
     """Why a compaction happened, with the evidence: the kind of boundary, and for an automatic one the request
     recorded before it (2.1.3xx: a request with no reply was refused as too long) or, without recorded requests,
@@ -583,6 +593,21 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
     if over:
         e.refuted = len(over)
         return refuted_cause(s, e, th, over, answered)
+    if (
+        th.auto_compact_enabled
+        and not th.enforced
+        and th.era == "2.1.328"
+        and th.blocking is not None
+        and e.pre_tokens is not None
+        and e.pre_tokens >= th.blocking
+        and not requests_refused_before(s, requests, e.index)
+    ):
+        # 2.1.328 and later compact at the blocking limit whatever the window's source (routing through reactive,
+        # before sending: a fork on a model with a smaller window began 33k above its limit, 2.1.328 seed 113016)
+        return "threshold", (
+            f"preTokens {fmt(e.pre_tokens)} ≥ the blocking limit {fmt(th.blocking)}: Claude Code compacts there before "
+            "sending, whatever the window's source"
+        )
     if th.auto_compact_enabled and not th.enforced:
         return "prompt_too_long", (
             "no threshold is enforced for this model by these rules, so only the API's refusal "

@@ -441,3 +441,52 @@ def test_the_skill_listing_a_compaction_reannounces_is_the_one_before_its_point(
     switched, notes = skill("b0")  # none since the compaction: the last before the point, not l2 after it
     assert switched == ["l1"] and any("claude-sonnet-4-6's context window" in n for n in notes)
     assert skill("c0")[0] == ["l2"]
+
+
+def test_a_compaction_after_a_switch_to_a_model_with_unlisted_deferred_tools_says_so(tmp_path) -> None:
+    """2.1.332 seeds 110001 and 110035: a session begun on a model that gets every tool loaded (no deferred tools
+    announced), switched to claude-mythos-5-2 and compacted: Claude Code announces the new model's deferred tools,
+    which no record lists. inspector cannot write them and says so; without a switch, or with an announcement to copy,
+    it says nothing."""
+    from inspector.compact.base import make_slice
+    from inspector.compact.engine import reannouncements
+
+    def model(uuid: str, mid: str) -> dict:
+        return {"type": "attachment", "uuid": uuid, "attachment": {"type": "model", "identity": {"modelId": mid}}}
+
+    head = [
+        {"type": "user", "uuid": "p1", "message": {"role": "user", "content": "go"}},
+        model("m1", "claude-3-5-haiku"),
+        *_reply("a", "msg_a", "claude-3-5-haiku", {"type": "text", "text": "Done."}),
+        {"type": "user", "uuid": "p2", "message": {"role": "user", "content": "again"}},
+    ]
+    switched = [
+        *head,
+        model("m2", "claude-mythos-5-2"),
+        *_reply("b", "msg_b", "claude-mythos-5-2", {"type": "text", "text": "Ok."}),
+    ]
+    stayed = [*head, *_reply("b", "msg_b", "claude-3-5-haiku", {"type": "text", "text": "Ok."})]
+    tools = {
+        "type": "attachment",
+        "uuid": "d1",
+        "attachment": {
+            "type": "deferred_tools_delta",
+            "addedNames": ["WebFetch"],
+            "addedLines": ["WebFetch"],
+            "removedNames": [],
+        },
+        "rendered": [
+            {"content": "<system-reminder>\nThe following deferred tools are now available:\nWebFetch\n</system-reminder>"}
+        ],
+    }
+    listed = [*switched[:-1], tools, switched[-1]]
+
+    def notes(recs: list[dict], name: str) -> list[str]:
+        (tmp_path / name).mkdir()
+        s = _session(tmp_path / name, recs)
+        sl = make_slice(s, at="b0")
+        return [n for n in reannouncements(sl, list(sl.messages), [], None)[1] if "deferred tools of" in n]
+
+    assert notes(switched, "switched") and "claude-mythos-5-2" in notes(switched, "again")[0]
+    assert notes(stayed, "stayed") == []
+    assert notes(listed, "listed") == []

@@ -1,0 +1,47 @@
+"""A compaction at the blocking limit of a model whose threshold is not enforced (2.1.328 and later compact there
+whatever the window's source: "routing through reactive (thresholdSource=auto)") is a threshold compaction, not an
+answer to a refusal; and which models a release gives deferred tools."""
+
+from __future__ import annotations
+
+from builders import assistant, attachment, system, user
+from helpers import write_jsonl
+
+from inspector.claude.models import defers_tools
+from inspector.tokens.explain import analyze
+from inspector.tokens.thresholds import Settings
+from inspector.transcript.session import Session
+
+
+def _session(tmp_path, pre: int):
+    """2.1.328 seed 113016's fork: a context of `pre` tokens written on a 1M model, then claude-3-5-haiku (its window
+    the catalog's: not enforced, blocking at 188,808) announced and compacting before its first request."""
+    recs = [
+        user("u1", None, "go", sec=0),
+        assistant("a1", "u1", sec=1, usage=(pre - 2_000, 0, 2_000, 50), model="claude-sonnet-4-0"),
+        user("u2", "a1", "go on in a fork", sec=2),
+        attachment("m1", "u2", {"type": "model", "identity": {"modelId": "claude-3-5-haiku"}}, sec=2),
+        system("cb", "m1", "compact_boundary", sec=3, compactMetadata={"trigger": "auto", "preTokens": pre}),
+        user("sm", "cb", "This session is being continued from a previous conversation.", sec=3, isCompactSummary=True),
+    ]
+    for r in recs:
+        r["version"] = "2.1.328"
+    return Session.load(write_jsonl(tmp_path / f"s{pre}.jsonl", recs))
+
+
+def test_a_compaction_at_the_blocking_limit_is_the_threshold_s(tmp_path):
+    settings = Settings.from_environment(env={}, config_dir=tmp_path / "none")
+    above = analyze(_session(tmp_path, 222_058), settings).compactions[-1]
+    assert above.cause == "threshold" and "blocking limit 188,808" in above.cause_evidence
+    below = analyze(_session(tmp_path, 150_000), settings).compactions[-1]
+    assert below.cause == "prompt_too_long"  # under the limit an unenforced threshold compacts only on a refusal
+
+
+def test_the_models_that_get_deferred_tools():
+    """Measured on 2.1.328 and 2.1.332 (a generated run on each catalog model): only the Claude 3 models load every
+    tool (no deferred_tools_delta); elsewhere unmeasured."""
+    for m in ("claude-3-5-haiku", "claude-3-5-sonnet", "claude-3-7-sonnet-20250219"):
+        assert defers_tools(m, (2, 1, 332)) is False
+    for m in ("claude-haiku-4-5", "claude-opus-4-1", "claude-sonnet-4-0[1m]", "claude-mythos-5", "claude-foo-1"):
+        assert defers_tools(m, (2, 1, 328)) is True
+    assert defers_tools("claude-3-5-haiku", (2, 1, 200)) is None and defers_tools(None, (2, 1, 332)) is None
