@@ -361,6 +361,12 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     else f"the preview differs at message {k2}: "
                     + (_first_difference(a[k2], b[k2]) if k2 < min(len(a), len(b)) else f"{len(a)} previewed, {len(b)} sent")
                 )
+                # the size after it by Claude Code's own rough count (postTokens: the boundary, summary, kept records
+                # and re-attachments), which also decides how many earlier messages the summary keeps
+                ours_post = (res.new_records[0].get("compactMetadata") or {}).get("postTokens") if res.new_records else None
+                cc_post = meta.get("postTokens")
+                if ok and isinstance(cc_post, int) and ours_post != cc_post:
+                    ok, why = False, f"postTokens {ours_post}, Claude Code {cc_post}"
                 out.append(Replayed(t.name, b_no, what, ok, f"kept {len(theirs)} as Claude Code; {why}{asked_note}"))
         out += _unserved_rewinds(folder, run)
     finally:

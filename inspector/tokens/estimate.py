@@ -376,7 +376,13 @@ def count_many(texts: list[str]) -> list[int]:
     return [next(exact_counts) if len(t) <= EXACT_LIMIT else next(long_counts) for t in texts]
 
 
-UNSENT_ATTACHMENTS = frozenset({"session_context", "prompt_snapshot"})  # 2.1.3xx bookkeeping, never rendered
+# 2.1.3xx bookkeeping, never rendered: counted as nothing. The reminder records of a tool round (`wire.SENT_SUFFIXES`
+# and progress_reminder_sent) too: their text goes to one request as a suffix, and Claude Code's rough count of the
+# record is 0 (2.1.332 REPL seed 110001: its compactions' postTokens were 49 below inspector's for each such record
+# kept, and the earlier-messages budget with them)
+UNSENT_ATTACHMENTS = frozenset(
+    {"session_context", "prompt_snapshot", "batching_reminder_sent", "secondary_reminder_sent", "progress_reminder_sent"}
+)
 
 
 def api_pieces(

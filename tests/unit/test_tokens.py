@@ -796,3 +796,20 @@ def test_the_tokens_report_says_where_a_killed_session_resumes(tmp_path):
     assert code == 0 and "Resume: continues from line 2: --resume writes an interrupted result" in out
     code, out, _ = run("tokens", str(sample_session("Fix forecast")))
     assert code == 0 and "Resume:" not in out
+
+
+def test_a_tool_round_s_reminder_records_weigh_nothing_in_the_rough_count():
+    """2.1.332 REPL seed 110001: each compaction that kept a `batching_reminder_sent` record wrote a postTokens 49
+    below inspector's (its JSON, counted as an unrendered attachment's); the record is bookkeeping, its text goes to
+    one request as a suffix. With it counted as nothing every postTokens of the run agrees, and the earlier-messages
+    budget they share too."""
+    from inspector.tokens.estimate import rough_record_328
+
+    for kind in ("batching_reminder_sent", "secondary_reminder_sent", "progress_reminder_sent"):
+        rec = {
+            "type": "attachment",
+            "attachment": {"type": kind, "text": "First privately list what you need next.", "model": "m"},
+        }
+        assert rough_record_328(rec) == 0
+    other = {"type": "attachment", "attachment": {"type": "todo_reminder", "content": [], "itemCount": 0}}
+    assert rough_record_328(other) > 0  # an attachment with no rendering is still counted by its JSON
