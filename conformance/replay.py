@@ -347,7 +347,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     out.append(Replayed(t.name, b_no, what, False, "no preview to compare"))
                     continue
                 cc = api_messages(
-                    sent_bodies(whole, Conversation(whole.records[: end + 1]).chain),
+                    sent_bodies(whole, _with_kept_reminder(whole, Conversation(whole.records[: end + 1]).chain, meta)),
                     str(res.parameters.get("wire_style") or wire_style(s)),
                     thinking_of(res.parameters),
                     effort_of(res.parameters),
@@ -372,6 +372,20 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _with_kept_reminder(s: Any, chain: list[int], meta: dict[str, Any]) -> list[int]:
+    """The chain a compaction leaves, with the tool round's reminder record that ends its kept tail (a reactive
+    compaction of a refused request after a tool result: 2.1.332 seed 112029). inspector's chain stops at the last
+    record that is sent as a record of its own; that one is sent as the retried request's suffix (`wire.SENT_SUFFIXES`:
+    the request after the compaction carried it, and the preview does)."""
+    from inspector.claude.wire import SENT_SUFFIXES
+
+    tail = (meta.get("preservedSegment") or {}).get("tailUuid")
+    k = s.conversation.by_uuid.get(tail) if isinstance(tail, str) else None
+    if k is None or k in chain or not chain or s.records[k].get("attachment_type") not in SENT_SUFFIXES:
+        return chain
+    return chain + [k] if s.records[k].parent == s.records[chain[-1]].uuid else chain
 
 
 def _named_path(records: list[dict[str, Any]]) -> str | None:

@@ -229,6 +229,20 @@ def _merged_tools_delta(s: Any, found: list[int], names: set[str]) -> dict[str, 
     return None
 
 
+def _announced_under(s: Any, history: list[int], model: str) -> bool:
+    """Whether a deferred-tools announcement of `history` was written while `model` was in force (or before any
+    record named a model: then it may well have been)."""
+    cur: str | None = None
+    for i in history:
+        got = model_in_force(s.records[i])
+        if got:
+            cur = got
+        if (cur is None or same_model(cur, model)) and s.records[i].type == "attachment":
+            if s.records[i].get("attachment_type") == "deferred_tools_delta":
+                return True
+    return False
+
+
 def _stretch_end(s: Any, history: list[int], model: str) -> int | None:
     """The length of `history` up to the end of its last stretch run by `model` (None: the session never ran it)."""
     cur: str | None = None
@@ -273,6 +287,11 @@ def reannouncements(
                 )
     compacting = _compacting_model(sl, model)
     defers = defers_tools(compacting, parse_version(s.version))
+    if tasks is None and compacting is not None and defers and not _announced_under(s, history, compacting):
+        # the model in force announced no tools of its own (it came after one that loads every tool): the session's
+        # list, with the task tools as the release gives them to it (2.1.332 seed 112059: claude-opus-5, then
+        # claude-3-5-sonnet, then claude-opus-4-6[1m], whose compaction listed TaskCreate and the rest)
+        tasks = task_tools(compacting, parse_version(s.version))
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue

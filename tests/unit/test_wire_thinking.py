@@ -490,3 +490,44 @@ def test_a_compaction_after_a_switch_to_a_model_with_unlisted_deferred_tools_say
     assert notes(switched, "switched") and "claude-mythos-5-2" in notes(switched, "again")[0]
     assert notes(stayed, "stayed") == []
     assert notes(listed, "listed") == []
+
+
+def test_a_model_that_announced_no_tools_of_its_own_gets_its_task_tools_on_a_compaction(tmp_path) -> None:
+    """2.1.332 seed 112059: claude-opus-5 (its tools announced without the task tools), then claude-3-5-sonnet (every
+    tool loaded, nothing announced), then claude-opus-4-6[1m], which compacted: Claude Code listed the session's
+    deferred tools with TaskCreate, TaskGet, TaskList and TaskUpdate, as the release gives them to Opus 4.6."""
+    from inspector.compact.base import make_slice
+    from inspector.compact.engine import _TOOLS_HEADER as TOOLS_HEADER
+    from inspector.compact.engine import reannouncements
+
+    def model(uuid: str, mid: str) -> dict:
+        return {"type": "attachment", "uuid": uuid, "attachment": {"type": "model", "identity": {"modelId": mid}}}
+
+    names = ["CronCreate", "TaskStop", "WebFetch"]
+    tools = {
+        "type": "attachment",
+        "uuid": "d1",
+        "attachment": {"type": "deferred_tools_delta", "addedNames": names, "addedLines": names, "removedNames": []},
+        "rendered": [{"content": f"<system-reminder>\n{TOOLS_HEADER} them:\n" + "\n".join(names) + "\n</system-reminder>"}],
+    }
+    recs = [
+        {"type": "user", "uuid": "p1", "message": {"role": "user", "content": "go"}},
+        model("m1", "claude-opus-5"),
+        tools,
+        *_reply("a", "msg_a", "claude-opus-5", {"type": "text", "text": "Done."}),
+        {"type": "user", "uuid": "p2", "message": {"role": "user", "content": "continue"}},
+        model("m2", "claude-3-5-sonnet"),
+        *_reply("b", "msg_b", "claude-3-5-sonnet", {"type": "text", "text": "Ok."}),
+        {"type": "user", "uuid": "p3", "message": {"role": "user", "content": "continue"}},
+        model("m3", "claude-opus-4-6[1m]"),
+        *_reply("c", "msg_c", "claude-opus-4-6", {"type": "text", "text": "Ok again."}),
+    ]
+    s = _session(tmp_path, recs)
+    sl = make_slice(s, at="c0")
+    bodies, _ = reannouncements(sl, list(sl.messages), [], None)
+    listed = [b["attachment"]["addedNames"] for b in bodies if b["attachment"]["type"] == "deferred_tools_delta"]
+    assert listed == [sorted(names + ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"])]
+    # compacting on claude-opus-5 again (the model that announced them): its own list, as it was
+    sl = make_slice(s, at="a0")
+    bodies, _ = reannouncements(sl, list(sl.messages), [], None)
+    assert [b["attachment"]["addedNames"] for b in bodies if b["attachment"]["type"] == "deferred_tools_delta"] == [names]
