@@ -225,6 +225,22 @@ def defers_tools(name: str | None, version: tuple[int, int, int] | None) -> bool
     return not _canonical(name).startswith("claude-3-")
 
 
+def run_as(name: str, version: tuple[int, int, int] | None) -> str:
+    """The model a release runs when asked for `name` (models.json's `run_as`: a retired Opus 4 or 4.1 is Opus 5.5
+    on 2.1.328-2.1.332; its [1m] kept); `name` itself elsewhere and for every other model."""
+    data = _run_as()
+    lo, hi = (_version(v) for v in data["releases"])
+    if version is None or not lo <= tuple(version[:3]) <= hi:
+        return name
+    to = data["models"].get(_canonical(name))
+    return name if to is None else to + ("[1m]" if name.strip().lower().endswith("[1m]") else "")
+
+
+@lru_cache(maxsize=1)
+def _run_as() -> dict[str, Any]:
+    return dict(orjson.loads(DATA.read_bytes())["run_as"])
+
+
 def _canonical(name: str) -> str:
     """A model's registry id, else its name without [1m] and date suffixes (the name Claude Code's lists compare)."""
     return model_id(name) or _DATE.sub("", _DATE.sub("", name.strip().lower().replace("[1m]", "")))

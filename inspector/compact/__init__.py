@@ -182,6 +182,15 @@ def compact(
         cancel,
         TAIL in rules.era.strategies,
     )
+    ran_as = None
+    if q.resume_model:
+        from inspector.claude.models import run_as
+        from inspector.claude.release import parse_version
+
+        to = run_as(q.resume_model, parse_version(s.version) if s.version else None)
+        if to != q.resume_model:
+            ran_as = f"Claude Code {s.version} runs {q.resume_model} as {to}: the preview is {to}'s"
+            run = replace(run, request=replace(run.request, resume_model=to))
     res = strategy.run(run)
     label = f"{key}: the rules of Claude Code {rules.era.label} (releases {releases_with(key)} had it)"
     wi = what_if(key, rules.era)
@@ -190,7 +199,7 @@ def compact(
         rules=rules.note,
         strategy_label=label,
         what_if=wi,
-        notes=((wi,) if wi else ()) + res.notes,
+        notes=((wi,) if wi else ()) + ((ran_as,) if ran_as else ()) + res.notes,
         accounting=account(s, estimator, res),
         caveat=estimate_caveat(estimator),
     )

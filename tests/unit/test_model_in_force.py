@@ -182,3 +182,20 @@ def test_the_thresholds_facts_are_remembered_until_the_session_reads_more(tmp_pa
     after = session_facts(s)
     assert after is not first and after.last_model == "claude-opus-4-6" and after.peak == FileFacts.of(s.records).peak
     assert session_thresholds(s, Settings()).model == "claude-opus-4-6" != before.model
+
+
+def test_a_preview_resumed_on_a_retired_opus_is_opus_5_5_s(tmp_path) -> None:
+    """2.1.328 and 2.1.332 run `--model claude-opus-4-1` as claude-opus-5-5 (generated runs): a preview asked for with
+    that model is made for the model Claude Code would run (its tools, no task tools), and says so."""
+    from conformance.replay import _FakeText
+    from inspector.compact import CompactRequest, compact
+
+    s = _switched_session(tmp_path)
+    res = compact(
+        s,
+        CompactRequest("compact", trigger="manual", resume_model="claude-opus-4-1"),
+        summarizer=_FakeText("<summary>done</summary>"),
+    )
+    got = [r["attachment"] for r in res.new_records if (r.get("attachment") or {}).get("type") == "deferred_tools_delta"]
+    assert [sorted(a.get("addedNames") or ()) for a in got] == [["SendMessage", "WebFetch"]]  # Opus 5.5: no task tools
+    assert any("runs claude-opus-4-1 as claude-opus-5-5" in n for n in res.notes)

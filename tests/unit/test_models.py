@@ -181,3 +181,16 @@ def test_subagent_nudges_follow_the_prompt_bundle() -> None:
     for name in ("claude-opus-4-6", "claude-opus-5-5", "claude-foo-1", "claude-sonnet-5"):
         assert models.subagent_nudges(name, (2, 1, 332)) is True
     assert models.subagent_nudges("claude-opus-5", (2, 1, 152)) is None
+
+
+def test_a_retired_opus_is_run_as_opus_5_5_by_the_releases_that_do_so():
+    """2.1.328 and 2.1.332 sent every request of a process started with --model claude-opus-4-0 or claude-opus-4-1 as
+    claude-opus-5-5 (generated runs on each, both releases)."""
+    from inspector.claude.models import run_as
+
+    assert run_as("claude-opus-4-1", (2, 1, 332)) == "claude-opus-5-5"
+    assert run_as("claude-opus-4-0", (2, 1, 328)) == "claude-opus-5-5"
+    assert run_as("claude-opus-4-1-20250805[1m]", (2, 1, 330)) == "claude-opus-5-5[1m]"
+    assert run_as("claude-opus-4-5", (2, 1, 332)) == "claude-opus-4-5"
+    assert run_as("claude-opus-4-1", (2, 1, 200)) == "claude-opus-4-1"  # not measured there
+    assert run_as("claude-opus-4-1", None) == "claude-opus-4-1"
