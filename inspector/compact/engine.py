@@ -358,16 +358,78 @@ def reannouncements(
             )
     ran = {m for m in (model_in_force(s.records[i]) for i in history) if m}
     if (
-        defers
+        compacting is not None
+        and defers
         and not _attachments_of(s, history, "deferred_tools_delta")
         and any(defers_tools(m, parse_version(s.version)) is False for m in ran)
     ):
-        notes.append(
-            f"no record lists the deferred tools of {compacting}: after a /model switch from a model that gets every "
-            "tool loaded, Claude Code announces the new model's deferred tools after a compaction (2.1.332), which "
-            "inspector cannot write"
-        )
+        made = _first_tools_delta(s, sl.point, compacting)
+        if made is not None:
+            out.insert(0, made)
+            notes.append(
+                f"{compacting} came after a model that gets every tool loaded: its deferred tools, announced after the "
+                "compaction, are the deferrable ones of the tools its last request carried"
+            )
+        else:
+            notes.append(
+                f"no record lists the deferred tools of {compacting}: after a /model switch from a model that gets "
+                "every tool loaded, Claude Code announces the new model's deferred tools after a compaction "
+                "(2.1.332), which inspector cannot write without a recorded request of it"
+            )
     return out, notes
+
+
+# the built-in tools 2.1.328 and 2.1.332 defer (every name their deferred_tools_delta records listed in the generated
+# runs: 12,000 announcements; the plan-mode pair in the REPL), and the text that announces them
+DEFERRED_BUILTINS = frozenset(
+    {"CronCreate", "CronDelete", "CronList", "EnterPlanMode", "ExitPlanMode", "EnterWorktree", "ExitWorktree", "Monitor"}
+    | {"NotebookEdit", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskStop", "TaskUpdate", "WebFetch", "WebSearch"}
+)
+TOOLS_ANNOUNCED = (
+    _TOOLS_HEADER + " Their schemas are NOT loaded \u2014 calling them directly will fail with InputValidationError. Use "
+    'ToolSearch with query "select:<name>[,<name>...]" to load tool schemas before calling them:'
+)
+
+
+def _first_tools_delta(s: Any, point: int, model: str) -> dict[str, Any] | None:
+    """The deferred-tools announcement a compaction by `model` writes when no record announced any (the session
+    began on a model that gets every tool loaded: 2.1.332 seeds 110001, 110035, 112117), made as 2.1.328-2.1.332
+    write it: the deferrable tools (`DEFERRED_BUILTINS`, MCP tools) of the last main-thread request before the point,
+    which carried every tool, the task tools as the release gives them to the model, sorted. None without such a
+    request, or on another release."""
+    from inspector.claude.requests import rebuild_requests
+
+    v = parse_version(s.version)
+    if v is None or not (2, 1, 328) <= tuple(v[:3]) <= (2, 1, 332):
+        return None
+    last = None
+    for q in rebuild_requests(s):
+        if q.index <= point and q.agent_id is None and isinstance(q.request.get("tools"), list):
+            last = q
+    if last is None:
+        return None
+    names: set[str] = {t["name"] for t in last.request["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)}
+    if "ToolSearch" in names:
+        return None  # it deferred already: its announcements would be in the records
+    deferred = {n for n in names if n in DEFERRED_BUILTINS or n.startswith("mcp__")} - set(TASK_TOOLS)
+    if task_tools(model, v):
+        deferred |= set(TASK_TOOLS)
+    lines = sorted(deferred)
+    if not lines:
+        return None
+    return {
+        "type": "attachment",
+        "attachment": {
+            "type": "deferred_tools_delta",
+            "addedNames": lines,
+            "addedLines": lines,
+            "removedNames": [],
+            "wireHiddenNames": [],
+            "readdedNames": [],
+        },
+        "rendered": [{"content": "<system-reminder>\n" + TOOLS_ANNOUNCED + "\n" + "\n".join(lines) + "\n</system-reminder>"}],
+        "renderedRole": "system",
+    }
 
 
 def _listing_written_for(s: Any, k: int, model: str | None) -> list[str]:

@@ -531,3 +531,41 @@ def test_a_model_that_announced_no_tools_of_its_own_gets_its_task_tools_on_a_com
     sl = make_slice(s, at="a0")
     bodies, _ = reannouncements(sl, list(sl.messages), [], None)
     assert [b["attachment"]["addedNames"] for b in bodies if b["attachment"]["type"] == "deferred_tools_delta"] == [names]
+
+
+def test_the_first_deferred_tools_announcement_is_made_from_the_last_request_s_tools(tmp_path, monkeypatch) -> None:
+    """2.1.332 seeds 110001, 110035, 112117: the session began on a model that gets every tool loaded and no record
+    announced deferred tools; the compaction by the new model announces the deferrable ones of the tools its last
+    request carried (built-ins Claude Code defers, MCP tools), with the task tools as the release gives them to it,
+    in the text 2.1.328-2.1.332 write."""
+    from types import SimpleNamespace
+
+    import inspector.claude.requests as requests_module
+    from inspector.compact.engine import _first_tools_delta
+
+    s = _session(tmp_path, [{"type": "user", "uuid": "p1", "message": {"role": "user", "content": "go"}}])
+    carried = [
+        "Agent",
+        "Bash",
+        "CronCreate",
+        "Read",
+        "TaskCreate",
+        "TaskGet",
+        "TaskList",
+        "TaskStop",
+        "TaskUpdate",
+        "WebFetch",
+        "mcp__x__y",
+    ]
+    q = SimpleNamespace(index=0, agent_id=None, request={"tools": [{"name": n} for n in carried]})
+    monkeypatch.setattr(requests_module, "rebuild_requests", lambda _s: [q])
+    made = _first_tools_delta(s, 0, "claude-mythos-5-2")  # no task tools for it
+    assert made is not None
+    assert made["attachment"]["addedNames"] == ["CronCreate", "TaskStop", "WebFetch", "mcp__x__y"]
+    text = made["rendered"][0]["content"]
+    assert text.startswith("<system-reminder>\nThe following deferred tools are now available via ToolSearch. Their schemas")
+    assert text.endswith(":\nCronCreate\nTaskStop\nWebFetch\nmcp__x__y\n</system-reminder>")
+    with_tasks = _first_tools_delta(s, 0, "claude-opus-4-6")  # the task tools, deferred
+    assert with_tasks is not None and "TaskCreate" in with_tasks["attachment"]["addedNames"]
+    q.request["tools"].append({"name": "ToolSearch"})  # it deferred already: its own announcements are in the records
+    assert _first_tools_delta(s, 0, "claude-mythos-5-2") is None
