@@ -397,8 +397,6 @@ def _first_tools_delta(s: Any, point: int, model: str) -> dict[str, Any] | None:
     write it: the deferrable tools (`DEFERRED_BUILTINS`, MCP tools) of the last main-thread request before the point,
     which carried every tool, the task tools as the release gives them to the model, sorted. None without such a
     request, or on another release."""
-    from inspector.claude.requests import rebuild_requests
-
     v = parse_version(s.version)
     if v is None or not (2, 1, 328) <= tuple(v[:3]) <= (2, 1, 332):
         return None

@@ -540,7 +540,7 @@ def test_the_first_deferred_tools_announcement_is_made_from_the_last_request_s_t
     in the text 2.1.328-2.1.332 write."""
     from types import SimpleNamespace
 
-    import inspector.claude.requests as requests_module
+    import inspector.compact.engine as engine_module
     from inspector.compact.engine import _first_tools_delta
 
     s = _session(tmp_path, [{"type": "user", "uuid": "p1", "message": {"role": "user", "content": "go"}}])
@@ -558,7 +558,7 @@ def test_the_first_deferred_tools_announcement_is_made_from_the_last_request_s_t
         "mcp__x__y",
     ]
     q = SimpleNamespace(index=0, agent_id=None, request={"tools": [{"name": n} for n in carried]})
-    monkeypatch.setattr(requests_module, "rebuild_requests", lambda _s: [q])
+    monkeypatch.setattr(engine_module, "rebuild_requests", lambda _s: [q])
     made = _first_tools_delta(s, 0, "claude-mythos-5-2")  # no task tools for it
     assert made is not None
     assert made["attachment"]["addedNames"] == ["CronCreate", "TaskStop", "WebFetch", "mcp__x__y"]
