@@ -529,16 +529,6 @@ def _prompted_after_error(s: Session, start: int, end: int) -> int | None:
     return None
 
 
-def requests_refused_before(s: Session, requests: Any, index: int) -> bool:
-    """Whether the last request recorded before record `index` went unanswered (the API refused it)."""
-    if not requests:
-        return False
-    from inspector.claude.requests import request_before
-
-    q = request_before(s, requests, index)
-    return q is not None and not q.answered
-
-
 def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, series: Series | None = None) -> tuple[str, str]:
     """Why a compaction happened, with the evidence: the kind of boundary, and for an automatic one the request
     recorded before it (2.1.3xx: a request with no reply was refused as too long) or, without recorded requests,
@@ -557,10 +547,12 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
     # (a threshold is given only where it is enforced and auto-compact is on)
     over = refuted_by(series, e, e.threshold, s) if series is not None and e.threshold is not None else []
     answered = None
+    refused = False  # the last request recorded before it went unanswered (the API refused it)
     if requests:
         from inspector.claude.requests import request_before
 
         q = request_before(s, requests, e.index)
+        refused = q is not None and not q.answered
         if q is not None and not q.answered and not same_process(s, q.index, e.index):
             # the refusal ended its run (the attempts to compact then failed, leaving no trace): a new process
             # compacted as it started, at its own threshold
@@ -600,7 +592,7 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
         and th.blocking is not None
         and e.pre_tokens is not None
         and e.pre_tokens >= th.blocking
-        and not requests_refused_before(s, requests, e.index)
+        and not refused
     ):
         # 2.1.328 and later compact at the blocking limit whatever the window's source (routing through reactive,
         # before sending: a fork on a model with a smaller window began 33k above its limit, 2.1.328 seed 113016)
