@@ -273,25 +273,26 @@ def reannouncements(
     upto = _compacting_end(sl)  # what the compacting process has announced: nothing written after it
     history = [i for i in s.conversation.logical_chain if i <= upto]
     tools_history = history  # the deferred tools depend on the model: a process on another model has its own list
+    version = parse_version(s.version)
     tasks: bool | None = None  # a model the session never ran: whether it gets the task tools
     if model is not None and not same_model(model, s.main_model):
         end = _stretch_end(s, history, model)
         if end is not None:
             tools_history = history[:end]
         else:
-            tasks = task_tools(model, parse_version(s.version))
+            tasks = task_tools(model, version)
             if tasks is None:
                 notes.append(
                     f"the session never ran {model}: its deferred tools are re-announced as the session last had them "
                     "(Claude Code lists the tools that model gets)"
                 )
     compacting = _compacting_model(sl, model)
-    defers = defers_tools(compacting, parse_version(s.version))
+    defers = defers_tools(compacting, version)
     if tasks is None and compacting is not None and defers and not _announced_under(s, history, compacting):
         # the model in force announced no tools of its own (it came after one that loads every tool): the session's
         # list, with the task tools as the release gives them to it (2.1.332 seed 112059: claude-opus-5, then
         # claude-3-5-sonnet, then claude-opus-4-6[1m], whose compaction listed TaskCreate and the rest)
-        tasks = task_tools(compacting, parse_version(s.version))
+        tasks = task_tools(compacting, version)
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue
@@ -356,12 +357,11 @@ def reannouncements(
                 f"the session announced {kind.replace('_', ' ')} {len(found)} times since its last compaction: "
                 "re-announced as those announcements in order (Claude Code would send one that merges them)"
             )
-    ran = {m for m in (model_in_force(s.records[i]) for i in history) if m}
     if (
         compacting is not None
         and defers
         and not _attachments_of(s, history, "deferred_tools_delta")
-        and any(defers_tools(m, parse_version(s.version)) is False for m in ran)
+        and any(defers_tools(model_in_force(s.records[i]), version) is False for i in history)
     ):
         made = _first_tools_delta(s, sl.point, compacting)
         if made is not None:
@@ -396,10 +396,8 @@ def _first_tools_delta(s: Any, point: int, model: str) -> dict[str, Any] | None:
     began on a model that gets every tool loaded: 2.1.332 seeds 110001, 110035, 112117), made as 2.1.328-2.1.332
     write it: the deferrable tools (`DEFERRED_BUILTINS`, MCP tools) of the last main-thread request before the point,
     which carried every tool, the task tools as the release gives them to the model, sorted. None without such a
-    request, or on another release."""
+    request. The caller has asked `defers_tools` whether the model defers them on this release."""
     v = parse_version(s.version)
-    if v is None or not (2, 1, 328) <= tuple(v[:3]) <= (2, 1, 332):
-        return None
     last = None
     for q in rebuild_requests(s):
         if q.index <= point and q.agent_id is None and isinstance(q.request.get("tools"), list):
