@@ -217,28 +217,35 @@ def lean_prompt(name: str | None, version: tuple[int, int, int] | None) -> bool 
 
 def defers_tools(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
     """Whether a release gives a model deferred tools (loaded on demand through ToolSearch, announced by a
-    `deferred_tools_delta` attachment): measured on 2.1.328 and 2.1.332 (a generated run on each catalog model and
-    the unknown one), every model but the Claude 3 ones (claude-3-5-haiku, claude-3-5-sonnet, claude-3-7-sonnet get
-    every tool loaded). None where it was not measured (another release, no model)."""
-    if not name or version is None or not (2, 1, 328) <= version[:3] <= (2, 1, 332):
+    `deferred_tools_delta` attachment): models.json's `deferred_tools` (2.1.328 and 2.1.332: every model but the
+    Claude 3 ones). None where it was not measured (another release, no model)."""
+    data = _section("deferred_tools")
+    if not name or not _measured(data, version):
         return None
-    return not _canonical(name).startswith("claude-3-")
+    canon = _canonical(name)
+    return not any(x in canon for x in data["all_loaded_substrings"])
 
 
 def run_as(name: str, version: tuple[int, int, int] | None) -> str:
     """The model a release runs when asked for `name` (models.json's `run_as`: a retired Opus 4 or 4.1 is Opus 5.5
     on 2.1.328-2.1.332; its [1m] kept); `name` itself elsewhere and for every other model."""
-    data = _run_as()
-    lo, hi = (_version(v) for v in data["releases"])
-    if version is None or not lo <= tuple(version[:3]) <= hi:
+    data = _section("run_as")
+    if not _measured(data, version):
         return name
     to = data["models"].get(_canonical(name))
     return name if to is None else to + ("[1m]" if name.strip().lower().endswith("[1m]") else "")
 
 
-@lru_cache(maxsize=1)
-def _run_as() -> dict[str, Any]:
-    return dict(orjson.loads(DATA.read_bytes())["run_as"])
+def _measured(data: dict[str, Any], version: tuple[int, int, int] | None) -> bool:
+    """Whether `version` is within a section's measured `releases` (the first and the last)."""
+    lo, hi = (_version(v) for v in data["releases"])
+    return version is not None and lo <= tuple(version[:3]) <= hi
+
+
+@cache
+def _section(key: str) -> dict[str, Any]:
+    """A section of models.json beside the models (`run_as`, `deferred_tools`)."""
+    return dict(orjson.loads(DATA.read_bytes())[key])
 
 
 def _canonical(name: str) -> str:
