@@ -226,6 +226,16 @@ def defers_tools(name: str | None, version: tuple[int, int, int] | None) -> bool
     return not any(x in canon for x in data["all_loaded_substrings"])
 
 
+def lean_prompt_delta(name: str | None, version: tuple[int, int, int] | None) -> int | None:
+    """How many characters (JS length) model `name`'s own prompt is shorter than the full one release `version` sends
+    while tool search is held off, negative (models.json's `lean_prompt_size`); None where not measured or where
+    the model gets no lean prompt."""
+    data = _section("lean_prompt_size")
+    if not name or not _measured(data, version) or not lean_prompt(name, version):
+        return None
+    return int(data["models"].get(_canonical(name), data["default"]))
+
+
 def run_as(name: str, version: tuple[int, int, int] | None) -> str:
     """The model a release runs when asked for `name` (models.json's `run_as`: a retired Opus 4 or 4.1 is Opus 5.5
     on 2.1.328-2.1.332; its [1m] kept); `name` itself elsewhere and for every other model."""

@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from inspector.claude.models import TASK_TOOLS, defers_tools, lean_prompt, subagent_nudges, task_tools
+from inspector.claude.models import (
+    TASK_TOOLS,
+    defers_tools,
+    lean_prompt,
+    lean_prompt_delta,
+    subagent_nudges,
+    task_tools,
+)
 from inspector.claude.release import parse_version
 from inspector.claude.requests import rebuild_requests
 from inspector.claude.versions import TAIL, rules_for
@@ -839,6 +846,37 @@ def _system_prompt_text(s: Any, point: int | None = None, model: str | None = No
     return ""
 
 
+def _ran_without_tool_search(s: Any, point: int, version: tuple[int, int, int] | None) -> bool:
+    """Whether the conversation since its last compaction, up to record `point` (on its chain or below it), ran a
+    model that loads every tool: Claude Code then holds tool search off until the next compaction ("this
+    conversation has run without ToolSearch"), and every model sends the full prompt, not its own lean one."""
+    chain = [i for i in s.conversation.logical_chain if i <= point]
+    start = max((k for k, i in enumerate(chain) if s.records[i].is_compact_boundary), default=-1) + 1
+    return any(defers_tools(model_in_force(s.records[i]), version) is False for i in chain[start:])
+
+
+def _ratio_prompt(s: Any, point: int, model: str | None, notes: list[str]) -> int:
+    """The rough size of the system prompt K7n takes off the refusal's count: the compacting process's own
+    (`_system_prompt_text`). Where tool search was held off (`_ran_without_tool_search`) for a model that gets a lean
+    prompt, its requests carried the full one, but K7n takes the model's own off (2.1.328 seed 114005:
+    claude-3-5-sonnet, then claude-fable-5-2 refused at 318,000; bisected on the binary, the ratio is that of fable's
+    11,591 characters, not of the 28,305 it sent): the full one's length less the model's measured difference
+    (models.json `lean_prompt_size`)."""
+    system = _system_prompt_text(s, point, model)
+    version = parse_version(s.version)
+    written = _snapshot_of(s, point, model)  # the prompt was held off if it was written while tool search was
+    if model and _ran_without_tool_search(s, point if written is None else written, version):
+        delta = lean_prompt_delta(model, version)
+        if delta is not None and js_len(system) + delta > 0:
+            notes.append(
+                f"tool search was held off (a model that loads every tool ran since the last compaction), so {model}'s "
+                f"requests carried the full prompt; Claude Code sizes the tail with its own, {-delta:,} characters "
+                "shorter (measured on the binary)"
+            )
+            return js_round((js_len(system) + delta) / 4)
+    return rough_328(system)
+
+
 def _compacting_model(sl: Slice, resume_model: str | None) -> str | None:
     """The model of the process that compacts at the slice's point: the one it was resumed with, else the last a
     record before the point says is in force."""
@@ -859,11 +897,11 @@ def split_compact(s: Any, msgs: list[int]) -> Split:
 
 
 def split_reactive(
-    s: Any, msgs: list[int], actual: int, limit: int, instructions: str | None, system: str | None = None
+    s: Any, msgs: list[int], actual: int, limit: int, instructions: str | None, system: str | int | None = None
 ) -> Split:
     """The tail a prompt-too-long compaction keeps (K7n): the refusal's gap, in local-estimate units, plus the size of
     the summarize prompt, minus the last round, covered by the rounds before it; half the rounds when that would
-    take nearly all of them. `system`: the compacting process's system prompt (its rough size is taken off the API's
+    take nearly all of them. `system`: the compacting process's system prompt, or its rough size (taken off the API's
     count before the ratio; default: the session's last)."""
     groups = api_rounds(s, msgs)
     r = len(groups)
@@ -879,7 +917,7 @@ def split_reactive(
     elif r > 3:
         sizes = [sum(rough_record(s.body(i)) for i in g) for g in groups]
         total = sum(sizes)
-        sys_rough = rough_328(system if system is not None else _system_prompt_text(s))
+        sys_rough = system if isinstance(system, int) else rough_328(system if system is not None else _system_prompt_text(s))
         ratio = max(PTL_RATIO_FLOOR, (actual - sys_rough) / total) if total > 0 else 1.0
         extra = INSTRUCTIONS_HEADER_CHARS + js_len(instructions) if instructions else 0
         prompt = js_round((SUMMARIZE_PROMPT_CHARS + extra) / 4)
@@ -1146,7 +1184,7 @@ def engine_compact(
         if params.refused_at is None or params.refused_at <= 0:
             raise CompactError("as if the API refused: give the limit it refused at (--refused-at N)")
         actual = params.prompt_tokens if params.prompt_tokens is not None else max(before, params.refused_at + 1)
-        system = _system_prompt_text(s, sl.point, _compacting_model(sl, params.resume_model))
+        system = _ratio_prompt(s, sl.point, _compacting_model(sl, params.resume_model), notes)
         split = split_reactive(s, msgs, actual, params.refused_at, params.instructions, system)
         trigger = "auto"
         told = (

@@ -90,3 +90,104 @@ def test_a_compaction_at_an_earlier_message_knows_nothing_written_after_it(tmp_p
     assert model(_latest_payload(s, "model")) == "claude-opus-5[1m]"
     assert _snapshot_of(s, at["reply1"], None) == at["snap1"]
     assert _snapshot_of(s, None, "claude-opus-5") == at["snap1"] and _snapshot_of(s, None, None) == at["snap2"]
+
+
+def _held_off_session(tmp_path: Path, *, compacted: bool = False, lean_first: bool = False) -> tuple[Session, int]:
+    """2.1.328: a session on claude-3-5-sonnet (every tool loaded, the full prompt), resumed on claude-fable-5-2, whose
+    request is refused. Tool search stays held off until a compaction, so fable sends the same full prompt."""
+    recs: list[dict] = []
+    parent = None
+
+    def add(rec: dict) -> int:
+        nonlocal parent
+        rec.update(
+            uuid=f"u{len(recs):02d}", parentUuid=parent, sessionId="s", version="2.1.328", timestamp="2026-12-03T09:00:00.000Z"
+        )
+        recs.append(rec)
+        parent = rec["uuid"]
+        return len(recs) - 1
+
+    def model(m: str) -> dict:
+        return {"type": "attachment", "attachment": {"type": "model", "identity": {"modelId": m}, "text": f"You are {m}"}}
+
+    def reply(m: str, n: int) -> dict:
+        return {
+            "type": "assistant",
+            "message": {
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "model": m,
+                "content": [{"type": "text", "text": "ok"}],
+                "usage": {"input_tokens": 10, "output_tokens": 2},
+            },
+        }
+
+    full = {"type": "attachment", "attachment": {"type": "prompt_snapshot", "systemPrompt": [FULL * 25]}}
+    if lean_first:  # fable ran before the Claude 3 model, with its own prompt
+        add(model("claude-fable-5-2"))
+        add({"type": "attachment", "attachment": {"type": "prompt_snapshot", "systemPrompt": [LEAN]}})
+        add(reply("claude-fable-5-2", 0))
+    add({"type": "user", "message": {"role": "user", "content": "go"}})
+    add(model("claude-3-5-sonnet"))
+    add(json_copy(full))
+    add(reply("claude-3-5-sonnet", 1))
+    if compacted:
+        add({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "compactMetadata": {}})
+    add(model("claude-fable-5-2"))
+    point = add({"type": "user", "message": {"role": "user", "content": "continue"}})
+    add(json_copy(full))  # the snapshot of the refused request, below the last message
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    return Session.load(path), point
+
+
+def json_copy(rec: dict) -> dict:
+    return orjson.loads(orjson.dumps(rec))
+
+
+def test_a_held_off_prompt_is_sized_as_the_models_own(tmp_path: Path) -> None:
+    """2.1.328 seed 114005: after a Claude 3 model, claude-fable-5-2's requests carried the full prompt, but the tail
+    of its prompt-too-long compaction was sized with fable's own (11,591 characters, not 28,305: bisected on the
+    binary by moving the refusal's limit): the full one's length less the measured difference."""
+    from inspector.claude.models import lean_prompt_delta
+    from inspector.compact.engine import _ratio_prompt, _snapshot_of
+    from inspector.tokens.estimate import rough_328
+
+    s, point = _held_off_session(tmp_path)
+    assert _snapshot_of(s, point, "claude-fable-5-2") == point + 1
+    delta = lean_prompt_delta("claude-fable-5-2", (2, 1, 328))
+    assert delta == 11_591 - 28_305
+    notes: list[str] = []
+    assert _ratio_prompt(s, point, "claude-fable-5-2", notes) == round((len(FULL * 25) + delta) / 4)
+    assert notes and "held off" in notes[0]
+    # the Claude 3 model compacting: its own prompt is the full one
+    assert _ratio_prompt(s, point, "claude-3-5-sonnet", []) == rough_328(FULL * 25)
+
+
+def test_a_compaction_ends_the_hold(tmp_path: Path) -> None:
+    from inspector.compact.engine import _ratio_prompt
+    from inspector.tokens.estimate import rough_328
+
+    s, point = _held_off_session(tmp_path, compacted=True)  # the Claude 3 model ran before the last compaction
+    notes: list[str] = []
+    assert _ratio_prompt(s, point, "claude-fable-5-2", notes) == rough_328(FULL * 25) and not notes
+
+
+def test_a_prompt_written_before_the_hold_is_taken_as_it_is(tmp_path: Path) -> None:
+    """A fable snapshot written before the Claude 3 model ran holds fable's own prompt already."""
+    from inspector.compact.engine import _ratio_prompt, _snapshot_of
+    from inspector.tokens.estimate import rough_328
+
+    s, _ = _held_off_session(tmp_path, lean_first=True)
+    first_fable_reply = 2
+    assert _snapshot_of(s, first_fable_reply, "claude-fable-5-2") == 1
+    assert _ratio_prompt(s, first_fable_reply, "claude-fable-5-2", []) == rough_328(LEAN)
+
+
+def test_the_difference_is_known_only_where_measured() -> None:
+    from inspector.claude.models import lean_prompt_delta
+
+    assert lean_prompt_delta("claude-opus-5[1m]", (2, 1, 332)) == lean_prompt_delta("claude-opus-5", (2, 1, 332)) < 0
+    assert lean_prompt_delta("claude-sonnet-4-5", (2, 1, 328)) is None  # no lean prompt: nothing to take off
+    assert lean_prompt_delta("claude-fable-5-2", (2, 1, 300)) is None  # a release not measured
+    assert lean_prompt_delta("claude-foo-1", (2, 1, 328)) == 6_805 - 28_305  # a model the catalog does not know
