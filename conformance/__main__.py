@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from conformance.compare import compare, table
-from conformance.goldens import GOLDENS, expand_golden, pack
+from conformance.goldens import GOLDENS, expand_golden, pack, pack_requests, prune_shared
 from conformance.runner import DEFAULT_VERSION, install, run, save
 from conformance.scenarios import BY_NAME, SCENARIOS
 
@@ -75,11 +75,15 @@ def write_golden(folder: Path) -> Path:
         rel = p.relative_to(folder)
         out = dst / rel
         out.parent.mkdir(parents=True, exist_ok=True)
-        if p.suffix in (".jsonl", ".json", ".txt") and p.name != "run.json":  # transcripts, requests, persisted outputs
+        if p.name == "requests.json":  # its system prompts and tool lists go to the store all goldens share
+            out = out.with_name(out.name + ".xz")
+            out.write_bytes(pack_requests(p.read_bytes()))
+        elif p.suffix in (".jsonl", ".json", ".txt", ".log") and p.name != "run.json":  # transcripts, persisted outputs
             out = out.with_name(out.name + ".xz")
             out.write_bytes(pack(p.read_bytes()))
         else:
             shutil.copyfile(p, out)
+    prune_shared()
     return dst
 
 

@@ -395,3 +395,43 @@ def test_a_compaction_preview_names_the_model_the_resumed_request_is_for(tmp_pat
     assert main(["compact", str(path), "--strategy", "compact", "--json"], out, io.StringIO()) == 0
     got = _json.loads(out.getvalue())
     assert got["parameters"]["wire_model"] == model and got["parameters"]["foreign_thinking"] == "none"
+
+
+def test_the_goldens_stay_small():
+    """The goldens are the normal suite's record of real runs: under 5 MB in all (issue 23), their request logs' system
+    prompts and tool lists kept once for all of them (conformance/goldens.py)."""
+    files = [p for p in GOLDENS.rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in files) < 5_000_000
+    assert not [p for p in files if p.suffix not in (".xz", ".json")], "every golden file but run.json is compressed"
+
+
+def test_a_request_log_comes_back_whole_from_the_shared_store(tmp_path):
+    import json
+    import lzma
+
+    from conformance.goldens import _with_shared, dump_requests, pack_requests, prune_shared
+
+    store = tmp_path / "shared.json.xz"
+    log = {
+        "requests": [{"system": "s1", "tools": "t1", "messages": ["m1"]}, {"system": "s2", "tools": "t1", "messages": []}],
+        "messages": {"m1": {"role": "user", "content": "hi"}},
+        "system": {"s1": [{"type": "text", "text": "a prompt"}], "s2": [{"type": "text", "text": "another"}]},
+        "tools": {"t1": [{"name": "Bash"}]},
+        "version": "2.1.332",
+    }
+    raw = dump_requests(log)
+    packed = pack_requests(raw, store)
+    kept = json.loads(lzma.decompress(packed))
+    assert kept["system"] == {"s1": None, "s2": None} and kept["tools"] == {"t1": None}  # moved out
+    assert kept["messages"] == log["messages"]
+    assert _with_shared(lzma.decompress(packed), store) == raw  # the bytes the harness saved
+    # a golden removed: prune_shared drops what no golden names
+    (tmp_path / "g1").mkdir()
+    (tmp_path / "g1" / "requests.json.xz").write_bytes(packed)
+    other = dict(log, requests=[], system={}, tools={"t2": [{"name": "Read"}]})
+    (tmp_path / "g2").mkdir()
+    (tmp_path / "g2" / "requests.json.xz").write_bytes(pack_requests(dump_requests(other), store))
+    (tmp_path / "g2" / "requests.json.xz").unlink()
+    prune_shared(tmp_path)
+    shared = json.loads(lzma.decompress(store.read_bytes()))
+    assert set(shared["tools"]) == {"t1"} and set(shared["system"]) == {"s1", "s2"}
