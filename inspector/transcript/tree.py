@@ -101,6 +101,16 @@ def repair_in_file_order(version: str | None) -> bool:
     return _from(version, REPAIR_IN_FILE_ORDER)
 
 
+def _hangs(r: Record) -> bool:
+    """A record the repair carries along below a put-back one (2.1.332's XN): an attachment, a system record but a
+    compaction's boundary, a meta prompt that answers no call."""
+    if r.type == "attachment":
+        return True
+    if r.type == "system":
+        return not r.is_compact_boundary
+    return r.type == "user" and r.is_meta and not r.tool_results
+
+
 def loads_from_last_compaction(version: str | None) -> bool:
     """Whether the release that wrote a compaction loads a file from it (see LOADS_FROM_LAST_COMPACTION); a record
     without a version is taken as today's."""
@@ -573,6 +583,10 @@ class Conversation:
                 chain_frags.setdefault(r.message_id, []).append(i)
         inserts: dict[int, list[int]] = {}
         pos = {i: k for k, i in enumerate(chain)}
+        children: dict[int, list[int]] = {}
+        for j, p in self.parent.items():
+            if p is not None and j not in on:
+                children.setdefault(p, []).append(j)
         for mid, on_frags in chain_frags.items():
             siblings = [f for f in off_frags.get(mid, ()) if f not in on]
             results = [c for f in on_frags + off_frags.get(mid, []) for c in off_results.get(f, ()) if c not in on]
@@ -586,8 +600,12 @@ class Conversation:
 
             if repair_in_file_order(recs[last_on].version):
                 # 2.1.261+: in the order they were written, fragments and results together (2.1.332 held a fork's
-                # copy of a reply whose three parallel calls finished between its fragments so: seed 85079)
-                extra = sorted(set(siblings) | set(results))
+                # copy of a reply whose three parallel calls finished between its fragments so: seed 85079), with
+                # the attachments left hanging below each (`_dangling`)
+                found = set(siblings) | set(results)
+                for k in [*on_frags, *found]:
+                    found.update(self._dangling(k, on | found, children))
+                extra = sorted(found)
             else:
                 extra = sorted(siblings, key=tkey) + sorted(set(results), key=tkey)
             extra = [k for k in extra if k not in on]
@@ -599,6 +617,32 @@ class Conversation:
         for i in chain:
             out.append(i)
             out.extend(inserts.get(i, ()))
+        return out
+
+    def _dangling(self, k: int, taken: set[int], children: dict[int, list[int]]) -> list[int]:
+        """The records left hanging below record `k` that the parallel-call repair puts back with it (2.1.261+'s
+        nMe): from each child not yet in the chain, a line of attachments, system notes and meta prompts, one child
+        after another, to its end; none of a line that reaches another kind of record, one already taken, or a fork
+        (2.1.332 REPL seed 110001: a Bash output's audience note below the result of a parallel call, written off the
+        chain, was sent after the results)."""
+        recs = self.records
+        side = recs[k].is_sidechain
+        out: list[int] = []
+        for c in children.get(k, ()):
+            line: list[int] = []
+            y: int | None = c
+            while y is not None:
+                r = recs[y]
+                if y in taken or r.is_sidechain != side or not _hangs(r):
+                    line = []
+                    break
+                line.append(y)
+                below = [j for j in children.get(y, ()) if j not in taken]
+                if len(below) > 1:
+                    line = []
+                    break
+                y = below[0] if below else None
+            out += line
         return out
 
     def _find_branches(self) -> list[Branch]:

@@ -484,6 +484,41 @@ def test_parallel_calls_put_back_in_the_order_a_release_holds_them(tmp_path, ver
 
 
 @pytest.mark.parametrize(
+    ("version", "order"),
+    [
+        ("2.1.332", ["f1", "f2", "r2", "note", "r1", "tt"]),
+        ("2.1.261", ["f1", "f2", "r2", "note", "r1", "tt"]),
+        ("2.1.260", ["f1", "f2", "r2", "r1", "tt"]),
+    ],
+)
+def test_the_repair_brings_back_what_hangs_below_a_put_back_result(tmp_path, version, order):
+    """2.1.332 REPL seed 110001: two parallel Bash calls, the second's result written first with an audience note
+    below it (off the chain the leaf walks), then the first's result and a reminder. The live process sent the note
+    after the results; the repair (2.1.261+, nMe) puts a line of attachments left hanging below a put-back record
+    back with it, but not a line that forks or reaches a prompt (`stray`, `fork*`)."""
+    m = "msg_1"
+    note = {"type": "bash_output_audience_note", "toolUseID": "t2"}
+    recs = [
+        user("p", None, "go", sec=0),
+        assistant("f1", "p", [tool_use("t1")], sec=1, mid=m),
+        assistant("f2", "f1", [tool_use("t2")], sec=2, mid=m),
+        tool_result("r2", "f2", "t2", sec=3),
+        attachment("note", "r2", note, sec=3, rendered="<system-reminder>Only you see it</system-reminder>"),
+        attachment("stray", "f2", note, sec=3),
+        user("stray-prompt", "stray", "not a reminder", sec=3),
+        attachment("fork", "f1", note, sec=3),
+        attachment("fork-a", "fork", note, sec=3),
+        attachment("fork-b", "fork", note, sec=3),
+        tool_result("r1", "f1", "t1", sec=4),
+        attachment("tt", "r1", {"type": "total_tokens_reminder", "text": "x"}, sec=5, rendered="x"),
+    ]
+    for r in recs:
+        r["version"] = version
+    s = load(tmp_path, recs)
+    assert [u for u in uuids(s, s.conversation.chain) if u != "p"] == order
+
+
+@pytest.mark.parametrize(
     ("version", "named", "leaf"),
     [
         # the last-prompt names a reply off the last-written leaf's line: 2.1.120+ continue from it (the leaf-named probe)
