@@ -17,6 +17,7 @@ Nothing else in the package keeps a table of models: a new model is one entry in
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -234,6 +235,20 @@ def lean_prompt_delta(name: str | None, version: tuple[int, int, int] | None) ->
     if not name or not _measured(data, version) or not lean_prompt(name, version):
         return None
     return int(data["models"].get(_canonical(name), data["default"]))
+
+
+def skill_listing_rules(version: tuple[int, int, int] | None) -> dict[str, Any] | None:
+    """How a release renders the skill listing (models.json `skill_listing`); None where it was not read."""
+    data = _section("skill_listing")
+    return data if _measured(data, version) else None
+
+
+def listing_chars_per_token(name: str | None, rules: Mapping[str, Any]) -> int:
+    """The characters a token a skill listing's budget takes for the main model (`Fy`: 4 for the older families the
+    release names, 3 for every other model; 4 with no model)."""
+    if not name:
+        return 4
+    return 4 if _canonical(name).replace(".", "-").replace("_", "-") in rules["four_chars_per_token"] else 3
 
 
 def run_as(name: str, version: tuple[int, int, int] | None) -> str:

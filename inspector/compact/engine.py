@@ -30,6 +30,8 @@ from inspector.claude.models import (
     defers_tools,
     lean_prompt,
     lean_prompt_delta,
+    listing_chars_per_token,
+    skill_listing_rules,
     subagent_nudges,
     task_tools,
 )
@@ -53,7 +55,7 @@ from inspector.compact.summarize.base import Cancel, Progress, Summarizer, Summa
 from inspector.textutil import as_dict, timestamp_key
 from inspector.tokens.context import FILE_TOOLS, FileState, file_states, process_exits, same_process
 from inspector.tokens.estimate import count_bodies, js_len, rough_328, rough_record_328
-from inspector.tokens.thresholds import js_round
+from inspector.tokens.thresholds import Settings, js_round
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
 from inspector.transcript.session import in_force, model_in_force, same_model
 from inspector.transcript.tree import is_sent
@@ -264,7 +266,7 @@ def _stretch_end(s: Any, history: list[int], model: str) -> int | None:
 
 
 def reannouncements(
-    sl: Slice, point_chain: list[int], kept: Sequence[int] = (), model: str | None = None
+    sl: Slice, point_chain: list[int], kept: Sequence[int] = (), model: str | None = None, settings: Settings | None = None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The attachments a compaction re-announces, as the session last had them: (bodies to copy, notes).
 
@@ -300,6 +302,7 @@ def reannouncements(
         # list, with the task tools as the release gives them to it (2.1.332 seed 112059: claude-opus-5, then
         # claude-3-5-sonnet, then claude-opus-4-6[1m], whose compaction listed TaskCreate and the rest)
         tasks = task_tools(compacting, version)
+    relisting = settings is not None and skill_listing_rules(version) is not None
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue
@@ -333,7 +336,7 @@ def reannouncements(
         )
         if not found:
             continue
-        if kind == "skill_listing":
+        if kind == "skill_listing" and not relisting:
             notes += _listing_written_for(s, found[-1], _compacting_model(sl, model))
         if kind not in ACCUMULATED:
             out.append(s.body(found[-1]))
@@ -383,6 +386,13 @@ def reannouncements(
                 "every tool loaded, Claude Code announces the new model's deferred tools after a compaction "
                 "(2.1.332), which inspector cannot write without a recorded request of it"
             )
+    if relisting:
+        assert settings is not None
+        compacting_model = _compacting_model(sl, model)
+        for k, body in enumerate(out):
+            if (body.get("attachment") or {}).get("type") == "skill_listing":
+                out[k], said = _relisted(s, body, compacting_model, settings)
+                notes += said
     return out, notes
 
 
@@ -448,6 +458,99 @@ def _listing_written_for(s: Any, k: int, model: str | None) -> list[str]:
         f"the skill listing is re-announced as {was} had it; Claude Code renders it for {model}'s context window "
         "(with the skills' descriptions where they fit, their names alone where not), so its text may differ"
     ]
+
+
+def _relisted(s: Any, body: dict[str, Any], model: str | None, settings: Settings) -> tuple[dict[str, Any], list[str]]:
+    """A re-announced skill listing as the compacting process renders it (2.1.328 seed 98006): Claude Code lists
+    the skills afresh for its model's window, `- name: description` for every skill when all fit the budget
+    (models.json `skill_listing`). A skill the copied listing named alone gets its description from a listing of
+    the session that had it, else from the release's built-in skills, each checked against the listing's digest.
+    When they do not all fit, or a description is not known, the copy stays as it was, and a note says so when the
+    listing was another model's."""
+    from inspector.tokens.thresholds import thresholds
+
+    rules = skill_listing_rules(parse_version(s.version))
+    att = body.get("attachment") or {}
+    names, digests, content = att.get("names"), att.get("digests"), att.get("content")
+    uuid = body.get("uuid")
+    k = next((i for i, r in enumerate(s.records) if uuid is not None and r.uuid == uuid), None)
+    fallback = _listing_written_for(s, k, model) if k is not None else []
+    if rules is None or not (isinstance(names, list) and isinstance(digests, list) and isinstance(content, str)):
+        return body, fallback
+    entries = listing_entries(content, names)
+    if entries is None or len(digests) != len(entries):
+        return body, fallback
+    known = _known_descriptions(s, rules)
+    full: list[str] = []
+    for (name, desc), digest in zip(entries, digests, strict=True):
+        if desc is None:
+            desc = next((d for d in known.get(name, ()) if skill_digest(name, d) == digest), None)
+            if desc is None:
+                return body, fallback
+        cap = int(rules["max_description"])
+        full.append(f"- {name}: {desc[: cap - 1] + '…' if len(desc) > cap else desc}")
+    window = thresholds(settings.with_(model=model), version=s.version).model_window
+    budget = max(1, int(window * listing_chars_per_token(model, rules) * float(rules["budget_fraction"])))
+    text = "\n".join(full)
+    if sum(len(x) for x in full) + len(full) - 1 > budget:
+        return body, fallback  # over the budget: which skills keep their descriptions needs what no record says
+    if text == content:
+        return body, []
+    out = json.loads(json.dumps(body))
+    out["attachment"]["content"] = text
+    for r in out.get("rendered") or ():
+        if isinstance(r, dict) and isinstance(r.get("content"), str):
+            r["content"] = r["content"].replace(content, text)
+    return out, [
+        f"the skill listing is rendered for {model or 'the compacting model'}'s window ({budget:,} characters): every "
+        "skill with its description, as Claude Code lists them afresh after a compaction"
+    ]
+
+
+def listing_entries(content: str, names: list[Any]) -> list[tuple[str, str | None]] | None:
+    """(name, description, or None for a name alone) of each skill a listing's text names, in the order of its
+    `names`; None when the text is not made of those entries (a name shown with its plugin, say)."""
+    out: list[tuple[str, str | None]] = []
+    pos = 0
+    for k, name in enumerate(names):
+        head = f"- {name}"
+        if not isinstance(name, str) or not content.startswith(head, pos):
+            return None
+        start = pos + len(head)
+        end = content.find(f"\n- {names[k + 1]}", start) if k + 1 < len(names) else len(content)
+        if end < 0:
+            return None
+        rest = content[start:end]
+        if rest and not rest.startswith(": "):
+            return None
+        out.append((name, rest[2:] if rest else None))
+        pos = end + 1
+    return out if pos >= len(content) else None
+
+
+def skill_digest(name: str, description: str) -> str:
+    """A skill listing's digest of one skill (`Ovt`): the first 16 hex digits of the SHA-256 of JSON [name,
+    description]."""
+    import hashlib
+
+    raw = json.dumps([name, description], separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _known_descriptions(s: Any, rules: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Every description the session's skill listings show, and the release's built-in ones."""
+    out: dict[str, list[str]] = {}
+    for i, r in enumerate(s.records):
+        if r.type != "attachment" or r.get("attachment_type") != "skill_listing":
+            continue
+        att = s.body(i).get("attachment") or {}
+        names, content = att.get("names"), att.get("content")
+        for name, desc in (listing_entries(content, names) or []) if isinstance(names, list) and isinstance(content, str) else []:
+            if desc is not None and desc not in out.setdefault(name, []):
+                out[name].append(desc)
+    for name, desc in (rules.get("builtin") or {}).items():
+        out.setdefault(name, []).append(desc)
+    return out
 
 
 def _compacting_end(sl: Slice) -> int:
@@ -1264,7 +1367,7 @@ def engine_compact(
         }
     summary = factory.user(tmpl, boundary_uuid, wrapped, **summary_extra)
     summary["uuid"] = summary_uuid
-    reanns, re_notes = reannouncements(sl, msgs, split.keep, params.resume_model)
+    reanns, re_notes = reannouncements(sl, msgs, split.keep, params.resume_model, est.settings)
     # the agents of the process that compacts (task_statuses finds where it began): a slice begun by an earlier
     # process still has the ones the compacting process launched
     tasks, task_notes = task_statuses(sl, factory.now, params.asked_at)

@@ -266,7 +266,7 @@ def test_the_commit_attribution_names_the_model_now_in_use():
     assert _attributed(out, unnamed)["attachment"]["commit"] == "Co-Authored-By: Claude Code <noreply@anthropic.com>"
 
 
-GENERATED = sorted(p.name for p in GOLDENS.glob("gen_*") if p.is_dir())
+GENERATED = sorted(p.name for p in [*GOLDENS.glob("gen_*"), *GOLDENS.glob("found_*")] if p.is_dir())
 
 
 def test_there_are_generated_goldens():

@@ -191,3 +191,26 @@ def test_the_difference_is_known_only_where_measured() -> None:
     assert lean_prompt_delta("claude-sonnet-4-5", (2, 1, 328)) is None  # no lean prompt: nothing to take off
     assert lean_prompt_delta("claude-fable-5-2", (2, 1, 300)) is None  # a release not measured
     assert lean_prompt_delta("claude-foo-1", (2, 1, 328)) == 6_805 - 28_305  # a model the catalog does not know
+
+
+def test_a_skill_listing_is_read_entry_by_entry_and_checked_by_its_digest():
+    """2.1.328 seed 98006: a listing written under a 120,000 window named two skills alone; the compaction under
+    claude-sonnet-4-6 listed them with their descriptions, which the release's built-in skills give (each checked
+    against the listing's digest: the first 16 hex digits of SHA-256 of JSON [name, description])."""
+    from inspector.claude.models import listing_chars_per_token, skill_listing_rules
+    from inspector.compact.engine import listing_entries, skill_digest
+
+    text = "- run: Run it.\nOn two lines.\n- init\n- security-review"
+    assert listing_entries(text, ["run", "init", "security-review"]) == [
+        ("run", "Run it.\nOn two lines."),
+        ("init", None),
+        ("security-review", None),
+    ]
+    assert listing_entries(text, ["run", "security-review", "init"]) is None  # not in that order
+    assert listing_entries("- run (plugin): x", ["run"]) is None  # a name shown otherwise: not read
+    rules = skill_listing_rules((2, 1, 328))
+    assert rules is not None and skill_listing_rules((2, 1, 200)) is None
+    init = rules["builtin"]["init"]
+    assert skill_digest("init", init) == "ff38bf755f0da166"  # as 2.1.328's listing recorded it
+    assert listing_chars_per_token("claude-sonnet-4-6", rules) == 4 and listing_chars_per_token("claude-foo-1", rules) == 3
+    assert listing_chars_per_token("claude-sonnet-4-5[1m]", rules) == 4
