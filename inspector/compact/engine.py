@@ -487,12 +487,11 @@ def _relisted(s: Any, body: dict[str, Any], model: str | None, settings: Setting
             desc = next((d for d in known.get(name, ()) if skill_digest(name, d) == digest), None)
             if desc is None:
                 return body, fallback
-        cap = int(rules["max_description"])
-        full.append(f"- {name}: {desc[: cap - 1] + '…' if len(desc) > cap else desc}")
+        full.append(f"- {name}: {_cut(desc, int(rules['max_description']))}")
     window = thresholds(settings.with_(model=model), version=s.version).model_window
     budget = max(1, int(window * listing_chars_per_token(model, rules) * float(rules["budget_fraction"])))
     text = "\n".join(full)
-    if sum(len(x) for x in full) + len(full) - 1 > budget:
+    if sum(_width(x) for x in full) + len(full) - 1 > budget:
         return body, fallback  # over the budget: which skills keep their descriptions needs what no record says
     if text == content:
         return body, []
@@ -505,6 +504,27 @@ def _relisted(s: Any, body: dict[str, Any], model: str | None, settings: Setting
         f"the skill listing is rendered for {model or 'the compacting model'}'s window ({budget:,} characters): every "
         "skill with its description, as Claude Code lists them afresh after a compaction"
     ]
+
+
+def _cut(text: str, cap: int) -> str:
+    """`y3n`: a description longer than `cap` UTF-16 units cut to cap - 1 of them and an ellipsis."""
+    if js_len(text) <= cap:
+        return text
+    units = text.encode("utf-16-le", "surrogatepass")[: 2 * (cap - 1)]
+    return units.decode("utf-16-le", "surrogatepass") + "…"
+
+
+def _width(text: str) -> int:
+    """The columns a line takes (`se`: Bun.stringWidth): wide and full-width characters two, combining marks and
+    zero-width ones none, every other one."""
+    import unicodedata
+
+    n = 0
+    for ch in text:
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return n
 
 
 def listing_entries(content: str, names: list[Any]) -> list[tuple[str, str | None]] | None:

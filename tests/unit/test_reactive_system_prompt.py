@@ -16,6 +16,23 @@ LEAN = "lean prompt. " * 10
 FULL = "the full prompt, three times the size. " * 30
 
 
+def _model(m: str) -> dict:
+    return {"type": "attachment", "attachment": {"type": "model", "identity": {"modelId": m}, "text": f"You are {m}"}}
+
+
+def _reply(m: str, n: int) -> dict:
+    return {
+        "type": "assistant",
+        "message": {
+            "id": f"msg_{n}",
+            "role": "assistant",
+            "model": m,
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 10, "output_tokens": 2},
+        },
+    }
+
+
 def _session(tmp_path: Path) -> tuple[Session, dict[str, int]]:
     recs: list[dict] = []
     at: dict[str, int] = {}
@@ -30,23 +47,10 @@ def _session(tmp_path: Path) -> tuple[Session, dict[str, int]]:
         recs.append(rec)
         parent = rec["uuid"]
 
-    def model(m: str) -> dict:
-        return {"type": "attachment", "attachment": {"type": "model", "identity": {"modelId": m}, "text": f"You are {m}"}}
+    model, reply = _model, _reply
 
     def snap(text: str) -> dict:
         return {"type": "attachment", "attachment": {"type": "prompt_snapshot", "systemPrompt": [text]}}
-
-    def reply(m: str, n: int) -> dict:
-        return {
-            "type": "assistant",
-            "message": {
-                "id": f"msg_{n}",
-                "role": "assistant",
-                "model": m,
-                "content": [{"type": "text", "text": "ok"}],
-                "usage": {"input_tokens": 10, "output_tokens": 2},
-            },
-        }
 
     add("prompt1", {"type": "user", "message": {"role": "user", "content": "go"}})
     add("model1", model("claude-opus-5"))
@@ -107,20 +111,7 @@ def _held_off_session(tmp_path: Path, *, compacted: bool = False, lean_first: bo
         parent = rec["uuid"]
         return len(recs) - 1
 
-    def model(m: str) -> dict:
-        return {"type": "attachment", "attachment": {"type": "model", "identity": {"modelId": m}, "text": f"You are {m}"}}
-
-    def reply(m: str, n: int) -> dict:
-        return {
-            "type": "assistant",
-            "message": {
-                "id": f"msg_{n}",
-                "role": "assistant",
-                "model": m,
-                "content": [{"type": "text", "text": "ok"}],
-                "usage": {"input_tokens": 10, "output_tokens": 2},
-            },
-        }
+    model, reply = _model, _reply
 
     full = {"type": "attachment", "attachment": {"type": "prompt_snapshot", "systemPrompt": [FULL * 25]}}
     if lean_first:  # fable ran before the Claude 3 model, with its own prompt
@@ -214,3 +205,13 @@ def test_a_skill_listing_is_read_entry_by_entry_and_checked_by_its_digest():
     assert skill_digest("init", init) == "ff38bf755f0da166"  # as 2.1.328's listing recorded it
     assert listing_chars_per_token("claude-sonnet-4-6", rules) == 4 and listing_chars_per_token("claude-foo-1", rules) == 3
     assert listing_chars_per_token("claude-sonnet-4-5[1m]", rules) == 4
+
+
+def test_a_description_is_cut_and_measured_as_claude_code_does():
+    """`y3n` cuts at UTF-16 units (an emoji is two), the budget counts columns (Bun.stringWidth: a wide character
+    two, a combining mark none)."""
+    from inspector.compact.engine import _cut, _width
+
+    assert _cut("abcdefgh", 8) == "abcdefgh" and _cut("abcdefgh", 5) == "abcd…"
+    assert _cut("ab😀cd", 4) == "ab\ud83d…"  # the cut falls inside the emoji's pair, as String.slice cuts it
+    assert _width("日本") == 4 and _width("e\u0301") == 1 and _width("plain") == 5
