@@ -194,11 +194,34 @@ class CompactionResult:
     def change_words(self) -> str:
         """How the context's size changes, never calling growth a saving."""
         d = self.tokens_after - self.tokens_before
+        dropped = self.records_dropped
+        if d > 0 and dropped is not None and dropped > 0:
+            # the records shrink, the total grows: the size before is Claude Code's own estimate, whose rough count
+            # (characters / 4) of what came after the last response is below the calibrated count the size after uses
+            return (
+                f"+{d:,} tokens against Claude Code's own estimate before, not a saving by that measure; counted alike, "
+                f"the records are {dropped:,} fewer (the two sizes are counted differently: see what they are made of)"
+            )
+        if d > 0 and dropped is not None and d + dropped > max(1000, d // 10):
+            return (
+                f"+{d:,} tokens: larger than before, not a saving (what replaces the records is {-dropped:,} longer "
+                f"than what it replaces; the other {d + dropped:,} are the two sizes counted differently: see what they "
+                "are made of)"
+            )
         if d > 0:
             return f"+{d:,} tokens: larger than before, not a saving (the summary is longer than what it replaces)"
         if d < 0:
             return f"{-d:,} tokens fewer"
         return "no change in size"
+
+    @property
+    def records_dropped(self) -> int | None:
+        """How many calibrated tokens fewer the records are after than before (what was compacted less what replaces
+        it), from the accounting; None without one."""
+        a = self.accounting
+        if not a or "records_before" not in a:
+            return None
+        return a["records_before"] - (a.get("summary", 0) + a.get("new", 0) + a.get("kept", 0) + a.get("cleared_left", 0))
 
     def as_dict(self) -> dict[str, Any]:
         th = self.thresholds
@@ -211,6 +234,7 @@ class CompactionResult:
             "tokens_after": self.tokens_after,
             "tokens_change": self.tokens_after - self.tokens_before,
             "larger_after": self.tokens_after > self.tokens_before,
+            "records_dropped": self.records_dropped,
             "state_before": warning_state(self.tokens_before, th),
             "state_after": warning_state(self.tokens_after, th),
             "percent_left_before": percent_left(self.tokens_before, th),
@@ -286,6 +310,13 @@ class CompactionResult:
                 f". The rest is {a['fixed_before'] - a['fixed']:,} smaller after: before, it held what an earlier "
                 "compaction re-attached and whatever the offline count of the records misses (measured by the API), "
                 "which the estimate after does not carry over"
+            )
+        elif a["fixed"] - a["fixed_before"] > max(1000, a["fixed_before"] // 10):
+            words += (
+                f". The rest is {a['fixed'] - a['fixed_before']:,} larger after: the size before is Claude Code's own "
+                "estimate (the last response's usage plus a rough count, characters / 4, of what came after it), the "
+                "size after the calibrated one (the session's fixed overhead, read at its first response, plus its "
+                "ratio × the offline count), and here they count the same records differently"
             )
         return words
 

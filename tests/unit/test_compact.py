@@ -566,3 +566,38 @@ def test_the_registry_runs_every_strategy_by_name_and_a_new_one_is_one_entry(tmp
         compact(s, "nope")
     # a bare name is the request with only a strategy
     assert compact(s, "full").summary == compact(s, CompactRequest("full")).summary is not None
+
+
+def _counted_differently(tmp_path, earlier: str):
+    """A session whose last prompt, after its last response, is digits: many tokens for their characters, so Claude
+    Code's rough count of it (characters / 4) is far below the calibrated count."""
+    digits = " ".join(str(n) for n in range(40_000))
+    recs = [user("u0", None, "hello", sec=0), assistant("a0", "u0", sec=1, usage=(5, 0, 20_000, 10))]
+    parent, used = "a0", 20_000
+    for k in range(1, 5):
+        used += 150 + len(earlier) // 4
+        recs += [
+            user(f"u{k}", parent, f"step {k} {earlier}", sec=2 * k),
+            assistant(f"a{k}", f"u{k}", [{"type": "text", "text": "ok " * 50}], sec=2 * k + 1, usage=(5, 0, used, 10)),
+        ]
+        parent = f"a{k}"
+    recs.append(user("u9", parent, digits, sec=20))
+    return Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+
+
+def test_growth_that_comes_from_counting_differently_is_not_blamed_on_the_summary(tmp_path):
+    """The size before is Claude Code's estimate (the last usage plus characters / 4 of what came after it), the size
+    after the calibrated one. Where a large prompt after the last response counts far higher offline than by its
+    characters, the total grows though the compaction removes more than it adds: the words say so, and never that the
+    summary is longer than what it replaces (a real 2.1.14 session: +25,371 with 76,278 fewer)."""
+    big = _counted_differently(tmp_path / "a", "word " * 8000)  # the summarized steps weigh 8,000 tokens each
+    res = compact(big, CompactRequest("partial", pivot="u9", direction="up_to"))
+    assert res.tokens_after > res.tokens_before and res.records_dropped > 10_000
+    assert "counted alike" in res.change_words and "summary is longer" not in res.change_words
+    assert "larger after" in (res.accounting_words or "")  # the rest grew: said, with the two ways of counting
+    # summarizing short steps: the summary does add a little, the counting the most: both said, with their sizes
+    small = _counted_differently(tmp_path / "b", "x" * 400)
+    res = compact(small, CompactRequest("partial", pivot="u9", direction="up_to"))
+    d, dropped = res.tokens_after - res.tokens_before, res.records_dropped
+    assert d > 0 and dropped < 0 and d + dropped > 10_000
+    assert f"{-dropped:,} longer" in res.change_words and f"other {d + dropped:,}" in res.change_words
