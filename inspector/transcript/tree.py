@@ -101,6 +101,12 @@ def repair_in_file_order(version: str | None) -> bool:
     return _from(version, REPAIR_IN_FILE_ORDER)
 
 
+def _next_after(sorted_positions: list[int], p: int) -> float:
+    """The first of these positions after `p` (infinity when none)."""
+    k = bisect.bisect_right(sorted_positions, p)
+    return sorted_positions[k] if k < len(sorted_positions) else float("inf")
+
+
 def _hangs(r: Record) -> bool:
     """A record the repair carries along below a put-back one (2.1.332's XN): an attachment, a system record but a
     compaction's boundary, a meta prompt that answers no call."""
@@ -565,16 +571,23 @@ class Conversation:
         # Only records off the chain can be put back: index those (few), not the whole tree.
         off_frags: dict[str, list[int]] = {}  # message id -> off-chain assistant fragments
         off_results: dict[int, list[int]] = {}  # parent -> off-chain user records with tool results
+        children: dict[int, list[int]] = {}  # parent -> its off-chain children (what may hang below a record)
+        # what may hang below a record is what the loader keeps: not what a compaction left out before its boundary
+        # (2.1.328 REPL seed 77090: a prompt snapshot the last compaction's kept list skipped stays out)
+        b = self.loaded_from
+        kept = self.relink.preserved if b >= 0 and self.relink is not None else frozenset()
         for j, p in self.parent.items():
             if j in on:
                 continue
             r = recs[j]
+            if p is not None and r.type != "progress" and (b < 0 or j >= b or r.uuid in kept):
+                children.setdefault(p, []).append(j)  # (a progress record never starts a line, nor forks one)
             if r.type == "assistant":
                 if r.message_id is not None:
                     off_frags.setdefault(r.message_id, []).append(j)
             elif p is not None and r.type == "user" and r.tool_results:
                 off_results.setdefault(p, []).append(j)
-        if not off_frags and not off_results:
+        if not off_frags and not off_results and not children:
             return chain
         chain_frags: dict[str, list[int]] = {}
         for i in chain:
@@ -583,43 +596,89 @@ class Conversation:
                 chain_frags.setdefault(r.message_id, []).append(i)
         inserts: dict[int, list[int]] = {}
         pos = {i: k for k, i in enumerate(chain)}
-        children: dict[int, list[int]] = {}
-        for j, p in self.parent.items():
-            if p is not None and j not in on:
-                children.setdefault(p, []).append(j)
+        hanging_at = sorted(pos[i] for i in children if i in pos)  # chain positions with off-chain records below
+        frag_at = sorted(pos[f] for frs in chain_frags.values() for f in frs)  # chain positions of replies' fragments
+        file_order: dict[str | None, bool] = {}  # by release (parsed once each)
+        ahead: dict[int, list[int]] = {}  # chain record -> what goes just before it
         for mid, on_frags in chain_frags.items():
             siblings = [f for f in off_frags.get(mid, ()) if f not in on]
             results = [c for f in on_frags + off_frags.get(mid, []) for c in off_results.get(f, ()) if c not in on]
-            if not siblings and not results:
+            if not siblings and not results and not children:
                 continue
-            last_on = max(on_frags, key=pos.__getitem__)
+            last_on = on_frags[-1] if len(on_frags) == 1 else max(on_frags, key=pos.__getitem__)
+            version = recs[last_on].version
+            if version not in file_order:
+                file_order[version] = repair_in_file_order(version)
+            if not file_order[version]:
+                if not siblings and not results:
+                    continue
 
-            def tkey(k: int) -> tuple[float, int]:
-                ts = timestamp_key(recs[k].timestamp)
-                return (ts if ts is not None else 0.0, k)
+                def tkey(k: int) -> tuple[float, int]:
+                    ts = timestamp_key(recs[k].timestamp)
+                    return (ts if ts is not None else 0.0, k)
 
-            if repair_in_file_order(recs[last_on].version):
-                # 2.1.261+: in the order they were written, fragments and results together (2.1.332 held a fork's
-                # copy of a reply whose three parallel calls finished between its fragments so: seed 85079), with
-                # the attachments left hanging below each (`_dangling`)
-                found = set(siblings) | set(results)
-                for k in [*on_frags, *found]:
-                    found.update(self._dangling(k, on | found, children))
-                extra = sorted(found)
-            else:
-                extra = sorted(siblings, key=tkey) + sorted(set(results), key=tkey)
-            extra = [k for k in extra if k not in on]
-            on.update(extra)
-            inserts[last_on] = extra
-        if not inserts:
+                extra = [k for k in sorted(siblings, key=tkey) + sorted(set(results), key=tkey) if k not in on]
+                on.update(extra)
+                inserts[last_on] = extra
+                continue
+            # 2.1.261+: in the order they were written, fragments and results together (2.1.332 held a fork's copy of
+            # a reply whose three parallel calls finished between its fragments so: seed 85079), with what was left
+            # hanging below them (`_dangling`)
+            found = set(siblings) | set(results)
+            frags = on_frags + off_frags.get(mid, [])
+            lp = pos[last_on]
+            k = bisect.bisect_right(hanging_at, lp)  # the next chain record with something off the chain below it
+            near = k < len(hanging_at) and hanging_at[k] < _next_after(frag_at, lp)  # before the next reply
+            if not found and not near and not any(f in children for f in frags):
+                continue  # nothing to put back, nothing hanging below the reply or what follows it
+            after = self._segment_after(chain, lp)
+            if any(recs[f].tool_uses for f in frags):
+                # below each fragment and each of its results, on the chain or put back (RRr's Ao); and below each
+                # attachment, note or meta prompt of the chain that follows the reply, right after it (RRr's anchors)
+                on_results = [c for c in after if self.parent.get(c) in frags]
+                for k in [*frags, *on_results, *sorted(found)]:
+                    found.update(self._dangling(k, on, found, children))
+                for c in after:
+                    if _hangs(recs[c]):
+                        tail = self._dangling(c, on, found, children)
+                        if tail:
+                            on.update(tail)
+                            inserts.setdefault(c, []).extend(tail)
+            extra = sorted(k for k in found if k not in on)
+            if extra:
+                on.update(extra)
+                # merged by their place in the file with the chain's records from the reply's first fragment to the
+                # end of what follows it: each before the first of those written after it (RRr)
+                first_on = on_frags[0] if len(on_frags) == 1 else min(on_frags, key=pos.__getitem__)
+                span = chain[pos[first_on] + 1 : pos[last_on] + len(after) + 1]
+                for k in extra:
+                    nxt = next((c for c in span if c > k), None)
+                    if nxt is None:
+                        inserts.setdefault(span[-1] if span else last_on, []).append(k)
+                    else:
+                        ahead.setdefault(nxt, []).append(k)
+        if not inserts and not ahead:
             return chain
         out: list[int] = []
         for i in chain:
+            out.extend(ahead.get(i, ()))
             out.append(i)
             out.extend(inserts.get(i, ()))
         return out
 
-    def _dangling(self, k: int, taken: set[int], children: dict[int, list[int]]) -> list[int]:
+    def _segment_after(self, chain: list[int], at: int) -> list[int]:
+        """The chain's records right after position `at` (a reply's last fragment there) that go with the reply: its
+        results, attachments, system notes and meta prompts, up to the next prompt or reply (RRr's `co`)."""
+        recs = self.records
+        out = []
+        for k in range(at + 1, len(chain)):
+            r = recs[chain[k]]
+            if not (_hangs(r) or (r.type == "user" and r.tool_results)):
+                break
+            out.append(chain[k])
+        return out
+
+    def _dangling(self, k: int, on: set[int], found: set[int], children: dict[int, list[int]]) -> list[int]:
         """The records left hanging below record `k` that the parallel-call repair puts back with it (2.1.261+'s
         nMe): from each child not yet in the chain, a line of attachments, system notes and meta prompts, one child
         after another, to its end; none of a line that reaches another kind of record, one already taken, or a fork
@@ -628,16 +687,18 @@ class Conversation:
         recs = self.records
         side = recs[k].is_sidechain
         out: list[int] = []
-        for c in children.get(k, ()):
+        if k not in children:
+            return out
+        for c in children[k]:
             line: list[int] = []
             y: int | None = c
             while y is not None:
                 r = recs[y]
-                if y in taken or r.is_sidechain != side or not _hangs(r):
+                if y in on or y in found or r.is_sidechain != side or not _hangs(r):
                     line = []
                     break
                 line.append(y)
-                below = [j for j in children.get(y, ()) if j not in taken]
+                below = [j for j in children.get(y, ()) if j not in on and j not in found]
                 if len(below) > 1:
                     line = []
                     break

@@ -519,6 +519,53 @@ def test_the_repair_brings_back_what_hangs_below_a_put_back_result(tmp_path, ver
 
 
 @pytest.mark.parametrize(
+    ("version", "order"),
+    [
+        ("2.1.332", ["f1", "r1", "note", "tt", "x", "n"]),
+        ("2.1.260", ["f1", "r1", "tt", "n"]),
+    ],
+)
+def test_the_repair_brings_back_what_hangs_below_the_chain_after_a_reply(tmp_path, version, order):
+    """RRr also walks down from a reply's results on the chain and from the attachments that follow them: a line
+    left hanging below one (a note below the result, `x` below the reminder, each beside the chain's next record)
+    comes back, merged by where it was written, the anchored one right after its record (2.1.261+)."""
+    note = {"type": "bash_output_audience_note", "toolUseID": "t1"}
+    recs = [
+        user("p", None, "go", sec=0),
+        assistant("f1", "p", [tool_use("t1")], sec=1, mid="msg_1"),
+        tool_result("r1", "f1", "t1", sec=2),
+        attachment("note", "r1", note, sec=3),
+        attachment("tt", "r1", {"type": "total_tokens_reminder", "text": "x"}, sec=4),
+        attachment("x", "tt", note, sec=5),
+        user("n", "tt", "next", sec=6),
+    ]
+    for r in recs:
+        r["version"] = version
+    s = load(tmp_path, recs)
+    assert [u for u in uuids(s, s.conversation.chain) if u != "p"] == order
+
+
+def test_what_a_compaction_left_out_does_not_hang_back_in(tmp_path):
+    """2.1.328 REPL seed 77090: a compaction's kept list skipped the prompt snapshot between a call's result and the
+    next reminder; relinked, the snapshot hangs below the result. The loader drops what a compaction did not keep
+    before its boundary, so the repair does not bring it back (the replay kept 27 records as Claude Code, not 28)."""
+    v = {"version": "2.1.328"}
+    snap = {"type": "prompt_snapshot", "systemPrompt": ["x"]}
+    recs = [
+        user("p", None, "go", sec=0, **v),
+        assistant("f1", "p", [tool_use("t1")], sec=1, mid="msg_1", **v),
+        tool_result("r1", "f1", "t1", sec=2, **v),
+        attachment("snap", "r1", snap, sec=3, **v),
+        attachment("tt", "snap", {"type": "total_tokens_reminder", "text": "x"}, sec=4, rendered="x", **v),
+        assistant("a2", "tt", sec=5, mid="msg_2", **v),
+        _kept_boundary("b1", 6, "a2", 100_000, "s1", ["f1", "r1", "tt", "a2"], v),
+        user("s1", "b1", "summary", sec=7, isCompactSummary=True, **v),
+    ]
+    s = load(tmp_path, recs)
+    assert uuids(s, s.conversation.chain) == ["b1", "s1", "f1", "r1", "tt", "a2"]
+
+
+@pytest.mark.parametrize(
     ("version", "named", "leaf"),
     [
         # the last-prompt names a reply off the last-written leaf's line: 2.1.120+ continue from it (the leaf-named probe)
