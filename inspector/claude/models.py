@@ -269,7 +269,7 @@ def _measured(data: dict[str, Any], version: tuple[int, int, int] | None) -> boo
 
 @cache
 def _section(key: str) -> dict[str, Any]:
-    """A section of models.json beside the models (`run_as`, `deferred_tools`)."""
+    """A section of models.json beside the models (`run_as`, `deferred_tools`, `lean_prompt_size`, `skill_listing`)."""
     return dict(orjson.loads(DATA.read_bytes())[key])
 
 

@@ -337,7 +337,7 @@ def reannouncements(
         if not found:
             continue
         if kind == "skill_listing" and not relisting:
-            notes += _listing_written_for(s, found[-1], _compacting_model(sl, model))
+            notes += _listing_written_for(s, found[-1], compacting)
         if kind not in ACCUMULATED:
             out.append(s.body(found[-1]))
             continue
@@ -371,7 +371,7 @@ def reannouncements(
         compacting is not None
         and defers
         and not _attachments_of(s, history, "deferred_tools_delta")
-        and any(defers_tools(model_in_force(s.records[i]), version) is False for i in history)
+        and _ran_loading_every_tool(s, history, version)
     ):
         made = _first_tools_delta(s, sl.point, compacting)
         if made is not None:
@@ -388,10 +388,9 @@ def reannouncements(
             )
     if relisting:
         assert settings is not None
-        compacting_model = _compacting_model(sl, model)
         for k, body in enumerate(out):
             if (body.get("attachment") or {}).get("type") == "skill_listing":
-                out[k], said = _relisted(s, body, compacting_model, settings)
+                out[k], said = _relisted(s, body, compacting, settings)
                 notes += said
     return out, notes
 
@@ -472,8 +471,7 @@ def _relisted(s: Any, body: dict[str, Any], model: str | None, settings: Setting
     rules = skill_listing_rules(parse_version(s.version))
     att = body.get("attachment") or {}
     names, digests, content = att.get("names"), att.get("digests"), att.get("content")
-    uuid = body.get("uuid")
-    k = next((i for i, r in enumerate(s.records) if uuid is not None and r.uuid == uuid), None)
+    k = s.conversation.by_uuid.get(body.get("uuid"))
     fallback = _listing_written_for(s, k, model) if k is not None else []
     if rules is None or not (isinstance(names, list) and isinstance(digests, list) and isinstance(content, str)):
         return body, fallback
@@ -957,7 +955,11 @@ def _snapshot_of(s: Any, point: int | None = None, model: str | None = None) -> 
 def _system_prompt_text(s: Any, point: int | None = None, model: str | None = None) -> str:
     """The system prompt of the process that compacts at record `point`: its snapshot's (`_snapshot_of`), else the
     last request's."""
-    k = _snapshot_of(s, point, model)
+    return _prompt_of(s, _snapshot_of(s, point, model))
+
+
+def _prompt_of(s: Any, k: int | None) -> str:
+    """The system prompt the snapshot at record `k` holds (none: the last request's)."""
     body = s.body(k) if k is not None else None
     sp = (body or {}).get("attachment", {}).get("systemPrompt") if body else None
     if isinstance(sp, list):
@@ -975,7 +977,12 @@ def _ran_without_tool_search(s: Any, point: int, version: tuple[int, int, int] |
     conversation has run without ToolSearch"), and every model sends the full prompt, not its own lean one."""
     chain = [i for i in s.conversation.logical_chain if i <= point]
     start = max((k for k, i in enumerate(chain) if s.records[i].is_compact_boundary), default=-1) + 1
-    return any(defers_tools(model_in_force(s.records[i]), version) is False for i in chain[start:])
+    return _ran_loading_every_tool(s, chain[start:], version)
+
+
+def _ran_loading_every_tool(s: Any, indexes: Sequence[int], version: tuple[int, int, int] | None) -> bool:
+    """Whether any of these records says a model that loads every tool (`defers_tools` False) was in force."""
+    return any(defers_tools(model_in_force(s.records[i]), version) is False for i in indexes)
 
 
 def _ratio_prompt(s: Any, point: int, model: str | None, notes: list[str]) -> int:
@@ -985,9 +992,9 @@ def _ratio_prompt(s: Any, point: int, model: str | None, notes: list[str]) -> in
     claude-3-5-sonnet, then claude-fable-5-2 refused at 318,000; bisected on the binary, the ratio is that of fable's
     11,591 characters, not of the 28,305 it sent): the full one's length less the model's measured difference
     (models.json `lean_prompt_size`)."""
-    system = _system_prompt_text(s, point, model)
-    version = parse_version(s.version)
     written = _snapshot_of(s, point, model)  # the prompt was held off if it was written while tool search was
+    system = _prompt_of(s, written)
+    version = parse_version(s.version)
     if model and _ran_without_tool_search(s, point if written is None else written, version):
         delta = lean_prompt_delta(model, version)
         if delta is not None and js_len(system) + delta > 0:
