@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from inspector.textutil import timestamp_key
 from inspector.transcript.records import F_THINKING_ONLY, MESSAGE_TYPES, Record, gc_paused
@@ -78,7 +79,9 @@ def resumes_below_unanswered_call(version: str | None) -> bool:
     return _from(version, UNANSWERED_CALL_RESUMED)
 
 
+@lru_cache(maxsize=256)
 def _from(version: str | None, first: tuple[int, int, int]) -> bool:
+    """Whether a release is `first` or later (cached: asked once per reply of a long session)."""
     from inspector.claude.release import parse_version
 
     v = parse_version(version)
@@ -374,6 +377,12 @@ class Conversation:
             return rl.kept[-1]
         return p
 
+    def loads(self, i: int) -> bool:
+        """Whether Claude Code's loader keeps record `i`: every record where it drops none, else those from the
+        boundary it loads from (`loaded_from`) and what that compaction kept."""
+        b = self.loaded_from
+        return b < 0 or i >= b or (self.relink is not None and self.records[i].uuid in self.relink.preserved)
+
     def _leaf_candidates(self) -> list[int]:
         # Once a compaction's kept messages are relinked, Claude Code drops the records before its boundary that it
         # did not keep (`loaded_from`), so none of them is a leaf: a summary of the compaction before, newer than the
@@ -381,14 +390,9 @@ class Conversation:
         # boundary or its attachments), the resume continues from the last record loaded: resumed by 2.1.328 and
         # 2.1.332, 13 of 13 files cut right after a boundary that kept nothing, below one that kept some, continued from
         # that boundary (docs/binary-findings.md), sending none of the conversation before it.
-        b = self.loaded_from
-        if b < 0:
+        if self.loaded_from < 0:
             return self._candidates(lambda i: True)
-        recs, kept = self.records, self.relink.preserved if self.relink is not None else frozenset()
-
-        def loaded(i: int) -> bool:
-            return i >= b or recs[i].uuid in kept
-
+        recs, loaded = self.records, self.loads
         found = self._candidates(loaded)
         if found:
             return found
@@ -574,13 +578,11 @@ class Conversation:
         children: dict[int, list[int]] = {}  # parent -> its off-chain children (what may hang below a record)
         # what may hang below a record is what the loader keeps: not what a compaction left out before its boundary
         # (2.1.328 REPL seed 77090: a prompt snapshot the last compaction's kept list skipped stays out)
-        b = self.loaded_from
-        kept = self.relink.preserved if b >= 0 and self.relink is not None else frozenset()
         for j, p in self.parent.items():
             if j in on:
                 continue
             r = recs[j]
-            if p is not None and r.type != "progress" and (b < 0 or j >= b or r.uuid in kept):
+            if p is not None and r.type != "progress" and self.loads(j):
                 children.setdefault(p, []).append(j)  # (a progress record never starts a line, nor forks one)
             if r.type == "assistant":
                 if r.message_id is not None:
@@ -598,18 +600,14 @@ class Conversation:
         pos = {i: k for k, i in enumerate(chain)}
         hanging_at = sorted(pos[i] for i in children if i in pos)  # chain positions with off-chain records below
         frag_at = sorted(pos[f] for frs in chain_frags.values() for f in frs)  # chain positions of replies' fragments
-        file_order: dict[str | None, bool] = {}  # by release (parsed once each)
         ahead: dict[int, list[int]] = {}  # chain record -> what goes just before it
         for mid, on_frags in chain_frags.items():
             siblings = [f for f in off_frags.get(mid, ()) if f not in on]
             results = [c for f in on_frags + off_frags.get(mid, []) for c in off_results.get(f, ()) if c not in on]
             if not siblings and not results and not children:
                 continue
-            last_on = on_frags[-1] if len(on_frags) == 1 else max(on_frags, key=pos.__getitem__)
-            version = recs[last_on].version
-            if version not in file_order:
-                file_order[version] = repair_in_file_order(version)
-            if not file_order[version]:
+            last_on = max(on_frags, key=pos.__getitem__)
+            if not repair_in_file_order(recs[last_on].version):
                 if not siblings and not results:
                     continue
 
@@ -627,8 +625,8 @@ class Conversation:
             found = set(siblings) | set(results)
             frags = on_frags + off_frags.get(mid, [])
             lp = pos[last_on]
-            k = bisect.bisect_right(hanging_at, lp)  # the next chain record with something off the chain below it
-            near = k < len(hanging_at) and hanging_at[k] < _next_after(frag_at, lp)  # before the next reply
+            # the next chain record with something off the chain below it comes before the next reply
+            near = _next_after(hanging_at, lp) < _next_after(frag_at, lp)
             if not found and not near and not any(f in children for f in frags):
                 continue  # nothing to put back, nothing hanging below the reply or what follows it
             after = self._segment_after(chain, lp)
@@ -649,7 +647,7 @@ class Conversation:
                 on.update(extra)
                 # merged by their place in the file with the chain's records from the reply's first fragment to the
                 # end of what follows it: each before the first of those written after it (RRr)
-                first_on = on_frags[0] if len(on_frags) == 1 else min(on_frags, key=pos.__getitem__)
+                first_on = min(on_frags, key=pos.__getitem__)
                 span = chain[pos[first_on] + 1 : pos[last_on] + len(after) + 1]
                 for k in extra:
                     nxt = next((c for c in span if c > k), None)
