@@ -1156,3 +1156,25 @@ def test_a_listing_an_earlier_inspector_kept_as_json_is_kept_again_in_todays_for
     assert all(not e.startswith(b"[[") for (e,) in idx.db.execute("SELECT entries FROM listings"))
     third = SearchIndex(tmp_path / "i.sqlite").listing()
     assert list_transcripts(target, scan=third)[0] == want and third.new == []
+
+
+def test_what_a_shard_did_is_recorded_while_another_shard_is_being_written(tmp_path, monkeypatch):
+    """A build's main process records each finished batch while the other shards' processes still write theirs: the
+    record locks the main database only (it once began IMMEDIATE, which waits for every attached shard's lock)."""
+    from inspector.library.cache import shard_path
+    from inspector.library.shards import Job
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # two shards, whatever this machine's cores
+    path = write_jsonl(tmp_path / "s.jsonl", [user("u1", None, "hello there")])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    assert idx.shards == 2
+    fid = idx.db.execute("INSERT INTO files(path) VALUES(?)", (os.fsencode(path),)).lastrowid
+    job = Job(os.fsencode(path), str(path), fid, 0, 0, -1, "t", os.stat(path), b"", None, None)
+    other = sqlite3.connect(shard_path(tmp_path / "i.sqlite", (fid + 1) % 2), timeout=0, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the other shard's process, writing
+    idx.db.execute("PRAGMA busy_timeout=100")
+    try:
+        assert idx._record_batch([job], [(fid, 123, 1, 1)]) == 1
+    finally:
+        other.execute("ROLLBACK")
+    assert idx.db.execute("SELECT indexed_to, lines FROM files WHERE id=?", (fid,)).fetchone() == (123, 1)
