@@ -7,19 +7,25 @@ import contextlib
 import re
 import sys
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 # json, orjson and datetime are imported where used: `inspector search` prints with this module and starts in the
 # time of the few libraries a lookup needs (issue 29.5)
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# the patterns are compiled when first used (functools.cache), not at import: 3 ms of every command's start
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+_SURROGATE = "[\ud800-\udfff]"
+
+
+@cache
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def without_surrogates(s: str) -> str:
     """Lone surrogates (undecodable bytes, escaped halves of a pair) as U+FFFD: they cannot be encoded."""
-    return _SURROGATE.sub("\ufffd", s)
+    return _rx(_SURROGATE).sub("\ufffd", s)
 
 
 def printable(s: str, *, keep_newlines: bool = False) -> str:
@@ -27,22 +33,22 @@ def printable(s: str, *, keep_newlines: bool = False) -> str:
 
     Lone surrogates (a file name with bytes that are not UTF-8) become U+FFFD: they cannot be printed."""
     if "\x1b" in s:  # colour codes and character-set switches of captured terminal output: dropped, they only style it
-        s = _SGR.sub("", s)
+        s = _rx(_SGR).sub("", s)
     if not keep_newlines:
         s = s.replace("\n", " ").replace("\t", " ")
     if not s.isascii():
-        s = _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", without_surrogates(s))
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+        s = _rx(_INVISIBLE).sub(lambda m: f"\\u{ord(m.group()):04x}", without_surrogates(s))
+    return _rx(_CONTROL).sub(lambda m: f"\\x{ord(m.group()):02x}", s)
 
 
 # Select Graphic Rendition (colours and bold) and the character-set designations `tput sgr0` writes (ESC ( B):
 # nothing else, so a sequence that moves the cursor or retitles the terminal is still shown as an escape
-_SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b[()*+][A-Za-z0-9<=>]")
+_SGR = r"\x1b\[[0-9;:]*m|\x1b[()*+][A-Za-z0-9<=>]"
 
 # Characters that change how text reads without showing: bidi embeddings, overrides and isolates (which can
 # make a command read backwards), zero-width characters, line and paragraph separators, the BOM.
-_INVISIBLE = re.compile("[\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_INVISIBLE = "[\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+_JSON_UNSAFE = "[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
 
 
 def json_safe_text(text: str) -> str:
@@ -50,8 +56,8 @@ def json_safe_text(text: str) -> str:
     above written as \\u escapes: the same JSON to a parser, nothing a terminal acts on or hides. They can only
     occur inside strings, where the escape means the same character."""
     if text.isascii():
-        return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if "\x7f" in text else text
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        return _rx(_JSON_UNSAFE).sub(lambda m: f"\\u{ord(m.group()):04x}", text) if "\x7f" in text else text
+    return _rx(_JSON_UNSAFE).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def human_size(n: int | None) -> str:
@@ -163,11 +169,9 @@ def json_loads(data: bytes | str) -> Any:
 
 
 _KEY_PATTERNS = (
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]{6,}"),  # Anthropic keys and tokens
-    re.compile(
-        r"(?i)((?:x-api-key|authorization|proxy-authorization|api[-_]?key|auth[-_]?token)[\"']?\s*[:=]\s*[\"']?)"
-        r"(?:bearer\s+|basic\s+)?[^\s\"',;}]+"
-    ),
+    r"sk-ant-[A-Za-z0-9_\-]{6,}",  # Anthropic keys and tokens
+    r"(?i)((?:x-api-key|authorization|proxy-authorization|api[-_]?key|auth[-_]?token)[\"']?\s*[:=]\s*[\"']?)"
+    r"(?:bearer\s+|basic\s+)?[^\s\"',;}]+",
 )
 
 
@@ -180,8 +184,8 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     for k in (os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_AUTH_TOKEN"), *secrets):
         if k and len(k) >= 8:
             text = text.replace(k, "[redacted]")
-    text = _KEY_PATTERNS[0].sub("[redacted]", text)
-    return _KEY_PATTERNS[1].sub(lambda m: m.group(1) + "[redacted]", text)
+    text = _rx(_KEY_PATTERNS[0]).sub("[redacted]", text)
+    return _rx(_KEY_PATTERNS[1]).sub(lambda m: m.group(1) + "[redacted]", text)
 
 
 def as_dict(value: Any) -> dict[str, Any]:

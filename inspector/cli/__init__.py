@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspector import __version__
-from inspector.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser
+from inspector.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, RawDescriptionHelpFormatter
 
 
 def _lazy(module: str, name: str) -> Callable[..., Any]:
@@ -61,7 +61,7 @@ def _root_parser() -> argparse.ArgumentParser:
         epilog="subcommands:\n"
         + "\n".join(f"  {name:<10} {what}" for name, (_make, _cmd, what) in COMMANDS.items())
         + "\n\n`inspector SUBCOMMAND --help` for each; --debug (tracebacks) goes before or after the subcommand.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "path",

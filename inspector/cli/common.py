@@ -232,8 +232,41 @@ def stdin_json(stdin: Any, command: str, what: str) -> dict[str, Any]:
     return data
 
 
+def _columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size` finds it ($COLUMNS, then the terminal, else 80), without
+    importing shutil (and the compression modules it imports): argparse asks for it at every `add_argument`, and a
+    `search` starts in the time of the few libraries a lookup needs (issue 29.5)."""
+    import os
+
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, its width found without shutil (`_columns`)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width if width is not None else _columns() - 2)
+
+
+class RawDescriptionHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """argparse's RawDescriptionHelpFormatter, its width found without shutil."""
+
+
 class Parser(argparse.ArgumentParser):
     """Every command's parser: a bad flag or value is one line and a hint, not the whole usage block."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message}\n(`{self.prog} --help` lists its options)\n")

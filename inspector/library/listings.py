@@ -76,6 +76,7 @@ class Listings:
         self.known: dict[bytes, tuple[int, bytes]] | None = None
         self.new: list[tuple[bytes, int, bytes]] = []
         self.parsed: dict[bytes, tuple[int, list[tuple[str, int]]]] = {}  # read back once in this process
+        self.blobs: dict[bytes, list[tuple[str, int]]] = {}  # each distinct kept listing, parsed
 
     def _load(self, first: str) -> dict[bytes, tuple[int, bytes]]:
         lo = path_key(first)
@@ -101,7 +102,11 @@ class Listings:
             return seen[1]
         hit = self.known.get(key)
         if hit is not None and hit[0] == mtime:
-            cached = parse_listing(hit[1])
+            cached = self.blobs.get(hit[1])  # (most session folders list the same few names: parsed once)
+            if cached is None:
+                cached = parse_listing(hit[1])
+                if cached is not None:
+                    self.blobs[hit[1]] = cached
             if cached is not None:
                 self.parsed[key] = (mtime, cached)
                 if hit[1][:2] == b"[[":  # the JSON of an earlier inspector: kept again in today's form, read quicker

@@ -248,7 +248,8 @@ def test_a_search_imports_only_what_a_lookup_needs(tmp_path):
         .replace("'IndexError'", "'zq9absentword'")
         .replace(
             "'multiprocessing');",
-            "'multiprocessing', 'orjson', 'inspector.transcript.records', 'inspector.library.stats', 'dataclasses');",
+            "'multiprocessing', 'orjson', 'inspector.transcript.records', 'inspector.library.stats', 'dataclasses',"
+            " 'shutil');",  # (argparse's help formatter imports shutil for the terminal's width: cli.common finds it)
         )
     )
     assert absent.count("zq9absentword") == 1 and absent.count("orjson") == 1 and str(root) in absent
@@ -457,3 +458,14 @@ def test_a_command_imports_only_what_it_uses(argv, tmp_path):
     loaded = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in r.stderr.splitlines() if line.startswith("import time:")}
     assert loaded, "no import log"
     assert sorted(m for m in HEAVY if m in loaded) == []
+
+
+@pytest.mark.parametrize("columns", ["60", "140"])
+def test_help_fits_the_terminal_width_found_without_shutil(columns):
+    """--help wraps at the terminal's width ($COLUMNS first, as shutil.get_terminal_size reads it), found without
+    importing shutil."""
+    env = {**os.environ, "COLUMNS": columns}
+    r = subprocess.run([sys.executable, "-m", "inspector", "search", "--help"], capture_output=True, text=True, cwd=ROOT, env=env)
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and max(map(len, lines)) <= int(columns)
+    assert max(map(len, lines)) > int(columns) - 20  # the width is used, not a narrower default

@@ -1178,3 +1178,23 @@ def test_what_a_shard_did_is_recorded_while_another_shard_is_being_written(tmp_p
     finally:
         other.execute("ROLLBACK")
     assert idx.db.execute("SELECT indexed_to, lines FROM files WHERE id=?", (fid,)).fetchone() == (123, 1)
+
+
+def test_a_sweep_looks_on_disk_only_for_what_the_listing_lacks(tmp_path, monkeypatch):
+    """A warm search's sweep is a pass in memory: a file the listing has is never looked for on disk; one it lacks is,
+    and dropped when it is gone."""
+    root = tmp_path / "projects"
+    a = write_jsonl(root / "-p" / "a.jsonl", [user("a0", None, "alpha words")])
+    b = write_jsonl(root / "-p" / "b.jsonl", [user("b0", None, "beta words")])
+    idx = SearchIndex(tmp_path / "i.sqlite")
+    idx.refresh([a, b])
+    looked: list[object] = []
+    real_exists = os.path.exists
+    monkeypatch.setattr(os.path, "exists", lambda p: looked.append(p) or real_exists(p))
+    assert idx.refresh([a, b]) == 0  # unchanged
+    assert idx.sweep(str(root), [str(a), str(b)]) == 0 and looked == []
+    b.unlink()
+    idx.refresh([a])  # the listing no longer has b
+    assert idx.sweep(str(root), [str(a)]) == 1 and looked == [os.fsencode(b)]
+    assert [p for (p,) in idx.db.execute("SELECT path FROM files")] == [os.fsencode(a)]
+    idx.close()
