@@ -98,7 +98,7 @@ def _subfolders(folder: str) -> set[str]:
     return {n for n, k in scan_dir(folder) if k == DIR}
 
 
-def _dir_signature(folder: Path | None, flat_agents: Iterable[Path]) -> list[Any]:
+def _dir_signature(folder: Path | None, flat_agents: Iterable[Path], listed: bool = False) -> list[Any]:
     """Names, sizes and mtimes of what lies beside a session (subagents, memory): the files read for its stats, so
     reached the same way (no link, a bounded depth). Its `tool-results` folder counts by its own time: the stats
     count its files, which Claude Code writes once each (a file added or removed changes the folder's time), and
@@ -108,7 +108,10 @@ def _dir_signature(folder: Path | None, flat_agents: Iterable[Path]) -> list[Any
     sig: list[Any] = (
         []
         if folder is None
-        else [[rel, st.st_size, st.st_mtime_ns] for rel, st in walk_stat(folder.parent, folder, opaque=("tool-results",))]
+        else [
+            [rel, st.st_size, st.st_mtime_ns]
+            for rel, st in walk_stat(folder.parent, folder, opaque=("tool-results",), listed=listed)
+        ]
     )
     for p in flat_agents:
         try:
@@ -117,6 +120,12 @@ def _dir_signature(folder: Path | None, flat_agents: Iterable[Path]) -> list[Any
         except OSError:
             continue
     return sig
+
+
+def _is_normal_absolute(name: str) -> bool:
+    """Whether a path is absolute and already as `os.path.abspath` would write it (no `.`, `..` or doubled slash):
+    the paths of a listed root are, and abspath's normalising is most of a warm `stats`' per-session work."""
+    return name.startswith("/") and "//" not in name and "/." not in name and not name.endswith("/")
 
 
 class StatsCache:
@@ -157,17 +166,20 @@ class StatsCache:
         st = os.stat(path)
         name = os.fspath(path)
         folder: Path | None = path.with_suffix("")
+        listed = False  # the folder is in its project's listing as a folder (not a link): not looked at again
         if folders is not None:
             parent, _, base = name.rpartition(os.sep)
             if parent not in folders:
                 folders[parent] = _subfolders(parent)
-            if base.endswith(".jsonl") and base[:-6] not in folders[parent]:
-                folder = None
+            if base.endswith(".jsonl"):
+                listed = base[:-6] in folders[parent]
+                if not listed:
+                    folder = None
         return {
-            "path": os.path.abspath(name),
+            "path": name if _is_normal_absolute(name) else os.path.abspath(name),
             "size": st.st_size,
             "mtime_ns": st.st_mtime_ns,
-            "beside": _dir_signature(folder, flat_agents),
+            "beside": _dir_signature(folder, flat_agents, listed=listed),
             "inspector": __version__,
             "schema": STATS_SCHEMA,
         }

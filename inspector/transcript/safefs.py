@@ -95,11 +95,19 @@ def walk_files(base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: i
 
 
 def walk_stat(
-    base: Path, folder: Path, *, max_depth: int = MAX_DEPTH, limit: int = MAX_FILES, opaque: tuple[str, ...] = ()
+    base: Path,
+    folder: Path,
+    *,
+    max_depth: int = MAX_DEPTH,
+    limit: int = MAX_FILES,
+    opaque: tuple[str, ...] = (),
+    listed: bool = False,
 ) -> list[tuple[str, os.stat_result]]:
     """`walk_files` as (path relative to `folder`, its lstat), in the same order, without a Path per file. A folder
-    directly in `folder` named in `opaque` is not looked into: it is listed itself, as `name/` with its own lstat."""
-    if not real_dir(base, folder):
+    directly in `folder` named in `opaque` is not looked into: it is listed itself, as `name/` with its own lstat.
+    `listed`: `folder` is directly in `base` and `scan_dir(base)` just listed it as a folder (not a link): it is not
+    looked at again."""
+    if not (listed and os.path.dirname(os.fspath(folder)) == os.fspath(base)) and not real_dir(base, folder):
         return []
     root = os.fspath(folder)
     out: list[tuple[str, os.stat_result]] = []
