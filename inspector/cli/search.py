@@ -97,7 +97,8 @@ def cmd_search(args: argparse.Namespace, out: Any, err: Any) -> int:
             last_session = fh.session
             from inspector.library.stats import StatsCache, cache_dir, known_stats
 
-            stats_cache = stats_cache or StatsCache(cache_dir())
+            # (the index's database holds the stats too: its open connection, not a second one)
+            stats_cache = stats_cache or StatsCache(cache_dir(), index=index)
             known = known_stats(fh.session, stats_cache)  # the title and time stats and the browser give, once known
             try:
                 info = quick_info(fh.session)

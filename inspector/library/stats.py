@@ -136,11 +136,13 @@ class StatsCache:
 
     BATCH = 200
 
-    def __init__(self, folder: Path | None) -> None:
+    def __init__(self, folder: Path | None, index: Any = None) -> None:
+        """`index`: the inspector database the caller has open already (a `search`'s): used, and left open."""
         self.folder = folder
         self.hits = 0
         self.misses = 0
-        self._index: Any = None  # the inspector database (fts.SearchIndex), opened when first needed
+        self._index: Any = index  # the inspector database (fts.SearchIndex), opened when first needed
+        self._own = index is None  # closed by `close` (else the caller's)
         self._unusable = folder is None
         self._pending: list[tuple[bytes, bytes, bytes]] = []
         self._rows: dict[bytes, tuple[bytes, bytes]] | None = None  # read ahead by `get`
@@ -260,7 +262,8 @@ class StatsCache:
         self.sweep()
         self.flush()
         if self._index is not None:
-            self._index.close()  # its connection, and its lock file if it took the lock
+            if self._own:
+                self._index.close()  # its connection, and its lock file if it took the lock
             self._index = None
             self._unusable = True
 
