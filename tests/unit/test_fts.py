@@ -1198,3 +1198,21 @@ def test_a_sweep_looks_on_disk_only_for_what_the_listing_lacks(tmp_path, monkeyp
     assert idx.sweep(str(root), [str(a)]) == 1 and looked == [os.fsencode(b)]
     assert [p for (p,) in idx.db.execute("SELECT path FROM files")] == [os.fsencode(a)]
     idx.close()
+
+
+def test_the_stats_cache_uses_an_open_index_and_leaves_it_open(tmp_path):
+    """`search` names the sessions it found from the stats in the index's database, through the connection it has
+    open: the stats cache reads and writes there and, closed, leaves that connection to its owner."""
+    from inspector.library.stats import StatsCache, collect_stats, known_stats
+
+    root = tmp_path / "projects"
+    path = write_jsonl(root / "-p" / "s.jsonl", [user("u0", None, "hello words")])
+    idx = SearchIndex(tmp_path / "cache" / "index.sqlite")
+    cache = StatsCache(tmp_path / "cache", index=idx)
+    [row] = collect_stats(resolve_target(root), cache)
+    cache.close()
+    assert idx.db.execute("SELECT count(*) FROM stats").fetchone()[0] == 1  # written there, and still open
+    again = StatsCache(tmp_path / "cache", index=idx)
+    assert known_stats(path, again)["session_id"] == row["session_id"] and again.hits == 1
+    again.close()
+    idx.close()
