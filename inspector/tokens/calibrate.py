@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import accumulate
+from operator import mul
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -422,22 +424,15 @@ class Calibrator:
         self.pts = [(x, y) for _, x, y in kept]
         self.positions = [positions[k] for k, _, _ in kept] if positions is not None else list(range(len(kept)))
         self.models = [models[k] for k, _, _ in kept] if models is not None else [None] * len(kept)
-        n = len(self.pts)
-        self.sx = [0.0] * (n + 1)
-        self.sy = [0.0] * (n + 1)
-        self.sxx = [0.0] * (n + 1)
-        self.sxy = [0.0] * (n + 1)
-        self.lo = [0] * (n + 1)
-        self.hi = [0] * (n + 1)
-        lo, hi = None, None
-        for i, (x, y) in enumerate(self.pts):
-            self.sx[i + 1] = self.sx[i] + x
-            self.sy[i + 1] = self.sy[i] + y
-            self.sxx[i + 1] = self.sxx[i] + x * x
-            self.sxy[i + 1] = self.sxy[i] + x * y
-            lo = x if lo is None else min(lo, x)
-            hi = x if hi is None else max(hi, x)
-            self.lo[i + 1], self.hi[i + 1] = lo, hi
+        # prefix sums (the same additions in the same order as a loop: the same floats) and running extremes
+        xs = [x for x, _ in self.pts]
+        ys = [y for _, y in self.pts]
+        self.sx = list(accumulate(xs, initial=0.0))
+        self.sy = list(accumulate(ys, initial=0.0))
+        self.sxx = list(accumulate((x * x for x in xs), initial=0.0))
+        self.sxy = list(accumulate(map(mul, xs, ys), initial=0.0))
+        self.lo = [0, *accumulate(xs, min)]
+        self.hi = [0, *accumulate(xs, max)]
 
     def first(self, n: int, *, with_error: bool = True) -> Calibration:
         """The fit on the first `n` responses (with usage)."""

@@ -125,7 +125,7 @@ def fork_copy_end(s: Session) -> int | None:
     """The last record of the copy a fork starts with: the records stamped before the file's first write (the fork's
     own first record), in a file whose replies carry the session that made them (a copy's mark); None otherwise."""
     recs = s.records
-    if not any(r.type == "assistant" and r.extra and r.extra.get("fork_copy") for r in recs):
+    if not any(r.extra and r.type == "assistant" and r.extra.get("fork_copy") for r in recs):  # (few records have extra)
         return None
     first = next((r.timestamp for r in recs if r.timestamp), None)
     if first is None:

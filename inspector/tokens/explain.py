@@ -1229,7 +1229,11 @@ def analyze(
     cals = calibrator(s, series, counts)
     cal = cals.first(len(cals.pts))
     positions = {i: k for k, i in enumerate(series.chain)}
-    bounds = [i for i, r in enumerate(s.records) if r.is_compact_boundary or r.is_microcompact_boundary]
+    bounds = [  # (the type first: a system record's subtype is all the two properties read)
+        i
+        for i, r in enumerate(s.records)
+        if r.type == "system" and (r.subtype == "compact_boundary" or r.subtype == "microcompact_boundary")
+    ]
     from inspector.claude.requests import rebuild_requests
 
     requests = rebuild_requests(s) if bounds else []

@@ -186,3 +186,28 @@ def test_the_child_says_when_it_has_read_the_session(copy, monkeypatch):
     assert seen == sorted(seen, reverse=True)  # reading, then counting: never reading again
     background.count_early(str(copy))  # under COUNT_OVER
     assert not background._early
+
+
+def test_the_calibrators_prefix_sums_are_a_plain_loops_bit_for_bit():
+    """Each fit of a compaction's prediction reads prefix sums of the responses before it: made with accumulate, they
+    are the same floats, of the same types, as the running sums of a loop (the predictions never move by a bit)."""
+    import random
+
+    from inspector.tokens.calibrate import Calibrator
+
+    rng = random.Random(29)
+    for _ in range(200):
+        pts = [(rng.randint(0, 10**7), rng.choice([0, rng.randint(1, 10**7)])) for _ in range(rng.randint(0, 300))]
+        c = Calibrator(pts)
+        kept = [(x, y) for x, y in pts if y > 0]
+        sx, sy, sxx, sxy, lo, hi = [0.0], [0.0], [0.0], [0.0], [0], [0]
+        for x, y in kept:
+            sx.append(sx[-1] + x)
+            sy.append(sy[-1] + y)
+            sxx.append(sxx[-1] + x * x)
+            sxy.append(sxy[-1] + x * y)
+            lo.append(x if len(lo) == 1 else min(lo[-1], x))
+            hi.append(x if len(hi) == 1 else max(hi[-1], x))
+        assert c.pts == kept
+        for got, want in ((c.sx, sx), (c.sy, sy), (c.sxx, sxx), (c.sxy, sxy), (c.lo, lo), (c.hi, hi)):
+            assert got == want and [type(v) for v in got] == [type(v) for v in want]
