@@ -232,14 +232,14 @@ class Tools:
         return _bounded({"root": str(self.root), "sessions": out}, "sessions")
 
     def token_story(self, session: str | None) -> str:
-        from inspector.tokens.explain import analyze
+        from inspector.tokens.keptreport import kept_analyze
         from inspector.tokens.now import context_now
         from inspector.tokens.thresholds import Settings
 
         s = self._load(session)
         try:
             settings = Settings.from_environment()
-            rep = analyze(s, settings)
+            rep = kept_analyze(s, settings)
             d = rep.as_dict()
             now = context_now(s, settings)
             th = d["thresholds"]

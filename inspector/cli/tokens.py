@@ -53,6 +53,7 @@ def _tokens_parser() -> argparse.ArgumentParser:
 def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
     from inspector.tokens.composition import composition
     from inspector.tokens.explain import analyze
+    from inspector.tokens.keptreport import kept_analyze
     from inspector.tokens.series import token_count_with_estimation
     from inspector.tokens.thresholds import Settings
     from inspector.transcript.discovery import InspectorError, session_files
@@ -74,7 +75,8 @@ def cmd_tokens(args: argparse.Namespace, out: Any, err: Any) -> int:
             s = Session.load(f)
             if target.kind == "file":
                 refuse_unreadable(s, f)
-            rep = analyze(s, settings, baseline=baseline)
+            # one session's report is kept (opened again, it is read back); a folder's many are not written
+            rep = (kept_analyze if target.kind == "file" else analyze)(s, settings, baseline=baseline)
             d = rep.as_dict(full=args.full)
             if args.lost:
                 from inspector.tokens.lost import losses

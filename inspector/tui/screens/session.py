@@ -18,7 +18,8 @@ from textual.screen import Screen
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from inspector.textutil import human_size, printable
-from inspector.tokens.explain import TokenReport, analyze, fmt, prepare
+from inspector.tokens.explain import TokenReport, fmt, prepare
+from inspector.tokens.keptreport import kept_analyze
 from inspector.tokens.series import Series, context_series, session_thresholds
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.index import FileChanged, Transcript
@@ -204,7 +205,7 @@ class SessionScreen(Screen):
         if counting is not None:
             prepare(s)  # what the report reads that needs no counts (subagents, summarizer calls), while the child counts
             counting.wait(COUNTING_WAIT)  # its counts are kept in the cache, where analyze finds them (else: counted here)
-        self.post_message(self.ReportReady(analyze(s, self.settings, self.report_progress, baseline=self.configured)))
+        self.post_message(self.ReportReady(kept_analyze(s, self.settings, self.report_progress, baseline=self.configured)))
         if not cost_first:
             self.post_message(self.CostReady(self.cost_words(s)))
 
