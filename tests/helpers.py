@@ -70,6 +70,19 @@ def sample_session(title_prefix: str, root: Path = SAMPLES) -> Path:
     return next(p for p in (root / "-home-ann-work-weatherly").glob("*.jsonl") if Session.load(p).title.startswith(title_prefix))
 
 
+def copied_sample(title_prefix: str, into: Path) -> Path:
+    """A sample session copied into the folder `into` (its session folder too), so that a test can change it."""
+    import shutil
+
+    src = sample_session(title_prefix, SAMPLES)
+    dst = into / src.name
+    into.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+    if src.with_suffix("").is_dir():
+        shutil.copytree(src.with_suffix(""), dst.with_suffix(""))
+    return dst
+
+
 def run_cli(*argv):
     """Run the command line in-process: (exit code, stdout, stderr)."""
     import io

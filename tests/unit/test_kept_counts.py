@@ -7,7 +7,7 @@ import os
 import shutil
 
 import pytest
-from helpers import SAMPLES, sample_session, sha256
+from helpers import SAMPLES, copied_sample, sample_session, sha256
 
 from inspector.statefiles import cache_dir
 from inspector.tokens import calibrate
@@ -23,13 +23,7 @@ def report(path) -> dict:
 @pytest.fixture
 def copy(tmp_path):
     """A sample session with compactions, copied (its folder too) so that it can grow."""
-    src = sample_session("Fix forecast", SAMPLES)
-    dst = tmp_path / "p" / src.name
-    dst.parent.mkdir()
-    shutil.copyfile(src, dst)
-    if src.with_suffix("").is_dir():
-        shutil.copytree(src.with_suffix(""), dst.with_suffix(""))
-    return dst
+    return copied_sample("Fix forecast", tmp_path / "p")
 
 
 def kept() -> list[str]:

@@ -10,7 +10,7 @@ import shutil
 from dataclasses import asdict
 
 import pytest
-from helpers import REAL_PROJECTS, SAMPLES, sample_session
+from helpers import REAL_PROJECTS, SAMPLES, copied_sample
 
 from inspector.tokens import keptreport
 from inspector.tokens.explain import analyze
@@ -27,13 +27,7 @@ def same(a, b) -> bool:
 
 @pytest.fixture
 def copy(tmp_path):
-    src = sample_session("Fix forecast", SAMPLES)
-    dst = tmp_path / "p" / src.name
-    dst.parent.mkdir()
-    shutil.copyfile(src, dst)
-    if src.with_suffix("").is_dir():
-        shutil.copytree(src.with_suffix(""), dst.with_suffix(""))
-    return dst
+    return copied_sample("Fix forecast", tmp_path / "p")
 
 
 def sessions() -> list:
