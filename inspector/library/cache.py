@@ -72,6 +72,12 @@ _KEYS: dict[str, bytes] = {}
 _KEYS_KEPT = 100_000  # about 25 MB at most (a root of 100,000 files)
 
 
+def is_normal_absolute(s: str) -> bool:
+    """Whether a path is absolute and already as `os.path.abspath` writes it (no `.` or `..` segment, no doubled or
+    trailing slash): the paths of a listed root are, and need no normalising."""
+    return s.startswith("/") and not ("/." in s or "//" in s or s.endswith("/"))
+
+
 def path_key(path: Path | str) -> bytes:
     """A file's key: its absolute path as bytes, as os.fsencode makes them (a name that is not UTF-8 is a valid key
     too). Called for every file of every search: the encoding is spelled out, without fsencode's own checks."""
@@ -79,17 +85,16 @@ def path_key(path: Path | str) -> bytes:
     key = _KEYS.get(s)
     if key is not None:
         return key
-    odd = "/." in s or "//" in s or s.endswith("/")  # a dot segment or a slash normpath would take out
-    if s.startswith("/") and not odd:
+    if is_normal_absolute(s):
         key = s.encode(_FS_ENCODING, _FS_ERRORS)
         if len(_KEYS) < _KEYS_KEPT:  # an absolute path's key never changes: a process that searches again reuses it
             _KEYS[s] = key
         return key
-    if odd or s.startswith("."):
-        s = os.path.abspath(s)
-    elif not s.startswith("/"):  # a relative path as a user types one: the folder it is in, without normpath's work
+    if not s or is_normal_absolute("/" + s):  # a relative path as a user types one: the folder it is in, no normpath
         cwd = os.getcwd()
         s = (cwd if cwd != "/" else "") + "/" + s
+    else:  # a dot segment or a slash normpath takes out
+        s = os.path.abspath(s)
     return s.encode(_FS_ENCODING, _FS_ERRORS)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from inspector import __version__
+from inspector.library.cache import is_normal_absolute
 from inspector.statefiles import cache_dir
 from inspector.transcript.discovery import Target, project_name, session_files
 
@@ -103,29 +104,9 @@ def _dir_signature(folder: Path | None, flat_agents: Iterable[Path], listed: boo
     reached the same way (no link, a bounded depth). Its `tool-results` folder counts by its own time: the stats
     count its files, which Claude Code writes once each (a file added or removed changes the folder's time), and
     each is written with the record that names it (which changes the transcript's size, in the key too)."""
-    from inspector.transcript.safefs import walk_stat
+    from inspector.transcript.safefs import stat_signature
 
-    sig: list[Any] = (
-        []
-        if folder is None
-        else [
-            [rel, st.st_size, st.st_mtime_ns]
-            for rel, st in walk_stat(folder.parent, folder, opaque=("tool-results",), listed=listed)
-        ]
-    )
-    for p in flat_agents:
-        try:
-            st = p.stat()
-            sig.append([p.name, st.st_size, st.st_mtime_ns])
-        except OSError:
-            continue
-    return sig
-
-
-def _is_normal_absolute(name: str) -> bool:
-    """Whether a path is absolute and already as `os.path.abspath` would write it (no `.`, `..` or doubled slash):
-    the paths of a listed root are, and abspath's normalising is most of a warm `stats`' per-session work."""
-    return name.startswith("/") and "//" not in name and "/." not in name and not name.endswith("/")
+    return stat_signature(folder, flat_agents, opaque=("tool-results",), listed=listed)
 
 
 class StatsCache:
@@ -178,7 +159,7 @@ class StatsCache:
                 if not listed:
                     folder = None
         return {
-            "path": name if _is_normal_absolute(name) else os.path.abspath(name),
+            "path": name if is_normal_absolute(name) else os.path.abspath(name),
             "size": st.st_size,
             "mtime_ns": st.st_mtime_ns,
             "beside": _dir_signature(folder, flat_agents, listed=listed),

@@ -92,14 +92,11 @@ def report_key(s: Session, settings: Settings, baseline: Settings | None) -> dic
     counted = _counts_key(s, series)
     if counted is None:
         return None  # a partial index, or one that began inside the file
-    from inspector.transcript.safefs import walk_stat
+    from inspector.transcript.safefs import stat_signature
 
     folder = s.path.with_suffix("")
     try:  # (the session's folder walked as the report's readers reach it: no link, a bounded depth)
-        beside: list[Any] = [[rel, st.st_size, st.st_mtime_ns] for rel, st in walk_stat(folder.parent, folder)]
-        for p in s._find_flat_agents():
-            st = os.stat(p)
-            beside.append([os.fspath(p), st.st_size, st.st_mtime_ns])
+        beside = stat_signature(folder if folder.is_dir() else None, s._find_flat_agents())
     except OSError:
         return None
     return {

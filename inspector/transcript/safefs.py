@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 MAX_DEPTH = 16  # folders below a session folder that are looked into (workflow folders are 2-3 deep)
 MAX_FILES = 100_000  # files listed from one session folder
@@ -136,6 +137,26 @@ def walk_stat(
     out = out[:limit]
     out.sort(key=lambda t: t[0].split(os.sep))  # pathlib's order: part by part
     return out
+
+
+def stat_signature(
+    folder: Path | None, beside: Iterable[Path] = (), *, opaque: tuple[str, ...] = (), listed: bool = False
+) -> list[list[Any]]:
+    """[name, size, mtime] of every file under a session's `folder` (None: it has none), walked as `walk_stat` walks
+    it, then of each of the files `beside` it (its flat agent files; one gone is left out): what a cached result
+    made from a session and the files around it is checked against (the stats, the token report)."""
+    sig: list[list[Any]] = (
+        []
+        if folder is None
+        else [[rel, st.st_size, st.st_mtime_ns] for rel, st in walk_stat(folder.parent, folder, opaque=opaque, listed=listed)]
+    )
+    for p in beside:
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        sig.append([p.name, st.st_size, st.st_mtime_ns])
+    return sig
 
 
 def open_regular(path: Path) -> BinaryIO:
