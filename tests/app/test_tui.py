@@ -13,6 +13,7 @@ import pytest
 from builders import assistant, user
 from helpers import REAL_PROJECTS, SAMPLES, sample_session, sha256, write_jsonl
 
+from inspector.statefiles import state_file
 from inspector.transcript.discovery import Target, resolve_target
 from inspector.transcript.session import Session
 from inspector.tui.app import InspectorApp
@@ -604,6 +605,12 @@ def test_live_session_updates_and_half_line(tmp_path):
         async with session_app(p) as (app, pilot):
             screen = app.screen
             assert len(screen.query_one(Timeline).rows) == 3
+            for _ in range(60):
+                if screen.report is not None:
+                    break
+                await pilot.pause(0.1)
+            kept = state_file("report", str(p.resolve()))
+            opened = kept.read_bytes()  # the report of the session as opened, kept for its next opening
             await pilot.press("end")  # on the last row: it follows the end as the file grows
             await pilot.pause()
             with open(p, "ab") as f:
@@ -611,11 +618,12 @@ def test_live_session_updates_and_half_line(tmp_path):
             for _ in range(60):  # the file is checked once a second; allow for a slow machine
                 await pilot.pause(0.1)
                 await settle(app, pilot, 1)
-                if len(screen.query_one(Timeline).rows) == 4:
+                if len(screen.query_one(Timeline).rows) == 4 and screen.report.series.turns[-1].tokens == 50_010:
                     break
             assert len(screen.query_one(Timeline).rows) == 4
-            assert screen.series.turns[-1].tokens == 50_010
+            assert screen.series.turns[-1].tokens == 50_010 and screen.report.series.turns[-1].tokens == 50_010
             assert screen.query_one(Timeline).current.index == 3  # the new last record is selected
+            assert kept.read_bytes() == opened  # a growth's report is not written (its next growth is another key)
 
     run(go())
 

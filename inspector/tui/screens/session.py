@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from inspector.textutil import human_size, printable
-from inspector.tokens.explain import TokenReport, fmt, prepare
+from inspector.tokens.explain import TokenReport, analyze, fmt, prepare
 from inspector.tokens.keptreport import kept_analyze
 from inspector.tokens.series import Series, context_series, session_thresholds
 from inspector.tokens.thresholds import Settings
@@ -205,7 +205,10 @@ class SessionScreen(Screen):
         if counting is not None:
             prepare(s)  # what the report reads that needs no counts (subagents, summarizer calls), while the child counts
             counting.wait(COUNTING_WAIT)  # its counts are kept in the cache, where analyze finds them (else: counted here)
-        self.post_message(self.ReportReady(kept_analyze(s, self.settings, self.report_progress, baseline=self.configured)))
+        # a session opened is kept (opened again, its report is read back); a live one's growth is not: its next growth
+        # is another key, and each would write the whole report for nothing
+        explain = analyze if tail else kept_analyze
+        self.post_message(self.ReportReady(explain(s, self.settings, self.report_progress, baseline=self.configured)))
         if not cost_first:
             self.post_message(self.CostReady(self.cost_words(s)))
 
@@ -874,7 +877,6 @@ class SessionScreen(Screen):
             if target.suffix.lower() in (".html", ".htm"):
                 from inspector.htmlexport import session_pages
                 from inspector.library.cost import session_cost
-                from inspector.tokens.explain import analyze
 
                 report = self.report if self.report is not None and self.report.session is s else analyze(s)
                 # a long session's further pages beside the first, named after it (never over a file)
