@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar=("PROBE", "LO", "HI"),
         help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
         "enforce-sonnet-4-6, leaf, leaf-order, leaf-named, leaf-thinking, unanswered-call, repair, repair-order, "
-        "analysis, iterations: conformance.matrix.PROBES); recorded in inspector/claude/era_matrix.json",
+        "analysis, iterations, settings-auto-compact, settings-window, env-window: conformance.matrix.PROBES); recorded "
+        "in inspector/claude/era_matrix.json",
     )
     ap.add_argument(
         "--random",

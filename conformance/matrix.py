@@ -106,8 +106,8 @@ def _script(sizes: list[int], **kw: Any) -> Script:
     return Script(turns=len(sizes), sizes=tuple(sizes), stop_after_summary=True, **kw)
 
 
-def _scenario(model: str, script: Script, env: dict[str, str] | None = None) -> Scenario:
-    return Scenario("matrix", model, (Step(PROMPT, script),), env=env or {})
+def _scenario(model: str, script: Script, env: dict[str, str] | None = None, settings: dict[str, Any] | None = None) -> Scenario:
+    return Scenario("matrix", model, (Step(PROMPT, script),), env=env or {}, settings=settings)
 
 
 def _boundaries(r: Run) -> list[dict[str, Any]]:
@@ -154,8 +154,15 @@ def _runner(claude: Claude) -> Runner:
     return go
 
 
-def probe(go: Runner, model: str, sizes: list[int], env: dict[str, str] | None = None, **kw: Any) -> tuple[list[Point], Run]:
-    r = go(_scenario(model, _script(sizes, **kw), env))
+def probe(
+    go: Runner,
+    model: str,
+    sizes: list[int],
+    env: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    **kw: Any,
+) -> tuple[list[Point], Run]:
+    r = go(_scenario(model, _script(sizes, **kw), env, settings))
     try:
         return points_of(r.requests, _boundaries(r)), r
     finally:
@@ -474,6 +481,15 @@ def release_probes(claude: Claude) -> dict[str, Any]:
         usage = cells[pick]["auto"]["usage"]
         fact("analysis", lambda: analysis_rule(claude, pick, usage))
     fact("iterations", lambda: {"last iteration": _iterations_last(claude)})  # where an iterated reply's context is read
+    # which of the settings a what-if starts from this release reads (thresholds.read_by_release)
+    fact(
+        "settings",
+        lambda: {
+            "CLAUDE_CODE_AUTO_COMPACT_WINDOW": _env_window(claude),
+            "autoCompactWindow in settings.json": _settings_window(claude),
+            "autoCompactEnabled in settings.json": _settings_auto_compact_off(claude),
+        },
+    )
     if pick is None:
         facts["reattach"] = {"error": "no model with an enforced threshold in this release's cells"}
     else:
@@ -1056,6 +1072,46 @@ def _enforces(model: str) -> Callable[[Claude], bool]:
     return f
 
 
+def _settings_auto_compact_off(claude: Claude) -> bool:
+    """autoCompactEnabled false in ~/.claude/settings.json: True when Claude Code does not compact where it does
+    without the setting (the setting is read), False when it compacts all the same (only ~/.claude.json's is read:
+    2.1.88's `autoCompactEnabled` is a global config key). A 100,000 window from the environment puts the threshold at
+    67,000 where the variable is read; the sizes go on past the default window's threshold for the releases that do
+    not read it (2.1.21)."""
+    go = _runner(claude)
+    sizes = [30_000, 80_000, 85_000, 172_000, 176_000]
+    env = {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}
+    pts, _ = probe(go, "claude-sonnet-4-5", sizes, env, {"autoCompactEnabled": False})
+    if any(p.outcome == "compact" for p in pts):
+        return False
+    control, _ = probe(go, "claude-sonnet-4-5", sizes, env)
+    if not any(p.outcome == "compact" for p in control):
+        raise RuntimeError(f"the probe ended without a verdict: no compaction without the setting either ({control})")
+    return True
+
+
+def _env_window(claude: Claude) -> bool:
+    """CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000: True when Claude Code compacts past its threshold (67,000: the variable
+    is read), False when the requests go on (claude-sonnet-4-5's own window)."""
+    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [30_000, 80_000, 85_000], {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"})
+    if any(p.outcome == "compact" for p in pts):
+        return True
+    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
+        raise RuntimeError(f"the probe ended without a verdict ({pts})")
+    return False
+
+
+def _settings_window(claude: Claude) -> bool:
+    """autoCompactWindow 100,000 in ~/.claude/settings.json (no environment): True when Claude Code compacts past its
+    threshold (67,000: the setting is read), False when the requests go on (claude-sonnet-4-5's own window)."""
+    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [30_000, 80_000, 85_000], None, {"autoCompactWindow": 100_000})
+    if any(p.outcome == "compact" for p in pts):
+        return True
+    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
+        raise RuntimeError(f"the probe ended without a verdict ({pts})")
+    return False
+
+
 def _iterations_last(claude: Claude) -> bool:
     """Replies sampled in two iterations, each at 90,000-100,000 tokens (the top-level usage their sum, 180,000-
     200,000, over claude-sonnet-4-5's threshold): True when Claude Code reads the context from the last iteration
@@ -1129,6 +1185,22 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "repair-order": (
         _verdict("repair-order", repair_order_rule, ("as written",), ("by timestamp",)),
         "--resume sends a reply's results that are off the walked chain in the order written (before: by timestamp)",
+        "release",
+    ),
+    "settings-auto-compact": (
+        _settings_auto_compact_off,
+        "autoCompactEnabled false in ~/.claude/settings.json turns auto-compact off (before: only ~/.claude.json's "
+        "autoCompactEnabled, a global config key, does)",
+        "release",
+    ),
+    "env-window": (
+        _env_window,
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW sets the auto-compact window (before: the variable is not read)",
+        "release",
+    ),
+    "settings-window": (
+        _settings_window,
+        "autoCompactWindow in ~/.claude/settings.json sets the auto-compact window (before: the setting is not read)",
         "release",
     ),
     "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),

@@ -266,6 +266,15 @@ def killed_resume(conv: Any, version: str | None) -> tuple[str | None, str] | No
     return conv.leaf_uuid, f"{cut}{sends} (2.1.328 and 2.1.332, files cut so)"
 
 
+def first_answering(probe: str, answer: bool) -> str | None:
+    """The first release the bisections found giving `answer` to a per-release probe (None: no change found)."""
+    found = [
+        b for b in matrix_rows("boundaries") if b.get("probe") == probe and bool((b.get("answers") or {}).get("first")) is answer
+    ]
+    firsts = sorted((v, b["first"]) for b in found if (v := parse_version(b.get("first"))) is not None)
+    return firsts[0][1] if firsts else None
+
+
 def answer_at(probe: str, version: str | None) -> bool | None:
     """What a release answers to one of the matrix's per-release probes ("analysis", "leaf"), from the changes the
     bisections found: the answer after the last change at or below it, before the first one the answer before it.

@@ -218,7 +218,8 @@ def _read_global_config(env: Mapping[str, str], config_dir: Path | None) -> dict
 
 
 def _read_settings(env: Mapping[str, str], config_dir: Path | None) -> dict[str, Any]:
-    """`<config>/settings.json`: may hold autoCompactWindow (2.1.311+, §10)."""
+    """`<config>/settings.json`: may hold autoCompactEnabled and autoCompactWindow (read by the releases the era
+    matrix's probes say: `read_by_release`)."""
     return _read_json(_config_home(env, config_dir) / "settings.json")
 
 
@@ -387,6 +388,57 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
     return window, why, source, default_out, upper_out
 
 
+# Settings that not every release reads (of ~/.claude/settings.json, of the environment): (the field, the source
+# `from_environment` records for it, the era matrix's probe that says whether a release reads it, what is said when one
+# does not)
+RELEASE_READ_SETTINGS = (
+    (
+        "auto_compact_enabled",
+        "autoCompactEnabled in settings.json",
+        "settings-auto-compact",
+        "autoCompactEnabled false in settings.json is not read (Claude Code {v} reads it from ~/.claude.json only; "
+        "settings.json's from {first}, measured): auto-compact is on",
+    ),
+    (
+        "auto_compact_window",
+        "autoCompactWindow setting",
+        "settings-window",
+        "the autoCompactWindow setting is not read (Claude Code {v} has no such setting; read from {first}, measured)",
+    ),
+    (
+        "auto_compact_window",
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW",
+        "env-window",
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW is not read (Claude Code {v} has no such variable; read from {first}, measured)",
+    ),
+)
+
+
+def read_by_release(s: Settings, version: str | None) -> tuple[Settings, tuple[str, ...]]:
+    """The settings as the release that wrote a session read them, and what it left unread: a value that came from a
+    place (`sources`) the era matrix measured that release not reading is dropped (2.1.88 reads autoCompactEnabled
+    from ~/.claude.json only, and has no autoCompactWindow setting; 2.1.21 no CLAUDE_CODE_AUTO_COMPACT_WINDOW). A
+    release the bisections do not place (none recorded, no version) reads them as today's does."""
+    from inspector.claude.measured import answer_at, first_answering
+    from inspector.claude.release import parse_version, show_version
+
+    changes: dict[str, Any] = {}
+    notes: list[str] = []
+    sources = list(s.sources)
+    for name, origin, probe, words in RELEASE_READ_SETTINGS:
+        key = "auto_compact" if name == "auto_compact_enabled" else name
+        last = next((v for k, v in reversed(sources) if k == key), None)
+        if last != origin or answer_at(probe, version) is not False:
+            continue
+        changes[name] = True if name == "auto_compact_enabled" else None
+        sources = [(k, v) for k, v in sources if not (k == key and v == origin)]
+        v = parse_version(version)
+        notes.append(words.format(v=show_version(v) if v else version, first=first_answering(probe, True) or "a later release"))
+    if not changes:
+        return s, ()
+    return s.with_(sources=tuple(sources), **changes), tuple(notes)
+
+
 def thresholds(s: Settings, peak_usage: int | None = None, version: str | None = None, *, measured: bool = True) -> Thresholds:
     """Claude Code's effective window, auto-compact, warning and blocking limits, by the rules of the release
     `version` (see inspector.claude.versions; None: the 2.1.88 reference), checked against what that release's binary
@@ -395,6 +447,7 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
 
     rules = rules_for(version)
     era = rules.era
+    s, unread = read_by_release(s, version)
     source: str | None = None
     if era.windows == "catalog":
         model_window, why, source, default_out, upper_out = _catalog_window(s, peak_usage)
@@ -477,7 +530,7 @@ def thresholds(s: Settings, peak_usage: int | None = None, version: str | None =
         enforced=enforced,
         compact_source=source,
         unenforced_threshold=auto if enabled and not enforced else None,
-        rules=rules.note,
+        rules="; ".join((rules.note, *unread)),
         era=era.key,
         era_label=era.label,
         blocks_before_sending=era.windows == "fixed",

@@ -188,6 +188,8 @@ def _apply(base: Settings, values: Mapping[str, Any], flags: bool) -> Settings:
                 changes["auto_compact_enabled"], changes["compact_disabled"] = True, False
             elif v is False:
                 changes["auto_compact_enabled"] = False
+            if v is not None:  # the what-if's choice, which every release's session takes as it is
+                sources = [(k, s) for k, s in sources if k != "auto_compact"] + [("auto_compact", "a what-if")]
         elif w.key == "model_window":
             if v is not None:
                 changes["model_windows"] = (("*", v),)
@@ -202,9 +204,9 @@ def _apply(base: Settings, values: Mapping[str, Any], flags: bool) -> Settings:
                 changes[w.field] = bool(v)
         elif v is not None or not flags:
             changes[w.field] = v
-            if flags and w.key == "auto_compact_window":  # the flag, not the environment, set it now
+            if w.key == "auto_compact_window" and (flags or v != base.auto_compact_window):  # the what-if set it now
                 sources = [(k, s) for k, s in sources if k != "auto_compact_window"] + [
-                    ("auto_compact_window", "--auto-compact-window")
+                    ("auto_compact_window", "--auto-compact-window" if flags else "a what-if")
                 ]
     if sources != list(base.sources):
         changes["sources"] = tuple(sources)

@@ -630,9 +630,12 @@ def test_impossible_numbers_are_refused_in_one_line(argv):
 
 
 def test_tiny_or_flagged_windows_never_give_negative_thresholds(monkeypatch):
-    path = sample_session("Fix forecast")
+    path = sample_session("Fix forecast")  # written by 2.1.20, which has no CLAUDE_CODE_AUTO_COMPACT_WINDOW
     monkeypatch.setenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "5000")
     code, out, _ = run("tokens", "--json", path)
+    th = jsonl(out)[0]["thresholds"]
+    assert code == 0 and th["context_window"] == 200_000 and "CLAUDE_CODE_AUTO_COMPACT_WINDOW is not read" in th["rules"]
+    code, out, _ = run("tokens", "--json", str(sample_session("Add a changelog")))  # 2.1.88 reads it
     th = jsonl(out)[0]["thresholds"]
     assert code == 0 and min(th["warning"], th["blocking"], th["auto_compact"], th["effective_window"]) >= 0
     assert "CLAUDE_CODE_AUTO_COMPACT_WINDOW" in th["window_source"] and "leaves no room" in th["window_source"]

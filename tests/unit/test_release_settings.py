@@ -1,0 +1,112 @@
+"""Settings that not every release reads: a session is explained by what the release that wrote it read.
+
+2.1.88's binary reads autoCompactEnabled from ~/.claude.json only (a global config key) and has no autoCompactWindow
+setting; 2.1.21's has no CLAUDE_CODE_AUTO_COMPACT_WINDOW. The releases where each began to be read are the era
+matrix's bisections (conformance/matrix.py probes settings-auto-compact, settings-window, env-window), recorded in
+inspector/claude/era_matrix.json; these tests take them from there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.claude.measured import answer_at, first_answering
+from inspector.claude.release import parse_version, show_version
+from inspector.tokens.thresholds import Settings, read_by_release, thresholds
+from inspector.tokens.whatif import from_form
+
+MODEL = "claude-sonnet-4-5"
+
+
+def _settings(tmp_path: Path, settings: dict | None = None, config: dict | None = None, env: dict | None = None) -> Settings:
+    if settings is not None:
+        (tmp_path / "settings.json").write_text(json.dumps(settings))
+    if config is not None:
+        (tmp_path / ".claude.json").write_text(json.dumps(config))
+    return Settings.from_environment(env or {}, tmp_path).with_(model=MODEL)
+
+
+def _around(probe: str) -> tuple[str, str]:
+    """The last release measured not reading a setting, and the first reading it."""
+    first = first_answering(probe, True)
+    assert first is not None, f"no bisection of {probe} in the era matrix"
+    v = parse_version(first)
+    assert v is not None
+    before = show_version((v[0], v[1], v[2] - 1))
+    assert answer_at(probe, before) is False and answer_at(probe, first) is True
+    return before, first
+
+
+def test_the_matrix_places_the_settings_after_2_1_88() -> None:
+    # read from 2.1.88's own code: `autoCompactEnabled` of the global config, no autoCompactWindow at all
+    assert answer_at("settings-auto-compact", "2.1.88") is False
+    assert answer_at("settings-window", "2.1.88") is False
+    assert answer_at("settings-auto-compact", "2.1.328") is True
+    assert answer_at("settings-window", "2.1.328") is True
+
+
+def test_auto_compact_off_in_settings_json_is_read_only_by_the_releases_that_read_it(tmp_path: Path) -> None:
+    s = _settings(tmp_path, {"autoCompactEnabled": False})
+    assert not s.auto_compact_enabled
+    before, first = _around("settings-auto-compact")
+    old = thresholds(s, version=before)
+    assert old.auto_compact_enabled and old.auto_compact is not None
+    assert "autoCompactEnabled false in settings.json is not read" in old.rules and first in old.rules
+    new = thresholds(s, version=first)
+    assert not new.auto_compact_enabled and new.auto_compact is None
+    assert "not read" not in new.rules
+    # a session that does not say its release is read as today's Claude Code would
+    assert not thresholds(s, version=None).auto_compact_enabled
+
+
+@pytest.mark.parametrize("where", ["env", "config"])
+def test_auto_compact_off_elsewhere_is_read_by_every_release(tmp_path: Path, where: str) -> None:
+    s = (
+        _settings(tmp_path, {"autoCompactEnabled": False}, env={"DISABLE_AUTO_COMPACT": "1"})
+        if where == "env"
+        else _settings(tmp_path, {"autoCompactEnabled": False}, config={"autoCompactEnabled": False})
+    )
+    before, _ = _around("settings-auto-compact")
+    got = thresholds(s, version=before)
+    assert not got.auto_compact_enabled and got.auto_compact is None
+    assert "not read" not in got.rules
+
+
+def test_the_window_setting_is_read_only_by_the_releases_that_have_it(tmp_path: Path) -> None:
+    s = _settings(tmp_path, {"autoCompactWindow": 120_000})
+    before, first = _around("settings-window")
+    old = thresholds(s, version=before)
+    assert old.context_window == 200_000
+    assert "autoCompactWindow setting is not read" in old.rules
+    new = thresholds(s, version=first)
+    assert new.context_window == 120_000 and "not read" not in new.rules
+
+
+def test_the_window_variable_is_read_only_by_the_releases_that_have_it(tmp_path: Path) -> None:
+    s = _settings(tmp_path, env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "120000"})
+    before, first = _around("env-window")
+    old = thresholds(s, version=before)
+    assert old.context_window == 200_000 and "CLAUDE_CODE_AUTO_COMPACT_WINDOW is not read" in old.rules
+    assert thresholds(s, version=first).context_window == 120_000
+
+
+def test_a_what_if_is_taken_as_it_is_by_every_release(tmp_path: Path) -> None:
+    base = _settings(tmp_path, {"autoCompactEnabled": False, "autoCompactWindow": 120_000})
+    before, _ = _around("settings-auto-compact")
+    off = from_form(base, {"auto_compact": "off"})
+    got = thresholds(off, version=before)
+    assert not got.auto_compact_enabled and "not read" not in got.rules
+    kept = from_form(base, {"auto_compact": "keep"})
+    assert thresholds(kept, version=before).auto_compact_enabled  # the setting, which that release did not read
+    no_window, _ = _around("settings-window")
+    w = from_form(base, {"auto_compact_window": "150000"})
+    assert thresholds(w, version=no_window).context_window == 150_000
+
+
+def test_read_by_release_leaves_settings_alone_when_nothing_is_unread(tmp_path: Path) -> None:
+    s = _settings(tmp_path, {"autoCompactEnabled": False})
+    assert read_by_release(s, "2.1.328") == (s, ())
+    assert read_by_release(Settings(model=MODEL), "2.1.20") == (Settings(model=MODEL), ())
