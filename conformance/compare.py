@@ -237,6 +237,10 @@ def inspector_facts(folder: Path) -> Facts:
             f.enforced = th.enforced
             f.effective_window = th.effective_window
             f.source = th.compact_source
+    if not records_requests(folder):
+        # a release before 2.1.3xx writes no api-request rows: there is nothing to rebuild the requests from
+        f.requests = "all requests unrecorded: this release writes no api-request rows (none rebuilt, none compared)"
+        return f
     diffs = f.request_diffs = request_differences(folder)
     total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")])
     if not diffs:
@@ -297,6 +301,15 @@ def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any], not_recorded
                 f"rebuilt {_system_markers(got, 0)}"
             )
     return None
+
+
+def records_requests(folder: Path) -> bool:
+    """Whether the run's transcripts record the requests sent (the api-request rows of 2.1.3xx)."""
+    for t in (folder / "projects").rglob("*.jsonl"):
+        with open(t, "rb") as fh:
+            if any(b'"type":"api-request"' in line for line in fh):
+                return True
+    return False
 
 
 def request_differences(folder: Path) -> list[str]:

@@ -256,6 +256,11 @@ def run_resume(folder: Path, claude: Claude, *, timeout: float = 300, pick: Any 
     info = json.loads((folder / "run.json").read_text())
     sb = _fresh_home(folder / "projects")
     try:
+        runs = [p for p in sb.projects.iterdir() if p.is_dir()]
+        if len(runs) == 1 and runs[0] != project_dir(sb):
+            # the run's project, as the sandbox's working folder names it: a release before 2.1.3xx looks for the
+            # session `--resume` names in the project of the folder it runs in only (2.1.88: "No conversation found")
+            runs[0].rename(project_dir(sb))
         transcripts = sorted(p for p in sb.projects.rglob("*.jsonl") if "subagents" not in p.parts)
         return _run_cases(folder.name, transcripts, info["model"], claude, timeout, sb, pick)
     finally:
