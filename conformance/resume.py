@@ -220,8 +220,8 @@ def in_order(res: Any, sent: list[dict[str, Any]]) -> tuple[bool, str]:
 
     want: list[tuple[str, str]] = []
     for v in res.view:
-        if v.role not in ("user", "assistant"):
-            continue
+        if v.role not in ("user", "assistant") or v.body.get("isApiErrorMessage"):
+            continue  # an API error's message ("Prompt is too long") is in force, never sent (claude/wire.py)
         c = (v.body.get("message") or {}).get("content")
         want += needles([{"type": "text", "text": c}] if isinstance(c, str) else [b for b in c or () if isinstance(b, dict)])
     have: list[tuple[str, str]] = []

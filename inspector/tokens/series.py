@@ -16,7 +16,7 @@ from typing import Any
 from inspector.textutil import timestamp_key
 from inspector.tokens.estimate import record_estimator
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds, warning_state
-from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, Record, context_tokens
+from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, Record, context_tokens, opt_count
 from inspector.transcript.session import Session, same_model
 from inspector.transcript.tree import is_sent
 
@@ -100,6 +100,10 @@ class FileFacts:
     has_main: bool = False  # a main-thread chain record (a subagent's file has none)
     boundary: int | None = None  # byte offset of the last compact boundary
     boundary_keeps: bool = False  # it names kept messages (preservedSegment / preservedMessages)
+    # the smallest count (preTokens) at which Claude Code compacted on its own, overall and by the model in force: a
+    # 1M window inferred from usage is refuted by a compaction far below its threshold (thresholds(compacted_at=))
+    auto_pre: int | None = None
+    auto_pres: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, records: list[Record]) -> FileFacts:
@@ -128,6 +132,15 @@ class FileFacts:
             got = r.extra.get("announced_model")  # a process's model, announced before any reply of it (2.1.3xx)
             if isinstance(got, str) and got:
                 self.last_main_model = self.announced = got
+        elif r.type == "system" and r.subtype == "compact_boundary":
+            meta = r.get("compact") or {}
+            pre = opt_count(meta.get("preTokens")) if meta.get("trigger") == "auto" else None
+            if pre:
+                if self.auto_pre is None or pre < self.auto_pre:
+                    self.auto_pre = pre
+                m = self.last_model
+                if m and pre < self.auto_pres.get(m, pre + 1):
+                    self.auto_pres[m] = pre
         if r.version:
             self.version = r.version
 
@@ -176,7 +189,15 @@ def thresholds_for(facts: FileFacts, main_model: str | None, settings: Settings)
         if model:
             settings = for_model(settings, model, bool(facts.announced))
     peak = facts.peaks[settings.model] if settings.model in facts.peaks else facts.peak
-    return thresholds(settings, peak_usage=peak, version=facts.version)
+    return thresholds(settings, peak_usage=peak, version=facts.version, compacted_at=auto_compacted_at(facts, settings.model))
+
+
+def auto_compacted_at(facts: FileFacts, model: str | None) -> int | None:
+    """The smallest count at which Claude Code compacted on its own while `model` was in force (any model's, for a
+    model the session has no response of, as the peak is)."""
+    if model in facts.peaks:
+        return facts.auto_pres.get(model)
+    return facts.auto_pre
 
 
 def session_facts(s: Session) -> FileFacts:

@@ -439,10 +439,39 @@ def read_by_release(s: Settings, version: str | None) -> tuple[Settings, tuple[s
     return s.with_(sources=tuple(sources), **changes), tuple(notes)
 
 
-def thresholds(s: Settings, peak_usage: int | None = None, version: str | None = None, *, measured: bool = True) -> Thresholds:
+def thresholds(
+    s: Settings,
+    peak_usage: int | None = None,
+    version: str | None = None,
+    *,
+    measured: bool = True,
+    compacted_at: int | None = None,
+) -> Thresholds:
     """Claude Code's effective window, auto-compact, warning and blocking limits, by the rules of the release
     `version` (see inspector.claude.versions; None: the 2.1.88 reference), checked against what that release's binary
-    did (the era matrix, inspector.claude.measured) unless `measured` is False (the formula alone)."""
+    did (the era matrix, inspector.claude.measured) unless `measured` is False (the formula alone). `compacted_at`:
+    the smallest count at which the session compacted on its own (a 1M window inferred from usage is refuted by one
+    far below that window's limits)."""
+    got = _thresholds(s, peak_usage, version, measured)
+    if compacted_at is None or not got.window_source.startswith("inferred") or not got.auto_compact_enabled:
+        return got
+    if s.auto_compact_window is not None or s.pct_override is not None or s.model_windows:
+        return got  # a setting lowers the threshold: a compaction below the 1M window's says nothing of the window
+    limit = got.auto_compact if got.auto_compact is not None else got.blocking
+    if compacted_at >= limit - TOLERANCE_BELOW:
+        return got
+    base = _thresholds(s.with_(one_m=False), peak_usage, version, measured)
+    return replace(
+        base,
+        window_source=(
+            f"{base.window_source}: a response used {peak_usage or 0:,} tokens, more than 200,000, but Claude Code "
+            f"compacted on its own at {compacted_at:,}, far below the {limit:,} a 1M window would have waited for (the "
+            "API served more than the window Claude Code counted)"
+        ),
+    )
+
+
+def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measured: bool) -> Thresholds:
     from inspector.claude.versions import rules_for
 
     rules = rules_for(version)
