@@ -1090,26 +1090,25 @@ def _settings_auto_compact_off(claude: Claude) -> bool:
     return True
 
 
-def _env_window(claude: Claude) -> bool:
-    """CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000: True when Claude Code compacts past its threshold (67,000: the variable
-    is read), False when the requests go on (claude-sonnet-4-5's own window)."""
-    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [30_000, 80_000, 85_000], {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"})
+def _window_read(claude: Claude, env: dict[str, str] | None, settings: dict[str, Any] | None) -> bool:
+    """A 100,000 auto-compact window asked for by `env` or `settings`: True when Claude Code compacts past its threshold
+    (67,000: it is read), False when the requests go on (claude-sonnet-4-5's own window)."""
+    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [30_000, 80_000, 85_000], env, settings)
     if any(p.outcome == "compact" for p in pts):
         return True
     if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
         raise RuntimeError(f"the probe ended without a verdict ({pts})")
     return False
+
+
+def _env_window(claude: Claude) -> bool:
+    """CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000 (2.1.21 has no such variable)."""
+    return _window_read(claude, {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}, None)
 
 
 def _settings_window(claude: Claude) -> bool:
-    """autoCompactWindow 100,000 in ~/.claude/settings.json (no environment): True when Claude Code compacts past its
-    threshold (67,000: the setting is read), False when the requests go on (claude-sonnet-4-5's own window)."""
-    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [30_000, 80_000, 85_000], None, {"autoCompactWindow": 100_000})
-    if any(p.outcome == "compact" for p in pts):
-        return True
-    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
-        raise RuntimeError(f"the probe ended without a verdict ({pts})")
-    return False
+    """autoCompactWindow 100,000 in ~/.claude/settings.json, no environment (2.1.88 has no such setting)."""
+    return _window_read(claude, None, {"autoCompactWindow": 100_000})
 
 
 def _iterations_last(claude: Claude) -> bool:
