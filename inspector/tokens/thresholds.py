@@ -452,9 +452,18 @@ def thresholds(
     did (the era matrix, inspector.claude.measured) unless `measured` is False (the formula alone). `compacted_at`:
     the smallest count at which the session compacted on its own (a 1M window inferred from usage is refuted by one
     far below that window's limits)."""
+    s, unread = read_by_release(s, version)  # once, here: the 1M window's own thresholds below are worked out again
     got = _thresholds(s, peak_usage, version, measured)
-    if compacted_at is None or not got.window_source.startswith("inferred") or not got.auto_compact_enabled:
-        return got
+    if compacted_at is not None and got.window_source.startswith("inferred") and got.auto_compact_enabled:
+        got = _refuted_1m(got, s, peak_usage, version, measured, compacted_at)
+    return replace(got, rules="; ".join((got.rules, *unread))) if unread else got
+
+
+def _refuted_1m(
+    got: Thresholds, s: Settings, peak_usage: int | None, version: str | None, measured: bool, compacted_at: int
+) -> Thresholds:
+    """The thresholds without the 1M window inferred from usage when the session compacted on its own far below what
+    that window would have waited for (`got` as it is otherwise)."""
     if s.auto_compact_window is not None or s.pct_override is not None or s.model_windows:
         return got  # a setting lowers the threshold: a compaction below the 1M window's says nothing of the window
     limit = got.auto_compact if got.auto_compact is not None else got.blocking
@@ -472,11 +481,11 @@ def thresholds(
 
 
 def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measured: bool) -> Thresholds:
+    """thresholds() of settings already read as the release read them."""
     from inspector.claude.versions import rules_for
 
     rules = rules_for(version)
     era = rules.era
-    s, unread = read_by_release(s, version)
     source: str | None = None
     if era.windows == "catalog":
         model_window, why, source, default_out, upper_out = _catalog_window(s, peak_usage)
@@ -559,7 +568,7 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
         enforced=enforced,
         compact_source=source,
         unenforced_threshold=auto if enabled and not enforced else None,
-        rules="; ".join((rules.note, *unread)),
+        rules=rules.note,
         era=era.key,
         era_label=era.label,
         blocks_before_sending=era.windows == "fixed",
