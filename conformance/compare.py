@@ -26,6 +26,7 @@ class Facts:
     source: str | None = None
     requests: str = ""  # "N requests" / "N/M identical"
     request_diffs: list[str] = field(default_factory=list)  # inspector's side: each request rebuilt otherwise
+    requests_recorded: bool = True  # the transcripts record the requests (api-request rows, 2.1.3xx)
 
     def short(self) -> str:
         th = (
@@ -237,7 +238,8 @@ def inspector_facts(folder: Path) -> Facts:
             f.enforced = th.enforced
             f.effective_window = th.effective_window
             f.source = th.compact_source
-    if not records_requests(folder):
+    f.requests_recorded = records_requests(folder)
+    if not f.requests_recorded:
         # a release before 2.1.3xx writes no api-request rows: there is nothing to rebuild the requests from
         f.requests = "all requests unrecorded: this release writes no api-request rows (none rebuilt, none compared)"
         return f

@@ -78,7 +78,7 @@ def keep_found(sc: Scenario, version: str, why: str) -> None:
 
 def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_TRIPS) -> GenRow:
     """Run one scenario and every check on what it left."""
-    from conformance.compare import compare, records_requests, wire_differences
+    from conformance.compare import compare, wire_differences
     from conformance.replay import replay
     from conformance.resume import run_resume
     from conformance.runner import load_requests
@@ -103,7 +103,8 @@ def check(sc: Scenario, claude: Claude, out: Path, *, round_trips: int = ROUND_T
         row.failures["facts"] = facts
         row.counts["facts"] = (int(not facts), 1)
         diffs = c.inspector.request_diffs
-        total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")]) if records_requests(folder) else 0
+        recorded = c.inspector.requests_recorded
+        total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")]) if recorded else 0
         row.failures["requests"] = diffs[:5]
         row.counts["requests"] = (total - len([d for d in diffs if d.startswith("request ")]), total)
         checked, wire = wire_differences(folder)
