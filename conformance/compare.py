@@ -167,6 +167,31 @@ def _markers(paths: list[list[Any]]) -> list[str]:
     return sorted(json.dumps(p, sort_keys=True) for p in paths if p and p[0] and p[0][0] == "messages")
 
 
+def _one_m_unrecorded(folder: Path, run: dict[str, Any]) -> bool:
+    """Every step of the run asked for a [1m] model, and its transcripts cannot say so: a release before 2.1.3xx
+    records neither the setting nor a model announcement (the API's model name drops the [1m]), so below 200,000
+    tokens a 1M window shows nowhere in them; the run's setting is given to inspector, as the environment is."""
+    models = [_step_model(st) for st in run.get("steps") or ()]
+    if not models or not all(m and "[1m]" in m.lower() for m in models):
+        return False
+    return not _any_line(folder, b'"modelId"')  # a model announcement (2.1.3xx) names the [1m]
+
+
+def _step_model(step: dict[str, Any]) -> str | None:
+    """The model a step of the run asked for (its --model), if any."""
+    argv = list(step.get("argv") or ())
+    return argv[argv.index("--model") + 1] if "--model" in argv[:-1] else None
+
+
+def _any_line(folder: Path, needle: bytes) -> bool:
+    """Whether a line of the run's transcripts holds `needle`."""
+    for t in (folder / "projects").rglob("*.jsonl"):
+        with open(t, "rb") as fh:
+            if any(needle in line for line in fh):
+                return True
+    return False
+
+
 def inspector_facts(folder: Path) -> Facts:
     """What inspector says of the same run, given the scenario's environment and settings."""
     from inspector.tokens.explain import analyze
@@ -181,6 +206,8 @@ def inspector_facts(folder: Path) -> Facts:
     if settings_file is not None:
         (home / ".claude" / "settings.json").write_text(json.dumps(settings_file))
     settings = Settings.from_environment(env=dict(run.get("env") or {}), config_dir=home / ".claude")
+    if _one_m_unrecorded(folder, run):
+        settings = settings.with_(one_m=True)  # what a user tells inspector (--one-m) of a window no record names
     f = Facts()
     th = None
     most = -1
@@ -223,7 +250,7 @@ def inspector_facts(folder: Path) -> Facts:
             mine = max(per, key=lambda t: max((r.timestamp or "" for r in per[t][1].records), default=""))
         if mine is not None:
             th = per[mine][0]
-        ran_on = argv[argv.index("--model") + 1] if "--model" in argv[:-1] else None
+        ran_on = _step_model(steps[last])
         if ran_on and not any(q["kind"] == "turn" and q.get("step") == last for q in load_requests(folder)):
             target = mine or next((t for t in per if t.stem == sid), None)
             if target is not None:
@@ -307,11 +334,7 @@ def whole_difference(sent: dict[str, Any], rebuilt: dict[str, Any], not_recorded
 
 def records_requests(folder: Path) -> bool:
     """Whether the run's transcripts record the requests sent (the api-request rows of 2.1.3xx)."""
-    for t in (folder / "projects").rglob("*.jsonl"):
-        with open(t, "rb") as fh:
-            if any(b'"type":"api-request"' in line for line in fh):
-                return True
-    return False
+    return _any_line(folder, b'"type":"api-request"')
 
 
 def request_differences(folder: Path) -> list[str]:
