@@ -14,7 +14,7 @@ from inspector.cli.common import EXIT_OK, Parser, add_install_flags, install_set
 BUDGET = 2.0  # seconds
 # 2: fast mode and US-only; 3: advisor iterations, billed sums, relayed subagent responses; 4: Cost whole;
 # 5: a model announcement sets the model in force
-STATE_VERSION = 6  # 6: the facts keep where Claude Code compacted on its own (a 1M window refuted)
+STATE_VERSION = 7  # 6: where Claude Code compacted on its own; 7: where the session met a limit (a 1M window refuted)
 FIELDS = ("line", "used", "window", "percent", "left", "level", "cost", "model", "version")
 
 

@@ -26,10 +26,10 @@ from inspector.tokens.context import RestoredFile, fork_copy_end, same_process
 from inspector.tokens.series import (
     Series,
     Turn,
-    auto_compacted_at,
     compaction_kind,
     context_series,
     for_model,
+    limit_for,
     segment_start,
     session_facts,
     session_thresholds,
@@ -639,8 +639,8 @@ def boundary_thresholds(
         return th
     own = [t.tokens for t in series.turns if s.records[t.index].model == model]  # the model's own usage
     peak = max(own or [t.tokens for t in series.turns], default=None)
-    compacted = auto_compacted_at(session_facts(s), model)
-    return thresholds(for_model(settings, model, s.announces_models), peak_usage=peak, version=version, compacted_at=compacted)
+    limit = limit_for(session_facts(s), model)
+    return thresholds(for_model(settings, model, s.announces_models), peak_usage=peak, version=version, limit=limit)
 
 
 def _around(series: Series, pos: int | None) -> tuple[list[Turn], list[Turn]]:

@@ -16,7 +16,7 @@ from typing import Any
 from inspector.textutil import timestamp_key
 from inspector.tokens.estimate import record_estimator
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds, warning_state
-from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, Record, context_tokens, opt_count
+from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, F_TOO_LONG, Record, context_tokens, opt_count
 from inspector.transcript.session import Session, same_model
 from inspector.transcript.tree import is_sent
 
@@ -66,6 +66,11 @@ class Series:
         ]
 
 
+# What one turn adds to a context at most, for a prompt found too long after a response (its own count is not
+# recorded): half a 1M window. A tool's result is capped far below (a Read at 25,000 tokens, a longer output persisted
+# to a file), so only a prompt pasted whole could add more.
+TURN_MOST = 500_000
+
 # From 2.1.159 Claude Code's levels are ok / warn / compact / blocked (format-2.1.3xx.md §1.3)
 LEVELS_2_1_159 = {"ok": "ok", "warning": "warn", "auto_compact": "compact", "blocking": "blocked"}
 
@@ -100,10 +105,11 @@ class FileFacts:
     has_main: bool = False  # a main-thread chain record (a subagent's file has none)
     boundary: int | None = None  # byte offset of the last compact boundary
     boundary_keeps: bool = False  # it names kept messages (preservedSegment / preservedMessages)
-    # the smallest count (preTokens) at which Claude Code compacted on its own, overall and by the model in force: a
-    # 1M window inferred from usage is refuted by a compaction far below its threshold (thresholds(compacted_at=))
-    auto_pre: int | None = None
-    auto_pres: dict[str, int] = field(default_factory=dict)
+    # the smallest count at which the session met a limit of its window, and how, overall and by the model in force
+    # (see limit_met): a 1M window inferred from usage is refuted by one far below that window's (thresholds(limit=))
+    limit: tuple[int, str] | None = None
+    limits: dict[str, tuple[int, str]] = field(default_factory=dict)
+    last_context: int | None = None  # the context of the last main-thread response
 
     @classmethod
     def of(cls, records: list[Record]) -> FileFacts:
@@ -119,6 +125,8 @@ class FileFacts:
         u = r.usage
         if u is not None and not r.flags & F_SYNTHETIC:  # r.has_real_usage, inlined: this runs on every record
             tok = u[0] + u[1] + u[2] + u[3]  # context_tokens(u)
+            if not r.flags & F_SIDECHAIN:
+                self.last_context = tok
             if self.peak is None or tok > self.peak:
                 self.peak = tok
             if r.model:
@@ -136,13 +144,22 @@ class FileFacts:
             meta = r.get("compact") or {}
             pre = opt_count(meta.get("preTokens")) if meta.get("trigger") == "auto" else None
             if pre:
-                if self.auto_pre is None or pre < self.auto_pre:
-                    self.auto_pre = pre
-                m = self.last_model
-                if m and pre < self.auto_pres.get(m, pre + 1):
-                    self.auto_pres[m] = pre
+                self.limit_met(pre, f"compacted on its own at {pre:,}")
+        elif r.flags & F_TOO_LONG and not r.flags & F_SIDECHAIN and self.last_context is not None:
+            c = self.last_context
+            self.limit_met(c + TURN_MOST, f"said the prompt was too long after a response of {c:,}")
         if r.version:
             self.version = r.version
+
+    def limit_met(self, count: int, how: str) -> None:
+        """The session met a limit of its window with at most `count` tokens: Claude Code compacted on its own (its
+        preTokens), or a prompt was too long (the API refused it, or Claude Code would not send it: no count of it is
+        recorded, so the response before it plus the most one turn adds)."""
+        if self.limit is None or count < self.limit[0]:
+            self.limit = (count, how)
+        m = self.last_model
+        if m and (m not in self.limits or count < self.limits[m][0]):
+            self.limits[m] = (count, how)
 
     def add_leaf(self, r: Record) -> None:
         """The leaf rule's facts of one more record: the latest main-thread sent record, the last compact boundary
@@ -189,15 +206,14 @@ def thresholds_for(facts: FileFacts, main_model: str | None, settings: Settings)
         if model:
             settings = for_model(settings, model, bool(facts.announced))
     peak = facts.peaks[settings.model] if settings.model in facts.peaks else facts.peak
-    return thresholds(settings, peak_usage=peak, version=facts.version, compacted_at=auto_compacted_at(facts, settings.model))
+    return thresholds(settings, peak_usage=peak, version=facts.version, limit=limit_for(facts, settings.model))
 
 
-def auto_compacted_at(facts: FileFacts, model: str | None) -> int | None:
-    """The smallest count at which Claude Code compacted on its own while `model` was in force (any model's, for a
-    model the session has no response of, as the peak is)."""
-    if model in facts.peaks:
-        return facts.auto_pres.get(model)
-    return facts.auto_pre
+def limit_for(facts: FileFacts, model: str | None) -> tuple[int, str] | None:
+    """The smallest count at which the session met a limit of its window while `model` was in force, and how (any
+    model's, for a model the session has no response of, as the peak is)."""
+    got = facts.limits.get(model) if model in facts.peaks else facts.limit
+    return (got[0], got[1]) if got else None  # (a list, read back from JSON)
 
 
 def session_facts(s: Session) -> FileFacts:

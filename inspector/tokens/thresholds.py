@@ -445,37 +445,38 @@ def thresholds(
     version: str | None = None,
     *,
     measured: bool = True,
-    compacted_at: int | None = None,
+    limit: tuple[int, str] | None = None,
 ) -> Thresholds:
     """Claude Code's effective window, auto-compact, warning and blocking limits, by the rules of the release
     `version` (see inspector.claude.versions; None: the 2.1.88 reference), checked against what that release's binary
-    did (the era matrix, inspector.claude.measured) unless `measured` is False (the formula alone). `compacted_at`:
-    the smallest count at which the session compacted on its own (a 1M window inferred from usage is refuted by one
-    far below that window's limits)."""
+    did (the era matrix, inspector.claude.measured) unless `measured` is False (the formula alone). `limit`: the
+    smallest count at which the session met a limit of its window, and how (series.FileFacts.limit_met): a 1M window
+    inferred from usage is refuted by one far below that window's limits."""
     s, unread = read_by_release(s, version)  # once, here: the 1M window's own thresholds below are worked out again
     got = _thresholds(s, peak_usage, version, measured)
-    if compacted_at is not None and got.window_source.startswith("inferred") and got.auto_compact_enabled:
-        got = _refuted_1m(got, s, peak_usage, version, measured, compacted_at)
+    if limit is not None and got.window_source.startswith("inferred") and got.auto_compact_enabled:
+        got = _refuted_1m(got, s, peak_usage, version, measured, limit)
     return replace(got, rules="; ".join((got.rules, *unread))) if unread else got
 
 
 def _refuted_1m(
-    got: Thresholds, s: Settings, peak_usage: int | None, version: str | None, measured: bool, compacted_at: int
+    got: Thresholds, s: Settings, peak_usage: int | None, version: str | None, measured: bool, limit: tuple[int, str]
 ) -> Thresholds:
-    """The thresholds without the 1M window inferred from usage when the session compacted on its own far below what
-    that window would have waited for (`got` as it is otherwise)."""
+    """The thresholds without the 1M window inferred from usage when the session met a limit (compacted on its own,
+    or found a prompt too long) far below what that window would have waited for (`got` as it is otherwise)."""
     if s.auto_compact_window is not None or s.pct_override is not None or s.model_windows:
         return got  # a setting lowers the threshold: a compaction below the 1M window's says nothing of the window
-    limit = got.auto_compact if got.auto_compact is not None else got.blocking
-    if compacted_at >= limit - TOLERANCE_BELOW:
+    count, how = limit
+    at = got.auto_compact if got.auto_compact is not None else got.blocking
+    if count >= at - TOLERANCE_BELOW:
         return got
     base = _thresholds(s.with_(one_m=False), peak_usage, version, measured)
     return replace(
         base,
         window_source=(
             f"{base.window_source}: a response used {peak_usage or 0:,} tokens, more than 200,000, but Claude Code "
-            f"compacted on its own at {compacted_at:,}, far below the {limit:,} a 1M window would have waited for (the "
-            "API served more than the window Claude Code counted)"
+            f"{how}, far below the {at:,} a 1M window would have waited for (the API served more than the window "
+            "Claude Code counted)"
         ),
     )
 

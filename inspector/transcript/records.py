@@ -107,6 +107,9 @@ F_TOOL_ERROR = 1 << 10
 F_DOCUMENT = 1 << 11
 F_INTERRUPT = 1 << 12
 F_THINKING_ONLY = 1 << 13  # an assistant record whose content is thinking blocks only (a reply cut off while thinking)
+F_TOO_LONG = 1 << 14  # an API error message that says the prompt is too long (the API's refusal, or Claude Code's block)
+
+PROMPT_TOO_LONG = "Prompt is too long"  # how such a message starts (2.1.3xx adds " · automatic compaction failed" ...)
 
 
 @dataclass(slots=True)
@@ -836,18 +839,19 @@ def index_record(obj: dict[str, Any], line: int, offset: int, length: int) -> Re
                 its = u.get("iterations")
                 if its.__class__ is list and its:  # sampled in iterations: what the context is depends on the release
                     usage, extra = _iterations(usage, its, version, extra)
+            txt = (  # the reply's text, as its first text block (what the synthetic and error checks read)
+                content
+                if content.__class__ is str
+                else (first_block.get("text") if first_block is not None and first_block.get("type") == "text" else None)
+            )
             if model == SYNTHETIC_MODEL:
                 flags |= F_SYNTHETIC
-            else:
-                txt = (
-                    content
-                    if content.__class__ is str
-                    else (first_block.get("text") if first_block is not None and first_block.get("type") == "text" else None)
-                )
-                if txt.__class__ is str and (txt in SYNTHETIC_TEXTS or txt.startswith(REJECT_PREFIX)):
-                    flags |= F_SYNTHETIC
+            elif txt.__class__ is str and (txt in SYNTHETIC_TEXTS or txt.startswith(REJECT_PREFIX)):
+                flags |= F_SYNTHETIC
             if get("isApiErrorMessage") is True:
                 flags |= F_API_ERROR
+                if txt.__class__ is str and txt.startswith(PROMPT_TOO_LONG):
+                    flags |= F_TOO_LONG
         elif t == "user":
             if get("isCompactSummary") is True:
                 flags |= F_COMPACT_SUMMARY

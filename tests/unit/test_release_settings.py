@@ -56,7 +56,7 @@ def test_auto_compact_off_in_settings_json_is_read_only_by_the_releases_that_rea
     assert old.auto_compact_enabled and old.auto_compact is not None
     assert "autoCompactEnabled false in settings.json is not read" in old.rules and first in old.rules
     # said once also where the thresholds are worked out again for a 1M window inferred from usage, or refuted
-    for kw in ({"peak_usage": 300_000}, {"peak_usage": 300_000, "compacted_at": 240_000}):
+    for kw in ({"peak_usage": 300_000}, {"peak_usage": 300_000, "limit": (240_000, "compacted on its own at 240,000")}):
         assert thresholds(s, version=before, **kw).rules.count("autoCompactEnabled false in settings.json is not read") == 1
     new = thresholds(s, version=first)
     assert not new.auto_compact_enabled and new.auto_compact is None
