@@ -83,6 +83,22 @@ def copied_sample(title_prefix: str, into: Path) -> Path:
     return dst
 
 
+def sample_as_release(title_prefix: str, into: Path, version: str) -> Path:
+    """A sample session copied into `into` (copied_sample) with every record's release changed to `version`: the same
+    session as another release would have written it."""
+    import orjson
+
+    dst = copied_sample(title_prefix, into)
+    lines = []
+    for line in dst.read_bytes().splitlines():
+        rec = orjson.loads(line)
+        if isinstance(rec, dict) and "version" in rec:
+            rec["version"] = version
+        lines.append(orjson.dumps(rec))
+    dst.write_bytes(b"\n".join(lines) + b"\n")
+    return dst
+
+
 def run_cli(*argv):
     """Run the command line in-process: (exit code, stdout, stderr)."""
     import io

@@ -11,6 +11,7 @@ from inspector.compact.invariants import KeepConfig, calculate_messages_to_keep_
 from inspector.compact.summarize.base import Summarizer, SummaryRequest
 from inspector.tokens.estimate import estimate_record_padded
 from inspector.transcript.session import read_capped
+from inspector.transcript.tree import kept_not_relinked, relinks_kept
 
 TEMPLATE_SECTIONS: tuple[tuple[str, str], ...] = (
     ("Session Title", "A short and distinctive 5-10 word descriptive title for the session. Super info dense, no filler"),
@@ -167,9 +168,14 @@ def session_memory_compact(
     summary = factory.user(tmpl, boundary["uuid"], wrapped, isVisibleInTranscriptOnly=True, isCompactSummary=True)
     summary["uuid"] = summary_uuid
     view = [ViewMessage(summary_uuid, "user", summary, "summary")]
+    sent = keep  # the kept messages a resume sends
+    if keep and noop is None and not relinks_kept(s.version):
+        # the release puts no kept message back when it loads the file: a resume sends the summary alone
+        notes.append(kept_not_relinked(s.version, len(keep), "it keeps"))
+        sent = []
     view += [
         ViewMessage(recs[i].uuid, recs[i].type, s.body(i), "kept")
-        for i in keep
+        for i in sent
         if recs[i].type in ("user", "assistant", "attachment")
     ]
     after = est.after([v.body for v in view])
@@ -200,7 +206,7 @@ def session_memory_compact(
         cleared_tool_results=(),
         cleared_tokens={},
         summarized_uuids=tuple(u for i in summarized if (u := recs[i].uuid)),
-        kept_uuids=tuple(u for i in keep if (u := recs[i].uuid)),
+        kept_uuids=tuple(u for i in sent if (u := recs[i].uuid)),
         summary=wrapped if noop is None else None,
         tokens_before=before,
         tokens_after=after,

@@ -20,6 +20,7 @@ from inspector.compact.base import (
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import restored_context
 from inspector.transcript.records import MENU_HIDDEN_TAGS, REJECT_PREFIX, SYNTHETIC_TEXTS
+from inspector.transcript.tree import kept_not_relinked, relinks_kept
 
 API_TYPES = ("user", "assistant", "attachment")
 
@@ -241,9 +242,13 @@ def partial_compact(
     summary = factory.user(tmpl, boundary_uuid, wrapped, **extra)
     summary["uuid"] = summary_uuid
     sv = ViewMessage(summary_uuid, "user", summary, "summary")
+    notes = _hooks_notes(sl) + list(out.notes)
+    if keep and not relinks_kept(s.version):
+        # the release puts no kept message back when it loads the file: a resume sends the summary alone
+        notes.append(kept_not_relinked(s.version, len(keep), "before the pivot"))
+        keep = []
     kept_view = _view(sl, keep, "kept")
     view = kept_view + [sv] if params.direction == "from" else [sv] + kept_view
-    notes = _hooks_notes(sl) + list(out.notes)
     if params.direction == "from":
         notes.append(
             "after a 'from' compaction Claude Code puts the pivot message's text back in the input box (it is not resent)"

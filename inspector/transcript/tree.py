@@ -25,6 +25,12 @@ from inspector.transcript.records import F_THINKING_ONLY, MESSAGE_TYPES, Record,
 # 2.1.152, 2.1.212, 2.1.328 and 2.1.332, a file whose kept tail ends before an older summary continues from the tail.
 LOADS_FROM_LAST_COMPACTION = (2, 1, 81)
 
+# The first release that puts a compaction's kept messages back by the boundary's `preservedSegment` when it loads a
+# file (the field first appears in 2.1.76's cli.js). Measured by the conformance round trip (seed 137003, "summarize
+# from here" saved by inspector and resumed): 2.1.75 and 2.1.74 sent the summary without the messages before the
+# pivot, 2.1.76 and 2.1.88 sent them.
+RELINKS_FROM = (2, 1, 76)
+
 
 # The first release that continues from the last-written leaf, not the newest stamped one (bisected with the
 # harness's leaf-order probe: two childless replies below the last one, the first written stamped a second later;
@@ -118,6 +124,24 @@ def _hangs(r: Record) -> bool:
     if r.type == "system":
         return not r.is_compact_boundary
     return r.type == "user" and r.is_meta and not r.tool_results
+
+
+def relinks_kept(version: str | None) -> bool:
+    """Whether the release that wrote a compaction puts the messages its `preservedSegment` names back on load (see
+    RELINKS_FROM); a record without a version is taken as today's."""
+    from inspector.claude.release import parse_version
+
+    v = parse_version(version)
+    return v is None or v >= RELINKS_FROM
+
+
+def kept_not_relinked(version: str | None, n: int, which: str) -> str:
+    """What a compaction's preview says when the session's release would not put its kept messages back on resume."""
+    return (
+        f"Claude Code {version} does not put the {n:,} messages {which} back when it resumes a session (it reads no "
+        f"preservedSegment before {'.'.join(map(str, RELINKS_FROM))}): resumed by it, the saved session sends the "
+        "summary alone; the process that compacts keeps them until it exits, and later releases put them back"
+    )
 
 
 def loads_from_last_compaction(version: str | None) -> bool:
@@ -315,7 +339,11 @@ class Conversation:
             anchor = pm["anchorUuid"]
             if len(listed) != len(pm["uuids"]) or any(u not in bu for u in listed):
                 return None  # any listed uuid missing: Claude Code relinks nothing (the anchor is not checked)
-        elif isinstance(seg, dict) and all(isinstance(seg.get(k), str) for k in ("headUuid", "anchorUuid", "tailUuid")):
+        elif (
+            isinstance(seg, dict)
+            and all(isinstance(seg.get(k), str) for k in ("headUuid", "anchorUuid", "tailUuid"))
+            and relinks_kept(recs[last].version)
+        ):
             head, anchor, tail = seg["headUuid"], seg["anchorUuid"], seg["tailUuid"]
             if head not in bu or tail not in bu:
                 return None

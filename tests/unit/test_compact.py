@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 import pytest
 from builders import assistant, system, tool_result, tool_use, user
-from helpers import SAMPLES, jsonl, sample_session, sha256, tree_hashes, write_jsonl
+from helpers import SAMPLES, copied_sample, jsonl, sample_as_release, sample_session, sha256, tree_hashes, write_jsonl
 from helpers import run_cli as run
 
 from inspector.compact import (
@@ -149,8 +149,8 @@ def test_microcompact_gap_and_keep_recent(tmp_path):
 # -- session memory (§7) ----------------------------------------------------------------------
 
 
-def test_session_memory_uses_summary_md_and_keeps_a_window():
-    s = Session.load(sample_session("Fix forecast"))
+def test_session_memory_uses_summary_md_and_keeps_a_window(tmp_path):
+    s = Session.load(sample_as_release("Fix forecast", tmp_path, "2.1.88"))  # a release that puts kept messages back
     b = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
     point = s.records[b].logical_parent  # compact the session as it was just before its auto-compaction
     r = compact(s, CompactRequest("session-memory", at=point), factory=factory(s))
@@ -198,8 +198,8 @@ def test_session_memory_without_notes_writes_the_template_sections(tmp_path):
 # -- partial and full (§8) --------------------------------------------------------------------
 
 
-def test_partial_from_and_up_to():
-    s = Session.load(sample_session("history command"))
+def test_partial_from_and_up_to(tmp_path):
+    s = Session.load(sample_as_release("history command", tmp_path, "2.1.88"))  # a release that puts kept messages back
     sl = make_slice(s, s.records[next(i for i, r in enumerate(s.records) if r.is_compact_boundary)].logical_parent)
     prompts = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)]
     assert len(prompts) >= 3
@@ -223,6 +223,42 @@ def test_partial_from_and_up_to():
         compact(s, CompactRequest("partial", at=at, pivot=tool_res))
     with pytest.raises(CompactError, match="is not a message"):
         compact(s, CompactRequest("partial", at=at, pivot="no-such-uuid"))
+
+
+@pytest.mark.parametrize(
+    ("title", "version", "request_kw"),
+    [
+        ("Fix forecast", "2.1.39", {"strategy": "session-memory"}),
+        ("history command", "2.1.20", {"strategy": "partial", "direction": "from"}),
+        ("history command", "2.1.20", {"strategy": "partial", "direction": "up_to"}),
+    ],
+)
+def test_a_release_before_2_1_76_resumes_a_compaction_without_the_messages_it_kept(tmp_path, title, version, request_kw):
+    """Before 2.1.76 Claude Code reads no preservedSegment when it loads a session (the conformance round trip: 2.1.74
+    and 2.1.75 sent a saved "summarize from here" without the messages before the pivot, 2.1.76 with them; 2.1.41 a
+    saved session-memory compaction without the messages it kept): the preview is what a resume sends, and says so;
+    saved, its chain is the boundary and the summary."""
+    s = Session.load(copied_sample(title, tmp_path / "old"))
+    assert s.version == version
+    b = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
+    sl = make_slice(s, s.records[b].logical_parent)
+    kw = dict(request_kw, at=sl.uuid(sl.point))
+    if kw["strategy"] == "partial":
+        kw["pivot"] = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)][1]
+    r = compact(s, CompactRequest(**kw), factory=factory(s))
+    boundary = r.new_records[0]
+    assert "preservedSegment" in boundary["compactMetadata"]  # written for a later release that reads it
+    assert r.kept_uuids == () and [v.origin for v in r.view] == ["summary"]
+    assert any(f"Claude Code {version} does not put the" in n and "the summary alone" in n for n in r.notes)
+    saved = Session.load(save(s, r).path)
+    assert [saved.records[i].uuid for i in saved.conversation.chain] == [boundary["uuid"], r.new_records[1]["uuid"]]
+    # the same session as 2.1.88 wrote it: the messages kept are put back, before or after the summary
+    s88 = Session.load(sample_as_release(title, tmp_path / "new", "2.1.88"))
+    r88 = compact(s88, CompactRequest(**kw), factory=factory(s88))
+    assert r88.kept_uuids and [v.origin for v in r88.view].count("kept") >= 1
+    if kw.get("direction") != "up_to":  # ("up to here", a what-if before 2.1.159, is not saved there: its checks fail)
+        saved88 = Session.load(save(s88, r88).path)
+        assert set(r88.kept_uuids) <= {saved88.records[i].uuid for i in saved88.conversation.chain}
 
 
 def test_full_manual_and_instructions():
