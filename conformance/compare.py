@@ -136,6 +136,7 @@ def claude_facts(folder: Path) -> Facts:
         f.compactions.append(f"{cause} at {pre:,}, kept {kept}")
     debug = (folder / "debug.log").read_text() if (folder / "debug.log").exists() else ""
     run = json.loads((folder / "run.json").read_text())
+    logs_thresholds = "autocompact: " in debug
     last = last_working_step(folder, requests, debug)
     if last is not None:
         spans = _step_spans(debug)
@@ -155,8 +156,8 @@ def claude_facts(folder: Path) -> Facts:
     if windows:
         f.enforced, f.effective_window = True, int(windows[-1])
         f.source = sources[-1] if sources else None
-    elif not disabled:
-        f.enforced = False
+    elif not disabled and logs_thresholds:
+        f.enforced = False  # (a release that logs no `autocompact:` line, 2.1.20, leaves it unknown)
     f.requests = f"{len(turns)} requests"
     return f
 
