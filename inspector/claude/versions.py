@@ -90,7 +90,7 @@ ERAS: tuple[Era, ...] = (
         "max-output",
         "fixed",
         "always",
-        (FULL, PARTIAL_FROM, MICROCOMPACT),
+        (FULL, MICROCOMPACT),
         "measured",
         "the summary reserve was the model's whole max output (32,000 for Opus 4.5: threshold 155,000) and the blocking "
         "limit the window − 3,000: measured on the 2.0.0, 2.0.76 and 2.1.20 binaries (the era matrix), as real sessions of "
@@ -195,18 +195,26 @@ STRATEGY_WORDS = {
 }
 
 
+# A strategy that began inside an era: its first release. "Summarize from here" first appears in 2.1.32's code (the
+# menu item and messagesSummarized; 2.1.31's has neither: bisected over the releases npm has).
+STRATEGY_FIRST: dict[str, Version] = {PARTIAL_FROM: (2, 1, 32)}
+
+
 def releases_with(strategy: str) -> str:
     """The releases that had a workbench strategy, in words ("2.0.0 – 2.1.158")."""
     kind = WORKBENCH.get(strategy)
     eras = [e for e in ERAS if kind is not None and kind in e.strategies]
     if not eras:
         return "no known release"
-    first, last = eras[0], eras[-1]
-    if first.first is None:
-        return "every release" if last.last is None else f"up to {show_version(last.last)}"
-    if last.last is None:
-        return f"{show_version(first.first)} and later"
-    return f"{show_version(first.first)} – {show_version(last.last)}"
+    first, last = eras[0].first, eras[-1].last
+    began = STRATEGY_FIRST.get(kind) if kind is not None else None
+    if began is not None and (first is None or began > first):
+        first = began
+    if first is None:
+        return "every release" if last is None else f"up to {show_version(last)}"
+    if last is None:
+        return f"{show_version(first)} and later"
+    return f"{show_version(first)} – {show_version(last)}"
 
 
 def default_strategy(era: Era) -> str:
@@ -214,12 +222,17 @@ def default_strategy(era: Era) -> str:
     return "compact" if TAIL in era.strategies else "full"
 
 
-def what_if(strategy: str, era: Era) -> str | None:
-    """None when the session's release had this strategy; else a sentence saying it is a what-if."""
+def what_if(strategy: str, era: Era, version: Version | None = None) -> str | None:
+    """None when the session's release (`version`, of `era`) had this strategy; else a sentence saying it is a
+    what-if."""
     kind = WORKBENCH.get(strategy)
-    if kind is None or kind in era.strategies:
+    if kind is None:
         return None
-    return f"a what-if: Claude Code {era.label} does not do {STRATEGY_WORDS[strategy]}; it is what {releases_with(strategy)} did"
+    began = STRATEGY_FIRST.get(kind)
+    if kind in era.strategies and not (began is not None and version is not None and version < began):
+        return None
+    who = show_version(version) if kind in era.strategies and version is not None else era.label
+    return f"a what-if: Claude Code {who} does not do {STRATEGY_WORDS[strategy]}; it is what {releases_with(strategy)} did"
 
 
 REFERENCE = ERAS[3]  # the 2.1.88 format reference

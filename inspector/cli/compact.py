@@ -242,7 +242,13 @@ def format_strategies(s: Any) -> str:
     lines = [printable(f"{s.title or s.session_id}: {rules.note}"), ""]
     for name, words in STRATEGY_WORDS.items():
         cli = name.replace("partial-from", "partial").replace("partial-up-to", "partial --direction up-to")
-        mark = " (default)" if name == default else " (a what-if for this session)" if what_if(name, rules.era) else ""
+        mark = (
+            " (default)"
+            if name == default
+            else " (a what-if for this session)"
+            if what_if(name, rules.era, rules.version)
+            else ""
+        )
         lines.append(f"  {cli:<28} {words}: {releases_with(name)}{mark}")
     return _report(lines)
 

@@ -193,7 +193,7 @@ def compact(
             run = replace(run, request=replace(run.request, resume_model=to))
     res = strategy.run(run)
     label = f"{key}: the rules of Claude Code {rules.era.label} (releases {releases_with(key)} had it)"
-    wi = what_if(key, rules.era)
+    wi = what_if(key, rules.era, rules.version)
     return replace(
         res,
         rules=rules.note,

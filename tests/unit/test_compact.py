@@ -637,3 +637,22 @@ def test_growth_that_comes_from_counting_differently_is_not_blamed_on_the_summar
     d, dropped = res.tokens_after - res.tokens_before, res.records_dropped
     assert d > 0 and dropped < 0 and d + dropped > 10_000
     assert f"{-dropped:,} longer" in res.change_words and f"other {d + dropped:,}" in res.change_words
+
+
+def test_summarize_from_here_is_a_what_if_before_2_1_32():
+    """ "Summarize from here" first appears in 2.1.32's code (its menu item and messagesSummarized; 2.1.31's and
+    2.1.20's have neither): the workbench offers it on an older session as a what-if, and says which releases had it."""
+    from inspector.claude.versions import releases_with, rules_for, what_if
+
+    assert releases_with("partial-from") == "2.1.32 and later"
+    for v, said in (("2.1.20", "Claude Code 2.0.0 – 2.1.20 does not do"), ("2.1.31", "Claude Code 2.1.31 does not do")):
+        r = rules_for(v)
+        assert said in (what_if("partial-from", r.era, r.version) or "")
+    for v in ("2.1.32", "2.1.74", "2.1.88"):
+        r = rules_for(v)
+        assert what_if("partial-from", r.era, r.version) is None
+    s = Session.load(sample_session("history command"))  # written by 2.1.20
+    sl = make_slice(s, s.records[next(i for i, r in enumerate(s.records) if r.is_compact_boundary)].logical_parent)
+    pivot = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)][1]
+    res = compact(s, CompactRequest("partial", at=sl.uuid(sl.point), pivot=pivot), factory=factory(s))
+    assert res.what_if and "2.1.32 and later" in res.what_if

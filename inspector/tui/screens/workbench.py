@@ -48,11 +48,12 @@ def strategy_options(session: Session) -> tuple[list[tuple[str, str]], str]:
     (options, the default: what the session's Claude Code does)."""
     from inspector.claude.versions import default_strategy, releases_with, rules_for, what_if
 
-    era = rules_for(session.version).era
+    rules = rules_for(session.version)
+    era = rules.era
     opts = []
     for name, label in LABELS.items():
         key = "partial-from" if name == "partial" else name
-        mark = " · what-if" if what_if(key, era) else ""
+        mark = " · what-if" if what_if(key, era, rules.version) else ""
         opts.append((f"{label} — {releases_with(key)}{mark}", name))
     return opts, default_strategy(era)
 
