@@ -350,11 +350,18 @@ def _run_cases(
                 except subprocess.TimeoutExpired:
                     err = f"timed out after {timeout:g} s"
                 turns = [q for q in fake.log if q.kind == "turn"]
+                first = next((q for q in fake.log if q.kind in ("turn", "summary")), None)
             if not turns:
                 rows.append(ResumeRow(name, case.label, False, f"Claude Code sent no request ({err or 'no error'})"))
                 continue
             sent = turns[0].body.get("messages") or []
-            ok, why = matches(res, saved.path, sent) if res.api_messages is not None else in_order(res, sent)
+            if res.api_messages is None and first is not None and first.kind == "summary":
+                # the saved session was still past the release's threshold: Claude Code compacted it as it resumed,
+                # and its summarize request carries what it loaded (an older release's format: in order is the check)
+                ok, why = in_order(res, first.body.get("messages") or [])
+                why = f"compacted as it resumed; its summarize request: {why}"
+            else:
+                ok, why = matches(res, saved.path, sent) if res.api_messages is not None else in_order(res, sent)
             row = ResumeRow(name, case.label, ok, why, len(res.api_messages or ()), len(sent))
             if _sha(path) != original:
                 row.ok, row.detail = False, "the original transcript changed"
