@@ -75,23 +75,26 @@ def test_every_strategy_previews_and_saves(copy_root, path):
     assert saved >= 1
 
 
-def test_up_to_a_command_record_whose_caveat_is_stamped_later_is_refused(copy_root):
-    """'Up to' /exit in a 2.1.14 session: the record before it (its caveat) is stamped 2 ms after it, so once the kept
-    tail is relinked after the summary that caveat is a childless record newer than the tail's end, and the leaf rule
-    (§2.7: the newest leaf) would resume from it into the whole old history. The save check sees it and refuses,
-    writing nothing: a resume would not send what the preview shows."""
-    from inspector.edit.files import SaveError
-
+def test_up_to_in_a_release_that_reads_no_kept_segment_is_the_summary_alone(copy_root):
+    """'Up to' /exit in a 2.1.14 session. A release before 2.1.76 reads no preservedSegment (measured: 2.1.41, 2.1.74
+    and 2.1.75 resumed a saved compaction without its kept messages; 2.1.14's code has no such field), so the preview
+    is what a resume by it sends, the summary alone, and says so; saved, the chain is the boundary and the summary.
+    (Read as a later release reads it, the kept tail would be relinked after the summary, and this file's caveat,
+    stamped 2 ms after its command, would be a childless record newer than the tail's end: the save check refused it
+    while inspector relinked for every release.)"""
     src = next((p for p in REAL_PROJECTS.rglob("6255e7b4*.jsonl")), None)
     if src is None:
         pytest.skip("../shared/realdata is absent")
     p = copy_root / src.relative_to(REAL_PROJECTS)
     before = tree_hashes(p.parent)
     s = Session.load(p)
+    assert s.version is not None and s.version.startswith("2.1.14")
     sl = make_slice(s)
     last = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)][-1]
     assert s.records[s.conversation.by_uuid[last]].get("prompt").lstrip().startswith("<command-name>/exit")
     r = compact(s, CompactRequest("partial", pivot=last, direction="up_to"))
-    with pytest.raises(SaveError, match="expected on the resumed chain are missing"):
-        save(s, r)
-    assert tree_hashes(p.parent) == before  # nothing written, nothing left
+    assert [v.origin for v in r.view] == ["summary"] and r.kept_uuids == ()
+    assert any("the summary alone" in n for n in r.notes)
+    saved = Session.load(save(s, r).path)
+    assert [saved.records[i].uuid for i in saved.conversation.chain] == [x["uuid"] for x in r.new_records]
+    assert {k: v for k, v in tree_hashes(p.parent).items() if k in before} == before  # the original untouched
