@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as t:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env.update(XDG_CACHE_HOME=str(Path(t) / "cache"), PYTHONPATH=str(HERE.parent))
-        root = Path(t) / "copy" / "projects"  # a copy: one of its sessions gets a record appended
+        # a copy, in a folder named as Claude Code's (a dot folder, as every user's is): a session gets a record appended
+        root = Path(t) / ".claude" / "projects"
         shutil.copytree(src, root, symlinks=True)
         n = sum(1 for _ in root.glob("*/*.jsonl"))
         floor_python = best([sys.executable, "-c", "pass"], env)

@@ -74,8 +74,11 @@ _KEYS_KEPT = 100_000  # about 25 MB at most (a root of 100,000 files)
 
 def is_normal_absolute(s: str) -> bool:
     """Whether a path is absolute and already as `os.path.abspath` writes it (no `.` or `..` segment, no doubled or
-    trailing slash): the paths of a listed root are, and need no normalising."""
-    return s.startswith("/") and not ("/." in s or "//" in s or s.endswith("/"))
+    trailing slash): the paths of a listed root are, and need no normalising. A folder whose name starts with a dot
+    (`~/.claude`, where every transcript is) is normal: testing for "/." sent every real path through abspath."""
+    return s == "/" or (
+        s.startswith("/") and "//" not in s and "/./" not in s and "/../" not in s and not s.endswith(("/", "/.", "/.."))
+    )
 
 
 def path_key(path: Path | str) -> bytes:

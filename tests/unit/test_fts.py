@@ -1112,11 +1112,28 @@ def test_path_key_is_the_absolute_path_for_every_spelling(tmp_path, monkeypatch)
 
     spellings = ["a", "a/b.jsonl", "./a", "../x/y", "a/./b", "a//b", "a/", "/abs/x", "/abs/../y", ".hidden/x"]
     spellings += ["a/.hidden/x", "a/b/..", "~x", "a b/ü.jsonl", "/", "."]
+    spellings += ["/home/u/.claude/projects/-p/s.jsonl", "/a/.", "/a/..", "/a/.../b", "a/.b/..", "/..", "/.x/./y"]
     for where in (tmp_path, Path("/")):
         monkeypatch.chdir(where)
         for s in spellings:
             assert path_key(s) == os.fsencode(os.path.abspath(s)), (where, s)
             assert path_key(Path(s)) == os.fsencode(os.path.abspath(Path(s))), (where, s)
+
+
+def test_a_path_is_normal_exactly_when_abspath_leaves_it_as_it_is():
+    """The fast path of `path_key` (no normalising) is taken for every path abspath would not change, a folder named
+    with a leading dot (~/.claude) included, and for no other: every string of these pieces, up to four of them (but
+    a leading "//", which POSIX leaves as it is and the fast path leaves to abspath)."""
+    import itertools
+
+    from inspector.library.cache import is_normal_absolute
+
+    pieces = ["/", "a", ".", "..", ".a", "a.", "..."]
+    for n in range(1, 5):
+        for parts in itertools.product(pieces, repeat=n):
+            s = "".join(parts)
+            normal = os.path.abspath(s) == s and s.startswith("/") and not s.startswith("//")
+            assert is_normal_absolute(s) == normal, s
 
 
 def test_a_listing_blob_reads_back_as_written_and_the_json_ones_before_it():
