@@ -239,6 +239,9 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     return EXIT_OK
 
 
+_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+
+
 def _group_of(by: str, r: Any) -> tuple[str, dict[str, str]]:
     """The row a response goes to when rows are by day, week, month or model: its key and its facts."""
     if by in ("week", "month"):
@@ -246,7 +249,7 @@ def _group_of(by: str, r: Any) -> tuple[str, dict[str, str]]:
         return key, {by: key}
     if by == "day":
         key = (r.timestamp or "")[:10]
-        key = key if re.fullmatch(r"\d{4}-\d\d-\d\d", key) else "unknown"
+        key = key if _DAY.fullmatch(key) else "unknown"
         return key, {"day": key}
     key = r.priced_as  # a fast-mode response is its own row: another price
     return key, {"model": key}

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -100,9 +100,9 @@ class PriceTable:
         return r
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
-    """One API response, its fragments merged."""
+class Response(NamedTuple):
+    """One API response, its fragments merged. A tuple, not a frozen dataclass: a root's responses are made in worker
+    processes and sent back pickled, and a tuple is made and unpickled ten times faster (bench/cost.py)."""
 
     key: str
     model: str | None
@@ -190,9 +190,7 @@ def subagent_responses(s: Any, memo: dict[FileKey, list[Response]] | None = None
     billed all the same). `memo` keeps each file's responses by (path, size, mtime): a live session asked again reads
     only what changed."""
     copied = {a for r in s.records if (a := copied_agent(r))}
-    subs = {sa.path: sa for sa in s.subagents if sa.path is not None}
-    files = [(sa.agent_id, p) for p, sa in subs.items()]
-    got = agent_file_responses(files, copied, memo)
+    got = agent_file_responses(s.agent_transcripts(), copied, memo)
     out = [r for _key, found in got for r in found]
     return out + relayed_responses(s, {r.key for r in out}, copied)
 
@@ -644,8 +642,11 @@ def _first_time(path: Path) -> str | None:
         return None
 
 
-def _file_responses_of(item: tuple[Path, bool]) -> tuple[list[Response], list[Response]] | str:
-    return file_responses(*item)
+def _dated_responses(item: tuple[Path, bool]) -> tuple[str | None, tuple[list[Response], list[Response]] | str]:
+    """A transcript's place in `oldest_first` (`_first_time`) and, when it has one, its responses (`file_responses`):
+    one job of a worker."""
+    when = _first_time(item[0])
+    return when, (file_responses(*item) if when is not None else "")
 
 
 POOL_FILES = 16  # transcripts below which one process reads them (starting the workers costs ~0.2 s)
@@ -713,16 +714,21 @@ def responses_of_files(
 def responses_oldest_first(
     target: Any, workers: int | None = None
 ) -> Iterator[tuple[Path, tuple[list[Response], list[Response]] | str]]:
-    """`responses_of_files(oldest_first(target))` with one pool: the workers first read each file's place in that
-    order (its head and tail: 0.4 s of a 2,000-session root, read in one process before any worker started), then
-    its responses, which come back in order and are not all held at once."""
+    """`responses_of_files(oldest_first(target))` in one pass of one pool: each worker reads a file's place in that
+    order (its head and tail) and its responses together, and they are given back in that order once all are read
+    (the responses of a whole root are held at once: about 150 bytes each; a second pass over the pool for the order
+    alone cost 0.4 s of a 2,000-session root's 3 s, bench/cost.py)."""
     files = transcripts_of(target)
     paths = [f for f, _ in files]
-    no_flat = {f: not agents for f, agents in files}
     with _pool_for(paths, workers) as pool:
-        dated = sorted((when, f) for f, when in _each_file(_first_time, paths, pool) if when is not None)
-        order = [f for _when, f in dated]
-        yield from _each_file(_file_responses_of, order, pool, [(f, no_flat[f]) for f in order])
+        got = [
+            (when, f, r)
+            for f, (when, r) in _each_file(_dated_responses, paths, pool, [(f, not agents) for f, agents in files])
+            if when is not None
+        ]
+    got.sort(key=lambda x: (x[0], x[1]))
+    for _when, f, r in got:
+        yield f, r
 
 
 def transcripts_of(target: Any) -> list[tuple[Path, list[Path]]]:

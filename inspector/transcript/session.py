@@ -626,6 +626,12 @@ class Session:
         """The tool's raw structured output (`toolUseResult`), kept beside the tool_result content."""
         return self.body(index).get("toolUseResult")
 
+    def agent_transcripts(self) -> list[tuple[str, Path]]:
+        """(agent id, path) of each subagent transcript, in the order `subagents` lists those with a file: only the
+        folder listings, no meta file or transcript read (what a cost needs of a session's subagents)."""
+        flat = self._flat_agents if self._flat_agents is not None else self._find_flat_agents()
+        return [(aid, p) for _layout, aid, p in agent_files(self.path, flat)]
+
     def _find_flat_agents(self) -> list[Path]:
         return [] if self.is_flat_agent else flat_agents(self.path, self.session_id)
 

@@ -410,3 +410,24 @@ def test_the_line_test_of_a_partial_index_is_python_s_in(needles):
     for _ in range(3000):
         raw = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         assert holds(raw, needles) is _holds_in(raw, needles), raw
+
+
+def test_a_cost_lists_the_subagent_transcripts_the_session_lists():
+    """A cost reads a session's subagent transcripts from `agent_transcripts` (the folder listings alone, no meta file
+    or compaction transcript read): the same agents and files, in the same order, as `Session.subagents` lists those
+    with a file, on the samples and on every real session (flat agent files of 2.0.x and subagents folders)."""
+    from inspector.library.cost import transcripts_of
+    from inspector.transcript.discovery import resolve_target
+
+    roots = [SAMPLES] + ([REAL_PROJECTS] if REAL_PROJECTS.is_dir() else [])
+    with_agents = 0
+    for root in roots:
+        for f, agents in transcripts_of(resolve_target(root)):
+            s = Session.load(f, flat_agents=None if agents else [])
+            try:
+                listed = [(sa.agent_id, sa.path) for sa in s.subagents if sa.path is not None]
+                assert s.agent_transcripts() == listed, f
+                with_agents += bool(listed)
+            finally:
+                s.close()
+    assert with_agents >= 3
