@@ -628,7 +628,11 @@ class Session:
 
     def agent_transcripts(self) -> list[tuple[str, Path]]:
         """(agent id, path) of each subagent transcript, in the order `subagents` lists those with a file: only the
-        folder listings, no meta file or transcript read (what a cost needs of a session's subagents)."""
+        folder listings, no meta file or transcript read (what a cost needs of a session's subagents); `subagents`'
+        own, when it was listed already (stats lists both)."""
+        listed = self.__dict__.get("subagents")
+        if listed is not None:
+            return [(sa.agent_id, sa.path) for sa in listed if sa.path is not None]
         flat = self._flat_agents if self._flat_agents is not None else self._find_flat_agents()
         return [(aid, p) for _layout, aid, p in agent_files(self.path, flat)]
 

@@ -425,8 +425,9 @@ def test_a_cost_lists_the_subagent_transcripts_the_session_lists():
         for f, agents in transcripts_of(resolve_target(root)):
             s = Session.load(f, flat_agents=None if agents else [])
             try:
+                alone = s.agent_transcripts()  # from the listings (before `subagents`, which it reuses once listed)
                 listed = [(sa.agent_id, sa.path) for sa in s.subagents if sa.path is not None]
-                assert s.agent_transcripts() == listed, f
+                assert alone == listed == s.agent_transcripts(), f
                 with_agents += bool(listed)
             finally:
                 s.close()
