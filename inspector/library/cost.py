@@ -551,9 +551,9 @@ class RunningCost:
 
 def key_hash(key: str) -> str:
     """A response key's short hash (what RunningCost keeps of every response: 16 hex digits)."""
-    import hashlib
+    from inspector.textutil import blake2b
 
-    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return blake2b(key.encode("utf-8", "surrogatepass"), 8).hexdigest()
 
 
 def _response(key: str, v: list[Any]) -> Response:

@@ -82,9 +82,9 @@ HEAD = 4096  # bytes of a file's start that tell a replaced file from a grown on
 def head_mark(head: bytes) -> bytes:
     """What the index keeps of a transcript's first bytes: their count and a digest (not the bytes: the cache holds no
     copy of what a person wrote)."""
-    import hashlib
+    from inspector.textutil import blake2b
 
-    return len(head).to_bytes(4, "big") + hashlib.blake2b(head, digest_size=16).digest()
+    return len(head).to_bytes(4, "big") + blake2b(head, 16).digest()
 
 
 def same_start(mark: bytes | None, head: bytes) -> bool:

@@ -223,12 +223,13 @@ def test_core_never_imports_textual_or_rich():
 def test_a_search_imports_only_what_a_lookup_needs(tmp_path):
     """`inspector search` starts in Python's time and the few libraries a lookup needs (issue 29.5): neither the app's
     (Textual, Rich) nor the token counter's (tiktoken) nor the summarizer's (anthropic) nor the MCP server's, nor
-    inspector's compaction and token modules; with no index yet and with one (a second search)."""
+    inspector's compaction and token modules, nor OpenSSL (hashlib's: the index's digests are made without it); with no
+    index yet and with one (a second search)."""
     code = (
         "import sys, io; from inspector.cli import main;"
         f"main(['search', 'IndexError', {str(SAMPLES)!r}], io.StringIO(), io.StringIO());"
         "heavy = ('textual', 'rich', 'tiktoken', 'tiktoken_ext', 'anthropic', 'mcp', 'inspector.tui', 'inspector.compact',"
-        " 'inspector.tokens', 'multiprocessing');"
+        " 'inspector.tokens', 'multiprocessing', '_hashlib');"
         "bad = [m for m in heavy if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
@@ -247,8 +248,8 @@ def test_a_search_imports_only_what_a_lookup_needs(tmp_path):
         code.replace(repr(str(SAMPLES)), repr(str(root)))
         .replace("'IndexError'", "'zq9absentword'")
         .replace(
-            "'multiprocessing');",
-            "'multiprocessing', 'orjson', 'inspector.transcript.records', 'inspector.library.stats', 'dataclasses',"
+            "'_hashlib');",
+            "'_hashlib', 'orjson', 'inspector.transcript.records', 'inspector.library.stats', 'dataclasses',"
             " 'shutil');",  # (argparse's help formatter imports shutil for the terminal's width: cli.common finds it)
         )
     )

@@ -40,3 +40,15 @@ def test_json_that_survives_paths_which_are_not_utf8():
     odd = ["/tmp/proj\udcff/s.jsonl"]  # how Python names a byte that is not UTF-8
     assert json_dumps(odd) == b'["/tmp/proj\\udcff/s.jsonl"]' and json_loads(json_dumps(odd)) == odd
     assert json_dumps(odd, indent=True).startswith(b'[\n  "') and json_loads(json_dumps(odd, indent=True)) == odd
+
+
+def test_blake2b_is_hashlib_s():
+    """The digests the cache keeps (a transcript's head, a response's key) are hashlib's blake2b, whichever module
+    makes them: an index or a statusline state written before stays valid."""
+    import hashlib
+
+    from inspector.textutil import blake2b
+
+    for data in (b"", b"x", bytes(range(256)) * 40):
+        for size in (8, 16):
+            assert blake2b(data, size).digest() == hashlib.blake2b(data, digest_size=size).digest()
