@@ -94,6 +94,17 @@ def s_linear(s: Script) -> bool:
     return s.sizes is None and not s.count_text
 
 
+CONTINUED = "This session is being continued from a previous conversation"  # a compaction's summary starts so
+
+
+def _asks_a_subagent(content: Any) -> bool:
+    """Whether a request's first message is a subagent's prompt: a text holding the mark that is not a compaction's
+    summary (a summary of a subagent's own transcript quotes its prompt: a saved compaction of it, resumed, is a turn;
+    2.0.76 seed 143103)."""
+    texts = [content] if isinstance(content, str) else [b.get("text") for b in content or () if isinstance(b, dict)]
+    return any(isinstance(t, str) and SUBAGENT_MARK in t and not t.lstrip().startswith(CONTINUED) for t in texts)
+
+
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -192,7 +203,7 @@ class FakeAPI:
                     # a side query (1.x-2.1.1xx: "extract the file paths of this command", titles): no turn of the work
                     fake.record(Logged(self.path, body, "side", "text", None, headers))
                     return self._reply(body, [{"type": "text", "text": "<filepaths>\n</filepaths>"}], 100)
-                if not summary and SUBAGENT_MARK in _text_of((msgs[0] if msgs else {}).get("content")):
+                if not summary and _asks_a_subagent((msgs[0] if msgs else {}).get("content")):
                     fake.record(Logged(self.path, body, "subagent", "text", s.start, headers))
                     return self._reply(body, [{"type": "text", "text": SUBAGENT_TEXT}], s.start)
                 tokens = fake.turn_size(body) if not summary else fake.size(body)

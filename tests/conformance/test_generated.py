@@ -862,3 +862,16 @@ def test_the_crash_shapes_are_cut_where_a_killed_process_leaves_a_file(tmp_path)
     assert sorted(c.kind for c in cuts) == sorted(KINDS) and {c.lines for c in cuts} == set(range(1, len(recs)))
     assert all(kind_of(recs, c.lines - 1) == c.kind for c in cuts)
     assert len(cuts_of([p, p], 2, seed=0)) == 2 * len(KINDS)
+
+
+def test_the_fake_tells_a_subagent_s_prompt_from_a_summary_that_quotes_it():
+    """A saved compaction of a subagent's transcript, resumed, starts with a summary that quotes the subagent's prompt:
+    the fake answers it as a turn, not as a subagent (2.0.76 seed 143103: 8 round trips read as "sent no request")."""
+    from conformance.fake_api import SUBAGENT_MARK, _asks_a_subagent
+
+    prompt = f"{SUBAGENT_MARK} look around (step 4)"
+    summary = "This session is being continued from a previous conversation that ran out of context.\n\n" + prompt
+    assert _asks_a_subagent(prompt) and _asks_a_subagent([{"type": "text", "text": prompt}])
+    assert _asks_a_subagent([{"type": "text", "text": "<system-reminder>x</system-reminder>"}, {"type": "text", "text": prompt}])
+    assert not _asks_a_subagent(summary) and not _asks_a_subagent([{"type": "text", "text": summary}])
+    assert not _asks_a_subagent("run the checks") and not _asks_a_subagent(None)
