@@ -408,10 +408,16 @@ def _nothing_to_summarize(s: Session, series: Series, t: Turn) -> bool:
     return not any(recs[i].type == "assistant" and not recs[i].is_sidechain for i in series.chain[start : t.pos])
 
 
+SILENT_FAILURES = ("2.0", "2.1.21", "2.1.75", "2.1.159", "2.1.328")
+
+
 def fails_silently(th: Thresholds) -> bool:
-    """Whether the release writes nothing for a compaction that fails (2.1.159 on: no compaction call's transcript
-    and no record; 2.1.88 leaves the call's transcript with no boundary)."""
-    return th.era in ("2.1.159", "2.1.328")
+    """Whether the release leaves no record of a compaction that fails that tells it from one that succeeded: 2.1.159
+    on write nothing; so do 2.0.76, 2.1.20, 2.1.41, 2.1.74, 2.1.119 and 2.1.152, measured with every summarize request
+    of a stretch refused (2.0.76 seed 143101: four refused, the replies went on above the threshold, the next try
+    compacted); 2.1.88 keeps each call's own transcript, but one that failed is not told from the call that then
+    succeeded. Not measured for 1.0; 2.1.153-2.1.158 compacted where the rules say in that run."""
+    return th.era in SILENT_FAILURES
 
 
 def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], answered: Any = None) -> tuple[str, str]:
@@ -447,12 +453,13 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
     reacts = lk.cell.reactive_compacts if lk.cell is not None else None
     measured_on = lk.cell.label if lk.cell is not None else "this release"
     # (a window larger than assumed explains nothing where an auto-compact window below the model's set the threshold)
-    if pre > window and th.context_window >= window:
+    # (nor where Claude Code was shown to count this window while the API served more: th.served_past)
+    if pre > window and th.context_window >= window and not th.served_past:
         return "other_window", (
             f"{seen}; the compaction came at {fmt(pre)}, above the {fmt(window)} window assumed "
             f"({th.window_source}): the window was larger (a model or setting these rules do not size)"
         )
-    if pre >= window - 20_000 and reacts is not False and answered is None:
+    if pre >= window - 20_000 and reacts is not False and answered is None and not th.served_past:
         how = (
             f"{measured_on}'s binary compacts when the API refuses a request as too long"
             if reacts
@@ -469,7 +476,7 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
         )
         return "threshold", (
             f"{passed}{last}: Claude Code tries to compact before each request above its threshold, and these releases "
-            "write nothing for an attempt that fails (its summarize requests refused as too long, or an error): "
+            "write no record of an attempt that fails (its summarize requests refused as too long, or an error): "
             "those attempts failed and this one succeeded (or a higher threshold was in force for a while: "
             "auto-compact off then on, or a window setting the transcript does not record)"
         )

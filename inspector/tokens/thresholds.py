@@ -252,6 +252,9 @@ class Thresholds:
     measured: str = ""  # what the release's own binary did with these defaults (the era matrix), in words
     measured_on: str = ""  # the release the era matrix measured for this session ("" when none applied)
     from_binary: bool = False  # the auto-compact threshold is the binary's measured one, not the formula's
+    # a 1M window inferred from usage, refuted by a limit met far below it: Claude Code counted this window, and the
+    # API served more than it (so the API did not refuse at it either)
+    served_past: bool = False
 
     @property
     def base(self) -> int:
@@ -473,6 +476,7 @@ def _refuted_1m(
     base = _thresholds(s.with_(one_m=False), peak_usage, version, measured)
     return replace(
         base,
+        served_past=True,
         window_source=(
             f"{base.window_source}: a response used {peak_usage or 0:,} tokens, more than 200,000, but Claude Code "
             f"{how}, far below the {at:,} a 1M window would have waited for (the API served more than the window "
