@@ -1106,6 +1106,18 @@ def _env_window(claude: Claude) -> bool:
     return _window_read(claude, {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}, None)
 
 
+def _env_window_floor(claude: Claude) -> bool:
+    """CLAUDE_CODE_AUTO_COMPACT_WINDOW=80000 on claude-sonnet-4-5: True when Claude Code raises it to 100,000 (its
+    threshold 67,000: the replies at 50,000 and 55,000 go on, the one at 70,000 compacts), False when it takes it as
+    it is (threshold 47,000: the reply at 50,000 compacts). A release that does not read the variable has no verdict."""
+    env = {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "80000"}
+    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [30_000, 50_000, 55_000, 70_000], env)
+    stop = next((p for p in pts if p.outcome != "pass"), None)
+    if stop is not None and stop.outcome == "compact" and stop.usage in (50_000, 70_000):
+        return stop.usage == 70_000
+    raise RuntimeError(f"the probe ended without a verdict ({pts})")
+
+
 def _settings_window(claude: Claude) -> bool:
     """autoCompactWindow 100,000 in ~/.claude/settings.json, no environment (2.1.88 has no such setting)."""
     return _window_read(claude, None, {"autoCompactWindow": 100_000})
@@ -1195,6 +1207,11 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "env-window": (
         _env_window,
         "CLAUDE_CODE_AUTO_COMPACT_WINDOW sets the auto-compact window (before: the variable is not read)",
+        "release",
+    ),
+    "env-window-floor": (
+        _env_window_floor,
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW below 100,000 is raised to 100,000 (before: taken as it is)",
         "release",
     ),
     "settings-window": (

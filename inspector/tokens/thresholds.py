@@ -334,8 +334,17 @@ def max_output_for(s: Settings, version: tuple[int, int, int] | None = None) -> 
 
 
 MIN_CONFIGURED_WINDOW = (
-    100_000  # 2.1.3xx raises a smaller CLAUDE_CODE_AUTO_COMPACT_WINDOW to this (settings below it are ignored)
+    100_000  # 2.1.89 on raise a smaller CLAUDE_CODE_AUTO_COMPACT_WINDOW to this (settings below it are ignored)
 )
+
+
+def _raises_small_windows(version: str | None) -> bool:
+    """Whether the release raises a CLAUDE_CODE_AUTO_COMPACT_WINDOW below 100,000 to 100,000: from 2.1.89 (bisected,
+    `--bisect env-window-floor`: 2.1.88 took 80,000 as it is, threshold 47,000, as its code reads; 2.1.89 compacted at
+    67,000); a release the bisection does not place reads it as today's does."""
+    from inspector.claude.measured import answer_at
+
+    return answer_at("env-window-floor", version) is not False
 
 
 def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str, int, int]:
@@ -509,18 +518,18 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
         own = own if own is not None else per_model.get("*")  # "*": the session's model (a what-if)
         if own is not None and not any(v == "CLAUDE_CODE_AUTO_COMPACT_WINDOW" for _, v in s.sources):
             configured = own
-        if configured is not None:
-            configured = max(configured, MIN_CONFIGURED_WINDOW)
+    floored = era.windows == "catalog" or _raises_small_windows(version)
+    if configured is not None and floored:
+        configured = max(configured, MIN_CONFIGURED_WINDOW)
     if configured is not None and configured < window:
         origin = next((v for k, v in reversed(s.sources) if k == "auto_compact_window"), "an auto-compact window setting")
         raised = (
             " (raised to 100,000, the least Claude Code accepts)"
-            if era.windows == "catalog"
-            and (s.auto_compact_window or 0) < MIN_CONFIGURED_WINDOW
-            and configured == MIN_CONFIGURED_WINDOW
+            if floored and (s.auto_compact_window or 0) < MIN_CONFIGURED_WINDOW and configured == MIN_CONFIGURED_WINDOW
             else ""
         )
-        why = f"{origin}: {configured:,}{raised}; the model's own window is {window:,} ({why})"
+        asked = s.auto_compact_window if raised and s.auto_compact_window else configured
+        why = f"{origin}: {asked:,}{raised}; the model's own window is {window:,} ({why})"
     if configured is not None:
         window = min(window, configured)
     if era.windows == "catalog":

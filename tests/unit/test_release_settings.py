@@ -113,3 +113,19 @@ def test_read_by_release_leaves_settings_alone_when_nothing_is_unread(tmp_path: 
     s = _settings(tmp_path, {"autoCompactEnabled": False})
     assert read_by_release(s, "2.1.328") == (s, ())
     assert read_by_release(Settings(model=MODEL), "2.1.20") == (Settings(model=MODEL), ())
+
+
+def test_a_small_env_window_is_raised_only_by_the_releases_that_raise_it(tmp_path: Path) -> None:
+    """CLAUDE_CODE_AUTO_COMPACT_WINDOW=80000: 2.1.88 takes it as it is (its code: window 80,000, threshold 47,000);
+    from the release the bisection places (2.1.89) it is raised to 100,000 (threshold 67,000: 2.1.152 compacted at
+    67,000-68,197, generated seed 144201); the report says what was asked and what it became."""
+    s = _settings(tmp_path, env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "80000"})
+    before, first = _around("env-window-floor")
+    assert first == "2.1.89"
+    old, new, today = (thresholds(s, version=v) for v in (before, first, "2.1.152"))
+    assert (old.context_window, old.effective_window, old.auto_compact) == (80_000, 60_000, 47_000)
+    assert (new.context_window, new.effective_window, new.auto_compact) == (100_000, 80_000, 67_000)
+    assert (today.effective_window, today.auto_compact) == (80_000, 67_000)
+    assert "80,000 (raised to 100,000" in new.window_source and "raised" not in old.window_source
+    big = _settings(tmp_path, env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "150000"})
+    assert thresholds(big, version=before).auto_compact == thresholds(big, version=first).auto_compact == 117_000
