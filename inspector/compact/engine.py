@@ -84,6 +84,10 @@ MAX_FILES = 5  # files re-attached after a compaction [E post_compact_file_resto
 MAX_FILE_TOKENS = 5_000  # a file over this (rough) is not re-attached whole
 # the re-announcements that follow a compaction, in the order 2.1.328 writes them
 REANNOUNCED = ("deferred_tools_delta", "agent_listing_delta", "skill_listing", "environment", "model")
+# the first release that lists the skills again after a compaction (bisected with generated seed 147100: 2.1.303 and
+# 2.1.300, 2.1.200, 2.1.163 write the file, agent, environment and model attachments after the boundary, no skill
+# listing; 2.1.304, 2.1.305, 2.1.307, 2.1.314 and 2.1.328 write one)
+SKILLS_RELISTED_FROM = (2, 1, 304)
 ACCUMULATED = frozenset({"deferred_tools_delta", "agent_listing_delta", "skill_listing"})  # deltas: the state is all of them
 PTL_RATIO_FLOOR = 1.0
 # The length of 2.1.328's summarize instruction (characters, measured in the conformance runs' summarize requests), and
@@ -306,6 +310,8 @@ def reannouncements(
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue
+        if kind == "skill_listing" and version is not None and version < SKILLS_RELISTED_FROM:
+            continue  # not listed again after a compaction by this release
         if kind == "deferred_tools_delta" and defers is False:
             if _attachments_of(s, history, kind):
                 notes.append(f"{compacting} gets every tool loaded: no deferred tools are re-announced (2.1.328-2.1.332)")

@@ -656,3 +656,35 @@ def test_summarize_from_here_is_a_what_if_before_2_1_32():
     pivot = [s.records[i].uuid for i in sl.messages if is_pivot_candidate(sl, i)][1]
     res = compact(s, CompactRequest("partial", at=sl.uuid(sl.point), pivot=pivot), factory=factory(s))
     assert res.what_if and "2.1.32 and later" in res.what_if
+
+
+@pytest.mark.parametrize("version, relisted", [("2.1.303", False), ("2.1.304", True), ("2.1.332", True)])
+def test_the_skills_are_listed_again_after_a_compaction_from_2_1_304(tmp_path, version, relisted):
+    """A compaction writes the session's skill listing again after its boundary from 2.1.304 (bisected with generated
+    seed 147100: 2.1.163, 2.1.200, 2.1.300 and 2.1.303 write the file, agent, environment and model attachments and no
+    skill listing; 2.1.304-2.1.328 write one): the same session, as each release wrote it."""
+    from builders import attachment
+
+    listing = "- review: Review a pull request\n- test: Run the tests"
+    recs = [
+        attachment("sk", None, {"type": "skill_listing", "content": listing}, rendered=listing, version=version),
+        user("u0", "sk", "run the checks", sec=1, version=version),
+    ]
+    parent = "u0"
+    for k in range(1, 7):
+        recs.append(
+            assistant(
+                f"a{k}",
+                parent,
+                [{"type": "text", "text": f"Step {k} done."}],
+                sec=2 * k,
+                version=version,
+                usage=(1, 0, 20_000 * k, 10),
+            )
+        )
+        recs.append(user(f"u{k}", f"a{k}", f"continue {k}", sec=2 * k + 1, version=version))
+        parent = f"u{k}"
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    res = compact(s, CompactRequest("compact"))
+    kinds = [(b.get("attachment") or {}).get("type") for b in res.new_records if b.get("type") == "attachment"]
+    assert ("skill_listing" in kinds) is relisted, kinds
