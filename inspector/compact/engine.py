@@ -898,13 +898,32 @@ def tools_used(s: Any, indexes: list[int]) -> list[str]:
     return sorted(names)
 
 
-def wrap_summary_328(formatted: str, *, tools: list[str], transcript_path: str | None, directive: bool, kept_after: bool) -> str:
+# the tools used, in the summary message: from 2.1.304, bare; from 2.1.311, in a system reminder (bisected with
+# generated seed 147100: 2.1.163, 2.1.200, 2.1.300 and 2.1.303 write none; 2.1.304, 2.1.307 and 2.1.310 the bare tag;
+# 2.1.311, 2.1.312, 2.1.314 and 2.1.328 the reminder)
+TOOLS_USED_FROM = (2, 1, 304)
+TOOLS_USED_REMINDED_FROM = (2, 1, 311)
+
+
+def wrap_summary_328(
+    formatted: str,
+    *,
+    tools: list[str],
+    transcript_path: str | None,
+    directive: bool,
+    kept_after: bool,
+    version: tuple[int, int, int] | None = None,
+) -> str:
     """The summary message of 2.1.328 (§2.0): the opening sentence, the tools used, the summary, the transcript
-    pointer, the continuation directive, and the paragraph on the records kept after it."""
+    pointer, the continuation directive, and the paragraph on the records kept after it; the tools used as the
+    release `version` writes them (None: as today's)."""
     out = CONTINUE_INTRO + "\n\n"
-    if tools:
+    if tools and (version is None or version >= TOOLS_USED_FROM):
+        listed = f"<tools-used-before-summary>{', '.join(tools)}</tools-used-before-summary>\n"
         out += (
-            f"<system-reminder>\n<tools-used-before-summary>{', '.join(tools)}</tools-used-before-summary>\n</system-reminder>\n"
+            f"<system-reminder>\n{listed}</system-reminder>\n"
+            if version is None or version >= TOOLS_USED_REMINDED_FROM
+            else listed
         )
     out += formatted
     if transcript_path:
@@ -1352,7 +1371,12 @@ def engine_compact(
         tools = sorted({*tools, "Read"})
     kept_after = bool(split.keep) and params.mode != "partial"  # 2.1.328's partial summaries say nothing of it
     wrapped = wrap_summary_328(
-        formatted, tools=tools, transcript_path=str(s.path.resolve()), directive=params.mode != "partial", kept_after=kept_after
+        formatted,
+        tools=tools,
+        transcript_path=str(s.path.resolve()),
+        directive=params.mode != "partial",
+        kept_after=kept_after,
+        version=parse_version(s.version),
     )
     factory = factory or RecordFactory(s)
     tmpl = _envelope_template(sl)
