@@ -903,6 +903,9 @@ def tools_used(s: Any, indexes: list[int]) -> list[str]:
 # 2.1.311, 2.1.312, 2.1.314 and 2.1.328 the reminder)
 TOOLS_USED_FROM = (2, 1, 304)
 TOOLS_USED_REMINDED_FROM = (2, 1, 311)
+# the paragraph on the records kept after the summary: from 2.1.293 (bisected with seed 147100 over 2.1.200-2.1.300:
+# 2.1.292 and earlier end the summary at the continuation directive)
+KEPT_AFTER_FROM = (2, 1, 293)
 
 
 def wrap_summary_328(
@@ -930,7 +933,7 @@ def wrap_summary_328(
         out += "\n\n" + TRANSCRIPT_POINTER + transcript_path
     if directive:
         out += "\n" + DIRECTIVE
-    if kept_after:
+    if kept_after and (version is None or version >= KEPT_AFTER_FROM):
         out += "\n\n" + KEPT_AFTER
     return out
 

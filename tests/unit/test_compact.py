@@ -713,3 +713,25 @@ def test_the_tools_used_are_listed_in_the_summary_as_the_release_writes_them(tmp
     tag = "<tools-used-before-summary>Bash</tools-used-before-summary>"
     assert (tag in text) is (form is not None), text[:300]
     assert (f"<system-reminder>\n{tag}" in text) is (form == "reminder"), text[:300]
+
+
+@pytest.mark.parametrize("version, said", [("2.1.292", False), ("2.1.293", True), ("2.1.332", True)])
+def test_the_paragraph_on_the_kept_records_ends_the_summary_from_2_1_293(tmp_path, version, said):
+    """A compaction that keeps a tail ends its summary with the paragraph on the records kept after it from 2.1.293
+    (bisected with generated seed 147100: 2.1.292 and earlier end it at the continuation directive)."""
+    from inspector.compact.engine import KEPT_AFTER
+
+    recs = [user("u0", None, "run the checks", sec=1, version=version)]
+    parent = "u0"
+    for k in range(1, 6):
+        call = tool_use(f"t{k}", "Bash", {"command": f"echo {k}"})
+        recs.append(assistant(f"a{k}", parent, [call], sec=2 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
+        recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=2 * k + 1, version=version))
+        parent = f"r{k}"
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    res = compact(s, CompactRequest("compact"))
+    assert res.kept_uuids
+    summary = next(b for b in res.new_records if b.get("isCompactSummary"))
+    content = summary["message"]["content"]
+    text = content if isinstance(content, str) else content[0]["text"]
+    assert text.endswith(KEPT_AFTER) is said, text[-200:]
