@@ -690,13 +690,8 @@ def test_the_skills_are_listed_again_after_a_compaction_from_2_1_304(tmp_path, v
     assert ("skill_listing" in kinds) is relisted, kinds
 
 
-@pytest.mark.parametrize(
-    "version, form",
-    [("2.1.303", None), ("2.1.304", "bare"), ("2.1.310", "bare"), ("2.1.311", "reminder"), ("2.1.332", "reminder")],
-)
-def test_the_tools_used_are_listed_in_the_summary_as_the_release_writes_them(tmp_path, version, form):
-    """The summary message lists the tools used before it from 2.1.304 (a bare tag), in a system reminder from
-    2.1.311 (bisected with generated seed 147100: none on 2.1.163-2.1.303; the bare tag on 2.1.304-2.1.310)."""
+def _summary_of_a_bash_session(tmp_path, version):
+    """A compaction (keeping the last round) of five Bash calls written by `version`, and its summary message's text."""
     recs = [user("u0", None, "run the checks", sec=1, version=version)]
     parent = "u0"
     for k in range(1, 6):
@@ -704,12 +699,21 @@ def test_the_tools_used_are_listed_in_the_summary_as_the_release_writes_them(tmp
         recs.append(assistant(f"a{k}", parent, [call], sec=2 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
         recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=2 * k + 1, version=version))
         parent = f"r{k}"
-    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
-    res = compact(s, CompactRequest("compact"))
-    assert res.summary is not None
+    res = compact(Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs)), CompactRequest("compact"))
     summary = next(b for b in res.new_records if b.get("isCompactSummary"))
     content = summary["message"]["content"]
-    text = content if isinstance(content, str) else content[0]["text"]
+    return res, content if isinstance(content, str) else content[0]["text"]
+
+
+@pytest.mark.parametrize(
+    "version, form",
+    [("2.1.303", None), ("2.1.304", "bare"), ("2.1.310", "bare"), ("2.1.311", "reminder"), ("2.1.332", "reminder")],
+)
+def test_the_tools_used_are_listed_in_the_summary_as_the_release_writes_them(tmp_path, version, form):
+    """The summary message lists the tools used before it from 2.1.304 (a bare tag), in a system reminder from
+    2.1.311 (bisected with generated seed 147100: none on 2.1.163-2.1.303; the bare tag on 2.1.304-2.1.310)."""
+    res, text = _summary_of_a_bash_session(tmp_path, version)
+    assert res.summary is not None
     tag = "<tools-used-before-summary>Bash</tools-used-before-summary>"
     assert (tag in text) is (form is not None), text[:300]
     assert (f"<system-reminder>\n{tag}" in text) is (form == "reminder"), text[:300]
@@ -721,17 +725,6 @@ def test_the_paragraph_on_the_kept_records_ends_the_summary_from_2_1_293(tmp_pat
     (bisected with generated seed 147100: 2.1.292 and earlier end it at the continuation directive)."""
     from inspector.compact.engine import KEPT_AFTER
 
-    recs = [user("u0", None, "run the checks", sec=1, version=version)]
-    parent = "u0"
-    for k in range(1, 6):
-        call = tool_use(f"t{k}", "Bash", {"command": f"echo {k}"})
-        recs.append(assistant(f"a{k}", parent, [call], sec=2 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
-        recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=2 * k + 1, version=version))
-        parent = f"r{k}"
-    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
-    res = compact(s, CompactRequest("compact"))
+    res, text = _summary_of_a_bash_session(tmp_path, version)
     assert res.kept_uuids
-    summary = next(b for b in res.new_records if b.get("isCompactSummary"))
-    content = summary["message"]["content"]
-    text = content if isinstance(content, str) else content[0]["text"]
     assert text.endswith(KEPT_AFTER) is said, text[-200:]
