@@ -27,6 +27,13 @@ def parse_version(v: str | None) -> Version | None:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
+def at_or_after(version: str | None, first: Version, unknown: bool = True) -> bool:
+    """Whether the release `version` ("2.1.39") is `first` or later; `unknown` for one that names no release (by
+    default a session that does not say is taken as today's)."""
+    v = parse_version(version)
+    return unknown if v is None else v >= first
+
+
 def show_version(v: Version) -> str:
     return ".".join(map(str, v))
 

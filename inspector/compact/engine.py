@@ -35,7 +35,7 @@ from inspector.claude.models import (
     subagent_nudges,
     task_tools,
 )
-from inspector.claude.release import parse_version
+from inspector.claude.release import at_or_after, parse_version
 from inspector.claude.requests import rebuild_requests
 from inspector.claude.versions import TAIL, rules_for
 from inspector.claude.wire import THINKING_TYPES, api_messages, foreign_thinking, wire_effort, wire_style
@@ -310,7 +310,7 @@ def reannouncements(
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue
-        if kind == "skill_listing" and version is not None and version < SKILLS_RELISTED_FROM:
+        if kind == "skill_listing" and not at_or_after(s.version, SKILLS_RELISTED_FROM):
             continue  # not listed again after a compaction by this release
         if kind == "deferred_tools_delta" and defers is False:
             if _attachments_of(s, history, kind):
@@ -915,25 +915,21 @@ def wrap_summary_328(
     transcript_path: str | None,
     directive: bool,
     kept_after: bool,
-    version: tuple[int, int, int] | None = None,
+    version: str | None = None,
 ) -> str:
     """The summary message of 2.1.328 (§2.0): the opening sentence, the tools used, the summary, the transcript
     pointer, the continuation directive, and the paragraph on the records kept after it; the tools used as the
     release `version` writes them (None: as today's)."""
     out = CONTINUE_INTRO + "\n\n"
-    if tools and (version is None or version >= TOOLS_USED_FROM):
+    if tools and at_or_after(version, TOOLS_USED_FROM):
         listed = f"<tools-used-before-summary>{', '.join(tools)}</tools-used-before-summary>\n"
-        out += (
-            f"<system-reminder>\n{listed}</system-reminder>\n"
-            if version is None or version >= TOOLS_USED_REMINDED_FROM
-            else listed
-        )
+        out += f"<system-reminder>\n{listed}</system-reminder>\n" if at_or_after(version, TOOLS_USED_REMINDED_FROM) else listed
     out += formatted
     if transcript_path:
         out += "\n\n" + TRANSCRIPT_POINTER + transcript_path
     if directive:
         out += "\n" + DIRECTIVE
-    if kept_after and (version is None or version >= KEPT_AFTER_FROM):
+    if kept_after and at_or_after(version, KEPT_AFTER_FROM):
         out += "\n\n" + KEPT_AFTER
     return out
 
@@ -1379,7 +1375,7 @@ def engine_compact(
         transcript_path=str(s.path.resolve()),
         directive=params.mode != "partial",
         kept_after=kept_after,
-        version=parse_version(s.version),
+        version=s.version,
     )
     factory = factory or RecordFactory(s)
     tmpl = _envelope_template(sl)

@@ -475,10 +475,9 @@ def reads_last_iteration(version: str | None) -> bool:
     got = answer_at("iterations", version)
     if got is not None:
         return got
-    from inspector.claude.release import parse_version
+    from inspector.claude.release import at_or_after
 
-    v = parse_version(version)
-    return v is None or v >= (2, 1, 153)  # the matrix's file unreadable: its bisection, as recorded when written
+    return at_or_after(version, (2, 1, 153))  # the matrix's file unreadable: its bisection, as recorded when written
 
 
 def billing_extras(usage: dict[str, Any]) -> tuple[int, int, int, int] | None:

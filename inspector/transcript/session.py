@@ -558,8 +558,7 @@ class Session:
     @cached_property
     def subagents(self) -> list[Subagent]:
         found: dict[str, Subagent] = {}
-        flat = self._flat_agents if self._flat_agents is not None else self._find_flat_agents()
-        for layout, aid, p in agent_files(self.path, flat):
+        for layout, aid, p in self._agent_files():
             meta: dict[str, Any] = {}
             mp = p.with_suffix(".meta.json")
             if layout == "subagents-dir" and real_file(self.project_dir, mp):
@@ -633,8 +632,12 @@ class Session:
         listed = self.__dict__.get("subagents")
         if listed is not None:
             return [(sa.agent_id, sa.path) for sa in listed if sa.path is not None]
+        return [(aid, p) for _layout, aid, p in self._agent_files()]
+
+    def _agent_files(self) -> list[tuple[str, str, Path]]:
+        """The session's subagent transcripts as `agent_files` lists them, with the flat ones beside it."""
         flat = self._flat_agents if self._flat_agents is not None else self._find_flat_agents()
-        return [(aid, p) for _layout, aid, p in agent_files(self.path, flat)]
+        return agent_files(self.path, flat)
 
     def _find_flat_agents(self) -> list[Path]:
         return [] if self.is_flat_agent else flat_agents(self.path, self.session_id)

@@ -87,11 +87,11 @@ def resumes_below_unanswered_call(version: str | None) -> bool:
 
 @lru_cache(maxsize=256)
 def _from(version: str | None, first: tuple[int, int, int]) -> bool:
-    """Whether a release is `first` or later (cached: asked once per reply of a long session)."""
-    from inspector.claude.release import parse_version
+    """Whether a release is `first` or later, one that names none not (cached: asked once per reply of a long
+    session)."""
+    from inspector.claude.release import at_or_after
 
-    v = parse_version(version)
-    return v is not None and v >= first
+    return at_or_after(version, first, unknown=False)
 
 
 def names_last_prompt(version: str | None) -> bool:
@@ -129,10 +129,9 @@ def _hangs(r: Record) -> bool:
 def relinks_kept(version: str | None) -> bool:
     """Whether the release that wrote a compaction puts the messages its `preservedSegment` names back on load (see
     RELINKS_FROM); a record without a version is taken as today's."""
-    from inspector.claude.release import parse_version
+    from inspector.claude.release import at_or_after
 
-    v = parse_version(version)
-    return v is None or v >= RELINKS_FROM
+    return at_or_after(version, RELINKS_FROM)
 
 
 def kept_not_relinked(version: str | None, n: int, which: str) -> str:
@@ -147,10 +146,9 @@ def kept_not_relinked(version: str | None, n: int, which: str) -> str:
 def loads_from_last_compaction(version: str | None) -> bool:
     """Whether the release that wrote a compaction loads a file from it (see LOADS_FROM_LAST_COMPACTION); a record
     without a version is taken as today's."""
-    from inspector.claude.release import parse_version
+    from inspector.claude.release import at_or_after
 
-    v = parse_version(version)
-    return v is None or v >= LOADS_FROM_LAST_COMPACTION
+    return at_or_after(version, LOADS_FROM_LAST_COMPACTION)
 
 
 @dataclass(frozen=True, slots=True)
