@@ -95,6 +95,9 @@ def extends(previewed: list[dict[str, Any]], sent: list[dict[str, Any]], prompt:
     return True, f"{len(a)} previewed messages, then the new turn"
 
 
+USER_CONTEXT_START = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
+
+
 def matches(res: Any, saved: Path, sent: list[dict[str, Any]]) -> tuple[bool, str]:
     """Whether Claude Code sent, on resuming the saved session, exactly what inspector says it sends.
 
@@ -114,6 +117,13 @@ def matches(res: Any, saved: Path, sent: list[dict[str, Any]]) -> tuple[bool, st
     first_row = next((k for k, r in enumerate(after.records) if r.type == "api-request"), len(after.records))
     whole = _blocks(api_messages(sent_bodies(after, Conversation(after.records[:first_row]).chain), style, thinking, effort))
     got = _blocks(sent)
+    if res.parameters.get("user_context_unrecorded"):
+        # the release puts its user context before the first message's blocks, in no record (the preview says so):
+        # it must be there, and the rest must be exactly the chain
+        first = got[0]["content"] if got else []
+        if not (first and str(first[0].get("text", "")).startswith(USER_CONTEXT_START)):
+            return False, "the release's user context was not the first block Claude Code sent"
+        got = [{**got[0], "content": first[1:]}, *got[1:]]
     if whole != got:
         k = next((n for n, (x, y) in enumerate(zip(whole, got)) if x != y), min(len(whole), len(got)))
         what = _first_difference(whole[k], got[k]) if k < min(len(whole), len(got)) else f"{len(whole)} vs {len(got)} messages"
@@ -360,8 +370,11 @@ def _run_cases(
                 # and its summarize request carries what it loaded (an older release's format: in order is the check)
                 ok, why = in_order(res, first.body.get("messages") or [])
                 why = f"compacted as it resumed; its summarize request: {why}"
+            elif res.api_messages is not None and (res.api_messages_exact or not res.parameters.get("attachments_unrendered")):
+                ok, why = matches(res, saved.path, sent)
             else:
-                ok, why = matches(res, saved.path, sent) if res.api_messages is not None else in_order(res, sent)
+                # an older format (no exact wire form), or attachments the release renders as it sends them
+                ok, why = in_order(res, sent)
             row = ResumeRow(name, case.label, ok, why, len(res.api_messages or ()), len(sent))
             if _sha(path) != original:
                 row.ok, row.detail = False, "the original transcript changed"

@@ -314,6 +314,7 @@ def format_compaction(res: Any, saved: Any = None) -> str:
         lines.append(
             f"  After `claude --resume`{' on ' + printable(str(on)) if on else ''}, Claude Code sends "
             f"{len(res.api_messages)} message(s) before your next prompt: {roles} (--json: api_messages)"
+            + ("" if res.api_messages_exact else ", with what its release adds as it sends them (see the notes)")
         )
     if res.summarizer_usage:
         u = res.summarizer_usage
@@ -328,7 +329,11 @@ def format_compaction(res: Any, saved: Any = None) -> str:
         )
         lines.append(
             "Checked: chain intact, tool calls paired, the messages saved are those previewed"
-            + (" and a resume sends the previewed api_messages." if res.api_messages is not None else ".")
+            + (
+                " and a resume sends the previewed api_messages."
+                if res.api_messages is not None and res.api_messages_exact
+                else "."
+            )
         )
         if saved.resumable:
             lines.append(f"Resume it with: {saved.resume_command}")

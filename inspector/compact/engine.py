@@ -48,13 +48,14 @@ from inspector.compact.base import (
     RecordFactory,
     Slice,
     ViewMessage,
+    command_caveat,
     format_compact_summary,
 )
 from inspector.compact.hooks import as_compact_hook, compact_stdout, hook_twins, hooks_note, session_start_hooks
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.textutil import as_dict, timestamp_key
 from inspector.tokens.context import FILE_TOOLS, FileState, file_states, process_exits, same_process
-from inspector.tokens.estimate import count_bodies, js_len, rough_328, rough_record_328
+from inspector.tokens.estimate import count_bodies, js_len, rough_328, rough_attachment, rough_record_328
 from inspector.tokens.thresholds import Settings, js_round
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
 from inspector.transcript.session import in_force, model_in_force, same_model
@@ -72,10 +73,6 @@ KEPT_AFTER = (
 TRANSCRIPT_POINTER = (
     "If you need specific details from before compaction (like exact code snippets, error messages, or content "
     "you generated), read the full transcript at: "
-)
-CAVEAT = (
-    "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a request, and its output "
-    "goes straight to the user. It's recorded here as context for later messages.</local-command-caveat>"
 )
 STDOUT = "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"
 # the REPL (entrypoint "cli") writes the same line dimmed, with the terminal's escape codes (2.1.328, in tmux)
@@ -1222,18 +1219,37 @@ def worded_for_model(rec: dict[str, Any], s: Any, model: str | None, latched: bo
     return rec
 
 
-def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None) -> dict[str, Any]:
+# What an automatic compaction writes of the session's context, by release (bisected with generated seed 147100 over
+# 2.1.200-2.1.328): no record of it up to 2.1.267, whose requests carry the user context unrecorded (USER_CONTEXT_...);
+# the date from 2.1.268; the session context from 2.1.269; a rendered reminder's role from 2.1.285
+DATE_WRITTEN_FROM = (2, 1, 268)
+SESSION_CONTEXT_FROM = (2, 1, 269)
+RENDERED_ROLE_FROM = (2, 1, 285)
+# up to 2.1.267 every request starts with the user context (CLAUDE.md files, today's date) as a reminder put before the
+# first message's blocks, written in no record (bisected with seed 147100: 2.1.267 sends it, 2.1.268 records the date)
+USER_CONTEXT_RECORDED_FROM = DATE_WRITTEN_FROM
+USER_CONTEXT_NOTE = (
+    "Claude Code {version} also sends its user context (the CLAUDE.md files and today's date, as they are when it "
+    "resumes) as a reminder before the first message of every request; no record holds it, so the preview leaves it out."
+)
+# before 2.1.268 an attachment record holds no text (`rendered`): Claude Code renders it when it sends it, by its
+# release's own code (the re-announced agents and skills, re-read files, reminders)
+ATTACHMENTS_RENDERED_FROM = DATE_WRITTEN_FROM
+UNRENDERED_NOTE = (
+    "Claude Code {version} renders attachments as it sends them and records no text for them: the preview's messages "
+    "leave out these {n} ({kinds}), so they are not exactly what a resume sends; the size after counts them by their JSON."
+)
+
+
+def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None, version: str | None) -> dict[str, Any]:
     day = factory.now.astimezone().date().isoformat() if factory.now.tzinfo else factory.now.date().isoformat()
-    return _copy_attachment(
-        factory,
-        tmpl,
-        parent,
-        {
-            "attachment": {"type": "date", "date": day},
-            "rendered": [{"content": f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"}],
-            "renderedRole": "system",
-        },
-    )
+    body: dict[str, Any] = {
+        "attachment": {"type": "date", "date": day},
+        "rendered": [{"content": f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"}],
+    }
+    if at_or_after(version, RENDERED_ROLE_FROM):
+        body["renderedRole"] = "system"
+    return _copy_attachment(factory, tmpl, parent, body)
 
 
 ENVELOPE_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
@@ -1439,17 +1455,19 @@ def engine_compact(
     # more than 2.1.332's postTokens after every automatic compaction of 34 fresh runs, 108-116 after /compact)
     outside: list[dict[str, Any]] = []
     if auto:
-        ctx = _latest_payload(s, "session_context", sl.point)
-        context_records.append(
-            _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
-        )
-        context_records.append(_date_attachment(factory, tmpl, None))
+        if at_or_after(s.version, SESSION_CONTEXT_FROM):
+            ctx = _latest_payload(s, "session_context", sl.point)
+            context_records.append(
+                _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
+            )
+        if at_or_after(s.version, DATE_WRITTEN_FROM):
+            context_records.append(_date_attachment(factory, tmpl, None, s.version))
         outside += context_records
         if not keep_none:  # before the summary; with nothing kept, after the re-announcements (as 2.1.328 writes them)
             before_summary += context_records
     elif params.mode == "compact":
         args = params.instructions or ""
-        after_summary.append(factory.user(tmpl, None, CAVEAT, isMeta=True))
+        after_summary.append(factory.user(tmpl, None, command_caveat(s.version), isMeta=True))
         after_summary.append(
             factory.user(
                 tmpl,
@@ -1527,8 +1545,19 @@ def engine_compact(
     ]
     post_tokens = sum(rough_record(b) for b in resumed if id(b) not in around)
     boundary["compactMetadata"]["postTokens"] = post_tokens
-    after, how = tokens_after(s, est, sent)
+    unrendered = (
+        []
+        if at_or_after(s.version, ATTACHMENTS_RENDERED_FROM)
+        else [b for b in resumed if b.get("type") == "attachment" and "rendered" not in b and rough_attachment(b)]
+    )
+    after, how = tokens_after(s, est, sent, unrendered)
     notes.append(how)
+    context_unrecorded = not at_or_after(s.version, USER_CONTEXT_RECORDED_FROM)
+    if context_unrecorded:
+        notes.append(USER_CONTEXT_NOTE.format(version=s.version))
+    if unrendered:
+        kinds = sorted({str((b.get("attachment") or {}).get("type")) for b in unrendered})
+        notes.append(UNRENDERED_NOTE.format(version=s.version, n=len(unrendered), kinds=", ".join(kinds)))
     if pivot_note:
         notes.append(pivot_note)
     if params.mode == "partial" and params.direction == "from":
@@ -1570,8 +1599,11 @@ def engine_compact(
             "wire_model": thinking.model,
             "wire_effort": effort,
             "foreign_thinking": thinking.keep,
+            "user_context_unrecorded": context_unrecorded,
+            "attachments_unrendered": len(unrendered),
         },
         api_messages=tuple(sent),
+        api_messages_exact=not (context_unrecorded or unrendered),
     )
 
 
@@ -1786,15 +1818,18 @@ def _split_partial(sl: Slice, msgs: list[int], params: EngineParams) -> tuple[Sp
 # the size of the first request after a resume
 
 
-def tokens_after(s: Any, est: Estimator, sent: list[dict[str, Any]]) -> tuple[int, str]:
+def tokens_after(
+    s: Any, est: Estimator, sent: list[dict[str, Any]], unrendered: Sequence[Mapping[str, Any]] = ()
+) -> tuple[int, str]:
     """The tokens of the first request a resume sends (system prompt and tools included), and how it is known.
 
     With a recorded request that the API answered: its exact count, less the local count of its messages scaled by
     the session's ratio, plus the same for the new messages (the system prompt and tools are the ones it had).
-    Otherwise the calibrated estimate (fixed overhead + ratio × the messages' count)."""
+    Otherwise the calibrated estimate (fixed overhead + ratio × the messages' count). `unrendered`: attachments the
+    release renders as it sends them, not in `sent` (counted by their JSON)."""
     counted = count_bodies(
         [{"type": "user", "message": m} if m.get("role") != "assistant" else {"type": "assistant", "message": m} for m in sent]
-    )
+    ) + count_bodies(unrendered)
     ratio = est.calibration.ratio
     ref = None
     for q in reversed(rebuild_requests(s)):

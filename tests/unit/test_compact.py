@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -728,3 +729,76 @@ def test_the_paragraph_on_the_kept_records_ends_the_summary_from_2_1_293(tmp_pat
     res, text = _summary_of_a_bash_session(tmp_path, version)
     assert res.kept_uuids
     assert text.endswith(KEPT_AFTER) is said, text[-200:]
+
+
+def _at(version, patch):
+    """`version` is 2.1.`patch` or later."""
+    return tuple(map(int, version.split("."))) >= (2, 1, patch)
+
+
+def _bash_session_with_listing(tmp_path, version, rendered):
+    """Five Bash rounds written by `version`, with an agent listing (rendered as 2.1.268+ records it, or not)."""
+    from builders import attachment
+
+    listing = {"type": "agent_listing_delta", "addedLines": ["- Explore: Fast search"], "addedTypes": ["Explore"]}
+    text = "<system-reminder>\nAvailable agent types for the Agent tool:\n- Explore: Fast search\n</system-reminder>"
+    recs = [
+        attachment("al", None, listing, rendered=text if rendered else None, version=version),
+        user("u0", "al", "run the checks", sec=1, version=version),
+    ]
+    parent = "u0"
+    for k in range(1, 6):
+        call = tool_use(f"t{k}", "Bash", {"command": f"echo {k}"})
+        recs.append(assistant(f"a{k}", parent, [call], sec=2 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
+        recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=2 * k + 1, version=version))
+        parent = f"r{k}"
+    return Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+
+
+@pytest.mark.parametrize(
+    "version, caveat",
+    [("2.1.200", "Caveat: The messages below"), ("2.1.284", "Caveat: The messages below"), ("2.1.285", "The command below")],
+)
+def test_the_compact_commands_caveat_is_worded_as_the_release_wrote_it(tmp_path, version, caveat):
+    """The caveat before a /compact's own messages: 2.1.88's wording up to 2.1.284, the newer one from 2.1.285
+    (bisected with generated seed 147100 over 2.1.200-2.1.328)."""
+    res = compact(_bash_session_with_listing(tmp_path, version, rendered=_at(version, 268)), CompactRequest("compact"))
+    metas = [b for b in res.new_records if b.get("type") == "user" and b.get("isMeta")]
+    texts = [b["message"]["content"] for b in metas if "local-command-caveat" in str(b["message"]["content"])]
+    assert len(texts) == 1 and texts[0].startswith(f"<local-command-caveat>{caveat}"), texts
+
+
+@pytest.mark.parametrize(
+    "version, written",
+    [("2.1.267", []), ("2.1.268", ["date"]), ("2.1.269", ["session_context", "date"]), ("2.1.332", ["session_context", "date"])],
+)
+def test_an_automatic_compaction_records_the_sessions_context_as_the_release_did(tmp_path, version, written):
+    """What an automatic compaction writes of the session's context (bisected with seed 147100): nothing up to
+    2.1.267 (its requests carry the user context in no record), the date from 2.1.268, the session context from
+    2.1.269; the date's reminder role from 2.1.285."""
+    s = _bash_session_with_listing(tmp_path, version, rendered=_at(version, 268))
+    res = compact(s, CompactRequest("compact", trigger="auto"))
+    kinds = [(b.get("attachment") or {}).get("type") for b in res.new_records if b.get("type") == "attachment"]
+    assert [k for k in kinds if k in ("session_context", "date")] == written, kinds
+    date = next((b for b in res.new_records if (b.get("attachment") or {}).get("type") == "date"), None)
+    if date is not None:
+        assert ("renderedRole" in date) is _at(version, 285), date
+
+
+@pytest.mark.parametrize("version", ["2.1.200", "2.1.267", "2.1.268", "2.1.332"])
+def test_a_preview_before_2_1_268_says_what_the_release_adds_when_it_sends(tmp_path, version):
+    """Up to 2.1.267 Claude Code puts its user context before the first message of every request and renders its
+    attachments as it sends them, neither in any record (measured on 2.1.200: the round trip sent the agent listing
+    and the user context that inspector's preview lacked). The preview says so and is not called exact; from 2.1.268
+    it is, and a listing the release rendered into its record is among the messages sent."""
+    old = not _at(version, 268)
+    res = compact(_bash_session_with_listing(tmp_path, version, rendered=not old), CompactRequest("compact"))
+    assert res.api_messages is not None
+    assert res.api_messages_exact is (not old)
+    assert res.as_dict()["api_messages_exact"] is (not old)
+    notes = " ".join(res.notes)
+    assert ("user context" in notes) is old
+    assert ("renders attachments as it sends them" in notes and "agent_listing_delta" in notes) is old
+    sent = json.dumps(res.api_messages)
+    assert ("Available agent types" in sent) is (not old)
+    assert res.parameters["user_context_unrecorded"] is old

@@ -453,7 +453,9 @@ class WorkbenchScreen(Screen):
         block("Kept", res.kept_uuids)
         if res.api_messages is not None:
             out.append(
-                f"\nWhat Claude Code sends after `claude --resume`, before your prompt ({len(res.api_messages)} messages)\n",
+                f"\nWhat Claude Code sends after `claude --resume`, before your prompt ({len(res.api_messages)} messages"
+                + ("" if res.api_messages_exact else "; and what its release adds as it sends them: see the notes")
+                + ")\n",
                 style="bold",
             )
             for m in res.api_messages:
