@@ -87,6 +87,11 @@ REANNOUNCED = ("deferred_tools_delta", "agent_listing_delta", "skill_listing", "
 SKILLS_RELISTED_FROM = (2, 1, 304)
 ACCUMULATED = frozenset({"deferred_tools_delta", "agent_listing_delta", "skill_listing"})  # deltas: the state is all of them
 PTL_RATIO_FLOOR = 1.0
+# From 2.1.310 the tail a refusal keeps is sized with the gap scaled by the API's count against the rough one, plus the
+# summarize prompt; up to 2.1.309 from the gap alone, less the last round (read in the 2.1.200, 2.1.309 and 2.1.310
+# binaries; bisected with generated seed 147102, whose refusals by 1 token kept one round up to 2.1.309, three to
+# five from 2.1.310)
+REACTIVE_TAIL_SCALED_FROM = (2, 1, 310)
 # The length of 2.1.328's summarize instruction (characters, measured in the conformance runs' summarize requests), and
 # what "/compact <instructions>" adds to it ("\n\nAdditional Instructions:\n" + the text). Only its size matters here:
 # the kept tail after a refusal is sized with it.
@@ -588,6 +593,13 @@ TASK_TEXT = (
     "file to retrieve the result: {path} (if you cannot read it and do not already have its result, ask agent {id} with "
     "SendMessage)\n</system-reminder>"
 )
+# a finished agent's task_status by release (generated seed 147102 on 2.1.200-2.1.328, and the binaries): no text
+# recorded before 2.1.268 (rendered as sent); the offer to ask the agent from 2.1.327 (bisected: 2.1.326 ends at the
+# path); `canContinueAgent` from 2.1.293 (in the 2.1.293 binary, not in 2.1.292's)
+TASK_ASK_FROM = (2, 1, 327)
+TASK_CONTINUE_FROM = (2, 1, 293)
+EXITS_RECORDED_FROM = (2, 1, 277)  # the first release that writes a cost-state record as a process exits (bisected)
+TASK_TEXT_BEFORE_ASK = TASK_TEXT.split(" (if you cannot")[0] + "\n</system-reminder>"
 
 
 def _agent_finished(s: Any, agent_id: str, by: str | None) -> bool:
@@ -645,10 +657,11 @@ def notification_words(body: Mapping[str, Any]) -> str | None:
 def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The `task_status` attachments 2.1.328 writes after a compaction for the background agents its process
     started (bRs): every agent launched since the process began, in launch order, with the status it last
-    notified, else "completed" when its own transcript has its final reply by then, else "running" (each worded as
-    2.1.328 words it). Only in the process that launched them: a session compacted by a new process (at rest, or
-    resumed) has none; nor an agent whose notification came EVICT_AFTER_S or more before the compaction was asked
-    for (`asked`, else `now`): Claude Code has forgotten it by then."""
+    notified, else "completed" when its own transcript has its final reply by then, else "running" (each worded and
+    recorded as the session's release did: `_as_release_renders`, TASK_ASK_FROM, TASK_CONTINUE_FROM). Only in the
+    process that launched them: a session compacted by a new process (at rest, or resumed) has none; nor an agent
+    whose notification came EVICT_AFTER_S or more before the compaction was asked for (`asked`, else `now`): Claude
+    Code has forgotten it by then."""
     s = sl.session
     start = _process_start(sl)  # the compacting process began after it
     by = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
@@ -701,11 +714,19 @@ def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[d
         }
         if path is not None and tur.get("canReadOutputFile", True):
             att["outputFilePath"] = path
-        att["canContinueAgent"] = bool(tur.get("canContinueAgent", True))
-        text = (TASK_TEXT if st == "completed" else RUNNING_TEXT).format(
+        if at_or_after(s.version, TASK_CONTINUE_FROM):
+            att["canContinueAgent"] = bool(tur.get("canContinueAgent", True))
+        finished = TASK_TEXT if at_or_after(s.version, TASK_ASK_FROM) else TASK_TEXT_BEFORE_ASK
+        text = (finished if st == "completed" else RUNNING_TEXT).format(
             id=aid, status=st, description=tur.get("description"), path=path
         )
-        out.append({"attachment": att, "renderedRole": "system", "rendered": [{"content": text}]})
+        out.append(_as_release_renders({"attachment": att}, text, s.version))
+    if out and not at_or_after(s.version, EXITS_RECORDED_FROM):
+        notes.append(
+            f"Claude Code {s.version} records no process's end (a cost-state record, from 2.1.277): the {len(out)} "
+            "background agent(s) re-announced are those launched since the file began, as if one process compacted; "
+            "a process resumed since would announce none of them"
+        )
     return out, notes
 
 
@@ -1068,24 +1089,26 @@ def split_reactive(
     elif r > 3:
         sizes = [sum(rough_record(s.body(i)) for i in g) for g in groups]
         total = sum(sizes)
-        sys_rough = system if isinstance(system, int) else rough_328(system if system is not None else _system_prompt_text(s))
-        ratio = max(PTL_RATIO_FLOOR, (actual - sys_rough) / total) if total > 0 else 1.0
-        extra = INSTRUCTIONS_HEADER_CHARS + js_len(instructions) if instructions else 0
-        prompt = js_round((SUMMARIZE_PROMPT_CHARS + extra) / 4)
         gap = actual - limit
+        if at_or_after(s.version, REACTIVE_TAIL_SCALED_FROM):
+            sys_rough = system if isinstance(system, int) else rough_328(system if system is not None else _system_prompt_text(s))
+            ratio = max(PTL_RATIO_FLOOR, (actual - sys_rough) / total) if total > 0 else 1.0
+            extra = INSTRUCTIONS_HEADER_CHARS + js_len(instructions) if instructions else 0
+            prompt = js_round((SUMMARIZE_PROMPT_CHARS + extra) / 4)
+        else:  # the gap as the API counts it, less the last round (2.1.200's and 2.1.309's code)
+            ratio, prompt = 1.0, 0
         need = gap / ratio + prompt - sizes[-1]
         if need > 0:
             more = _halve_walk(sizes, r - 1, need)
             keep = 1 + more
-            why = (
+            sized = (
                 f"the refusal's gap of {gap:,} tokens is {gap / ratio:,.0f} in the local estimate (the API counts {ratio:.1f}× "
-                f"it), plus {prompt:,} for the summarize prompt, less the last round's {sizes[-1]:,}: {need:,.0f} to free, "
-                f"so {keep} of {r} rounds are kept"
-                + (
-                    " (half the rounds: covering it would take nearly all)"
-                    if more == max(1, (r - 1) // 2) and more < r - 2
-                    else ""
-                )
+                f"it), plus {prompt:,} for the summarize prompt"
+                if prompt
+                else f"the refusal's gap of {gap:,} tokens (as this release sizes it: no ratio, no summarize prompt)"
+            )
+            why = f"{sized}, less the last round's {sizes[-1]:,}: {need:,.0f} to free, so {keep} of {r} rounds are kept" + (
+                " (half the rounds: covering it would take nearly all)" if more == max(1, (r - 1) // 2) and more < r - 2 else ""
             )
         else:
             why = f"the refusal's gap fits in what the summary frees: the last of {r} rounds is kept"
@@ -1243,13 +1266,20 @@ UNRENDERED_NOTE = (
 
 def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None, version: str | None) -> dict[str, Any]:
     day = factory.now.astimezone().date().isoformat() if factory.now.tzinfo else factory.now.date().isoformat()
-    body: dict[str, Any] = {
-        "attachment": {"type": "date", "date": day},
-        "rendered": [{"content": f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"}],
-    }
-    if at_or_after(version, RENDERED_ROLE_FROM):
-        body["renderedRole"] = "system"
+    body = _as_release_renders(
+        {"attachment": {"type": "date", "date": day}}, f"<system-reminder>\nToday's date is {day}.\n</system-reminder>", version
+    )
     return _copy_attachment(factory, tmpl, parent, body)
+
+
+def _as_release_renders(body: dict[str, Any], text: str, version: str | None) -> dict[str, Any]:
+    """An attachment `body` that a release sends as `text` with the system role, as the release records it: the text
+    from 2.1.268 (before, it renders the attachment as it sends it), the role from 2.1.285."""
+    if at_or_after(version, ATTACHMENTS_RENDERED_FROM):
+        body["rendered"] = [{"content": text}]
+        if at_or_after(version, RENDERED_ROLE_FROM):
+            body["renderedRole"] = "system"
+    return body
 
 
 ENVELOPE_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")

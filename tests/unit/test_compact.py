@@ -802,3 +802,19 @@ def test_a_preview_before_2_1_268_says_what_the_release_adds_when_it_sends(tmp_p
     sent = json.dumps(res.api_messages)
     assert ("Available agent types" in sent) is (not old)
     assert res.parameters["user_context_unrecorded"] is old
+
+
+@pytest.mark.parametrize("version, rounds", [("2.1.200", 1), ("2.1.309", 1), ("2.1.310", None), ("2.1.332", None)])
+def test_the_tail_a_refusal_keeps_is_sized_as_the_release_sized_it(tmp_path, version, rounds):
+    """A refusal by one token: up to 2.1.309 the tail is sized from the gap alone (less the last round), so the last
+    round is kept; from 2.1.310 with the summarize prompt too (its ~1,600 rough tokens are more than these rounds),
+    so more are kept (read in the 2.1.200, 2.1.309 and 2.1.310 binaries; generated seed 147102 kept one round of
+    eight messages on 2.1.200, three to five on 2.1.328)."""
+    s = _bash_session_with_listing(tmp_path, version, rendered=_at(version, 268))
+    res = compact(s, CompactRequest("reactive", refused_at=100_000, prompt_tokens=100_001))
+    kept = res.parameters["kept_rounds"]
+    if rounds is None:
+        assert kept > 1, res.notes
+    else:
+        assert kept == rounds, res.notes
+    assert any(("summarize prompt" in n) is (rounds is None) for n in res.notes if "refused" in n)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
+import pytest
 
 from inspector.compact.base import make_slice
 from inspector.compact.engine import EVICT_AFTER_S, task_statuses
@@ -20,15 +21,15 @@ def _at(seconds: float) -> str:
     return (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z"
 
 
-def _session(tmp_path: Path, notified: dict[str, float], idle: frozenset[str] = frozenset()) -> Session:
-    """A 2.1.332 session that launches one background agent per entry and is told each ended at its time (s): as the
+def _session(tmp_path: Path, notified: dict[str, float], idle: frozenset[str] = frozenset(), version: str = "2.1.332") -> Session:
+    """A session (of `version`, 2.1.332 unless said) that launches one background agent per entry and is told each ended at its time (s): as the
     model works (a queued command), or, for the agents in `idle`, as a turn of its own (a user record)."""
     recs: list[dict] = []
     parent = None
 
     def add(rec: dict, t: float) -> None:
         nonlocal parent
-        rec.update(uuid=f"u{len(recs):03d}", parentUuid=parent, sessionId="s1", version="2.1.332", timestamp=_at(t))
+        rec.update(uuid=f"u{len(recs):03d}", parentUuid=parent, sessionId="s1", version=version, timestamp=_at(t))
         rec.setdefault("cwd", "/w")
         recs.append(rec)
         parent = rec["uuid"]
@@ -125,3 +126,30 @@ def test_an_agent_told_while_the_model_was_idle_is_forgotten_too(tmp_path: Path)
     s = _session(tmp_path, {"a1": 10.0, "a2": 14.0}, idle=frozenset({"a1"}))
     assert _announced(s, 10.0 + EVICT_AFTER_S + 2) == ["a2"]
     assert _announced(s, 10.0 + EVICT_AFTER_S - 0.5) == ["a1", "a2"]
+
+
+@pytest.mark.parametrize(
+    "version, rendered, role, ask, cont, said",
+    [
+        ("2.1.200", False, False, False, False, True),
+        ("2.1.284", True, False, False, False, False),
+        ("2.1.292", True, True, False, False, False),
+        ("2.1.293", True, True, False, True, False),
+        ("2.1.327", True, True, True, True, False),
+    ],
+)
+def test_a_finished_agent_is_re_announced_as_the_release_recorded_it(tmp_path, version, rendered, role, ask, cont, said):
+    """The task_status of a finished agent by release (generated seed 147102 on 2.1.200-2.1.328, and the binaries):
+    no text before 2.1.268 (Claude Code renders it as it sends it), the reminder's role from 2.1.285,
+    `canContinueAgent` from 2.1.293, the offer to ask the agent from 2.1.327; a release that records no process's
+    end (before 2.1.277) is said to be read as one process."""
+    s = _session(tmp_path, {"a1": 10.0}, version=version)
+    out, notes = task_statuses(make_slice(s, s.records[-2].uuid), None)
+    (a,) = out
+    assert ("rendered" in a) is rendered and ("renderedRole" in a) is role
+    assert ("canContinueAgent" in a["attachment"]) is cont
+    if rendered:
+        text = a["rendered"][0]["content"]
+        assert text.startswith("<system-reminder>\nTask a1 (type: local_agent) (status: completed)")
+        assert ("ask agent a1 with SendMessage" in text) is ask, text
+    assert any("records no process's end" in n for n in notes) is said
