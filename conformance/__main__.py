@@ -115,9 +115,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar=("PROBE", "LO", "HI"),
         help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
         "enforce-sonnet-4-6, leaf, leaf-order, leaf-named, leaf-thinking, unanswered-call, repair, repair-order, "
-        "analysis, iterations, settings-auto-compact, settings-window, env-window: conformance.matrix.PROBES); recorded "
+        "enforce-sonnet-5, analysis, iterations, settings-auto-compact, settings-window, env-window: "
+        "conformance.matrix.PROBES); recorded "
         "in inspector/claude/era_matrix.json",
     )
+    ap.add_argument(
+        "--catalog",
+        action="store_true",
+        help="the first release (from 2.1.159) whose code names each model of inspector's catalog, bisected over "
+        "npm's releases (conformance/catalog.py); recorded in inspector/claude/first_named.json",
+    )
+    ap.add_argument("--catalog-up-to", metavar="VERSION", help="with --catalog: the newest release to check")
     ap.add_argument(
         "--random",
         type=int,
@@ -213,6 +221,11 @@ def main(argv: list[str] | None = None) -> int:
         v, model, sizes = args.repl
         got = repl_run(install(v, log=lambda m: print(m, file=sys.stderr)), model, tuple(int(x) for x in sizes.split(",")))
         print(json.dumps({k: got[k] for k in ("version", "model", "requests", "compacted_after_usage")}))
+        return 0
+    if args.catalog:
+        from conformance import catalog
+
+        catalog.run(args.catalog_up_to, log=lambda m: print(m, file=sys.stderr))
         return 0
     if args.bisect:
         from conformance import matrix

@@ -1164,6 +1164,12 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     ),
     "enforce-sonnet-4-5": (_enforces("claude-sonnet-4-5"), "whether claude-sonnet-4-5 compacts at its threshold", "cells"),
     "enforce-sonnet-4-6": (_enforces("claude-sonnet-4-6"), "whether claude-sonnet-4-6 compacts at its threshold", "cells"),
+    "enforce-sonnet-5": (
+        _enforces("claude-sonnet-5"),
+        "whether claude-sonnet-5 compacts at a 200,000 window's threshold (unknown to the catalog, then a 200,000 "
+        "window, then a native 1M one)",
+        "cells",
+    ),
     "leaf": (_leaf_trailing, "--resume continues from a trailing bookkeeping record (before: from the last message)", "release"),
     "leaf-order": (
         _verdict("leaf-order", leaf_order_rule, ("the last written",), ("the newest stamped",)),

@@ -157,6 +157,13 @@ def lookup(version: str | None, model: str | None) -> Lookup:
         )
     r = below[-1]
     c = cells().get((r, name))
+    if c is None and name is not None and "[1m]" not in name:
+        from inspector.claude.models import unknown_to
+
+        if unknown_to(name, v) is not None:  # a model the session's release did not know yet: its unknown models' cell
+            c = cells().get((r, UNKNOWN_MODEL))
+            if c is not None:
+                name = UNKNOWN_MODEL
     if r == v:
         where = f"measured on the {show_version(r)} binary"
     elif r == rel[-1]:

@@ -193,6 +193,38 @@ def model_id(name: str | None) -> str | None:
     return m.id if m else None
 
 
+NAMED = DATA.with_name("first_named.json")
+
+
+@lru_cache(maxsize=1)
+def _first_named() -> tuple[dict[str, tuple[int, int, int] | None], tuple[int, int, int], tuple[int, int, int] | None]:
+    """(model id -> the first release whose code names it, None: none checked does; the first release checked, the
+    catalog era's; the newest release checked), read from the releases' code (`python -m conformance --catalog`)."""
+    try:
+        doc = orjson.loads(NAMED.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}, (9999, 0, 0), None
+    out = {k: (_version(v) if isinstance(v, str) else None) for k, v in (doc.get("models") or {}).items()}
+    up_to = doc.get("checked_up_to")
+    return out, _version(str(doc.get("checked_from"))), (_version(up_to) if isinstance(up_to, str) else None)
+
+
+def unknown_to(model_name: str | None, version: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
+    """The first release that knew a catalog model, when the release `version` (of the catalog era, which sizes
+    windows from its own catalog) came before it: to that release the model is an unknown one. None when the release
+    knew it, came before the catalog era (its windows follow fixed rules), or the release or the model is not known."""
+    m = model(model_name)
+    if m is None or version is None:
+        return None
+    named, start, up_to = _first_named()
+    if m.id not in named or version < start:
+        return None
+    first = named[m.id]
+    if first is None:
+        return (9999, 0, 0) if up_to is not None and version <= up_to else None
+    return first if version < first else None
+
+
 def catalog(model_name: str | None) -> CatalogModel | None:
     """The 2.1.328 catalog's entry of a model, or None when the catalog does not list it."""
     m = model(model_name)

@@ -87,6 +87,10 @@ REANNOUNCED = ("deferred_tools_delta", "agent_listing_delta", "skill_listing", "
 SKILLS_RELISTED_FROM = (2, 1, 304)
 ACCUMULATED = frozenset({"deferred_tools_delta", "agent_listing_delta", "skill_listing"})  # deltas: the state is all of them
 PTL_RATIO_FLOOR = 1.0
+# A rapid refill (the context back at the threshold within 3 tool rounds of an automatic compaction) keeps nothing
+# from 2.1.307 (`keepNoRound`: in the 2.1.307 binary, not in 2.1.306's; 2.1.238 kept the last round of each of
+# generated seed 149000's rapid refills, 2.1.200 of seed 147103's)
+KEEP_NO_ROUND_FROM = (2, 1, 307)
 # From 2.1.310 the tail a refusal keeps is sized with the gap scaled by the API's count against the rough one, plus the
 # summarize prompt; up to 2.1.309 from the gap alone, less the last round (read in the 2.1.200, 2.1.309 and 2.1.310
 # binaries; bisected with generated seed 147102, whose refusals by 1 token kept one round up to 2.1.309, three to
@@ -1368,7 +1372,8 @@ def engine_compact(
                     "context back at the threshold within 3 tool rounds of each compaction), and it stops "
                     'with "Autocompact is thrashing"'
                 )
-            if refills and not blocked:  # at the blocking limit it keeps a tail as ever (keepNoRound is off then)
+            # at the blocking limit it keeps a tail as ever (keepNoRound is off then); before 2.1.307 it always does
+            if refills and not blocked and at_or_after(s.version, KEEP_NO_ROUND_FROM):
                 keep_none = True
                 split = Split(
                     list(msgs),

@@ -347,14 +347,20 @@ def _raises_small_windows(version: str | None) -> bool:
     return answer_at("env-window-floor", version) is not False
 
 
-def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str, int, int]:
+def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = None) -> tuple[int, str, str, int, int]:
     """2.1.159+ (measured on 2.1.328, format-2.1.3xx.md §1.1-1.2): (model window, why, window source,
-    default max output, upper max output)."""
+    default max output, upper max output). A model the release `version` did not know yet (its code does not name it:
+    `models.unknown_to`) is an unknown model to it."""
     from inspector.claude.models import model as registry_model
+    from inspector.claude.models import unknown_to
+    from inspector.claude.release import parse_version, show_version
 
     model = (s.model or "").lower()
     entry = registry_model(model)
     cm = entry.catalog if entry is not None else None
+    later = unknown_to(model, parse_version(version)) if cm is not None else None
+    if later is not None:
+        cm = None
     suffix = "[1m]" in model
     default_out, upper_out = (cm.max_output, cm.max_output_upper) if cm else max_output_limits(s.model)
     one_m = False
@@ -364,6 +370,9 @@ def _catalog_window(s: Settings, peak_usage: int | None) -> tuple[int, str, str,
     elif cm is None:
         window = s.max_context_tokens or (MODEL_CONTEXT_WINDOW_DEFAULT if s.disable_1m else ONE_MILLION)
         why = "CLAUDE_CODE_MAX_CONTEXT_TOKENS (unknown model)" if s.max_context_tokens else "unknown model: 1M"
+        if later is not None:
+            first = "no release checked" if later[0] == 9999 else show_version(later)
+            why += f" (Claude Code {version} does not know {s.model}: its code first names it in {first})"
     elif cm.native_1m:
         window, why = (
             (MODEL_CONTEXT_WINDOW_DEFAULT, "native 1M model, CLAUDE_CODE_DISABLE_1M_CONTEXT")
@@ -502,7 +511,7 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
     era = rules.era
     source: str | None = None
     if era.windows == "catalog":
-        model_window, why, source, default_out, upper_out = _catalog_window(s, peak_usage)
+        model_window, why, source, default_out, upper_out = _catalog_window(s, peak_usage, version)
         if s.output_slot_cap:
             default_out = min(default_out, CAPPED_DEFAULT_MAX_TOKENS)
         max_out = min(s.max_output_tokens, upper_out) if s.max_output_tokens is not None else default_out
@@ -653,6 +662,28 @@ def _as_1m(t: Thresholds, s: Settings, peak_usage: int | None, version: str | No
     return replace(one, model=s.model, window_source=source)
 
 
+def _served_by_today(s: Settings, version: str | None, window: int | None, peak_usage: int | None) -> str | None:
+    """Why a response past the window a release counted says nothing of a setting, or None: the release counted a
+    smaller window than the model has (today's catalog), natively, which the API serves: the model came out after the
+    release (an unknown model to it, `models.unknown_to`: 2.1.200 counted 200,000 for claude-mythos-5-2 and sent a
+    360,000-token request, seed 147103), or the release's catalog gave it less (2.1.197-2.1.284 count 200,000 for
+    claude-sonnet-5, 1M natively: the era matrix; 2.1.200 compacted it at 204,069 in the same run)."""
+    from inspector.claude.models import catalog, unknown_to
+    from inspector.claude.release import parse_version, show_version
+
+    if window is None or peak_usage is None or peak_usage <= window or "[1m]" in (s.model or "").lower():
+        return None
+    real = catalog(s.model)
+    if real is None or not real.native_1m or real.window <= window:
+        return None
+    later = unknown_to(s.model, parse_version(version))
+    counted = f"a model it does not know (first named in {show_version(later)})" if later else "this model"
+    return (
+        f"a response used {peak_usage:,} tokens, more than the {window:,} window Claude Code {version} counts for "
+        f"{counted}: the API served {s.model}'s own {real.window:,}"
+    )
+
+
 def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: int | None = None) -> Thresholds:
     """The formula's numbers checked against what the release's own binary did (the era matrix): where they disagree,
     the binary's are used and the rules say so. A session whose usage passed the window its model gets by default
@@ -679,7 +710,11 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
     if c.blocks and c.blocking_usage is not None:
         m_block = t.blocking if _near(t.blocking, c.blocking_usage) else _round_limit(c.blocking_usage)
     window = _implied_window(t, m_auto, m_block)
-    if window is not None and peak_usage is not None and peak_usage > window and s.one_m is not False:
+    served = _served_by_today(s, version, window, peak_usage)
+    if served:
+        ch["served_past"] = True
+        said.append(served)
+    elif window is not None and peak_usage is not None and peak_usage > window and s.one_m is not False:
         if s.model and not one_m and lookup(version, s.model + "[1m]").cell is not None:
             return _as_1m(
                 t,
@@ -729,6 +764,11 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
             if window is not None and window != t.model_window:
                 unenforced = window - t.reserved - AUTOCOMPACT_BUFFER_TOKENS
             ch.update(enforced=False, auto_compact=None, unenforced_threshold=unenforced)
+            if unenforced is not None and unenforced != formula_auto:  # the warning follows the threshold (base)
+                ch.update(
+                    warning=max(0, unenforced - WARNING_THRESHOLD_BUFFER_TOKENS),
+                    error=max(0, unenforced - ERROR_THRESHOLD_BUFFER_TOKENS),
+                )
             if c.blocks_with_defaults and c.threshold_usage is None:
                 said.append("it never compacted on its own: it refused to send the request itself first")
             else:

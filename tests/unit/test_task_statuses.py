@@ -22,8 +22,9 @@ def _at(seconds: float) -> str:
 
 
 def _session(tmp_path: Path, notified: dict[str, float], idle: frozenset[str] = frozenset(), version: str = "2.1.332") -> Session:
-    """A session (of `version`, 2.1.332 unless said) that launches one background agent per entry and is told each ended at its time (s): as the
-    model works (a queued command), or, for the agents in `idle`, as a turn of its own (a user record)."""
+    """A session (of `version`, 2.1.332 unless said) that launches one background agent per entry and is told each
+    ended at its time (s): as the model works (a queued command), or, for the agents in `idle`, as a turn of its own
+    (a user record)."""
     recs: list[dict] = []
     parent = None
 

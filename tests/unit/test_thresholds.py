@@ -307,3 +307,55 @@ def test_a_settings_window_below_100k_is_ignored_not_raised(tmp_path, settings):
     env = Settings.from_environment({"CLAUDE_CONFIG_DIR": str(cfg), "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "60000"})
     t = thresholds(dataclasses.replace(env, model="claude-sonnet-4-5"), version="2.1.328")
     assert (t.enforced, t.context_window, t.auto_compact) == (True, 100_000, 67_000)
+
+
+def _named() -> dict[str, str]:
+    from inspector.claude.models import NAMED
+
+    return {k: v for k, v in orjson.loads(NAMED.read_bytes())["models"].items() if v and v != "2.1.159"}
+
+
+def test_the_catalog_era_knows_each_model_from_the_release_whose_code_first_names_it():
+    """A model the session's release did not know (its code first names it later: conformance/catalog.py bisected
+    npm's releases) is an unknown model to that release (2.1.200 ran claude-mythos-5-2, first named in 2.1.321, with
+    no enforced threshold, as its unknown models: generated seed 147103), and a catalog model from that release on."""
+    from inspector.claude.models import unknown_to
+    from inspector.claude.release import parse_version
+    from inspector.claude.versions import rules_for
+
+    named = _named()
+    assert named["claude-mythos-5-2"] == "2.1.321" and named["claude-sonnet-5"] == "2.1.197"
+    for model, first in named.items():
+        v = parse_version(first)
+        before = f"{v[0]}.{v[1]}.{v[2] - 1}"
+        assert rules_for(before).era.windows == "catalog"
+        assert unknown_to(model, parse_version(before)) == v
+        assert unknown_to(model, v) is None
+        old = thresholds(Settings(model=model), None, before, measured=False)
+        new = thresholds(Settings(model=model), None, first, measured=False)
+        assert f"does not know {model}" in old.window_source, old.window_source
+        assert "does not know" not in new.window_source, new.window_source
+    # a release before the catalog era sizes windows by its fixed rules, whatever the model
+    assert unknown_to("claude-sonnet-5", parse_version("2.1.100")) is None
+    assert "does not know" not in thresholds(Settings(model="claude-sonnet-5"), None, "2.1.100").window_source
+
+
+@pytest.mark.parametrize(
+    "model, peak, enforced",
+    [("claude-sonnet-5", 204_000, True), ("claude-mythos-5-2", 360_000, False)],
+)
+def test_a_release_that_counted_less_than_the_models_window_was_served_past_it(model, peak, enforced):
+    """2.1.200 counts 200,000 for claude-sonnet-5 (its catalog; 1M natively today: the era matrix measured 2.1.197 and
+    2.1.284 compacting it at 167,000) and for claude-mythos-5-2 (unknown to it); the API serves either model's 1M. A
+    response past 200,000 is that, not a setting: the measured numbers stay (generated seed 147103: 2.1.200 compacted
+    claude-sonnet-5 at 204,069 and ran claude-mythos-5-2 to 360,000 without a threshold)."""
+    t = thresholds(Settings(model=model), peak_usage=peak, version="2.1.200")
+    assert t.context_window == 200_000 and t.served_past, t.window_source
+    assert t.enforced is enforced
+    threshold = t.auto_compact if enforced else t.unenforced_threshold
+    assert threshold is not None and 166_000 <= threshold <= 168_000
+    assert t.warning == threshold - 20_000
+    assert "the API served" in t.measured
+    # today's release knows both as 1M models: nothing is served past
+    today = thresholds(Settings(model=model), peak_usage=peak, version="2.1.332")
+    assert today.context_window == 1_000_000 and not today.served_past
