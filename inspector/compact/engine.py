@@ -1264,7 +1264,8 @@ USER_CONTEXT_NOTE = (
 ATTACHMENTS_RENDERED_FROM = DATE_WRITTEN_FROM
 UNRENDERED_NOTE = (
     "Claude Code {version} renders attachments as it sends them and records no text for them: the preview's messages "
-    "leave out these {n} ({kinds}), so they are not exactly what a resume sends; the size after counts them by their JSON."
+    "leave out {n} attachment(s) ({kinds}), so they are not exactly what a resume sends; the size after counts them by "
+    "their JSON."
 )
 
 
