@@ -691,15 +691,21 @@ def test_the_skills_are_listed_again_after_a_compaction_from_2_1_304(tmp_path, v
     assert ("skill_listing" in kinds) is relisted, kinds
 
 
-def _summary_of_a_bash_session(tmp_path, version):
-    """A compaction (keeping the last round) of five Bash calls written by `version`, and its summary message's text."""
-    recs = [user("u0", None, "run the checks", sec=1, version=version)]
-    parent = "u0"
+def _five_bash_rounds(parent, version):
+    """Five rounds of one Bash call and its result, written by `version`, after the record `parent`."""
+    recs = []
     for k in range(1, 6):
         call = tool_use(f"t{k}", "Bash", {"command": f"echo {k}"})
         recs.append(assistant(f"a{k}", parent, [call], sec=2 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
         recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=2 * k + 1, version=version))
         parent = f"r{k}"
+    return recs
+
+
+def _summary_of_a_bash_session(tmp_path, version):
+    """A compaction (keeping the last round) of five Bash calls written by `version`, and its summary message's text."""
+    recs = [user("u0", None, "run the checks", sec=1, version=version)]
+    recs += _five_bash_rounds("u0", version)
     res = compact(Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs)), CompactRequest("compact"))
     summary = next(b for b in res.new_records if b.get("isCompactSummary"))
     content = summary["message"]["content"]
@@ -746,12 +752,7 @@ def _bash_session_with_listing(tmp_path, version, rendered):
         attachment("al", None, listing, rendered=text if rendered else None, version=version),
         user("u0", "al", "run the checks", sec=1, version=version),
     ]
-    parent = "u0"
-    for k in range(1, 6):
-        call = tool_use(f"t{k}", "Bash", {"command": f"echo {k}"})
-        recs.append(assistant(f"a{k}", parent, [call], sec=2 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
-        recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=2 * k + 1, version=version))
-        parent = f"r{k}"
+    recs += _five_bash_rounds("u0", version)
     return Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
 
 
