@@ -242,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs=args.jobs,
             only=args.only,
             probe_versions=None if args.release else list(matrix.PROBE_RELEASES),
+            newer=not args.model,
         )
     if args.resume:
         return resume_main(args)

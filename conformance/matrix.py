@@ -88,6 +88,22 @@ MODELS = (
     "claude-opus-5[1m]",
     "claude-foo-1",
 )
+# the catalog's newer models, measured on the catalog-era releases of the matrix (2.1.159 and later: `--model` each,
+# `--release` each): their windows moved with the releases (claude-opus-4-8 200,000 from 2.1.219, 1M from 2.1.285;
+# claude-mythos-5-2 an unknown model's 200,000 until 2.1.321), and a session's model must be looked up as its release
+# ran it
+NEWER_MODELS = (
+    "claude-opus-4-8",
+    "claude-opus-5-5",
+    "claude-sonnet-5-5",
+    "claude-haiku-5-5",
+    "claude-fable-5",
+    "claude-fable-5-1",
+    "claude-fable-5-2",
+    "claude-mythos-5",
+    "claude-mythos-5-1",
+    "claude-mythos-5-2",
+)
 CAP = 2_100_000  # the largest context probed: above every window any release gives
 POINTS = 24  # sizes tested in one run
 PROMPT = "run the checks"
@@ -506,14 +522,21 @@ def main(
     extras: bool = True,
     only: str | None = None,
     probe_versions: list[str] | None = None,
+    newer: bool = False,
 ) -> int:
-    """Measure the cells of `versions` × `models`, then the per-release probes of `versions` and `probe_versions`."""
+    """Measure the cells of `versions` × `models` (and `NEWER_MODELS` on the catalog-era releases when `newer`),
+    then the per-release probes of `versions` and `probe_versions`."""
     claudes = [install(v, log=lambda m: print(m, file=sys.stderr)) for v in versions]
     probe_claudes = claudes + [
         install(v, log=lambda m: print(m, file=sys.stderr)) for v in probe_versions or () if v not in versions
     ]
     if only in (None, "cells"):
-        todo = [(claude, m) for claude in claudes for m in models]
+        catalog_era = _vkey("2.1.159")
+        todo = [
+            (claude, m)
+            for claude in claudes
+            for m in [*models, *(x for x in NEWER_MODELS if newer and _vkey(claude.version) >= catalog_era and x not in models)]
+        ]
 
         def one(item: tuple[Claude, str]) -> dict[str, Any]:
             claude, m = item
