@@ -471,7 +471,7 @@ def api_messages(
     def flush_system() -> None:
         if not pending:
             return
-        text = "\n\n".join(_bare(t) if style == "system-bare" else t for t in pending)
+        text = "\n\n".join(pending)
         pending.clear()
         if out and out[-1].role == "system":
             out[-1].text = f"{out[-1].text}\n\n{text}"
@@ -504,7 +504,14 @@ def api_messages(
             else:
                 out.append(new)
         elif system_turns and it.system:
-            pending.extend(b["text"] for b in it.blocks)
+            # one attachment's entries (a re-attached file's call and result) are one reminder, joined by a newline:
+            # 2.1.285-2.1.317 send a file's in the system role (seed 150000 on 2.1.315; from 2.1.318 in the user's)
+            texts = [b["text"] for b in it.blocks]
+            if len(texts) > 1:  # (in the wrapped style too, one wrapper around them: seed 150001 on 2.1.290)
+                joined = "\n".join(_bare(t) for t in texts)
+                pending.append(joined if style == "system-bare" else f"<system-reminder>\n{joined}\n</system-reminder>")
+            else:
+                pending.append(_bare(texts[0]) if style == "system-bare" else texts[0])
         else:
             texts = [b["text"] for b in it.blocks]
             if last is not None and last.role == "user":

@@ -85,6 +85,13 @@ REANNOUNCED = ("deferred_tools_delta", "agent_listing_delta", "skill_listing", "
 # 2.1.300, 2.1.200, 2.1.163 write the file, agent, environment and model attachments after the boundary, no skill
 # listing; 2.1.304, 2.1.305, 2.1.307, 2.1.314 and 2.1.328 write one)
 SKILLS_RELISTED_FROM = (2, 1, 304)
+def form_version(s: Any) -> str | None:
+    """The release whose forms and rules a compaction by this engine follows: the session's own where its release had
+    the engine (2.1.159 and later), else today's (None): a what-if on an older session is resumed by today's Claude
+    Code, which writes, sends and sizes as today's does."""
+    return s.version if TAIL in rules_for(s.version).era.strategies else None
+
+
 ACCUMULATED = frozenset({"deferred_tools_delta", "agent_listing_delta", "skill_listing"})  # deltas: the state is all of them
 PTL_RATIO_FLOOR = 1.0
 # A rapid refill (the context back at the threshold within 3 tool rounds of an automatic compaction) keeps nothing
@@ -316,7 +323,7 @@ def reannouncements(
     for kind in REANNOUNCED:
         if kind in in_kept and kind not in ACCUMULATED:
             continue
-        if kind == "skill_listing" and not at_or_after(s.version, SKILLS_RELISTED_FROM):
+        if kind == "skill_listing" and not at_or_after(form_version(s), SKILLS_RELISTED_FROM):
             continue  # not listed again after a compaction by this release
         if kind == "deferred_tools_delta" and defers is False:
             if _attachments_of(s, history, kind):
@@ -718,20 +725,38 @@ def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[d
         }
         if path is not None and tur.get("canReadOutputFile", True):
             att["outputFilePath"] = path
-        if at_or_after(s.version, TASK_CONTINUE_FROM):
+        if at_or_after(form_version(s), TASK_CONTINUE_FROM):
             att["canContinueAgent"] = bool(tur.get("canContinueAgent", True))
-        finished = TASK_TEXT if at_or_after(s.version, TASK_ASK_FROM) else TASK_TEXT_BEFORE_ASK
+        finished = TASK_TEXT if at_or_after(form_version(s), TASK_ASK_FROM) else TASK_TEXT_BEFORE_ASK
         text = (finished if st == "completed" else RUNNING_TEXT).format(
             id=aid, status=st, description=tur.get("description"), path=path
         )
-        out.append(_as_release_renders({"attachment": att}, text, s.version))
-    if out and not at_or_after(s.version, EXITS_RECORDED_FROM):
+        out.append(_as_release_renders({"attachment": att}, text, form_version(s)))
+    if out and not at_or_after(form_version(s), EXITS_RECORDED_FROM):
         notes.append(
             f"Claude Code {s.version} records no process's end (a cost-state record, from 2.1.277): the {len(out)} "
             "background agent(s) re-announced are those launched since the file began, as if one process compacted; "
             "a process resumed since would announce none of them"
         )
     return out, notes
+
+
+# A re-attached file's record by release (generated seeds 147100 and 150000 on 2.1.200-2.1.328): no text before
+# 2.1.268; the text without a role up to 2.1.284; sent in the system role 2.1.285-2.1.317 (its call and result joined
+# by a newline: wire.api_messages); in the user's, with `savedCopyFraming`, from 2.1.318 (bisected)
+FILE_AS_USER_FROM = (2, 1, 318)
+
+
+def _file_as_release_wrote(att: dict[str, Any], texts: list[str], version: str | None) -> dict[str, Any]:
+    if at_or_after(version, FILE_AS_USER_FROM):
+        att["savedCopyFraming"] = {"enveloped": False}
+        return {"attachment": att, "rendered": [{"content": t} for t in texts], "renderedRole": "user"}
+    body: dict[str, Any] = {"attachment": att}
+    if at_or_after(version, ATTACHMENTS_RENDERED_FROM):
+        body["rendered"] = [{"content": t} for t in texts]
+        if at_or_after(version, RENDERED_ROLE_FROM):
+            body["renderedRole"] = "system"
+    return body
 
 
 def _display_path(path: str, cwd: str | None) -> str:
@@ -866,8 +891,8 @@ def restored_file_bodies(
         numbered_text = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
         call = json.dumps({"file_path": st.path}, separators=(",", ":"), ensure_ascii=False)
         bodies.append(
-            {
-                "attachment": {
+            _file_as_release_wrote(
+                {
                     "type": "file",
                     "filename": st.path,
                     "content": {
@@ -881,14 +906,13 @@ def restored_file_bodies(
                         },
                     },
                     "displayPath": _display_path(st.path, s.cwd),
-                    "savedCopyFraming": {"enveloped": False},
                 },
-                "rendered": [
-                    {"content": f"<system-reminder>\nCalled the Read tool with the following input: {call}\n</system-reminder>"},
-                    {"content": f"<system-reminder>\nResult of calling the Read tool:\n{numbered_text}\n</system-reminder>"},
+                [
+                    f"<system-reminder>\nCalled the Read tool with the following input: {call}\n</system-reminder>",
+                    f"<system-reminder>\nResult of calling the Read tool:\n{numbered_text}\n</system-reminder>",
                 ],
-                "renderedRole": "user",
-            }
+                form_version(s),
+            )
         )
     notes = []
     if len(undated) > 1 and any(chosen for _, chosen in undated):
@@ -1094,7 +1118,7 @@ def split_reactive(
         sizes = [sum(rough_record(s.body(i)) for i in g) for g in groups]
         total = sum(sizes)
         gap = actual - limit
-        if at_or_after(s.version, REACTIVE_TAIL_SCALED_FROM):
+        if at_or_after(form_version(s), REACTIVE_TAIL_SCALED_FROM):
             sys_rough = system if isinstance(system, int) else rough_328(system if system is not None else _system_prompt_text(s))
             ratio = max(PTL_RATIO_FLOOR, (actual - sys_rough) / total) if total > 0 else 1.0
             extra = INSTRUCTIONS_HEADER_CHARS + js_len(instructions) if instructions else 0
@@ -1252,6 +1276,9 @@ def worded_for_model(rec: dict[str, Any], s: Any, model: str | None, latched: bo
 DATE_WRITTEN_FROM = (2, 1, 268)
 SESSION_CONTEXT_FROM = (2, 1, 269)
 RENDERED_ROLE_FROM = (2, 1, 285)
+# where a compaction that keeps a tail writes them: before its summary from 2.1.274, after its re-announcements before
+# (as any compaction that keeps nothing does; bisected with generated seed 150003, a refusal that kept 15 messages)
+CONTEXT_BEFORE_SUMMARY_FROM = (2, 1, 274)
 # up to 2.1.267 every request starts with the user context (CLAUDE.md files, today's date) as a reminder put before the
 # first message's blocks, written in no record (bisected with seed 147100: 2.1.267 sends it, 2.1.268 records the date)
 USER_CONTEXT_RECORDED_FROM = DATE_WRITTEN_FROM
@@ -1374,7 +1401,7 @@ def engine_compact(
                     'with "Autocompact is thrashing"'
                 )
             # at the blocking limit it keeps a tail as ever (keepNoRound is off then); before 2.1.307 it always does
-            if refills and not blocked and at_or_after(s.version, KEEP_NO_ROUND_FROM):
+            if refills and not blocked and at_or_after(form_version(s), KEEP_NO_ROUND_FROM):
                 keep_none = True
                 split = Split(
                     list(msgs),
@@ -1427,7 +1454,7 @@ def engine_compact(
         transcript_path=str(s.path.resolve()),
         directive=params.mode != "partial",
         kept_after=kept_after,
-        version=s.version,
+        version=form_version(s),
     )
     factory = factory or RecordFactory(s)
     tmpl = _envelope_template(sl)
@@ -1485,25 +1512,28 @@ def engine_compact(
     before_summary: list[dict[str, Any]] = []
     after_summary: list[dict[str, Any]] = []
     context_records: list[dict[str, Any]] = []
+    context_first = False
     # what Claude Code writes around a compaction that is not its result: the session's context and date, the remote
     # session and the system prompt's snapshot (auto), the /compact command's own messages (manual). Neither its
     # postTokens nor the room it leaves the earlier messages counts them (measured: inspector counted 160-167 tokens
     # more than 2.1.332's postTokens after every automatic compaction of 34 fresh runs, 108-116 after /compact)
     outside: list[dict[str, Any]] = []
     if auto:
-        if at_or_after(s.version, SESSION_CONTEXT_FROM):
+        if at_or_after(form_version(s), SESSION_CONTEXT_FROM):
             ctx = _latest_payload(s, "session_context", sl.point)
             context_records.append(
                 _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
             )
-        if at_or_after(s.version, DATE_WRITTEN_FROM):
-            context_records.append(_date_attachment(factory, tmpl, None, s.version))
+        if at_or_after(form_version(s), DATE_WRITTEN_FROM):
+            context_records.append(_date_attachment(factory, tmpl, None, form_version(s)))
         outside += context_records
-        if not keep_none:  # before the summary; with nothing kept, after the re-announcements (as 2.1.328 writes them)
+        # before the summary; with nothing kept, or up to 2.1.273, after the re-announcements (as 2.1.328 writes them)
+        context_first = not keep_none and at_or_after(form_version(s), CONTEXT_BEFORE_SUMMARY_FROM)
+        if context_first:
             before_summary += context_records
     elif params.mode == "compact":
         args = params.instructions or ""
-        after_summary.append(factory.user(tmpl, None, command_caveat(s.version), isMeta=True))
+        after_summary.append(factory.user(tmpl, None, command_caveat(form_version(s)), isMeta=True))
         after_summary.append(
             factory.user(
                 tmpl,
@@ -1526,7 +1556,7 @@ def engine_compact(
     if hooked:
         after_summary += [as_compact_hook(_copy_attachment(factory, tmpl, None, b), factory) for b in hooked]
         notes.append(hooks_note(len(hooked), written=True))
-    if keep_none:
+    if not context_first:
         after_summary += context_records
     if auto:
         remote = _latest_payload(s, "remote_session_change", sl.point)
@@ -1583,12 +1613,12 @@ def engine_compact(
     boundary["compactMetadata"]["postTokens"] = post_tokens
     unrendered = (
         []
-        if at_or_after(s.version, ATTACHMENTS_RENDERED_FROM)
+        if at_or_after(form_version(s), ATTACHMENTS_RENDERED_FROM)
         else [b for b in resumed if b.get("type") == "attachment" and "rendered" not in b and rough_attachment(b)]
     )
     after, how = tokens_after(s, est, sent, unrendered)
     notes.append(how)
-    context_unrecorded = not at_or_after(s.version, USER_CONTEXT_RECORDED_FROM)
+    context_unrecorded = not at_or_after(form_version(s), USER_CONTEXT_RECORDED_FROM)
     if context_unrecorded:
         notes.append(USER_CONTEXT_NOTE.format(version=s.version))
     if unrendered:

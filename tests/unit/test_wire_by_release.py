@@ -1,0 +1,110 @@
+"""What 2.1.159-2.1.327 releases write and send that 2.1.328 does otherwise, each bisected on the binaries with
+generated seeds (docs/binary-findings.md): a re-attached file's record, where an automatic compaction writes the
+session's context, and how a system-role reminder of several entries is sent."""
+
+from __future__ import annotations
+
+import pytest
+from builders import assistant, tool_result, tool_use, user
+from helpers import write_jsonl
+
+from inspector.claude.wire import api_messages
+from inspector.compact import CompactRequest, compact
+from inspector.transcript.session import Session
+
+CALL = "<system-reminder>\nCalled the Read tool with the following input: {}\n</system-reminder>"
+RESULT = "<system-reminder>\nResult of calling the Read tool:\n1\tone\n</system-reminder>"
+
+
+def _file_reminder() -> dict:
+    return {
+        "type": "attachment",
+        "attachment": {"type": "file", "filename": "/w/a.txt"},
+        "rendered": [{"content": CALL}, {"content": RESULT}],
+        "renderedRole": "system",
+    }
+
+
+@pytest.mark.parametrize(
+    "style, sent",
+    [
+        ("system-bare", "Called the Read tool with the following input: {}\nResult of calling the Read tool:\n1\tone"),
+        (
+            "system",
+            "<system-reminder>\nCalled the Read tool with the following input: {}\nResult of calling the Read tool:"
+            "\n1\tone\n</system-reminder>",
+        ),
+    ],
+)
+def test_the_entries_of_one_system_role_reminder_are_sent_as_one(style, sent):
+    """2.1.285-2.1.317 send a re-attached file's call and result in the system role, as one reminder joined by a
+    newline (2.1.315 seed 150000, bare; 2.1.290 seed 150001, wrapped once); two reminders are joined by a blank line."""
+    bodies = [
+        {"type": "user", "message": {"role": "user", "content": "go"}},
+        _file_reminder(),
+        {
+            "type": "attachment",
+            "attachment": {"type": "date"},
+            "rendered": [{"content": "<system-reminder>\nToday's date is 2026-12-07.\n</system-reminder>"}],
+            "renderedRole": "system",
+        },
+    ]
+    msgs = api_messages(bodies, style)
+    system = [m for m in msgs if m["role"] == "system"]
+    assert len(system) == 1
+    text = system[0]["content"] if isinstance(system[0]["content"], str) else system[0]["content"][0]["text"]
+    date = "Today's date is 2026-12-07." if style == "system-bare" else bodies[2]["rendered"][0]["content"]
+    assert text == f"{sent}\n\n{date}"
+
+
+def _read_session(tmp_path, version):
+    """A Read of a file, then four Bash rounds, written by `version`."""
+    recs = [user("u0", None, "read it", sec=1, version=version)]
+    recs.append(assistant("a0", "u0", [tool_use("t0", "Read", {"file_path": "/w/a.txt"})], sec=2, version=version))
+    r0 = tool_result("r0", "a0", "t0", "     1\tone\n", sec=3, version=version)
+    r0["toolUseResult"] = {
+        "type": "text",
+        "file": {"filePath": "/w/a.txt", "content": "one", "numLines": 1, "startLine": 1, "totalLines": 1},
+    }
+    recs.append(r0)
+    parent = "r0"
+    for k in range(1, 5):
+        call = tool_use(f"t{k}", "Bash", {"command": f"echo {k}"})
+        recs.append(assistant(f"a{k}", parent, [call], sec=2 * k + 2, version=version, usage=(1, 0, 20_000 * k, 10)))
+        recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=2 * k + 3, version=version))
+        parent = f"r{k}"
+    for r in recs:
+        r["cwd"] = "/w"
+    return Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+
+
+@pytest.mark.parametrize(
+    "version, rendered, role, framing",
+    [
+        ("2.1.200", False, None, False),
+        ("2.1.284", True, None, False),
+        ("2.1.317", True, "system", False),
+        ("2.1.318", True, "user", True),
+    ],
+)
+def test_a_re_attached_file_is_written_as_the_release_wrote_it(tmp_path, version, rendered, role, framing):
+    """No text before 2.1.268, no role up to 2.1.284, the system role 2.1.285-2.1.317, the user's with
+    `savedCopyFraming` from 2.1.318 (bisected with seed 150000; 2.1.200's, 2.1.268's and 2.1.328's records)."""
+    res = compact(_read_session(tmp_path, version), CompactRequest("compact"))
+    files = [b for b in res.new_records if (b.get("attachment") or {}).get("type") == "file"]
+    assert len(files) == 1, [b.get("attachment", {}).get("type") for b in res.new_records]
+    (f,) = files
+    assert ("rendered" in f) is rendered and f.get("renderedRole") == role
+    assert ("savedCopyFraming" in f["attachment"]) is framing
+
+
+@pytest.mark.parametrize("version, first", [("2.1.270", False), ("2.1.273", False), ("2.1.274", True), ("2.1.332", True)])
+def test_an_automatic_compaction_that_keeps_a_tail_writes_the_context_where_the_release_did(tmp_path, version, first):
+    """Before its summary from 2.1.274; after its re-announcements up to 2.1.273, as a compaction that keeps nothing
+    does (bisected with generated seed 150003, a refusal that kept 15 messages)."""
+    res = compact(_read_session(tmp_path, version), CompactRequest("compact", trigger="auto"))
+    assert res.kept_uuids
+    kinds = [(b.get("attachment") or {}).get("type") or b.get("type") for b in res.new_records]
+    summary = next(i for i, b in enumerate(res.new_records) if b.get("isCompactSummary"))
+    ctx = kinds.index("session_context")
+    assert (ctx < summary) is first, kinds
