@@ -114,7 +114,7 @@ def matches(res: Any, saved: Path, sent: list[dict[str, Any]]) -> tuple[bool, st
     thinking = thinking_of(res.parameters)
     effort = effort_of(res.parameters)
     after = Session.load(saved)
-    first_row = next((k for k, r in enumerate(after.records) if r.type == "api-request"), len(after.records))
+    first_row = _request_end(after)
     whole = _blocks(api_messages(sent_bodies(after, Conversation(after.records[:first_row]).chain), style, thinking, effort))
     got = _blocks(sent)
     if res.parameters.get("user_context_unrecorded"):
@@ -132,6 +132,19 @@ def matches(res: Any, saved: Path, sent: list[dict[str, Any]]) -> tuple[bool, st
     if _blocks(api_messages(sent_bodies(after, _chain_before_resume(after, res)), style, thinking, effort)) != preview:
         return False, "the saved chain sends other messages than the preview showed"
     return True, f"identical: the {len(preview)} previewed messages and the new turn ({len(got)} messages)"
+
+
+def _request_end(after: Any) -> int:
+    """Where the records the resumed request was built from end: at its `api-request` record (2.1.3xx), else, for a
+    release that records none (before 2.1.3xx), at the first reply after the new turn's prompt (its answer)."""
+    recs = after.records
+    row = next((k for k, r in enumerate(recs) if r.type == "api-request"), None)
+    if row is not None:
+        return row
+    prompts = [k for k, r in enumerate(recs) if r.type == "user" and not r.is_meta and after.record_text(k).strip() == PROMPT]
+    if not prompts:
+        return len(recs)
+    return next((k for k in range(prompts[-1] + 1, len(recs)) if recs[k].type == "assistant"), len(recs))
 
 
 def _chain_before_resume(after: Any, res: Any) -> list[int]:

@@ -245,7 +245,15 @@ def lean_prompt(name: str | None, version: tuple[int, int, int] | None) -> bool 
     if cat is not None and cat.lean_prompt:
         return True
     canon = _canonical(name)
-    return _as_read([(v, not (any(x in canon for x in subs) or canon in ids)) for v, subs, ids in read], version)
+
+    def answer(subs: tuple[str, ...], ids: frozenset[str], lean_ids: frozenset[str], otherwise: bool | None) -> bool | None:
+        if canon in lean_ids:
+            return True
+        if any(x in canon for x in subs) or canon in ids:
+            return False
+        return otherwise
+
+    return _as_read([(v, answer(*rest)) for v, *rest in read], version)
 
 
 def defers_tools(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
@@ -310,7 +318,7 @@ def _canonical(name: str) -> str:
     return model_id(name) or _DATE.sub("", _DATE.sub("", name.strip().lower().replace("[1m]", "")))
 
 
-def _as_read(answers: list[tuple[tuple[int, int, int], bool]], version: tuple[int, int, int]) -> bool | None:
+def _as_read(answers: list[tuple[tuple[int, int, int], bool | None]], version: tuple[int, int, int]) -> bool | None:
     """What release `version` answers, given each read release's answer (oldest first, `version` not before the
     first): the read one's own, else the last earlier one's where the next later one agrees (or none is later)."""
     at = [f for v, f in answers if v == version]
@@ -322,10 +330,21 @@ def _as_read(answers: list[tuple[tuple[int, int, int], bool]], version: tuple[in
 
 
 @cache
-def lean_fallbacks() -> list[tuple[tuple[int, int, int], tuple[str, ...], frozenset[str]]]:
-    """(release, substrings, ids) of every release whose lean-prompt fallback was read, oldest first."""
+def lean_fallbacks() -> list[tuple[tuple[int, int, int], tuple[str, ...], frozenset[str], frozenset[str], bool | None]]:
+    """(release, substrings and ids given the full prompt, ids given the lean one first, what any other model gets:
+    True lean, None a feature flag decides) of every release whose lean-prompt fallback was read, oldest first."""
     data = orjson.loads(DATA.read_bytes()).get("lean_prompt_fallback") or {}
-    return sorted((_version(v), tuple(e["substrings"]), frozenset(e["ids"])) for v, e in data.items() if v[:1].isdigit())
+    return sorted(
+        (
+            _version(v),
+            tuple(e["substrings"]),
+            frozenset(e["ids"]),
+            frozenset(e.get("lean_ids", ())),
+            None if e.get("otherwise") == "flag" else True,
+        )
+        for v, e in data.items()
+        if v[:1].isdigit()
+    )
 
 
 TASK_TOOLS = ("TaskCreate", "TaskGet", "TaskList", "TaskUpdate")

@@ -1227,6 +1227,9 @@ EXPLORE_TEXTS = (
 )
 
 
+EXPLORE_TEXTS_FROM = (2, 1, 328)  # the first release whose Explore texts were read (older ones word it otherwise)
+
+
 CONCURRENCY_NOTE = (
     "\n\nWhen you launch multiple agents for independent work, send them in a single message with multiple tool uses "
     "so they run concurrently."
@@ -1246,7 +1249,7 @@ def worded_for_model(rec: dict[str, Any], s: Any, model: str | None, latched: bo
         return rec
     version = parse_version(s.version)
     rendered = [r for r in rec.get("rendered") or () if isinstance(r, dict) and isinstance(r.get("content"), str)]
-    lean = lean_prompt(model, version)
+    lean = lean_prompt(model, version) if version is not None and version >= EXPLORE_TEXTS_FROM else None
     if lean is not None:
         want, other = (EXPLORE_TEXTS[1], EXPLORE_TEXTS[0]) if lean else EXPLORE_TEXTS
         old_line, new_line = f"- Explore: {other} (", f"- Explore: {want} ("

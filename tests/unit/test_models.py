@@ -133,24 +133,26 @@ def test_no_other_model_table_in_the_package() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "at_328", "at_332"),
+    ("name", "at_212", "at_328", "at_332"),
     [  # read from each release's code: the catalog's lean_prompt capability, else its own fallback list
-        ("claude-opus-5[1m]", True, True),  # the capability
-        ("claude-mythos-5-1", True, True),
-        ("claude-opus-4-6", False, False),  # named by both fallbacks
-        ("claude-sonnet-5", False, False),
-        ("claude-3-5-haiku-20241022", False, False),
-        ("claude-haiku-4-5-20251001", False, False),
-        ("claude-mythos-5", True, True),  # in the catalog without the capability, named by no fallback
-        ("claude-foo-1", True, True),  # unknown
-        ("claude-sonnet-4-7", False, True),  # 2.1.328: any "sonnet"; 2.1.332: ten exact ids
+        ("claude-opus-5[1m]", True, True, True),  # the capability
+        ("claude-mythos-5-1", True, True, True),
+        ("claude-opus-4-6", False, False, False),  # named by every fallback
+        ("claude-sonnet-5", False, False, False),
+        ("claude-3-5-haiku-20241022", False, False, False),
+        ("claude-haiku-4-5-20251001", False, False, False),
+        # in the catalog without the capability, named by no fallback; 2.1.200-2.1.290 name it lean first
+        ("claude-mythos-5", True, True, True),
+        ("claude-foo-1", None, True, True),  # unknown: 2.1.200-2.1.290 leave it to a feature flag
+        ("claude-sonnet-4-7", False, False, True),  # to 2.1.328: any "sonnet"; 2.1.332: ten exact ids
     ],
 )
-def test_lean_prompt_by_release(name: str, at_328: bool, at_332: bool) -> None:
+def test_lean_prompt_by_release(name: str, at_212: bool | None, at_328: bool, at_332: bool) -> None:
     assert models.lean_prompt(name, (2, 1, 328)) is at_328
     assert models.lean_prompt(name, (2, 1, 332)) is at_332
     assert models.lean_prompt(name, (2, 1, 333)) is at_332
-    assert models.lean_prompt(name, (2, 1, 212)) is None  # not read
+    assert models.lean_prompt(name, (2, 1, 212)) is at_212  # between 2.1.200 and 2.1.238, read alike
+    assert models.lean_prompt(name, (2, 1, 150)) is None  # before the first release read
     # between the two releases read, an answer only where both say the same
     assert models.lean_prompt(name, (2, 1, 330)) is (at_328 if at_328 == at_332 else None)
 
