@@ -85,6 +85,8 @@ REANNOUNCED = ("deferred_tools_delta", "agent_listing_delta", "skill_listing", "
 # 2.1.300, 2.1.200, 2.1.163 write the file, agent, environment and model attachments after the boundary, no skill
 # listing; 2.1.304, 2.1.305, 2.1.307, 2.1.314 and 2.1.328 write one)
 SKILLS_RELISTED_FROM = (2, 1, 304)
+
+
 def form_version(s: Any) -> str | None:
     """The release whose forms and rules a compaction by this engine follows: the session's own where its release had
     the engine (2.1.159 and later), else today's (None): a what-if on an older session is resumed by today's Claude
