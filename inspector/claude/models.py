@@ -253,7 +253,7 @@ def lean_prompt(name: str | None, version: tuple[int, int, int] | None) -> bool 
             return False
         return otherwise
 
-    return _as_read([(v, answer(*rest)) for v, *rest in read], version)
+    return _as_read([(v, answer(subs, ids, lean_ids, other)) for v, subs, ids, lean_ids, other in read], version)
 
 
 def defers_tools(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
