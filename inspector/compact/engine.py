@@ -96,6 +96,10 @@ def form_version(s: Any) -> str | None:
 
 ACCUMULATED = frozenset({"deferred_tools_delta", "agent_listing_delta", "skill_listing"})  # deltas: the state is all of them
 PTL_RATIO_FLOOR = 1.0
+# Up to 2.1.327 a kept tail lists the prompt_snapshot records the compacting process wrote itself (it holds them in
+# its message list; a process that loaded them from the file does not): generated seed 150003 on 2.1.315 listed both
+# snapshots of a back-to-back compaction's tail, seeds 93001 and 93002 on 2.1.300 none of four; 2.1.328 lists none
+SNAPSHOTS_UNLISTED_FROM = (2, 1, 328)
 # A rapid refill (the context back at the threshold within 3 tool rounds of an automatic compaction) keeps nothing
 # from 2.1.307 (`keepNoRound`: in the 2.1.307 binary, not in 2.1.306's; 2.1.238 kept the last round of each of
 # generated seed 149000's rapid refills, 2.1.200 of seed 147103's)
@@ -1468,11 +1472,14 @@ def engine_compact(
     # session_context with nothing to send is (2.1.332, an "up to" tail); a partial "from" keeps the whole prefix,
     # prompt_snapshots too (2.1.328 listed 21 of 21). The releases before 2.1.328 list some (docs/binary-findings.md)
     prefix = params.mode == "partial" and params.direction == "from"
-    keep_uuids = [
-        u
+    held_from = _process_start(sl) if not at_or_after(form_version(s), SNAPSHOTS_UNLISTED_FROM) else len(recs)
+    held = [
+        i
         for i in _as_held(s, split.keep, _loop_start(sl, trigger))
-        if (u := recs[i].uuid) and (prefix or recs[i].get("attachment_type") != "prompt_snapshot")
+        if recs[i].uuid and (prefix or recs[i].get("attachment_type") != "prompt_snapshot" or i > held_from)
     ]
+    snapshots_held = not prefix and any(recs[i].get("attachment_type") == "prompt_snapshot" for i in held)
+    keep_uuids = [str(recs[i].uuid) for i in (_snapshots_together(s, held) if snapshots_held else held)]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
@@ -1575,7 +1582,8 @@ def engine_compact(
             )
             outside.append(after_summary[-1])
         k_snap = _snapshot_of(s, sl.point, _compacting_model(sl, params.resume_model))  # the compacting process's own, if written
-        snap = s.body(k_snap) if k_snap is not None else None
+        # (up to 2.1.327 none while the kept tail lists one: generated seed 150003 on 2.1.290 and 2.1.315)
+        snap = s.body(k_snap) if k_snap is not None and not snapshots_held else None
         if snap is not None:  # the system prompt in force; the tool list and CLI prefix are written only with the first
             rec = _copy_attachment(factory, tmpl, None, snap)
             for k in ("tools", "cliPrefix"):
@@ -1676,6 +1684,25 @@ def engine_compact(
         api_messages=tuple(sent),
         api_messages_exact=not (context_unrecorded or unrendered),
     )
+
+
+def _snapshots_together(s: Any, held: list[int]) -> list[int]:
+    """`held` with each prompt_snapshot moved up to just after the one before it: the place up to 2.1.327 lists a
+    snapshot the process wrote for a later request (generated seed 150003 on 2.1.290 and 2.1.315: a refused request's
+    snapshot listed after the compaction's own, before the replies written between them)."""
+    out: list[int] = []
+    last = None  # the position in `out` just after the last snapshot placed
+    for i in held:
+        if s.records[i].get("attachment_type") == "prompt_snapshot":
+            if last is not None:
+                out.insert(last, i)
+                last += 1
+                continue
+            out.append(i)
+            last = len(out)
+        else:
+            out.append(i)
+    return out
 
 
 def _as_held(s: Any, keep: list[int], start: int) -> list[int]:

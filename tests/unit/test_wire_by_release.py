@@ -108,3 +108,50 @@ def test_an_automatic_compaction_that_keeps_a_tail_writes_the_context_where_the_
     summary = next(i for i, b in enumerate(res.new_records) if b.get("isCompactSummary"))
     ctx = kinds.index("session_context")
     assert (ctx < summary) is first, kinds
+
+
+def _snapshot(uuid, parent, version, sec):
+    from builders import attachment
+
+    att = {"type": "prompt_snapshot", "systemPrompt": ["You are Claude Code."], "model": "claude-sonnet-4-6"}
+    return attachment(uuid, parent, att, sec=sec, version=version)
+
+
+@pytest.mark.parametrize("version, listed", [("2.1.290", True), ("2.1.327", True), ("2.1.328", False), ("2.1.332", False)])
+def test_a_kept_tail_lists_the_processs_own_prompt_snapshots_up_to_2_1_327(tmp_path, version, listed):
+    """Up to 2.1.327 the kept list names the prompt_snapshot records the compacting process wrote (it holds them),
+    a later one placed just after the one before it, and no new snapshot is written while one is kept (generated seed
+    150003 on 2.1.290 and 2.1.315); 2.1.328 names none and writes a new one."""
+    recs = [user("u0", None, "run", sec=1, version=version), _snapshot("p0", "u0", version, 2)]
+    parent = "p0"
+    for k in range(1, 5):
+        call = tool_use(f"t{k}", "Bash", {"command": f"echo {k}"})
+        recs.append(assistant(f"a{k}", parent, [call], sec=4 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
+        recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=4 * k + 1, version=version))
+        parent = f"r{k}"
+        if k == 4:  # the snapshot of the request after the last round, written after its result
+            recs.append(_snapshot("p3", parent, version, 4 * k + 2))
+            parent = "p3"
+    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+    res = compact(s, CompactRequest("compact", trigger="auto"))
+    kept = list(res.kept_uuids)
+    assert ("p3" in kept) is listed, kept
+    written = [b for b in res.new_records if (b.get("attachment") or {}).get("type") == "prompt_snapshot"]
+    assert bool(written) is not listed
+
+
+def test_a_later_snapshot_is_listed_after_the_one_before_it():
+    from inspector.compact.engine import _snapshots_together
+
+    class R:
+        def __init__(self, kind):
+            self.kind = kind
+
+        def get(self, key):
+            return self.kind if key == "attachment_type" else None
+
+    class S:
+        records = [R("prompt_snapshot"), R(None), R(None), R("prompt_snapshot"), R("total_tokens_reminder")]
+
+    assert _snapshots_together(S(), [0, 1, 2, 3, 4]) == [0, 3, 1, 2, 4]
+    assert _snapshots_together(S(), [1, 2, 3, 4]) == [1, 2, 3, 4]
