@@ -183,3 +183,14 @@ def test_a_re_rendered_attribution_names_the_model_as_claude_code_does():
         "Claude Sonnet 4.5 (1M context) <noreply@anthropic.com>"
     )
     assert rendered("claude-foo-1", "") == "Co-Authored-By: Claude Code <noreply@anthropic.com>"
+
+
+def test_a_release_that_does_not_know_the_model_states_no_effort(tmp_path):
+    """claude-fable-5-2 is first named by 2.1.321 (conformance --catalog): 2.1.163 ran it as an unknown model and
+    sent no effort after the first user turn (generated seed 152001's round trip); 2.1.332 states its default."""
+    for version, want in (("2.1.163", None), ("2.1.332", "medium")):
+        recs = [user("u1", None, "go", sec=0), assistant("a1", "u1", sec=1, model="claude-fable-5-2")]
+        for r in recs:
+            r["version"] = version
+        s = Session.load(write_jsonl(tmp_path / version / "s.jsonl", recs))
+        assert wire_effort(s, "claude-fable-5-2") == want, version
