@@ -601,10 +601,12 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
 
 def _measured_defaults(s: Settings, t: Thresholds) -> bool:
     """Whether the settings are the defaults the era matrix ran with (only the model chosen): any window, percent,
-    output or enforcement setting, or a 1M window inferred from usage, is outside what it measured."""
+    output or enforcement setting, or a 1M window inferred from usage, is outside what it measured. A 1M setting
+    that only says what the model's name says (a session that announces its models: `series.for_model`) is the
+    matrix's own way to run that name."""
     return (
         s.window is None
-        and s.one_m is None
+        and (s.one_m is None or s.one_m == ("[1m]" in (s.model or "").lower()))
         and s.auto_compact_window is None
         and s.pct_override is None
         and s.max_output_tokens is None
