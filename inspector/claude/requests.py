@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.claude.release import at_or_after
 from inspector.textutil import as_dict, as_list, deep_recursion
 from inspector.transcript.records import iter_blocks
 from inspector.transcript.session import Session
@@ -147,6 +148,7 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
             ref = s.body(i).get("requestRef")
             if isinstance(ref, str):
                 replies.setdefault(ref, []).append(i)
+    unrecorded = at_or_after(s.version, SAFEGUARDS_UNRECORDED_FROM)
     built: dict[str, tuple[list[dict[str, Any]], list[int]]] = {}  # id: its messages, their sizes' running sums
     sizes: dict[int, int] = {}  # a message's JSON size, by object (messages are shared)
     refs = 0
@@ -214,19 +216,26 @@ def rebuild_requests(s: Session) -> list[RebuiltRequest]:
                 replies.get(rid, []),
                 unresolved,
                 b.get("agentId") if isinstance(b.get("agentId"), str) else None,
-                _not_recorded(params),
+                _not_recorded(params, unrecorded),
                 capped,
             )
         )
     return out
 
 
-def _not_recorded(params: dict[str, Any]) -> list[str]:
+# The classifier's safeguards go with every auto-mode request and are recorded with none from 2.1.328 (measured);
+# 2.1.300 sent them with the first such request of each process and recorded them there (generated seed 152000); the
+# releases between were not measured
+SAFEGUARDS_UNRECORDED_FROM = (2, 1, 328)
+
+
+def _not_recorded(params: dict[str, Any], unrecorded: bool = True) -> list[str]:
     """What a request carried that its api-request row leaves out: with the auto-mode beta (the REPL's auto
-    permission mode), the classifier's `safeguards` (its rules, the git state, the folders; measured on 2.1.328, sent
-    with every such request and recorded with none)."""
+    permission mode), the classifier's `safeguards` (its rules, the git state, the folders), from 2.1.328
+    (`unrecorded`); an older release records them with the request that sent them."""
     betas = as_list(params.get("betas"))
-    return ["safeguards"] if any(isinstance(b, str) and b.startswith("afk-mode-") for b in betas) else []
+    afk = any(isinstance(b, str) and b.startswith("afk-mode-") for b in betas)
+    return ["safeguards"] if afk and unrecorded else []
 
 
 def _set_path(obj: Any, path: Any, value: Any) -> None:

@@ -155,3 +155,24 @@ def test_a_later_snapshot_is_listed_after_the_one_before_it():
 
     assert _snapshots_together(S(), [0, 1, 2, 3, 4]) == [0, 3, 1, 2, 4]
     assert _snapshots_together(S(), [1, 2, 3, 4]) == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("version, unrecorded", [("2.1.300", []), ("2.1.328", ["safeguards"]), ("2.1.332", ["safeguards"])])
+def test_the_auto_mode_safeguards_are_unrecorded_only_from_2_1_328(tmp_path, version, unrecorded):
+    """2.1.300 sends the classifier's safeguards with the first auto-mode request of each process and records them
+    in that request's row (generated seed 152000: its 13 requests rebuilt identical once nothing is said to be
+    missing); 2.1.328 sends them with every such request and records none."""
+    from inspector.claude.requests import rebuild_requests
+
+    row = {
+        "type": "api-request",
+        "id": "q1",
+        "params": {"model": "claude-sonnet-4-6", "betas": ["afk-mode-2026-01-31"], "max_tokens": 32000},
+        "tail": [],
+        "version": version,
+        "sessionId": "s1",
+        "timestamp": "2026-12-07T00:00:00.000Z",
+    }
+    s = Session.load(write_jsonl(tmp_path / "s.jsonl", [user("u0", None, "go", sec=0, version=version), row]))
+    (q,) = rebuild_requests(s)
+    assert q.not_recorded == unrecorded
