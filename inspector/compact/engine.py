@@ -96,9 +96,7 @@ def form_version(s: Any) -> str | None:
 
 ACCUMULATED = frozenset({"deferred_tools_delta", "agent_listing_delta", "skill_listing"})  # deltas: the state is all of them
 PTL_RATIO_FLOOR = 1.0
-# Up to 2.1.327 a kept tail lists the prompt_snapshot records the compacting process wrote itself (it holds them in
-# its message list; a process that loaded them from the file does not): generated seed 150003 on 2.1.315 listed both
-# snapshots of a back-to-back compaction's tail, seeds 93001 and 93002 on 2.1.300 none of four; 2.1.328 lists none
+# Up to 2.1.327 a kept tail lists its prompt_snapshot records (`_listed_snapshots`); 2.1.328 lists none
 SNAPSHOTS_UNLISTED_FROM = (2, 1, 328)
 # A rapid refill (the context back at the threshold within 3 tool rounds of an automatic compaction) keeps nothing
 # from 2.1.307 (`keepNoRound`: in the 2.1.307 binary, not in 2.1.306's; 2.1.238 kept the last round of each of
@@ -1472,11 +1470,11 @@ def engine_compact(
     # session_context with nothing to send is (2.1.332, an "up to" tail); a partial "from" keeps the whole prefix,
     # prompt_snapshots too (2.1.328 listed 21 of 21). The releases before 2.1.328 list some (docs/binary-findings.md)
     prefix = params.mode == "partial" and params.direction == "from"
-    held_from = _process_start(sl) if not at_or_after(form_version(s), SNAPSHOTS_UNLISTED_FROM) else len(recs)
+    listed = _listed_snapshots(s, split.keep, trigger == "auto" and params.mode == "compact")
     held = [
         i
         for i in _as_held(s, split.keep, _loop_start(sl, trigger))
-        if recs[i].uuid and (prefix or recs[i].get("attachment_type") != "prompt_snapshot" or i > held_from)
+        if recs[i].uuid and (prefix or recs[i].get("attachment_type") != "prompt_snapshot" or i in listed)
     ]
     snapshots_held = not prefix and any(recs[i].get("attachment_type") == "prompt_snapshot" for i in held)
     keep_uuids = [str(recs[i].uuid) for i in (_snapshots_together(s, held) if snapshots_held else held)]
@@ -1684,6 +1682,21 @@ def engine_compact(
         api_messages=tuple(sent),
         api_messages_exact=not (context_unrecorded or unrendered),
     )
+
+
+def _listed_snapshots(s: Any, keep: list[int], before_sending: bool) -> set[int]:
+    """The prompt_snapshot records of a kept tail that its list names: none from 2.1.328; up to 2.1.327 each, but the
+    one written for the request a threshold compaction came before (`before_sending`: that request was not sent, and
+    the snapshot is not in Claude Code's list yet). Generated seed 150003 on 2.1.290 and 2.1.315 (after a refusal:
+    both listed, the refused request's included) and 152002 on 2.1.300 (a threshold compaction left out the snapshot
+    after the last result; a /compact by a later process listed the one after the last reply)."""
+    if at_or_after(form_version(s), SNAPSHOTS_UNLISTED_FROM):
+        return set()
+    snaps = {i for i in keep if s.records[i].get("attachment_type") == "prompt_snapshot"}
+    if before_sending:
+        last_message = max((i for i in keep if s.records[i].type in ("user", "assistant")), default=-1)
+        snaps = {i for i in snaps if i < last_message}
+    return snaps
 
 
 def _snapshots_together(s: Any, held: list[int]) -> list[int]:

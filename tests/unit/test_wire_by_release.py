@@ -117,11 +117,9 @@ def _snapshot(uuid, parent, version, sec):
     return attachment(uuid, parent, att, sec=sec, version=version)
 
 
-@pytest.mark.parametrize("version, listed", [("2.1.290", True), ("2.1.327", True), ("2.1.328", False), ("2.1.332", False)])
-def test_a_kept_tail_lists_the_processs_own_prompt_snapshots_up_to_2_1_327(tmp_path, version, listed):
-    """Up to 2.1.327 the kept list names the prompt_snapshot records the compacting process wrote (it holds them),
-    a later one placed just after the one before it, and no new snapshot is written while one is kept (generated seed
-    150003 on 2.1.290 and 2.1.315); 2.1.328 names none and writes a new one."""
+def _session_with_snapshots(tmp_path, version):
+    """Four Bash rounds with a prompt_snapshot after the third round's result (its request was sent) and one after the
+    last result (written for the next request)."""
     recs = [user("u0", None, "run", sec=1, version=version), _snapshot("p0", "u0", version, 2)]
     parent = "p0"
     for k in range(1, 5):
@@ -129,15 +127,31 @@ def test_a_kept_tail_lists_the_processs_own_prompt_snapshots_up_to_2_1_327(tmp_p
         recs.append(assistant(f"a{k}", parent, [call], sec=4 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
         recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=4 * k + 1, version=version))
         parent = f"r{k}"
-        if k == 4:  # the snapshot of the request after the last round, written after its result
-            recs.append(_snapshot("p3", parent, version, 4 * k + 2))
-            parent = "p3"
-    s = Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
-    res = compact(s, CompactRequest("compact", trigger="auto"))
+        if k >= 3:
+            recs.append(_snapshot(f"p{k}", parent, version, 4 * k + 2))
+            parent = f"p{k}"
+    return Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
+
+
+@pytest.mark.parametrize(
+    "version, trigger, listed, new",
+    [
+        ("2.1.290", "manual", ["p4"], False),  # a /compact: the snapshot after the last reply too (152002's last)
+        ("2.1.300", "auto", [], True),  # a threshold compaction: not the one of the request it came before
+        ("2.1.327", "manual", ["p4"], False),
+        ("2.1.328", "manual", [], False),  # 2.1.328 lists none
+        ("2.1.332", "auto", [], True),
+    ],
+)
+def test_a_kept_tail_lists_its_prompt_snapshots_up_to_2_1_327(tmp_path, version, trigger, listed, new):
+    """Up to 2.1.327 the kept list names the tail's prompt_snapshot records, but a threshold compaction not the one
+    written for the request it came before (not sent yet); no new snapshot is written while one is kept (generated
+    seeds 150003 on 2.1.290 and 2.1.315, 152002 on 2.1.300); 2.1.328 names none and writes a new one when automatic."""
+    res = compact(_session_with_snapshots(tmp_path, version), CompactRequest("compact", trigger=trigger))
     kept = list(res.kept_uuids)
-    assert ("p3" in kept) is listed, kept
+    assert [u for u in kept if u.startswith("p")] == listed, kept
     written = [b for b in res.new_records if (b.get("attachment") or {}).get("type") == "prompt_snapshot"]
-    assert bool(written) is not listed
+    assert bool(written) is new
 
 
 def test_a_later_snapshot_is_listed_after_the_one_before_it():
