@@ -134,6 +134,11 @@ def matches(res: Any, saved: Path, sent: list[dict[str, Any]]) -> tuple[bool, st
     if whole != got:
         k = next((n for n, (x, y) in enumerate(zip(whole, got)) if x != y), min(len(whole), len(got)))
         what = _first_difference(whole[k], got[k]) if k < min(len(whole), len(got)) else f"{len(whole)} vs {len(got)} messages"
+        if res.parameters.get("user_context_unrecorded"):
+            # a release before 2.1.268 also sends reminders it records nowhere (2.1.163 listed its skills for a new
+            # turn with no record: seed 154000); the preview says it is not exact, so the check is that it is in order
+            ok, why = in_order(res, sent)
+            return ok, f"{why} (not exactly: at message {k}, {what})"
         return False, f"the request differs from the saved chain + the new turn at message {k}: {what}"
     preview = _blocks([dict(m) for m in res.api_messages or ()])
     if _blocks(api_messages(sent_bodies(after, _chain_before_resume(after, res)), style, thinking, effort)) != preview:
