@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.fake_api import Logged, Script
+from conformance.generate import CATALOG
 from conformance.runner import Claude, Run, install, run
 from conformance.scenarios import Scenario, Step
 
@@ -92,18 +93,7 @@ MODELS = (
 # `--release` each): their windows moved with the releases (claude-opus-4-8 200,000 from 2.1.219, 1M from 2.1.285;
 # claude-mythos-5-2 an unknown model's 200,000 until 2.1.321), and a session's model must be looked up as its release
 # ran it
-NEWER_MODELS = (
-    "claude-opus-4-8",
-    "claude-opus-5-5",
-    "claude-sonnet-5-5",
-    "claude-haiku-5-5",
-    "claude-fable-5",
-    "claude-fable-5-1",
-    "claude-fable-5-2",
-    "claude-mythos-5",
-    "claude-mythos-5-1",
-    "claude-mythos-5-2",
-)
+NEWER_MODELS = tuple(m for m in CATALOG[CATALOG.index("claude-opus-4-8") :] if m not in MODELS)
 CAP = 2_100_000  # the largest context probed: above every window any release gives
 POINTS = 24  # sizes tested in one run
 PROMPT = "run the checks"
