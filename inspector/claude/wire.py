@@ -208,11 +208,30 @@ def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None
                         "attachment",
                         blocks,
                         beside=bool(b.get("renderedBesideToolResult")),
-                        system=b.get("renderedRole") == "system",
+                        system=_rendered_role(b) == "system",
                         att_type=str((b.get("attachment") or {}).get("type")) if isinstance(b.get("attachment"), dict) else None,
                     )
                 )
     return out
+
+
+# 2.1.268-2.1.284 record an attachment's text without its role (`renderedRole`, from 2.1.285): they send every one in
+# the system role but the attribution (remote_session_change), as 2.1.285-2.1.317 record them (2.1.270 seed 152001:
+# the agent listing, environment, model, skills and date in the system entry, the attribution in the user turn)
+ROLE_RECORDED_FROM = (2, 1, 285)
+USER_ROLE_BEFORE_RECORDED = frozenset({"remote_session_change"})
+
+
+def _rendered_role(b: Mapping[str, Any]) -> str | None:
+    """The role an attachment's rendered text is sent in: its record's, else, for a release that recorded none, the
+    one it sent that kind in."""
+    from inspector.claude.release import at_or_after
+
+    role = b.get("renderedRole")
+    if role is None and not at_or_after(b.get("version") if isinstance(b.get("version"), str) else None, ROLE_RECORDED_FROM):
+        kind = as_dict(b.get("attachment")).get("type")
+        return "user" if kind in USER_ROLE_BEFORE_RECORDED else "system"
+    return role if isinstance(role, str) else None
 
 
 # the reminders 2.1.332 adds to a request after a tool result (its batching and secondary reminders: Ld), recorded as

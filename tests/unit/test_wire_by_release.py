@@ -190,3 +190,37 @@ def test_the_auto_mode_safeguards_are_unrecorded_only_from_2_1_328(tmp_path, ver
     s = Session.load(write_jsonl(tmp_path / "s.jsonl", [user("u0", None, "go", sec=0, version=version), row]))
     (q,) = rebuild_requests(s)
     assert q.not_recorded == unrecorded
+
+
+@pytest.mark.parametrize("version, listing_role", [("2.1.270", "system"), ("2.1.284", "system"), ("2.1.332", "user")])
+def test_an_attachment_recorded_without_its_role_is_sent_in_the_role_of_its_kind(version, listing_role):
+    """2.1.268-2.1.284 record an attachment's text without `renderedRole`: they send it in the system role, the
+    attribution (remote_session_change) in the user turn (2.1.270 seed 152001's round trips, identical once so); from
+    2.1.285 the record says, and a record that says nothing is user text."""
+    listing = "<system-reminder>\nAvailable agent types for the Agent tool:\n- Explore: Fast search\n</system-reminder>"
+    attribution = "<system-reminder>\nAttribution for git commits: none\n</system-reminder>"
+    bodies = [
+        {"type": "user", "message": {"role": "user", "content": "go"}, "version": version},
+        {
+            "type": "attachment",
+            "attachment": {"type": "agent_listing_delta"},
+            "rendered": [{"content": listing}],
+            "version": version,
+        },
+        {
+            "type": "attachment",
+            "attachment": {"type": "remote_session_change"},
+            "rendered": [{"content": attribution}],
+            "version": version,
+        },
+    ]
+    msgs = api_messages(bodies, "system-bare")
+    roles = {
+        (
+            "listing" if "Available agent" in str(m["content"]) else "attribution" if "Attribution" in str(m["content"]) else "go"
+        ): m["role"]
+        for m in msgs
+    }
+    assert roles.get("listing") == listing_role, msgs
+    user_text = str([m["content"] for m in msgs if m["role"] == "user"])
+    assert "Attribution for git commits" in user_text
