@@ -156,10 +156,20 @@ def lookup(version: str | None, model: str | None) -> Lookup:
             "was measured by the era matrix",
         )
     r = below[-1]
+    from inspector.claude.models import unknown_to
+
+    known_from = unknown_to(name, r) if name is not None else None
+    if known_from is not None and unknown_to(name, v) is None:
+        # the measured release did not know the model yet, the session's release does (claude-haiku-5-5, first named by
+        # 2.1.293: 2.1.285 ran it as an unknown model's 200,000, 2.1.300 as its own 1M; generated seed 155002)
+        return Lookup(
+            None,
+            r,
+            f"measured on {show_version(r)}, which did not know {name} yet ({show_version(v)} does: first named in "
+            f"{show_version(known_from)})",
+        )
     c = cells().get((r, name))
     if c is None and name is not None and "[1m]" not in name:
-        from inspector.claude.models import unknown_to
-
         if unknown_to(name, v) is not None:  # a model the session's release did not know yet: its unknown models' cell
             c = cells().get((r, UNKNOWN_MODEL))
             if c is not None:

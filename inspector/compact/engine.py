@@ -1470,7 +1470,7 @@ def engine_compact(
     # session_context with nothing to send is (2.1.332, an "up to" tail); a partial "from" keeps the whole prefix,
     # prompt_snapshots too (2.1.328 listed 21 of 21). The releases before 2.1.328 list some (docs/binary-findings.md)
     prefix = params.mode == "partial" and params.direction == "from"
-    listed = _listed_snapshots(s, split.keep, trigger == "auto" and params.mode == "compact")
+    listed = _listed_snapshots(sl, msgs, split.keep)
     held = [
         i
         for i in _as_held(s, split.keep, _loop_start(sl, trigger))
@@ -1684,19 +1684,25 @@ def engine_compact(
     )
 
 
-def _listed_snapshots(s: Any, keep: list[int], before_sending: bool) -> set[int]:
-    """The prompt_snapshot records of a kept tail that its list names: none from 2.1.328; up to 2.1.327 each, but the
-    one written for the request a threshold compaction came before (`before_sending`: that request was not sent, and
-    the snapshot is not in Claude Code's list yet). Generated seed 150003 on 2.1.290 and 2.1.315 (after a refusal:
-    both listed, the refused request's included) and 152002 on 2.1.300 (a threshold compaction left out the snapshot
-    after the last result; a /compact by a later process listed the one after the last reply)."""
+def _listed_snapshots(sl: Slice, msgs: list[int], keep: list[int]) -> set[int]:
+    """The prompt_snapshot records of a kept tail that its list names: none from 2.1.328. Up to 2.1.327 the process
+    holds each snapshot it writes just after the one before it in its message list (one it loaded stays where the file
+    has it), and the kept tail is taken from that list: a snapshot is named when it is in the tail and so is the one
+    before it (or there is none). Generated seeds 150003 on 2.1.290 and 2.1.315 (a refused request's snapshot named
+    after the compaction's own, both in the tail), 152002 on 2.1.300 (a threshold compaction's last snapshot moved
+    before its tail; a later process's /compact named the one after the last reply) and 155000 on 2.1.268 and
+    2.1.300 (a refused request's snapshot moved before the tail)."""
+    s = sl.session
     if at_or_after(form_version(s), SNAPSHOTS_UNLISTED_FROM):
         return set()
-    snaps = {i for i in keep if s.records[i].get("attachment_type") == "prompt_snapshot"}
-    if before_sending:
-        last_message = max((i for i in keep if s.records[i].type in ("user", "assistant")), default=-1)
-        snaps = {i for i in snaps if i < last_message}
-    return snaps
+    start = _process_start(sl)
+    kept = set(keep)
+    snaps = [i for i in msgs if s.records[i].get("attachment_type") == "prompt_snapshot"]
+    out: set[int] = set()
+    for n, i in enumerate(snaps):
+        if i in kept and (i <= start or n == 0 or snaps[n - 1] in kept):
+            out.add(i)
+    return out
 
 
 def _snapshots_together(s: Any, held: list[int]) -> list[int]:

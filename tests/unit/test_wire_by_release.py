@@ -117,41 +117,50 @@ def _snapshot(uuid, parent, version, sec):
     return attachment(uuid, parent, att, sec=sec, version=version)
 
 
-def _session_with_snapshots(tmp_path, version):
-    """Four Bash rounds with a prompt_snapshot after the third round's result (its request was sent) and one after the
-    last result (written for the next request)."""
-    recs = [user("u0", None, "run", sec=1, version=version), _snapshot("p0", "u0", version, 2)]
-    parent = "p0"
+def _session_with_snapshots(tmp_path, version, earlier=True, exited=False):
+    """Four Bash rounds, with a prompt_snapshot after the last result (written for the next request), and, when
+    `earlier`, one at the start and one after the third result; `exited`: a process ended after the last one (a
+    cost-state record), so a later process compacts."""
+    recs = [user("u0", None, "run", sec=1, version=version)]
+    parent = "u0"
+    if earlier:
+        recs.append(_snapshot("p0", "u0", version, 2))
+        parent = "p0"
     for k in range(1, 5):
         call = tool_use(f"t{k}", "Bash", {"command": f"echo {k}"})
         recs.append(assistant(f"a{k}", parent, [call], sec=4 * k, version=version, usage=(1, 0, 20_000 * k, 10)))
         recs.append(tool_result(f"r{k}", f"a{k}", f"t{k}", f"{k}", sec=4 * k + 1, version=version))
         parent = f"r{k}"
-        if k >= 3:
+        if k == 4 or (k == 3 and earlier):
             recs.append(_snapshot(f"p{k}", parent, version, 4 * k + 2))
             parent = f"p{k}"
+    if exited:
+        recs.append({"type": "cost-state", "sessionId": "s1", "version": version})
     return Session.load(write_jsonl(tmp_path / "p" / "s.jsonl", recs))
 
 
 @pytest.mark.parametrize(
-    "version, trigger, listed, new",
+    "version, earlier, exited, listed",
     [
-        ("2.1.290", "manual", ["p4"], False),  # a /compact: the snapshot after the last reply too (152002's last)
-        ("2.1.300", "auto", [], True),  # a threshold compaction: not the one of the request it came before
-        ("2.1.327", "manual", ["p4"], False),
-        ("2.1.328", "manual", [], False),  # 2.1.328 lists none
-        ("2.1.332", "auto", [], True),
+        ("2.1.300", True, False, []),  # the live process holds p4 after p3, before the tail: not named
+        ("2.1.300", True, True, ["p4"]),  # a later process loaded it where the file has it: named
+        ("2.1.300", False, False, ["p4"]),  # no snapshot before it: it stays in the tail
+        ("2.1.327", False, False, ["p4"]),
+        ("2.1.328", False, False, []),  # 2.1.328 names none
+        ("2.1.332", True, True, []),
     ],
 )
-def test_a_kept_tail_lists_its_prompt_snapshots_up_to_2_1_327(tmp_path, version, trigger, listed, new):
-    """Up to 2.1.327 the kept list names the tail's prompt_snapshot records, but a threshold compaction not the one
-    written for the request it came before (not sent yet); no new snapshot is written while one is kept (generated
-    seeds 150003 on 2.1.290 and 2.1.315, 152002 on 2.1.300); 2.1.328 names none and writes a new one when automatic."""
-    res = compact(_session_with_snapshots(tmp_path, version), CompactRequest("compact", trigger=trigger))
+def test_a_kept_tail_lists_its_prompt_snapshots_up_to_2_1_327(tmp_path, version, earlier, exited, listed):
+    """Up to 2.1.327 the live process holds each snapshot it writes just after the one before it, and the kept tail
+    is taken from that list; one loaded from the file stays where it is (generated seeds 150003 on 2.1.290 and 2.1.315,
+    152002 on 2.1.300, 155000 on 2.1.268 and 2.1.300). No new snapshot is written while one is kept; 2.1.328 names none
+    and writes a new one after an automatic compaction."""
+    s = _session_with_snapshots(tmp_path, version, earlier, exited)
+    res = compact(s, CompactRequest("compact", trigger="auto"))
     kept = list(res.kept_uuids)
     assert [u for u in kept if u.startswith("p")] == listed, kept
     written = [b for b in res.new_records if (b.get("attachment") or {}).get("type") == "prompt_snapshot"]
-    assert bool(written) is new
+    assert bool(written) is not listed
 
 
 def test_a_later_snapshot_is_listed_after_the_one_before_it():
