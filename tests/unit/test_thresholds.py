@@ -376,3 +376,16 @@ def test_a_session_that_announces_its_model_is_checked_on_the_binary():
     # a [1m] name with its setting is measured as the matrix ran it too
     one = thresholds(for_model(Settings(), "claude-opus-5[1m]", True), version="2.1.332")
     assert one.context_window == 1_000_000 and one.measured_on == "2.1.332"
+
+
+def test_a_cell_from_before_the_model_was_known_is_not_used_after():
+    """claude-haiku-5-5 is first named by 2.1.293: the era matrix's 2.1.285 cell ran it as an unknown model (200,000),
+    and 2.1.300 (whose nearest measured release is 2.1.285) knows it as a 1M model (generated seed 155002: its log said
+    effectiveWindow=980000). 2.1.290, which did not know it either, takes the cell."""
+    from inspector.claude.measured import lookup
+
+    assert lookup("2.1.300", "claude-haiku-5-5").cell is None
+    assert "did not know claude-haiku-5-5" in lookup("2.1.300", "claude-haiku-5-5").note
+    assert thresholds(Settings(model="claude-haiku-5-5"), version="2.1.300").context_window == 1_000_000
+    assert lookup("2.1.290", "claude-haiku-5-5").cell is not None
+    assert thresholds(Settings(model="claude-haiku-5-5"), version="2.1.290").context_window == 200_000
