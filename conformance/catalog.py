@@ -17,16 +17,12 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from conformance.matrix import npm_versions
+from conformance.matrix import CATALOG_ERA, _vkey, npm_versions
 from conformance.runner import Claude, install
 
 MODELS_JSON = Path(__file__).resolve().parent.parent / "inspector" / "claude" / "models.json"
 NAMED_JSON = MODELS_JSON.with_name("first_named.json")
-START = "2.1.159"  # the first release that sizes windows from its catalog
-
-
-def _vkey(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("."))
+START = CATALOG_ERA  # the first release that sizes windows from its catalog
 
 
 def _code(claude: Claude) -> Path:

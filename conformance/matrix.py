@@ -29,6 +29,8 @@ from conformance.fake_api import Logged, Script
 from conformance.generate import CATALOG
 from conformance.runner import Claude, Run, install, run
 from conformance.scenarios import Scenario, Step
+from inspector.claude.release import show_version
+from inspector.claude.versions import ERAS
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT.parent / "inspector" / "claude" / "era_matrix.json"  # package data: the version table reads it
@@ -93,6 +95,7 @@ MODELS = (
 # `--release` each): their windows moved with the releases (claude-opus-4-8 200,000 from 2.1.219, 1M from 2.1.285;
 # claude-mythos-5-2 an unknown model's 200,000 until 2.1.321), and a session's model must be looked up as its release
 # ran it
+CATALOG_ERA = show_version(next(e.first for e in ERAS if e.windows == "catalog" and e.first))  # 2.1.159
 NEWER_MODELS = tuple(m for m in CATALOG[CATALOG.index("claude-opus-4-8") :] if m not in MODELS)
 CAP = 2_100_000  # the largest context probed: above every window any release gives
 POINTS = 24  # sizes tested in one run
@@ -521,7 +524,7 @@ def main(
         install(v, log=lambda m: print(m, file=sys.stderr)) for v in probe_versions or () if v not in versions
     ]
     if only in (None, "cells"):
-        catalog_era = _vkey("2.1.159")
+        catalog_era = _vkey(CATALOG_ERA)
         todo = [
             (claude, m)
             for claude in claudes

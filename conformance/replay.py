@@ -366,12 +366,15 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 ours_post = (res.new_records[0].get("compactMetadata") or {}).get("postTokens") if res.new_records else None
                 cc_post = meta.get("postTokens")
                 rendered_later = res.parameters.get("attachments_unrendered")
-                if ok and isinstance(cc_post, int) and ours_post != cc_post and rendered_later:
-                    # the release renders its attachments as it sends them (before 2.1.268): inspector counts them by
-                    # their JSON, Claude Code by the text it renders, which no record holds
-                    why += f"; postTokens {ours_post}, Claude Code {cc_post} ({rendered_later} attachment(s) rendered as sent)"
-                elif ok and isinstance(cc_post, int) and ours_post != cc_post:
-                    ok, why = False, f"postTokens {ours_post}, Claude Code {cc_post}"
+                if ok and isinstance(cc_post, int) and ours_post != cc_post:
+                    if rendered_later:
+                        # the release renders its attachments as it sends them (before 2.1.268): inspector counts them
+                        # by their JSON, Claude Code by the text it renders, which no record holds
+                        why += (
+                            f"; postTokens {ours_post}, Claude Code {cc_post} ({rendered_later} attachment(s) rendered as sent)"
+                        )
+                    else:
+                        ok, why = False, f"postTokens {ours_post}, Claude Code {cc_post}"
                 out.append(Replayed(t.name, b_no, what, ok, f"kept {len(theirs)} as Claude Code; {why}{asked_note}"))
         out += _unserved_rewinds(folder, run)
     finally:

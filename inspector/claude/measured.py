@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from inspector.claude.models import unknown_to
 from inspector.claude.release import MATRIX, Version, matrix_rows, measured_releases, parse_version, show_version
 from inspector.claude.versions import catalog_key
 
@@ -156,8 +157,6 @@ def lookup(version: str | None, model: str | None) -> Lookup:
             "was measured by the era matrix",
         )
     r = below[-1]
-    from inspector.claude.models import unknown_to
-
     known_from = unknown_to(name, r) if name is not None else None
     if known_from is not None and unknown_to(name, v) is None:
         # the measured release did not know the model yet, the session's release does (claude-haiku-5-5, first named by

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.claude.release import at_or_after
 from inspector.textutil import as_dict
 from inspector.transcript.records import json_copy
 
@@ -225,8 +226,6 @@ USER_ROLE_BEFORE_RECORDED = frozenset({"remote_session_change"})
 def _rendered_role(b: Mapping[str, Any]) -> str | None:
     """The role an attachment's rendered text is sent in: its record's, else, for a release that recorded none, the
     one it sent that kind in."""
-    from inspector.claude.release import at_or_after
-
     role = b.get("renderedRole")
     if role is None and not at_or_after(b.get("version") if isinstance(b.get("version"), str) else None, ROLE_RECORDED_FROM):
         kind = as_dict(b.get("attachment")).get("type")

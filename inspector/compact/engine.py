@@ -678,6 +678,7 @@ def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[d
     whose notification came EVICT_AFTER_S or more before the compaction was asked for (`asked`, else `now`): Claude
     Code has forgotten it by then."""
     s = sl.session
+    form = form_version(s)
     start = _process_start(sl)  # the compacting process began after it
     by = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z" if now is not None else None
     out: list[dict[str, Any]] = []
@@ -729,14 +730,14 @@ def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[d
         }
         if path is not None and tur.get("canReadOutputFile", True):
             att["outputFilePath"] = path
-        if at_or_after(form_version(s), TASK_CONTINUE_FROM):
+        if at_or_after(form, TASK_CONTINUE_FROM):
             att["canContinueAgent"] = bool(tur.get("canContinueAgent", True))
-        finished = TASK_TEXT if at_or_after(form_version(s), TASK_ASK_FROM) else TASK_TEXT_BEFORE_ASK
+        finished = TASK_TEXT if at_or_after(form, TASK_ASK_FROM) else TASK_TEXT_BEFORE_ASK
         text = (finished if st == "completed" else RUNNING_TEXT).format(
             id=aid, status=st, description=tur.get("description"), path=path
         )
-        out.append(_as_release_renders({"attachment": att}, text, form_version(s)))
-    if out and not at_or_after(form_version(s), EXITS_RECORDED_FROM):
+        out.append(_as_release_renders({"attachment": att}, [text], form))
+    if out and not at_or_after(form, EXITS_RECORDED_FROM):
         notes.append(
             f"Claude Code {s.version} records no process's end (a cost-state record, from 2.1.277): the {len(out)} "
             "background agent(s) re-announced are those launched since the file began, as if one process compacted; "
@@ -755,12 +756,7 @@ def _file_as_release_wrote(att: dict[str, Any], texts: list[str], version: str |
     if at_or_after(version, FILE_AS_USER_FROM):
         att["savedCopyFraming"] = {"enveloped": False}
         return {"attachment": att, "rendered": [{"content": t} for t in texts], "renderedRole": "user"}
-    body: dict[str, Any] = {"attachment": att}
-    if at_or_after(version, ATTACHMENTS_RENDERED_FROM):
-        body["rendered"] = [{"content": t} for t in texts]
-        if at_or_after(version, RENDERED_ROLE_FROM):
-            body["renderedRole"] = "system"
-    return body
+    return _as_release_renders({"attachment": att}, texts, version)
 
 
 def _display_path(path: str, cwd: str | None) -> str:
@@ -1306,16 +1302,16 @@ UNRENDERED_NOTE = (
 def _date_attachment(factory: RecordFactory, tmpl: Mapping[str, Any], parent: str | None, version: str | None) -> dict[str, Any]:
     day = factory.now.astimezone().date().isoformat() if factory.now.tzinfo else factory.now.date().isoformat()
     body = _as_release_renders(
-        {"attachment": {"type": "date", "date": day}}, f"<system-reminder>\nToday's date is {day}.\n</system-reminder>", version
+        {"attachment": {"type": "date", "date": day}}, [f"<system-reminder>\nToday's date is {day}.\n</system-reminder>"], version
     )
     return _copy_attachment(factory, tmpl, parent, body)
 
 
-def _as_release_renders(body: dict[str, Any], text: str, version: str | None) -> dict[str, Any]:
-    """An attachment `body` that a release sends as `text` with the system role, as the release records it: the text
+def _as_release_renders(body: dict[str, Any], texts: list[str], version: str | None) -> dict[str, Any]:
+    """An attachment `body` that a release sends as `texts` with the system role, as the release records it: the text
     from 2.1.268 (before, it renders the attachment as it sends it), the role from 2.1.285."""
     if at_or_after(version, ATTACHMENTS_RENDERED_FROM):
-        body["rendered"] = [{"content": text}]
+        body["rendered"] = [{"content": t} for t in texts]
         if at_or_after(version, RENDERED_ROLE_FROM):
             body["renderedRole"] = "system"
     return body
@@ -1374,6 +1370,7 @@ def engine_compact(
     cancel: Cancel | None = None,
 ) -> CompactionResult:
     s = sl.session
+    form = form_version(s)  # the release whose forms and rules this compaction follows
     recs = s.records
     if params.mode not in MODES:
         raise CompactError(f"mode must be one of {', '.join(MODES)}, not {params.mode!r}")
@@ -1408,7 +1405,7 @@ def engine_compact(
                     'with "Autocompact is thrashing"'
                 )
             # at the blocking limit it keeps a tail as ever (keepNoRound is off then); before 2.1.307 it always does
-            if refills and not blocked and at_or_after(form_version(s), KEEP_NO_ROUND_FROM):
+            if refills and not blocked and at_or_after(form, KEEP_NO_ROUND_FROM):
                 keep_none = True
                 split = Split(
                     list(msgs),
@@ -1461,7 +1458,7 @@ def engine_compact(
         transcript_path=str(s.path.resolve()),
         directive=params.mode != "partial",
         kept_after=kept_after,
-        version=form_version(s),
+        version=form,
     )
     factory = factory or RecordFactory(s)
     tmpl = _envelope_template(sl)
@@ -1477,7 +1474,7 @@ def engine_compact(
         if recs[i].uuid and (prefix or recs[i].get("attachment_type") != "prompt_snapshot" or i in listed)
     ]
     snapshots_held = not prefix and any(recs[i].get("attachment_type") == "prompt_snapshot" for i in held)
-    keep_uuids = [str(recs[i].uuid) for i in (_snapshots_together(s, held) if snapshots_held else held)]
+    keep_uuids = [str(recs[i].uuid) for i in (held if prefix else _snapshots_together(s, held))]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
@@ -1529,21 +1526,21 @@ def engine_compact(
     # more than 2.1.332's postTokens after every automatic compaction of 34 fresh runs, 108-116 after /compact)
     outside: list[dict[str, Any]] = []
     if auto:
-        if at_or_after(form_version(s), SESSION_CONTEXT_FROM):
+        if at_or_after(form, SESSION_CONTEXT_FROM):
             ctx = _latest_payload(s, "session_context", sl.point)
             context_records.append(
                 _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
             )
-        if at_or_after(form_version(s), DATE_WRITTEN_FROM):
-            context_records.append(_date_attachment(factory, tmpl, None, form_version(s)))
+        if at_or_after(form, DATE_WRITTEN_FROM):
+            context_records.append(_date_attachment(factory, tmpl, None, form))
         outside += context_records
         # before the summary; with nothing kept, or up to 2.1.273, after the re-announcements (as 2.1.328 writes them)
-        context_first = not keep_none and at_or_after(form_version(s), CONTEXT_BEFORE_SUMMARY_FROM)
+        context_first = not keep_none and at_or_after(form, CONTEXT_BEFORE_SUMMARY_FROM)
         if context_first:
             before_summary += context_records
     elif params.mode == "compact":
         args = params.instructions or ""
-        after_summary.append(factory.user(tmpl, None, command_caveat(form_version(s)), isMeta=True))
+        after_summary.append(factory.user(tmpl, None, command_caveat(form), isMeta=True))
         after_summary.append(
             factory.user(
                 tmpl,
@@ -1624,12 +1621,12 @@ def engine_compact(
     boundary["compactMetadata"]["postTokens"] = post_tokens
     unrendered = (
         []
-        if at_or_after(form_version(s), ATTACHMENTS_RENDERED_FROM)
+        if at_or_after(form, ATTACHMENTS_RENDERED_FROM)
         else [b for b in resumed if b.get("type") == "attachment" and "rendered" not in b and rough_attachment(b)]
     )
     after, how = tokens_after(s, est, sent, unrendered)
     notes.append(how)
-    context_unrecorded = not at_or_after(form_version(s), USER_CONTEXT_RECORDED_FROM)
+    context_unrecorded = not at_or_after(form, USER_CONTEXT_RECORDED_FROM)
     if context_unrecorded:
         notes.append(USER_CONTEXT_NOTE.format(version=s.version))
     if unrendered:
