@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,12 @@ def _cost_parser() -> argparse.ArgumentParser:
         "prices file), and which have no fast-mode price where a response ran fast; exit 1 when any has none",
     )
     p.add_argument("--json", action="store_true", help="print JSON Lines: one object per group, one per line")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor keep what each transcript's responses were read as (by day, week, month, model or "
+        "block over a folder, a transcript unchanged since the last run is not read again)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -72,7 +80,8 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     if args.by == "block":
         from inspector.library.cost import timed_responses
 
-        priced, total, skipped = timed_responses(target, ledger, in_window)
+        with _responses_cache(args) as cache:
+            priced, total, skipped = timed_responses(target, ledger, in_window, cache=cache)
         report_skipped(skipped, err)
         return _blocks_report(args, out, priced, ledger, total)
     from inspector.library.cost import oldest_first
@@ -96,16 +105,17 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     if responses_only:
         from inspector.library.cost import responses_oldest_first
 
-        for f, got in responses_oldest_first(target):
-            if isinstance(got, str):
-                skipped.append((f, got))
-                continue
-            own_rs, sub_rs = got
-            for side, r in [("own", r) for r in own_rs] + [("subagents", r) for r in sub_rs]:
-                if not in_window(r):
+        with _responses_cache(args) as cache:
+            for f, got in responses_oldest_first(target, cache=cache):
+                if isinstance(got, str):
+                    skipped.append((f, got))
                     continue
-                key, facts = _group_of(args.by, r)
-                charge(group(key, **facts), side, r)
+                own_rs, sub_rs = got
+                for side, r in [("own", r) for r in own_rs] + [("subagents", r) for r in sub_rs]:
+                    if not in_window(r):
+                        continue
+                    key, facts = _group_of(args.by, r)
+                    charge(group(key, **facts), side, r)
     for f in () if responses_only else oldest_first(target):  # every record: the session's facts
         try:
             s = Session.load(f)
@@ -240,6 +250,22 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
 
 
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
+
+
+@contextmanager
+def _responses_cache(args: argparse.Namespace) -> Iterator[Any]:
+    """The responses cache of a run over a folder (costcache), written and closed at its end; None with --no-cache."""
+    if args.no_cache:
+        yield None
+        return
+    from inspector.library.costcache import ResponsesCache
+    from inspector.statefiles import cache_dir
+
+    cache = ResponsesCache(cache_dir())
+    try:
+        yield cache
+    finally:
+        cache.close()
 
 
 def _group_of(by: str, r: Any) -> tuple[str, dict[str, str]]:

@@ -189,10 +189,25 @@ def subagent_responses(s: Any, memo: dict[FileKey, list[Response]] | None = None
     and those its agent_progress records relay that no transcript holds (a subagent file deleted or never copied:
     billed all the same). `memo` keeps each file's responses by (path, size, mtime): a live session asked again reads
     only what changed."""
-    copied = {a for r in s.records if (a := copied_agent(r))}
-    got = agent_file_responses(s.agent_transcripts(), copied, memo)
+    return subagents_of(s.agent_transcripts(), copied_agents(s), relayed_of(s.records), memo)
+
+
+def copied_agents(s: Any) -> set[str]:
+    """The subagents a session's copied records name (charged to the session they were copied from)."""
+    return {a for r in s.records if (a := copied_agent(r))}
+
+
+def subagents_of(
+    agents: list[tuple[str, Path]],
+    copied: set[str] | frozenset[str],
+    relayed: Relayed,
+    memo: dict[FileKey, list[Response]] | None = None,
+) -> list[Response]:
+    """`subagent_responses` from its parts: the session's subagent transcripts (`Session.agent_transcripts`), the
+    agents its copied records name, and the responses its agent_progress records relay (`relay`)."""
+    got = agent_file_responses(agents, copied, memo)
     out = [r for _key, found in got for r in found]
-    return out + relayed_responses(s, {r.key for r in out}, copied)
+    return out + relayed_out(relayed, {r.key for r in out}, copied)
 
 
 Relayed = dict[str, list[Any]]  # response key -> [its agent, a fragment() row], its fragments merged
@@ -227,10 +242,15 @@ def _max_row(cur: list[Any], row: list[Any]) -> None:
 
 def relayed_responses(s: Any, have: set[str], copied: set[str] | frozenset[str] = frozenset()) -> list[Response]:
     """The subagent responses a session's agent_progress records relay, each once (see relayed_out)."""
+    return relayed_out(relayed_of(s.records), have, copied)
+
+
+def relayed_of(records: Iterable[Any]) -> Relayed:
+    """The subagent responses agent_progress records relay, by response key (`relay`)."""
     relayed: Relayed = {}
-    for r in s.records:
+    for r in records:
         relay(relayed, r)
-    return relayed_out(relayed, have, copied)
+    return relayed
 
 
 def agent_file_responses(
@@ -238,11 +258,13 @@ def agent_file_responses(
     skip: set[str] | frozenset[str],
     memo: dict[FileKey, list[Response]] | None = None,
     load: Callable[[Path], Any] | None = None,
+    known: frozenset[FileKey] | set[FileKey] = frozenset(),
 ) -> list[tuple[FileKey, list[Response]]]:
     """Each subagent transcript's responses with the file's key, in order: a file `memo` holds as it is now is not
     read again, one that cannot be read is left out, and an agent in `skip` (named by a copied call: charged to the
     session that ran it) is not counted. `load` reads a file (by default the partial index of the cost's lines:
-    a subagent file's responses are all its cost needs)."""
+    a subagent file's responses are all its cost needs). A file whose key is in `known` is neither read nor listed
+    (the caller holds its responses)."""
     from inspector.transcript.session import Session
 
     load = load or (lambda p: Session.load(p, only=COST_LINES))
@@ -255,6 +277,8 @@ def agent_file_responses(
         except OSError:
             continue
         key = (str(path), st.st_size, st.st_mtime_ns)
+        if key in known:
+            continue
         found = memo.get(key) if memo is not None else None
         if found is None:
             try:
@@ -642,13 +666,6 @@ def _first_time(path: Path) -> str | None:
         return None
 
 
-def _dated_responses(item: tuple[Path, bool]) -> tuple[str | None, tuple[list[Response], list[Response]] | str]:
-    """A transcript's place in `oldest_first` (`_first_time`) and, when it has one, its responses (`file_responses`):
-    one job of a worker."""
-    when = _first_time(item[0])
-    return when, (file_responses(*item) if when is not None else "")
-
-
 POOL_FILES = 16  # transcripts below which one process reads them (starting the workers costs ~0.2 s)
 POOL_BYTES = 64 << 20
 
@@ -712,23 +729,104 @@ def responses_of_files(
 
 
 def responses_oldest_first(
-    target: Any, workers: int | None = None
+    target: Any, workers: int | None = None, cache: Any = None
 ) -> Iterator[tuple[Path, tuple[list[Response], list[Response]] | str]]:
     """`responses_of_files(oldest_first(target))` in one pass of one pool: each worker reads a file's place in that
     order (its head and tail) and its responses together, and they are given back in that order once all are read
     (the responses of a whole root are held at once: about 150 bytes each; a second pass over the pool for the order
-    alone cost 0.4 s of a 2,000-session root's 3 s, bench/cost.py)."""
+    alone cost 0.4 s of a 2,000-session root's 3 s, bench/cost.py). `cache` (a costcache.ResponsesCache): what each
+    transcript was read as before, taken as it is while the file is unchanged (and kept for the next time)."""
+    from inspector.transcript.session import agent_transcripts_of, subagent_files
+
     files = transcripts_of(target)
-    paths = [f for f, _ in files]
+    folder = getattr(target, "path", None)
+    if cache is not None and folder is not None and os.path.isdir(folder):
+        cache.prefetch(folder)
+    got: list[tuple[str, Path, tuple[list[Response], list[Response]] | str]] = []
+    sessions: list[tuple[Path, Digest, list[tuple[str, Path]]]] = []  # (transcript, digest, its agent transcripts)
+    memo: dict[FileKey, list[Response]] = {}  # each subagent file's responses: kept ones and those read now
+    kept: set[FileKey] = set()
+    jobs: list[tuple[Path, bool, frozenset[FileKey]]] = []
+
+    def cached_agents(paths: Iterable[Path]) -> list[FileKey]:
+        keys = []
+        for p in paths:
+            row = cache.agent(p)
+            if row is not None:
+                memo[row[0]] = row[1]
+                kept.add(row[0])
+                keys.append(row[0])
+        return keys
+
+    for f, flat in files:
+        d = cache.digest(f) if cache is not None else None
+        if d is not None:
+            agents = agent_transcripts_of(f, d.session_id, [] if not flat else None)
+            cached_agents(p for aid, p in agents if aid not in d.copied)
+            sessions.append((f, d, agents))
+        else:
+            known = frozenset(cached_agents(subagent_files(f))) if cache is not None and cache.has_agents else frozenset()
+            jobs.append((f, not flat, known))
+    paths = [f for f, _, _ in jobs]
     with _pool_for(paths, workers) as pool:
-        got = [
-            (when, f, r)
-            for f, (when, r) in _each_file(_dated_responses, paths, pool, [(f, not agents) for f, agents in files])
-            if when is not None
-        ]
+        for f, (when, d, agents, read) in _each_file(_session_costs, paths, pool, jobs):
+            if when is None:
+                continue  # its head cannot be read: left out, as oldest_first leaves it
+            if isinstance(d, str):
+                got.append((when, f, d))
+                continue
+            for key, found in read:
+                memo[key] = found
+            sessions.append((f, d, agents))
+            if cache is not None:
+                cache.put_digest(f, d)
+    for f, d, agents in sessions:
+        subs = subagents_of(agents, set(d.copied), d.relayed, memo)  # a file changed since it was read is read here
+        got.append((d.when, f, (d.own, subs)))
+    if cache is not None:
+        for key, found in memo.items():
+            if key not in kept:
+                cache.put_agent(key, found)
     got.sort(key=lambda x: (x[0], x[1]))
     for _when, f, r in got:
         yield f, r
+
+
+class Digest(NamedTuple):
+    """What the cost needs of a session's own transcript (kept by costcache.ResponsesCache)."""
+
+    key: tuple[int, int, int]  # the file as read: (inode, size, mtime_ns)
+    when: str  # its place in the order a root is read (`first_timestamp`, "~" for none)
+    own: list[Response]
+    copied: list[str]  # the agents its copied records name
+    relayed: Relayed  # the responses its agent_progress records relay
+    session_id: str
+
+
+def _session_costs(
+    item: tuple[Path, bool, frozenset[FileKey]],
+) -> tuple[str | None, Digest | str, list[tuple[str, Path]], list[tuple[FileKey, list[Response]]]]:
+    """One job of `responses_oldest_first`'s workers: a transcript's place in the order (None: its head cannot be
+    read), its digest or why it cannot be read, its subagent transcripts, and the responses of
+    those not `known` to the caller (`item`: the transcript, whether its project has no flat agent file, the known)."""
+    from inspector.transcript.session import Session
+
+    path, no_flat_agents, known = item
+    when = _first_time(path)
+    if when is None:
+        return None, "", [], []
+    try:
+        s = Session.load(path, only=COST_LINES, flat_agents=[] if no_flat_agents else None)
+    except OSError as exc:
+        return when, exc.strerror or str(exc), [], []
+    try:
+        t = s.transcript
+        copied = copied_agents(s)
+        d = Digest((t.inode or 0, t.size, t.mtime_ns), when, responses(s), sorted(copied), relayed_of(s.records), s.session_id)
+        agents = s.agent_transcripts()
+        return when, d, agents, agent_file_responses(agents, copied, known=known)
+    finally:
+        s.close()
 
 
 def transcripts_of(target: Any) -> list[tuple[Path, list[Path]]]:
@@ -756,18 +854,19 @@ def oldest_first(target: Any) -> list[Path]:
 
 
 def timed_responses(
-    target: Any, ledger: Ledger | None = None, keep: Callable[[Response], bool] | None = None
+    target: Any, ledger: Ledger | None = None, keep: Callable[[Response], bool] | None = None, cache: Any = None
 ) -> tuple[list[tuple[float, Response]], Cost, list[tuple[Path, str]]]:
     """Every response under a target with its time (epoch seconds), each once (the ledger's rule: a copy in a resumed
     or forked session counts for the session it came from), subagents and orphaned subagent files included; the
-    priced total; the files that could not be read. `keep` narrows the responses (a date window)."""
+    priced total; the files that could not be read. `keep` narrows the responses (a date window); `cache` as
+    `responses_oldest_first` takes it."""
     from inspector.textutil import timestamp_key
 
     ledger = ledger or Ledger()
     out: list[tuple[float, Response]] = []
     total = Cost()
     skipped: list[tuple[Path, str]] = []
-    for f, got in responses_oldest_first(target):
+    for f, got in responses_oldest_first(target, cache=cache):
         if isinstance(got, str):
             skipped.append((f, got))
             continue

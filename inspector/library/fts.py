@@ -76,6 +76,9 @@ SHARD_TABLES = frozenset(
     {"docs", "spans", "words", "wordstate", "vocab"}
     | {f"{fts}{part}" for fts in ("texts", "wordgrams") for part in ("", "_data", "_idx", "_config", "_docsize")}
 )
+# what the cost of each transcript was read as (costcache.ResponsesCache), valid while `key` (its size, time) holds; made
+# in a database an earlier inspector made when first used (no other table changed: the search index is kept)
+RESPONSES_TABLE = "CREATE TABLE IF NOT EXISTS responses(path BLOB PRIMARY KEY, key BLOB NOT NULL, value BLOB NOT NULL)"
 HEAD = 4096  # bytes of a file's start that tell a replaced file from a grown one (kept as a digest, never the text)
 
 
@@ -292,7 +295,9 @@ class SearchIndex:
             CREATE TABLE listings(dir BLOB PRIMARY KEY, mtime_ns INTEGER NOT NULL, entries BLOB NOT NULL);
             -- `stats --json` of a session (StatsCache), valid while `key` (its size, time, folder) still holds
             CREATE TABLE stats(path BLOB PRIMARY KEY, key BLOB NOT NULL, stats BLOB NOT NULL);
+            DROP TABLE IF EXISTS responses;
         """)
+        db.execute(RESPONSES_TABLE)
         # the texts of file `id` live in shard id % shards (its own database: one process can write each at once)
         db.execute("INSERT INTO meta VALUES('shards', ?)", (str(max(1, min(os.cpu_count() or 1, SHARDS_MAX))),))
 

@@ -16,6 +16,7 @@ import orjson
 
 from inspector import __version__
 from inspector.library.cache import is_normal_absolute
+from inspector.library.rowcache import RowCache
 from inspector.statefiles import cache_dir
 from inspector.transcript.discovery import Target, project_name, session_files
 
@@ -109,39 +110,17 @@ def _dir_signature(folder: Path | None, flat_agents: Iterable[Path], listed: boo
     return stat_signature(folder, flat_agents, opaque=("tool-results",), listed=listed)
 
 
-class StatsCache:
-    """One row per session in the inspector database (`index.sqlite` in the cache folder, beside the search index),
-    keyed by the session's path and checked against its `key` (size, time and what lies beside it); written in
-    batches, in transactions; never inside ~/.claude. Best effort: a database that cannot be opened or written (a
-    read-only or missing cache folder, locked by a writer for long) costs the speed, never the stats."""
+class StatsCache(RowCache):
+    """One row per session in the inspector database (`stats`), keyed by the session's path and checked against its
+    `key` (size, time and what lies beside it)."""
 
-    BATCH = 200
+    TABLE = "stats"
+    VALUE = "stats"
 
-    def __init__(self, folder: Path | None, index: Any = None) -> None:
-        """`index`: the inspector database the caller has open already (a `search`'s): used, and left open."""
-        self.folder = folder
-        self.hits = 0
-        self.misses = 0
-        self._index: Any = index  # the inspector database (fts.SearchIndex), opened when first needed
-        self._own = index is None  # closed by `close` (else the caller's)
-        self._unusable = folder is None
-        self._pending: list[tuple[bytes, bytes, bytes]] = []
-        self._rows: dict[bytes, tuple[bytes, bytes]] | None = None  # read ahead by `get`
-
-    def _conn(self) -> Any:
-        if self._index is None and not self._unusable:
-            import sqlite3
-
-            from inspector.library.cache import IndexUnavailable
-            from inspector.library.fts import SearchIndex
-
-            assert self.folder is not None
-            try:
-                self._index = SearchIndex(self.folder / "index.sqlite")
-                _sweep_json_cache(self.folder)
-            except (OSError, IndexUnavailable, sqlite3.Error):
-                self._unusable = True
-        return self._index.db if self._index is not None else None
+    def opened(self, index: Any) -> bool:
+        if self.folder is not None:
+            _sweep_json_cache(self.folder)
+        return True
 
     def key(self, path: Path, flat_agents: list[Path], folders: dict[str, set[str]] | None = None) -> dict[str, Any]:
         """What the stats of a session depend on. `folders`: each project folder's sub-folders, listed once (most
@@ -168,24 +147,16 @@ class StatsCache:
         }
 
     def get(self, path: Path, key: dict[str, Any]) -> dict[str, Any] | None:
-        import sqlite3
-
-        db = self._conn()
-        if db is None:
-            return None
-        k = os.fsencode(key["path"])  # the absolute path, as `key` made it
         try:
-            row = self._rows.pop(k, None) if self._rows is not None else None
-            if row is None:
-                row = db.execute("SELECT key, stats FROM stats WHERE path=?", (k,)).fetchone()
             want = orjson.dumps(key)
-        except (sqlite3.Error, TypeError):
-            row = None
+        except TypeError:
+            want = None
+        row = self.row(os.fsencode(key["path"])) if want is not None else None  # the absolute path, as `key` made it
         stats = None
         if row is not None and row[0] == want:
             try:
                 stats = orjson.loads(row[1])
-            except orjson.JSONDecodeError:
+            except (orjson.JSONDecodeError, TypeError):  # (a damaged row can hold any type of SQLite's)
                 stats = None
             if not _well_formed(stats):
                 stats = None  # damaged: computed again (and the row rewritten)
@@ -195,58 +166,12 @@ class StatsCache:
         self.hits += 1
         return stats
 
-    def prefetch(self, folder: Path) -> None:
-        """Read the rows of every session under a folder in one query (`get` then looks them up)."""
-        import sqlite3
-
-        db = self._conn()
-        if db is None:
-            return
-        lo = os.fsencode(os.path.abspath(folder)) + b"/"
-        try:
-            self._rows = {
-                p: (k, st)
-                for p, k, st in db.execute(
-                    "SELECT path, key, stats FROM stats WHERE path >= ? AND path < ?", (lo, lo[:-1] + b"0")
-                )
-            }
-        except sqlite3.Error:
-            self._rows = None
-
     def put(self, path: Path, key: dict[str, Any], stats: dict[str, Any]) -> None:
-        if self._conn() is None:
-            return
         try:
-            self._pending.append((os.fsencode(os.path.abspath(path)), orjson.dumps(key), orjson.dumps(stats)))
+            key_b, stats_b = orjson.dumps(key), orjson.dumps(stats)
         except TypeError:
             return  # a path orjson cannot write (not UTF-8): not cached
-        if len(self._pending) >= self.BATCH:
-            self.flush()
-
-    def flush(self) -> None:
-        """Write what `put` holds, in one transaction (dropped, not raised, when the database cannot take it: the
-        cache is an optimisation)."""
-        rows, self._pending = self._pending, []
-        if self._index is not None:
-            self._index.write_many("INSERT OR REPLACE INTO stats VALUES(?, ?, ?)", rows)
-
-    def sweep(self) -> None:
-        """Delete the rows `prefetch` read that no `get` asked for and whose session is gone from disk: a deleted
-        session's stats (its title, its first prompt) leave the database with it (when it cannot be written now,
-        the next pass does it)."""
-        left, self._rows = self._rows, None
-        gone = [(p,) for p in left or () if not os.path.exists(p)]
-        if gone and self._index is not None and self._index.write_many("DELETE FROM stats WHERE path=?", gone):
-            self._index.scrub()
-
-    def close(self) -> None:
-        self.sweep()
-        self.flush()
-        if self._index is not None:
-            if self._own:
-                self._index.close()  # its connection, and its lock file if it took the lock
-            self._index = None
-            self._unusable = True
+        self.put_row(os.fsencode(os.path.abspath(path)), key_b, stats_b)
 
 
 def _sweep_json_cache(folder: Path) -> None:

@@ -116,6 +116,15 @@ def agent_files(transcript: Path, flat: list[Path]) -> list[tuple[str, str, Path
     return sorted(found.values(), key=lambda t: (t[0], t[1]))
 
 
+def agent_transcripts_of(transcript: Path, session_id: str, flat: list[Path] | None = None) -> list[tuple[str, Path]]:
+    """(agent id, path) of each subagent transcript of a session (`agent_files`): what `Session.agent_transcripts`
+    lists, from the folder listings and the session's id alone. `flat`: the flat agent files beside it, when known
+    (else looked for, unless the transcript is one itself)."""
+    if flat is None:
+        flat = [] if transcript.name.startswith("agent-") else flat_agents(transcript, session_id)
+    return [(aid, p) for _layout, aid, p in agent_files(transcript, flat)]
+
+
 # ---------------------------------------------------------------------------------------------
 # session memory (§7.2)
 
@@ -632,7 +641,7 @@ class Session:
         listed = self.__dict__.get("subagents")
         if listed is not None:
             return [(sa.agent_id, sa.path) for sa in listed if sa.path is not None]
-        return [(aid, p) for _layout, aid, p in self._agent_files()]
+        return agent_transcripts_of(self.path, self.session_id, self._flat_agents)
 
     def _agent_files(self) -> list[tuple[str, str, Path]]:
         """The session's subagent transcripts as `agent_files` lists them, with the flat ones beside it."""

@@ -85,9 +85,15 @@ class BlocksScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True)
     def compute(self) -> None:
         from inspector.library.cost import Ledger, billing_blocks, timed_responses
+        from inspector.library.costcache import ResponsesCache
+        from inspector.statefiles import cache_dir
 
         ledger = Ledger()
-        priced, total, skipped = timed_responses(self.target, ledger)
+        cache = ResponsesCache(cache_dir())  # a transcript unchanged since it was last priced is not read again
+        try:
+            priced, total, skipped = timed_responses(self.target, ledger, cache=cache)
+        finally:
+            cache.close()
         blocks = billing_blocks(priced, ledger.table)
         now = time.time()
         head = headline(blocks, total, now) + (f" {len(skipped)} file(s) could not be read." if skipped else "")
