@@ -215,9 +215,9 @@ def _candidate_lines(path: Path, query: Query) -> Iterator[tuple[int, int, bytes
     no Python per line), and only the lines around a find are cut out; line numbers are counted only
     up to a find, so a file without one costs its read and one pass of `find`. Other queries go line
     by line."""
-    from inspector.transcript.index import MAX_LINE
+    from inspector.transcript.index import MAX_LINE, READ_BUFFER
 
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=READ_BUFFER if not query.ascii else -1) as f:
         if not query.ascii:
             offset, n = 0, 0
             while True:
@@ -322,10 +322,11 @@ def _search_persisted(path: Path, query: Query, limit: int | None, candidates: l
     where_line: dict[str, tuple[int, int, str | None]] = {}
     import orjson
 
+    from inspector.transcript.index import READ_BUFFER
     from inspector.transcript.records import LineError, decode_line
 
     needles = {tid: orjson.dumps(tid) for tid in wanted}
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=READ_BUFFER) as f:
         offset, line_no = 0, 0
         for raw in f:
             line_no += 1

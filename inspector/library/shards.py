@@ -139,11 +139,11 @@ def read_texts(path: str, start: int, lines: int) -> Iterator[Any]:
     the line's length, type, place, time, k), then an `End`. The rows of a last line without its end (still being
     written) come in a batch of their own that starts with None: searched now, read again once the file changes. A
     line over MAX_LINE bytes is skipped as the scan skips it. Pure (no database): a worker process can run it."""
-    from inspector.transcript.index import MAX_LINE
+    from inspector.transcript.index import MAX_LINE, READ_BUFFER
 
     rows: list[tuple[Any, ...]] = []
     read = 0
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=READ_BUFFER) as f:
         f.seek(start)
         offset = start
         while True:

@@ -23,6 +23,9 @@ from inspector.transcript.records import LineError, Record, decode_line, gc_paus
 
 PROGRESS_EVERY = 8 << 20
 MAX_LINE = 64 << 20  # a line longer than this is reported and skipped, never held in memory (real ones reach ~13 MB)
+# the buffer a file read line by line is opened with: Python's 8 KB default reads a 100 KB tool result's line in a dozen
+# calls and joins them (the bench root's 200 files read by lines: 0.12-0.15 s with it, 0.05 s with this)
+READ_BUFFER = 1 << 20
 
 
 def _holds_in(raw: bytes, needles: tuple[bytes, ...]) -> bool:
@@ -204,7 +207,7 @@ class Transcript:
             return new
         problems, take = self.problems, self._take
         holds = _holds_fn() if only is not None else _holds_in
-        with gc_paused(), open(self.path, "rb", buffering=1 << 20) as f:
+        with gc_paused(), open(self.path, "rb", buffering=READ_BUFFER) as f:
             if self.scanned_to == 0 and f.read(3) == b"\xef\xbb\xbf":
                 self.scanned_to = 3  # a UTF-8 byte order mark (an editor's save): not part of the first record
             f.seek(self.scanned_to)
