@@ -287,6 +287,24 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     continue
                 ours_types = [_kind(r) for r in res.new_records]
                 seg = [_kind(r) for r in _compaction_records(after)]
+                cc_reattached = _reattached_by(after)
+                if_resumed = res.parameters.get("reattached_if_resumed")
+                if if_resumed is not None and if_resumed == cc_reattached:
+                    # a release that records no process's end (before 2.1.277): inspector reads the slice as one
+                    # process's and says in a note which files a process resumed since would re-attach; Claude Code
+                    # was such a process here, and re-attached those
+                    out.append(
+                        Replayed(
+                            t.name,
+                            b_no,
+                            what,
+                            True,
+                            f"kept {len(theirs)} as Claude Code; re-attached the files inspector's note names for a "
+                            f"process resumed since the last compaction ({len(cc_reattached)}: the release records no "
+                            "process's end, and Claude Code's was resumed)",
+                        )
+                    )
+                    continue
                 extra = [k for k in seg[len(ours_types) :] if k not in PER_REQUEST]
                 if seg[: len(ours_types)] == ours_types and extra:
                     out.append(
@@ -572,6 +590,24 @@ def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ):
             break
         out.append(r)
+    return out
+
+
+def _reattached_by(after: list[dict[str, Any]]) -> list[str]:
+    """The files a compaction re-attached: the file attachments after its boundary, before the next reply or prompt (a
+    /compact's breadcrumbs come between its summary and them)."""
+    out: list[str] = []
+    for r in after[1:]:
+        if not r.get("uuid"):
+            continue
+        if r.get("type") == "assistant":
+            break
+        if r.get("type") == "user" and not r.get("isCompactSummary"):
+            content = (r.get("message") or {}).get("content")
+            if not (isinstance(content, str) and content.startswith(("<local-command-", "<command-"))):
+                break
+        if _kind(r) == "attachment file":
+            out.append(str((r.get("attachment") or {}).get("filename")))
     return out
 
 

@@ -700,11 +700,15 @@ def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[d
                 told[m.group(1)] = when
     asked = asked if asked is not None else now
     cutoff = asked.timestamp() - EVICT_AFTER_S if asked is not None else None
+    seen: set[str] = set()
     for i in range(start + 1, min(sl.point + 1, len(s.records))):
         tur = s.body(i).get("toolUseResult") if s.records[i].type == "user" else None
         if not (isinstance(tur, dict) and tur.get("status") == "async_launched" and isinstance(tur.get("agentId"), str)):
             continue
         aid = tur["agentId"]
+        if aid in seen:
+            continue  # its launch's result written twice (2.1.200 seed 147102): Claude Code holds each task once, by its id
+        seen.add(aid)
         if cutoff is not None and aid in told and told[aid] <= cutoff:
             notes.append(
                 f"background agent {aid} ({tur.get('description')}) ended and was announced "
@@ -802,16 +806,18 @@ def _loop_start(sl: Slice, trigger: str) -> int:
     return start
 
 
-def _held_time(sl: Slice, file_times: Mapping[str, float] | None = None) -> Any:
+def _held_time(sl: Slice, file_times: Mapping[str, float] | None = None, start: int | None = None) -> Any:
     """The sort key of a file Claude Code holds as read: the time it holds for it (newest re-attached first), then the
     latest touched. Claude Code's own process stores a file's modification time when it reads a file, and the time of
     the change when it edits or writes one; the reads and writes it restores on --resume from the transcript get the
     time of their result record (an edit there, the file's time). A file's modification time is that of its last edit
     or write anywhere before the point (a compaction forgets the read, not the file's time); a file the session
     never changed was last changed before it, at a time no transcript records: after every file it changed, and among
-    such files by `file_times` where the caller knows them (else the most recently read first)."""
+    such files by `file_times` where the caller knows them (else the most recently read first). `start`: the record
+    after which the compacting process began (by default where the file's process exits say)."""
     s = sl.session
-    start = _process_start(sl)
+    if start is None:
+        start = _process_start(sl)
     changes = [  # a file's time comes from its changes: the reads between them need not be decoded
         i
         for i in s.conversation.logical_chain
@@ -832,14 +838,20 @@ def _held_time(sl: Slice, file_times: Mapping[str, float] | None = None) -> Any:
 
 
 def restored_file_bodies(
-    sl: Slice, summarized: list[int], kept: list[int], live: bool | None = None, file_times: Mapping[str, float] | None = None
+    sl: Slice,
+    summarized: list[int],
+    kept: list[int],
+    live: bool | None = None,
+    file_times: Mapping[str, float] | None = None,
+    resumed_at: int | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The `file` attachments 2.1.328 writes after a compaction: up to 5 files read or changed before it and not
     visible in the kept records, newest first, each with the text of a whole Read. Only files whose whole content the
     transcript holds are re-attached (inspector never reads your files); the others are named in the notes. Files
     the session only read come after the rest, in the order of their modification times (`file_times`, where the
     caller knows them); without them, when two or more such files are in the running, the notes say that which of
-    them and in what order is not known."""
+    them and in what order is not known. `resumed_at`: the compacting process was resumed after that record (it holds
+    what it restored from the records before it, with the times of their results)."""
     s = sl.session
     visible: set[str] = set()
     for i in kept:
@@ -867,7 +879,7 @@ def restored_file_bodies(
         pm = meta.get("preservedMessages") if isinstance(meta, dict) else None
         before = set(pm.get("uuids") or ()) if isinstance(pm, dict) else set()
         chain = [i for i in chain if s.records[i].uuid not in before]
-    held = _held_time(sl, file_times)
+    held = _held_time(sl, file_times, resumed_at)
     states = sorted(file_states(s, chain, attachments=live).values(), key=held, reverse=True)
     bodies: list[dict[str, Any]] = []
     skipped: list[str] = []
@@ -928,6 +940,28 @@ def restored_file_bodies(
             + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
         )
     return bodies, notes
+
+
+def _reattached(files: list[dict[str, Any]]) -> list[str]:
+    return [str((b.get("attachment") or {}).get("filename")) for b in files if (b.get("attachment") or {}).get("type") == "file"]
+
+
+def _files_if_resumed(
+    sl: Slice, split: Split, live: bool, file_times: Mapping[str, float] | None, files: list[dict[str, Any]]
+) -> list[str] | None:
+    """The files Claude Code would re-attach had the session been resumed just before the compacting turn, where that
+    is not known and would change them: a release that records no process's end (before 2.1.277) is read as one
+    process, which holds the files the previous compaction re-attached and not the reads in the records it kept; a
+    resumed one holds what it restored from its loaded messages (their reads, writes and edits, each with the time of
+    its result: 2.1.268's extractReadFilesFromMessages) and nothing a compaction re-attached (generated seed 155000
+    on 2.1.268: a process resumed after the third compaction re-attached out14 and out10, the files its loaded
+    messages wrote, where the one-process reading took four). None when it would re-attach the same files."""
+    s = sl.session
+    if not live or sl.boundary is None or at_or_after(form_version(s), EXITS_RECORDED_FROM) or s.version is None:
+        return None
+    alt, _ = restored_file_bodies(sl, split.summarize, split.keep, False, file_times, resumed_at=_compacting_end(sl))
+    names = _reattached(alt)
+    return names if names != _reattached(files) else None
 
 
 def tools_used(s: Any, indexes: list[int]) -> list[str]:
@@ -1446,6 +1480,15 @@ def engine_compact(
     formatted = format_compact_summary(out.text, s.version)
     tools = tools_used(s, list(sl.history))
     files, file_notes = restored_file_bodies(sl, split.summarize, split.keep, live, params.file_times)
+    if_resumed = _files_if_resumed(sl, split, live, params.file_times, files)
+    if if_resumed is not None:
+        file_notes.append(
+            f"Claude Code {s.version} records no process's end (a cost-state record, from 2.1.277): the files "
+            "re-attached are those the process that wrote the records since the last compaction would hold; had the "
+            "session been resumed since, Claude Code would hold only what its loaded messages read, wrote or edited "
+            "(not the files that compaction re-attached) and re-attach "
+            + (", ".join(p.replace("\\", "/").rsplit("/", 1)[-1] for p in if_resumed) or "none")
+        )
     if params.mode == "partial" and any((b.get("attachment") or {}).get("type") == "file" for b in files):
         # a partial compaction reads the files it re-attaches before it writes its summary, and that read is among the
         # tools it lists (every partial compaction of the saved runs that re-attached a file lists Read; 2.1.328 REPL
@@ -1675,6 +1718,7 @@ def engine_compact(
             "foreign_thinking": thinking.keep,
             "user_context_unrecorded": context_unrecorded,
             "attachments_unrendered": len(unrendered),
+            "reattached_if_resumed": if_resumed,
         },
         api_messages=tuple(sent),
         api_messages_exact=not (context_unrecorded or unrendered),

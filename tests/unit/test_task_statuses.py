@@ -154,3 +154,17 @@ def test_a_finished_agent_is_re_announced_as_the_release_recorded_it(tmp_path, v
         assert text.startswith("<system-reminder>\nTask a1 (type: local_agent) (status: completed)")
         assert ("ask agent a1 with SendMessage" in text) is ask, text
     assert any("records no process's end" in n for n in notes) is said
+
+
+def test_an_agent_whose_launch_was_written_twice_is_announced_once(tmp_path: Path) -> None:
+    """Claude Code holds its tasks by id: a launch's result record written twice (2.1.200 seed 147102: the same
+    result on two lines) re-announces the agent once (inspector announced it twice)."""
+    s = _session(tmp_path, {"a1": 10.0, "a2": 11.0})
+    lines = s.path.read_bytes().splitlines(keepends=True)
+    k = next(n for n, raw in enumerate(lines) if b'"async_launched"' in raw and b'"a1"' in raw)
+    again = orjson.loads(lines[k])
+    again["uuid"] = "u-again"
+    s.path.write_bytes(b"".join([*lines[: k + 1], orjson.dumps(again) + b"\n", *lines[k + 1 :]]))
+    s = Session.load(s.path)
+    out, _ = task_statuses(make_slice(s, s.records[-2].uuid), None)
+    assert [a["attachment"]["taskId"] for a in out] == ["a1", "a2"]
