@@ -497,6 +497,7 @@ def release_probes(claude: Claude) -> dict[str, Any]:
             "CLAUDE_CODE_AUTO_COMPACT_WINDOW": _env_window(claude),
             "autoCompactWindow in settings.json": _settings_window(claude),
             "autoCompactEnabled in settings.json": _settings_auto_compact_off(claude),
+            "modelSettings autoCompactWindow in settings.json": _model_settings_window(claude),
         },
     )
     if pick is None:
@@ -1139,6 +1140,12 @@ def _settings_window(claude: Claude) -> bool:
     return _window_read(claude, None, {"autoCompactWindow": 100_000})
 
 
+def _model_settings_window(claude: Claude) -> bool:
+    """modelSettings.claude-sonnet-4-5.autoCompactWindow 100,000 in ~/.claude/settings.json (2.1.238 has no
+    modelSettings: generated seed 159003 compacted at claude-sonnet-5's own threshold there)."""
+    return _window_read(claude, None, {"modelSettings": {"claude-sonnet-4-5": {"autoCompactWindow": 100_000}}})
+
+
 def _iterations_last(claude: Claude) -> bool:
     """Replies sampled in two iterations, each at 90,000-100,000 tokens (the top-level usage their sum, 180,000-
     200,000, over claude-sonnet-4-5's threshold): True when Claude Code reads the context from the last iteration
@@ -1239,6 +1246,12 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "settings-window": (
         _settings_window,
         "autoCompactWindow in ~/.claude/settings.json sets the auto-compact window (before: the setting is not read)",
+        "release",
+    ),
+    "model-settings-window": (
+        _model_settings_window,
+        "modelSettings.<model>.autoCompactWindow in ~/.claude/settings.json sets that model's auto-compact window "
+        "(before: modelSettings is not read)",
         "release",
     ),
     "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),

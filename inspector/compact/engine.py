@@ -54,7 +54,14 @@ from inspector.compact.base import (
 from inspector.compact.hooks import as_compact_hook, compact_stdout, hook_twins, hooks_note, session_start_hooks
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.textutil import as_dict, timestamp_key
-from inspector.tokens.context import FILE_TOOLS, FileState, file_states, process_exits, same_process
+from inspector.tokens.context import (
+    EXITS_RECORDED_FROM,  # the first release that writes a cost-state record as a process exits (bisected)
+    FILE_TOOLS,
+    FileState,
+    file_states,
+    process_exits,
+    same_process,
+)
 from inspector.tokens.estimate import count_bodies, js_len, rough_328, rough_attachment, rough_record_328
 from inspector.tokens.thresholds import Settings, js_round
 from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, iter_blocks, text_of
@@ -189,9 +196,15 @@ def _attachments_of(s: Any, indexes: list[int], kind: str) -> list[int]:
 def _latest_payload(s: Any, kind: str, upto: int | None = None) -> dict[str, Any] | None:
     """The last attachment of `kind` on the history, at or before record `upto` (None: the session's end): a
     compaction at an earlier message knows nothing written after it."""
+    i = _latest_index(s, kind, upto)
+    return s.body(i) if i is not None else None
+
+
+def _latest_index(s: Any, kind: str, upto: int | None = None) -> int | None:
+    """The record index of `_latest_payload`'s attachment, or None."""
     for i in reversed(s.conversation.logical_chain):
         if (upto is None or i <= upto) and s.records[i].type == "attachment" and s.records[i].get("attachment_type") == kind:
-            return s.body(i)
+            return i
     return None
 
 
@@ -613,7 +626,6 @@ TASK_TEXT = (
 # path); `canContinueAgent` from 2.1.293 (in the 2.1.293 binary, not in 2.1.292's)
 TASK_ASK_FROM = (2, 1, 327)
 TASK_CONTINUE_FROM = (2, 1, 293)
-EXITS_RECORDED_FROM = (2, 1, 277)  # the first release that writes a cost-state record as a process exits (bisected)
 TASK_TEXT_BEFORE_ASK = TASK_TEXT.split(" (if you cannot")[0] + "\n</system-reminder>"
 
 
@@ -1316,6 +1328,7 @@ RENDERED_ROLE_FROM = (2, 1, 285)
 # where a compaction that keeps a tail writes them: before its summary from 2.1.274, after its re-announcements before
 # (as any compaction that keeps nothing does; bisected with generated seed 150003, a refusal that kept 15 messages)
 CONTEXT_BEFORE_SUMMARY_FROM = (2, 1, 274)
+CONTEXT_ALWAYS_WRITTEN_FROM = CONTEXT_BEFORE_SUMMARY_FROM  # (bisected: the session's context after a compaction that kept it)
 # up to 2.1.267 every request starts with the user context (CLAUDE.md files, today's date) as a reminder put before the
 # first message's blocks, written in no record (bisected with seed 147100: 2.1.267 sends it, 2.1.268 records the date)
 USER_CONTEXT_RECORDED_FROM = DATE_WRITTEN_FROM
@@ -1569,13 +1582,24 @@ def engine_compact(
     # more than 2.1.332's postTokens after every automatic compaction of 34 fresh runs, 108-116 after /compact)
     outside: list[dict[str, Any]] = []
     if auto:
+        # up to 2.1.273 the session's context and the date are the next request's own attachments, written when the
+        # messages it sends (the kept records and the summary) hold none, or another: a compaction that keeps the
+        # ones before it writes neither (generated seed 159002 on 2.1.270, a fork's second refusal in a turn, kept
+        # the first one's; 2.1.274 writes both after every automatic compaction, bisected)
+        kept_kinds = {recs[i].get("attachment_type"): i for i in split.keep if recs[i].type == "attachment"}
+        as_needed = not at_or_after(form, CONTEXT_ALWAYS_WRITTEN_FROM)
         if at_or_after(form, SESSION_CONTEXT_FROM):
-            ctx = _latest_payload(s, "session_context", sl.point)
-            context_records.append(
-                _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
-            )
+            latest = _latest_index(s, "session_context", sl.point)
+            if not (as_needed and latest is not None and kept_kinds.get("session_context") == latest):
+                ctx = s.body(latest) if latest is not None else None
+                context_records.append(
+                    _copy_attachment(factory, tmpl, None, ctx or {"attachment": {"type": "session_context", "context": {}}})
+                )
         if at_or_after(form, DATE_WRITTEN_FROM):
-            context_records.append(_date_attachment(factory, tmpl, None, form))
+            date = _date_attachment(factory, tmpl, None, form)
+            kept_day = (s.body(kept_kinds["date"]).get("attachment") or {}).get("date") if "date" in kept_kinds else None
+            if not (as_needed and kept_day == date["attachment"]["date"]):
+                context_records.append(date)
         outside += context_records
         # before the summary; with nothing kept, or up to 2.1.273, after the re-announcements (as 2.1.328 writes them)
         context_first = not keep_none and at_or_after(form, CONTEXT_BEFORE_SUMMARY_FROM)

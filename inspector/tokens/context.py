@@ -113,12 +113,62 @@ def process_exits(s: Session) -> list[int]:
     kept records it copied, as a resumed process does). Remembered on the session."""
     got = s.__dict__.get("_process_exits")
     if got is None:
-        got = [i for i, r in enumerate(s.records) if r.type == "cost-state"]
+        got = [i for i, r in enumerate(s.records) if r.type == "cost-state"] or resumed_before(s)
         copied = fork_copy_end(s)
         if copied is not None and copied not in got:
             got = sorted([*got, copied])
         s.__dict__["_process_exits"] = got
     return got
+
+
+EXITS_RECORDED_FROM = (2, 1, 277)  # the first release that writes a cost-state record as a process exits (bisected)
+
+
+def resumed_before(s: Session) -> list[int]:
+    """In a session whose release records no process's end (before 2.1.277: no cost-state record), the ends of the
+    processes that a later one resumed, where that one says it began: a process sends the skill listing once, its
+    first marked `isInitial` (2.1.2xx's sentSkillNames, a process's own; a resumed process seeds it from a listing its
+    loaded messages hold, and up to 2.1.303 a compaction neither clears it nor lists the skills again), so a main-thread
+    listing marked initial with the conversation's records before its turn is a resumed (or forked) process's, whose
+    loaded messages had lost the listing to a compaction, which is where telling the processes apart matters
+    (generated seeds 155000 on 2.1.268, 158000 on 2.1.250 and 2.1.268, 159003 on 2.1.238 and 2.1.270: the re-attached
+    files, the background agents and the prompt snapshots a resumed process holds). A process that sends no prompt (a
+    /compact alone) lists nothing, nor one whose loaded messages kept the listing: those are read as the one before.
+    The end is the last record before the turn that listing opens (its prompt, and what a resume writes before it:
+    queue operations, a "Continue from where you left off." pair)."""
+    from inspector.claude.release import at_or_after
+
+    recs = s.records
+    listings = [
+        i
+        for i, r in enumerate(recs)
+        if r.type == "attachment"
+        and r.get("attachment_type") == "skill_listing"
+        and not r.is_sidechain
+        and not at_or_after(r.version, EXITS_RECORDED_FROM, unknown=True)  # (from it, a cost-state says; from 2.1.304
+        # a compaction lists the skills again, marked initial)
+    ]
+    out: list[int] = []
+    for i in listings:
+        if (s.body(i).get("attachment") or {}).get("isInitial") is not True:
+            continue
+        j = i - 1
+        while j >= 0 and _opens_a_turn(recs[j]):
+            j -= 1
+        if j >= 0 and any(recs[k].type in ("user", "assistant") for k in range(j + 1)):
+            out.append(j)  # (a fork's first listing too: the records before it are the copy a process of the other
+            # session wrote; the file's first process lists the skills at its first prompt, with nothing before it)
+    return sorted(set(out))
+
+
+def _opens_a_turn(r: Any) -> bool:
+    """A record a process writes as it takes a prompt: the prompt, its attachments, queue operations, bookkeeping
+    without a uuid, and what a resume writes for an interrupted turn (a meta prompt and a synthetic reply)."""
+    if r.type in ("attachment", "queue-operation") or r.uuid is None:
+        return True
+    if r.type == "user":
+        return not r.tool_results
+    return r.type == "assistant" and r.model == "<synthetic>"
 
 
 def fork_copy_end(s: Session) -> int | None:

@@ -39,7 +39,7 @@ from inspector.tokens.series import (
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds
 from inspector.tokens.whatif import describe_changes
 from inspector.transcript.records import F_API_ERROR, F_STRING_CONTENT, F_TEXT, context_tokens, opt_count
-from inspector.transcript.session import Session
+from inspector.transcript.session import Session, same_model
 
 _ANALYSIS = re.compile(r"<analysis>(.*?)</analysis>", re.S)
 
@@ -367,10 +367,14 @@ def _above_before(series: Series, e: Explanation, threshold: int, s: Session | N
         return []
     seg = series.turns[k - 1].segment
     # a response another process answered refutes nothing: its failures (a summarizer that failed, the breaker
-    # after three) are not recorded, and a new process starts with none
+    # after three) are not recorded, and a new process starts with none; nor one of another model than the compaction
+    # was made for (its threshold was that model's: a process resumed with another --model, 2.1.238 seed 159003)
+    made_for = _compacting_model(s, e.index) if s is not None else None
     out = []
     for t in reversed(series.turns[: k - 1]):
         if t.segment != seg or (s is not None and not same_process(s, t.index, e.index)):
+            break
+        if made_for is not None and s is not None and not same_model(s.records[t.index].model, made_for):
             break
         if t.tokens >= threshold:
             out.append(t)
@@ -641,13 +645,24 @@ def boundary_thresholds(
         return th
     r = s.records[index]
     version = r.version or s.version
-    model = settings.model or s.model_at(index) or (s.records[before[-1].index].model if before else None) or th.model
+    model = settings.model or _compacting_model(s, index) or s.model_at(index)
+    model = model or (s.records[before[-1].index].model if before else None) or th.model
     if version == s.version and model == th.model:
         return th
     own = [t.tokens for t in series.turns if s.records[t.index].model == model]  # the model's own usage
     peak = max(own or [t.tokens for t in series.turns], default=None)
     limit = limit_for(session_facts(s), model)
     return thresholds(for_model(settings, model, s.announces_models), peak_usage=peak, version=version, limit=limit)
+
+
+def _compacting_model(s: Session, index: int) -> str | None:
+    """The model an automatic compaction was made for, in a session that does not announce its models (a 2.1.3xx one
+    announces each process's and each switch before its compactions): the model of its next request
+    (Session.compacting_model); None for a compaction the user asked for (its thresholds did not set it off)."""
+    if s.announces_models:
+        return None
+    meta = s.records[index].get("compact") or {}
+    return s.compacting_model(index) if isinstance(meta, dict) and meta.get("trigger") == "auto" else None
 
 
 def _around(series: Series, pos: int | None) -> tuple[list[Turn], list[Turn]]:

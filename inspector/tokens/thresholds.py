@@ -432,7 +432,16 @@ RELEASE_READ_SETTINGS = (
         "env-window",
         "CLAUDE_CODE_AUTO_COMPACT_WINDOW is not read (Claude Code {v} has no such variable; read from {first}, measured)",
     ),
+    (
+        "model_windows",
+        "modelSettings autoCompactWindow",
+        "model-settings-window",
+        "modelSettings' autoCompactWindow is not read (Claude Code {v} has no modelSettings; read from {first}, measured)",
+    ),
 )
+# the source key a setting's place is listed under (`Settings.sources`), and what the setting is when it is not read
+_READ_KEY = {"auto_compact_enabled": "auto_compact", "model_windows": "auto_compact_window"}
+_UNREAD: dict[str, Any] = {"auto_compact_enabled": True, "model_windows": ()}
 
 
 def read_by_release(s: Settings, version: str | None) -> tuple[Settings, tuple[str, ...]]:
@@ -446,12 +455,16 @@ def read_by_release(s: Settings, version: str | None) -> tuple[Settings, tuple[s
     changes: dict[str, Any] = {}
     notes: list[str] = []
     sources = list(s.sources)
+    per_model = {o for n, o, _p, _w in RELEASE_READ_SETTINGS if n == "model_windows"}
     for name, origin, probe, words in RELEASE_READ_SETTINGS:
-        key = "auto_compact" if name == "auto_compact_enabled" else name
-        last = next((v for k, v in reversed(sources) if k == key), None)
-        if last != origin or answer_at(probe, version) is not False:
+        key = _READ_KEY.get(name, name)
+        if name == "model_windows":  # a field of its own: dropped whatever else sets a window
+            given = any(k == key and v == origin for k, v in sources)
+        else:  # the place in force (the last one listed) is the one a release may not read
+            given = next((v for k, v in reversed(sources) if k == key and v not in per_model), None) == origin
+        if not given or answer_at(probe, version) is not False:
             continue
-        changes[name] = True if name == "auto_compact_enabled" else None
+        changes[name] = _UNREAD.get(name)
         sources = [(k, v) for k, v in sources if not (k == key and v == origin)]
         v = parse_version(version)
         notes.append(words.format(v=show_version(v) if v else version, first=first_answering(probe, True) or "a later release"))

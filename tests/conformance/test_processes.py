@@ -24,33 +24,75 @@ def test_a_resumed_process_re_attaches_what_its_loaded_messages_wrote(tmp_path):
     before = {p: sha256(p) for p in (folder / "projects").rglob("*.jsonl")}
     got = {r.boundary: r for r in replay(folder)}
     assert len(got) == 5 and all(r.ok for r in got.values()), [(r.boundary, r.detail) for r in got.values() if not r.ok]
-    # the threshold compaction of the resumed process and the /compact of the next one: Claude Code re-attached what
-    # inspector's note names for a resumed process (out14 and out10, the files its loaded messages wrote; then f3)
-    for b in (3, 4):
-        assert "resumed since the last compaction" in got[b].detail, got[b].detail
+    # the threshold compaction of the process resumed with "continue" (found by its first skill listing): as Claude
+    # Code made it; the /compact of the next process, which sent no prompt (no listing to find it by): Claude Code
+    # re-attached what inspector's note names for a process resumed since the last compaction
+    assert "the preview is what Claude Code's records send" in got[3].detail, got[3].detail
+    assert "resumed since the last compaction" in got[4].detail, got[4].detail
     assert {p: sha256(p) for p in before} == before
+
+
+def _cut(tmp_path: Path, folder: Path, n: int, name: str) -> Path:
+    """The main transcript as it was when its n-th compaction ran."""
+    (t,) = [p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts]
+    lines = t.read_bytes().splitlines(keepends=True)
+    cuts = [k for k, raw in enumerate(lines) if b'"compact_boundary"' in raw]
+    cut = tmp_path / name / t.name
+    cut.parent.mkdir()
+    cut.write_bytes(b"".join(lines[: cuts[n]]))
+    return cut
+
+
+def _files(res) -> list[str]:
+    return [Path(r["attachment"]["filename"]).name for r in res.new_records if (r.get("attachment") or {}).get("type") == "file"]
 
 
 def test_the_preview_names_the_files_a_resumed_process_would_re_attach(tmp_path):
     from inspector.compact import CompactRequest, compact
+    from inspector.tokens.context import process_exits
     from inspector.transcript.session import Session
 
     folder = _run(tmp_path)
-    (t,) = [p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts]
-    lines = t.read_bytes().splitlines(keepends=True)
-    cuts = [n for n, raw in enumerate(lines) if b'"compact_boundary"' in raw]
-    cut = tmp_path / "cut" / t.name
-    cut.parent.mkdir()
-    cut.write_bytes(b"".join(lines[: cuts[3]]))  # the file as it was when the fourth compaction ran
-    res = compact(Session.load(cut), CompactRequest("compact", trigger="auto"))
+    # the fourth compaction: its process began with a skill listing marked initial (2.1.268 records no process's
+    # end), so its files are what that process restored from its loaded messages
+    s = Session.load(_cut(tmp_path, folder, 3, "fourth"))
+    assert len(process_exits(s)) == 1
+    res = compact(s, CompactRequest("compact", trigger="auto"))
+    assert _files(res) == ["out14.txt", "out10.txt"] and res.parameters["reattached_if_resumed"] is None
+    # the fifth, a /compact by a process that sent no prompt: read as the one before it, the note names the other
+    res = compact(
+        Session.load(_cut(tmp_path, folder, 4, "fifth")), CompactRequest("compact", instructions="keep the step numbers")
+    )
     names = [Path(f).name for f in res.parameters["reattached_if_resumed"]]
-    ours = [Path(r["attachment"]["filename"]).name for r in res.new_records if (r.get("attachment") or {}).get("type") == "file"]
-    assert names == ["out14.txt", "out10.txt"] and ours != names
-    assert any("records no process's end" in n and "out14.txt, out10.txt" in n for n in res.notes)
+    assert names == ["f3.txt"] and _files(res) != names
+    assert any("records no process's end" in n and "f3.txt" in n for n in res.notes)
     # the same file from a release that records its processes' ends (none here: one process) has no such alternative
-    later = tmp_path / "later" / t.name
-    later.parent.mkdir()
-    later.write_bytes(cut.read_bytes().replace(b'"version":"2.1.268"', b'"version":"2.1.277"'))
-    res = compact(Session.load(later), CompactRequest("compact", trigger="auto"))
+    cut = _cut(tmp_path, folder, 4, "later")
+    cut.write_bytes(cut.read_bytes().replace(b'"version":"2.1.268"', b'"version":"2.1.277"'))
+    res = compact(Session.load(cut), CompactRequest("compact", instructions="keep the step numbers"))
     assert res.parameters["reattached_if_resumed"] is None
     assert not any("records no process's end" in n for n in res.notes)
+
+
+def _run_of(tmp_path: Path, name: str) -> Path:
+    with tarfile.open(DATA / f"{name}.tar.xz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    return tmp_path / name.rsplit("_", 1)[0]
+
+
+def test_a_process_resumed_with_another_model_compacts_for_its_own(tmp_path):
+    """Generated seed 159003 on the real 2.1.238: settings give claude-sonnet-5 a 120,000 auto-compact window through
+    modelSettings, which 2.1.238 does not read (from 2.1.288, bisected); the third compaction was made by a process
+    resumed with claude-sonnet-5 at 262,024 tokens, right after claude-mythos-5-2's replies (a model unknown to
+    2.1.238, whose threshold is not enforced): it is the threshold of claude-sonnet-5, the model of the request it
+    was made for, not a larger window (inspector said so, refuted by mythos's replies above sonnet's threshold) nor a
+    refusal (mythos's rules)."""
+    from conformance.compare import compare
+
+    folder = _run_of(tmp_path, "gen_159003_2.1.238")
+    row = compare(folder)
+    (facts,) = [n for n in row.notes if n.startswith("compactions:")]
+    cc, ours = facts.split("], inspector [")
+    assert "threshold at 262,024" in cc and "threshold at 262,024" in ours, facts
+    assert not [n for n in row.notes if n.startswith(("threshold:", "window source:"))], row.notes
+    # (the second compaction, a refusal, reads "unknown": no request of this release is recorded to tell it)

@@ -389,3 +389,25 @@ def test_a_cell_from_before_the_model_was_known_is_not_used_after():
     assert thresholds(Settings(model="claude-haiku-5-5"), version="2.1.300").context_window == 1_000_000
     assert lookup("2.1.290", "claude-haiku-5-5").cell is not None
     assert thresholds(Settings(model="claude-haiku-5-5"), version="2.1.290").context_window == 200_000
+
+
+def test_model_settings_are_read_from_the_release_that_has_them(tmp_path):
+    """modelSettings.<model>.autoCompactWindow is read from 2.1.288 (bisected on npm's binaries: 2.1.287 compacts
+    claude-sonnet-4-5 at its own threshold with it set); before, the window is the model's, and the rules say why. The
+    environment's window is read with or without it (and wins over it)."""
+    import json
+
+    from inspector.tokens.thresholds import Settings, thresholds
+
+    (tmp_path / "settings.json").write_text(json.dumps({"modelSettings": {"claude-sonnet-5": {"autoCompactWindow": 120_000}}}))
+    s = Settings.from_environment({}, tmp_path).with_(model="claude-sonnet-5")
+    old, new = thresholds(s, version="2.1.287"), thresholds(s, version="2.1.288")
+    assert new.effective_window == 100_000 and "modelSettings" in new.window_source
+    assert old.effective_window != 100_000 and "modelSettings" not in old.window_source
+    said = "modelSettings' autoCompactWindow is not read (Claude Code 2.1.287 has no modelSettings; read from 2.1.288"
+    assert said in old.rules
+    both = Settings.from_environment({"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "150000"}, tmp_path).with_(model="claude-sonnet-5")
+    # the variable wins over modelSettings where both are read (2.1.288 and 2.1.332, measured: CLAUDE_CODE_AUTO_COMPACT
+    # _WINDOW 150000 with modelSettings 100000 compacted at 120,000, 100000 with 150000 at 80,000)
+    assert thresholds(both, version="2.1.287").effective_window == 130_000
+    assert thresholds(both, version="2.1.288").effective_window == 130_000
