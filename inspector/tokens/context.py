@@ -110,7 +110,8 @@ def process_exits(s: Session) -> list[int]:
     """Record indexes of the session's `cost-state` records: Claude Code (2.1.3xx) writes one as a process exits (one
     per run in the conformance runs); and in a fork (--fork-session), the last record of the copy it starts with,
     which the session it was forked from wrote (2.1.332 seed 84014: the fork's process held the files read in the
-    kept records it copied, as a resumed process does). Remembered on the session."""
+    kept records it copied, as a resumed process does). A file without any (a release before 2.1.277) has the ends
+    its resumed processes' first skill listings show (`resumed_before`). Remembered on the session."""
     got = s.__dict__.get("_process_exits")
     if got is None:
         got = [i for i, r in enumerate(s.records) if r.type == "cost-state"] or resumed_before(s)
