@@ -233,7 +233,8 @@ def catalog(model_name: str | None) -> CatalogModel | None:
 
 def lean_prompt(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
     """Whether release `version` gives model `name` its lean prompt (a built-in agent listed by its `whenToUseLean`
-    text, shorter tool texts), as read from 2.1.328 and 2.1.332: the catalog's `lean_prompt` capability, else lean
+    text, shorter tool texts), as read from 2.1.328 and 2.1.332: the catalog's `lean_prompt` capability (where the
+    release's catalog names the model: first_named.json; claude-haiku-5-5 on 2.1.270 took the fallback), else lean
     unless the release's fallback names the model (2.1.328: any claude-3, haiku or sonnet name and Opus 4.0-4.7;
     2.1.332: claude-3 names and ten exact ids; models.json keeps both). None where the releases read disagree or
     the release was not read (before 2.1.328). CLAUDE_CODE_SIMPLE_SYSTEM_PROMPT, which overrides it, is not in
@@ -242,7 +243,7 @@ def lean_prompt(name: str | None, version: tuple[int, int, int] | None) -> bool 
     if not name or version is None or not read or version < read[0][0]:
         return None
     cat = catalog(name)
-    if cat is not None and cat.lean_prompt:
+    if cat is not None and cat.lean_prompt and unknown_to(name, version) is None:  # (the release's own catalog names it)
         return True
     canon = _canonical(name)
 

@@ -1273,7 +1273,9 @@ EXPLORE_TEXTS = (
 )
 
 
-EXPLORE_TEXTS_FROM = (2, 1, 328)  # the first release whose Explore texts were read (older ones word it otherwise)
+# the first release whose code holds both Explore texts (bisected by the texts in npm's binaries: 2.1.140 has neither);
+# the line is worded by lean_prompt, as 2.1.273's agent listing does (wz(modelForPrompt(mainLoopModel))), where it knows
+EXPLORE_TEXTS_FROM = (2, 1, 141)
 
 
 CONCURRENCY_NOTE = (
@@ -1287,7 +1289,7 @@ def worded_for_model(rec: dict[str, Any], s: Any, model: str | None, latched: bo
     its Explore line by whether the model gets the lean prompt (EXPLORE_TEXTS), its closing note on concurrent agents
     as the compacting process latched it (`latched`: what its own listing said; 2.1.332's REPL on claude-opus-5 shows
     the note, its print mode does not), else by whether the model is nudged about subagents. Each unchanged where
-    inspector does not know the release's rule (before 2.1.328); the note also stays off when it was off for a nudged
+    inspector does not know the release's rule (lean_prompt's None); the note also stays off when it was off for a nudged
     model (the Pro plan, an environment setting)."""
     att = rec.get("attachment") or {}
     lines = att.get("addedLines")

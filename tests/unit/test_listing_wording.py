@@ -62,9 +62,23 @@ def test_a_note_off_for_a_nudged_model_stays_off() -> None:
 def test_a_release_whose_rule_was_not_read_is_left_as_written() -> None:
     before = listing(LEAN, False)
     assert (
-        worded_for_model(copy.deepcopy(before), session("2.1.212", "claude-opus-5", "claude-opus-4-6"), "claude-opus-4-6")
+        worded_for_model(copy.deepcopy(before), session("2.1.150", "claude-opus-5", "claude-opus-4-6"), "claude-opus-4-6")
         == before
     )
+    # nor a model whose lean prompt a release leaves to a feature flag (claude-mythos-5-2, unknown to 2.1.273)
+    assert worded_for_model(copy.deepcopy(before), session("2.1.273", "claude-mythos-5-2"), "claude-mythos-5-2") == before
+
+
+def test_a_2_1_2xx_listing_is_worded_for_the_compacting_model_too() -> None:
+    """2.1.273 words the Explore line by the lean prompt of the main loop's model (its agent listing calls
+    wz(modelForPrompt(mainLoopModel)); both texts are in every release from 2.1.141, bisected): generated seed 160002
+    on 2.1.273 re-announced it lean under claude-mythos-5 and in full under claude-opus-4-0. Its note on concurrent
+    agents is not the model's there (the plan's and the steer's), so it is left as written."""
+    rec = worded_for_model(listing(FULL, True), session("2.1.273", "claude-opus-4-0", "claude-mythos-5"), "claude-mythos-5")
+    assert rec["attachment"]["addedLines"] == [f"- Explore: {LEAN} (Tools: All tools except Agent, Edit)"]
+    assert rec["attachment"]["showConcurrencyNote"] is True and rec["rendered"][0]["content"].endswith(CONCURRENCY_NOTE + END)
+    rec = worded_for_model(listing(LEAN, False), session("2.1.273", "claude-mythos-5", "claude-opus-4-0"), "claude-opus-4-0")
+    assert FULL in rec["rendered"][0]["content"] and rec["attachment"]["showConcurrencyNote"] is False
 
 
 def test_other_attachments_pass_through() -> None:

@@ -135,8 +135,8 @@ def test_no_other_model_table_in_the_package() -> None:
 @pytest.mark.parametrize(
     ("name", "at_212", "at_328", "at_332"),
     [  # read from each release's code: the catalog's lean_prompt capability, else its own fallback list
-        ("claude-opus-5[1m]", True, True, True),  # the capability
-        ("claude-mythos-5-1", True, True, True),
+        ("claude-opus-5[1m]", None, True, True),  # the capability, from the release whose catalog names it (2.1.219)
+        ("claude-mythos-5-1", None, True, True),  # (2.1.257: before, unknown, left to the flag)
         ("claude-opus-4-6", False, False, False),  # named by every fallback
         ("claude-sonnet-5", False, False, False),
         ("claude-3-5-haiku-20241022", False, False, False),
@@ -155,6 +155,14 @@ def test_lean_prompt_by_release(name: str, at_212: bool | None, at_328: bool, at
     assert models.lean_prompt(name, (2, 1, 150)) is None  # before the first release read
     # between the two releases read, an answer only where both say the same
     assert models.lean_prompt(name, (2, 1, 330)) is (at_328 if at_328 == at_332 else None)
+
+
+def test_the_capability_counts_from_the_release_whose_catalog_names_the_model() -> None:
+    """A model newer than a release is an unknown one to it (first_named.json): its catalog capability does not
+    apply, the release's fallback does (claude-haiku-5-5, named from 2.1.293: its name holds "haiku")."""
+    assert models.lean_prompt("claude-opus-5", (2, 1, 218)) is None and models.lean_prompt("claude-opus-5", (2, 1, 230))
+    assert models.lean_prompt("claude-haiku-5-5", (2, 1, 270)) is False
+    assert models.lean_prompt("claude-haiku-5-5", (2, 1, 300)) is True
 
 
 @pytest.mark.parametrize(
