@@ -174,9 +174,14 @@ def _opens_a_turn(r: Any) -> bool:
 
 def fork_copy_end(s: Session) -> int | None:
     """The last record of the copy a fork starts with: the records stamped before the file's first write (the fork's
-    own first record), in a file whose replies carry the session that made them (a copy's mark); None otherwise."""
+    own first record), in a file whose replies carry the session that made them (a copy's mark, 2.1.332), or that
+    begins with a compaction's boundary (2.1.3xx's --fork-session copies the records since the last compaction, the
+    boundary first: a file of its own never starts so; 2.1.300 seed 160003, whose copy has no mark: the fork's process
+    re-attached no file the copied compaction had, inspector one); None otherwise."""
     recs = s.records
-    if not any(r.extra and r.type == "assistant" and r.extra.get("fork_copy") for r in recs):  # (few records have extra)
+    first_node = next((r for r in recs if r.uuid is not None), None)
+    copied_from_boundary = first_node is not None and first_node.is_compact_boundary
+    if not copied_from_boundary and not any(r.extra and r.type == "assistant" and r.extra.get("fork_copy") for r in recs):
         return None
     first = next((r.timestamp for r in recs if r.timestamp), None)
     if first is None:

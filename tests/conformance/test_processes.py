@@ -96,3 +96,40 @@ def test_a_process_resumed_with_another_model_compacts_for_its_own(tmp_path):
     assert "threshold at 262,024" in cc and "threshold at 262,024" in ours, facts
     assert not [n for n in row.notes if n.startswith(("threshold:", "window source:"))], row.notes
     # (the second compaction, a refusal, reads "unknown": no request of this release is recorded to tell it)
+
+
+def test_a_fork_that_begins_with_a_compaction_began_a_process_after_its_copy(tmp_path):
+    """2.1.3xx's --fork-session copies the records since the last compaction, its boundary first; before 2.1.332
+    nothing marks them copied (2.1.300 seed 160003): the copy is the records stamped before the file's first write,
+    and the fork's process began after them (it re-attached none of the files the copied compaction had). A file of
+    its own whose first records are stamped a millisecond apart out of order is not taken for a fork."""
+    from builders import assistant, user
+    from helpers import write_jsonl
+
+    from inspector.tokens.context import fork_copy_end
+    from inspector.transcript.session import Session
+
+    def at(sec: float) -> str:
+        return f"2026-12-07T05:36:{sec:06.3f}Z"
+
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": "b0",
+        "parentUuid": None,
+        "timestamp": at(17.614),
+        "compactMetadata": {"trigger": "auto", "preTokens": 100_000},
+    }
+    summary = {**user("s0", "b0", "This session is being continued"), "isCompactSummary": True, "timestamp": at(17.604)}
+    kept = {**assistant("k0", "s0"), "timestamp": at(17.029)}
+    own = {**user("u1", "k0", "go on in a fork"), "timestamp": at(18.634)}
+    reply = {**assistant("a1", "u1"), "timestamp": at(18.700)}
+    queue = {"type": "queue-operation", "operation": "enqueue", "timestamp": at(18.586), "content": "go on in a fork"}
+    fork = Session.load(write_jsonl(tmp_path / "f" / "fork.jsonl", [queue, boundary, summary, kept, own, reply]))
+    assert fork_copy_end(fork) == 3  # the kept reply, the copy's last record
+    prompt = {**user("u0", None, "hi"), "timestamp": at(10.002)}
+    early = {**assistant("a0", "u0"), "timestamp": at(10.001)}
+    alone = Session.load(
+        write_jsonl(tmp_path / "o" / "own.jsonl", [prompt, early, {**user("u2", "a0", "more"), "timestamp": at(11.0)}])
+    )
+    assert fork_copy_end(alone) is None
