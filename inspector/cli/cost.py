@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -116,42 +116,59 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                         continue
                     key, facts = _group_of(args.by, r)
                     charge(group(key, **facts), side, r)
-    for f in () if responses_only else oldest_first(target):  # every record: the session's facts
-        try:
-            s = Session.load(f)
-        except OSError as exc:
-            skipped.append((f, exc.strerror or str(exc)))
-            continue
-        if target.kind == "file":
-            refuse_unreadable(s, f)
-        try:
-            if args.by == "session" and not windowed:
-                own, subs = ledger.session(s)
-                g = group(
-                    str(f), session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=s.time_span[0]
-                )
-                g["own"].merge(own)
-                g["subagents"].merge(subs)
-                cc = s.claude_cost
-                if cc is not None:
-                    g["claude_code_usd"] = cc["total_usd"]
+    whole_cache = _responses_cache(args) if not responses_only else nullcontext()
+    with whole_cache as cache:  # each subagent transcript's responses kept across runs (costcache.KeptMemo)
+        memo = None
+        if cache is not None:
+            from inspector.library.costcache import KeptMemo
+
+            memo = KeptMemo(cache)
+            if target.kind != "file":
+                cache.prefetch(target.path)  # (one query for the folder's rows, not one a subagent file)
+        for f in () if responses_only else oldest_first(target):  # every record: the session's facts
+            try:
+                s = Session.load(f)
+            except OSError as exc:
+                skipped.append((f, exc.strerror or str(exc)))
                 continue
-            for side, r in [("own", r) for r in responses(s)] + [("subagents", r) for r in subagent_responses(s)]:
-                if not in_window(r):
+            if target.kind == "file":
+                refuse_unreadable(s, f)
+            try:
+                if args.by == "session" and not windowed:
+                    own, subs = ledger.session(s, memo)
+                    g = group(
+                        str(f),
+                        session_id=s.session_id,
+                        title=s.title,
+                        project=s.cwd or f.parent.name,
+                        first_timestamp=s.time_span[0],
+                    )
+                    g["own"].merge(own)
+                    g["subagents"].merge(subs)
+                    cc = s.claude_cost
+                    if cc is not None:
+                        g["claude_code_usd"] = cc["total_usd"]
                     continue
-                if args.by == "session":
-                    key = str(f)
-                    first = s.time_span[0]
-                    g = group(key, session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=first)
-                elif args.by == "project":
-                    key = str(f.parent)
-                    g = group(key, project=project_name([s.cwd], f.parent) if s.cwd else f.parent.name)
-                else:
-                    key, facts = _group_of(args.by, r)
-                    g = group(key, **facts)
-                charge(g, side, r)
-        finally:
-            s.close()
+                for side, r in [("own", r) for r in responses(s)] + [("subagents", r) for r in subagent_responses(s, memo)]:
+                    if not in_window(r):
+                        continue
+                    if args.by == "session":
+                        key = str(f)
+                        first = s.time_span[0]
+                        g = group(
+                            key, session_id=s.session_id, title=s.title, project=s.cwd or f.parent.name, first_timestamp=first
+                        )
+                    elif args.by == "project":
+                        key = str(f.parent)
+                        g = group(key, project=project_name([s.cwd], f.parent) if s.cwd else f.parent.name)
+                    else:
+                        key, facts = _group_of(args.by, r)
+                        g = group(key, **facts)
+                    charge(g, side, r)
+            finally:
+                s.close()
+        if memo is not None:
+            memo.flush()
     report_skipped(skipped, err)
     rows = list(groups.values())
     for g in rows:  # in the order the groups began: a session's, as it was read

@@ -113,3 +113,35 @@ class ResponsesCache(RowCache):
             return
         path, size, mtime_ns = key
         self.put_row(self.path_bytes(path), orjson.dumps(["agent", size, mtime_ns, __version__, RESPONSES_SCHEMA]), value)
+
+
+class KeptMemo(dict[FileKey, list[Response]]):
+    """The memo `agent_file_responses` takes (FileKey -> responses), backed by a ResponsesCache: a subagent file not
+    read in this process is looked up there (as it is now: the key compared), and each file read is kept there too
+    (written at `flush`). A session's cost (`session_cost`, `Ledger.session`) then reads a subagent transcript once
+    across runs, not once a process."""
+
+    def __init__(self, cache: ResponsesCache) -> None:
+        super().__init__()
+        self.cache = cache
+        self._new: list[tuple[FileKey, list[Response]]] = []
+
+    def get(self, key: FileKey, default: Any = None) -> Any:
+        got = super().get(key)
+        if got is not None:
+            return got
+        row = self.cache.agent(Path(key[0]))
+        if row is not None and row[0] == key:
+            super().__setitem__(key, row[1])
+            return row[1]
+        return default
+
+    def __setitem__(self, key: FileKey, value: list[Response]) -> None:
+        super().__setitem__(key, value)
+        self._new.append((key, value))
+
+    def flush(self) -> None:
+        new, self._new = self._new, []
+        for key, found in new:
+            self.cache.put_agent(key, found)
+        self.cache.flush()

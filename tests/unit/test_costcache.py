@@ -196,3 +196,41 @@ def test_the_real_sessions_read_from_the_cache_are_those_read_whole(tmp_path):
     cache = ResponsesCache(cache_dir())
     assert _read(REAL_PROJECTS, cache, workers=2) == want and cache.misses == 0
     cache.close()
+
+
+def test_a_sessions_cost_reads_each_subagent_file_once_across_runs(tmp_path, monkeypatch):
+    """`cost --by session|project` and the session screen's header price a session with its subagents: the subagent
+    files' responses are kept (costcache.KeptMemo), so a later run reads only the files that changed."""
+    from inspector.library.cost import session_cost
+    from inspector.library.costcache import KeptMemo
+
+    root = _root(tmp_path)
+    main = root / "-p" / "A.jsonl"
+    plain = session_cost(Session.load(main))
+    memo = KeptMemo(ResponsesCache(cache_dir()))
+    assert session_cost(Session.load(main), memo=memo) == plain
+    memo.flush()
+    memo.cache.close()
+    loaded = _spy_loads(monkeypatch)
+    memo = KeptMemo(ResponsesCache(cache_dir()))
+    assert session_cost(Session.load(main), memo=memo) == plain
+    assert loaded == [main]  # the session itself; its subagent from the cache
+    memo.cache.close()
+    sub = root / "-p" / "A" / "subagents" / "agent-x1.jsonl"
+    with open(sub, "a") as f:
+        f.write(json.dumps(reply("x2", "x1", "mx2", isSidechain=True, agentId="x1")) + "\n")
+    loaded.clear()
+    memo = KeptMemo(ResponsesCache(cache_dir()))
+    grown = session_cost(Session.load(main), memo=memo)
+    assert loaded == [main, sub] and grown["cost_subagents_usd"] > plain["cost_subagents_usd"]
+    memo.flush()
+    memo.cache.close()
+
+
+def test_cost_by_session_answers_the_same_with_the_kept_subagents(tmp_path):
+    root = _root(tmp_path)
+    for by in ("session", "project"):
+        plain = run("cost", "--by", by, "--json", "--no-cache", root)
+        assert plain[0] == 0 and plain[1]
+        assert run("cost", "--by", by, "--json", root) == plain
+        assert run("cost", "--by", by, "--json", root) == plain
