@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +101,10 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
     whole = args.by in ("session", "project")  # the title, the cwd, Claude Code's own figure: every record
     # only the responses (rows by day, week, month or model over a folder): read in worker processes, each file once
     responses_only = not whole and target.kind != "file"
-    if responses_only:
-        from inspector.library.cost import responses_oldest_first
+    with _responses_cache(args) as cache:
+        if responses_only:
+            from inspector.library.cost import responses_oldest_first
 
-        with _responses_cache(args) as cache:
             for f, got in responses_oldest_first(target, cache=cache):
                 if isinstance(got, str):
                     skipped.append((f, got))
@@ -116,15 +115,10 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
                         continue
                     key, facts = _group_of(args.by, r)
                     charge(group(key, **facts), side, r)
-    whole_cache = _responses_cache(args) if not responses_only else nullcontext()
-    with whole_cache as cache:  # each subagent transcript's responses kept across runs (costcache.KeptMemo)
-        memo = None
-        if cache is not None:
-            from inspector.library.costcache import KeptMemo
-
-            memo = KeptMemo(cache)
-            if target.kind != "file":
-                cache.prefetch(target.path)  # (one query for the folder's rows, not one a subagent file)
+        # each subagent transcript's responses kept across runs (costcache.KeptMemo)
+        memo = cache.memo() if cache is not None and not responses_only else None
+        if memo is not None and target.kind != "file":
+            cache.prefetch(target.path)  # (one query for the folder's rows, not one a subagent file)
         for f in () if responses_only else oldest_first(target):  # every record: the session's facts
             try:
                 s = Session.load(f)
@@ -269,20 +263,14 @@ def cmd_cost(args: argparse.Namespace, out: Any, err: Any) -> int:
 _DAY = re.compile(r"\d{4}-\d\d-\d\d")
 
 
-@contextmanager
-def _responses_cache(args: argparse.Namespace) -> Iterator[Any]:
-    """The responses cache of a run over a folder (costcache), written and closed at its end; None with --no-cache."""
+def _responses_cache(args: argparse.Namespace) -> Any:
+    """The responses cache of a run (costcache), written and closed at the end of its `with`; None with --no-cache."""
     if args.no_cache:
-        yield None
-        return
+        return nullcontext()
     from inspector.library.costcache import ResponsesCache
     from inspector.statefiles import cache_dir
 
-    cache = ResponsesCache(cache_dir())
-    try:
-        yield cache
-    finally:
-        cache.close()
+    return ResponsesCache(cache_dir())
 
 
 def _group_of(by: str, r: Any) -> tuple[str, dict[str, str]]:

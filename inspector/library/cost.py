@@ -744,28 +744,16 @@ def responses_oldest_first(
         cache.prefetch(folder)
     got: list[tuple[str, Path, tuple[list[Response], list[Response]] | str]] = []
     sessions: list[tuple[Path, Digest, list[tuple[str, Path]]]] = []  # (transcript, digest, its agent transcripts)
-    memo: dict[FileKey, list[Response]] = {}  # each subagent file's responses: kept ones and those read now
-    kept: set[FileKey] = set()
+    # each subagent file's responses: those read now and, through the cache (costcache.KeptMemo), those kept before
+    kept = cache.memo() if cache is not None else None
+    memo: dict[FileKey, list[Response]] = kept if kept is not None else {}
     jobs: list[tuple[Path, bool, frozenset[FileKey]]] = []
-
-    def cached_agents(paths: Iterable[Path]) -> list[FileKey]:
-        keys = []
-        for p in paths:
-            row = cache.agent(p)
-            if row is not None:
-                memo[row[0]] = row[1]
-                kept.add(row[0])
-                keys.append(row[0])
-        return keys
-
     for f, flat in files:
         d = cache.digest(f) if cache is not None else None
         if d is not None:
-            agents = agent_transcripts_of(f, d.session_id, [] if not flat else None)
-            cached_agents(p for aid, p in agents if aid not in d.copied)
-            sessions.append((f, d, agents))
-        else:
-            known = frozenset(cached_agents(subagent_files(f))) if cache is not None and cache.has_agents else frozenset()
+            sessions.append((f, d, agent_transcripts_of(f, d.session_id, [] if not flat else None)))
+        else:  # read by a worker, which skips the subagent files the cache holds
+            known = frozenset(kept.hold(subagent_files(f))) if kept is not None and cache.has_agents else frozenset()
             jobs.append((f, not flat, known))
     paths = [f for f, _, _ in jobs]
     with _pool_for(paths, workers) as pool:
@@ -783,10 +771,8 @@ def responses_oldest_first(
     for f, d, agents in sessions:
         subs = subagents_of(agents, set(d.copied), d.relayed, memo)  # a file changed since it was read is read here
         got.append((d.when, f, (d.own, subs)))
-    if cache is not None:
-        for key, found in memo.items():
-            if key not in kept:
-                cache.put_agent(key, found)
+    if kept is not None:
+        kept.flush()
     got.sort(key=lambda x: (x[0], x[1]))
     for _when, f, r in got:
         yield f, r

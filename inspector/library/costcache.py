@@ -16,6 +16,7 @@ Both keys hold the inspector version and `RESPONSES_SCHEMA`: another inspector r
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,10 @@ class ResponsesCache(RowCache):
         except (orjson.JSONDecodeError, TypeError, ValueError):
             return None
 
+    def memo(self) -> KeptMemo:
+        """A memo of subagent files' responses backed by this cache (KeptMemo)."""
+        return KeptMemo(self)
+
     def put_agent(self, key: FileKey, found: list[Response]) -> None:
         try:
             value = orjson.dumps(_rows(found))
@@ -135,6 +140,17 @@ class KeptMemo(dict[FileKey, list[Response]]):
             super().__setitem__(key, row[1])
             return row[1]
         return default
+
+    def hold(self, paths: Iterable[Path]) -> list[FileKey]:
+        """The keys of the files among `paths` the cache holds, their responses put in the memo (not kept again): a
+        worker told them reads only the others."""
+        keys = []
+        for p in paths:
+            row = self.cache.agent(p)
+            if row is not None:
+                super().__setitem__(row[0], row[1])
+                keys.append(row[0])
+        return keys
 
     def __setitem__(self, key: FileKey, value: list[Response]) -> None:
         super().__setitem__(key, value)

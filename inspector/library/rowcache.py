@@ -121,6 +121,12 @@ class RowCache:
         if gone and self._index is not None and self._index.write_many(f"DELETE FROM {self.TABLE} WHERE path=?", gone):
             self._index.scrub()
 
+    def __enter__(self) -> RowCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self.sweep()
         self.flush()

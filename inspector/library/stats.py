@@ -171,7 +171,7 @@ class StatsCache(RowCache):
             key_b, stats_b = orjson.dumps(key), orjson.dumps(stats)
         except TypeError:
             return  # a path orjson cannot write (not UTF-8): not cached
-        self.put_row(os.fsencode(os.path.abspath(path)), key_b, stats_b)
+        self.put_row(self.path_bytes(path), key_b, stats_b)
 
 
 def _sweep_json_cache(folder: Path) -> None:

@@ -39,7 +39,7 @@ from inspector.tokens.series import (
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds
 from inspector.tokens.whatif import describe_changes
 from inspector.transcript.records import F_API_ERROR, F_STRING_CONTENT, F_TEXT, context_tokens, opt_count
-from inspector.transcript.session import Session, same_model
+from inspector.transcript.session import Session, model_in_force, same_model
 
 _ANALYSIS = re.compile(r"<analysis>(.*?)</analysis>", re.S)
 
@@ -657,12 +657,27 @@ def boundary_thresholds(
 
 def _compacting_model(s: Session, index: int) -> str | None:
     """The model an automatic compaction was made for, in a session that does not announce its models (a 2.1.3xx one
-    announces each process's and each switch before its compactions): the model of its next request
-    (Session.compacting_model); None for a compaction the user asked for (its thresholds did not set it off)."""
+    announces each process's and each switch before its compactions): the model it sent its next request with, its
+    first reply after the boundary (a kept record is not its own; None when none follows, or when that reply is not a
+    real response). An automatic compaction runs as that request is about to be sent, by the process and for the model
+    that sends it: a process resumed with another --model compacts for its own model at once (generated seed 159003
+    on 2.1.238: resumed with claude-sonnet-5 after claude-mythos-5-2's last reply, it compacted at claude-sonnet-5's
+    threshold), and so does one whose model was switched before the next prompt. None for a compaction the user asked
+    for (its thresholds did not set it off)."""
     if s.announces_models:
         return None
-    meta = s.records[index].get("compact") or {}
-    return s.compacting_model(index) if isinstance(meta, dict) and meta.get("trigger") == "auto" else None
+    b = s.records[index]
+    meta = b.get("compact") or {}
+    if not isinstance(meta, dict) or meta.get("trigger") != "auto":
+        return None
+    kept = set(kept_uuids(s, index, meta))
+    stamp = b.timestamp or ""
+    for r in s.records[index + 1 :]:
+        if r.is_compact_boundary:
+            return None
+        if r.type == "assistant" and not r.is_sidechain and r.uuid not in kept and (r.timestamp or "") >= stamp:
+            return model_in_force(r)  # its next reply; none when that request failed (a later one is another's)
+    return None
 
 
 def _around(series: Series, pos: int | None) -> tuple[list[Turn], list[Turn]]:

@@ -416,26 +416,6 @@ class Session:
         announcement's before it."""
         return in_force((self.records[j] for j in range(index - 1, -1, -1)), self.announces_models)
 
-    def compacting_model(self, index: int) -> str | None:
-        """The model of the process that made the automatic compaction whose boundary is record `index`: the model it
-        sent its next request with, its first reply after the boundary (a kept record is not its own; None when none
-        follows, or when that reply is not a real response). An automatic compaction runs as that request is about to
-        be sent, by the process and for the model that sends it: a process resumed with another --model compacts for
-        its own model at once (generated seed 159003 on 2.1.238: resumed with claude-sonnet-5 after claude-mythos-5-2's
-        last reply, it compacted at claude-sonnet-5's threshold), and so does one whose model was switched before the
-        next prompt."""
-        b = self.records[index]
-        meta = b.get("compact") or {}
-        pm = meta.get("preservedMessages") if isinstance(meta, dict) else None
-        kept = set(pm.get("uuids") or ()) if isinstance(pm, dict) and isinstance(pm.get("uuids"), list) else set()
-        stamp = b.timestamp or ""
-        for r in self.records[index + 1 :]:
-            if r.is_compact_boundary:
-                return None
-            if r.type == "assistant" and not r.is_sidechain and r.uuid not in kept and (r.timestamp or "") >= stamp:
-                return model_in_force(r)  # its next reply; none when that request failed (a later one is another's)
-        return None
-
     @cached_property
     def announces_models(self) -> bool:
         """Whether the session has a `model` announcement (2.1.3xx), which names a [1m] setting."""

@@ -106,9 +106,9 @@ class SessionScreen(Screen):
         self.partial = False
         self._file_size = 0
         self._file_sig: tuple[int, int, int | None] | None = None
-        # each subagent file's responses, by its size and time: kept in the cache database across runs (KeptMemo), once
-        # the header's cost is first worked out
-        self._subagent_costs: dict[tuple[str, int, int], Any] = {}
+        # each subagent file's responses, by its size and time, kept in the cache database across runs: a KeptMemo, made
+        # when the header's cost is first worked out
+        self._subagent_costs: Any = None
         self._cost_words = ""  # the header's cost, as last computed (kept while a live session's new one is on its way)
         self._header: tuple[str, str] | None = None  # the header's text before and after the cost
 
@@ -277,11 +277,13 @@ class SessionScreen(Screen):
         c = self._known_cost(s) if not self._subagent_costs else None
         try:
             if c is None:
-                memo = self._kept_memo()
-                c = session_cost(s, memo=memo)
-                flush = getattr(memo, "flush", None)
-                if flush is not None:
-                    flush()
+                if self._subagent_costs is None:
+                    from inspector.library.costcache import ResponsesCache
+                    from inspector.statefiles import cache_dir
+
+                    self._subagent_costs = ResponsesCache(cache_dir()).memo()
+                c = session_cost(s, memo=self._subagent_costs)
+                self._subagent_costs.flush()
         except OSError:
             return ""
         words = f"   {usd(c['cost_usd_priced'])}" + ("+?" if c["cost_unknown_models"] else "")
@@ -291,23 +293,9 @@ class SessionScreen(Screen):
             words += f", Claude Code's count {usd(c['cost_claude_code_usd'])}"
         return words
 
-    def _kept_memo(self) -> dict[tuple[str, int, int], Any]:
-        """The subagent files' responses: the ones read here, and those the cache database kept (costcache.KeptMemo,
-        opened once for the screen: a subagent file unchanged since any earlier run is not read again)."""
-        if type(self._subagent_costs) is dict and not self._subagent_costs:  # (still the plain memo of this run)
-            try:
-                from inspector.library.costcache import KeptMemo, ResponsesCache
-                from inspector.statefiles import cache_dir
-
-                self._subagent_costs = KeptMemo(ResponsesCache(cache_dir()))
-            except Exception:  # noqa: BLE001 - a cache that cannot be opened is no cache: the memo of this run
-                pass
-        return self._subagent_costs
-
     def on_unmount(self) -> None:
-        cache = getattr(self._subagent_costs, "cache", None)
-        if cache is not None:
-            cache.close()
+        if self._subagent_costs is not None:
+            self._subagent_costs.cache.close()
 
     def _known_cost(self, s: Session) -> dict[str, Any] | None:
         """The session's cost as the stats cache holds it (the browser's listing, `inspector stats`) for the file as it

@@ -89,11 +89,8 @@ class BlocksScreen(ModalScreen[None]):
         from inspector.statefiles import cache_dir
 
         ledger = Ledger()
-        cache = ResponsesCache(cache_dir())  # a transcript unchanged since it was last priced is not read again
-        try:
+        with ResponsesCache(cache_dir()) as cache:  # a transcript unchanged since it was last priced is not read again
             priced, total, skipped = timed_responses(self.target, ledger, cache=cache)
-        finally:
-            cache.close()
         blocks = billing_blocks(priced, ledger.table)
         now = time.time()
         head = headline(blocks, total, now) + (f" {len(skipped)} file(s) could not be read." if skipped else "")
