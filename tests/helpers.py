@@ -114,6 +114,16 @@ DATA = ROOT / "tests" / "data"
 CORPUS = ROOT / "tests" / "corpus"
 
 
+def saved_run(into: Path, name: str) -> Path:
+    """A conformance run the harness saved (tests/data/NAME.tar.xz: gen_SEED_VERSION, without its HOME), unpacked into
+    `into`; its folder."""
+    import tarfile
+
+    with tarfile.open(DATA / f"{name}.tar.xz") as tar:
+        tar.extractall(into, filter="data")
+    return into / name.rsplit("_", 1)[0]
+
+
 def golden_transcript(folder: Path) -> Path:
     return next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
 

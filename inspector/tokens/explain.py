@@ -80,6 +80,7 @@ class Explanation:
     kept_uuids: list[str] = field(default_factory=list)  # records kept verbatim after the summary
     rounds_summarized: int | None = None  # API rounds (responses with their tool results) summarized
     rounds_kept: int | None = None
+    may_be_refusal: bool = False  # an automatic compaction of unknown cause that the API's refusal may have set off
     rules: str = ""  # which Claude Code rules set the threshold, and why
     rules_of: str = ""  # the releases whose rules those are, e.g. "2.1.21 – 2.1.158"
     threshold_source: str = ""  # how the threshold was computed (window, reserve, buffer; or not enforced)
@@ -381,6 +382,29 @@ def _above_before(series: Series, e: Explanation, threshold: int, s: Session | N
     return out[::-1]
 
 
+def _above_after(s: Session, series: Series, e: Explanation, level: int) -> tuple[Turn, bool] | None:
+    """The first reply after an automatic compaction, in its stretch and on the model it was made for, whose context
+    was at or above `level` and after which its process sent the stretch's next request without compacting: no
+    threshold at or below `level` was in force in that process (Claude Code checks before every request, and a
+    compaction that succeeded resets its breaker). With it, whether that process is the one that compacted (a later
+    one, resumed, may have run with other settings). None when no reply says so (the stretch's last reply is followed
+    by a compaction or by nothing; a compaction that had nothing to summarize fails in silence)."""
+    if e.kind != "auto" or e.pos is None:
+        return None
+    seg = bisect.bisect_right(series.boundaries, e.pos)  # the stretch that starts at this boundary
+    k = bisect.bisect_left(_turn_positions(series), e.pos)
+    made_for = _compacting_model(s, e.index)
+    turns = series.turns
+    for t, nxt in zip(turns[k:], turns[k + 1 :]):
+        if t.segment != seg or nxt.segment != seg:
+            return None
+        if made_for is not None and not same_model(s.records[t.index].model, made_for):
+            return None
+        if t.tokens >= level and same_process(s, t.index, nxt.index) and not _nothing_to_summarize(s, series, t):
+            return t, same_process(s, e.index, nxt.index)
+    return None
+
+
 def _nothing_to_summarize_note(s: Session, series: Series, e: Explanation) -> str:
     """A sentence on the replies above the threshold before a threshold compaction that could not compact (nothing
     to summarize yet), or ""."""
@@ -542,6 +566,9 @@ def _prompted_after_error(s: Session, start: int, end: int) -> int | None:
     return None
 
 
+REQUEST_EVIDENCE = "the last request before it"  # how the evidence of a recorded request begins
+
+
 def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, series: Series | None = None) -> tuple[str, str]:
     """Why a compaction happened, with the evidence: the kind of boundary, and for an automatic one the request
     recorded before it (2.1.3xx: a request with no reply was refused as too long) or, without recorded requests,
@@ -588,8 +615,7 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
                 return at
         elif q is not None and not q.answered:
             return "prompt_too_long", (
-                f"the last request before it ({q.id}, {q.timestamp or 'no time'}) was recorded and got "
-                "no reply: the API refused it"
+                f"{REQUEST_EVIDENCE} ({q.id}, {q.timestamp or 'no time'}) was recorded and got no reply: the API refused it"
             )
         if q is not None and q.answered and not over:
             return "threshold", f"the last request before it ({q.id}) was answered: Claude Code compacted before sending the next"
@@ -620,7 +646,65 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
         )
     if e.threshold is not None and e.pre_tokens is not None and e.pre_tokens >= e.threshold:
         return "threshold", f"preTokens {fmt(e.pre_tokens)} ≥ the threshold {fmt(e.threshold)}"
+    refusal = _refusal_below(s, e, th, series) if series is not None and not refused else None
+    if refusal is not None:
+        return "prompt_too_long", refusal
+    e.may_be_refusal = not requests and th.auto_compact_enabled and _reacts(s, th) is not False
     return "unknown", 'trigger "auto" below the threshold these rules give'
+
+
+def _reacts(s: Session, th: Thresholds) -> bool | None:
+    """Whether the session's release compacts when the API refuses a request as too long (measured on the nearest
+    release the era matrix has; None when not measured)."""
+    from inspector.claude.measured import lookup
+
+    lk = lookup(s.version, th.model)
+    return lk.cell.reactive_compacts if lk.cell is not None else None
+
+
+UNRECORDED = "this release records no request to show the refusal"
+
+
+def _refusal_below(s: Session, e: Explanation, th: Thresholds, series: Series) -> str | None:
+    """Why an automatic compaction below the threshold these rules give was the API's refusal, in a transcript that
+    records no request (before 2.1.3xx): a later reply of the same process went well above the compaction's size and
+    the request after it went out uncompacted, so no lower threshold was in force (a lowered one is the other
+    explanation), and the release compacts when the API refuses a request (measured; None when it ends the turn)."""
+    if e.pre_tokens is None or not th.auto_compact_enabled:
+        return None
+    from inspector.claude.measured import lookup
+    from inspector.claude.versions import TAIL, rules_for
+
+    lk = lookup(s.version, th.model)
+    reacts = lk.cell.reactive_compacts if lk.cell is not None else None
+    if reacts is False:
+        return None
+    how = (
+        f"{lk.cell.label}'s binary compacts when the API refuses a request as too long"
+        if reacts and lk.cell is not None
+        else "whether this release compacts on a refusal is not measured"
+    )
+    if e.rounds_kept is not None and e.rounds_kept > 1 and TAIL in rules_for(s.version).era.strategies:
+        # (flags off by default can keep one more round of a threshold compaction: hence "most likely")
+        return (
+            f"it kept the last {e.rounds_kept} rounds verbatim where a threshold compaction of this release keeps one, "
+            f"and the tail kept after a refusal is sized by how far the request was over ({how}; {UNRECORDED})"
+        )
+    above = _above_after(s, series, e, e.pre_tokens + 1)  # (the check before a request counts at least the last reply)
+    if above is None:
+        return None
+    t, own = above
+    line = s.records[t.index].line
+    if own:
+        return (
+            f"the reply at line {line} of the same process reached {fmt(t.tokens)} tokens and the next request went out "
+            f"uncompacted, so no threshold at or below {fmt(e.pre_tokens)} was in force ({how}; {UNRECORDED})"
+        )
+    return (
+        f"the reply at line {line}, of a later (resumed) process of this session, reached {fmt(t.tokens)} tokens and its "
+        f"next request went out uncompacted, so no threshold at or below {fmt(e.pre_tokens)} was in force unless that "
+        f"process ran with other settings ({how}; {UNRECORDED})"
+    )
 
 
 def _turn_positions(series: Series) -> list[int]:
@@ -828,10 +912,10 @@ def explain_boundary(
     )
     e.rules = th.rules
     e.rules_of = th.era_label
-    e.cause, e.cause_evidence = compaction_cause(s, e, th, requests, series)
-    if kind != "microcompact":
+    if kind != "microcompact":  # (what it kept is evidence of its cause: a refusal's tail is sized by its gap)
         e.kept_uuids = kept_uuids(s, index, meta)
         e.rounds_summarized, e.rounds_kept = _rounds(s, series, pos, e.kept_uuids)
+    e.cause, e.cause_evidence = compaction_cause(s, e, th, requests, series)
     e.threshold_source = _window_words(th)
     e.explanation = sentence(e, th)
     if e.cause == "threshold" and series is not None:
@@ -1008,11 +1092,13 @@ def sentence(e: Explanation, th: Thresholds) -> str:
                 f'for {th.model or "this model"} these rules enforce no threshold (window source "auto": the '
                 f"{fmt(th.unenforced_threshold)} it computes is not acted on), so only a refusal compacts"
                 if not th.enforced
-                else f"before the threshold of {fmt(e.threshold)} was reached"
+                else f"before the threshold of {fmt(e.threshold)} was reached: {e.cause_evidence}"
             )
+            # (read from a request recorded without a reply, or from the rules; else inferred: `_refusal_below`)
+            seen = not th.enforced or e.cause_evidence.startswith(REQUEST_EVIDENCE)
             return (
-                f"The API refused a request as too long, and Claude Code compacted then: the context was {fmt(e.pre_tokens)} "
-                f"tokens ({usage}); {rule}" + kept + after + "."
+                f"The API {'refused' if seen else 'most likely refused'} a request as too long, and Claude Code compacted "
+                f"then: the context was {fmt(e.pre_tokens)} tokens ({usage}); {rule}" + kept + after + "."
             )
         if e.margin is not None and e.threshold is not None and e.margin >= 0:
             why = (
@@ -1024,6 +1110,11 @@ def sentence(e: Explanation, th: Thresholds) -> str:
                 f"Auto-compaction fired at {fmt(e.pre_tokens)} tokens ({usage}), {fmt(-e.margin)} below the threshold of "
                 f"{fmt(e.threshold)} ({_window_words(th)}) that these rules give: a lower threshold was in force "
                 "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, an auto-compact window setting, or a smaller window than assumed)"
+                + (
+                    ", or the API refused a request as too long (this release records no request to tell which)"
+                    if e.cause == "unknown" and e.may_be_refusal
+                    else ""
+                )
             )
         elif e.cause == "threshold" and not th.enforced:
             why = (
@@ -1167,7 +1258,8 @@ def find_anomalies(s: Session, series: Series, exps: list[Explanation], th: Thre
                 f"Auto-compaction at {fmt(e.pre_tokens)} tokens fired well below the threshold of {fmt(e.threshold)}: a lower "
                 f"threshold was set "
                 "(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE or CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow), or the window was "
-                "smaller than assumed."
+                "smaller than assumed"
+                + (", or the API refused a request as too long." if e.cause == "unknown" and e.may_be_refusal else ".")
             )
         before = e.pre_tokens if e.pre_tokens is not None else e.last_usage_before
         if e.kind != "microcompact" and e.first_usage_after is not None and before is not None and e.first_usage_after > before:

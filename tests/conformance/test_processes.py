@@ -5,18 +5,15 @@ were made by resumed processes (tests/data/gen_155000_2.1.268.tar.xz, the harnes
 
 from __future__ import annotations
 
-import tarfile
 from pathlib import Path
 
-from helpers import DATA, sha256
+from helpers import saved_run, sha256
 
 from conformance.replay import replay
 
 
 def _run(tmp_path: Path) -> Path:
-    with tarfile.open(DATA / "gen_155000_2.1.268.tar.xz") as tar:
-        tar.extractall(tmp_path, filter="data")
-    return tmp_path / "gen_155000"
+    return saved_run(tmp_path, "gen_155000_2.1.268")
 
 
 def test_a_resumed_process_re_attaches_what_its_loaded_messages_wrote(tmp_path):
@@ -74,12 +71,6 @@ def test_the_preview_names_the_files_a_resumed_process_would_re_attach(tmp_path)
     assert not any("records no process's end" in n for n in res.notes)
 
 
-def _run_of(tmp_path: Path, name: str) -> Path:
-    with tarfile.open(DATA / f"{name}.tar.xz") as tar:
-        tar.extractall(tmp_path, filter="data")
-    return tmp_path / name.rsplit("_", 1)[0]
-
-
 def test_a_process_resumed_with_another_model_compacts_for_its_own(tmp_path):
     """Generated seed 159003 on the real 2.1.238: settings give claude-sonnet-5 a 120,000 auto-compact window through
     modelSettings, which 2.1.238 does not read (from 2.1.288, bisected); the third compaction was made by a process
@@ -89,13 +80,16 @@ def test_a_process_resumed_with_another_model_compacts_for_its_own(tmp_path):
     refusal (mythos's rules)."""
     from conformance.compare import compare
 
-    folder = _run_of(tmp_path, "gen_159003_2.1.238")
+    from inspector.tokens.explain import analyze
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "gen_159003_2.1.238")
     row = compare(folder)
-    (facts,) = [n for n in row.notes if n.startswith("compactions:")]
-    cc, ours = facts.split("], inspector [")
-    assert "threshold at 262,024" in cc and "threshold at 262,024" in ours, facts
-    assert not [n for n in row.notes if n.startswith(("threshold:", "window source:"))], row.notes
-    # (the second compaction, a refusal, reads "unknown": no request of this release is recorded to tell it)
+    # every compaction's cause agrees with Claude Code's (the second, a refusal, told by the two rounds it kept)
+    assert not [n for n in row.notes if n.startswith(("compactions:", "threshold:", "window source:"))], row.notes
+    (main,) = [p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts and p.stat().st_size > 1000]
+    causes = [(e.cause, e.pre_tokens) for e in analyze(Session.load(main)).compactions if e.kind == "auto"]
+    assert ("threshold", 262_024) in causes and ("prompt_too_long", 137_152) in causes, causes
 
 
 def test_a_fork_that_begins_with_a_compaction_began_a_process_after_its_copy(tmp_path):
