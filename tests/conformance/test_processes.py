@@ -79,7 +79,6 @@ def test_a_process_resumed_with_another_model_compacts_for_its_own(tmp_path):
     was made for, not a larger window (inspector said so, refuted by mythos's replies above sonnet's threshold) nor a
     refusal (mythos's rules)."""
     from conformance.compare import compare
-
     from inspector.tokens.explain import analyze
     from inspector.transcript.session import Session
 
