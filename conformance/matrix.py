@@ -1193,6 +1193,12 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
         "window, then a native 1M one)",
         "cells",
     ),
+    "enforce-mythos-5-2": (
+        _enforces("claude-mythos-5-2"),
+        "whether claude-mythos-5-2 compacts at a 200,000 window's threshold (a model no catalog names before 2.1.321: "
+        "2.1.237 ran it as claude-mythos-5, unenforced)",
+        "cells",
+    ),
     "leaf": (_leaf_trailing, "--resume continues from a trailing bookkeeping record (before: from the last message)", "release"),
     "leaf-order": (
         _verdict("leaf-order", leaf_order_rule, ("the last written",), ("the newest stamped",)),

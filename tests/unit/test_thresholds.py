@@ -365,14 +365,14 @@ def test_a_session_that_announces_its_model_is_checked_on_the_binary():
     """A session that announces its models (2.1.268 and later) carries no [1m] inference: its model's name says it
     (`series.for_model` sets one_m from the name). That is how the era matrix ran the model, so the release's
     measurement applies: 2.1.270 ran claude-mythos-5 with a 200,000 window and no enforced threshold (the matrix's
-    2.1.237 and 2.1.284 cells; generated seed 152000), where today's catalog gives it a native 1M window."""
+    2.1.237, 2.1.251 and 2.1.284 cells; generated seed 152000), where today's catalog gives it a native 1M window."""
     from inspector.tokens.series import for_model
 
     s = for_model(Settings(), "claude-mythos-5", True)
     assert s.one_m is False
     t = thresholds(s, peak_usage=60_000, version="2.1.270")
     assert (t.context_window, t.enforced) == (200_000, False), t.window_source
-    assert t.measured_on == "2.1.237"
+    assert t.measured_on == "2.1.251"  # (the nearest measured release below 2.1.270)
     # a [1m] name with its setting is measured as the matrix ran it too
     one = thresholds(for_model(Settings(), "claude-opus-5[1m]", True), version="2.1.332")
     assert one.context_window == 1_000_000 and one.measured_on == "2.1.332"
