@@ -302,6 +302,30 @@ def run_as(name: str, version: tuple[int, int, int] | None) -> str:
     return name if to is None else to + ("[1m]" if name.strip().lower().endswith("[1m]") else "")
 
 
+def reminder_style(name: str | None, version: tuple[int, int, int] | None) -> str:
+    """How release `version` (None: today's) sends model `name` the reminders it renders with the system role
+    (models.json's `reminder_style`): "user" (as user text), "system" (system-role turns inside <system-reminder>)
+    or "system-bare" (the same without it). A model no catalog names takes system-role turns."""
+    data = _section("reminder_style")
+    if version is not None and tuple(version[:3]) < _version(data["system_turns_from"]):
+        return "user"
+    if not name:
+        return "user"
+    key = model_id(name)
+    if key is None:
+        return "system-bare"
+    own = data["by_model"].get(key)
+    if own is not None:
+        at = [style for since, style in own if version is None or _version(since) <= tuple(version[:3])]
+        if at:
+            return str(at[-1])
+    listed_from = data["one_m_listed_from"].get(key)
+    if listed_from is not None and "[1m]" in name.lower() and version is not None and version < _version(listed_from):
+        return "system-bare"
+    m = re.match(r"claude-(?:[a-z]+-)?(\d+)", key)
+    return "user" if m and int(m.group(1)) < 5 else "system-bare"
+
+
 def _measured(data: dict[str, Any], version: tuple[int, int, int] | None) -> bool:
     """Whether `version` is within a section's measured `releases` (the first and the last)."""
     lo, hi = (_version(v) for v in data["releases"])

@@ -585,28 +585,15 @@ def wire_effort(s: Any, model: str | None, upto: int | None = None) -> str | Non
 
 
 def style_for_model(model: str | None, version: str | None = None) -> str:
-    """How a model takes system-role reminders, when no recorded request shows it, as 2.1.300-2.1.332 sent them (every
-    catalog model run on 2.1.328 and 2.1.332 by the harness): a model given the lean prompt (`models.lean_prompt`: the
-    catalog's capability, else the release's fallback; a model the catalog does not know) as system-role entries
-    without the wrapper; a Claude 5 model given the full prompt (claude-sonnet-5) as the same inside
-    <system-reminder>; the other Claude 3 and 4 models as user text. claude-opus-4-8 (lean) takes them bare, and so
-    do claude-mythos-5 (lean by the fallback) and claude-opus-5 (its capability). Where the release's fallback is
-    not known (`version` None or before 2.1.328), the catalog's capability alone decides."""
-    from inspector.claude.models import catalog, lean_prompt
+    """How a model takes system-role reminders, when no recorded request shows it, as its release sent them
+    (`models.reminder_style`, measured on the binaries of 2.1.153-2.1.332): "user" (as user text) for every model
+    before 2.1.154, and from it for the Claude 3 and 4 models but claude-opus-4-8 (and 4.0 and 4.1, run as a newer
+    model); "system" (inside <system-reminder>) for claude-sonnet-5 from 2.1.203; "system-bare" for the rest, a model
+    no catalog names among them. `version` None: today's release's way."""
+    from inspector.claude.models import reminder_style
     from inspector.claude.release import parse_version
-    from inspector.claude.versions import catalog_key
 
-    key = catalog_key(model)
-    if key is None:
-        return "system-bare" if model else "user"
-    lean = lean_prompt(model, parse_version(version))
-    if lean is None:
-        cat = catalog(model)
-        lean = bool(cat is not None and cat.lean_prompt)
-    if lean:
-        return "system-bare"
-    m = re.match(r"claude-(?:[a-z]+-)?(\d+)", key)
-    return "system" if m and int(m.group(1)) >= 5 else "user"
+    return reminder_style(model, parse_version(version) if version else None)
 
 
 def style_of_request(messages: Iterable[Mapping[str, Any]]) -> str | None:
