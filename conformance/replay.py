@@ -446,7 +446,7 @@ def _asked_at(before: list[dict[str, Any]], atts: list[dict[str, Any]], made: st
     panel forgets each finished agent 30 s after announcing it on a one-second tick that stops while a dialog is
     open, so the agents it still re-announces tell when; the latest time in that window that keeps every agent it
     re-announced is taken (said in the row's note), and where none does, the time its records are dated."""
-    from inspector.compact.engine import _NOTIFIED, EVICT_AFTER_S, notification_words
+    from inspector.compact.reattach import _NOTIFIED, EVICT_AFTER_S, notification_words
 
     dated = datetime.fromisoformat(made.replace("Z", "+00:00"))
     if not asked:

@@ -82,7 +82,7 @@ def numbered(text: str, start: int = 1) -> str:
     return "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(lines, start))
 
 
-def _result_of(s: Session, tid: str) -> tuple[Any, str, bool] | None:
+def result_of(s: Session, tid: str) -> tuple[Any, str, bool] | None:
     """(toolUseResult, tool_result text, is_error) of a tool call, or None when it has no result."""
     res = s.tool_index.get(tid, (None, None))[1]
     if res is None:
@@ -94,6 +94,18 @@ def _result_of(s: Session, tid: str) -> tuple[Any, str, bool] | None:
             text = tool_result_text(b.get("content"))
             err = b.get("is_error") is True
     return body.get("toolUseResult"), text, err or text.lstrip().startswith("<tool_use_error>")
+
+
+UNCHANGED_STUBS = (
+    "File unchanged since last read",  # 2.1.88's stub
+    "Wasted call \u2014 file unchanged since your last Read",  # 2.1.2xx's (2.1.250: the file_unchanged result's text)
+)
+
+
+def is_unchanged_stub(tur: Any, text: str) -> bool:
+    """Whether a Read's result is the stub Claude Code answers a read of a file it holds unchanged with (its
+    toolUseResult `file_unchanged`, or the stub's words where no structured result is kept): no content is in it."""
+    return (isinstance(tur, dict) and tur.get("type") == "file_unchanged") or text.startswith(UNCHANGED_STUBS)
 
 
 def _apply_edit(content: str | None, old: Any, new: Any, replace_all: Any) -> str | None:
@@ -243,7 +255,7 @@ def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> d
                 continue
             inp = inputs.get(tid, {})
             path = inp.get("file_path")
-            got = _result_of(s, tid)
+            got = result_of(s, tid)
             if not isinstance(path, str) or not path or got is None or got[2]:
                 continue
             tur, text, _ = got
@@ -252,7 +264,7 @@ def file_states(s: Session, chain: list[int], *, attachments: bool = False) -> d
             content: str | _Numbered | None
             content, scale = (prev.source, prev.scale) if prev else (None, 1.0)
             if name == "Read":
-                if tur.get("type") == "file_unchanged" or text.startswith("File unchanged since last read"):
+                if is_unchanged_stub(tur, text):
                     continue
                 f = tur.get("file") if isinstance(tur.get("file"), dict) else None
                 if f is not None and isinstance(f.get("content"), str):

@@ -677,19 +677,23 @@ def _refusal_below(s: Session, e: Explanation, th: Thresholds, series: Series) -
 
     lk = lookup(s.version, th.model)
     reacts = lk.cell.reactive_compacts if lk.cell is not None else None
-    if reacts is False:
-        return None
+    label = lk.cell.label if lk.cell is not None else ""
     how = (
-        f"{lk.cell.label}'s binary compacts when the API refuses a request as too long"
-        if reacts and lk.cell is not None
-        else "whether this release compacts on a refusal is not measured"
+        "whether this release compacts on a refusal is not measured"
+        if reacts is None
+        else f"{label}'s binary compacts when the API refuses a request as too long"
+        if reacts
+        else f"{label}'s binary ended the turn on the era matrix's refusal, made at the window itself"
     )
     if e.rounds_kept is not None and e.rounds_kept > 1 and TAIL in rules_for(s.version).era.strategies:
-        # (flags off by default can keep one more round of a threshold compaction: hence "most likely")
+        # (what it kept says it all: no other compaction of these releases keeps more than one round by default; flags
+        # off by default can keep one more round of a threshold compaction: hence "most likely")
         return (
             f"it kept the last {e.rounds_kept} rounds verbatim where a threshold compaction of this release keeps one, "
             f"and the tail kept after a refusal is sized by how far the request was over ({how}; {UNRECORDED})"
         )
+    if reacts is False:
+        return None
     above = _above_after(s, series, e, e.pre_tokens + 1)  # (the check before a request counts at least the last reply)
     if above is None:
         return None

@@ -710,7 +710,7 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
         # a 1M window inferred from usage: what the release does with the model's [1m] setting
         return _as_1m(t, s, peak_usage, version)
     if not _measured_defaults(s, t):
-        return t
+        return _percent_of_measured(t, s, version, peak_usage)
     lk = lookup(version, s.model)
     if lk.cell is None:
         return replace(t, measured=(lk.note + ": the formula's numbers are not checked by a measurement") if lk.note else "")
@@ -816,6 +816,38 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
         said.append("with auto-compact off it sent every request, up to 2.1M tokens (nothing blocks)")
     ch["measured"] = f"{lk.note}: " + "; ".join(said)
     return replace(t, **ch)
+
+
+def _percent_of_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: int | None) -> Thresholds:
+    """The thresholds under CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, the one setting the era matrix did not run, where its
+    measurement of the defaults says the release sized the model's window or enforced its threshold otherwise than the
+    formula: the percentage lowers a threshold, it neither sizes the window nor enforces one (format-2.1.3xx.md §1.3),
+    so the binary's window and enforcement hold, and the percentage is taken of its effective window (2.1.250 ran
+    claude-opus-5 with a 200,000 window where today's catalog gives 1M: at 50% it compacted at the first check above
+    90,000, generated seed 3037). `t` itself for any other setting, or where the measurement agrees."""
+    if s.pct_override is None or not _measured_defaults(s.with_(pct_override=None), t):
+        return t
+    d = thresholds(s.with_(pct_override=None), peak_usage, version)
+    if not d.measured_on or (d.context_window == t.context_window and d.enforced == t.enforced):
+        return t
+    effective = d.effective_window
+    auto = max(0, effective - AUTOCOMPACT_BUFFER_TOKENS)
+    auto_pct = None
+    lowered = math.floor(effective * s.pct_override / 100)
+    if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
+        auto, auto_pct = lowered, s.pct_override
+    base = auto if d.auto_compact_enabled else effective
+    return replace(
+        d,
+        auto_compact=auto if d.auto_compact_enabled and d.enforced else None,
+        unenforced_threshold=auto if d.auto_compact_enabled and not d.enforced else None,
+        auto_pct=auto_pct,
+        warning=max(0, base - WARNING_THRESHOLD_BUFFER_TOKENS),
+        error=max(0, base - ERROR_THRESHOLD_BUFFER_TOKENS),
+        from_binary=True,
+        measured=f"{d.measured}; CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={s.pct_override:g} takes {s.pct_override:g}% of its "
+        f"{effective:,} effective window" + ("" if d.enforced else " (still not enforced: a percentage enforces nothing)"),
+    )
 
 
 def percent_left(tokens: int, t: Thresholds) -> int:

@@ -239,7 +239,7 @@ def _delta(uuid, added=(), removed=()):
 def test_announcements_add_up_and_merge_as_claude_code_writes_them(tmp_path):
     from helpers import write_jsonl
 
-    from inspector.compact.engine import _announced, _merged_tools_delta
+    from inspector.compact.reattach import _announced, _merged_tools_delta
     from inspector.transcript.session import Session
 
     s = Session.load(

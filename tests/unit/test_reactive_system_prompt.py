@@ -85,7 +85,8 @@ def test_only_snapshots_before_the_point_count(tmp_path: Path) -> None:
 def test_a_compaction_at_an_earlier_message_knows_nothing_written_after_it(tmp_path: Path) -> None:
     """What a compaction re-writes after its summary (the model, the session's context, the prompt snapshot) is the
     last before its point, not the file's last."""
-    from inspector.compact.engine import _latest_payload, _snapshot_of
+    from inspector.compact.engine import _snapshot_of
+    from inspector.compact.reattach import _latest_payload
 
     s, at = _session(tmp_path)
     model = lambda body: body["attachment"]["identity"]["modelId"]  # noqa: E731
@@ -189,7 +190,7 @@ def test_a_skill_listing_is_read_entry_by_entry_and_checked_by_its_digest():
     claude-sonnet-4-6 listed them with their descriptions, which the release's built-in skills give (each checked
     against the listing's digest: the first 16 hex digits of SHA-256 of JSON [name, description])."""
     from inspector.claude.models import listing_chars_per_token, skill_listing_rules
-    from inspector.compact.engine import listing_entries, skill_digest
+    from inspector.compact.reattach import listing_entries, skill_digest
 
     text = "- run: Run it.\nOn two lines.\n- init\n- security-review"
     assert listing_entries(text, ["run", "init", "security-review"]) == [
@@ -210,7 +211,7 @@ def test_a_skill_listing_is_read_entry_by_entry_and_checked_by_its_digest():
 def test_a_description_is_cut_and_measured_as_claude_code_does():
     """`y3n` cuts at UTF-16 units (an emoji is two), the budget counts columns (Bun.stringWidth: a wide character
     two, a combining mark none)."""
-    from inspector.compact.engine import _cut, _width
+    from inspector.compact.reattach import _cut, _width
 
     assert _cut("abcdefgh", 8) == "abcdefgh" and _cut("abcdefgh", 5) == "abcd…"
     assert _cut("ab😀cd", 4) == "ab\ud83d…"  # the cut falls inside the emoji's pair, as String.slice cuts it

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from inspector.compact.base import make_slice
-from inspector.compact.engine import EVICT_AFTER_S, task_statuses
+from inspector.compact.reattach import EVICT_AFTER_S, task_statuses
 from inspector.transcript.session import Session
 
 T0 = datetime(2026, 12, 3, 7, 39, 30, tzinfo=UTC)

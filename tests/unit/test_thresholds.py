@@ -411,3 +411,20 @@ def test_model_settings_are_read_from_the_release_that_has_them(tmp_path):
     # _WINDOW 150000 with modelSettings 100000 compacted at 120,000, 100000 with 150000 at 80,000)
     assert thresholds(both, version="2.1.287").effective_window == 130_000
     assert thresholds(both, version="2.1.288").effective_window == 130_000
+
+
+def test_a_percentage_is_taken_of_the_window_the_release_measured():
+    """CLAUDE_AUTOCOMPACT_PCT_OVERRIDE lowers a threshold; it neither sizes the window nor enforces one. 2.1.250 ran
+    claude-opus-5 with a 200,000 window (the era matrix; today's catalog gives it 1M) and claude-opus-5[1m] with none
+    enforced: under 50% the threshold is half of 180,000, enforced for the one and still not for the other. Where the
+    measurement agrees with the formula (claude-sonnet-4-5), or no cell applies (2.1.332's opus-5 is 1M on both), the
+    formula's numbers stand."""
+    t = thresholds(Settings(model="claude-opus-5", pct_override=50), version="2.1.250")
+    assert (t.context_window, t.auto_compact, t.enforced, t.auto_pct) == (200_000, 90_000, True, 50)
+    assert "takes 50% of its 180,000 effective window" in t.measured and t.measured_on == "2.1.250"
+    one = thresholds(Settings(model="claude-opus-5[1m]", pct_override=85), version="2.1.250")
+    assert (one.context_window, one.auto_compact, one.unenforced_threshold, one.enforced) == (1_000_000, None, 833_000, False)
+    plain = thresholds(Settings(model="claude-sonnet-4-5", pct_override=50), version="2.1.250")
+    assert plain == thresholds(Settings(model="claude-sonnet-4-5", pct_override=50), version="2.1.250", measured=False)
+    today = thresholds(Settings(model="claude-opus-5", pct_override=50), version="2.1.332")
+    assert (today.context_window, today.auto_compact) == (1_000_000, 490_000)

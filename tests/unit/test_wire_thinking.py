@@ -10,7 +10,8 @@ import orjson
 
 from inspector.claude.wire import ForeignThinking, api_messages, foreign_keep, model_identity
 from inspector.compact.base import make_slice
-from inspector.compact.engine import _as_held, _loop_start
+from inspector.compact.engine import _as_held
+from inspector.compact.reattach import _loop_start
 from inspector.transcript.session import Session
 
 
@@ -406,7 +407,7 @@ def test_the_skill_listing_a_compaction_reannounces_is_the_one_before_its_point(
     preview at an earlier message took the session's last), and a note when the one it copies was written under
     another model (Claude Code renders the listing for the compacting model's window: 2.1.328 seed 98006)."""
     from inspector.compact.base import make_slice
-    from inspector.compact.engine import reannouncements
+    from inspector.compact.reattach import reannouncements
 
     def listing(uuid: str, text: str) -> dict:
         return {
@@ -449,7 +450,7 @@ def test_a_compaction_after_a_switch_to_a_model_with_unlisted_deferred_tools_say
     which no record lists. inspector cannot write them and says so; without a switch, or with an announcement to copy,
     it says nothing."""
     from inspector.compact.base import make_slice
-    from inspector.compact.engine import reannouncements
+    from inspector.compact.reattach import reannouncements
 
     def model(uuid: str, mid: str) -> dict:
         return {"type": "attachment", "uuid": uuid, "attachment": {"type": "model", "identity": {"modelId": mid}}}
@@ -497,8 +498,8 @@ def test_a_model_that_announced_no_tools_of_its_own_gets_its_task_tools_on_a_com
     tool loaded, nothing announced), then claude-opus-4-6[1m], which compacted: Claude Code listed the session's
     deferred tools with TaskCreate, TaskGet, TaskList and TaskUpdate, as the release gives them to Opus 4.6."""
     from inspector.compact.base import make_slice
-    from inspector.compact.engine import _TOOLS_HEADER as TOOLS_HEADER
-    from inspector.compact.engine import reannouncements
+    from inspector.compact.reattach import _TOOLS_HEADER as TOOLS_HEADER
+    from inspector.compact.reattach import reannouncements
 
     def model(uuid: str, mid: str) -> dict:
         return {"type": "attachment", "uuid": uuid, "attachment": {"type": "model", "identity": {"modelId": mid}}}
@@ -540,8 +541,8 @@ def test_the_first_deferred_tools_announcement_is_made_from_the_last_request_s_t
     in the text 2.1.328-2.1.332 write."""
     from types import SimpleNamespace
 
-    import inspector.compact.engine as engine_module
-    from inspector.compact.engine import _first_tools_delta
+    import inspector.compact.reattach as reattach_module
+    from inspector.compact.reattach import _first_tools_delta
 
     s = _session(tmp_path, [{"type": "user", "uuid": "p1", "message": {"role": "user", "content": "go"}}])
     carried = [
@@ -558,7 +559,7 @@ def test_the_first_deferred_tools_announcement_is_made_from_the_last_request_s_t
         "mcp__x__y",
     ]
     q = SimpleNamespace(index=0, agent_id=None, request={"tools": [{"name": n} for n in carried]})
-    monkeypatch.setattr(engine_module, "rebuild_requests", lambda _s: [q])
+    monkeypatch.setattr(reattach_module, "rebuild_requests", lambda _s: [q])
     made = _first_tools_delta(s, 0, "claude-mythos-5-2")  # no task tools for it
     assert made is not None
     assert made["attachment"]["addedNames"] == ["CronCreate", "TaskStop", "WebFetch", "mcp__x__y"]
