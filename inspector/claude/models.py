@@ -394,14 +394,22 @@ def task_tool_lists() -> list[tuple[tuple[int, int, int], frozenset[str]]]:
     return sorted((_version(v), frozenset(ids)) for v, ids in data.items() if v[:1].isdigit())
 
 
+# From this release a model with the catalog's `opus_5_prompt_bundle` capability is not nudged about subagents (the
+# steer's model floor, "no_nudges": bisected; read in 2.1.219, 2.1.250, 2.1.273, 2.1.285, 2.1.328 and 2.1.332); before
+# it every model is (2.1.141-2.1.214: the note unless the Pro plan; 2.1.215-2.1.218: the steer, "default")
+SUBAGENT_FLOOR_FROM = (2, 1, 219)
+
+
 def subagent_nudges(name: str | None, version: tuple[int, int, int] | None) -> bool | None:
     """Whether release `version` nudges model `name` about subagents (the steer "default": an agent listing ends in
-    the note to launch independent agents in one message), as read from 2.1.328 and 2.1.332: not for a model with the
-    catalog's `opus_5_prompt_bundle` capability (steer "no_nudges"); latched by a process on its first prompt model.
-    None before 2.1.328 (not read). The Pro plan and CLAUDE_CODE_THISTLE_GREBE, which also turn it off, are not in any
-    transcript."""
-    if not name or version is None or version < (2, 1, 328):
+    the note to launch independent agents in one message): every model before SUBAGENT_FLOOR_FROM; from it, not a
+    model the release's catalog gives the `opus_5_prompt_bundle` capability (steer "no_nudges"; a model the release
+    does not know has none); latched by a process on its first prompt model. None without a model or a release. The
+    Pro plan and CLAUDE_CODE_THISTLE_GREBE, which also turn it off, are not in any transcript."""
+    if not name or version is None:
         return None
+    if version < SUBAGENT_FLOOR_FROM or unknown_to(name, version) is not None:
+        return True
     cat = catalog(name)
     return not (cat is not None and cat.opus_5_prompt_bundle)
 

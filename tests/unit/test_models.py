@@ -190,7 +190,13 @@ def test_subagent_nudges_follow_the_prompt_bundle() -> None:
     assert models.subagent_nudges("claude-opus-5", (2, 1, 328)) is False
     for name in ("claude-opus-4-6", "claude-opus-5-5", "claude-foo-1", "claude-sonnet-5"):
         assert models.subagent_nudges(name, (2, 1, 332)) is True
-    assert models.subagent_nudges("claude-opus-5", (2, 1, 152)) is None
+    # the model floor is 2.1.219's (bisected): before it every model is nudged; from it a model the release does not
+    # know yet has no capability (claude-opus-5 is first named in 2.1.219)
+    assert models.subagent_nudges("claude-opus-5", (2, 1, 152)) is True
+    assert models.subagent_nudges("claude-opus-5", (2, 1, 218)) is True
+    assert models.subagent_nudges("claude-opus-5", (2, 1, 219)) is False
+    assert models.subagent_nudges("claude-opus-5", (2, 1, 285)) is False
+    assert models.subagent_nudges("claude-opus-5", None) is None
 
 
 def test_a_retired_opus_is_run_as_opus_5_5_by_the_releases_that_do_so():

@@ -1,0 +1,36 @@
+"""Generated runs on the real 2.1.250 and 2.1.285 (tests/data, the harness's saved runs without their HOME), each
+a rule of its release inspector had wrong: a kept Read answered by the unchanged-file stub shows nothing of the file,
+which the compaction re-attaches (format.md §8.5); CLAUDE_AUTOCOMPACT_PCT_OVERRIDE is a percentage of the window the
+release itself gave the model (claude-opus-5: 200,000 on 2.1.250, where today's catalog gives 1M); and the note on
+launching agents together is worded for the model that compacts from 2.1.219 on, not only from 2.1.328."""
+
+from __future__ import annotations
+
+from helpers import saved_run, sha256
+
+from conformance.compare import compare
+from conformance.replay import replay
+
+
+def test_a_kept_read_answered_by_the_unchanged_stub_does_not_keep_its_file_from_being_re_attached(tmp_path):
+    folder = saved_run(tmp_path, "found_3010_2.1.250")
+    before = {p: sha256(p) for p in (folder / "projects").rglob("*.jsonl")}
+    got = replay(folder)
+    assert got and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
+    assert {p: sha256(p) for p in (folder / "projects").rglob("*.jsonl")} == before
+
+
+def test_a_percentage_of_the_measured_window_explains_each_compaction(tmp_path):
+    """claude-opus-5 at 50%: the session began above 90,000 tokens and compacted at its first check, twice."""
+    folder = saved_run(tmp_path, "found_3037_2.1.250")
+    row = compare(folder)
+    assert not [n for n in row.notes if n.startswith(("compactions:", "threshold:", "window source:"))], row.notes
+
+
+def test_a_listing_re_announced_for_a_nudged_model_ends_in_the_concurrency_note(tmp_path):
+    """2.1.285 (generated run found_1065): a session begun on claude-opus-5[1m], whose agent listing has no note on
+    launching agents together (its prompt bundle is not nudged, from 2.1.219), compacted in a process on
+    claude-opus-4-6: the listing it re-announced ends in the note, as the release words it for that model."""
+    folder = saved_run(tmp_path, "found_1065_2.1.285")
+    got = replay(folder)
+    assert got and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
