@@ -82,7 +82,7 @@ from inspector.tokens.context import (
 )
 from inspector.tokens.estimate import count_bodies, js_len, rough_328, rough_attachment, rough_record_328
 from inspector.tokens.thresholds import js_round
-from inspector.transcript.records import MENU_HIDDEN_TAGS, context_tokens, text_of
+from inspector.transcript.records import F_STRING_CONTENT, F_TEXT, MENU_HIDDEN_TAGS, context_tokens, text_of
 from inspector.transcript.session import model_in_force, same_model
 from inspector.transcript.tree import is_sent
 
@@ -111,6 +111,10 @@ SNAPSHOTS_UNLISTED_FROM = (2, 1, 328)
 # from 2.1.307 (`keepNoRound`: in the 2.1.307 binary, not in 2.1.306's; 2.1.238 kept the last round of each of
 # generated seed 149000's rapid refills, 2.1.200 of seed 147103's)
 KEEP_NO_ROUND_FROM = (2, 1, 307)
+# A /compact with no reply before the last round (right after a compaction) keeps nothing from 2.1.323 (its engine
+# bails, the legacy one summarizes everything); up to 2.1.322 the engine's last resort keeps from the last user message
+# (bisected with kept scenario found_1182: 2.1.285-2.1.322 kept the five or seven records from it)
+NO_REPLY_BAILS_FROM = (2, 1, 323)
 # From 2.1.310 the tail a refusal keeps is sized with the gap scaled by the API's count against the rough one, plus the
 # summarize prompt; up to 2.1.309 from the gap alone, less the last round (read in the 2.1.200, 2.1.309 and 2.1.310
 # binaries; bisected with generated seed 147102, whose refusals by 1 token kept one round up to 2.1.309, three to
@@ -303,6 +307,18 @@ def _ratio_prompt(s: Any, point: int, model: str | None, notes: list[str]) -> in
             )
             return js_round((js_len(system) + delta) / 4)
     return rough_328(system)
+
+
+def _user_text(r: Any) -> bool:
+    """A user message of text the engine's last resort keeps from: not meta, not a tool result, not a summary (a
+    command's breadcrumb and its output are such messages)."""
+    return (
+        r.type == "user"
+        and not r.tool_results
+        and not r.is_meta
+        and not r.is_compact_summary
+        and bool(r.flags & (F_TEXT | F_STRING_CONTENT))
+    )
 
 
 def split_compact(s: Any, msgs: list[int]) -> Split:
@@ -569,7 +585,23 @@ def engine_compact(
     if params.mode == "compact":
         split = split_compact(s, msgs)
         trigger = params.trigger
-        if tail_era and not any(recs[i].type == "assistant" for i in split.summarize):
+        no_reply = tail_era and not any(recs[i].type == "assistant" for i in split.summarize)
+        if no_reply and not at_or_after(form, NO_REPLY_BAILS_FROM):
+            # no reply before the last round (a /compact right after a compaction): up to 2.1.322 the engine's last
+            # resort summarizes what comes before the last user message and keeps from it ("Reactive compact: round
+            # ladder exhausted, last resort (keeping 5 trailing messages"; kept scenario found_1182 on 2.1.285)
+            last = max((k for k, i in enumerate(msgs) if _user_text(recs[i])), default=0)
+            if last > 0:
+                split = Split(
+                    msgs[:last],
+                    msgs[last:],
+                    split.rounds,
+                    0,
+                    "no reply to summarize before the last round: Claude Code's last resort summarizes what comes "
+                    "before the last user message and keeps from it",
+                )
+                notes.append(split.why)
+        elif no_reply:
             # no reply before the last round (a /compact right after a compaction): 2.1.328's engine bails ("no
             # assistant messages in summarize set") and the legacy compaction summarizes everything, keeping nothing
             split = Split(

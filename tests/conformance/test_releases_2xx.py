@@ -34,3 +34,14 @@ def test_a_listing_re_announced_for_a_nudged_model_ends_in_the_concurrency_note(
     folder = saved_run(tmp_path, "found_1065_2.1.285")
     got = replay(folder)
     assert got and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
+
+
+def test_a_compact_right_after_a_compaction_keeps_from_the_last_user_message_up_to_2_1_322(tmp_path):
+    """Kept scenario found_1182 (two /compact in a row; the second has no reply before its last round): 2.1.285's
+    engine falls back to its last resort ("round ladder exhausted, last resort (keeping 5 trailing messages"),
+    summarizing what comes before the last user message (the first /compact's output) and keeping from it; from
+    2.1.323 the engine bails and nothing is kept (bisected). Both releases' runs replay whole."""
+    for name in ("found_1182_2.1.285", "found_1182_2.1.323"):
+        folder = saved_run(tmp_path / name, name)
+        got = replay(folder)
+        assert len(got) >= 3 and all(r.ok for r in got), (name, [(r.boundary, r.detail) for r in got if not r.ok])
