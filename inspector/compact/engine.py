@@ -309,6 +309,24 @@ def _ratio_prompt(s: Any, point: int, model: str | None, notes: list[str]) -> in
     return rough_328(system)
 
 
+_TYPED_COMPACT = re.compile(r"/compact(?:\s|$)")
+
+
+def _without_typed_command(s: Any, msgs: list[int]) -> list[int]:
+    """The messages a /compact compacts, without the command itself where the REPL wrote it as a plain prompt before
+    compacting (2.1.285: "/compact" as the last user message, which Claude Code neither summarizes nor keeps: five
+    REPL runs of a 2.1.285 batch, seed 173000, kept only what came before it)."""
+    for k in range(len(msgs) - 1, -1, -1):
+        r = s.records[msgs[k]]
+        if r.type == "user" and not r.is_meta and not r.tool_results and r.flags & F_STRING_CONTENT:
+            if _TYPED_COMPACT.match(s.record_text(msgs[k]).strip()):
+                return msgs[:k] + msgs[k + 1 :]
+            return msgs
+        if r.type in ("user", "assistant"):
+            return msgs
+    return msgs
+
+
 def _user_text(r: Any) -> bool:
     """A user message of text the engine's last resort keeps from: not meta, not a tool result, not a summary (a
     command's breadcrumb and its output are such messages)."""
@@ -576,6 +594,8 @@ def engine_compact(
     if params.mode not in MODES:
         raise CompactError(f"mode must be one of {', '.join(MODES)}, not {params.mode!r}")
     msgs = [i for i in sl.messages if recs[i].type != "progress"] + trailing_records(sl)
+    if params.mode == "compact" and params.trigger == "manual":
+        msgs = _without_typed_command(s, msgs)
     before = est.before(sl)
     notes: list[str] = []
     pivot_note: str | None = None

@@ -45,3 +45,11 @@ def test_a_compact_right_after_a_compaction_keeps_from_the_last_user_message_up_
         folder = saved_run(tmp_path / name, name)
         got = replay(folder)
         assert len(got) >= 3 and all(r.ok for r in got), (name, [(r.boundary, r.detail) for r in got if not r.ok])
+
+
+def test_the_typed_compact_of_a_2_1_285_repl_is_neither_summarized_nor_kept(tmp_path):
+    """2.1.285's REPL writes the typed "/compact" as the last user message before compacting; Claude Code kept the
+    round before it (a reply and its turn_duration), not the command (kept scenario found_repl_1004)."""
+    folder = saved_run(tmp_path, "found_repl_1004_2.1.285")
+    got = replay(folder)
+    assert got and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
