@@ -649,17 +649,17 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
     refusal = _refusal_below(s, e, th, series) if series is not None and not refused else None
     if refusal is not None:
         return "prompt_too_long", refusal
-    e.may_be_refusal = not requests and th.auto_compact_enabled and _reacts(s, th) is not False
+    e.may_be_refusal = not requests and th.auto_compact_enabled and _reacts(s, th)[0] is not False
     return "unknown", 'trigger "auto" below the threshold these rules give'
 
 
-def _reacts(s: Session, th: Thresholds) -> bool | None:
-    """Whether the session's release compacts when the API refuses a request as too long (measured on the nearest
-    release the era matrix has; None when not measured)."""
+def _reacts(s: Session, th: Thresholds) -> tuple[bool | None, str]:
+    """Whether the session's release compacts when the API refuses a request as too long, as the era matrix measured
+    it on the nearest release it ran (None when not measured), and that release."""
     from inspector.claude.measured import lookup
 
     lk = lookup(s.version, th.model)
-    return lk.cell.reactive_compacts if lk.cell is not None else None
+    return (lk.cell.reactive_compacts, lk.cell.label) if lk.cell is not None else (None, "")
 
 
 UNRECORDED = "this release records no request to show the refusal"
@@ -667,17 +667,15 @@ UNRECORDED = "this release records no request to show the refusal"
 
 def _refusal_below(s: Session, e: Explanation, th: Thresholds, series: Series) -> str | None:
     """Why an automatic compaction below the threshold these rules give was the API's refusal, in a transcript that
-    records no request (before 2.1.3xx): a later reply of the same process went well above the compaction's size and
-    the request after it went out uncompacted, so no lower threshold was in force (a lowered one is the other
-    explanation), and the release compacts when the API refuses a request (measured; None when it ends the turn)."""
+    records no request (before 2.1.3xx), or None: it kept more than the one round a threshold compaction of its
+    release keeps (a refusal's tail is sized by its gap); or, where the release compacts on a refusal, a later reply
+    of its stretch went above the compaction's size and the request after it went out uncompacted, so no lower
+    threshold (the other explanation) was in force."""
     if e.pre_tokens is None or not th.auto_compact_enabled:
         return None
-    from inspector.claude.measured import lookup
     from inspector.claude.versions import TAIL, rules_for
 
-    lk = lookup(s.version, th.model)
-    reacts = lk.cell.reactive_compacts if lk.cell is not None else None
-    label = lk.cell.label if lk.cell is not None else ""
+    reacts, label = _reacts(s, th)
     how = (
         "whether this release compacts on a refusal is not measured"
         if reacts is None

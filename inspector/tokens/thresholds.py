@@ -516,6 +516,16 @@ def _refuted_1m(
     )
 
 
+def _lowered(auto: int, effective: int, pct: float | None) -> tuple[int, float | None]:
+    """The auto-compact threshold under CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (that percentage of the effective window, where
+    it is lower than `auto`), with the percentage when it lowered it."""
+    if pct is not None and pct_in_range(pct):
+        lowered = math.floor(effective * pct / 100)
+        if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
+            return lowered, pct
+    return auto, None
+
+
 def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measured: bool) -> Thresholds:
     """thresholds() of settings already read as the release read them."""
     from inspector.claude.versions import rules_for
@@ -564,11 +574,7 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
         why += f"; a {window:,} window leaves no room for the {reserved:,} reserve and the 13,000 buffer: the threshold is 0"
         auto = 0
         effective = max(effective, 0)
-    auto_pct = None
-    if s.pct_override is not None and pct_in_range(s.pct_override):
-        lowered = math.floor(effective * s.pct_override / 100)
-        if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
-            auto, auto_pct = lowered, s.pct_override
+    auto, auto_pct = _lowered(auto, effective, s.pct_override)
     if era.enforcement == "none":
         enforced = configured is not None
     else:
@@ -831,11 +837,7 @@ def _percent_of_measured(t: Thresholds, s: Settings, version: str | None, peak_u
     if not d.measured_on or (d.context_window == t.context_window and d.enforced == t.enforced):
         return t
     effective = d.effective_window
-    auto = max(0, effective - AUTOCOMPACT_BUFFER_TOKENS)
-    auto_pct = None
-    lowered = math.floor(effective * s.pct_override / 100)
-    if lowered < effective - AUTOCOMPACT_BUFFER_TOKENS:
-        auto, auto_pct = lowered, s.pct_override
+    auto, auto_pct = _lowered(max(0, effective - AUTOCOMPACT_BUFFER_TOKENS), effective, s.pct_override)
     base = auto if d.auto_compact_enabled else effective
     return replace(
         d,
