@@ -272,11 +272,17 @@ def inspector_facts(folder: Path) -> Facts:
         f.requests = "all requests unrecorded: this release writes no api-request rows (none rebuilt, none compared)"
         return f
     diffs = f.request_diffs = request_differences(folder)
-    total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")])
+    unrecorded = unrecorded_first_requests(folder)
+    total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")]) - unrecorded
+    told = (
+        f" (and {unrecorded} first request(s) of a process the release wrote no api-request row for, not compared)"
+        if unrecorded
+        else ""
+    )
     if not diffs:
-        f.requests = f"all {total} requests rebuilt identical"
+        f.requests = f"all {total} requests rebuilt identical{told}"
     else:
-        f.requests = f"{total - len(diffs)}/{total} requests rebuilt identical (first difference: {diffs[0]})"
+        f.requests = f"{total - len(diffs)}/{total} requests rebuilt identical{told} (first difference: {diffs[0]})"
     return f
 
 
@@ -338,9 +344,16 @@ def records_requests(folder: Path) -> bool:
     return _any_line(folder, b'"type":"api-request"')
 
 
-def request_differences(folder: Path) -> list[str]:
-    """Every request the fake received (main thread and subagents, refused ones too) against the one inspector
-    rebuilds from the transcripts alone, in order per thread; one line per request that differs or is missing."""
+def unrecorded_first_requests(folder: Path) -> int:
+    """The main-thread requests at the start of a run that no api-request row records (2.1.300's REPL writes none for
+    its first request: the first row it writes is the second request's): 1 when the first request inspector rebuilds
+    is the run's second and not its first, else 0."""
+    return _aligned(folder)[3]
+
+
+def _aligned(folder: Path) -> tuple[list[Any], list[Any], list[Any], int]:
+    """The requests the fake received (turn and subagent), those inspector rebuilds for the main thread and for
+    subagents, in the order they are compared, and how many first requests no row records (left out of the first)."""
     from inspector.claude.requests import rebuild_requests
     from inspector.transcript.session import Session
 
@@ -357,6 +370,22 @@ def request_differences(folder: Path) -> list[str]:
     if len(files) > 1:
         # a fork (--fork-session) is a transcript of its own, its requests between the first session's
         main.sort(key=lambda q: q.timestamp or "")
+    turns = [n for n, q in enumerate(logged) if q["kind"] == "turn"]
+    skip = 0
+    if len(turns) > 1 and main and not main[0].unresolved:
+        first, second = (logged[n] for n in turns[:2])
+        if whole_difference(first, main[0].request, main[0].not_recorded) and not whole_difference(
+            second, main[0].request, main[0].not_recorded
+        ):
+            logged, skip = logged[: turns[0]] + logged[turns[0] + 1 :], 1
+    return logged, main, agents, skip
+
+
+def request_differences(folder: Path) -> list[str]:
+    """Every request the fake received (main thread and subagents, refused ones too) against the one inspector
+    rebuilds from the transcripts alone, in order per thread; one line per request that differs or is missing. A
+    first request the release recorded no row for (`unrecorded_first_requests`) is not compared."""
+    logged, main, agents, _ = _aligned(folder)
     out = []
     queues = {"turn": main, "subagent": agents}
     taken = {"turn": 0, "subagent": 0}

@@ -53,3 +53,18 @@ def test_the_typed_compact_of_a_2_1_285_repl_is_neither_summarized_nor_kept(tmp_
     folder = saved_run(tmp_path, "found_repl_1004_2.1.285")
     got = replay(folder)
     assert got and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
+
+
+def test_a_2_1_300_repl_records_no_row_for_its_first_request(tmp_path):
+    """2.1.300's REPL writes no api-request row for a process's first request (the first row it writes is the second
+    request's); the harness leaves that request out of the comparison, says so, and every other request inspector
+    rebuilds is the one Claude Code sent (kept scenario found_repl_75026). The first request is not taken for any
+    other: a run whose rows begin with the first request is compared whole."""
+    from conformance.compare import request_differences, unrecorded_first_requests
+
+    folder = saved_run(tmp_path, "found_repl_75026_2.1.300")
+    assert unrecorded_first_requests(folder) == 1
+    assert request_differences(folder) == []
+    assert not [n for n in compare(folder).notes if "first difference" in n]
+    other = saved_run(tmp_path / "other", "found_1065_2.1.285")  # (no rows at all: nothing left out)
+    assert unrecorded_first_requests(other) == 0
