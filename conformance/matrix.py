@@ -1146,6 +1146,18 @@ def _model_settings_window(claude: Claude) -> bool:
     return _window_read(claude, None, {"modelSettings": {"claude-sonnet-4-5": {"autoCompactWindow": 100_000}}})
 
 
+def _max_context_tokens(claude: Claude) -> bool:
+    """CLAUDE_CODE_MAX_CONTEXT_TOKENS=120000 on a model no catalog has (claude-foo-1): True when Claude Code sizes its
+    window so (the threshold 87,000: the reply at 95,000 compacts), False when the requests go on (its unknown model's
+    own window: 200,000 or 1M)."""
+    pts, _ = probe(_runner(claude), "claude-foo-1", [30_000, 95_000, 100_000], {"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "120000"})
+    if any(p.outcome == "compact" for p in pts):
+        return True
+    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
+        raise RuntimeError(f"the probe ended without a verdict ({pts})")
+    return False
+
+
 def _iterations_last(claude: Claude) -> bool:
     """Replies sampled in two iterations, each at 90,000-100,000 tokens (the top-level usage their sum, 180,000-
     200,000, over claude-sonnet-4-5's threshold): True when Claude Code reads the context from the last iteration
@@ -1258,6 +1270,11 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
         _model_settings_window,
         "modelSettings.<model>.autoCompactWindow in ~/.claude/settings.json sets that model's auto-compact window "
         "(before: modelSettings is not read)",
+        "release",
+    ),
+    "max-context-tokens": (
+        _max_context_tokens,
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS sizes the window of a model no catalog has (before: the variable is not read)",
         "release",
     ),
     "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),

@@ -438,9 +438,16 @@ RELEASE_READ_SETTINGS = (
         "model-settings-window",
         "modelSettings' autoCompactWindow is not read (Claude Code {v} has no modelSettings; read from {first}, measured)",
     ),
+    (
+        "max_context_tokens",
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS",
+        "max-context-tokens",
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS is not read (Claude Code {v} sizes an unknown model by its own rule; read from "
+        "{first}, measured)",
+    ),
 )
 # the source key a setting's place is listed under (`Settings.sources`), and what the setting is when it is not read
-_READ_KEY = {"auto_compact_enabled": "auto_compact", "model_windows": "auto_compact_window"}
+_READ_KEY = {"auto_compact_enabled": "auto_compact", "model_windows": "auto_compact_window", "max_context_tokens": "window"}
 _UNREAD: dict[str, Any] = {"auto_compact_enabled": True, "model_windows": ()}
 
 

@@ -129,3 +129,19 @@ def test_a_small_env_window_is_raised_only_by_the_releases_that_raise_it(tmp_pat
     assert "80,000 (raised to 100,000" in new.window_source and "raised" not in old.window_source
     big = _settings(tmp_path, env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "150000"})
     assert thresholds(big, version=before).auto_compact == thresholds(big, version=first).auto_compact == 117_000
+
+
+def test_max_context_tokens_sizes_an_unknown_model_only_where_the_release_reads_it(tmp_path: Path) -> None:
+    """CLAUDE_CODE_MAX_CONTEXT_TOKENS sizes the window of a model no catalog has from 2.1.324 (the era matrix's
+    max-context-tokens probe, bisected): before, the release gives the unknown model its own window (generated runs on
+    2.1.250 and 2.1.300 with claude-foo-1 at 60,000 and 150,000 compacted at the unknown model's 167,000 threshold)."""
+    s = Settings.from_environment({"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "60000"}, tmp_path).with_(model="claude-foo-1")
+    before, first = _around("max-context-tokens")
+    old = thresholds(s, version=before)
+    assert (old.context_window, old.auto_compact) == (200_000, 167_000)
+    assert "CLAUDE_CODE_MAX_CONTEXT_TOKENS is not read" in old.rules and first in old.rules
+    new = thresholds(s, version=first)
+    assert (new.context_window, new.auto_compact) == (60_000, 27_000) and "not read" not in new.rules
+    # a model the catalog knows is sized by the catalog on either side
+    known = Settings.from_environment({"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "60000"}, tmp_path).with_(model="claude-sonnet-4-6")
+    assert thresholds(known, version=before).context_window == thresholds(known, version=first).context_window == 200_000
