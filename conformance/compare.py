@@ -271,9 +271,9 @@ def inspector_facts(folder: Path) -> Facts:
         # a release before 2.1.3xx writes no api-request rows: there is nothing to rebuild the requests from
         f.requests = "all requests unrecorded: this release writes no api-request rows (none rebuilt, none compared)"
         return f
-    diffs = f.request_diffs = request_differences(folder)
-    unrecorded = unrecorded_first_requests(folder)
-    total = len([q for q in load_requests(folder) if q["kind"] in ("turn", "subagent")]) - unrecorded
+    aligned = _aligned(folder)  # (the requests rebuilt once, for the differences and the count)
+    diffs = f.request_diffs = request_differences(folder, aligned)
+    unrecorded, total = aligned[3], len(aligned[0])
     told = (
         f" (and {unrecorded} first request(s) of a process the release wrote no api-request row for, not compared)"
         if unrecorded
@@ -381,11 +381,12 @@ def _aligned(folder: Path) -> tuple[list[Any], list[Any], list[Any], int]:
     return logged, main, agents, skip
 
 
-def request_differences(folder: Path) -> list[str]:
+def request_differences(folder: Path, aligned: tuple[list[Any], list[Any], list[Any], int] | None = None) -> list[str]:
     """Every request the fake received (main thread and subagents, refused ones too) against the one inspector
     rebuilds from the transcripts alone, in order per thread; one line per request that differs or is missing. A
-    first request the release recorded no row for (`unrecorded_first_requests`) is not compared."""
-    logged, main, agents, _ = _aligned(folder)
+    first request the release recorded no row for (`unrecorded_first_requests`) is not compared. `aligned`: what
+    `_aligned` gave for the folder, where the caller has it."""
+    logged, main, agents, _ = aligned if aligned is not None else _aligned(folder)
     out = []
     queues = {"turn": main, "subagent": agents}
     taken = {"turn": 0, "subagent": 0}

@@ -455,7 +455,6 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
     the refused request unanswered, so an answered one rules the refusal out (the compaction came at the check
     before the next request: 2.1.328 routing a threshold compaction through its reactive engine, which failed
     silently until then)."""
-    from inspector.claude.measured import lookup
 
     peak = max(t.tokens for t in over)
     passed = (
@@ -477,9 +476,8 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
     seen = passed + ", so that threshold was not in force here"
     pre = e.pre_tokens or 0
     window = th.model_window
-    lk = lookup(s.version, th.model)
-    reacts = lk.cell.reactive_compacts if lk.cell is not None else None
-    measured_on = lk.cell.label if lk.cell is not None else "this release"
+    reacts, label = _reacts(s, th)
+    measured_on = label or "this release"
     # (a window larger than assumed explains nothing where an auto-compact window below the model's set the threshold)
     # (nor where Claude Code was shown to count this window while the API served more: th.served_past)
     if pre > window and th.context_window >= window and not th.served_past:
@@ -488,11 +486,7 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
             f"({th.window_source}): the window was larger (a model or setting these rules do not size)"
         )
     if pre >= window - 20_000 and reacts is not False and answered is None and not th.served_past:
-        how = (
-            f"{measured_on}'s binary compacts when the API refuses a request as too long"
-            if reacts
-            else "whether this release compacts on a refusal is not measured"
-        )
+        how = _refusal_words(reacts, label)
         edge = f"{fmt(window - pre)} below" if pre <= window else f"{fmt(pre - window)} above"
         return "prompt_too_long", (
             f"{seen}; the compaction came at {fmt(pre)}, {edge} the {fmt(window)} window: the API refusing a request "
@@ -662,6 +656,15 @@ def _reacts(s: Session, th: Thresholds) -> tuple[bool | None, str]:
     return (lk.cell.reactive_compacts, lk.cell.label) if lk.cell is not None else (None, "")
 
 
+def _refusal_words(reacts: bool | None, label: str) -> str:
+    """What the era matrix measured of a release's answer to a refusal (`_reacts`), in words."""
+    if reacts is None:
+        return "whether this release compacts on a refusal is not measured"
+    if reacts:
+        return f"{label}'s binary compacts when the API refuses a request as too long"
+    return f"{label}'s binary ended the turn on the era matrix's refusal, made at the window itself"
+
+
 UNRECORDED = "this release records no request to show the refusal"
 
 
@@ -676,13 +679,7 @@ def _refusal_below(s: Session, e: Explanation, th: Thresholds, series: Series) -
     from inspector.claude.versions import TAIL, rules_for
 
     reacts, label = _reacts(s, th)
-    how = (
-        "whether this release compacts on a refusal is not measured"
-        if reacts is None
-        else f"{label}'s binary compacts when the API refuses a request as too long"
-        if reacts
-        else f"{label}'s binary ended the turn on the era matrix's refusal, made at the window itself"
-    )
+    how = _refusal_words(reacts, label)
     if e.rounds_kept is not None and e.rounds_kept > 1 and TAIL in rules_for(s.version).era.strategies:
         # (what it kept says it all: no other compaction of these releases keeps more than one round by default; flags
         # off by default can keep one more round of a threshold compaction: hence "most likely")
