@@ -1097,6 +1097,36 @@ def test_the_loading_line_is_shown_a_few_times_a_second_not_for_every_chunk_read
     assert shown[0].startswith("Loading ") and "0 of 40 MB" in shown[0]
 
 
+def test_the_collector_stays_paused_from_the_load_into_its_publishing(monkeypatch):
+    """Re-enabled between the two, the collector's next run walked every object of the session just read before its
+    thresholds were worked out (the bench's 200 MB session: 0.1 s more before the screen could be browsed)."""
+    import gc
+
+    import inspector.tui.screens.session as screen_module
+
+    path = sample_session("Fix forecast", SAMPLES)
+    real_publish = screen_module.SessionScreen.publish
+    paused: list[bool] = []
+
+    def publish(self, s, keep, **kw):
+        paused.append(not gc.isenabled())
+        return real_publish(self, s, keep, **kw)
+
+    monkeypatch.setattr(screen_module.SessionScreen, "publish", publish)
+
+    async def go():
+        async with session_app(path) as (app, pilot):
+            for _ in range(200):
+                if app.screen.series is not None and paused:
+                    break
+                await pilot.pause(0.02)
+
+    assert gc.isenabled()
+    run(go())
+    assert paused == [True]
+    assert gc.isenabled()  # on again once the load was published
+
+
 # -- focus you can see (issue 15.13) ---------------------------------------------------------------------
 
 

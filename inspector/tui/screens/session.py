@@ -169,9 +169,9 @@ class SessionScreen(Screen):
                 self.post_message(
                     self.Ready(Loaded(head, context_series(head, self.settings), self.rows_for(head)), None, partial=True)
                 )
-            with gc_paused():  # (see publish)
-                s = Session.load(self.path, progress=progress)
-            self.publish(s, keep)
+            with gc_paused():  # (see publish) held from the load through its publishing: re-enabled between them, the
+                s = Session.load(self.path, progress=progress)  # collector would walk the whole new session first
+                self.publish(s, keep)
         except Exception as exc:  # noqa: BLE001
             self.app.call_from_thread(self.app.notify, f"Could not load {self.path.name}: {exc}", severity="error", timeout=10)
 
