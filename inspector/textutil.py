@@ -60,6 +60,11 @@ def json_safe_text(text: str) -> str:
     return _rx(_JSON_UNSAFE).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def fmt(n: int | float | None) -> str:
+    """A count with thousands separators, "?" when unknown."""
+    return "?" if n is None else f"{round(n):,}"
+
+
 def human_size(n: int | None) -> str:
     if n is None:
         return "-"

@@ -23,7 +23,8 @@ from typing import Any
 
 from inspector.tokens.calibrate import Calibration, Progress, _counts_key, _keep_newest, kept_chain_counts
 from inspector.tokens.context import RestoredFile
-from inspector.tokens.explain import Explanation, TokenReport, analyze
+from inspector.tokens.explain import TokenReport, analyze
+from inspector.tokens.explanation import Explanation
 from inspector.tokens.series import context_series, session_thresholds
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session

@@ -184,7 +184,7 @@ def describe(loss: dict[str, Any], width: int = 100) -> list[str]:
 
 
 def _loss(s: Session, chain: list[int], start: int, pos: int, end: int) -> Loss:
-    from inspector.tokens.explain import kept_uuids
+    from inspector.tokens.cause import kept_uuids
 
     recs = s.records
     b = chain[pos]

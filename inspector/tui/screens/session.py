@@ -17,8 +17,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
-from inspector.textutil import human_size, printable
-from inspector.tokens.explain import TokenReport, analyze, fmt, prepare
+from inspector.textutil import fmt, human_size, printable
+from inspector.tokens.explain import TokenReport, analyze, prepare
 from inspector.tokens.keptreport import kept_analyze
 from inspector.tokens.series import Series, context_series, session_thresholds
 from inspector.tokens.thresholds import Settings
