@@ -100,6 +100,8 @@ def claude_facts(folder: Path) -> Facts:
     seen: set[str] = set()  # a fork (--fork-session) starts with a copy of the last compaction's boundary: one compaction
     for t in transcripts:
         for line in t.read_text().splitlines():
+            if not line.strip():
+                continue  # a blank line (2.0.76 wrote one as a session's only line, seed 178000): no record
             r = json.loads(line)
             if r.get("type") == "system" and r.get("subtype") == "compact_boundary":
                 if r.get("uuid") in seen:

@@ -60,19 +60,26 @@ def _settings(folder: Path) -> Any:
         shutil.rmtree(home, ignore_errors=True)
 
 
+def _record(raw: bytes) -> dict[str, Any]:
+    """A transcript line's record; a blank line (2.0.76 wrote one as a session's only line) is none, kept in its place
+    so that a record's index is its line's."""
+    import orjson
+
+    return orjson.loads(raw) if raw.strip() else {}
+
+
 def _boundary_order(mains: list[Path], served: list[int]) -> tuple[dict[tuple[Path, int], int | None], set[tuple[Path, int]]]:
     """The served summary (its index in the request log) of every compaction of the run's main transcripts, and the
     boundaries that are a fork's copies of another's (--fork-session starts a new transcript with a copy of the last
     compaction's boundary: same uuid and time). One transcript: the file's order is the order the summaries were
     served; several (a fork): the boundaries' times, the first session's copy being the original."""
-    import orjson
 
     found: list[tuple[str, int, Path, int]] = []  # (time, the transcript's place, transcript, record)
     owner: dict[str, Path] = {}
     copies: set[tuple[Path, int]] = set()
     dated = []
     for t in mains:
-        recs = [orjson.loads(raw) for raw in t.read_bytes().splitlines()]
+        recs = [_record(raw) for raw in t.read_bytes().splitlines()]
         start = next((str(r["timestamp"]) for r in recs if isinstance(r.get("timestamp"), str)), "~")
         dated.append((start, t, recs))
     for place, (_start, t, recs) in enumerate(sorted(dated, key=lambda x: x[0])):
@@ -129,7 +136,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
     try:
         for t in mains:
             lines = t.read_bytes().splitlines(keepends=True)
-            recs = [orjson.loads(raw) for raw in lines]  # parsed once: every boundary's cut reads them
+            recs = [_record(raw) for raw in lines]  # parsed once: every boundary's cut reads them
             cuts = [k for k, r in enumerate(recs) if r.get("subtype") == "compact_boundary"]
             for b_no, k in enumerate(cuts):
                 if (t, k) in copies:

@@ -205,6 +205,9 @@ def _shift(transcript: Path, hours: float) -> None:
     """Move every timestamp of a transcript back (to make an idle gap before the next step)."""
     lines = []
     for raw in transcript.read_bytes().splitlines():
+        if not raw.strip():
+            lines.append(raw)  # a blank line (2.0.76 writes one): kept as it is
+            continue
         obj = json.loads(raw)
         ts = obj.get("timestamp")
         if isinstance(ts, str):

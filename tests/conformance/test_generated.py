@@ -875,3 +875,28 @@ def test_the_fake_tells_a_subagent_s_prompt_from_a_summary_that_quotes_it():
     assert _asks_a_subagent([{"type": "text", "text": "<system-reminder>x</system-reminder>"}, {"type": "text", "text": prompt}])
     assert not _asks_a_subagent(summary) and not _asks_a_subagent([{"type": "text", "text": summary}])
     assert not _asks_a_subagent("run the checks") and not _asks_a_subagent(None)
+
+
+def test_blank_lines_in_a_run_s_transcripts_are_no_records(tmp_path):
+    """2.0.76 wrote a session file whose only line is blank (generated seed 178000): the harness read it as a record
+    and stopped. A run with blank lines, one file of nothing else and one inside the transcript, is compared and
+    replayed as it is without them (each compaction cut at its own line)."""
+    from helpers import golden_transcript, saved_run
+
+    from conformance.compare import compare
+    from conformance.replay import replay
+
+    plain = saved_run(tmp_path / "plain", "gen_170000_2.1.200")
+    blank = saved_run(tmp_path / "blank", "gen_170000_2.1.200")
+    t = golden_transcript(blank)
+    lines = t.read_bytes().splitlines(keepends=True)
+    t.write_bytes(b"".join(lines[:3]) + b"\n" + b"".join(lines[3:]))
+    (t.parent / "398153a4-7b75-40fc-96ab-8728b4249356.jsonl").write_bytes(b"\n")
+
+    def seen(folder):
+        row = compare(folder)
+        return row.match, row.notes, [(r.boundary, r.what, r.ok, r.detail) for r in replay(folder)]
+
+    got, want = seen(blank), seen(plain)
+    assert want[2], "the saved run has compactions to replay"
+    assert got == want
