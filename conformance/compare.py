@@ -440,7 +440,6 @@ def _sent_run(s: Any, j: int, stop: int, stamp: str, kinds: tuple[str, ...]) -> 
 def wire_differences(folder: Path) -> tuple[int, list[str]]:
     """Every main-thread request against the wire form of the records in force just before it (what inspector's
     previews are made of): (requests checked, one line per request that differs)."""
-    from conformance.resume import _first_difference
     from inspector.claude.requests import rebuild_requests
     from inspector.claude.wire import (
         ForeignThinking,
@@ -455,8 +454,16 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     from inspector.transcript.tree import Conversation
 
     n, out = 0, []
+    unrecorded = not records_requests(folder)
+    log = load_requests(folder) if unrecorded else []
+    answered: set[str] = set()  # replies already checked (a fork's copy holds its session's: checked there)
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
         s = Session.load(t)
+        if unrecorded:
+            checked, diffs = _wire_by_replies(s, log, answered)
+            n += checked
+            out += [f"{t.name[:8]} {d}" for d in diffs]
+            continue
         qs = rebuild_requests(s)
         keep = foreign_keep(s, qs)
         for k, q in enumerate(qs):
@@ -521,14 +528,136 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
             effort = wire_effort(s, q.model, (q.replies[0] + 1) if q.replies else end)
             mine = canonical(api_messages(sent_bodies(s, _live_order(s, chain)), style, thinking, effort))
             if mine != sent:
-                m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
-                what = (
-                    _first_difference(mine[m], sent[m])
-                    if m < min(len(mine), len(sent))
-                    else f"{len(mine)} vs {len(sent)} messages"
-                )
-                out.append(f"{t.name[:8]} request {q.id[:8]}: message {m}: {what}")
+                out.append(f"{t.name[:8]} request {q.id[:8]}: {_message_difference(mine, sent)}")
     return n, out
+
+
+def _message_difference(mine: list[Any], sent: list[Any]) -> str:
+    """Where inspector's messages first differ from those sent, and how."""
+    from conformance.resume import _first_difference
+
+    m = next((j for j, (x, y) in enumerate(zip(mine, sent)) if x != y), min(len(mine), len(sent)))
+    what = _first_difference(mine[m], sent[m]) if m < min(len(mine), len(sent)) else f"{len(mine)} vs {len(sent)} messages"
+    return f"message {m}: {what}"
+
+
+def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> tuple[int, list[str]]:
+    """`wire_differences` for a release that writes no api-request row (before 2.1.3xx): each main-thread request the
+    fake answered whose reply is in this transcript (its records carry the reply's message id, which the fake logged)
+    against the wire form of the chain that reply hangs from. A request refused or never answered is not checked.
+    (requests checked, one line per request that differs)."""
+    from inspector.claude.wire import (
+        ForeignThinking,
+        api_messages,
+        foreign_keep,
+        sent_bodies,
+        style_for_model,
+        style_of_request,
+        wire_effort,
+    )
+    from inspector.transcript.tree import Conversation
+
+    first: dict[str, int] = {}
+    for i, r in enumerate(s.records):
+        if r.type == "assistant" and not r.is_sidechain and r.message_id and r.message_id not in first:
+            first[r.message_id] = i
+    keep = foreign_keep(s, [])
+    n, out = 0, []
+    for q in log:
+        mid = q.get("reply_id")
+        if q["kind"] != "turn" or not mid or mid in answered or mid not in first:
+            continue
+        answered.add(mid)
+        reply = first[mid]
+        upto = Conversation(s.records[: reply + 1]).chain
+        n += 1
+        if not upto or upto[-1] != reply:
+            out.append(f"request answered by line {s.records[reply].line}: its reply is not the chain's end")
+            continue
+        sent = canonical(q["messages"])
+        model = (q.get("params") or {}).get("model")
+        style = style_of_request(q["messages"]) or style_for_model(model, s.version)
+        thinking = ForeignThinking(model, keep) if model else None
+        effort = wire_effort(s, model, reply + 1)
+        mine = canonical(api_messages(sent_bodies(s, _live_order(s, upto[:-1])), style, thinking, effort))
+        sent = _without_unrecorded(sent, mine, s.version)
+        if mine != sent:
+            out.append(f"request answered by line {s.records[reply].line}: {_message_difference(mine, sent)}")
+    return n, out
+
+
+REMINDER = "<system-reminder>"
+_ONLY_REMINDERS = re.compile(r"(?:\n\n<system-reminder>.*?</system-reminder>\n?)+", re.S)
+
+
+def _without_unrecorded(sent: list[Any], mine: list[Any], version: str | None) -> list[Any]:
+    """The messages sent (canonical), without what the release that sent them records nowhere: before 2.1.268 no
+    record holds a reminder's text (the user context, CLAUDE.md and the date, on every request; attachments, written
+    from 2.1.97 without their text and not at all before: the skills listing, hook output, re-read files, todo
+    reminders). The blocks sent are walked beside inspector's (`mine`, in order): a reminder inspector does not have
+    there (a text block that is one, any text of a system-role entry) is left out, and so is a message it leaves
+    empty, and the reminders a block's text ends with where inspector's block is that text without them (Claude Code
+    trims the text's end before it adds one: "41\t" was sent "41" + the reminder). What a record holds (a reminder a
+    Read result ends with, a task's notification) is in both. From 2.1.268 the messages as sent."""
+    from inspector.claude.release import at_or_after
+    from inspector.compact.reattach import USER_CONTEXT_RECORDED_FROM
+
+    if at_or_after(version, USER_CONTEXT_RECORDED_FROM):
+        return sent
+
+    def settle(theirs: Any, ours: Any) -> Any:
+        if not isinstance(theirs, str) or not isinstance(ours, str) or theirs == ours:
+            return theirs
+        for base in (ours, ours.rstrip()):
+            if theirs.startswith(base) and _ONLY_REMINDERS.fullmatch(theirs[len(base) :]):
+                return ours
+        return theirs
+
+    def block(b: dict[str, Any], o: Any) -> dict[str, Any]:
+        if not isinstance(o, dict) or o.get("type") != b.get("type"):
+            return b
+        if b.get("type") == "text":
+            return {**b, "text": settle(b.get("text"), o.get("text"))}
+        if b.get("type") != "tool_result":
+            return b
+        c, oc = b.get("content"), o.get("content")
+        if isinstance(c, list) and isinstance(oc, list) and len(c) == len(oc):
+            return {**b, "content": [block(x, y) for x, y in zip(c, oc)]}
+        return {**b, "content": settle(c, oc)}
+
+    ours = [b for m in mine for b in (m.get("content") if isinstance(m.get("content"), list) else [m.get("content")])]
+    j = 0
+    out = []
+    for m in sent:
+        c = m.get("content")
+        if not isinstance(c, list):
+            out.append(m)
+            j += 1
+            continue
+        system = m.get("role") == "system"  # (a release that sends reminders with the system role sends them bare)
+        kept = []
+        for b in c:
+            o = ours[j] if j < len(ours) else None
+            if b == o:
+                kept.append(b)
+                j += 1
+            elif b.get("type") == "text" and (system or str(b.get("text", "")).startswith(REMINDER)):
+                # in no record; the newline a user turn joined after it puts the text inspector has before it
+                # instead (a summary followed by unrecorded reminders, then a task's notification: seed 179005)
+                last = ours[j - 1] if j > 0 and kept else None
+                if (
+                    isinstance(last, dict)
+                    and kept[-1].get("type") == "text"
+                    and last.get("text") == kept[-1].get("text", "") + "\n"
+                ):
+                    kept[-1] = last
+                continue
+            else:
+                kept.append(block(b, o))
+                j += 1
+        if kept or (system and set(m) - {"role", "content"}):  # (a system entry that states an effort stays)
+            out.append({**m, "content": kept})
+    return out
 
 
 def _live_order(s: Any, chain: list[int]) -> list[int]:

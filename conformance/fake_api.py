@@ -88,6 +88,8 @@ class Logged:
     tokens: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     error: str | None = None  # the message of an error answer
+    reply_id: str | None = None  # the message id of the reply sent (its records carry it: a release that writes no
+    # api-request row is checked against the records before that reply)
 
 
 def s_linear(s: Script) -> bool:
@@ -248,10 +250,13 @@ class FakeAPI:
                         blocks = [{"type": "text", "text": FINAL_TEXT}]
                         answer = "text"
                     blocks = reasoning(s, body, k) + blocks
-                fake.record(Logged(self.path, body, "summary" if summary else "turn", answer, tokens, headers))
-                return self._reply(body, blocks, tokens, split=not summary)
+                mid = "msg_" + uuidlib.uuid4().hex[:24]
+                fake.record(Logged(self.path, body, "summary" if summary else "turn", answer, tokens, headers, reply_id=mid))
+                return self._reply(body, blocks, tokens, split=not summary, mid=mid)
 
-            def _reply(self, body: dict[str, Any], blocks: list[dict[str, Any]], tokens: int, split: bool = False) -> None:
+            def _reply(
+                self, body: dict[str, Any], blocks: list[dict[str, Any]], tokens: int, split: bool = False, mid: str | None = None
+            ) -> None:
                 s = fake.script
                 usage = {
                     "input_tokens": max(1, tokens - s.output_tokens),
@@ -265,7 +270,7 @@ class FakeAPI:
                     usage["iterations"] = [dict(one, type="message") for _ in range(s.iterations)]
                 stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
                 message = {
-                    "id": "msg_" + uuidlib.uuid4().hex[:24],
+                    "id": mid or "msg_" + uuidlib.uuid4().hex[:24],
                     "type": "message",
                     "role": "assistant",
                     "model": body.get("model", "claude"),

@@ -417,6 +417,8 @@ def save(r: Run, out: Path) -> Path:
             }
             if q.error:
                 item["error"] = q.error
+            if q.reply_id:
+                item["reply_id"] = q.reply_id
             for key in ("system", "tools"):
                 if key in body:
                     h = digest(body[key])

@@ -225,6 +225,16 @@ def unknown_to(model_name: str | None, version: tuple[int, int, int] | None) -> 
     return first if version < first else None
 
 
+def named_from(model_name: str | None) -> tuple[int, int, int] | None:
+    """The first release whose code names a catalog model (first_named.json), whatever the release asking: a release
+    before it, of the catalog era or earlier, does not know the model. None when not known (not a catalog model, or
+    no release checked names it)."""
+    m = model(model_name)
+    if m is None:
+        return None
+    return _first_named()[0].get(m.id)
+
+
 def catalog(model_name: str | None) -> CatalogModel | None:
     """The 2.1.328 catalog's entry of a model, or None when the catalog does not list it."""
     m = model(model_name)

@@ -561,14 +561,18 @@ def wire_effort(s: Any, model: str | None, upto: int | None = None) -> str | Non
     of the session's last main-thread reply of that model (records before `upto`), as its record says, else the
     catalog's default effort for it (a fork whose copied replies are another model's: 2.1.332 seed 110010); None for
     any other model."""
-    from inspector.claude.models import catalog, unknown_to
+    from inspector.claude.models import catalog, named_from, unknown_to
     from inspector.claude.release import parse_version
 
     cat = catalog(model)
     if model is None or cat is None or not cat.per_turn_effort:
         return None
-    if unknown_to(model, parse_version(getattr(s, "version", None))) is not None:
+    version = parse_version(getattr(s, "version", None))
+    if unknown_to(model, version) is not None:
         return None  # a release that does not know the model sends it as any unknown model (2.1.163 seed 152001)
+    first = named_from(model)
+    if version is not None and first is not None and version < first:
+        return None  # nor one before the catalog era, which knew none of these models (2.1.88 seed 178000)
     recs = s.records
     ident = model_identity(model)
     for i in range(min(len(recs), upto if upto is not None else len(recs)) - 1, -1, -1):

@@ -900,3 +900,27 @@ def test_blank_lines_in_a_run_s_transcripts_are_no_records(tmp_path):
     got, want = seen(blank), seen(plain)
     assert want[2], "the saved run has compactions to replay"
     assert got == want
+
+
+def test_a_release_that_records_no_request_is_checked_by_the_replies_it_received(tmp_path):
+    """Before 2.1.3xx no api-request row records what was sent: each request the fake answered is checked against
+    the chain its reply hangs from (the fake logs the reply's message id, which its records carry). The reminders
+    such a release records nowhere (the user context, attachments: hooks' output, the todo reminder a tool result
+    ends with) are left out of what was sent, and nothing else: 2.1.88 seed 178001, a session with two hooks and
+    compactions, every request identical but for them; a tool result changed in the transcript is found."""
+    from helpers import golden_transcript, saved_run
+
+    from conformance.compare import wire_differences
+    from conformance.runner import load_requests
+
+    folder = saved_run(tmp_path, "gen_178001_2.1.88")
+    sent = [q for q in load_requests(folder) if q["kind"] == "turn" and q.get("reply_id")]
+    texts = json.dumps([q["messages"] for q in sent])
+    for unrecorded in ("As you answer the user's questions", "UserPromptSubmit hook success", "The TodoWrite tool hasn't"):
+        assert unrecorded in texts  # sent, and in no record
+    checked, diffs = wire_differences(folder)
+    assert checked == 19 and diffs == []
+    t = golden_transcript(folder)
+    t.write_text(t.read_text().replace('"content":"File created successfully', '"content":"File made successfully', 1))
+    checked, diffs = wire_differences(folder)
+    assert checked == 19 and diffs and all("File made" in d for d in diffs), diffs

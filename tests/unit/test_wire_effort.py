@@ -52,6 +52,8 @@ def test_the_effort_is_the_last_reply_s_of_that_model(tmp_path):
     recs[1]["effort"] = "medium"
     recs += [user("u2", "a1", "more", sec=2), assistant("a2", "u2", sec=3, model="claude-opus-5")]
     recs[3]["effort"] = "high"
+    for r in recs:
+        r["version"] = "2.1.332"  # (a release that knows these models: measured on 2.1.328 and 2.1.332)
     s = Session.load(write_jsonl(tmp_path / "s.jsonl", recs))
     assert wire_effort(s, "claude-sonnet-5-5") == "medium"
     assert wire_effort(s, "claude-sonnet-5-5[1m]") == "medium"
@@ -60,6 +62,18 @@ def test_the_effort_is_the_last_reply_s_of_that_model(tmp_path):
     assert wire_effort(s, "claude-haiku-5-5") == "medium"
     assert wire_effort(s, "claude-fable-5-1") == "high"
     assert wire_effort(s, "claude-sonnet-5-5", upto=1) == "medium"  # before its reply
+
+
+def test_a_release_that_knew_none_of_these_models_states_no_effort(tmp_path):
+    """2.1.88 (before the catalog era) runs claude-fable-5-2 as an unknown model: its requests carry no system-role
+    entry at all (generated seed 178000 on 2.1.88: every request inspector rebuilt had one more message)."""
+    recs = [user("u1", None, "go", sec=0), assistant("a1", "u1", sec=1, model="claude-fable-5-2")]
+    recs[1]["effort"] = "medium"
+    for version, want in (("2.1.88", None), ("2.1.320", None), ("2.1.321", "medium"), ("2.1.332", "medium")):
+        for r in recs:
+            r["version"] = version
+        s = Session.load(write_jsonl(tmp_path / f"{version}.jsonl", recs))
+        assert wire_effort(s, "claude-fable-5-2") == want, version
 
 
 # the defaults of the 2.1.328 and 2.1.332 catalogs (default_effort), as the replies of every generated run recorded them
