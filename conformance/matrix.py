@@ -1158,6 +1158,47 @@ def _max_context_tokens(claude: Claude) -> bool:
     return False
 
 
+def _foreign_thinking_left_out(claude: Claude) -> bool:
+    """Replies on claude-sonnet-4-0 that think and call a tool, then the session resumed on claude-haiku-4-5: True
+    when its requests leave out the other model's reasoning (the first reply's thinking block), False when they send
+    it as written."""
+    first = Script(turns=2, sizes=(20_000, 21_000, 22_000), thinking="thinking")
+    then = Script(turns=1, sizes=(23_000, 24_000), thinking="thinking")
+    sc = Scenario(
+        "matrix",
+        "claude-sonnet-4-0",
+        (Step(PROMPT, first), Step("continue", then, resume="resume", model="claude-haiku-4-5")),
+    )
+    r = run(sc, claude, timeout=300)
+    try:
+        thought: set[str] = set()  # the replies of the first model that thought, by message id
+        calls: dict[str, str] = {}  # a tool call's id -> the message id of the reply that made it
+        for t in r.transcripts():
+            for line in t.read_text(errors="replace").splitlines():
+                o = json.loads(line) if line.strip() else {}
+                m = o.get("message") or {}
+                if o.get("type") == "assistant" and isinstance(m.get("content"), list) and "sonnet" in str(m.get("model")):
+                    for b in m["content"]:
+                        if b.get("type") == "thinking":
+                            thought.add(str(m.get("id")))
+                        elif b.get("type") == "tool_use":
+                            calls[str(b.get("id"))] = str(m.get("id"))
+        seen: list[bool] = []  # for each reply of the first model that thought, sent on the second: its reasoning sent
+        for q in r.steps[1].requests:
+            if q.kind != "turn" or "haiku" not in str(q.body.get("model")):
+                continue
+            for msg in q.body.get("messages") or ():
+                c = msg.get("content") if msg.get("role") == "assistant" else None
+                ids = [calls.get(str(b.get("id"))) for b in c if b.get("type") == "tool_use"] if isinstance(c, list) else []
+                if ids and ids[0] in thought:
+                    seen.append(any(b.get("type") == "thinking" for b in c))
+        if not thought or not seen:
+            raise RuntimeError(f"the probe ended without a verdict (replies that thought: {len(thought)}, sent: {seen})")
+        return not any(seen)
+    finally:
+        r.close()
+
+
 def _iterations_last(claude: Claude) -> bool:
     """Replies sampled in two iterations, each at 90,000-100,000 tokens (the top-level usage their sum, 180,000-
     200,000, over claude-sonnet-4-5's threshold): True when Claude Code reads the context from the last iteration
@@ -1275,6 +1316,11 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "max-context-tokens": (
         _max_context_tokens,
         "CLAUDE_CODE_MAX_CONTEXT_TOKENS sizes the window of a model no catalog has (before: the variable is not read)",
+        "release",
+    ),
+    "foreign-thinking": (
+        _foreign_thinking_left_out,
+        "a request leaves out the reasoning of the replies another model wrote (before: sent as written)",
         "release",
     ),
     "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),

@@ -638,14 +638,22 @@ def _reasoning_key(b: Mapping[str, Any]) -> str | None:
     return f"{b.get('type')}:{v}" if isinstance(v, str) and v else None
 
 
+# the first release whose requests leave out the reasoning of replies another model wrote (era-matrix probe
+# foreign-thinking, bisected: 2.1.150 sent claude-sonnet-4-0's thinking in claude-haiku-4-5's requests, 2.1.152 did not)
+FOREIGN_REASONING_LEFT_OUT_FROM = (2, 1, 152)
+
+
 def foreign_keep(s: Any, requests: list[Any] | None = None) -> str:
     """What the session's recorded requests show Claude Code keeping of the reasoning of replies another model wrote
     (`ForeignThinking.keep`): a reply with reasoning and a tool call, sent in a request of another model, kept its
     reasoning or not. None seen kept: "none" (what a process with any other API host than Anthropic's does, the
-    conformance runs among them); all seen kept: "all"; kept for upgrades only: "upgrade"."""
+    conformance runs among them); all seen kept: "all"; kept for upgrades only: "upgrade". A release before 2.1.152
+    keeps all (FOREIGN_REASONING_LEFT_OUT_FROM)."""
     from inspector.claude.requests import rebuild_requests
     from inspector.transcript.records import F_THINKING
 
+    if not at_or_after(getattr(s, "version", None), FOREIGN_REASONING_LEFT_OUT_FROM):
+        return "all"  # (the rule came with 2.1.152: before it, every reply's reasoning is sent as written)
     writers = {model_identity(r.model) for r in s.records if r.type == "assistant" and r.flags & F_THINKING and r.model}
     if not writers:
         return "none"

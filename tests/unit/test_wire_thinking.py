@@ -70,11 +70,11 @@ def test_a_request_of_another_model_is_sent_without_the_earlier_models_reasoning
     assert kept == kinds(api_messages(_bodies()))
 
 
-def _session(tmp_path, records: list[dict]) -> Session:
+def _session(tmp_path, records: list[dict], version: str = "2.1.332") -> Session:
     prev = None
     lines = []
     for k, r in enumerate(records):
-        r = {"parentUuid": prev, "timestamp": f"2026-12-06T01:55:{k:02d}.000Z", "sessionId": "s", "version": "2.1.332", **r}
+        r = {"parentUuid": prev, "timestamp": f"2026-12-06T01:55:{k:02d}.000Z", "sessionId": "s", "version": version, **r}
         prev = r["uuid"]
         lines.append(orjson.dumps(r))
     path = tmp_path / "s.jsonl"
@@ -87,6 +87,18 @@ def test_a_session_on_one_model_keeps_its_reasoning_and_shows_no_rule(tmp_path) 
     assert foreign_keep(s) == "none"
     sent = api_messages(_bodies()[:5], thinking=ForeignThinking("claude-sonnet-4-0"))
     assert sent[1]["content"][0]["type"] == "thinking"
+
+
+def test_a_release_before_2_1_152_sends_every_models_reasoning(tmp_path) -> None:
+    """The era-matrix probe foreign-thinking (bisected): 2.1.150 sent claude-sonnet-4-0's thinking in the requests of
+    claude-haiku-4-5 after a /model switch, 2.1.152 left it out (generated seeds 179003 and 179004 on 2.1.150: two of
+    their requests were rebuilt without it)."""
+    for version, keep in (("2.1.150", "all"), ("2.1.152", "none"), ("2.1.332", "none")):
+        (tmp_path / version).mkdir()
+        s = _session(tmp_path / version, _bodies(), version)
+        assert foreign_keep(s) == keep, version
+        sent = api_messages(_bodies(), thinking=ForeignThinking("claude-haiku-4-5", foreign_keep(s)))
+        assert (sent[1]["content"][0]["type"] == "thinking") == (keep == "all"), version
 
 
 def test_a_live_process_holds_a_replys_results_after_its_last_fragment(tmp_path) -> None:
