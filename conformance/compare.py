@@ -608,7 +608,7 @@ def _without_unrecorded(sent: list[Any], mine: list[Any], version: str | None) -
     def settle(theirs: Any, ours: Any) -> Any:
         if not isinstance(theirs, str) or not isinstance(ours, str) or theirs == ours:
             return theirs
-        for base in (ours, ours.rstrip()):
+        for base in (ours, ours.rstrip(), ours.strip()):  # (a tool result a reminder is folded into is trimmed)
             if theirs.startswith(base) and _ONLY_REMINDERS.fullmatch(theirs[len(base) :]):
                 return ours
         return theirs

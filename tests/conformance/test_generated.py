@@ -924,3 +924,32 @@ def test_a_release_that_records_no_request_is_checked_by_the_replies_it_received
     t.write_text(t.read_text().replace('"content":"File created successfully', '"content":"File made successfully', 1))
     checked, diffs = wire_differences(folder)
     assert checked == 19 and diffs and all("File made" in d for d in diffs), diffs
+
+
+def test_what_an_old_release_records_nowhere_is_left_out_and_nothing_else():
+    """`_without_unrecorded`, case by case: before 2.1.268 a reminder's text is in no record, so what inspector
+    cannot have is left out of what was sent (a reminder block, a system-role entry's text, the reminders folded
+    into a tool result, whose text Claude Code trims first); what it has is compared as sent."""
+    from conformance.compare import _without_unrecorded
+
+    rem = "<system-reminder>\nThe TodoWrite tool hasn't been used recently.\n</system-reminder>"
+    read = "     1→line one\n     2→\t"
+    ours = [
+        {"role": "user", "content": [{"type": "text", "text": "run the checks"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": read}]},
+    ]
+    sent = [
+        {"role": "user", "content": [{"type": "text", "text": rem}, {"type": "text", "text": "run the checks"}]},
+        {"role": "system", "content": [{"type": "text", "text": "SessionStart:startup hook success: notes"}]},
+        ours[1],
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": read.strip() + "\n\n" + rem}]},
+    ]
+    assert _without_unrecorded(sent, ours, "2.1.250") == ours
+    assert _without_unrecorded(sent, ours, "2.1.268") == sent  # from 2.1.268 the records hold them: as sent
+    # what inspector has is not left out: a changed text, or a reminder it has and the request lacks, still differ
+    other = [ours[0], ours[1], {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}]
+    assert _without_unrecorded(sent, other, "2.1.250") != other
+    kept = [{**ours[0], "content": [{"type": "text", "text": rem}, {"type": "text", "text": "run the checks"}]}, *ours[1:]]
+    assert _without_unrecorded(sent, kept, "2.1.250") == kept  # a reminder a record holds is compared, not dropped
+    assert _without_unrecorded(sent[1:], kept, "2.1.250") != kept
