@@ -535,3 +535,14 @@ def test_a_first_reply_above_the_threshold_refutes_nothing_when_there_was_nothin
         line = s.records[s.conversation.by_uuid["a0"]].line
         assert f"The reply at line {line} (29,990 tokens) was already above the threshold" in e.explanation
         assert "had nothing to summarize" in e.explanation
+
+
+def test_the_conformance_page_names_every_probe():
+    """`--bisect PROBE` takes the names of conformance.matrix.PROBES: the page lists them all (it had fallen behind by
+    seven)."""
+    from pathlib import Path
+
+    from conformance.matrix import PROBES
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text()
+    assert [name for name in PROBES if f"`{name}`" not in page] == []
