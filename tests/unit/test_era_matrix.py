@@ -540,8 +540,6 @@ def test_a_first_reply_above_the_threshold_refutes_nothing_when_there_was_nothin
 def test_the_conformance_page_names_every_probe():
     """`--bisect PROBE` takes the names of conformance.matrix.PROBES: the page lists them all (it had fallen behind by
     seven)."""
-    from pathlib import Path
-
     from conformance.matrix import PROBES
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text()
