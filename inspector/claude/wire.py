@@ -417,10 +417,10 @@ def _state_effort(out: list[_Msg], effort: str) -> list[_Msg]:
     return res
 
 
-def _join(prev: _Msg, new: _Msg) -> None:
-    """Two user turns as one (NU): a newline where text meets text, tool results first."""
+def _join(prev: _Msg, new: _Msg, seam: bool = True) -> None:
+    """Two user turns as one (NU): a newline where text meets text (`seam`: from 2.1.78), tool results first."""
     blocks = prev.blocks
-    if blocks and new.blocks and blocks[-1].get("type") == "text" and new.blocks[0].get("type") == "text":
+    if seam and blocks and new.blocks and blocks[-1].get("type") == "text" and new.blocks[0].get("type") == "text":
         blocks[-1] = {**blocks[-1], "text": blocks[-1].get("text", "") + "\n"}
     n = sum(1 for b in blocks if b.get("type") == "tool_result")
     results = [b for b in new.blocks if b.get("type") == "tool_result"]
@@ -466,6 +466,17 @@ def _bare(text: str) -> str:
     return t
 
 
+# the first release that puts a newline where two user turns joined as one meet text to text (joinTextAtSeam, bisected on
+# the binaries: 2.1.77 joins "continue" + "continue" as they are, 2.1.78 as "continue\n" + "continue"; 2.1.20 seed 180004)
+SEAM_NEWLINE_FROM = (2, 1, 78)
+
+
+def sending_release(bodies: list[Mapping[str, Any]]) -> str | None:
+    """The release that sends a request made of these records: the last one's that names it (the process that sends it
+    wrote the newest of them; a resumed process writes its prompt before it sends it)."""
+    return next((v for b in reversed(bodies) if isinstance(v := b.get("version"), str) and v), None)
+
+
 def api_messages(
     bodies: Iterable[Mapping[str, Any]],
     style: str = "user",
@@ -498,6 +509,8 @@ def api_messages(
         else:  # no user turn to follow: sent as a user turn of its own
             out.append(_Msg("user", [{"type": "text", "text": text}], text))
 
+    bodies = list(bodies)
+    seam = at_or_after(sending_release(bodies), SEAM_NEWLINE_FROM)
     ordered: list[_Item] = []
     suffix: list[dict[str, Any]] = []  # the reminders of the request's own tool round (`SENT_SUFFIXES`)
     for it in _reorder(_items(bodies, thinking)):  # a summary's earlier messages are put back before it once attachments moved
@@ -518,7 +531,7 @@ def api_messages(
         elif it.kind == "user":
             new = _Msg("user", list(it.blocks), it.text)
             if last is not None and last.role == "user":
-                _join(last, new)
+                _join(last, new, seam)
             else:
                 out.append(new)
         elif system_turns and it.system:
@@ -535,7 +548,7 @@ def api_messages(
             if last is not None and last.role == "user":
                 if system_turns and it.att_type in _JOINED_IN_SYSTEM_TURNS:
                     for t in texts:
-                        _join(last, _Msg("user", [{"type": "text", "text": t}], t))
+                        _join(last, _Msg("user", [{"type": "text", "text": t}], t), seam)
                 else:
                     _attach(last, texts, it.beside)
             else:  # each rendered entry is a turn of its own

@@ -233,3 +233,17 @@ def test_an_attachment_recorded_without_its_role_is_sent_in_the_role_of_its_kind
     assert roles.get("listing") == listing_role, msgs
     user_text = str([m["content"] for m in msgs if m["role"] == "user"])
     assert "Attribution for git commits" in user_text
+
+
+@pytest.mark.parametrize(
+    "version, first", [("2.1.20", "continue"), ("2.1.77", "continue"), ("2.1.78", "continue\n"), ("2.1.332", "continue\n")]
+)
+def test_two_user_turns_joined_as_one_meet_with_a_newline_from_2_1_78(version, first):
+    """joinTextAtSeam (bisected on the binaries): from 2.1.78 a newline goes where two user turns joined as one meet
+    text to text; 2.1.20 sent "continue" + "continue" as they are (generated seed 180004: a step that ended without a
+    reply, resumed with the same prompt). The release is the sending one: the last record's."""
+    bodies = [
+        {"type": "user", "version": version, "message": {"role": "user", "content": "continue"}},
+        {"type": "user", "version": version, "message": {"role": "user", "content": "continue"}},
+    ]
+    assert api_messages(bodies)[0]["content"] == [{"type": "text", "text": first}, {"type": "text", "text": "continue"}]
