@@ -10,7 +10,7 @@ stale usage that Claude Code zeroes on load; they are not points.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.textutil import timestamp_key
@@ -110,6 +110,8 @@ class FileFacts:
     limit: tuple[int, str] | None = None
     limits: dict[str, tuple[int, str]] = field(default_factory=dict)
     last_context: int | None = None  # the context of the last main-thread response
+    # an automatic compaction's limit, until the reply it was made for names its model (see add): [count, how, stamp]
+    pending: list[Any] | None = None
 
     @classmethod
     def of(cls, records: list[Record]) -> FileFacts:
@@ -125,6 +127,9 @@ class FileFacts:
         u = r.usage
         if u is not None and not r.flags & F_SYNTHETIC:  # r.has_real_usage, inlined: this runs on every record
             tok = u[0] + u[1] + u[2] + u[3]  # context_tokens(u)
+            if self.pending is not None and r.model and not r.flags & F_SIDECHAIN and (r.timestamp or "") >= self.pending[2]:
+                self._limit_of(r.model, self.pending[0], self.pending[1])  # the model it was made for
+                self.pending = None
             if not r.flags & F_SIDECHAIN:
                 self.last_context = tok
             if self.peak is None or tok > self.peak:
@@ -144,22 +149,41 @@ class FileFacts:
             meta = r.get("compact") or {}
             pre = opt_count(meta.get("preTokens")) if meta.get("trigger") == "auto" else None
             if pre:
-                self.limit_met(pre, f"compacted on its own at {pre:,}")
+                self.limit_met(pre, f"compacted on its own at {pre:,}", r.timestamp if self.announced is None else None)
         elif r.flags & F_TOO_LONG and not r.flags & F_SIDECHAIN and self.last_context is not None:
             c = self.last_context
             self.limit_met(c + TURN_MOST, f"said the prompt was too long after a response of {c:,}")
         if r.version:
             self.version = r.version
 
-    def limit_met(self, count: int, how: str) -> None:
+    def limit_met(self, count: int, how: str, made_at: str | None = None) -> None:
         """The session met a limit of its window with at most `count` tokens: Claude Code compacted on its own (its
         preTokens), or a prompt was too long (the API refused it, or Claude Code would not send it: no count of it is
-        recorded, so the response before it plus the most one turn adds)."""
+        recorded, so the response before it plus the most one turn adds). The limit is the model's in force: the last
+        reply's; for an automatic compaction stamped `made_at` in a session that does not announce its models, the
+        model of the first reply after it (the request it was made for: a process resumed with another --model
+        compacts at that model's threshold at once; 2.1.100 seed 180005 read claude-sonnet-4-0[1m]'s window as 200,000
+        because claude-opus-4-7 compacted at 492,002 after it). One the file ends before is the last reply's."""
         if self.limit is None or count < self.limit[0]:
             self.limit = (count, how)
-        m = self.last_model
-        if m and (m not in self.limits or count < self.limits[m][0]):
+        if made_at is not None:
+            if self.pending is not None and self.last_model:
+                self._limit_of(self.last_model, self.pending[0], self.pending[1])  # (none replied since the last one)
+            self.pending = [count, how, made_at]
+        elif self.last_model:
+            self._limit_of(self.last_model, count, how)
+
+    def _limit_of(self, m: str, count: int, how: str) -> None:
+        if m not in self.limits or count < self.limits[m][0]:
             self.limits[m] = (count, how)
+
+    def settled(self) -> FileFacts:
+        """The facts with a compaction the file ends after (no reply since) counted for the last reply's model."""
+        if self.pending is not None and self.last_model:
+            out = replace(self, limits=dict(self.limits), pending=None)
+            out._limit_of(self.last_model, self.pending[0], self.pending[1])
+            return out
+        return self
 
     def add_leaf(self, r: Record) -> None:
         """The leaf rule's facts of one more record: the latest main-thread sent record, the last compact boundary
@@ -212,6 +236,7 @@ def thresholds_for(facts: FileFacts, main_model: str | None, settings: Settings)
 def limit_for(facts: FileFacts, model: str | None) -> tuple[int, str] | None:
     """The smallest count at which the session met a limit of its window while `model` was in force, and how (any
     model's, for a model the session has no response of, as the peak is)."""
+    facts = facts.settled()
     got = facts.limits.get(model) if model in facts.peaks else facts.limit
     return (got[0], got[1]) if got else None  # (a list, read back from JSON)
 

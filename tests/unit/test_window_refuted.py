@@ -60,11 +60,11 @@ def _settings(tmp_path, **kw):
 def test_the_facts_keep_the_smallest_compaction_of_each_model(tmp_path):
     s = _session(tmp_path, 235_020)
     f = session_facts(s)
-    assert f.limit == (235_020, "compacted on its own at 235,020") and f.limits == {MODEL: f.limit}
+    assert f.limit == (235_020, "compacted on its own at 235,020") and f.settled().limits == {MODEL: f.limit}
     assert limit_for(f, MODEL) == f.limit and limit_for(f, "claude-other") == f.limit
     assert limit_for(FileFacts.from_json(f.as_json()), MODEL) == f.limit  # kept in the counts' cache
     manual = session_facts(_session(tmp_path, 235_020, "manual"))
-    assert manual.limit is None and manual.limits == {}
+    assert manual.limit is None and manual.settled().limits == {}
 
 
 def test_a_prompt_too_long_is_a_limit_met_after_the_response_before_it(tmp_path):
@@ -107,3 +107,31 @@ def test_a_prompt_too_long_far_below_a_1m_window_refutes_it(tmp_path):
     assert "said the prompt was too long after a response of 229,040" in rep.thresholds.window_source
     # refused after a response near the 1M window: that window fits
     assert analyze(_too_long(tmp_path, 700_000), settings).thresholds.model_window == 1_000_000
+
+
+def test_a_compaction_s_limit_is_the_model_s_it_was_made_for(tmp_path):
+    """An automatic compaction runs as the next request is about to go out, for that request's model: a process
+    resumed with another --model compacts at its own threshold. 2.1.100 seed 180005: claude-sonnet-4-0[1m] answered up
+    to 1,062,000 tokens, then a process on claude-opus-4-7 compacted at 492,002 before its first reply; inspector took
+    492,002 for claude-sonnet-4-0's limit and gave it a 200,000 window. The limit is the first reply's after it; where
+    the file ends first, the last reply's."""
+    recs = [
+        user("u1", None, "go", sec=0),
+        assistant("a1", "u1", sec=1, usage=(1_000_000, 0, 62_000, 50), model="claude-sonnet-4-0"),
+        system("cb", "a1", "compact_boundary", sec=4, compactMetadata={"trigger": "auto", "preTokens": 492_002}),
+        user("sm", "cb", "This session is being continued from a previous conversation.", sec=4, isCompactSummary=True),
+        assistant("a2", "sm", sec=5, usage=(30_000, 0, 6_000, 50), model="claude-opus-4-7"),
+    ]
+    for r in recs:
+        r["version"] = "2.1.100"
+    s = Session.load(write_jsonl(tmp_path / "switch.jsonl", recs))
+    facts = session_facts(s)
+    assert limit_for(facts, "claude-sonnet-4-0") is None
+    assert limit_for(facts, "claude-opus-4-7") == (492_002, "compacted on its own at 492,002")
+    rep = analyze(s, Settings())
+    assert [e.cause for e in rep.compactions] == ["threshold"]  # opus-4-7's 200,000 window: 167,000
+    assert rep.compactions[0].threshold == 167_000
+    # the file ends after the boundary: the last reply's model, as before
+    cut = FileFacts.of(s.records[:4])
+    assert limit_for(cut, "claude-sonnet-4-0") == (492_002, "compacted on its own at 492,002")
+    assert FileFacts.from_json(cut.as_json()).settled().limits == cut.settled().limits  # (the statusline keeps them)
