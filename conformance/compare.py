@@ -180,6 +180,33 @@ def _one_m_unrecorded(folder: Path, run: dict[str, Any]) -> bool:
     return not _any_line(folder, b'"modelId"')  # a model announcement (2.1.3xx) names the [1m]
 
 
+def _grew_past_the_window(folder: Path, run: dict[str, Any]) -> set[int]:
+    """The effective windows the run's debug log names, when the fake let the context grow past a 200,000 window (every
+    one named at most 200,000, no step on a [1m] model, a reply above 200,000): the API would have refused those
+    requests, so no real transcript shows a reply above its model's 200,000 window, and inspector reads one as a 1M
+    window (the usage can show no other). Where that makes inspector's window another than the one Claude Code ran
+    with, the run's window is given to inspector, as the [1m] setting is (2.1.39 seed 179004: claude-sonnet-4-5 at
+    202,991 after a compaction that failed); empty otherwise."""
+    debug = folder / "debug.log"
+    text = debug.read_text(errors="replace") if debug.exists() else ""
+    windows = {int(w) for w in re.findall(r"effectiveWindow=(\d+)", text)}
+    if (
+        not windows
+        or max(windows) > 200_000
+        or any("[1m]" in (m or "").lower() for m in map(_step_model, run.get("steps") or ()))
+    ):
+        return set()
+    for t in (folder / "projects").rglob("*.jsonl"):
+        for line in t.read_text(errors="replace").splitlines():
+            if '"usage"' not in line:
+                continue
+            u = (json.loads(line).get("message") or {}).get("usage") or {}
+            keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            if sum(u.get(k) or 0 for k in keys if isinstance(u.get(k), int)) > 200_000:
+                return windows
+    return set()
+
+
 def _step_model(step: dict[str, Any]) -> str | None:
     """The model a step of the run asked for (its --model), if any."""
     argv = list(step.get("argv") or ())
@@ -197,9 +224,7 @@ def _any_line(folder: Path, needle: bytes) -> bool:
 
 def inspector_facts(folder: Path) -> Facts:
     """What inspector says of the same run, given the scenario's environment and settings."""
-    from inspector.tokens.explain import analyze
     from inspector.tokens.thresholds import Settings
-    from inspector.transcript.session import Session
 
     run = json.loads((folder / "run.json").read_text())
     home = folder / "home"
@@ -211,6 +236,38 @@ def inspector_facts(folder: Path) -> Facts:
     settings = Settings.from_environment(env=dict(run.get("env") or {}), config_dir=home / ".claude")
     if _one_m_unrecorded(folder, run):
         settings = settings.with_(one_m=True)  # what a user tells inspector (--one-m) of a window no record names
+    f = _thresholds_facts(folder, run, settings)
+    named = _grew_past_the_window(folder, run)
+    if named and f.effective_window not in named:
+        # (and of a window no reply could have shown: the fake's doing) where that window is the one the run names
+        alt = _thresholds_facts(folder, run, settings.with_(one_m=False))
+        if alt.effective_window in named:
+            f = alt
+    f.requests_recorded = records_requests(folder)
+    if not f.requests_recorded:
+        # a release before 2.1.3xx writes no api-request rows: there is nothing to rebuild the requests from
+        f.requests = "all requests unrecorded: this release writes no api-request rows (none rebuilt, none compared)"
+        return f
+    aligned = _aligned(folder)  # (the requests rebuilt once, for the differences and the count)
+    diffs = f.request_diffs = request_differences(folder, aligned)
+    unrecorded, total = aligned[3], len(aligned[0])
+    told = (
+        f" (and {unrecorded} first request(s) of a process the release wrote no api-request row for, not compared)"
+        if unrecorded
+        else ""
+    )
+    if not diffs:
+        f.requests = f"all {total} requests rebuilt identical{told}"
+    else:
+        f.requests = f"{total - len(diffs)}/{total} requests rebuilt identical{told} (first difference: {diffs[0]})"
+    return f
+
+
+def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts:
+    """inspector's compactions and thresholds of a run under these settings (`inspector_facts`)."""
+    from inspector.tokens.explain import analyze
+    from inspector.transcript.session import Session
+
     f = Facts()
     th = None
     most = -1
@@ -268,23 +325,6 @@ def inspector_facts(folder: Path) -> Facts:
             f.enforced = th.enforced
             f.effective_window = th.effective_window
             f.source = th.compact_source
-    f.requests_recorded = records_requests(folder)
-    if not f.requests_recorded:
-        # a release before 2.1.3xx writes no api-request rows: there is nothing to rebuild the requests from
-        f.requests = "all requests unrecorded: this release writes no api-request rows (none rebuilt, none compared)"
-        return f
-    aligned = _aligned(folder)  # (the requests rebuilt once, for the differences and the count)
-    diffs = f.request_diffs = request_differences(folder, aligned)
-    unrecorded, total = aligned[3], len(aligned[0])
-    told = (
-        f" (and {unrecorded} first request(s) of a process the release wrote no api-request row for, not compared)"
-        if unrecorded
-        else ""
-    )
-    if not diffs:
-        f.requests = f"all {total} requests rebuilt identical{told}"
-    else:
-        f.requests = f"{total - len(diffs)}/{total} requests rebuilt identical{told} (first difference: {diffs[0]})"
     return f
 
 

@@ -953,3 +953,24 @@ def test_what_an_old_release_records_nowhere_is_left_out_and_nothing_else():
     kept = [{**ours[0], "content": [{"type": "text", "text": rem}, {"type": "text", "text": "run the checks"}]}, *ours[1:]]
     assert _without_unrecorded(sent, kept, "2.1.250") == kept  # a reminder a record holds is compared, not dropped
     assert _without_unrecorded(sent[1:], kept, "2.1.250") != kept
+
+
+def test_a_window_the_fake_let_a_reply_pass_is_the_one_the_run_names(tmp_path):
+    """The fake does not refuse a request past its model's 200,000 window, as the API would: a reply above it reads as
+    a 1M window, which no real transcript can contradict. The run's debug log names the window Claude Code ran with:
+    it is given to inspector only when every step's is at most 200,000 and no step asked for [1m]."""
+    from conformance.compare import _grew_past_the_window
+
+    (tmp_path / "projects" / "p").mkdir(parents=True)
+    reply = {"type": "assistant", "message": {"usage": {"input_tokens": 190_000, "cache_read_input_tokens": 12_991}}}
+    (tmp_path / "projects" / "p" / "s.jsonl").write_text(json.dumps(reply) + "\n")
+    steps = [{"argv": ["claude", "-p", "go", "--model", "claude-sonnet-4-5"]}]
+    (tmp_path / "debug.log").write_text("autocompact: tokens=4 threshold=153000 effectiveWindow=180000\n")
+    assert _grew_past_the_window(tmp_path, {"steps": steps}) == {180_000}
+    assert _grew_past_the_window(tmp_path, {"steps": [{"argv": ["claude", "--model", "claude-sonnet-4-5[1m]"]}]}) == set()
+    (tmp_path / "debug.log").write_text("autocompact: tokens=4 threshold=967000 effectiveWindow=980000\n")
+    assert _grew_past_the_window(tmp_path, {"steps": steps}) == set()
+    (tmp_path / "debug.log").write_text("autocompact: tokens=4 threshold=153000 effectiveWindow=180000\n")
+    reply["message"]["usage"]["cache_read_input_tokens"] = 0
+    (tmp_path / "projects" / "p" / "s.jsonl").write_text(json.dumps(reply) + "\n")
+    assert _grew_past_the_window(tmp_path, {"steps": steps}) == set()  # no reply above 200,000
