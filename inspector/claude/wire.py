@@ -37,7 +37,10 @@ from inspector.transcript.records import json_copy
 
 WIRE_TYPES = ("user", "assistant", "attachment", "system")  # system: only a command's local output is sent
 # a turn a background agent's completion started (a user record with origin.kind "task-notification") is sent in
-# this wrapper, as 2.1.328 does (the queued_command attachment's rendering of the same notice)
+# this wrapper, as 2.1.328 does (the queued_command attachment's rendering of the same notice); from 2.1.234: generated
+# seed 180001 sent the notification's own text on 2.1.201-2.1.204, wrapped on 2.1.234-2.1.250 (2.1.205-2.1.233 sent
+# no notification in it)
+NOTICES_FROM = (2, 1, 234)
 NOTIFICATION_OPEN = (
     "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT "
     "a message from the user.\nDo NOT interpret this as user acknowledgement, confirmation, or response to any "
@@ -149,7 +152,9 @@ def _starts_with_tool_result(it: _Item) -> bool:
     return it.kind == "user" and it.text is None and bool(it.blocks) and it.blocks[0].get("type") == "tool_result"
 
 
-def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None = None) -> list[_Item]:
+def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None = None, notices: bool = True) -> list[_Item]:
+    """The records as the items a request is made of; `notices`: a background agent's turn is sent as a notice
+    (NOTIFICATION_OPEN, from 2.1.234), else as its text."""
     out: list[_Item] = []
     by_id: dict[str, int] = {}  # assistant message id -> its item, while only tool results follow it
     for b in bodies:
@@ -181,7 +186,7 @@ def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None
             msg = as_dict(b.get("message"))
             content = msg.get("content")
             origin = as_dict(b.get("origin"))
-            if origin.get("kind") == "task-notification" and isinstance(content, str):
+            if notices and origin.get("kind") == "task-notification" and isinstance(content, str):
                 content = NOTIFICATION_OPEN + content + "\n" + _CLOSE  # a background agent's turn, sent as a notice
             it = _Item("user", _blocks(content), text=content if isinstance(content, str) else None)
             if b.get("isCompactSummary") and isinstance(b.get("earlierMessages"), list):
@@ -510,10 +515,13 @@ def api_messages(
             out.append(_Msg("user", [{"type": "text", "text": text}], text))
 
     bodies = list(bodies)
-    seam = at_or_after(sending_release(bodies), SEAM_NEWLINE_FROM)
+    sender = sending_release(bodies)
+    seam = at_or_after(sender, SEAM_NEWLINE_FROM)
     ordered: list[_Item] = []
     suffix: list[dict[str, Any]] = []  # the reminders of the request's own tool round (`SENT_SUFFIXES`)
-    for it in _reorder(_items(bodies, thinking)):  # a summary's earlier messages are put back before it once attachments moved
+    for it in _reorder(
+        _items(bodies, thinking, at_or_after(sender, NOTICES_FROM))
+    ):  # a summary's earlier messages are put back before it once attachments moved
         ordered += it.earlier + [it]
     for it in ordered:
         last = out[-1] if out else None
