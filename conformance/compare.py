@@ -482,13 +482,8 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     previews are made of): (requests checked, one line per request that differs)."""
     from inspector.claude.requests import rebuild_requests
     from inspector.claude.wire import (
-        ForeignThinking,
-        api_messages,
         foreign_keep,
-        sent_bodies,
-        style_for_model,
         style_of_request,
-        wire_effort,
     )
     from inspector.transcript.session import Session
     from inspector.transcript.tree import Conversation
@@ -511,7 +506,7 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 continue
             n += 1
             sent = canonical(q.request["messages"])
-            style = style_of_request(q.request["messages"]) or style_for_model(q.model, s.version)
+            style = style_of_request(q.request["messages"])
             # the records in force when it was sent: a REPL writes some of them (the request's reminders) after the
             # api-request row, so the cut is at its first reply, or for one unanswered after the attachments that
             # follow its row (the next message, an API error or a compaction, came after it)
@@ -563,13 +558,22 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                     for j in range(b + 1, upto)
                     if s.records[j].uuid in kept and (b < nxt or (s.records[j].timestamp or "~") <= (q.timestamp or ""))
                 ]
-            thinking = ForeignThinking(q.model, keep) if q.model else None
             # the effort it stated: its own reply's, as its record says (the last before it when it has none)
-            effort = wire_effort(s, q.model, (q.replies[0] + 1) if q.replies else end)
-            mine = canonical(api_messages(sent_bodies(s, _live_order(s, chain)), style, thinking, effort))
+            mine = _inspector_messages(s, chain, q.model, style, keep, (q.replies[0] + 1) if q.replies else end)
             if mine != sent:
                 out.append(f"{t.name[:8]} request {q.id[:8]}: {_message_difference(mine, sent)}")
     return n, out
+
+
+def _inspector_messages(s: Any, chain: list[int], model: str | None, style: str | None, keep: str, upto: int) -> list[Any]:
+    """The messages inspector says a request on `model` sends for these chain records (canonical): in the reminder
+    style the request shows (else the model's on the session's release), with what it keeps of other models'
+    reasoning (`keep`) and the effort of the replies before `upto`."""
+    from inspector.claude.wire import ForeignThinking, api_messages, sent_bodies, style_for_model, wire_effort
+
+    thinking = ForeignThinking(model, keep) if model else None
+    style = style or style_for_model(model, s.version)
+    return canonical(api_messages(sent_bodies(s, _live_order(s, chain)), style, thinking, wire_effort(s, model, upto)))
 
 
 def _message_difference(mine: list[Any], sent: list[Any]) -> str:
@@ -587,13 +591,8 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
     against the wire form of the chain that reply hangs from. A request refused or never answered is not checked.
     (requests checked, one line per request that differs)."""
     from inspector.claude.wire import (
-        ForeignThinking,
-        api_messages,
         foreign_keep,
-        sent_bodies,
-        style_for_model,
         style_of_request,
-        wire_effort,
     )
     from inspector.transcript.tree import Conversation
 
@@ -616,10 +615,7 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
             continue
         sent = canonical(q["messages"])
         model = (q.get("params") or {}).get("model")
-        style = style_of_request(q["messages"]) or style_for_model(model, s.version)
-        thinking = ForeignThinking(model, keep) if model else None
-        effort = wire_effort(s, model, reply + 1)
-        mine = canonical(api_messages(sent_bodies(s, _live_order(s, upto[:-1])), style, thinking, effort))
+        mine = _inspector_messages(s, upto[:-1], model, style_of_request(q["messages"]), keep, reply + 1)
         sent = _without_unrecorded(sent, mine, s.version)
         if mine != sent:
             out.append(f"request answered by line {s.records[reply].line}: {_message_difference(mine, sent)}")
