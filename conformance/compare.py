@@ -90,6 +90,23 @@ def last_working_step(folder: Path, requests: list[dict[str, Any]] | None = None
     return max(working) if working else max(n for n, _, _ in spans)
 
 
+def _segment_length(recs: list[dict[str, Any]], meta: dict[str, Any]) -> int:
+    """How many records a compaction's `preservedSegment` (before 2.1.3xx: its head, anchor and tail) keeps: its tail
+    and the records above it up to its head, by their parents (2.1.88 REPL seed 181001: a partial compaction that kept
+    3, read as none)."""
+    seg = meta.get("preservedSegment")
+    if not isinstance(seg, dict) or not seg.get("headUuid") or not seg.get("tailUuid"):
+        return 0
+    by_uuid = {r.get("uuid"): r for r in recs if r.get("uuid")}
+    n, u = 0, seg["tailUuid"]
+    while u in by_uuid and n <= len(recs):
+        n += 1
+        if u == seg["headUuid"]:
+            return n
+        u = by_uuid[u].get("parentUuid")
+    return 0
+
+
 def claude_facts(folder: Path) -> Facts:
     """What Claude Code did, from its own transcript, its requests and its debug log."""
     f = Facts()
@@ -99,10 +116,8 @@ def claude_facts(folder: Path) -> Facts:
     boundaries: list[tuple[str, str, int, int]] = []  # (timestamp, trigger, preTokens, kept)
     seen: set[str] = set()  # a fork (--fork-session) starts with a copy of the last compaction's boundary: one compaction
     for t in transcripts:
-        for line in t.read_text().splitlines():
-            if not line.strip():
-                continue  # a blank line (2.0.76 wrote one as a session's only line, seed 178000): no record
-            r = json.loads(line)
+        recs = [json.loads(line) for line in t.read_text().splitlines() if line.strip()]  # (2.0.76 wrote a blank line)
+        for r in recs:
             if r.get("type") == "system" and r.get("subtype") == "compact_boundary":
                 if r.get("uuid") in seen:
                     continue
@@ -115,7 +130,7 @@ def claude_facts(folder: Path) -> Facts:
                         str(r.get("timestamp") or ""),
                         trigger,
                         int(m.get("preTokens") or 0),
-                        len((m.get("preservedMessages") or {}).get("uuids") or []),
+                        len((m.get("preservedMessages") or {}).get("uuids") or []) or _segment_length(recs, m),
                     )
                 )
     boundaries.sort(key=lambda b: b[0])
@@ -274,6 +289,7 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
     found: dict[str, tuple[str, str]] = {}  # boundary uuid -> (its time, the fact): a fork's copy of one is the same
     fork = False
     per: dict[Path, tuple[Any, Any, set[str]]] = {}  # transcript -> (its thresholds, the session, sessions it copied)
+    worked: Any = None  # the session of `th`
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
         s = Session.load(t)
         rep = analyze(s, settings)
@@ -283,7 +299,7 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
         fork = fork or bool(copied)
         per[t] = (rep.thresholds, s, copied)
         if len(rep.series.turns) > most:
-            th, most = rep.thresholds, len(rep.series.turns)
+            th, most, worked = rep.thresholds, len(rep.series.turns), s
         for e in rep.compactions:
             if e.kind != "microcompact":
                 found.setdefault(
@@ -309,15 +325,26 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
             # --continue goes on in the newest session (the fork, not the longer one it copied: 2.1.332 seed 110032)
             mine = max(per, key=lambda t: max((r.timestamp or "" for r in per[t][1].records), default=""))
         if mine is not None:
-            th = per[mine][0]
+            th, worked = per[mine][0], per[mine][1]
         ran_on = _step_model(steps[last])
+        from inspector.tokens.series import for_model, session_facts, session_thresholds
+
         if ran_on and not any(q["kind"] == "turn" and q.get("step") == last for q in load_requests(folder)):
             target = mine or next((t for t in per if t.stem == sid), None)
             if target is not None:
-                from inspector.tokens.series import for_model, session_facts, session_thresholds
-
                 s = per[target][1]
                 th = session_thresholds(s, for_model(settings, ran_on, bool(session_facts(s).announced)))
+        elif (
+            ran_on
+            and "[1m]" in ran_on.lower()
+            and settings.one_m is None
+            and worked is not None
+            and not session_facts(worked).announced
+        ):
+            # the last step asked for [1m] and no record of its release can say so (below 200,000 tokens): given to
+            # inspector for that step's thresholds, as `_one_m_unrecorded` gives it for a run that asks on every step
+            # (2.1.88 seeds 181000 and 181029: a last step on claude-opus-5[1m], on claude-opus-4-6[1m])
+            th = session_thresholds(worked, settings.with_(one_m=True))
     if th is not None:
         if not th.auto_compact_enabled:
             f.enforced = None
@@ -698,9 +725,9 @@ def _without_unrecorded(sent: list[Any], mine: list[Any], version: str | None) -
 
 def _live_order(s: Any, chain: list[int]) -> list[int]:
     """The chain in the order the process that wrote it held its records: the results of one reply's calls in the
-    order they were written. A result hangs from the fragment with its call, so the chain (and Claude Code's
-    repair of parallel calls on a resume, §2.7) can put a later result before an earlier one; the process that
-    made the calls sent them as they finished (2.1.328 REPL seed 79200, three calls a reply)."""
+    order they were written (by their times before 2.1.261). A result hangs from the fragment with its call, so the
+    chain (and Claude Code's repair of parallel calls on a resume, §2.7) can put a later result before an earlier
+    one; the process that made the calls sent them as they finished (2.1.328 REPL seed 79200, three calls a reply)."""
     groups: dict[str, list[int]] = {}  # a reply's message id -> positions in the chain of its results
     for k, i in enumerate(chain):
         r = s.records[i]
@@ -710,9 +737,16 @@ def _live_order(s: Any, chain: list[int]) -> list[int]:
         mids = {s.records[c].message_id for c in calls if c is not None}
         if len(mids) == 1 and None not in mids:
             groups.setdefault(str(next(iter(mids))), []).append(k)
+    from inspector.claude.release import at_or_after
+    from inspector.transcript.tree import REPAIR_IN_FILE_ORDER
+
+    # before 2.1.261 by their times (2.1.88 REPL seed 181001: a subagent's result written before a Glob's that ended
+    # first, and sent after it), as that era's resume repairs them
+    stamped = not at_or_after(s.version, REPAIR_IN_FILE_ORDER)
     out = list(chain)
     for at in groups.values():
-        for k, i in zip(at, sorted(chain[k] for k in at)):
+        held = sorted((chain[k] for k in at), key=(lambda i: (s.records[i].timestamp or "", i)) if stamped else None)
+        for k, i in zip(at, held):
             out[k] = i
     return out
 

@@ -974,3 +974,15 @@ def test_a_window_the_fake_let_a_reply_pass_is_the_one_the_run_names(tmp_path):
     reply["message"]["usage"]["cache_read_input_tokens"] = 0
     (tmp_path / "projects" / "p" / "s.jsonl").write_text(json.dumps(reply) + "\n")
     assert _grew_past_the_window(tmp_path, {"steps": steps}) == set()  # no reply above 200,000
+
+
+def test_a_preserved_segment_counts_the_records_from_its_tail_up_to_its_head():
+    """Before 2.1.3xx a compaction that keeps messages names them as a segment (head, anchor, tail), not a list: the
+    harness read every such compaction as keeping none (2.1.88 REPL seed 181001: a partial compaction that kept 3)."""
+    from conformance.compare import _segment_length
+
+    recs = [{"uuid": "a", "parentUuid": None}, {"uuid": "b", "parentUuid": "a"}, {"uuid": "c", "parentUuid": "b"}]
+    assert _segment_length(recs, {"preservedSegment": {"headUuid": "b", "anchorUuid": "x", "tailUuid": "c"}}) == 2
+    assert _segment_length(recs, {"preservedSegment": {"headUuid": "a", "anchorUuid": "x", "tailUuid": "c"}}) == 3
+    assert _segment_length(recs, {"preservedSegment": {"headUuid": "z", "anchorUuid": "x", "tailUuid": "c"}}) == 0
+    assert _segment_length(recs, {}) == 0
