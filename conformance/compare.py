@@ -189,7 +189,7 @@ def _one_m_unrecorded(folder: Path, run: dict[str, Any]) -> bool:
     """Every step of the run asked for a [1m] model, and its transcripts cannot say so: a release before 2.1.3xx
     records neither the setting nor a model announcement (the API's model name drops the [1m]), so below 200,000
     tokens a 1M window shows nowhere in them; the run's setting is given to inspector, as the environment is."""
-    models = [_step_model(st) for st in run.get("steps") or ()]
+    models = [_step_model(st) or run.get("model") for st in run.get("steps") or ()]  # (a REPL's steps: the run's)
     if not models or not all(m and "[1m]" in m.lower() for m in models):
         return False
     return not _any_line(folder, b'"modelId"')  # a model announcement (2.1.3xx) names the [1m]
@@ -329,7 +329,11 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
         ran_on = _step_model(steps[last])
         from inspector.tokens.series import for_model, session_facts, session_thresholds
 
-        if ran_on and not any(q["kind"] == "turn" and q.get("step") == last for q in load_requests(folder)):
+        # (a step whose turn requests were all refused left no reply that names its model either: 2.1.88 seed 113015)
+        answered = ("tool_use", "text")
+        if ran_on and not any(
+            q["kind"] == "turn" and q.get("step") == last and q["answer"] in answered for q in load_requests(folder)
+        ):
             target = mine or next((t for t in per if t.stem == sid), None)
             if target is not None:
                 s = per[target][1]

@@ -986,3 +986,19 @@ def test_a_preserved_segment_counts_the_records_from_its_tail_up_to_its_head():
     assert _segment_length(recs, {"preservedSegment": {"headUuid": "a", "anchorUuid": "x", "tailUuid": "c"}}) == 3
     assert _segment_length(recs, {"preservedSegment": {"headUuid": "z", "anchorUuid": "x", "tailUuid": "c"}}) == 0
     assert _segment_length(recs, {}) == 0
+
+
+@pytest.mark.parametrize("name", ["gen_181029_2.1.88", "found_113015_2.1.88"])
+def test_the_last_step_s_thresholds_are_its_own_model_s_where_no_record_names_it(name, tmp_path):
+    """The thresholds compared are the last working step's (Claude Code's debug log names them). Its model is named
+    by no record where 2.1.88 writes none: a step on claude-opus-4-6[1m] after three on claude-opus-4-0 (seed 181029:
+    below 200,000 tokens a 1M window shows nowhere), and a step on claude-3-5-sonnet whose one request was refused as
+    too long (kept seed 113015: no reply of it). The harness gives each step's model, as a user would tell inspector
+    (--one-m, --model): Claude Code's windows of 980,000 and 191,808 are inspector's."""
+    from helpers import saved_run
+
+    from conformance.compare import compare
+
+    row = compare(saved_run(tmp_path, name))
+    assert row.match, row.notes
+    assert row.inspector.effective_window == {"gen_181029_2.1.88": 980_000, "found_113015_2.1.88": 191_808}[name]
