@@ -607,6 +607,29 @@ def _inspector_messages(s: Any, chain: list[int], model: str | None, style: str 
     return canonical(api_messages(sent_bodies(s, _live_order(s, chain)), style, thinking, wire_effort(s, model, upto)))
 
 
+def _held_output(s: Any, chain: list[int]) -> list[int]:
+    """The chain as a resumed process of a release that records no request held it: a command's output (a failed
+    /compact's stderr, a `local_command` system record below the command) the file left as its leaf is held after the
+    "No response requested." reply the resume put below the command, though that reply's parent is the command (2.1.150
+    seed 182000, kept seeds 1142 and 1194: a resume after a /compact whose summarizer failed sent the stderr with its
+    prompt). A later resume of the file walks the reply's parents and leaves it out, as inspector's chain does."""
+    out = list(chain)
+    for k in range(len(chain) - 1, -1, -1):
+        r = s.records[chain[k]]
+        if r.type != "assistant" or r.model != "<synthetic>" or k == 0:
+            continue
+        above = chain[k - 1]
+        held = [
+            j
+            for j in range(above + 1, chain[k])
+            if s.records[j].type == "system"
+            and s.records[j].subtype == "local_command"
+            and s.records[j].parent == s.records[above].uuid
+        ]
+        out[k + 1 : k + 1] = held
+    return out
+
+
 def _message_difference(mine: list[Any], sent: list[Any]) -> str:
     """Where inspector's messages first differ from those sent, and how."""
     from conformance.resume import _first_difference
@@ -632,6 +655,8 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
         if r.type == "assistant" and not r.is_sidechain and r.message_id and r.message_id not in first:
             first[r.message_id] = i
     keep = foreign_keep(s, [])
+    index = {r.uuid: i for i, r in enumerate(s.records) if r.uuid}
+    seen_up: set[int] = set()
     n, out = 0, []
     for q in log:
         mid = q.get("reply_id")
@@ -639,14 +664,24 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
             continue
         answered.add(mid)
         reply = first[mid]
-        upto = Conversation(s.records[: reply + 1]).chain
+        # the records up to the reply, and those it hangs from that were written after it (2.1.150's REPL wrote a
+        # process's first reply before its prompt: kept REPL seed 203)
+        end, u = reply + 1, s.records[reply].parent
+        while u is not None and u in index and index[u] not in seen_up:
+            seen_up.add(index[u])
+            end = max(end, index[u] + 1)
+            u = s.records[index[u]].parent
+        seen_up.clear()
+        conv = Conversation(s.records[:end])
+        upto = conv._repair(conv._walk(reply, logical=False))
         n += 1
-        if not upto or upto[-1] != reply:
-            out.append(f"request answered by line {s.records[reply].line}: its reply is not the chain's end")
+        if reply not in upto:
+            out.append(f"request answered by line {s.records[reply].line}: its reply is not on the chain")
             continue
         sent = canonical(q["messages"])
         model = (q.get("params") or {}).get("model")
-        mine = _inspector_messages(s, upto[:-1], model, style_of_request(q["messages"]), keep, reply + 1)
+        before = upto[: upto.index(reply)]  # (the reply's other fragments the repair put back follow it)
+        mine = _inspector_messages(s, _held_output(s, before), model, style_of_request(q["messages"]), keep, reply + 1)
         sent = _without_unrecorded(sent, mine, s.version)
         if mine != sent:
             out.append(f"request answered by line {s.records[reply].line}: {_message_difference(mine, sent)}")

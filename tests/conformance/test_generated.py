@@ -1002,3 +1002,21 @@ def test_the_last_step_s_thresholds_are_its_own_model_s_where_no_record_names_it
     row = compare(saved_run(tmp_path, name))
     assert row.match, row.notes
     assert row.inspector.effective_window == {"gen_181029_2.1.88": 980_000, "found_113015_2.1.88": 191_808}[name]
+
+
+@pytest.mark.parametrize("name, held", [("gen_182000_2.1.150", True), ("found_repl_203_2.1.150", False)])
+def test_what_a_2_1_150_process_held_is_checked_as_it_held_it(name, held, tmp_path, monkeypatch):
+    """Two shapes of a 2.1.150 file whose chain is not what its process sent: a resume after a /compact whose
+    summarizer failed put "No response requested." below the command and sent the command's stderr (the file's leaf
+    then) after it, with its prompt (seed 182000); its REPL wrote a process's first reply before its prompt (kept REPL
+    seed 203). Every answered request is checked identical; without the stderr held, the resumed requests differ."""
+    from helpers import saved_run
+
+    import conformance.compare as compare
+
+    folder = saved_run(tmp_path, name)
+    checked, diffs = compare.wire_differences(folder)
+    assert checked > 10 and diffs == []
+    if held:
+        monkeypatch.setattr(compare, "_held_output", lambda s, chain: chain)
+        assert any("local-command-stderr" in d for d in compare.wire_differences(folder)[1])
