@@ -648,10 +648,14 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
         foreign_keep,
         style_of_request,
     )
+    from inspector.tokens.context import fork_copy_end
     from inspector.transcript.tree import Conversation
 
+    copied = fork_copy_end(s)
     first: dict[str, int] = {}
     for i, r in enumerate(s.records):
+        if copied is not None and i <= copied:
+            continue  # a fork's copy of its session's reply: checked in that session (2.1.250, kept seed 172009)
         if r.type == "assistant" and not r.is_sidechain and r.message_id and r.message_id not in first:
             first[r.message_id] = i
     keep = foreign_keep(s, [])
