@@ -74,12 +74,14 @@ def _above_before(series: Series, e: Explanation, threshold: int, s: Session | N
 
 
 def _above_after(s: Session, series: Series, e: Explanation, level: int) -> tuple[Turn, bool] | None:
-    """The first reply after an automatic compaction, in its stretch and on the model it was made for, whose context
-    was at or above `level` and after which its process sent the stretch's next request without compacting: no
-    threshold at or below `level` was in force in that process (Claude Code checks before every request, and a
-    compaction that succeeded resets its breaker). With it, whether that process is the one that compacted (a later
-    one, resumed, may have run with other settings). None when no reply says so (the stretch's last reply is followed
-    by a compaction or by nothing; a compaction that had nothing to summarize fails in silence)."""
+    """The first reply after an automatic compaction, on the model it was made for, whose context was at or above
+    `level` and after which its process sent the next request without compacting: no threshold at or below `level`
+    was in force in that process (Claude Code checks before every request, and a compaction that succeeded resets its
+    breaker). In its stretch, or in a later one where the model it was made for is known (a session that does not
+    announce its models: 2.1.250 seed 183014 refused at 50,055 and at 50,060, and a later process's reply at 62,000
+    went out uncompacted after the second); with it, whether that process is the one that compacted (a later one,
+    resumed, may have run with other settings). None when no reply says so (a compaction that had nothing to
+    summarize fails in silence)."""
     if e.kind != "auto" or e.pos is None:
         return None
     seg = bisect.bisect_right(series.boundaries, e.pos)  # the stretch that starts at this boundary
@@ -87,10 +89,15 @@ def _above_after(s: Session, series: Series, e: Explanation, level: int) -> tupl
     made_for = _compacting_model(s, e.index)
     turns = series.turns
     for t, nxt in zip(turns[k:], turns[k + 1 :]):
-        if t.segment != seg or nxt.segment != seg:
+        later = t.segment != seg  # past the stretch: only where the model it was made for is known
+        if later and made_for is None:
             return None
+        if t.segment != nxt.segment:
+            continue  # a compaction came before the next request
         if made_for is not None and not same_model(s.records[t.index].model, made_for):
-            return None
+            if not later:
+                return None
+            continue
         if t.tokens >= level and same_process(s, t.index, nxt.index) and not _nothing_to_summarize(s, series, t):
             return t, same_process(s, e.index, nxt.index)
     return None

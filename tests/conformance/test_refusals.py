@@ -102,3 +102,16 @@ def test_a_reply_of_the_same_process_above_it_rules_out_a_lower_threshold(tmp_pa
     last.write_bytes(b"".join(lines[:above]))
     (e,) = analyze(Session.load(last), settings).compactions
     assert e.cause == "unknown"
+
+
+def test_a_later_reply_above_it_in_a_later_stretch_tells_a_refusal(tmp_path):
+    """Seed 183014 on 2.1.250: claude-sonnet-4-6 refused at 50,055 and, after that compaction, at 50,060; a later
+    process's reply reached 62,000 tokens and its next request went out uncompacted. That reply is past the second
+    compaction, outside the first one's stretch, and it tells both refusals (the model each was made for is known: a
+    release that announces none)."""
+    folder = saved_run(tmp_path, "gen_183014_2.1.250")
+    main = _main_transcript(folder)
+    assert not [n for n in compare(folder).notes if n.startswith("compactions:")]
+    exps = [e for e in analyze(Session.load(main), _settings(folder)).compactions if e.kind == "auto"]
+    assert [(e.cause, e.pre_tokens) for e in exps] == [("prompt_too_long", 50_055), ("prompt_too_long", 50_060)]
+    assert all("reached 62,000 tokens and its next request went out uncompacted" in e.cause_evidence for e in exps)
