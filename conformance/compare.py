@@ -345,10 +345,11 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
             and worked is not None
             and not session_facts(worked).announced
         ):
-            # the last step asked for [1m] and no record of its release can say so (below 200,000 tokens): given to
-            # inspector for that step's thresholds, as `_one_m_unrecorded` gives it for a run that asks on every step
-            # (2.1.88 seeds 181000 and 181029: a last step on claude-opus-5[1m], on claude-opus-4-6[1m])
-            th = session_thresholds(worked, settings.with_(one_m=True))
+            # the last step asked for [1m] and no record of its release can say so (below 200,000 tokens): that step's
+            # model is given to inspector for its thresholds, as `_one_m_unrecorded` gives [1m] for a run that asks on
+            # every step (2.1.88 seeds 181000 and 181029: a last step on claude-opus-5[1m], on claude-opus-4-6[1m];
+            # 2.1.250 leaves claude-opus-5[1m] unenforced, its era matrix cell)
+            th = session_thresholds(worked, for_model(settings, ran_on, False))
     if th is not None:
         if not th.auto_compact_enabled:
             f.enforced = None
