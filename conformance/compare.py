@@ -524,7 +524,16 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     unrecorded = not records_requests(folder)
     log = load_requests(folder) if unrecorded else []
     answered: set[str] = set()  # replies already checked (a fork's copy holds its session's: checked there)
-    for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
+    mains = sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+    if unrecorded:
+        # a session a step resumed first: a fork of it holds copies of its replies, which 2.1.273 writes after the
+        # fork's own prompt, where no stamp tells them from the fork's (kept seed 86197)
+        run = json.loads((folder / "run.json").read_text())
+        resumed = {
+            a[a.index("--resume") + 1] for st in run.get("steps") or () if "--resume" in (a := list(st.get("argv") or ()))[:-1]
+        }
+        mains.sort(key=lambda t: t.stem not in resumed)
+    for t in mains:
         s = Session.load(t)
         if unrecorded:
             checked, diffs = _wire_by_replies(s, log, answered)
