@@ -1020,3 +1020,22 @@ def test_what_a_2_1_150_process_held_is_checked_as_it_held_it(name, held, tmp_pa
     if held:
         monkeypatch.setattr(compare, "_held_output", lambda s, chain: chain)
         assert any("local-command-stderr" in d for d in compare.wire_differences(folder)[1])
+
+
+def test_a_fork_s_copies_of_its_session_s_replies_are_checked_in_that_session(tmp_path, monkeypatch):
+    """2.1.273 writes a fork's copies of its session's records after the fork's own prompt, stamped as the originals:
+    nothing in the fork's file tells them from its own (kept seed 86197). The session a step resumed is checked first,
+    so each reply is checked where it was made; the fork's file, sorted first by its name, had one request compared
+    with the fork's chain."""
+    from helpers import saved_run
+
+    import conformance.compare as compare
+
+    folder = saved_run(tmp_path, "found_86197_2.1.273")
+    checked, diffs = compare.wire_differences(folder)
+    assert checked == 15 and diffs == []
+    run = json.loads((folder / "run.json").read_text())
+    for st in run["steps"]:
+        st["argv"] = [a for a in st["argv"] if a != "--resume"]  # (the order of the names alone)
+    (folder / "run.json").write_text(json.dumps(run))
+    assert compare.wire_differences(folder)[1] != []
