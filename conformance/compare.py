@@ -654,10 +654,7 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
     fake answered whose reply is in this transcript (its records carry the reply's message id, which the fake logged)
     against the wire form of the chain that reply hangs from. A request refused or never answered is not checked.
     (requests checked, one line per request that differs)."""
-    from inspector.claude.wire import (
-        foreign_keep,
-        style_of_request,
-    )
+    from inspector.claude.wire import foreign_keep, style_of_request
     from inspector.tokens.context import fork_copy_end
     from inspector.transcript.tree import Conversation
 
@@ -669,8 +666,7 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
         if r.type == "assistant" and not r.is_sidechain and r.message_id and r.message_id not in first:
             first[r.message_id] = i
     keep = foreign_keep(s, [])
-    index = {r.uuid: i for i, r in enumerate(s.records) if r.uuid}
-    seen_up: set[int] = set()
+    index = s.conversation.by_uuid
     n, out = 0, []
     for q in log:
         mid = q.get("reply_id")
@@ -680,12 +676,11 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
         reply = first[mid]
         # the records up to the reply, and those it hangs from that were written after it (2.1.150's REPL wrote a
         # process's first reply before its prompt: kept REPL seed 203)
-        end, u = reply + 1, s.records[reply].parent
-        while u is not None and u in index and index[u] not in seen_up:
-            seen_up.add(index[u])
+        end, u, seen = reply + 1, s.records[reply].parent, set()
+        while u is not None and u in index and index[u] not in seen:
+            seen.add(index[u])
             end = max(end, index[u] + 1)
             u = s.records[index[u]].parent
-        seen_up.clear()
         conv = Conversation(s.records[:end])
         upto = conv._repair(conv._walk(reply, logical=False))
         n += 1

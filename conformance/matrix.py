@@ -1107,10 +1107,17 @@ def _settings_auto_compact_off(claude: Claude) -> bool:
     return True
 
 
-def _window_read(claude: Claude, env: dict[str, str] | None, settings: dict[str, Any] | None) -> bool:
-    """A 100,000 auto-compact window asked for by `env` or `settings`: True when Claude Code compacts past its threshold
-    (67,000: it is read), False when the requests go on (claude-sonnet-4-5's own window)."""
-    pts, _ = probe(_runner(claude), "claude-sonnet-4-5", [30_000, 80_000, 85_000], env, settings)
+def _window_read(
+    claude: Claude,
+    env: dict[str, str] | None,
+    settings: dict[str, Any] | None,
+    model: str = "claude-sonnet-4-5",
+    sizes: tuple[int, ...] = (30_000, 80_000, 85_000),
+) -> bool:
+    """A window asked for by `env` or `settings` (by default a 100,000 auto-compact window on claude-sonnet-4-5, its
+    threshold 67,000): True when Claude Code compacts at one of `sizes` (it is read), False when every request goes on
+    (the model's own window)."""
+    pts, _ = probe(_runner(claude), model, list(sizes), env, settings)
     if any(p.outcome == "compact" for p in pts):
         return True
     if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
@@ -1150,12 +1157,8 @@ def _max_context_tokens(claude: Claude) -> bool:
     """CLAUDE_CODE_MAX_CONTEXT_TOKENS=120000 on a model no catalog has (claude-foo-1): True when Claude Code sizes its
     window so (the threshold 87,000: the reply at 95,000 compacts), False when the requests go on (its unknown model's
     own window: 200,000 or 1M)."""
-    pts, _ = probe(_runner(claude), "claude-foo-1", [30_000, 95_000, 100_000], {"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "120000"})
-    if any(p.outcome == "compact" for p in pts):
-        return True
-    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
-        raise RuntimeError(f"the probe ended without a verdict ({pts})")
-    return False
+    env = {"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "120000"}
+    return _window_read(claude, env, None, model="claude-foo-1", sizes=(30_000, 95_000, 100_000))
 
 
 def _foreign_thinking_left_out(claude: Claude) -> bool:
