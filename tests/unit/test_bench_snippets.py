@@ -40,3 +40,43 @@ def test_a_bench_snippet_runs_and_prints_its_measure(name, tmp_path):
     assert out and all(isinstance(v, (int, float)) for v in out.values())
     if name == "OURS_PREVIEWS":
         assert {"index", "estimator", "full"} <= set(out)
+
+
+def _floors():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("inspector_bench_floors", ROOT / "bench" / "floors.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_floors_do_the_work_they_stand_for(tmp_path):
+    """bench/floors.py's floor program on the samples: the usage floor decodes exactly the lines that hold a usage, the
+    decode floor every line, and the tokenize floor inserts the texts the index would (timed, so a positive number)."""
+    floors = _floors()
+    script = tmp_path / "floor.py"
+    script.write_text(floors.FLOOR)
+    lines = [ln for p in sorted(SAMPLES.rglob("*.jsonl")) for ln in p.read_bytes().split(b"\n") if ln.strip()]
+    import orjson
+
+    def keys(line: bytes) -> int:  # what a line adds to the floors' sums: a malformed one (the samples have some) none
+        try:
+            return len(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            return 0
+
+    keys_of = [keys(ln) for ln in lines]
+    assert keys_of.count(0) < len(lines) // 2
+
+    def run(*args: str) -> int:
+        r = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return int(r.stdout.strip())
+
+    assert run("every", str(SAMPLES)) == sum(keys_of)
+    assert run("usage", str(SAMPLES)) == sum(k for k, ln in zip(keys_of, lines) if b'"usage"' in ln)
+    chars, texts = floors.prepare_texts(SAMPLES, tmp_path, 2)
+    assert texts > 100 and chars > texts
+    assert run("tokenize", str(tmp_path / "texts-0.bin"), str(tmp_path / "texts-1.bin")) > 0
