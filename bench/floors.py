@@ -37,6 +37,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from index import StepFailed  # noqa: E402  (a measured step that failed: its time measures nothing)
+
 # One program for the three floors: no import of inspector, a fork per core, the parent sums what the children say.
 FLOOR = r"""
 import os, sys
@@ -135,10 +137,6 @@ def main():
 
 main()
 """
-
-
-class StepFailed(Exception):
-    """A measured step exited with an error: its time measures nothing."""
 
 
 def wall(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
