@@ -61,7 +61,7 @@ def _above_before(series: Series, e: Explanation, threshold: int, s: Session | N
     # a response another process answered refutes nothing: its failures (a summarizer that failed, the breaker
     # after three) are not recorded, and a new process starts with none; nor one of another model than the compaction
     # was made for (its threshold was that model's: a process resumed with another --model, 2.1.238 seed 159003)
-    made_for = _compacting_model(s, e.index) if s is not None else None
+    made_for = made_for_model(s, e.index) if s is not None else None
     out = []
     for t in reversed(series.turns[: k - 1]):
         if t.segment != seg or (s is not None and not same_process(s, t.index, e.index)):
@@ -74,19 +74,21 @@ def _above_before(series: Series, e: Explanation, threshold: int, s: Session | N
 
 
 def _above_after(s: Session, series: Series, e: Explanation, level: int) -> tuple[Turn, bool] | None:
-    """The first reply after an automatic compaction, on the model it was made for, whose context was at or above
-    `level` and after which its process sent the next request without compacting: no threshold at or below `level`
-    was in force in that process (Claude Code checks before every request, and a compaction that succeeded resets its
-    breaker). In its stretch, or in a later one where the model it was made for is known (a session that does not
-    announce its models: 2.1.250 seed 183014 refused at 50,055 and at 50,060, and a later process's reply at 62,000
-    went out uncompacted after the second); with it, whether that process is the one that compacted (a later one,
-    resumed, may have run with other settings). None when no reply says so (a compaction that had nothing to
-    summarize fails in silence)."""
+    """The first reply after an automatic compaction whose context was at or above `level` and after which its process
+    sent the next request without compacting: no threshold at or below `level` was in force in that process (Claude
+    Code checks before every request, and a compaction that succeeded resets its breaker). In its stretch (a reply of
+    another model there too: a threshold that low is set by the settings, not by a model's window; 2.1.285 seed 7010
+    refused claude-opus-5[1m] at 51,169, and claude-haiku-4-5, resumed in that stretch, went to 87,000), or in a later
+    one on the model it was made for (`made_for_model`; 2.1.250 seed 183014 refused at 50,055 and at 50,060, and a
+    later process's reply at 62,000 went out uncompacted after the second; 2.1.273 and 2.1.285 seed 1126, which
+    announce their models, the same); with it, whether that process is the one that compacted (a later one, resumed,
+    may have run with other settings). None when no reply says so (a compaction that had nothing to summarize fails
+    in silence)."""
     if e.kind != "auto" or e.pos is None:
         return None
     seg = bisect.bisect_right(series.boundaries, e.pos)  # the stretch that starts at this boundary
     k = bisect.bisect_left(turn_positions(series), e.pos)
-    made_for = _compacting_model(s, e.index)
+    made_for = made_for_model(s, e.index)
     turns = series.turns
     for t, nxt in zip(turns[k:], turns[k + 1 :]):
         later = t.segment != seg  # past the stretch: only where the model it was made for is known
@@ -94,9 +96,7 @@ def _above_after(s: Session, series: Series, e: Explanation, level: int) -> tupl
             return None
         if t.segment != nxt.segment:
             continue  # a compaction came before the next request
-        if made_for is not None and not same_model(s.records[t.index].model, made_for):
-            if not later:
-                return None
+        if later and not same_model(s.records[t.index].model, made_for):
             continue
         if t.tokens >= level and same_process(s, t.index, nxt.index) and not _nothing_to_summarize(s, series, t):
             return t, same_process(s, e.index, nxt.index)
@@ -391,7 +391,10 @@ def _refusal_below(s: Session, e: Explanation, th: Thresholds, series: Series) -
     if above is None:
         return None
     t, own = above
-    line = s.records[t.index].line
+    made_for, model = made_for_model(s, e.index), s.records[t.index].model
+    line = str(s.records[t.index].line)
+    if made_for and model and not same_model(model, made_for):
+        line += f" (a reply of {model}, to which the model was switched)"
     if own:
         return (
             f"the reply at line {line} of the same process reached {fmt(t.tokens)} tokens and the next request went out "
@@ -434,6 +437,20 @@ def boundary_thresholds(
     peak = max(own or [t.tokens for t in series.turns], default=None)
     limit = limit_for(session_facts(s), model)
     return thresholds(for_model(settings, model, s.announces_models), peak_usage=peak, version=version, limit=limit)
+
+
+def made_for_model(s: Session, index: int) -> str | None:
+    """The model an automatic compaction was made for: in a session that announces its models (a `model` attachment
+    names each process's model, and each switch, before its first request), the one announced in force at the
+    boundary; in one that does not, its next reply's (`_compacting_model`). None for a compaction the user asked for.
+    A reply of another model says nothing of this one's threshold (2.1.273 seed 9603: claude-opus-4-5's replies went
+    to 275,000 unenforced; resumed with claude-sonnet-5, the process compacted at once at its threshold of 167,000)."""
+    if not s.announces_models:
+        return _compacting_model(s, index)
+    meta = s.records[index].get("compact") or {}
+    if not isinstance(meta, dict) or meta.get("trigger") != "auto":
+        return None
+    return s.model_at(index)
 
 
 def _compacting_model(s: Session, index: int) -> str | None:

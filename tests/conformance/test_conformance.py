@@ -501,6 +501,7 @@ def test_every_generated_block_of_the_docs_has_its_writer():
     writers = {"cli": "docs/generate.py", "bench": "bench/run.py", "fidelity": "bench/fidelity.py"}
     writers["statusline"] = "bench/statusline.py"
     writers["cost"] = "bench/cost.py"
+    writers["floors"] = "bench/floors.py"
     writers |= {
         "conformance": "conformance/__main__.py",
         "resume": "conformance/__main__.py",

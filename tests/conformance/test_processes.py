@@ -91,6 +91,26 @@ def test_a_process_resumed_with_another_model_compacts_for_its_own(tmp_path):
     assert ("threshold", 262_024) in causes and ("prompt_too_long", 137_152) in causes, causes
 
 
+def test_a_process_resumed_with_an_announced_model_compacts_for_its_own(tmp_path):
+    """Seed 9603 on the real 2.1.273, which announces each process's model: claude-opus-4-5's replies went to 275,000
+    (its threshold not enforced), then a process resumed with claude-sonnet-5 announced it and compacted at once, at
+    275,065, and again at 209,065 after claude-sonnet-4-0's replies: each at claude-sonnet-5's threshold of 167,000,
+    which the other models' replies above it do not refute (inspector had said a larger window than assumed)."""
+    from conformance.compare import compare
+    from inspector.tokens.explain import analyze
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "found_9603_2.1.273")
+    row = compare(folder)
+    assert not [n for n in row.notes if n.startswith(("compactions:", "threshold:", "window source:"))], row.notes
+    (main,) = [p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts]
+    exps = [e for e in analyze(Session.load(main)).compactions if e.kind == "auto"]
+    assert [(e.cause, e.pre_tokens, e.threshold) for e in exps[:2]] == [
+        ("threshold", 275_065, 167_000),
+        ("threshold", 209_065, 167_000),
+    ], [e.cause_evidence for e in exps]
+
+
 def test_a_fork_that_begins_with_a_compaction_began_a_process_after_its_copy(tmp_path):
     """2.1.3xx's --fork-session copies the records since the last compaction, its boundary first; before 2.1.332
     nothing marks them copied (2.1.300 seed 160003): the copy is the records stamped before the file's first write,

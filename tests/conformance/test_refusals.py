@@ -115,3 +115,34 @@ def test_a_later_reply_above_it_in_a_later_stretch_tells_a_refusal(tmp_path):
     exps = [e for e in analyze(Session.load(main), _settings(folder)).compactions if e.kind == "auto"]
     assert [(e.cause, e.pre_tokens) for e in exps] == [("prompt_too_long", 50_055), ("prompt_too_long", 50_060)]
     assert all("reached 62,000 tokens and its next request went out uncompacted" in e.cause_evidence for e in exps)
+
+
+def test_a_session_that_announces_its_models_tells_a_refusal_by_a_later_stretch(tmp_path):
+    """Seed 1126 on 2.1.273, which writes a `model` announcement for each process: claude-sonnet-5 was refused at
+    68,086 and, after that compaction, at 68,355; a later reply of the model the first was made for went above it
+    past the second, and the request after it went out uncompacted. The model a compaction was made for is the one
+    announced at its boundary, so the later stretch tells the first refusal as it did for a release that announces
+    none (inspector had said unknown)."""
+    folder = saved_run(tmp_path, "found_1126_2.1.273")
+    main = _main_transcript(folder)
+    before = sha256(main)
+    assert not [n for n in compare(folder).notes if n.startswith("compactions:")]
+    exps = [e for e in analyze(Session.load(main), _settings(folder)).compactions if e.kind == "auto"]
+    assert [(e.cause, e.pre_tokens) for e in exps][:2] == [("prompt_too_long", 68_086), ("prompt_too_long", 68_355)]
+    assert sha256(main) == before
+
+
+def test_a_reply_of_another_model_in_the_stretch_tells_a_refusal(tmp_path):
+    """Seed 7010 on 2.1.285: claude-opus-5[1m] (a 1M window: threshold 967,000) compacted at 51,169; the session was
+    resumed in that stretch with claude-haiku-4-5, whose reply reached 69,000 and the request after it went out
+    uncompacted. A threshold as low as 51,169 comes from the settings (an override, an auto-compact window), not from a
+    model's window, so that reply rules it out, with the reservation for a later process and the switch named. (The
+    run's compaction at 2,364, before any reply of its stretch, stays unknown: nothing tells it.)"""
+    folder = saved_run(tmp_path, "found_7010_2.1.285")
+    main = _main_transcript(folder)
+    (theirs,) = [n for n in compare(folder).notes if n.startswith("compactions:")]
+    assert "'prompt_too_long at 51,169, kept 4'], inspector" in theirs and "'unknown at 2,364, kept 10'" in theirs
+    (e,) = [e for e in analyze(Session.load(main), _settings(folder)).compactions if e.pre_tokens == 51_169]
+    assert e.cause == "prompt_too_long", e.cause_evidence
+    assert "a reply of claude-haiku-4-5, to which the model was switched" in e.cause_evidence
+    assert "unless that process ran with other settings" in e.cause_evidence
