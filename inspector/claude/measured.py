@@ -160,13 +160,16 @@ def lookup(version: str | None, model: str | None) -> Lookup:
     known_from = unknown_to(name, r) if name is not None else None
     if known_from is not None and unknown_to(name, v) is None:
         # the measured release did not know the model yet, the session's release does (claude-haiku-5-5, first named by
-        # 2.1.293: 2.1.285 ran it as an unknown model's 200,000, 2.1.300 as its own 1M; generated seed 155002)
-        return Lookup(
-            None,
-            r,
-            f"measured on {show_version(r)}, which did not know {name} yet ({show_version(v)} does: first named in "
-            f"{show_version(known_from)})",
-        )
+        # 2.1.293: 2.1.285 ran it as an unknown model's 200,000, 2.1.300 as its own 1M; generated seed 155002): the
+        # nearest measured release above it with the same rules that knows the model answers, not today's catalog
+        # (claude-fable-5-1, first named by 2.1.257: 2.1.284 ran it as a 200,000 window with no threshold enforced,
+        # 2.1.285 as a native 1M one; 2.1.273 as 2.1.284 did, no threshold checked up to 300,000: seed 110021)
+        told = f"{show_version(r)}, the nearest below, did not know {name} yet: first named in {show_version(known_from)}"
+        up = next((x for x in rel if x > v and segment(x) == seg and unknown_to(name, x) is None), None)
+        c = cells().get((up, name)) if up is not None else None
+        if up is not None and c is not None:
+            return Lookup(c, up, f"measured on {show_version(up)}, the nearest measured release above {show_version(v)} ({told})")
+        return Lookup(None, r, f"measured on {told}")
     c = cells().get((r, name))
     if c is None and name is not None and "[1m]" not in name:
         if unknown_to(name, v) is not None:  # a model the session's release did not know yet: its unknown models' cell

@@ -381,14 +381,27 @@ def test_a_session_that_announces_its_model_is_checked_on_the_binary():
 def test_a_cell_from_before_the_model_was_known_is_not_used_after():
     """claude-haiku-5-5 is first named by 2.1.293: the era matrix's 2.1.285 cell ran it as an unknown model (200,000),
     and 2.1.300 (whose nearest measured release is 2.1.285) knows it as a 1M model (generated seed 155002: its log said
-    effectiveWindow=980000). 2.1.290, which did not know it either, takes the cell."""
+    effectiveWindow=980000): the nearest measured release above with the same rules that knows it answers (2.1.327).
+    2.1.290, which did not know it either, takes the cell below."""
     from inspector.claude.measured import lookup
 
-    assert lookup("2.1.300", "claude-haiku-5-5").cell is None
-    assert "did not know claude-haiku-5-5" in lookup("2.1.300", "claude-haiku-5-5").note
+    lk = lookup("2.1.300", "claude-haiku-5-5")
+    assert lk.release == (2, 1, 327) and lk.cell is not None
+    assert "the nearest measured release above 2.1.300 (2.1.285, the nearest below, did not know claude-haiku-5-5" in lk.note
     assert thresholds(Settings(model="claude-haiku-5-5"), version="2.1.300").context_window == 1_000_000
     assert lookup("2.1.290", "claude-haiku-5-5").cell is not None
     assert thresholds(Settings(model="claude-haiku-5-5"), version="2.1.290").context_window == 200_000
+
+
+def test_a_model_known_since_the_measured_release_below_is_answered_by_the_one_above():
+    """claude-fable-5-1 is first named by 2.1.257; the era matrix measured 2.1.251 (which ran it as an unknown model:
+    167,000 enforced), 2.1.284 (a 200,000 window, no threshold enforced) and 2.1.285 (native 1M, 967,000 enforced), and
+    the rules change at 2.1.285. 2.1.273 ran it as 2.1.284 did (seed 110021: no threshold checked up to 300,000), where
+    today's catalog would give 2.1.285's 1M window enforced; 2.1.285 has its own measurement."""
+    t = thresholds(Settings(model="claude-fable-5-1"), version="2.1.273")
+    assert (t.context_window, t.enforced, t.auto_compact) == (200_000, False, None)
+    assert "measured on 2.1.284, the nearest measured release above 2.1.273" in t.measured
+    assert thresholds(Settings(model="claude-fable-5-1"), version="2.1.285").auto_compact == 967_000
 
 
 def test_model_settings_are_read_from_the_release_that_has_them(tmp_path):
