@@ -146,9 +146,13 @@ def fails_silently(th: Thresholds) -> bool:
     return th.era in SILENT_FAILURES
 
 
-def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], answered: Any = None) -> tuple[str, str]:
-    """What a refuted threshold leaves: the API's refusal where the compaction came at the window's edge and the
-    release compacts on a refusal, a window larger than assumed where it came past the window, another threshold
+def refuted_cause(
+    s: Session, e: Explanation, th: Thresholds, over: list[Turn], answered: Any = None, recorded: bool = False
+) -> tuple[str, str]:
+    """What a refuted threshold leaves: the API's refusal where the compaction kept a refusal's tail (more rounds than a
+    threshold compaction keeps, in a release that records no request: not `recorded`; 2.1.250 seed 1079 kept 14 rounds
+    at 306,102, on claude-opus-5[1m], which no transcript of that release records as such) or came at the window's edge
+    and the release compacts on a refusal, a window larger than assumed where it came past the window, another threshold
     otherwise. `answered` is the request recorded before the compaction when it got its reply: a refusal leaves
     the refused request unanswered, so an answered one rules the refusal out (the compaction came at the check
     before the next request: 2.1.328 routing a threshold compaction through its reactive engine, which failed
@@ -176,6 +180,9 @@ def refuted_cause(s: Session, e: Explanation, th: Thresholds, over: list[Turn], 
     window = th.model_window
     reacts, label = _reacts(s, th)
     measured_on = label or "this release"
+    tail = _tail_of_a_refusal(s, e, _refusal_words(reacts, label)) if not recorded else None
+    if tail is not None:  # (before a window larger than assumed, or failed tries: neither keeps more than a round)
+        return "prompt_too_long", f"{seen}; {tail}"
     # (a window larger than assumed explains nothing where an auto-compact window below the model's set the threshold)
     # (nor where Claude Code was shown to count this window while the API served more: th.served_past)
     if pre > window and th.context_window >= window and not th.served_past:
@@ -315,7 +322,7 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
             answered = q
     if over:
         e.refuted = len(over)
-        return refuted_cause(s, e, th, over, answered)
+        return refuted_cause(s, e, th, over, answered, recorded=bool(requests))
     if (
         th.auto_compact_enabled
         and not th.enforced
@@ -366,6 +373,22 @@ def _refusal_words(reacts: bool | None, label: str) -> str:
 UNRECORDED = "this release records no request to show the refusal"
 
 
+def _tail_of_a_refusal(s: Session, e: Explanation, how: str) -> str | None:
+    """Why the tail an automatic compaction kept says the API refused a request (a release that keeps a tail and
+    records no request), or None: it kept more than the one round a threshold compaction of its release keeps (a
+    refusal's tail is sized by how far the request was over). What it kept says it all: no other compaction of these
+    releases keeps more than one round by default; flags off by default can keep one more round of a threshold
+    compaction: hence "most likely"."""
+    from inspector.claude.versions import TAIL, rules_for
+
+    if e.rounds_kept is None or e.rounds_kept <= 1 or TAIL not in rules_for(s.version).era.strategies:
+        return None
+    return (
+        f"it kept the last {e.rounds_kept} rounds verbatim where a threshold compaction of this release keeps one, "
+        f"and the tail kept after a refusal is sized by how far the request was over ({how}; {UNRECORDED})"
+    )
+
+
 def _refusal_below(s: Session, e: Explanation, th: Thresholds, series: Series) -> str | None:
     """Why an automatic compaction below the threshold these rules give was the API's refusal, in a transcript that
     records no request (before 2.1.3xx), or None: it kept more than the one round a threshold compaction of its
@@ -374,17 +397,11 @@ def _refusal_below(s: Session, e: Explanation, th: Thresholds, series: Series) -
     threshold (the other explanation) was in force."""
     if e.pre_tokens is None or not th.auto_compact_enabled:
         return None
-    from inspector.claude.versions import TAIL, rules_for
-
     reacts, label = _reacts(s, th)
     how = _refusal_words(reacts, label)
-    if e.rounds_kept is not None and e.rounds_kept > 1 and TAIL in rules_for(s.version).era.strategies:
-        # (what it kept says it all: no other compaction of these releases keeps more than one round by default; flags
-        # off by default can keep one more round of a threshold compaction: hence "most likely")
-        return (
-            f"it kept the last {e.rounds_kept} rounds verbatim where a threshold compaction of this release keeps one, "
-            f"and the tail kept after a refusal is sized by how far the request was over ({how}; {UNRECORDED})"
-        )
+    tail = _tail_of_a_refusal(s, e, how)
+    if tail is not None:
+        return tail
     if reacts is False:
         return None
     above = _above_after(s, series, e, e.pre_tokens + 1)  # (the check before a request counts at least the last reply)

@@ -146,3 +146,16 @@ def test_a_reply_of_another_model_in_the_stretch_tells_a_refusal(tmp_path):
     assert e.cause == "prompt_too_long", e.cause_evidence
     assert "a reply of claude-haiku-4-5, to which the model was switched" in e.cause_evidence
     assert "unless that process ran with other settings" in e.cause_evidence
+
+
+def test_a_refusals_tail_tells_it_above_a_refuted_threshold(tmp_path):
+    """Seed 1079 on 2.1.250: a process on claude-opus-5[1m] (which no transcript of that release records as such: the
+    API's model name drops the [1m]) went to 289,000 uncompacted and was refused at 306,102; Claude Code compacted
+    keeping 14 rounds. The replies above claude-opus-5's 167,000 refute that threshold, and what the compaction kept
+    tells the refusal: a threshold compaction of this release keeps one round (inspector had said failed tries)."""
+    folder = saved_run(tmp_path, "found_1079_2.1.250")
+    main = _main_transcript(folder)
+    assert not [n for n in compare(folder).notes if n.startswith("compactions:")]
+    (e,) = [e for e in analyze(Session.load(main), _settings(folder)).compactions if e.kind == "auto"]
+    assert (e.cause, e.pre_tokens, e.rounds_kept) == ("prompt_too_long", 306_102, 14), e.cause_evidence
+    assert "so that threshold was not in force here; it kept the last 14 rounds verbatim" in e.cause_evidence
