@@ -278,6 +278,18 @@ def inspector_facts(folder: Path) -> Facts:
     return f
 
 
+def _fork_of(per: dict[Path, tuple[Any, Any, set[str]]], sid: str) -> Path | None:
+    """The transcript a --fork-session step of session `sid` wrote, where no record marks a copy (before 2.1.332): of
+    the other transcripts holding records of `sid`'s (a fork keeps their uuids), the newest written (2.1.250 seed
+    172002: the fork on claude-foo-1 beside its source on claude-sonnet-4-0, which had more replies)."""
+    src = next((t for t in per if t.stem == sid), None)
+    if src is None:
+        return None
+    theirs = {r.uuid for r in per[src][1].records if r.uuid}
+    forks = [t for t in per if t != src and any(r.uuid in theirs for r in per[t][1].records)]
+    return max(forks, key=lambda t: max((r.timestamp or "" for r in per[t][1].records), default=""), default=None)
+
+
 def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts:
     """inspector's compactions and thresholds of a run under these settings (`inspector_facts`)."""
     from inspector.tokens.explain import analyze
@@ -316,11 +328,12 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
         argv = list(steps[last].get("argv") or ())
         sid = argv[argv.index("--resume") + 1] if "--resume" in argv[:-1] else None
         mine = None
-        if fork and sid is not None:
-            if "--fork-session" in argv:
-                mine = next((t for t, (_, _, copied) in per.items() if sid in copied), None)
-            else:
-                mine = next((t for t in per if t.stem == sid), None)
+        if sid is not None and "--fork-session" in argv:
+            mine = next((t for t, (_, _, copied) in per.items() if sid in copied), None)
+            if mine is None:  # a release that marks no copy (before 2.1.332): the fork holds the copied records' uuids
+                mine = _fork_of(per, sid)
+        elif fork and sid is not None:
+            mine = next((t for t in per if t.stem == sid), None)
         elif fork and "--continue" in argv:
             # --continue goes on in the newest session (the fork, not the longer one it copied: 2.1.332 seed 110032)
             mine = max(per, key=lambda t: max((r.timestamp or "" for r in per[t][1].records), default=""))

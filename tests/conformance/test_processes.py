@@ -111,6 +111,18 @@ def test_a_process_resumed_with_an_announced_model_compacts_for_its_own(tmp_path
     ], [e.cause_evidence for e in exps]
 
 
+def test_the_harness_reads_a_forks_thresholds_from_the_fork_where_no_copy_is_marked(tmp_path):
+    """Generated seed 172002 on the real 2.1.250: a session on claude-foo-1 (an unknown model: its 200,000 window
+    enforced, CLAUDE_CODE_MAX_CONTEXT_TOKENS=200000), resumed on claude-sonnet-4-0, then forked on claude-foo-1. The
+    thresholds in force at the end are the fork's process's, which no record of 2.1.250 marks as a fork: the harness
+    finds it by the copied records' uuids (it had compared the source, claude-sonnet-4-0, unenforced)."""
+    from conformance.compare import compare
+
+    folder = saved_run(tmp_path, "gen_172002_2.1.250")
+    row = compare(folder)
+    assert not [n for n in row.notes if n.startswith(("compactions:", "threshold:", "window source:"))], row.notes
+
+
 def test_a_fork_that_begins_with_a_compaction_began_a_process_after_its_copy(tmp_path):
     """2.1.3xx's --fork-session copies the records since the last compaction, its boundary first; before 2.1.332
     nothing marks them copied (2.1.300 seed 160003): the copy is the records stamped before the file's first write,
