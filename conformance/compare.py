@@ -299,7 +299,6 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
     th = None
     most = -1
     found: dict[str, tuple[str, str]] = {}  # boundary uuid -> (its time, the fact): a fork's copy of one is the same
-    fork = False
     per: dict[Path, tuple[Any, Any, set[str]]] = {}  # transcript -> (its thresholds, the session, sessions it copied)
     worked: Any = None  # the session of `th`
     for t in sorted(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts):
@@ -308,7 +307,6 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
         # the thresholds of the session that did the work (a /autocompact step leaves a session of its own, with no
         # model in it); with a fork beside it, the last working step's transcript's (below)
         copied = {r.extra["copied_from"] for r in s.records if r.extra and r.extra.get("fork_copy")}
-        fork = fork or bool(copied)
         per[t] = (rep.thresholds, s, copied)
         if len(rep.series.turns) > most:
             th, most, worked = rep.thresholds, len(rep.series.turns), s
@@ -332,10 +330,11 @@ def _thresholds_facts(folder: Path, run: dict[str, Any], settings: Any) -> Facts
             mine = next((t for t, (_, _, copied) in per.items() if sid in copied), None)
             if mine is None:  # a release that marks no copy (before 2.1.332): the fork holds the copied records' uuids
                 mine = _fork_of(per, sid)
-        elif fork and sid is not None:
+        elif sid is not None:
             mine = next((t for t in per if t.stem == sid), None)
-        elif fork and "--continue" in argv:
-            # --continue goes on in the newest session (the fork, not the longer one it copied: 2.1.332 seed 110032)
+        elif "--continue" in argv and per:
+            # --continue goes on in the newest session (the fork, not the longer one it copied: 2.1.332 seed 110032;
+            # 2.1.300 seed 110032, which marks no copy)
             mine = max(per, key=lambda t: max((r.timestamp or "" for r in per[t][1].records), default=""))
         if mine is not None:
             th, worked = per[mine][0], per[mine][1]
