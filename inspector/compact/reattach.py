@@ -876,9 +876,14 @@ def _files_if_resumed(
     return names if names != _reattached(files) else None
 
 
+_TOOLS_LISTED = re.compile(r"<tools-used-before-summary>([^<]*)</tools-used-before-summary>")
+
+
 def tools_used(s: Any, indexes: list[int]) -> list[str]:
     """The tools used so far, as the summary's <tools-used-before-summary> lists them: the session's `tools-used`
-    record when it has one, else the tool calls of the chain; sorted."""
+    record when it has one, the tools an earlier summary of the chain listed (the list runs on from one compaction to
+    the next: 2.1.304-2.1.310 write no `tools-used` record, and a fork holds only the records since the last compaction,
+    its summary among them: 2.1.310 seed 186012), and the tool calls of the chain; sorted."""
     names: set[str] = set()
     rec = next((k for k in range(len(s.records) - 1, -1, -1) if s.records[k].type == "tools-used"), None)
     if rec is not None:
@@ -886,7 +891,11 @@ def tools_used(s: Any, indexes: list[int]) -> list[str]:
         if isinstance(tools, list):
             names |= {t for t in tools if isinstance(t, str)}
     for i in indexes:
-        names |= {name for _, name in s.records[i].tool_uses}
+        r = s.records[i]
+        names |= {name for _, name in r.tool_uses}
+        if r.is_compact_summary:
+            for listed in _TOOLS_LISTED.findall(s.record_text(i)[:4000]):
+                names |= {t.strip() for t in listed.split(",") if t.strip()}
     return sorted(names)
 
 

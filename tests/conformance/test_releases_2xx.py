@@ -68,3 +68,13 @@ def test_a_2_1_300_repl_records_no_row_for_its_first_request(tmp_path):
     assert not [n for n in compare(folder).notes if "first difference" in n]
     other = saved_run(tmp_path / "other", "found_1065_2.1.285")  # (no rows at all: nothing left out)
     assert unrecorded_first_requests(other) == 0
+
+
+def test_the_tools_a_summary_lists_run_on_from_the_summary_before(tmp_path):
+    """2.1.310 (generated run gen_186012) writes no `tools-used` record; its summaries' <tools-used-before-summary>
+    list runs on from one compaction to the next ("Bash, Glob" in every one), and a fork holds only the records since
+    the last compaction, its summary among them: the fork's next summary lists Bash, which no record of the fork
+    calls (inspector had listed Glob alone)."""
+    folder = saved_run(tmp_path, "gen_186012_2.1.310")
+    got = replay(folder)
+    assert len(got) >= 6 and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
