@@ -78,3 +78,19 @@ def test_the_tools_a_summary_lists_run_on_from_the_summary_before(tmp_path):
     folder = saved_run(tmp_path, "gen_186012_2.1.310")
     got = replay(folder)
     assert len(got) >= 6 and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
+
+
+def test_deferred_tools_begin_with_2_1_304(tmp_path):
+    """Deferred tools (a deferred_tools_delta announcement) begin with 2.1.304 (bisected: 2.1.303 announces none on
+    claude-sonnet-4-5), where the Claude 3 models load every tool. 2.1.310 (generated run gen_186009): a session begun
+    on claude-3-5-sonnet and switched to claude-sonnet-4-5[1m] compacted, and the compaction announced the new model's
+    deferred tools, the task tools among them (inspector had announced none: its rule was measured on 2.1.328 only)."""
+    from inspector.claude.models import defers_tools, task_tools
+
+    assert defers_tools("claude-sonnet-4-5", (2, 1, 303)) is None
+    assert defers_tools("claude-sonnet-4-5", (2, 1, 304)) is True
+    assert defers_tools("claude-3-5-sonnet", (2, 1, 310)) is False
+    assert task_tools("claude-sonnet-4-5", (2, 1, 310)) is True and task_tools("claude-sonnet-5", (2, 1, 310)) is False
+    folder = saved_run(tmp_path, "gen_186009_2.1.310")
+    first = next(r for r in replay(folder) if r.boundary == 0)
+    assert first.ok, first.detail
