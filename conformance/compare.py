@@ -585,7 +585,12 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
                 # the last record written before it is the chain's end, not the newest stamped (an attachment written
                 # after a parallel call's result but stamped before it: 2.1.328 REPL seed 79200)
                 chain = conv._repair(conv._walk(last, logical=False))
-            if q.replies and q.replies[0] <= nxt:
+            if q.replies and q.replies[0] < q.index:
+                # its reply written above its own row and prompt (2.1.310's REPL wrote its first reply at the file's
+                # head, REPL seed 186001): the chain that reply hangs from, walked by its parents
+                walked = Conversation(s.records[:nxt])._walk(q.replies[0], logical=False)
+                chain = walked[:-1] if walked and walked[-1] == q.replies[0] else walked
+            elif q.replies and q.replies[0] <= nxt:
                 # the chain its first reply hangs from: with the reply as the leaf, not whichever record before it is
                 # the newest (parallel tool results each hang from their own call, and one written after a later
                 # bookkeeping record but stamped before it would be the leaf, its siblings put back out of order)

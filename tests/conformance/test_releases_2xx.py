@@ -94,3 +94,14 @@ def test_deferred_tools_begin_with_2_1_304(tmp_path):
     folder = saved_run(tmp_path, "gen_186009_2.1.310")
     first = next(r for r in replay(folder) if r.boundary == 0)
     assert first.ok, first.detail
+
+
+def test_a_repl_reply_written_above_its_prompt_is_checked_against_its_own_chain(tmp_path):
+    """2.1.310's REPL wrote the first reply at the file's head, above its prompt and its request's row (REPL run
+    gen_repl_186001): the harness's wire check cut the records at that reply and compared an empty request; the
+    chain is the one the reply hangs from, walked by its parents."""
+    from conformance.compare import wire_differences
+
+    folder = saved_run(tmp_path, "gen_repl_186001_2.1.310")
+    checked, diffs = wire_differences(folder)
+    assert checked >= 12 and not diffs, diffs
