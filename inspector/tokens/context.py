@@ -191,13 +191,14 @@ def fork_copy_end(s: Session) -> int | None:
     boundary first: a file of its own never starts so; 2.1.300 seed 160003, whose copy has no mark: the fork's process
     re-attached no file the copied compaction had, inspector one); None otherwise."""
     recs = s.records
-    first_node = next((r for r in recs if r.uuid is not None), None)
-    copied_from_boundary = first_node is not None and first_node.is_compact_boundary
-    if not copied_from_boundary and not any(r.extra and r.type == "assistant" and r.extra.get("fork_copy") for r in recs):
-        return None
     first = next((r.timestamp for r in recs if r.timestamp), None)
     if first is None:
         return None
+    first_node = next((r for r in recs if r.uuid is not None), None)
+    copied_from_boundary = first_node is not None and first_node.is_compact_boundary
+    if not copied_from_boundary and not any(r.extra and r.type == "assistant" and r.extra.get("fork_copy") for r in recs):
+        if not _copied_conversation(recs, first):
+            return None
     end = None
     for i, r in enumerate(recs):
         if r.timestamp is None:
@@ -207,6 +208,22 @@ def fork_copy_end(s: Session) -> int | None:
         elif end is not None and r.type in ("user", "assistant") and r.timestamp >= first:
             break  # the fork's own messages: the copy is behind
     return end
+
+
+def _copied_conversation(recs: list[Any], first: str) -> bool:
+    """A fork of a session with no compaction, before 2.1.332 (nothing marks the copy): a prompt and a reply stamped
+    before the file's first write, and the first message stamped after it the fork's own prompt (2.1.290 seed 187014). A REPL's
+    queued prompt is written first too, above the replies of the turn it waits for, but the turn goes on after it: the
+    next message stamped after it is a tool result or a reply (2.1.300 REPL seed 173000, 2.1.310 REPL seed 181001)."""
+
+    def prompt(r: Any) -> bool:
+        return r.type == "user" and not (r.tool_results or r.is_meta or r.is_compact_summary or r.is_sidechain)
+
+    before = [r for r in recs if r.timestamp is not None and r.timestamp < first]
+    if not any(r.type == "assistant" and r.has_real_usage for r in before) or not any(prompt(r) for r in before):
+        return False  # (a file of its own: at most a reply stamped a moment before the prompt that opens it)
+    own = next((r for r in recs if r.type in ("user", "assistant") and r.timestamp is not None and r.timestamp >= first), None)
+    return own is not None and prompt(own)
 
 
 def same_process(s: Session, start: int | None, end: int) -> bool:

@@ -158,3 +158,23 @@ def test_a_fork_that_begins_with_a_compaction_began_a_process_after_its_copy(tmp
         write_jsonl(tmp_path / "o" / "own.jsonl", [prompt, early, {**user("u2", "a0", "more"), "timestamp": at(11.0)}])
     )
     assert fork_copy_end(alone) is None
+
+
+def test_a_fork_of_a_session_with_no_compaction_began_a_process_after_its_copy(tmp_path):
+    """2.1.290 (generated run gen_187014): a fork of a session that had not compacted copies its whole conversation,
+    unmarked (before 2.1.332), below the fork process's first records and stamped before them. The fork's process began
+    after the copy: the background agents the copied records launched were not its own, and its compaction re-announced
+    none (inspector had re-announced three). A REPL's queued prompt, also written above older replies, is no fork: its
+    turn goes on after it (the next message a tool result)."""
+    from conformance.replay import replay
+    from inspector.tokens.context import fork_copy_end, process_exits
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "gen_187014_2.1.290")
+    fork = next(p for p in (folder / "projects").rglob("41f1e64f*.jsonl"))
+    s = Session.load(fork)
+    end = fork_copy_end(s)
+    assert end is not None and end in process_exits(s)
+    assert s.records[end + 1].type == "user" and "go on in a fork" in s.record_text(end + 1)
+    got = replay(folder)
+    assert got and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]

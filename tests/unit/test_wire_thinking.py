@@ -315,7 +315,26 @@ def test_a_fork_is_read_as_a_copy_then_a_process_of_its_own(tmp_path) -> None:
     assert process_exits(s) == [3]  # the copy's last record
     plain = tmp_path / "plain.jsonl"
     plain.write_bytes(b"".join(orjson.dumps({k: v for k, v in r.items() if k != "requestSessionId"}) + b"\n" for r in recs))
-    assert process_exits(Session.load(plain)) == []
+    # unmarked, as a release before 2.1.332 writes a fork (2.1.290 seed 187014): the prompt and reply stamped before
+    # the file's first write, then the fork's own prompt, are still its copy; none of its replies is a copy by mark
+    unmarked = Session.load(plain)
+    assert process_exits(unmarked) == [3]
+    assert not any(is_copy(r) for r in unmarked.records if r.type == "assistant")
+    # a REPL's queued prompt written above the replies of the turn it waits for is no copy: the turn goes on after it
+    turn = [
+        recs[0],
+        recs[1],
+        recs[2],
+        rec(
+            6,
+            "55.950",
+            type="user",
+            message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        ),
+    ]
+    repl = tmp_path / "repl.jsonl"
+    repl.write_bytes(b"".join(orjson.dumps({k: v for k, v in r.items() if k != "requestSessionId"}) + b"\n" for r in turn))
+    assert process_exits(Session.load(repl)) == []
 
 
 def test_a_forks_copied_compaction_is_explained_by_the_session_it_was_forked_from(tmp_path) -> None:
