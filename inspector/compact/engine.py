@@ -720,7 +720,7 @@ def engine_compact(
         if recs[i].uuid and (prefix or recs[i].get("attachment_type") != "prompt_snapshot" or i in listed)
     ]
     snapshots_held = not prefix and any(recs[i].get("attachment_type") == "prompt_snapshot" for i in held)
-    keep_uuids = [str(recs[i].uuid) for i in (held if prefix else _snapshots_together(s, held))]
+    keep_uuids = [str(recs[i].uuid) for i in (held if prefix else _snapshots_together(s, held, _process_start(sl)))]
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
@@ -960,14 +960,19 @@ def _listed_snapshots(sl: Slice, msgs: list[int], keep: list[int]) -> set[int]:
     return out
 
 
-def _snapshots_together(s: Any, held: list[int]) -> list[int]:
-    """`held` with each prompt_snapshot moved up to just after the one before it: the place up to 2.1.327 lists a
-    snapshot the process wrote for a later request (generated seed 150003 on 2.1.290 and 2.1.315: a refused request's
-    snapshot listed after the compaction's own, before the replies written between them)."""
+def _snapshots_together(s: Any, held: list[int], start: int = -1) -> list[int]:
+    """`held` with each prompt_snapshot the compacting process wrote (after `start`, where it began) moved up to just
+    after the one before it: the place up to 2.1.327 lists a snapshot the process wrote for a later request (generated
+    seed 150003 on 2.1.290 and 2.1.315: a refused request's snapshot listed after the compaction's own, before the
+    replies written between them). One it loaded stays where the file has it (2.1.310 seed 186047: a fork's copied
+    snapshots kept in the copy's order)."""
     out: list[int] = []
     last = None  # the position in `out` just after the last snapshot placed
     for i in held:
-        if s.records[i].get("attachment_type") == "prompt_snapshot":
+        if s.records[i].get("attachment_type") == "prompt_snapshot" and i <= start:
+            out.append(i)
+            last = len(out)
+        elif s.records[i].get("attachment_type") == "prompt_snapshot":
             if last is not None:
                 out.insert(last, i)
                 last += 1

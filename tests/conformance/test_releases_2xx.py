@@ -105,3 +105,13 @@ def test_a_repl_reply_written_above_its_prompt_is_checked_against_its_own_chain(
     folder = saved_run(tmp_path, "gen_repl_186001_2.1.310")
     checked, diffs = wire_differences(folder)
     assert checked >= 12 and not diffs, diffs
+
+
+def test_a_prompt_snapshot_the_compacting_process_loaded_stays_where_the_file_has_it(tmp_path):
+    """Up to 2.1.327 a kept tail lists the prompt_snapshots the compacting process wrote each right after the one
+    before it, and one it loaded where the file has it: 2.1.310 (generated run gen_186047) refused a fork's request;
+    the tail kept the copied records in the copy's order, a snapshot after the reply it followed (inspector had moved
+    it up before that reply)."""
+    folder = saved_run(tmp_path, "gen_186047_2.1.310")
+    got = replay(folder)
+    assert len(got) >= 3 and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
