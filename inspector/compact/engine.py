@@ -969,18 +969,14 @@ def _snapshots_together(s: Any, held: list[int], start: int = -1) -> list[int]:
     out: list[int] = []
     last = None  # the position in `out` just after the last snapshot placed
     for i in held:
-        if s.records[i].get("attachment_type") == "prompt_snapshot" and i <= start:
+        if s.records[i].get("attachment_type") != "prompt_snapshot":
+            out.append(i)
+        elif i > start and last is not None:  # one it wrote: just after the one before it
+            out.insert(last, i)
+            last += 1
+        else:  # the first, or one it loaded: where the file has it
             out.append(i)
             last = len(out)
-        elif s.records[i].get("attachment_type") == "prompt_snapshot":
-            if last is not None:
-                out.insert(last, i)
-                last += 1
-                continue
-            out.append(i)
-            last = len(out)
-        else:
-            out.append(i)
     return out
 
 

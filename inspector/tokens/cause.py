@@ -73,22 +73,21 @@ def _above_before(series: Series, e: Explanation, threshold: int, s: Session | N
     return out[::-1]
 
 
-def _above_after(s: Session, series: Series, e: Explanation, level: int) -> tuple[Turn, bool] | None:
+def _above_after(s: Session, series: Series, e: Explanation, level: int, made_for: str | None) -> tuple[Turn, bool] | None:
     """The first reply after an automatic compaction whose context was at or above `level` and after which its process
     sent the next request without compacting: no threshold at or below `level` was in force in that process (Claude
     Code checks before every request, and a compaction that succeeded resets its breaker). In its stretch (a reply of
     another model there too: a threshold that low is set by the settings, not by a model's window; 2.1.285 seed 7010
     refused claude-opus-5[1m] at 51,169, and claude-haiku-4-5, resumed in that stretch, went to 87,000), or in a later
-    one on the model it was made for (`made_for_model`; 2.1.250 seed 183014 refused at 50,055 and at 50,060, and a
-    later process's reply at 62,000 went out uncompacted after the second; 2.1.273 and 2.1.285 seed 1126, which
-    announce their models, the same); with it, whether that process is the one that compacted (a later one, resumed,
+    one on the model it was made for (`made_for`, from `made_for_model`; 2.1.250 seed 183014 refused at 50,055 and at
+    50,060, and a later process's reply at 62,000 went out uncompacted after the second; 2.1.273 and 2.1.285 seed 1126,
+    which announce their models, the same); with it, whether that process is the one that compacted (a later one, resumed,
     may have run with other settings). None when no reply says so (a compaction that had nothing to summarize fails
     in silence)."""
     if e.kind != "auto" or e.pos is None:
         return None
     seg = bisect.bisect_right(series.boundaries, e.pos)  # the stretch that starts at this boundary
     k = bisect.bisect_left(turn_positions(series), e.pos)
-    made_for = made_for_model(s, e.index)
     turns = series.turns
     for t, nxt in zip(turns[k:], turns[k + 1 :]):
         later = t.segment != seg  # past the stretch: only where the model it was made for is known
@@ -404,11 +403,12 @@ def _refusal_below(s: Session, e: Explanation, th: Thresholds, series: Series) -
         return tail
     if reacts is False:
         return None
-    above = _above_after(s, series, e, e.pre_tokens + 1)  # (the check before a request counts at least the last reply)
+    made_for = made_for_model(s, e.index)
+    above = _above_after(s, series, e, e.pre_tokens + 1, made_for)  # (the check before a request counts the last reply)
     if above is None:
         return None
     t, own = above
-    made_for, model = made_for_model(s, e.index), s.records[t.index].model
+    model = s.records[t.index].model
     line = str(s.records[t.index].line)
     if made_for and model and not same_model(model, made_for):
         line += f" (a reply of {model}, to which the model was switched)"

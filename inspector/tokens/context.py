@@ -196,9 +196,9 @@ def fork_copy_end(s: Session) -> int | None:
         return None
     first_node = next((r for r in recs if r.uuid is not None), None)
     copied_from_boundary = first_node is not None and first_node.is_compact_boundary
-    if not copied_from_boundary and not any(r.extra and r.type == "assistant" and r.extra.get("fork_copy") for r in recs):
-        if not _copied_conversation(recs, first):
-            return None
+    marked = any(r.extra and r.type == "assistant" and r.extra.get("fork_copy") for r in recs)
+    if not (copied_from_boundary or marked or _copied_conversation(recs, first)):
+        return None
     end = None
     for i, r in enumerate(recs):
         if r.timestamp is None:
