@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar=("PROBE", "LO", "HI"),
         help="the first release in (LO, HI] where PROBE's answer changes (probes: blocking, enforce-sonnet-4-5, "
         "enforce-sonnet-4-6, leaf, leaf-order, leaf-named, leaf-thinking, unanswered-call, repair, repair-order, "
-        "enforce-sonnet-5, analysis, iterations, settings-auto-compact, settings-window, env-window: "
+        "enforce-sonnet-5, analysis, iterations, settings-auto-compact, settings-window, env-window, "
+        "blocking-another-window: "
         "conformance.matrix.PROBES); recorded "
         "in inspector/claude/era_matrix.json",
     )

@@ -1161,6 +1161,39 @@ def _max_context_tokens(claude: Claude) -> bool:
     return _window_read(claude, env, None, model="claude-foo-1", sizes=(30_000, 95_000, 100_000))
 
 
+def _blocks_another_window(claude: Claude) -> bool:
+    """A session grown on claude-sonnet-4-5[1m] to 240,000 tokens, then resumed on claude-haiku-4-5, whose threshold the
+    release does not enforce (an `auto` window) and whose blocking limit is below that: True when the resumed process
+    compacts before its first request (its estimate is blocked: "routing through reactive"), False when it sends the
+    request as it is. The same growth on claude-haiku-4-5 alone passes its blocking limit on every release from 2.1.153
+    without a compaction (the era matrix's cells); only the switch from a larger window shows the rule."""
+    first = Script(turns=2, sizes=(20_000, 21_000, 22_000))
+    grow = Script(turns=2, sizes=(150_000, 230_000, 240_000))
+    back = Script(turns=1, sizes=(250_000, 260_000), after=30_000)
+    sc = Scenario(
+        "matrix",
+        "claude-haiku-4-5",
+        (
+            Step(PROMPT, first),
+            Step("continue", grow, resume="resume", model="claude-sonnet-4-5[1m]"),
+            Step("go on", back, resume="resume", model="claude-haiku-4-5"),
+        ),
+    )
+    r = run(sc, claude, timeout=300)
+    try:
+        grown = [q.tokens for q in r.steps[1].requests if q.kind == "turn"]
+        seq = [q for q in r.steps[2].requests if q.kind in ("turn", "summary")]
+        if 240_000 not in grown or not seq:
+            raise RuntimeError(f"the probe ended without a verdict (grown to {grown}, then {[q.kind for q in seq]})")
+        if seq[0].kind == "summary":
+            return True
+        if seq[0].tokens == 250_000 and seq[0].answer != "prompt_too_long":
+            return False
+        raise RuntimeError(f"the probe ended without a verdict ({[(q.kind, q.answer, q.tokens) for q in seq]})")
+    finally:
+        r.close()
+
+
 def _foreign_thinking_left_out(claude: Claude) -> bool:
     """Replies on claude-sonnet-4-0 that think and call a tool, then the session resumed on claude-haiku-4-5: True
     when its requests leave out the other model's reasoning (the first reply's thinking block), False when they send
@@ -1324,6 +1357,12 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "foreign-thinking": (
         _foreign_thinking_left_out,
         "a request leaves out the reasoning of the replies another model wrote (before: sent as written)",
+        "release",
+    ),
+    "blocking-another-window": (
+        _blocks_another_window,
+        "a session resumed on a model whose threshold is not enforced, above that model's blocking limit from another "
+        "model's larger window, compacts before its first request (before: sends it)",
         "release",
     ),
     "analysis": (_analysis_kept, "an <analysis> after the <summary> is kept in the summary record", "release"),

@@ -267,7 +267,14 @@ def _prompted_after_error(s: Session, start: int, end: int) -> int | None:
 REQUEST_EVIDENCE = "the last request before it"  # how the evidence of a recorded request begins
 
 
-def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, series: Series | None = None) -> tuple[str, str]:
+def compaction_cause(
+    s: Session,
+    e: Explanation,
+    th: Thresholds,
+    requests: Any,
+    series: Series | None = None,
+    settings: Settings | None = None,
+) -> tuple[str, str]:
     """Why a compaction happened, with the evidence: the kind of boundary, and for an automatic one the request
     recorded before it (2.1.3xx: a request with no reply was refused as too long) or, without recorded requests,
     what the release's rules allow (a threshold not enforced compacts only on a refusal)."""
@@ -325,17 +332,21 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
     if (
         th.auto_compact_enabled
         and not th.enforced
-        and th.era == "2.1.328"
-        and th.blocking is not None
+        and not refused
         and e.pre_tokens is not None
         and e.pre_tokens >= th.blocking
-        and not refused
+        and (larger := _larger_window(s, e, th, series, settings)) is not None
     ):
-        # 2.1.328 and later compact at the blocking limit whatever the window's source (routing through reactive,
-        # before sending: a fork on a model with a smaller window began 33k above its limit, 2.1.328 seed 113016)
+        # from 2.1.295, a request at the blocking limit of its model, whose last reply was requested on a model with a
+        # larger window, is compacted first, on that model, whatever the window's source (2.1.328's "routing through
+        # reactive (thresholdSource=auto)", `compact_larger_model`): a session resumed or forked onto a smaller window
+        # above its limit (2.1.328 seed 113016, 2.1.322 seed 188007; the era matrix's blocking-another-window probe)
+        model, window = larger
+        e.larger_model = model
         return "threshold", (
-            f"preTokens {fmt(e.pre_tokens)} ≥ the blocking limit {fmt(th.blocking)}: Claude Code compacts there before "
-            "sending, whatever the window's source"
+            f"preTokens {fmt(e.pre_tokens)} ≥ the blocking limit {fmt(th.blocking)} of {th.model or 'the model'}, and the "
+            f"last reply before it was requested on {model}, a larger window ({fmt(window)}): Claude Code "
+            f"{_writer(s, e)} compacts there before sending, with that model, whatever the window's source"
         )
     if th.auto_compact_enabled and not th.enforced:
         return "prompt_too_long", (
@@ -349,6 +360,38 @@ def compaction_cause(s: Session, e: Explanation, th: Thresholds, requests: Any, 
         return "prompt_too_long", refusal
     e.may_be_refusal = not requests and th.auto_compact_enabled and _reacts(s, th)[0] is not False
     return "unknown", 'trigger "auto" below the threshold these rules give'
+
+
+def _writer(s: Session, e: Explanation) -> str:
+    """The release that wrote a compaction's boundary (the session's, when the boundary names none)."""
+    return s.records[e.index].version or s.version or "?"
+
+
+def _larger_window(
+    s: Session, e: Explanation, th: Thresholds, series: Series | None, settings: Settings | None
+) -> tuple[str, int] | None:
+    """The model the last reply before an automatic compaction was requested on (its record's `requestedModel`, written
+    from 2.1.295), with its window, when the release that compacted knew that model and its window is larger than the
+    compaction's model's: from 2.1.295 a request whose count is at its model's blocking limit is then compacted first,
+    on the larger model (the era matrix's blocking-another-window bisection: 2.1.294 sent such a request; on 2.1.328 a
+    switch between two windows of one size did not compact so, nor did a session grown on one model past its limit)."""
+    from inspector.claude.measured import answer_at
+    from inspector.claude.models import catalog, unknown_to
+    from inspector.claude.release import parse_version
+
+    version = s.records[e.index].version or s.version
+    if series is None or settings is None or e.pos is None or answer_at("blocking-another-window", version) is not True:
+        return None
+    k = bisect.bisect_left(turn_positions(series), e.pos)
+    if k == 0:
+        return None
+    asked = s.body(series.turns[k - 1].index).get("requestedModel")
+    if not isinstance(asked, str) or not asked or asked == th.model:
+        return None
+    if catalog(asked) is None or unknown_to(asked, parse_version(version)) is not None:
+        return None  # a model the release did not recognise: its window is not compared
+    other = thresholds(for_model(settings, asked, s.announces_models), version=version)
+    return (asked, other.model_window) if other.model_window > th.model_window else None
 
 
 def _reacts(s: Session, th: Thresholds) -> tuple[bool | None, str]:

@@ -388,7 +388,7 @@ def explain_boundary(
     if kind != "microcompact":  # (what it kept is evidence of its cause: a refusal's tail is sized by its gap)
         e.kept_uuids = kept_uuids(s, index, meta)
         e.rounds_summarized, e.rounds_kept = _rounds(s, series, pos, e.kept_uuids)
-    e.cause, e.cause_evidence = compaction_cause(s, e, th, requests, series)
+    e.cause, e.cause_evidence = compaction_cause(s, e, th, requests, series, settings)
     e.threshold_source = _window_words(th)
     e.explanation = sentence(e, th)
     if e.cause == "threshold" and series is not None:
@@ -589,6 +589,8 @@ def sentence(e: Explanation, th: Thresholds) -> str:
                     else ""
                 )
             )
+        elif e.cause == "threshold" and e.larger_model is not None:
+            why = f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}) before a request was sent: {e.cause_evidence}" + kept
         elif e.cause == "threshold" and not th.enforced:
             why = (
                 f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}) before a request was sent ({e.cause_evidence}): "

@@ -42,6 +42,9 @@ class Explanation:
     rounds_summarized: int | None = None  # API rounds (responses with their tool results) summarized
     rounds_kept: int | None = None
     may_be_refusal: bool = False  # an automatic compaction of unknown cause that the API's refusal may have set off
+    # the model, of a larger window, the reply before an automatic compaction at its model's blocking limit was
+    # requested on (2.1.295+ compacts there, on that model, whatever the window's source: cause._larger_window)
+    larger_model: str | None = None
     rules: str = ""  # which Claude Code rules set the threshold, and why
     rules_of: str = ""  # the releases whose rules those are, e.g. "2.1.21 – 2.1.158"
     threshold_source: str = ""  # how the threshold was computed (window, reserve, buffer; or not enforced)
@@ -90,6 +93,8 @@ class Explanation:
             "duration_ms": self.duration_ms,
             "cumulative_dropped_tokens": self.cumulative_dropped_tokens,
         }
+        if self.larger_model is not None:
+            d["larger_model"] = self.larger_model
         if self.what_if is not None:
             d.update(what_if=self.what_if, what_if_threshold=self.what_if_threshold, what_if_margin=self.what_if_margin)
         if self.compact_call is not None:

@@ -115,3 +115,12 @@ def test_a_prompt_snapshot_the_compacting_process_loaded_stays_where_the_file_ha
     folder = saved_run(tmp_path, "gen_186047_2.1.310")
     got = replay(folder)
     assert len(got) >= 3 and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
+
+
+def test_a_fork_onto_a_smaller_window_above_its_blocking_limit_compacts_on_the_threshold(tmp_path):
+    """2.1.310 (kept scenario found_113016): replies on claude-sonnet-4-0[1m] up to 301,990, then a fork on
+    claude-3-5-haiku, whose threshold the release does not enforce: the fork compacted at 302,058 before its first
+    request, on the larger model (2.1.295+), where inspector had named a refusal."""
+    folder = saved_run(tmp_path, "found_113016_2.1.310")
+    row = compare(folder)
+    assert row.match and row.claude.compactions == ["threshold at 302,058, kept 4"], row.notes

@@ -13,7 +13,7 @@ from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
 
 
-def _session(tmp_path, pre: int):
+def _session(tmp_path, pre: int, version: str = "2.1.328", asked: str | None = "claude-sonnet-4-0[1m]"):
     """2.1.328 seed 113016's fork: a context of `pre` tokens written on a 1M model, then claude-3-5-haiku (its window
     the catalog's: not enforced, blocking at 188,808) announced and compacting before its first request."""
     recs = [
@@ -24,17 +24,43 @@ def _session(tmp_path, pre: int):
         system("cb", "m1", "compact_boundary", sec=3, compactMetadata={"trigger": "auto", "preTokens": pre}),
         user("sm", "cb", "This session is being continued from a previous conversation.", sec=3, isCompactSummary=True),
     ]
+    if asked is not None:
+        recs[1]["requestedModel"] = asked  # what the reply was requested on (written from 2.1.295)
     for r in recs:
-        r["version"] = "2.1.328"
-    return Session.load(write_jsonl(tmp_path / f"s{pre}.jsonl", recs))
+        r["version"] = version
+    return Session.load(write_jsonl(tmp_path / f"s{pre}_{version}_{asked}.jsonl", recs))
 
 
 def test_a_compaction_at_the_blocking_limit_is_the_threshold_s(tmp_path):
     settings = Settings.from_environment(env={}, config_dir=tmp_path / "none")
     above = analyze(_session(tmp_path, 222_058), settings).compactions[-1]
     assert above.cause == "threshold" and "blocking limit 188,808" in above.cause_evidence
+    assert "requested on claude-sonnet-4-0[1m]" in above.cause_evidence
+    assert "window was set" not in above.explanation and above.as_dict()["larger_model"] == "claude-sonnet-4-0[1m]"
     below = analyze(_session(tmp_path, 150_000), settings).compactions[-1]
     assert below.cause == "prompt_too_long"  # under the limit an unenforced threshold compacts only on a refusal
+
+
+def test_the_releases_that_compact_at_the_blocking_limit_of_an_unenforced_threshold(tmp_path):
+    """Bisected on the binaries (the era matrix's blocking-another-window probe: a session grown on a 1M window, then
+    resumed on claude-haiku-4-5 above its blocking limit): 2.1.294 sent the request (the API refuses it, and the
+    refusal compacts), 2.1.295 and later compact before sending (2.1.310 seed 113016, 2.1.322 seed 188007)."""
+    settings = Settings.from_environment(env={}, config_dir=tmp_path / "none")
+    for version, cause in (
+        ("2.1.250", "prompt_too_long"),
+        ("2.1.294", "prompt_too_long"),
+        ("2.1.295", "threshold"),
+        ("2.1.310", "threshold"),
+        ("2.1.332", "threshold"),
+    ):
+        got = analyze(_session(tmp_path, 222_058, version), settings).compactions[-1]
+        assert got.cause == cause, (version, got.cause, got.cause_evidence)
+    # only a switch from a larger window compacts so (2.1.328: claude-opus-4-5's 200,000 to claude-3-5-haiku's sent the
+    # request; a session grown on one model past its limit sends it too); a reply that names no requested model is
+    # not evidence of one
+    for asked in ("claude-opus-4-5", "claude-3-5-haiku", None):
+        got = analyze(_session(tmp_path, 222_058, "2.1.328", asked), settings).compactions[-1]
+        assert got.cause == "prompt_too_long", (asked, got.cause_evidence)
 
 
 def test_the_models_that_get_deferred_tools():
