@@ -236,6 +236,31 @@ def cases_for(s: Any) -> list[Case]:
     return cases
 
 
+def _as_merged(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records in the order their blocks are sent: a reply's later fragments join its first, as the wire joins them,
+    over the tool results and attachments written between them (a call run while the reply streamed: its result is
+    written before the reply's next fragment; 2.1.219 seed 189059)."""
+    out: list[dict[str, Any]] = []
+    open_at: dict[str, int] = {}  # a reply's message id -> where its fragments go, while only results follow it
+    for b in bodies:
+        msg = b.get("message") or {}
+        mid = msg.get("id") if b.get("type") == "assistant" else None
+        if mid is not None and mid in open_at:
+            out.insert(open_at[mid], b)
+            open_at = {k: (v + 1 if v >= open_at[mid] else v) for k, v in open_at.items()}
+            continue
+        c = msg.get("content")
+        result = b.get("type") == "user" and isinstance(c, list) and any(
+            isinstance(x, dict) and x.get("type") == "tool_result" for x in c
+        )
+        if b.get("type") == "user" and not result:
+            open_at.clear()
+        out.append(b)
+        if mid is not None:
+            open_at[mid] = len(out)
+    return out
+
+
 def in_order(res: Any, sent: list[dict[str, Any]]) -> tuple[bool, str]:
     """For a session saved in an older release's format (no exact wire form): the summary and every kept message of
     the preview reach the request, in order (text by text, tool call and result by id)."""
@@ -253,10 +278,10 @@ def in_order(res: Any, sent: list[dict[str, Any]]) -> tuple[bool, str]:
         return out
 
     want: list[tuple[str, str]] = []
-    for v in res.view:
-        if v.role not in ("user", "assistant") or v.body.get("isApiErrorMessage"):
+    for body in _as_merged([v.body for v in res.view if v.role in ("user", "assistant", "attachment")]):
+        if body.get("type") not in ("user", "assistant") or body.get("isApiErrorMessage"):
             continue  # an API error's message ("Prompt is too long") is in force, never sent (claude/wire.py)
-        c = (v.body.get("message") or {}).get("content")
+        c = (body.get("message") or {}).get("content")
         want += needles([{"type": "text", "text": c}] if isinstance(c, str) else [b for b in c or () if isinstance(b, dict)])
     have: list[tuple[str, str]] = []
     for m in sent:

@@ -1039,3 +1039,37 @@ def test_a_fork_s_copies_of_its_session_s_replies_are_checked_in_that_session(tm
         st["argv"] = [a for a in st["argv"] if a != "--resume"]  # (the order of the names alone)
     (folder / "run.json").write_text(json.dumps(run))
     assert compare.wire_differences(folder)[1] != []
+
+
+def test_the_round_trip_s_order_check_joins_a_reply_s_fragments_as_the_wire_does():
+    """A call run while its reply streamed has its result written before the reply's next fragment (2.1.219 seed
+    189059): the request sends the reply's calls together, then the results, and the round trip's order check reads
+    the saved records so (it had failed a resume that sent exactly the preview)."""
+    from types import SimpleNamespace
+
+    from conformance.resume import in_order
+
+    def call(tid):
+        return {"type": "tool_use", "id": tid, "name": "Bash", "input": {}}
+
+    def result(tid):
+        return {"type": "tool_result", "tool_use_id": tid, "content": "ok"}
+
+    recs = [
+        user("u1", None, "go", sec=0),
+        assistant("a1", "u1", [{"type": "text", "text": "Running step 8."}], sec=1, mid="m1"),
+        assistant("a2", "a1", [call("t1")], sec=1, mid="m1"),
+        user("r1", "a2", [result("t1")], sec=2),
+        assistant("a3", "r1", [call("t2")], sec=2, mid="m1"),
+        user("r2", "a3", [result("t2")], sec=3),
+    ]
+    view = [SimpleNamespace(role=r["type"], body=r) for r in recs]
+    sent = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Running step 8."}, call("t1"), call("t2")]},
+        {"role": "user", "content": [result("t1"), result("t2")]},
+    ]
+    ok, why = in_order(SimpleNamespace(view=view), sent)
+    assert ok, why
+    swapped = [sent[0], {"role": "assistant", "content": [call("t2"), call("t1")]}, sent[2]]
+    assert not in_order(SimpleNamespace(view=view), swapped)[0]
