@@ -607,7 +607,12 @@ def task_statuses(sl: Slice, now: Any = None, asked: Any = None) -> tuple[list[d
     asked = asked if asked is not None else now
     cutoff = asked.timestamp() - EVICT_AFTER_S if asked is not None else None
     seen: set[str] = set()
+    # a record the file has before the process began, written again by it, is not its own (2.1.300 seed 113016: a fork
+    # that compacted on a larger model wrote the conversation it had copied a second time, launches and all)
+    before = {r.uuid for r in s.records[: start + 1] if r.uuid is not None}
     for i in range(start + 1, min(sl.point + 1, len(s.records))):
+        if s.records[i].uuid in before:
+            continue
         tur = s.body(i).get("toolUseResult") if s.records[i].type == "user" else None
         if not (isinstance(tur, dict) and tur.get("status") == "async_launched" and isinstance(tur.get("agentId"), str)):
             continue

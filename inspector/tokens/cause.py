@@ -15,7 +15,7 @@ from inspector.tokens.context import same_process
 from inspector.tokens.explanation import Explanation
 from inspector.tokens.series import Series, Turn, for_model, limit_for, segment_start, session_facts
 from inspector.tokens.thresholds import Settings, Thresholds, thresholds
-from inspector.transcript.records import F_API_ERROR, F_STRING_CONTENT, F_TEXT
+from inspector.transcript.records import F_API_ERROR, F_STRING_CONTENT, F_SYNTHETIC, F_TEXT, F_TOO_LONG
 from inspector.transcript.session import Session, model_in_force, same_model
 
 
@@ -174,6 +174,17 @@ def refuted_cause(
             f'{passed}; Claude Code\'s error reply at line {s.records[said].line} ("{COMPACTION_FAILED}") says it '
             "tried to compact and failed: its threshold was in force, and this compaction was the next that succeeded"
         )
+    prompt = _prompted_after_error(s, over[-1].index, e.index, F_TOO_LONG, True) if not recorded else None
+    if prompt is not None and (e.threshold is None or (e.pre_tokens or 0) >= e.threshold):
+        # a release that records no request: the turn ended in a "Prompt is too long" error (the API's refusal, or
+        # Claude Code's own block, once its tries to compact had failed), and the compaction came at the first check of
+        # the next prompt (2.1.219 seed 189036: a summarizer failing at 146,000 and 180,000, the run blocked; resumed,
+        # it compacted at once, keeping the tail of the reactive engine it routes a threshold compaction through)
+        return "threshold", (
+            f"{passed}; the turn then ended in Claude Code's \"Prompt is too long\" error (line "
+            f"{s.records[_too_long_error(s, over[-1].index, prompt)].line}): its tries to compact had failed; the next "
+            f"prompt (line {s.records[prompt].line}) came, and Claude Code compacted before sending it"
+        )
     seen = passed + ", so that threshold was not in force here"
     pre = e.pre_tokens or 0
     window = th.model_window
@@ -241,17 +252,21 @@ def _failed_compaction_reply(s: Session, start: int, end: int) -> int | None:
     return None
 
 
-def _prompted_after_error(s: Session, start: int, end: int) -> int | None:
+def _prompted_after_error(s: Session, start: int, end: int, error: int = F_API_ERROR, last: bool = False) -> int | None:
     """The user's next prompt between records `start` and `end` once a turn ended in an API error reply (a refused
     request whose compaction failed: 2.1.3xx writes "Prompt is too long · automatic compaction failed"); None when
-    there is none. The compaction that answers a refusal comes before any new prompt."""
+    there is none. The compaction that answers a refusal comes before any new prompt. `error`: the flag the error reply
+    carries; `last`: only a prompt no reply follows before `end` (the compaction came at its first request's check)."""
     errored = False
+    prompt = None
     for i in range(start + 1, end):
         r = s.records[i]
         if r.is_sidechain:
             continue
-        if r.type == "assistant" and r.flags & F_API_ERROR:
+        if r.type == "assistant" and r.flags & error:
             errored = True
+        elif prompt is not None and r.type == "assistant" and not r.flags & (F_API_ERROR | F_SYNTHETIC):
+            return None  # a reply came after the prompt: its check passed
         elif (
             errored
             and r.type == "user"
@@ -260,8 +275,15 @@ def _prompted_after_error(s: Session, start: int, end: int) -> int | None:
             and not r.is_compact_summary
             and r.flags & (F_TEXT | F_STRING_CONTENT)
         ):
-            return i
-    return None
+            if not last:
+                return i
+            prompt = prompt if prompt is not None else i
+    return prompt
+
+
+def _too_long_error(s: Session, start: int, end: int) -> int:
+    """The last "Prompt is too long" error reply of the main thread between records `start` and `end`."""
+    return next(i for i in range(end - 1, start, -1) if s.records[i].flags & F_TOO_LONG and not s.records[i].is_sidechain)
 
 
 REQUEST_EVIDENCE = "the last request before it"  # how the evidence of a recorded request begins

@@ -347,13 +347,19 @@ def _raises_small_windows(version: str | None) -> bool:
     return answer_at("env-window-floor", version) is not False
 
 
+# a model the release does not know has its own window source, "unknown-model", from 2.1.223 (with
+# CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT, read from then on); 2.1.159-2.1.222 give it "model-default",
+# enforced alike (read in the 2.1.219, 2.1.222 and 2.1.223 code; generated seeds 189014 and 189024 on 2.1.219)
+UNKNOWN_MODEL_SOURCE_FROM = (2, 1, 223)
+
+
 def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = None) -> tuple[int, str, str, int, int]:
     """2.1.159+ (measured on 2.1.328, format-2.1.3xx.md §1.1-1.2): (model window, why, window source,
     default max output, upper max output). A model the release `version` did not know yet (its code does not name it:
     `models.unknown_to`) is an unknown model to it."""
     from inspector.claude.models import model as registry_model
     from inspector.claude.models import unknown_to
-    from inspector.claude.release import parse_version, show_version
+    from inspector.claude.release import at_or_after, parse_version, show_version
 
     model = (s.model or "").lower()
     entry = registry_model(model)
@@ -398,6 +404,8 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
         source = "env"
     elif settings_key(s.model) in per_model or "*" in per_model or s.auto_compact_window is not None:
         source = "settings"
+    elif cm is None and not at_or_after(version, UNKNOWN_MODEL_SOURCE_FROM, unknown=True):
+        source = "model-default"  # the same window and enforcement, under the default's name (and no variable read)
     elif cm is None:
         source = "auto" if s.unknown_model_unenforced else "unknown-model"
     elif one_m and not cm.native_1m:
@@ -791,7 +799,8 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
             unenforced = formula_auto
             if window is not None and window != t.model_window:
                 unenforced = window - t.reserved - AUTOCOMPACT_BUFFER_TOKENS
-            ch.update(enforced=False, auto_compact=None, unenforced_threshold=unenforced)
+            # (Claude Code enforces a threshold exactly when its window's source is not "auto": 2.1.219's code)
+            ch.update(enforced=False, auto_compact=None, unenforced_threshold=unenforced, compact_source="auto")
             if unenforced is not None and unenforced != formula_auto:  # the warning follows the threshold (base)
                 ch.update(
                     warning=max(0, unenforced - WARNING_THRESHOLD_BUFFER_TOKENS),

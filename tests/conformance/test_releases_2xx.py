@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from helpers import saved_run, sha256
 
-from conformance.compare import compare
+from conformance.compare import compare, wire_differences
 from conformance.replay import replay
 
 
@@ -100,8 +100,6 @@ def test_a_repl_reply_written_above_its_prompt_is_checked_against_its_own_chain(
     """2.1.310's REPL wrote the first reply at the file's head, above its prompt and its request's row (REPL run
     gen_repl_186001): the harness's wire check cut the records at that reply and compared an empty request; the
     chain is the one the reply hangs from, walked by its parents."""
-    from conformance.compare import wire_differences
-
     folder = saved_run(tmp_path, "gen_repl_186001_2.1.310")
     checked, diffs = wire_differences(folder)
     assert checked >= 12 and not diffs, diffs
@@ -124,3 +122,32 @@ def test_a_fork_onto_a_smaller_window_above_its_blocking_limit_compacts_on_the_t
     folder = saved_run(tmp_path, "found_113016_2.1.310")
     row = compare(folder)
     assert row.match and row.claude.compactions == ["threshold at 302,058, kept 4"], row.notes
+
+
+def test_a_fork_that_writes_its_copy_again_re_announces_none_of_its_agents(tmp_path):
+    """2.1.300 (kept scenario found_113016): a fork onto claude-3-5-haiku compacted on the larger model at once, and
+    wrote the conversation it had copied a second time, the background agents' launches with it: those are not its
+    process's (Claude Code re-announced none of them; inspector had re-announced 15)."""
+    folder = saved_run(tmp_path, "found_113016_2.1.300")
+    got = replay(folder)
+    assert got and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
+    assert compare(folder).match
+
+
+def test_a_background_agent_s_turn_is_sent_with_the_notice_s_words_before_it_on_2_1_219(tmp_path):
+    """2.1.219 (generated run gen_189013): a turn a background agent's completion started went out as the notice's
+    words and the notification, without a system-reminder around them (2.1.205-2.1.233); inspector sent the text
+    alone."""
+    folder = saved_run(tmp_path, "gen_189013_2.1.219")
+    checked, diffs = wire_differences(folder)
+    assert checked >= 5 and not diffs, diffs
+
+
+def test_a_compaction_resumed_after_a_blocked_run_is_the_threshold_s(tmp_path):
+    """2.1.219 (generated run gen_189036, CLAUDE_CODE_AUTO_COMPACT_WINDOW=150000): every summarize request of the first
+    run failed, at 146,000 and 180,000, and the run ended in "Prompt is too long"; resumed, the first check compacted
+    at 182,043, keeping 7 rounds (the threshold compaction routed through the reactive engine). inspector had named a
+    refusal."""
+    folder = saved_run(tmp_path, "gen_189036_2.1.219")
+    row = compare(folder)
+    assert row.match and row.claude.compactions[0] == "threshold at 182,043, kept 25", row.notes

@@ -71,3 +71,51 @@ def test_the_models_that_get_deferred_tools():
     for m in ("claude-haiku-4-5", "claude-opus-4-1", "claude-sonnet-4-0[1m]", "claude-mythos-5", "claude-foo-1"):
         assert defers_tools(m, (2, 1, 328)) is True
     assert defers_tools("claude-3-5-haiku", (2, 1, 200)) is None and defers_tools(None, (2, 1, 332)) is None
+
+
+def _failed_then_resumed(tmp_path, error: bool):
+    """2.1.219 seed 189036's shape: claude-sonnet-4-6 (threshold 167,000) replied at 170,000 and 180,000, its tries to
+    compact failing (nothing recorded), the turn ended in Claude Code's "Prompt is too long" error; resumed, the next
+    prompt's first check compacted at 182,043. `error`: whether the error reply is in the file."""
+    recs = [
+        user("u1", None, "go", sec=0),
+        assistant("a1", "u1", sec=1, usage=(10, 0, 170_000, 50), mid="m1"),
+        user("u2", "a1", "go on", sec=2),
+        assistant("a2", "u2", sec=3, usage=(10, 0, 180_000, 50), mid="m2"),
+        user("u3", "a2", "and on", sec=4),
+    ]
+    last = "u3"
+    if error:
+        recs.append(
+            assistant(
+                "e1",
+                "u3",
+                [{"type": "text", "text": "Prompt is too long"}],
+                sec=5,
+                usage=(0, 0, 0, 0),
+                model="<synthetic>",
+                isApiErrorMessage=True,
+            )
+        )
+        last = "e1"
+    recs += [
+        user("u4", last, "continue", sec=60),
+        system("cb", "u4", "compact_boundary", sec=61, compactMetadata={"trigger": "auto", "preTokens": 182_043}),
+        user("sm", "cb", "This session is being continued from a previous conversation.", sec=61, isCompactSummary=True),
+        assistant("a3", "sm", sec=62, usage=(10, 0, 30_000, 50), mid="m3"),
+    ]
+    for r in recs:
+        r["version"] = "2.1.219"
+    return Session.load(write_jsonl(tmp_path / f"f{error}.jsonl", recs))
+
+
+def test_a_compaction_at_the_next_prompt_after_a_too_long_error_is_the_threshold_s(tmp_path):
+    """Replies above the threshold that did not compact refute it, unless the turn then ended in a "Prompt is too
+    long" error (its tries to compact failed) and the compaction came at the next prompt's first check: Claude Code's
+    threshold was in force all along (2.1.219 seed 189036, a release that records no request)."""
+    settings = Settings.from_environment(env={}, config_dir=tmp_path / "none")
+    got = analyze(_failed_then_resumed(tmp_path, True), settings).compactions[-1]
+    assert got.cause == "threshold" and '"Prompt is too long" error (line 6)' in got.cause_evidence, got.cause_evidence
+    assert "next prompt (line 7)" in got.cause_evidence
+    without = analyze(_failed_then_resumed(tmp_path, False), settings).compactions[-1]
+    assert "Prompt is too long" not in without.cause_evidence and without.refuted  # the replies refute it, as before

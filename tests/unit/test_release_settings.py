@@ -145,3 +145,28 @@ def test_max_context_tokens_sizes_an_unknown_model_only_where_the_release_reads_
     # a model the catalog knows is sized by the catalog on either side
     known = Settings.from_environment({"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "60000"}, tmp_path).with_(model="claude-sonnet-4-6")
     assert thresholds(known, version=before).context_window == thresholds(known, version=first).context_window == 200_000
+
+
+def test_an_unknown_model_s_window_source_is_named_as_its_release_names_it(tmp_path: Path) -> None:
+    """2.1.159-2.1.222 give a model their catalog does not know the default's source, "model-default" (enforced) when
+    its name gives it a window above 200,000 (claude-opus-5-5, named from 2.1.280, by its claude-opus-5 prefix), else
+    "auto" (not enforced: claude-foo-1); 2.1.223 adds "unknown-model" (enforced) and reads
+    CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT. Read in the 2.1.219, 2.1.222 and 2.1.223 code and measured by
+    the era matrix on 2.1.222 and 2.1.223 (generated seeds 189014 and 189024 on 2.1.219, where inspector had said
+    "unknown-model")."""
+    got = {}
+    for model in ("claude-foo-1", "claude-opus-5-5"):
+        s = Settings.from_environment({}, tmp_path).with_(model=model)
+        for v in ("2.1.222", "2.1.223"):
+            t = thresholds(s, version=v)
+            got[model, v] = (t.compact_source, t.enforced, t.effective_window)
+    assert got == {
+        ("claude-foo-1", "2.1.222"): ("auto", False, 180_000),
+        ("claude-foo-1", "2.1.223"): ("unknown-model", True, 180_000),
+        ("claude-opus-5-5", "2.1.222"): ("model-default", True, 180_000),
+        ("claude-opus-5-5", "2.1.223"): ("unknown-model", True, 180_000),
+    }
+    off = Settings.from_environment({"CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT": "1"}, tmp_path)
+    off = off.with_(model="claude-opus-5-5")
+    assert thresholds(off, version="2.1.222").compact_source == "model-default"  # not read before 2.1.223
+    assert thresholds(off, version="2.1.223").compact_source == "auto"

@@ -249,21 +249,36 @@ def test_two_user_turns_joined_as_one_meet_with_a_newline_from_2_1_78(version, f
     assert api_messages(bodies)[0]["content"] == [{"type": "text", "text": first}, {"type": "text", "text": "continue"}]
 
 
-@pytest.mark.parametrize("version, wrapped", [("2.1.201", False), ("2.1.204", False), ("2.1.234", True), ("2.1.332", True)])
-def test_a_background_agent_s_turn_is_sent_as_a_notice_from_2_1_234(version, wrapped):
-    """Generated seed 180001 (a background agent's completion starts a turn): 2.1.201-2.1.204 sent the notification's
-    own text, 2.1.234 and later in the system notice's wrapper; inspector wrapped it on every release."""
-    from inspector.claude.wire import NOTIFICATION_OPEN
+@pytest.mark.parametrize(
+    "version, form",
+    [
+        ("2.1.201", "text"),
+        ("2.1.204", "text"),
+        ("2.1.205", "prefix"),
+        ("2.1.219", "prefix"),
+        ("2.1.233", "prefix"),
+        ("2.1.234", "wrap"),
+        ("2.1.332", "wrap"),
+    ],
+)
+def test_a_background_agent_s_turn_is_sent_as_its_release_words_it(version, form):
+    """A background agent's completion starts a turn: 2.1.201-2.1.204 sent the notification's own text (generated seed
+    180001); 2.1.205-2.1.233 put the notice's words before it (read in their code; generated seeds 189005-189059 on
+    2.1.219); 2.1.234 and later wrap both in a system-reminder. inspector had wrapped it from 2.1.234 and sent the
+    text alone before."""
+    from inspector.claude.wire import NOTIFICATION_OPEN, NOTIFICATION_WORDS
 
     text = "<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n</task-notification>"
-    bodies = [
-        {
-            "type": "user",
-            "version": version,
-            "origin": {"kind": "task-notification"},
-            "message": {"role": "user", "content": text},
-        }
-    ]
-    sent = api_messages(bodies)[0]["content"]
-    sent = sent if isinstance(sent, str) else sent[0]["text"]
-    assert sent.startswith(NOTIFICATION_OPEN) == wrapped and text in sent
+    for content in (text, [{"type": "text", "text": text}]) if form != "wrap" else (text,):  # (2.1.234+: a string)
+        bodies = [
+            {
+                "type": "user",
+                "version": version,
+                "origin": {"kind": "task-notification"},
+                "message": {"role": "user", "content": content},
+            }
+        ]
+        sent = api_messages(bodies)[0]["content"]
+        sent = sent if isinstance(sent, str) else sent[0]["text"]
+        want = {"text": text, "prefix": NOTIFICATION_WORDS + text, "wrap": NOTIFICATION_OPEN + text + "\n</system-reminder>"}
+        assert sent == want[form], (version, content)
