@@ -250,8 +250,10 @@ def _as_merged(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
             open_at = {k: (v + 1 if v >= open_at[mid] else v) for k, v in open_at.items()}
             continue
         c = msg.get("content")
-        result = b.get("type") == "user" and isinstance(c, list) and any(
-            isinstance(x, dict) and x.get("type") == "tool_result" for x in c
+        result = (
+            b.get("type") == "user"
+            and isinstance(c, list)
+            and any(isinstance(x, dict) and x.get("type") == "tool_result" for x in c)
         )
         if b.get("type") == "user" and not result:
             open_at.clear()

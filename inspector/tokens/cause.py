@@ -181,7 +181,7 @@ def refuted_cause(
         # the next prompt (2.1.219 seed 189036: a summarizer failing at 146,000 and 180,000, the run blocked; resumed,
         # it compacted at once, keeping the tail of the reactive engine it routes a threshold compaction through)
         return "threshold", (
-            f"{passed}; the turn then ended in Claude Code's \"Prompt is too long\" error (line "
+            f'{passed}; the turn then ended in Claude Code\'s "Prompt is too long" error (line '
             f"{s.records[_too_long_error(s, over[-1].index, prompt)].line}): its tries to compact had failed; the next "
             f"prompt (line {s.records[prompt].line}) came, and Claude Code compacted before sending it"
         )
