@@ -496,6 +496,13 @@ def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
     out = []
     for st in steps:
         ups, direction, context = st["rewind"]
+        if "picked " not in str(st.get("stdout")):
+            # the release's menu listed no message (conformance.repl.NOTHING_TO_REWIND): inspector's must list none
+            menu = rewind_candidates(make_slice(s))
+            what = f"partial {direction} (Claude Code's menu listed nothing)"
+            rows = f"{len(menu)} row(s)" if menu else "none either"
+            out.append(Replayed(mains[0].name, -1, what, not menu, f"inspector's menu lists {rows}"))
+            continue
         picked = str(st.get("stdout")).split("picked ", 1)[1].split(", Summarize", 1)[0].strip("'\"")
         # the REPL's menu lists the prompts of the whole history it shows, from before a compaction too (picking
         # one says "That message is no longer in the active context"): the pivot is the last prompt of that text
