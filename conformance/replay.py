@@ -570,8 +570,11 @@ def _partial(
     ups = (step.get("rewind") or [None])[0]
     if ups:
         menu = [s.records[i].uuid for i in rewind_candidates(make_slice(s))]
-        if len(menu) < ups or menu[-ups] != pivot:
-            offered = menu[-ups][:8] if len(menu) >= ups else "nothing"
+        # the driver pressed Up `ups` times from "(current)": the menu stops at its top row (2.1.174's listed one
+        # prompt, and Up twice picked it: REPL seeds 1008, 1013, 7001, 1016, 79200)
+        row = menu[-min(ups, len(menu))] if menu else None
+        if row != pivot:
+            offered = row[:8] if row else "nothing"
             return None, (
                 f"the rewind menu's row {ups} above (current) was {pivot[:8]} in Claude Code, {offered} in "
                 f"inspector's menu of {len(menu)} prompts"
