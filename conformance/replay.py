@@ -159,7 +159,10 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 # answered the refusal (a total_tokens_reminder, hung below the new summary): Claude Code had them in
                 # memory and kept them, so the session as it was has them before the boundary
                 theirs_kept = set(((boundary.get("compactMetadata") or {}).get("preservedMessages") or {}).get("uuids") or [])
-                late = [dict(r) for r in recs[k + 1 :] if r.get("uuid") in theirs_kept]
+                # (not one the file already has before the boundary: 2.1.174's REPL wrote a prompt that a compaction
+                # interrupted again below the new summary, REPL seed 190002; the copy above is the one it had)
+                written = {r.get("uuid") for r in recs[:k] if r.get("uuid")}
+                late = [dict(r) for r in recs[k + 1 :] if r.get("uuid") in theirs_kept and r.get("uuid") not in written]
                 parent = recs[last_msg].get("uuid") if last_msg >= 0 else None
                 for r in late:
                     r["parentUuid"], parent = parent, r["uuid"]

@@ -151,3 +151,12 @@ def test_a_compaction_resumed_after_a_blocked_run_is_the_threshold_s(tmp_path):
     folder = saved_run(tmp_path, "gen_189036_2.1.219")
     row = compare(folder)
     assert row.match and row.claude.compactions[0] == "threshold at 182,043, kept 25", row.notes
+
+
+def test_a_prompt_a_compaction_interrupted_is_replayed_from_the_copy_the_file_had_before_it(tmp_path):
+    """2.1.174's REPL (generated run gen_repl_190002) wrote the prompt a threshold compaction came before, then the
+    same prompt again below the new summary: the replay's cut had put that second copy after the first, its own
+    parent, and inspector saw one round where Claude Code compacted four."""
+    folder = saved_run(tmp_path, "gen_repl_190002_2.1.174")
+    got = {r.boundary: r for r in replay(folder)}
+    assert got[1].ok, got[1].detail
