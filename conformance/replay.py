@@ -177,7 +177,9 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     continue
                 meta = boundary.get("compactMetadata") or {}
                 moved = {x["uuid"] for x in late}
-                after = [r for r in recs[k:] if r.get("uuid") not in moved]  # what it wrote
+                # what it wrote (not a record the file has above the boundary, written again below the summary: the
+                # prompt 2.1.174's REPL compacted before, REPL seeds 73007 and 190000)
+                after = [r for r in recs[k:] if r.get("uuid") not in moved and r.get("uuid") not in written]
                 kw: dict[str, Any] = {"strategy": "compact", "trigger": str(meta.get("trigger") or "auto")}
                 at = next((j for j in range(n - 1, -1, -1) if log[j]["kind"] == "turn"), None) if n is not None else None
                 # the request the compaction answered: the last turn request before its summary, in the same run (a

@@ -160,3 +160,12 @@ def test_a_prompt_a_compaction_interrupted_is_replayed_from_the_copy_the_file_ha
     folder = saved_run(tmp_path, "gen_repl_190002_2.1.174")
     got = {r.boundary: r for r in replay(folder)}
     assert got[1].ok, got[1].detail
+
+
+def test_the_records_a_compaction_wrote_leave_out_the_prompt_written_again_below_it(tmp_path):
+    """2.1.174's REPL (generated run gen_repl_190000) wrote the prompt a threshold compaction came before again below
+    the new summary: that copy is the prompt's, not a record of the compaction (the replay had compared it with
+    inspector's re-attached file)."""
+    folder = saved_run(tmp_path, "gen_repl_190000_2.1.174")
+    got = replay(folder)
+    assert len(got) >= 3 and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
