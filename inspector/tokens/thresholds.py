@@ -347,9 +347,11 @@ def _raises_small_windows(version: str | None) -> bool:
     return answer_at("env-window-floor", version) is not False
 
 
-# a model the release does not know has its own window source, "unknown-model", from 2.1.223 (with
-# CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT, read from then on); 2.1.159-2.1.222 give it "model-default",
-# enforced alike (read in the 2.1.219, 2.1.222 and 2.1.223 code; generated seeds 189014 and 189024 on 2.1.219)
+# a model the release does not know has its own window source, "unknown-model" (enforced), from 2.1.223 (with
+# CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT, read from then on); 2.1.159-2.1.222 give it "model-default"
+# (enforced) when its name gives it a window above 200,000, else "auto" (not enforced), which the formula cannot tell
+# apart: it says "model-default", and the era matrix's measurement of a model that never compacted names it "auto"
+# (`with_measured`; read in the 2.1.219, 2.1.222 and 2.1.223 code; generated seeds 189014 and 189024 on 2.1.219)
 UNKNOWN_MODEL_SOURCE_FROM = (2, 1, 223)
 
 
@@ -405,7 +407,7 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
     elif settings_key(s.model) in per_model or "*" in per_model or s.auto_compact_window is not None:
         source = "settings"
     elif cm is None and not at_or_after(version, UNKNOWN_MODEL_SOURCE_FROM, unknown=True):
-        source = "model-default"  # the same window and enforcement, under the default's name (and no variable read)
+        source = "model-default"  # (or "auto": see UNKNOWN_MODEL_SOURCE_FROM; and no variable read)
     elif cm is None:
         source = "auto" if s.unknown_model_unenforced else "unknown-model"
     elif one_m and not cm.native_1m:
