@@ -371,6 +371,20 @@ def compaction_cause(
             f"{_writer(s, e)} compacts there before sending, with that model, whatever the window's source"
         )
     if th.auto_compact_enabled and not th.enforced:
+        assumed = _assumed_model(s, e, series)
+        level = th.unenforced_threshold
+        if assumed is not None and level and e.pre_tokens is not None and e.pre_tokens >= level:
+            # the model that says no threshold is enforced is an earlier process's: the one that compacted wrote no reply
+            # to name its own, and a process resumed with a model whose threshold is enforced compacts there at once
+            # (2.1.174 seed 1168, 2.1.219 seed 3036: resumed with --model claude-sonnet-4-6, each compacted at its
+            # threshold before its first request, which the API then refused)
+            e.model_unrecorded = assumed
+            return "unknown", (
+                f"the process that compacted recorded no reply, so its model is not known: by {assumed}, the model of "
+                f"the last reply (an earlier process's), no threshold is enforced and only a refusal compacts; a process "
+                f"resumed with a model whose threshold these rules enforce ({fmt(level)}, which preTokens "
+                f"{fmt(e.pre_tokens)} reached) compacts at once ({UNRECORDED})"
+            )
         return "prompt_too_long", (
             "no threshold is enforced for this model by these rules, so only the API's refusal "
             "compacts (no request is recorded to show it)"
@@ -382,6 +396,22 @@ def compaction_cause(
         return "prompt_too_long", refusal
     e.may_be_refusal = not requests and th.auto_compact_enabled and _reacts(s, th)[0] is not False
     return "unknown", 'trigger "auto" below the threshold these rules give'
+
+
+def _assumed_model(s: Session, e: Explanation, series: Series | None) -> str | None:
+    """The model an automatic compaction is judged by when the process that made it names none, or None when it is
+    known: in a session that does not announce its models, no reply of the compacting process follows the boundary
+    (`made_for_model`), and the last reply before it was written by an earlier process (a process exit between them),
+    whose model is then the one assumed (a resumed process runs the model it is started with, not the session's)."""
+    if series is None or e.pos is None or s.announces_models or made_for_model(s, e.index) is not None:
+        return None
+    k = bisect.bisect_left(turn_positions(series), e.pos)
+    if k == 0:
+        return None
+    last = series.turns[k - 1].index
+    if same_process(s, last - 1, e.index):  # (no process ended at that reply or after it, before the boundary)
+        return None
+    return s.records[last].model
 
 
 def _writer(s: Session, e: Explanation) -> str:

@@ -589,6 +589,8 @@ def sentence(e: Explanation, th: Thresholds) -> str:
                     else ""
                 )
             )
+        elif e.cause == "unknown" and e.model_unrecorded is not None:
+            why = f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}), its cause not recorded: {e.cause_evidence}" + kept
         elif e.cause == "threshold" and e.larger_model is not None:
             why = f"Auto-compaction at {fmt(e.pre_tokens)} tokens ({usage}) before a request was sent: {e.cause_evidence}" + kept
         elif e.cause == "threshold" and not th.enforced:

@@ -45,6 +45,9 @@ class Explanation:
     # the model, of a larger window, the reply before an automatic compaction at its model's blocking limit was
     # requested on (2.1.295+ compacts there, on that model, whatever the window's source: cause._larger_window)
     larger_model: str | None = None
+    # the model an automatic compaction was judged by when the process that made it recorded none: no reply of its own
+    # follows it, and the last reply before it is another (earlier) process's, whose model this is (cause._assumed_model)
+    model_unrecorded: str | None = None
     rules: str = ""  # which Claude Code rules set the threshold, and why
     rules_of: str = ""  # the releases whose rules those are, e.g. "2.1.21 – 2.1.158"
     threshold_source: str = ""  # how the threshold was computed (window, reserve, buffer; or not enforced)
@@ -95,6 +98,8 @@ class Explanation:
         }
         if self.larger_model is not None:
             d["larger_model"] = self.larger_model
+        if self.model_unrecorded is not None:
+            d["model_unrecorded"] = self.model_unrecorded
         if self.what_if is not None:
             d.update(what_if=self.what_if, what_if_threshold=self.what_if_threshold, what_if_margin=self.what_if_margin)
         if self.compact_call is not None:

@@ -169,3 +169,28 @@ def test_the_records_a_compaction_wrote_leave_out_the_prompt_written_again_below
     folder = saved_run(tmp_path, "gen_repl_190000_2.1.174")
     got = replay(folder)
     assert len(got) >= 3 and all(r.ok for r in got), [(r.boundary, r.detail) for r in got if not r.ok]
+
+
+def test_a_compaction_by_a_resumed_process_that_names_no_model_is_of_unknown_cause(tmp_path):
+    """2.1.174 (kept scenario found_1168): claude-opus-5, a model the release does not know (no threshold enforced),
+    refused at 194,064 and compacted; resumed with --model claude-sonnet-4-6, the new process compacted at once, at
+    167,129 (its model's threshold), then was refused at 1,251 and ended in "Prompt is too long", writing no reply.
+    No record names the resumed process's model: inspector had named a refusal by the earlier process's model; it now
+    says the cause is not recorded and why, and still names the refusals it can tell (the first process's, and one
+    below any threshold)."""
+    from inspector.tokens.explain import analyze
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "found_1168_2.1.174")
+    row = compare(folder)
+    assert row.claude.compactions[1] == "threshold at 167,129, kept 16"
+    assert row.inspector.compactions == [
+        "prompt_too_long at 194,064, kept 13",
+        "unknown at 167,129, kept 16",
+        "prompt_too_long at 1,251, kept 15",
+    ], row.notes
+    main = next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+    second = analyze(Session.load(main)).compactions[1]
+    assert second.as_dict()["model_unrecorded"] == "claude-opus-5"
+    assert "its model is not known" in second.cause_evidence and "167,000" in second.cause_evidence
+    assert "its cause not recorded" in second.explanation and "The API refused" not in second.explanation
