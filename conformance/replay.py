@@ -173,9 +173,16 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                 if t.with_suffix("").is_dir():
                     shutil.copytree(t.with_suffix(""), cut.with_suffix(""))
                 s = Session.load(cut)
-                if TAIL not in rules_for(s.version).era.strategies:
-                    continue
                 meta = boundary.get("compactMetadata") or {}
+                if TAIL not in rules_for(s.version).era.strategies:
+                    # before 2.1.159 only a partial compaction is checked, by what its boundary records: the messages
+                    # it counts and the ends of the segment it kept (a release before the engine: the harness does not
+                    # rebuild its other compactions)
+                    if "messagesSummarized" in meta:
+                        after = [r for r in recs[k:] if r.get("uuid") not in written]
+                        partial = next(((r.get("summarizeMetadata") or {}) for r in after if r.get("isCompactSummary")), {})
+                        out.append(_partial_before_engine(s, boundary, partial, serve_of.get((t, k)), log, run, t.name, b_no))
+                    continue
                 moved = {x["uuid"] for x in late}
                 # what it wrote (not a record the file has above the boundary, written again below the summary: the
                 # prompt 2.1.174's REPL compacted before, REPL seeds 73007 and 190000)
@@ -545,6 +552,47 @@ def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
         else:
             out.append(Replayed(mains[0].name, -1, what, False, "Claude Code summarized nothing there; inspector would"))
     return out
+
+
+def _partial_before_engine(
+    s: Any,
+    boundary: dict[str, Any],
+    partial: dict[str, Any],
+    n: int | None,
+    log: list[dict[str, Any]],
+    run: dict[str, Any],
+    name: str,
+    b_no: int,
+) -> Replayed:
+    """A partial compaction of a release before 2.1.159, done again by inspector: the same count of messages
+    summarized and the same ends of the kept segment as the boundary records."""
+    from conformance.fake_api import SUMMARY
+    from inspector.compact import CompactRequest, compact
+    from inspector.compact.base import CompactError
+
+    kw, what = _partial(s, boundary, partial, n, log, run)
+    if kw is None:
+        return Replayed(name, b_no, "partial", False, what)
+    try:
+        res = compact(s, CompactRequest(**kw), summarizer=_FakeText(SUMMARY))
+    except CompactError as exc:
+        return Replayed(name, b_no, what, False, f"inspector could not: {exc}")
+    theirs = boundary.get("compactMetadata") or {}
+    ours = (res.new_records[0].get("compactMetadata") or {}) if res.new_records else {}
+    if ours.get("messagesSummarized") != theirs.get("messagesSummarized"):
+        return Replayed(
+            name,
+            b_no,
+            what,
+            False,
+            f"summarized {ours.get('messagesSummarized')} messages, Claude Code {theirs.get('messagesSummarized')}",
+        )
+    ends = [
+        (x.get("headUuid"), x.get("tailUuid")) for x in (ours.get("preservedSegment") or {}, theirs.get("preservedSegment") or {})
+    ]
+    if ends[0] != ends[1]:
+        return Replayed(name, b_no, what, False, f"kept segment {ends[0]}, Claude Code {ends[1]}")
+    return Replayed(name, b_no, what, True, f"summarized {ours.get('messagesSummarized')} messages as Claude Code")
 
 
 def _partial(

@@ -44,7 +44,16 @@ from inspector.compact.base import (
     command_caveat,
     format_compact_summary,
 )
-from inspector.compact.hooks import as_compact_hook, compact_stdout, hook_twins, hooks_note, session_start_hooks
+from inspector.compact.hooks import (
+    as_compact_hook,
+    compact_stdout,
+    held_note,
+    held_progress,
+    hook_twins,
+    hooks_note,
+    session_start_hooks,
+    trailing_records,
+)
 from inspector.compact.reattach import (
     ATTACHMENTS_RENDERED_FROM,
     CONTEXT_ALWAYS_WRITTEN_FROM,
@@ -560,25 +569,6 @@ def _chain_records(new: list[dict[str, Any]]) -> None:
             b["parentUuid"] = a["uuid"]
 
 
-def trailing_records(sl: Slice) -> list[int]:
-    """The bookkeeping record below the session's last message (a REPL's turn_duration), when the compacting
-    process has it among its messages: the one that wrote it does, and so does a resumed one of a release whose
-    `--resume` continues from it (2.1.328 lists it among a kept tail's preservedMessages and counts it in a partial
-    compaction's messagesSummarized)."""
-    from inspector.claude.measured import resume_parent
-
-    conv = sl.session.conversation
-    tail = conv.trailing_leaf
-    if tail is None or sl.point != conv.leaf:
-        return []
-    live = same_process(sl.session, sl.boundary, len(sl.session.records))
-    if not (live or resume_parent(conv, sl.session.version)[0] == sl.session.records[tail].uuid):
-        return []
-    # the records between the last message and it too (a prompt_snapshot written after the reply: 2.1.328 counted it
-    # in a partial "from" compaction's messagesSummarized, REPL seed 14003)
-    return conv.below_leaf()
-
-
 def engine_compact(
     sl: Slice,
     est: Estimator,
@@ -726,6 +716,10 @@ def engine_compact(
     meta: dict[str, Any] = {}
     counted = len(split.summarize) + hook_twins(s, split.summarize) if params.mode == "partial" else 0
     if params.mode == "partial":
+        in_memory, unseen = held_progress(s, split.summarize, form, _compacting_end(sl), sl.boundary)
+        counted += in_memory
+        if unseen:
+            notes.append(held_note(unseen))
         meta["messagesSummarized"] = counted
         if params.instructions:
             meta["userContext"] = params.instructions

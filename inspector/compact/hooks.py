@@ -110,3 +110,87 @@ def as_compact_hook(rec: dict[str, Any], factory: RecordFactory) -> dict[str, An
         if isinstance(r, dict) and isinstance(r.get("content"), str):
             r["content"] = _HOOK_SOURCE.sub("SessionStart:compact", r["content"])
     return rec
+
+
+# the releases whose REPL holds a subagent's progress among its messages without writing it: 2.1.84 writes each
+# agent_progress record, 2.1.85 writes none (bisected with the REPL on kept scenario found_repl_202); up to 2.1.197 a
+# partial compaction counts them in messagesSummarized, 2.1.198 does not (bisected the same way)
+PROGRESS_HELD_FROM = (2, 1, 85)
+PROGRESS_HELD_UNTIL = (2, 1, 198)
+AGENT_TOOLS = ("Agent", "Task")
+
+
+def held_progress(s: Any, summarized: Sequence[int], version: str | None, end: int, since: int | None) -> tuple[int, int]:
+    """How many more messages than records Claude Code 2.1.85-2.1.197 counts in a partial compaction's
+    messagesSummarized for the subagents it ran (their progress, which its REPL holds among its messages and never
+    writes), and of how many calls the count is not known (their subagent's transcript is not there). Each Agent (or
+    Task) call of the compacting process among the summarized records added one message for its subagent's prompt and
+    one for each tool call and tool result of the subagent (the 2.1.88 and 2.1.197 code: `agent_progress`, sent to
+    the REPL, which appends it; a text reply of the subagent is not sent). Measured on 2.1.104, 2.1.124, 2.1.150,
+    2.1.174 and 2.1.197 (REPL seed 202: three calls of a subagent that answered in text, three more than the records;
+    2.1.198 and 2.1.219 none). A call of an earlier process than the one that compacts (at `end`: engine
+    `_compacting_end`) is not counted: a resumed process loads the transcript, which holds none of them; nor one
+    written before the last compaction (`since`, its boundary), which its tail kept: the kept messages are put back
+    without their progress (2.1.174 REPL seed 79200: two calls a reactive compaction kept, summarized "up to" later,
+    counted none)."""
+    from inspector.claude.release import at_or_after
+    from inspector.tokens.context import same_process
+
+    if not summarized or not at_or_after(version, PROGRESS_HELD_FROM) or at_or_after(version, PROGRESS_HELD_UNTIL):
+        return 0, 0
+    recs = s.records
+    calls = [
+        tid
+        for i in summarized
+        if recs[i].type == "assistant" and (since is None or i > since) and same_process(s, i, end)
+        for tid, name in recs[i].tool_uses
+        if name in AGENT_TOOLS
+    ]
+    if not calls:
+        return 0, 0
+    by_call = {sa.spawned_by: sa for sa in s.subagents if sa.spawned_by and sa.path is not None}
+    extra = unknown = 0
+    for tid in calls:
+        sa = by_call.get(tid)
+        extra += 1
+        if sa is None:
+            unknown += 1
+            continue
+        try:
+            sub = s.load_subagent(sa)
+        except OSError:
+            sub = None
+        if sub is None:
+            unknown += 1
+            continue
+        extra += sum(len(r.tool_uses) + len(r.tool_results) for r in sub.records if r.type in ("assistant", "user"))
+    return extra, unknown
+
+
+def held_note(unseen: int) -> str:
+    """What a partial compaction's count leaves out when a subagent's transcript is not there (`held_progress`)."""
+    return (
+        f"messagesSummarized counts one message for each of {unseen} subagent call(s) whose transcript is not there: "
+        "Claude Code also counted one for each tool call and result of that subagent (its progress, which this "
+        "release's REPL held without writing it)"
+    )
+
+
+def trailing_records(sl: Slice) -> list[int]:
+    """The bookkeeping record below the session's last message (a REPL's turn_duration), when the compacting
+    process has it among its messages: the one that wrote it does, and so does a resumed one of a release whose
+    `--resume` continues from it (2.1.328 lists it among a kept tail's preservedMessages and counts it in a partial
+    compaction's messagesSummarized)."""
+    from inspector.claude.measured import resume_parent
+    from inspector.tokens.context import same_process
+
+    conv = sl.session.conversation
+    tail = conv.trailing_leaf
+    if tail is None or sl.point != conv.leaf:
+        return []
+    live = same_process(sl.session, sl.boundary, len(sl.session.records))
+    if not (live or resume_parent(conv, sl.session.version)[0] == sl.session.records[tail].uuid):
+        return []
+    # the records between the last message and it too (a prompt_snapshot written after the reply: 2.1.328 counted it
+    # in a partial "from" compaction's messagesSummarized, REPL seed 14003)
+    return conv.below_leaf()

@@ -21,7 +21,7 @@ from inspector.compact.base import (
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import restored_context
 from inspector.transcript.records import MENU_HIDDEN_TAGS, REJECT_PREFIX, SYNTHETIC_TEXTS
-from inspector.transcript.tree import kept_not_relinked, relinks_kept
+from inspector.transcript.tree import is_sent, kept_not_relinked, relinks_kept
 
 API_TYPES = ("user", "assistant", "attachment")
 
@@ -179,7 +179,13 @@ def partial_compact(
     recs = s.records
     if params.direction not in ("from", "up_to"):
         raise CompactError(f"direction must be 'from' or 'up_to', not {params.direction!r}")
-    msgs = list(sl.messages)
+    from inspector.compact.hooks import held_note, held_progress, hook_twins, session_start_hook, trailing_records
+    from inspector.compact.reattach import _compacting_end
+
+    # the REPL's messages end with the turn_duration below the last reply, which it holds as a message: a "from"
+    # counts it among those summarized, an "up to" keeps it (2.1.124 and 2.1.150, REPL seed 202; 2.1.150's "up to"
+    # compactions name it as the kept segment's tail, REPL seeds 1003, 1005, 203 and 17 more)
+    msgs = list(sl.messages) + trailing_records(sl)
     pi = s.conversation.by_uuid.get(params.pivot_uuid)
     if pi is None or pi not in msgs:
         raise CompactError(f"pivot {params.pivot_uuid} is not a message after the last compaction on the conversation's chain")
@@ -200,7 +206,9 @@ def partial_compact(
             if recs[i].type != "progress" and not recs[i].is_compact_boundary and not recs[i].is_compact_summary
         ]
         context = ()
-    if not any(recs[i].type in ("user", "assistant") for i in summarize):
+    # a message or a record that is sent (a SessionStart hook's output before the first prompt: 2.1.150 summarized
+    # it, and its twin, "up to" the first prompt, REPL seed 88003, as 2.1.328 does)
+    if not any(recs[i].type in ("user", "assistant") or is_sent(recs[i]) or session_start_hook(s, i) for i in summarize):
         raise CompactError("nothing to summarize on that side of the pivot")
     kind = "partial_from" if params.direction == "from" else "partial_up_to"
     out = summarizer.summarize(
@@ -222,17 +230,24 @@ def partial_compact(
         before_pivot = [i for i in msgs[:k] if recs[i].type != "progress"]
         logical = recs[before_pivot[-1]].uuid if before_pivot else None
         anchor = summary_uuid
-    meta: dict[str, Any] = {"messagesSummarized": len(summarize)}
+    held, unseen = held_progress(s, summarize, s.version, _compacting_end(sl), sl.boundary)
+    # the REPL's messages start at the last compaction's boundary, which an "up to" counts among those it summarizes
+    leading = 1 if params.direction == "up_to" and sl.boundary is not None else 0
+    counted = len(summarize) + hook_twins(s, summarize) + held + leading
+    meta: dict[str, Any] = {"messagesSummarized": counted}
     if params.user_context:
         meta["userContext"] = params.user_context
     if keep:
-        meta["preservedSegment"] = {"headUuid": recs[keep[0]].uuid, "anchorUuid": anchor, "tailUuid": recs[keep[-1]].uuid}
+        # a "from" keeps the REPL's messages before the pivot, the last compaction's boundary first (2.1.150 REPL seeds
+        # 1004, 1011, 1019, 75026, 96015 and 9700 name it the kept segment's head)
+        head = sl.boundary if params.direction == "from" and sl.boundary is not None else keep[0]
+        meta["preservedSegment"] = {"headUuid": recs[head].uuid, "anchorUuid": anchor, "tailUuid": recs[keep[-1]].uuid}
     boundary = factory.boundary(tmpl, trigger="manual", pre_tokens=before, logical_parent=logical, extra_meta=meta)
     boundary["uuid"] = boundary_uuid
     extra: dict[str, Any] = {"isCompactSummary": True}
     if keep:
         extra["summarizeMetadata"] = {
-            "messagesSummarized": len(summarize),
+            "messagesSummarized": counted,
             "userContext": params.user_context,
             "direction": params.direction,
         }
@@ -241,7 +256,7 @@ def partial_compact(
     summary = factory.user(tmpl, boundary_uuid, wrapped, **extra)
     summary["uuid"] = summary_uuid
     sv = ViewMessage(summary_uuid, "user", summary, "summary")
-    notes = _hooks_notes(sl) + list(out.notes)
+    notes = _hooks_notes(sl) + list(out.notes) + ([held_note(unseen)] if unseen else [])
     if keep and not relinks_kept(s.version):
         # the release puts no kept message back when it loads the file: a resume sends the summary alone
         notes.append(kept_not_relinked(s.version, len(keep), "before the pivot"))

@@ -1,0 +1,51 @@
+"""Saved conformance runs of releases before 2.1.200 (tests/data), each checked the way the harness checks it."""
+
+from __future__ import annotations
+
+from helpers import saved_run
+
+from conformance.replay import replay
+
+
+def _replayed(tmp_path, name):
+    got = replay(saved_run(tmp_path, name))
+    assert got and all(r.ok for r in got), [(r.boundary, r.what, r.detail) for r in got if not r.ok]
+    return got
+
+
+def test_a_subagent_s_progress_counts_among_the_messages_a_partial_compaction_summarized(tmp_path):
+    """2.1.174's REPL (generated run gen_repl_190002) summarized "up to" a prompt whose turn ran a subagent: it counted
+    8 messages where the file has 7 records, the eighth the subagent's progress, which its REPL holds and never
+    writes (2.1.85-2.1.197; bisected with kept scenario found_repl_202)."""
+    from inspector.compact.hooks import held_progress
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "gen_repl_190002_2.1.174")
+    got = {r.boundary: r for r in replay(folder)}
+    assert got[0].ok and got[0].what.startswith("partial up_to"), got[0].detail
+    main = next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+    s = Session.load(main)
+    before = list(range(next(i for i, r in enumerate(s.records) if r.is_compact_boundary)))  # two subagent calls
+    for version, held in (("2.1.84", 0), ("2.1.85", 2), ("2.1.174", 2), ("2.1.197", 2), ("2.1.198", 0), ("2.1.332", 0)):
+        assert held_progress(s, before, version, len(s.records), None) == (held, 0), version
+    # without the subagents' transcripts, each call counts its prompt's message and says the rest is not known
+    import shutil
+
+    shutil.rmtree(main.with_suffix("") / "subagents")
+    assert held_progress(Session.load(main), before, "2.1.174", len(s.records), None) == (2, 2)
+
+
+def test_the_subagents_a_compaction_kept_count_nothing_after_it(tmp_path):
+    """2.1.174 (kept REPL scenario found_repl_79200): two subagent calls kept by a reactive compaction, summarized later
+    "up to" a prompt, counted nothing more: the kept messages were put back without their progress."""
+    _replayed(tmp_path, "found_repl_79200_2.1.174")
+
+
+def test_a_partial_compaction_before_the_engine_counts_what_the_repl_holds(tmp_path):
+    """2.1.150 (before 2.1.159's engine: kept REPL scenarios found_repl_202, found_repl_9700 and found_repl_74013).
+    Its REPL counts what it holds: the turn_duration below the last reply (a "from" summarizes it; 202: 28, where
+    inspector had 24), each subagent's progress (202: three), the last compaction's boundary (an "up to" after a
+    /compact summarizes it, 74013; a "from" keeps it, the kept segment's head, 9700)."""
+    for name in ("found_repl_202_2.1.150", "found_repl_9700_2.1.150", "found_repl_74013_2.1.150"):
+        got = _replayed(tmp_path / name, name)
+        assert any(r.what.startswith("partial") for r in got), name
