@@ -237,6 +237,12 @@ def _any_line(folder: Path, needle: bytes) -> bool:
     return False
 
 
+def fake_env(run: dict[str, Any]) -> dict[str, str]:
+    """The environment a run's Claude Code had that matters to inspector's settings: the scenario's, and the fake
+    API's base URL, another host than Anthropic's (2.1.144-2.1.284 give a native 1M window only on Anthropic's)."""
+    return {"ANTHROPIC_BASE_URL": "http://127.0.0.1", **dict(run.get("env") or {})}
+
+
 def inspector_facts(folder: Path) -> Facts:
     """What inspector says of the same run, given the scenario's environment and settings."""
     from inspector.tokens.thresholds import Settings
@@ -248,7 +254,7 @@ def inspector_facts(folder: Path) -> Facts:
     settings_file = run.get("settings_after") if run.get("settings_after") is not None else run.get("settings")
     if settings_file is not None:
         (home / ".claude" / "settings.json").write_text(json.dumps(settings_file))
-    settings = Settings.from_environment(env=dict(run.get("env") or {}), config_dir=home / ".claude")
+    settings = Settings.from_environment(env=fake_env(run), config_dir=home / ".claude")
     if _one_m_unrecorded(folder, run):
         settings = settings.with_(one_m=True)  # what a user tells inspector (--one-m) of a window no record names
     f = _thresholds_facts(folder, run, settings)

@@ -47,6 +47,7 @@ class _FakeText:
 
 
 def _settings(folder: Path) -> Any:
+    from conformance.compare import fake_env
     from inspector.tokens.thresholds import Settings
 
     run = json.loads((folder / "run.json").read_text())
@@ -55,7 +56,7 @@ def _settings(folder: Path) -> Any:
     if settings_file is not None:
         (home / "settings.json").write_text(json.dumps(settings_file))
     try:
-        return Settings.from_environment(env=dict(run.get("env") or {}), config_dir=home)
+        return Settings.from_environment(env=fake_env(run), config_dir=home)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 

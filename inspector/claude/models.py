@@ -445,3 +445,36 @@ def price_rows() -> dict[str, tuple[PriceRow, ...]]:
 def prices_checked() -> str:
     """The day the built-in prices were last checked against the source."""
     return registry().prices_checked
+
+
+def native_1m(model_name: str | None, version: tuple[int, int, int] | None, anthropic_host: bool = True) -> bool:
+    """Whether release `version` (None: today's) gives `model_name` a native 1M window without a [1m] setting, with
+    the API on Anthropic's own host (`anthropic_host`: no ANTHROPIC_BASE_URL, or api.anthropic.com) or another
+    (models.json's `native_1m`). A model the release does not know gets none of it here."""
+    data = _section("native_1m")
+    m = model(model_name)
+    name = m.id if m is not None else _canonical(model_name or "")
+    if version is None:
+        version = (9999, 0, 0)
+    lists = [(_version(since), names) for since, names in data["lists"]]
+    if version < lists[0][0]:
+        return False
+    if _version(data["host_from"]) <= version < _version(data["any_host_from"]) and not anthropic_host:
+        return False
+    if version >= _version(data["catalog_from"]):
+        if name in data["also"]:
+            return True
+        return bool(m is not None and m.catalog is not None and m.catalog.native_1m and unknown_to(name, version) is None)
+    return name in next(names for since, names in reversed(lists) if version >= since)
+
+
+def native_1m_enforced(version: tuple[int, int, int] | None) -> bool:
+    """Whether a native 1M window's threshold is enforced in the catalog era's release `version` (models.json's
+    `native_1m.enforced_from`; None: today's)."""
+    return version is None or version >= _version(_section("native_1m")["enforced_from"])
+
+
+def native_1m_host_dependent(version: tuple[int, int, int] | None) -> bool:
+    """Whether release `version` gives a native 1M window only on Anthropic's own API host."""
+    data = _section("native_1m")
+    return version is not None and _version(data["host_from"]) <= version < _version(data["any_host_from"])

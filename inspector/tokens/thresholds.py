@@ -66,6 +66,20 @@ def window_value(v: Any) -> int | None:
     return positive_int(v)
 
 
+def _anthropic_host(url: str) -> bool:
+    """Whether an ANTHROPIC_BASE_URL names Anthropic's own API host, as Claude Code tells it (the URL's host is
+    api.anthropic.com; a URL it cannot parse is another host)."""
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(url.strip())
+        port = u.port
+    except ValueError:
+        return False
+    default = {"https": 443, "http": 80}.get(u.scheme)
+    return (u.hostname or "") == "api.anthropic.com" and (port is None or port == default)  # (URL.host: no default port)
+
+
 def max_output_limits(model: str | None, version: tuple[int, int, int] | None = None) -> tuple[int, int]:
     """(default, upper limit) of max output tokens for a model (§4.2), as the release `version` knew it (None:
     the 2.1.88 reference). The rules are the model registry's: substrings of the name, first match wins; a row
@@ -101,6 +115,9 @@ class Settings:
     max_context_tokens: int | None = None  # CLAUDE_CODE_MAX_CONTEXT_TOKENS: sizes an unknown model (2.1.3xx)
     unknown_model_unenforced: bool = False  # CLAUDE_CODE_DISABLE_UNKNOWN_MODEL_WINDOW_ENFORCEMENT (2.1.3xx)
     enforce: bool | None = None  # what if the threshold were (not) enforced, whatever the window source says
+    # ANTHROPIC_BASE_URL names another host than Anthropic's own API (api.anthropic.com): 2.1.144-2.1.284 give a native
+    # 1M window only on Anthropic's (`models.native_1m`)
+    other_api_host: bool = False
     earlier_messages: str | None = (
         None  # CLAUDE_CODE_ELEGANT_MIST (2.1.331+): "messages", "messages_and_replies", "off"; None: as the session shows
     )
@@ -167,6 +184,10 @@ class Settings:
         if bo:
             kw["blocking_override"] = bo
             src.append(("blocking", "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE"))
+        base = env.get("ANTHROPIC_BASE_URL")
+        if base and not _anthropic_host(base):
+            kw["other_api_host"] = True
+            src.append(("window", "ANTHROPIC_BASE_URL (another host than api.anthropic.com)"))
         if truthy(env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT")):
             kw["disable_1m"] = True
             src.append(("window", "CLAUDE_CODE_DISABLE_1M_CONTEXT"))
@@ -309,13 +330,33 @@ def model_windows(s: Settings) -> dict[str, int]:
     return out
 
 
-def resolve_window(s: Settings, peak_usage: int | None = None) -> tuple[int, str]:
-    """The model's context window (§4.1) and why, as releases before 2.1.159 resolve it."""
+def native_1m_words(s: Settings, version: str | None) -> str | None:
+    """Why release `version` gives the settings' model a native 1M window (`models.native_1m`), or None."""
+    from inspector.claude.models import native_1m, native_1m_host_dependent
+    from inspector.claude.release import parse_version
+
+    v = parse_version(version) if version else None
+    if s.disable_1m or not native_1m(s.model, v, not s.other_api_host):
+        return None
+    host = (
+        ", on Anthropic's own API host (this release gives it only there: no ANTHROPIC_BASE_URL to another host)"
+        if native_1m_host_dependent(v)
+        else ""
+    )
+    return f"native 1M model{host}"
+
+
+def resolve_window(s: Settings, peak_usage: int | None = None, version: str | None = None) -> tuple[int, str]:
+    """The model's context window (§4.1) and why, as releases before 2.1.159 resolve it (from 2.1.117, a model the
+    release gives a native 1M window: `models.native_1m`)."""
     if s.window is not None:
         return s.window, "user"
     model = (s.model or "").lower()
     if "[1m]" in model and not s.disable_1m:
         return ONE_MILLION, "[1m] model setting"
+    native = native_1m_words(s, version)
+    if native is not None:
+        return ONE_MILLION, native
     if s.one_m is True and not s.disable_1m:
         return ONE_MILLION, "user (1M)"
     if s.one_m is None and peak_usage is not None and peak_usage > MODEL_CONTEXT_WINDOW_DEFAULT and not s.disable_1m:
@@ -360,7 +401,7 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
     default max output, upper max output). A model the release `version` did not know yet (its code does not name it:
     `models.unknown_to`) is an unknown model to it."""
     from inspector.claude.models import model as registry_model
-    from inspector.claude.models import unknown_to
+    from inspector.claude.models import native_1m_enforced, unknown_to
     from inspector.claude.release import at_or_after, parse_version, show_version
 
     model = (s.model or "").lower()
@@ -381,11 +422,17 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
         if later is not None:
             first = "no release checked" if later[0] == 9999 else show_version(later)
             why += f" (Claude Code {version} does not know {s.model}: its code first names it in {first})"
-    elif cm.native_1m:
+    elif cm.native_1m and (native := native_1m_words(s, version)) is not None:
+        window, why = ONE_MILLION, native
+        one_m = not native_1m_enforced(parse_version(version) if version else None)  # (its source "auto" before 2.1.260)
+    elif cm.native_1m and not (suffix or s.one_m is True) or (cm.native_1m and s.disable_1m):
+        # a model today's catalog gives a native 1M that this release does not (its list, its host: `native_1m`)
         window, why = (
-            (MODEL_CONTEXT_WINDOW_DEFAULT, "native 1M model, CLAUDE_CODE_DISABLE_1M_CONTEXT")
+            MODEL_CONTEXT_WINDOW_DEFAULT,
+            "native 1M model, CLAUDE_CODE_DISABLE_1M_CONTEXT"
             if s.disable_1m
-            else (ONE_MILLION, "native 1M model")
+            else f"{MODEL_CONTEXT_WINDOW_DEFAULT:,}: Claude Code {version or '?'} gives {s.model} no native 1M window"
+            + (" through another API host (ANTHROPIC_BASE_URL)" if s.other_api_host else ""),
         )
     elif suffix and not s.disable_1m:
         window, why, one_m = ONE_MILLION, "[1m] model setting", True
@@ -410,8 +457,8 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
         source = "model-default"  # (or "auto": see UNKNOWN_MODEL_SOURCE_FROM; and no variable read)
     elif cm is None:
         source = "auto" if s.unknown_model_unenforced else "unknown-model"
-    elif one_m and not cm.native_1m:
-        source = "auto"  # a [1m] 4.x model: reactive only
+    elif one_m and (not cm.native_1m or window == ONE_MILLION):
+        source = "auto"  # a [1m] 4.x model, or a native 1M one before 2.1.260: reactive only
     elif cm.native_1m or cm.default_source == "model-default":
         source = "model-default"
     else:
@@ -556,7 +603,7 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
             default_out = min(default_out, CAPPED_DEFAULT_MAX_TOKENS)
         max_out = min(s.max_output_tokens, upper_out) if s.max_output_tokens is not None else default_out
     else:
-        model_window, why = resolve_window(s, peak_usage)
+        model_window, why = resolve_window(s, peak_usage, version)
         max_out = max_output_for(s, rules.version)
     window = model_window
     configured = s.auto_compact_window
@@ -700,6 +747,31 @@ def _as_1m(t: Thresholds, s: Settings, peak_usage: int | None, version: str | No
     return replace(one, model=s.model, window_source=source)
 
 
+def _native_1m_differs(s: Settings, version: str | None, measured: tuple[int, int, int] | None) -> str | None:
+    """Why the era matrix's measurement of a release does not size this session's window, or None: the matrix runs
+    its fake API on another host (ANTHROPIC_BASE_URL), and whether the model has a native 1M window differs between
+    the session's release on the session's host and the measured release on the fake's (`models.native_1m`: 2.1.144-
+    2.1.284 give it only on Anthropic's host; a release before 2.1.117, or before the model's turn in the lists, none)."""
+    from inspector.claude.models import native_1m
+    from inspector.claude.release import parse_version, show_version
+
+    if measured is None or s.disable_1m or "[1m]" in (s.model or "").lower():
+        return None
+    here = native_1m(s.model, parse_version(version) if version else None, not s.other_api_host)
+    there = native_1m(s.model, measured, False)
+    if here == there:
+        return None
+    if here:
+        return (
+            f"this release gives {s.model} a native 1M window, which the measurement on {show_version(measured)}, made "
+            "through another API host, did not have"
+        )
+    return (
+        f"the measurement on {show_version(measured)} had a native 1M window for {s.model}, which this session's "
+        "release and host do not give"
+    )
+
+
 def _served_by_today(s: Settings, version: str | None, window: int | None, peak_usage: int | None) -> str | None:
     """Why a response past the window a release counted says nothing of a setting, or None: the release counted a
     smaller window than the model has (today's catalog), natively, which the API serves: the model came out after the
@@ -737,6 +809,9 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
     lk = lookup(version, s.model)
     if lk.cell is None:
         return replace(t, measured=(lk.note + ": the formula's numbers are not checked by a measurement") if lk.note else "")
+    differs = _native_1m_differs(s, version, lk.release)
+    if differs:
+        return replace(t, measured=f"{lk.note}: {differs}; the formula's numbers are used, not measured")
     c = lk.cell
     ch: dict[str, Any] = {"measured_on": c.label}
     said: list[str] = []

@@ -140,6 +140,13 @@ TABLE: tuple[WhatIf, ...] = (
         "CLAUDE_CODE_DISABLE_1M_CONTEXT",
     ),
     WhatIf(
+        "other_host", "other_api_host", "switch",
+        "ANTHROPIC_BASE_URL names another host (a proxy, a gateway): no native 1M window on 2.1.144-2.1.284",
+        "another API host", "--other-api-host",
+        "ANTHROPIC_BASE_URL names another host than api.anthropic.com (2.1.144-2.1.284 give a native 1M window only "
+        "on Anthropic's)",
+    ),
+    WhatIf(
         "output_cap", "output_slot_cap", "switch",
         "8k output-slot cap (a server-side flag whose value is unknown: off by default)", "output-slot cap",
         "--output-cap", "assume the 8k output-slot cap (GrowthBook tengu_otk_slot_v1; off by default)",

@@ -79,6 +79,7 @@ def test_a_process_resumed_with_another_model_compacts_for_its_own(tmp_path):
     was made for, not a larger window (inspector said so, refuted by mythos's replies above sonnet's threshold) nor a
     refusal (mythos's rules)."""
     from conformance.compare import compare
+    from conformance.replay import _settings  # what the run had: its environment, settings and the fake's host
     from inspector.tokens.explain import analyze
     from inspector.transcript.session import Session
 
@@ -87,7 +88,7 @@ def test_a_process_resumed_with_another_model_compacts_for_its_own(tmp_path):
     # every compaction's cause agrees with Claude Code's (the second, a refusal, told by the two rounds it kept)
     assert not [n for n in row.notes if n.startswith(("compactions:", "threshold:", "window source:"))], row.notes
     (main,) = [p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts and p.stat().st_size > 1000]
-    causes = [(e.cause, e.pre_tokens) for e in analyze(Session.load(main)).compactions if e.kind == "auto"]
+    causes = [(e.cause, e.pre_tokens) for e in analyze(Session.load(main), _settings(folder)).compactions if e.kind == "auto"]
     assert ("threshold", 262_024) in causes and ("prompt_too_long", 137_152) in causes, causes
 
 
@@ -97,6 +98,7 @@ def test_a_process_resumed_with_an_announced_model_compacts_for_its_own(tmp_path
     275,065, and again at 209,065 after claude-sonnet-4-0's replies: each at claude-sonnet-5's threshold of 167,000,
     which the other models' replies above it do not refute (inspector had said a larger window than assumed)."""
     from conformance.compare import compare
+    from conformance.replay import _settings  # what the run had: its environment, settings and the fake's host
     from inspector.tokens.explain import analyze
     from inspector.transcript.session import Session
 
@@ -104,7 +106,7 @@ def test_a_process_resumed_with_an_announced_model_compacts_for_its_own(tmp_path
     row = compare(folder)
     assert not [n for n in row.notes if n.startswith(("compactions:", "threshold:", "window source:"))], row.notes
     (main,) = [p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts]
-    exps = [e for e in analyze(Session.load(main)).compactions if e.kind == "auto"]
+    exps = [e for e in analyze(Session.load(main), _settings(folder)).compactions if e.kind == "auto"]
     assert [(e.cause, e.pre_tokens, e.threshold) for e in exps[:2]] == [
         ("threshold", 275_065, 167_000),
         ("threshold", 209_065, 167_000),

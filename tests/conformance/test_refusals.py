@@ -13,7 +13,7 @@ from pathlib import Path
 
 from helpers import saved_run, sha256
 
-from conformance.compare import compare
+from conformance.compare import compare, fake_env
 from inspector.tokens.explain import analyze
 from inspector.tokens.thresholds import Settings
 from inspector.transcript.session import Session
@@ -30,7 +30,7 @@ def _settings(folder: Path) -> Settings:
     cfg = folder / "home" / ".claude"
     cfg.mkdir(parents=True, exist_ok=True)
     (cfg / "settings.json").write_text(json.dumps(run.get("settings_after") or run.get("settings") or {}))
-    return Settings.from_environment(env=dict(run.get("env") or {}), config_dir=cfg)
+    return Settings.from_environment(env=fake_env(run), config_dir=cfg)  # (the fake API's host: not Anthropic's)
 
 
 def test_a_refusal_is_told_by_the_tail_it_kept(tmp_path):

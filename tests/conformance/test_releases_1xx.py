@@ -49,3 +49,20 @@ def test_a_partial_compaction_before_the_engine_counts_what_the_repl_holds(tmp_p
     for name in ("found_repl_202_2.1.150", "found_repl_9700_2.1.150", "found_repl_74013_2.1.150"):
         got = _replayed(tmp_path / name, name)
         assert any(r.what.startswith("partial") for r in got), name
+
+
+def test_claude_opus_4_7_has_its_native_1m_window_through_any_host_on_2_1_120(tmp_path):
+    """2.1.120 (generated run gen_192021, through the fake API's host): `--model claude-opus-4-0` ran as claude-opus-4-7
+    (its legacy remap), whose window 2.1.117-2.1.143 make 1M whatever the host; the run went to 430,004 and Claude Code
+    said an effective window of 980,000, as inspector now does (it had 180,000: no native 1M before 2.1.159's catalog)."""
+    from conformance.compare import compare
+    from conformance.replay import _settings
+    from inspector.tokens.thresholds import thresholds
+
+    folder = saved_run(tmp_path, "gen_192021_2.1.120")
+    row = compare(folder)
+    assert row.match and row.claude.effective_window == 980_000, row.notes
+    # through the same host 2.1.152 gives it none (2.1.144-2.1.284: only on Anthropic's own)
+    other = _settings(folder).with_(model="claude-opus-4-7")
+    assert other.other_api_host and thresholds(other, version="2.1.152").context_window == 200_000
+    assert thresholds(other.with_(other_api_host=False), version="2.1.152").context_window == 1_000_000

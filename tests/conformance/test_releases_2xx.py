@@ -190,7 +190,9 @@ def test_a_compaction_by_a_resumed_process_that_names_no_model_is_of_unknown_cau
         "prompt_too_long at 1,251, kept 15",
     ], row.notes
     main = next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
-    second = analyze(Session.load(main)).compactions[1]
+    from conformance.replay import _settings
+
+    second = analyze(Session.load(main), _settings(folder)).compactions[1]
     assert second.as_dict()["model_unrecorded"] == "claude-opus-5"
     assert "its model is not known" in second.cause_evidence and "167,000" in second.cause_evidence
     assert "its cause not recorded" in second.explanation and "The API refused" not in second.explanation

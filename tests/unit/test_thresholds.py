@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import orjson
 import pytest
@@ -348,14 +349,19 @@ def test_a_release_that_counted_less_than_the_models_window_was_served_past_it(m
     """2.1.200 counts 200,000 for claude-sonnet-5 (its catalog; 1M natively today: the era matrix measured 2.1.197 and
     2.1.284 compacting it at 167,000) and for claude-mythos-5-2 (unknown to it); the API serves either model's 1M. A
     response past 200,000 is that, not a setting: the measured numbers stay (generated seed 147103: 2.1.200 compacted
-    claude-sonnet-5 at 204,069 and ran claude-mythos-5-2 to 360,000 without a threshold)."""
-    t = thresholds(Settings(model=model), peak_usage=peak, version="2.1.200")
+    claude-sonnet-5 at 204,069 and ran claude-mythos-5-2 to 360,000 without a threshold). That was through the fake
+    API's host: on Anthropic's own, 2.1.200 gives claude-sonnet-5 its native 1M (its code: 2.1.144-2.1.284)."""
+    t = thresholds(Settings(model=model, other_api_host=True), peak_usage=peak, version="2.1.200")
     assert t.context_window == 200_000 and t.served_past, t.window_source
     assert t.enforced is enforced
     threshold = t.auto_compact if enforced else t.unenforced_threshold
     assert threshold is not None and 166_000 <= threshold <= 168_000
     assert t.warning == threshold - 20_000
     assert "the API served" in t.measured
+    if model == "claude-sonnet-5":
+        own = thresholds(Settings(model=model), peak_usage=peak, version="2.1.200")
+        assert (own.context_window, own.enforced, own.unenforced_threshold) == (1_000_000, False, 967_000)
+        assert "on Anthropic's own API host" in own.window_source and not own.served_past
     # today's release knows both as 1M models: nothing is served past
     today = thresholds(Settings(model=model), peak_usage=peak, version="2.1.332")
     assert today.context_window == 1_000_000 and not today.served_past
@@ -368,7 +374,7 @@ def test_a_session_that_announces_its_model_is_checked_on_the_binary():
     2.1.237, 2.1.251 and 2.1.284 cells; generated seed 152000), where today's catalog gives it a native 1M window."""
     from inspector.tokens.series import for_model
 
-    s = for_model(Settings(), "claude-mythos-5", True)
+    s = for_model(Settings(other_api_host=True), "claude-mythos-5", True)  # (the fake API's host, as the matrix ran)
     assert s.one_m is False
     t = thresholds(s, peak_usage=60_000, version="2.1.270")
     assert (t.context_window, t.enforced) == (200_000, False), t.window_source
@@ -398,8 +404,10 @@ def test_a_model_known_since_the_measured_release_below_is_answered_by_the_one_a
     167,000 enforced), 2.1.284 (a 200,000 window, no threshold enforced) and 2.1.285 (native 1M, 967,000 enforced), and
     the rules change at 2.1.285. 2.1.273 ran it as 2.1.284 did (seed 110021: no threshold checked up to 300,000), where
     today's catalog would give 2.1.285's 1M window enforced; 2.1.285 has its own measurement."""
-    t = thresholds(Settings(model="claude-fable-5-1"), version="2.1.273")
+    t = thresholds(Settings(model="claude-fable-5-1", other_api_host=True), version="2.1.273")  # (the fake's host)
     assert (t.context_window, t.enforced, t.auto_compact) == (200_000, False, None)
+    own = thresholds(Settings(model="claude-fable-5-1"), version="2.1.273")  # on Anthropic's: native, enforced from 2.1.260
+    assert (own.context_window, own.enforced, own.auto_compact) == (1_000_000, True, 967_000)
     assert "measured on 2.1.284, the nearest measured release above 2.1.273" in t.measured
     assert thresholds(Settings(model="claude-fable-5-1"), version="2.1.285").auto_compact == 967_000
 
@@ -432,12 +440,69 @@ def test_a_percentage_is_taken_of_the_window_the_release_measured():
     enforced: under 50% the threshold is half of 180,000, enforced for the one and still not for the other. Where the
     measurement agrees with the formula (claude-sonnet-4-5), or no cell applies (2.1.332's opus-5 is 1M on both), the
     formula's numbers stand."""
-    t = thresholds(Settings(model="claude-opus-5", pct_override=50), version="2.1.250")
+    # (through the fake API's host, as the matrix and seed 3037 ran: 2.1.144-2.1.284 give the native 1M on Anthropic's
+    # only, and the formula now says so itself)
+    t = thresholds(Settings(model="claude-opus-5", pct_override=50, other_api_host=True), version="2.1.250")
     assert (t.context_window, t.auto_compact, t.enforced, t.auto_pct) == (200_000, 90_000, True, 50)
-    assert "takes 50% of its 180,000 effective window" in t.measured and t.measured_on == "2.1.250"
+    # where the formula and the measurement differ: claude-mythos-5-2, unknown to 2.1.200 (the formula's 1M), which the
+    # 2.1.197 binary sized 200,000 and did not enforce
+    u = thresholds(Settings(model="claude-mythos-5-2", pct_override=50, other_api_host=True), version="2.1.200")
+    assert (u.context_window, u.unenforced_threshold, u.enforced) == (200_000, 90_000, False)
+    assert "takes 50% of its 180,000 effective window (still not enforced" in u.measured and u.measured_on == "2.1.197"
     one = thresholds(Settings(model="claude-opus-5[1m]", pct_override=85), version="2.1.250")
     assert (one.context_window, one.auto_compact, one.unenforced_threshold, one.enforced) == (1_000_000, None, 833_000, False)
     plain = thresholds(Settings(model="claude-sonnet-4-5", pct_override=50), version="2.1.250")
     assert plain == thresholds(Settings(model="claude-sonnet-4-5", pct_override=50), version="2.1.250", measured=False)
     today = thresholds(Settings(model="claude-opus-5", pct_override=50), version="2.1.332")
     assert (today.context_window, today.auto_compact) == (1_000_000, 490_000)
+
+
+def test_the_releases_that_give_a_model_its_native_1m_window():
+    """Read in each release's context window function and bisected on npm's binaries (models.json `native_1m`):
+    claude-opus-4-7 from 2.1.117 (2.1.116 has none), claude-opus-4-8 from 2.1.154, claude-fable-5 and claude-mythos-5
+    from 2.1.170, claude-mythos-preview from 2.1.179, the catalog's flag from 2.1.195. 2.1.144-2.1.284 give it only on
+    Anthropic's own API host (2.1.143 and 2.1.285 through any): the era matrix, whose fake API is another host, measured
+    200,000 there. 2.1.120 ran claude-opus-4-7 past 250,000 through the fake; 2.1.174, 2.1.197, 2.1.219 and 2.1.250 past
+    979,000 on Anthropic's host as the binary tells it (_CLAUDE_CODE_ASSUME_FIRST_PARTY_BASE_URL), without compacting,
+    and 2.1.260 and later compacted at 970,038."""
+    from inspector.claude.models import native_1m
+
+    for version, name, own, other in (
+        ((2, 1, 116), "claude-opus-4-7", False, False),
+        ((2, 1, 117), "claude-opus-4-7", True, True),
+        ((2, 1, 143), "claude-opus-4-7", True, True),
+        ((2, 1, 144), "claude-opus-4-7", True, False),
+        ((2, 1, 153), "claude-opus-4-8", False, False),
+        ((2, 1, 154), "claude-opus-4-8", True, False),
+        ((2, 1, 169), "claude-fable-5", False, False),
+        ((2, 1, 170), "claude-fable-5", True, False),
+        ((2, 1, 178), "claude-mythos-preview", False, False),
+        ((2, 1, 179), "claude-mythos-preview", True, False),
+        ((2, 1, 194), "claude-opus-4-6", False, False),
+        ((2, 1, 284), "claude-sonnet-5", True, False),
+        ((2, 1, 285), "claude-sonnet-5", True, True),
+        ((2, 1, 332), "claude-sonnet-4-6", False, False),
+    ):
+        assert native_1m(name, version, True) is own, (version, name)
+        assert native_1m(name, version, False) is other, (version, name)
+    cases = (
+        ("2.1.116", {}, 200_000, True),
+        ("2.1.120", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9000"}, 1_000_000, True),
+        ("2.1.152", {}, 1_000_000, True),
+        ("2.1.152", {"ANTHROPIC_BASE_URL": "https://proxy.example.com"}, 200_000, True),
+        ("2.1.152", {"ANTHROPIC_BASE_URL": "https://api.anthropic.com:443/"}, 1_000_000, True),
+        ("2.1.219", {}, 1_000_000, False),  # its source "auto" until 2.1.260: no threshold enforced
+        ("2.1.219", {"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"}, 200_000, None),
+        ("2.1.260", {}, 1_000_000, True),
+        ("2.1.284", {"ANTHROPIC_BASE_URL": "http://localhost:8080"}, 200_000, False),  # the era matrix's cell
+        ("2.1.285", {"ANTHROPIC_BASE_URL": "http://localhost:8080"}, 1_000_000, True),
+    )
+    for version, env, window, enforced in cases:
+        s = Settings.from_environment(env=env, config_dir=Path("/nonexistent")).with_(model="claude-opus-4-7")
+        t = thresholds(s, version=version)
+        assert t.context_window == window, (version, env, t.window_source, t.measured)
+        if enforced is not None:
+            assert t.enforced is enforced, (version, env, t.measured)
+        if window == 1_000_000 and version in ("2.1.152", "2.1.219"):
+            assert "on Anthropic's own API host" in t.window_source
+            assert "made through another API host, did not have" in t.measured  # the cell is not used, and says why

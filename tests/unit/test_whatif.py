@@ -23,6 +23,7 @@ TYPED = {
     "max_output_tokens": (["--max-output-tokens", "16000"], "16000"),
     "blocking": (["--blocking-limit", "190000"], "190000"),
     "disable_1m": (["--disable-1m"], True),
+    "other_host": (["--other-api-host"], True),
     "output_cap": (["--output-cap"], True),
 }
 
