@@ -468,10 +468,13 @@ def native_1m(model_name: str | None, version: tuple[int, int, int] | None, anth
     return name in next(names for since, names in reversed(lists) if version >= since)
 
 
-def native_1m_enforced(version: tuple[int, int, int] | None) -> bool:
+def native_1m_enforced(model_name: str | None, version: tuple[int, int, int] | None) -> bool:
     """Whether a native 1M window's threshold is enforced in the catalog era's release `version` (models.json's
-    `native_1m.enforced_from`; None: today's)."""
-    return version is None or version >= _version(_section("native_1m")["enforced_from"])
+    `native_1m`: from `enforced_from`, before only for the models of `enforced_early`; None: today's)."""
+    data = _section("native_1m")
+    if version is None or version >= _version(data["enforced_from"]):
+        return True
+    return _canonical(model_name or "") in data["enforced_early"]
 
 
 def native_1m_host_dependent(version: tuple[int, int, int] | None) -> bool:

@@ -66,6 +66,12 @@ def window_value(v: Any) -> int | None:
     return positive_int(v)
 
 
+def other_api_host(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the environment's ANTHROPIC_BASE_URL names another host than Anthropic's own API (`Settings`)."""
+    base = (os.environ if env is None else env).get("ANTHROPIC_BASE_URL")
+    return bool(base) and not _anthropic_host(base or "")
+
+
 def _anthropic_host(url: str) -> bool:
     """Whether an ANTHROPIC_BASE_URL names Anthropic's own API host, as Claude Code tells it (the URL's host is
     api.anthropic.com; a URL it cannot parse is another host)."""
@@ -184,8 +190,7 @@ class Settings:
         if bo:
             kw["blocking_override"] = bo
             src.append(("blocking", "CLAUDE_CODE_BLOCKING_LIMIT_OVERRIDE"))
-        base = env.get("ANTHROPIC_BASE_URL")
-        if base and not _anthropic_host(base):
+        if other_api_host(env):
             kw["other_api_host"] = True
             src.append(("window", "ANTHROPIC_BASE_URL (another host than api.anthropic.com)"))
         if truthy(env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT")):
@@ -424,7 +429,7 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
             why += f" (Claude Code {version} does not know {s.model}: its code first names it in {first})"
     elif cm.native_1m and (native := native_1m_words(s, version)) is not None:
         window, why = ONE_MILLION, native
-        one_m = not native_1m_enforced(parse_version(version) if version else None)  # (its source "auto" before 2.1.260)
+        one_m = not native_1m_enforced(s.model, parse_version(version) if version else None)  # ("auto" before 2.1.260)
     elif cm.native_1m and not (suffix or s.one_m is True) or (cm.native_1m and s.disable_1m):
         # a model today's catalog gives a native 1M that this release does not (its list, its host: `native_1m`)
         window, why = (
@@ -603,7 +608,8 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
             default_out = min(default_out, CAPPED_DEFAULT_MAX_TOKENS)
         max_out = min(s.max_output_tokens, upper_out) if s.max_output_tokens is not None else default_out
     else:
-        model_window, why = resolve_window(s, peak_usage, version)
+        # (a session that records no release takes the 2.1.88 reference's rules: no native 1M window either)
+        model_window, why = resolve_window(s, peak_usage, version if rules.version is not None else "2.1.88")
         max_out = max_output_for(s, rules.version)
     window = model_window
     configured = s.auto_compact_window
@@ -776,8 +782,9 @@ def _served_by_today(s: Settings, version: str | None, window: int | None, peak_
     """Why a response past the window a release counted says nothing of a setting, or None: the release counted a
     smaller window than the model has (today's catalog), natively, which the API serves: the model came out after the
     release (an unknown model to it, `models.unknown_to`: 2.1.200 counted 200,000 for claude-mythos-5-2 and sent a
-    360,000-token request, seed 147103), or the release's catalog gave it less (2.1.197-2.1.284 count 200,000 for
-    claude-sonnet-5, 1M natively: the era matrix; 2.1.200 compacted it at 204,069 in the same run)."""
+    360,000-token request, seed 147103), or the release gave it less (through another API host than Anthropic's,
+    2.1.197-2.1.284 count 200,000 for claude-sonnet-5, 1M natively: the era matrix; 2.1.200 compacted it at 204,069 in
+    the same run; on Anthropic's host they give it its 1M: `models.native_1m`)."""
     from inspector.claude.models import catalog, unknown_to
     from inspector.claude.release import parse_version, show_version
 

@@ -1680,7 +1680,11 @@ def test_the_browsers_share_of_the_window_follows_the_release_and_model():
     from inspector.tui.screens.browser_rows import session_window as _window
 
     assert _window("claude-opus-5", "2.1.332", 50_000) == 1_000_000  # natively 1M on today's Claude Code
-    assert _window("claude-opus-5", "2.1.219", 50_000) == 200_000  # 2.1.219 gave it 200k (measured)
+    # 2.1.219 gives it its native 1M on Anthropic's own API host, 200k through another (both measured)
+    assert _window("claude-opus-5", "2.1.219", 50_000) == 1_000_000
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ANTHROPIC_BASE_URL", "http://localhost:8080")
+        assert _window("claude-opus-5", "2.1.219", 50_000) == 200_000
     assert _window("claude-opus-4-6[1m]", "2.1.328", 1_000) == 1_000_000
     assert _window("claude-sonnet-4-5", "2.1.88", 250_000) == 1_000_000  # inferred from usage, as that release did
     assert _window("claude-sonnet-4-5", "2.1.88", 50_000) == 200_000

@@ -360,7 +360,7 @@ def test_a_release_that_counted_less_than_the_models_window_was_served_past_it(m
     assert "the API served" in t.measured
     if model == "claude-sonnet-5":
         own = thresholds(Settings(model=model), peak_usage=peak, version="2.1.200")
-        assert (own.context_window, own.enforced, own.unenforced_threshold) == (1_000_000, False, 967_000)
+        assert (own.context_window, own.enforced, own.auto_compact) == (1_000_000, True, 967_000)  # (measured on 2.1.197)
         assert "on Anthropic's own API host" in own.window_source and not own.served_past
     # today's release knows both as 1M models: nothing is served past
     today = thresholds(Settings(model=model), peak_usage=peak, version="2.1.332")
@@ -497,6 +497,11 @@ def test_the_releases_that_give_a_model_its_native_1m_window():
         ("2.1.284", {"ANTHROPIC_BASE_URL": "http://localhost:8080"}, 200_000, False),  # the era matrix's cell
         ("2.1.285", {"ANTHROPIC_BASE_URL": "http://localhost:8080"}, 1_000_000, True),
     )
+    # before 2.1.260 a model with a default window of its own in the release's code is enforced (claude-sonnet-5
+    # compacted at 970,016 on 2.1.197, 2.1.219 and 2.1.250); claude-opus-5 is not (2.1.219 sent 979,000)
+    for name, enforced in (("claude-sonnet-5", True), ("claude-opus-5", False)):
+        t = thresholds(Settings(model=name), version="2.1.219")
+        assert (t.context_window, t.enforced) == (1_000_000, enforced), name
     for version, env, window, enforced in cases:
         s = Settings.from_environment(env=env, config_dir=Path("/nonexistent")).with_(model="claude-opus-4-7")
         t = thresholds(s, version=version)

@@ -49,10 +49,10 @@ RESULTS_SHOWN = 2000  # matches listed (every session with one is still in the s
 def session_window(model: str | None, version: str | None, peak: int | None) -> int:
     """The session's context window by the rules `inspector tokens` applies (its release and model: a natively 1M
     model is 1M from its first turn; the usage past 200k infers it only where the release did so)."""
-    from inspector.tokens.thresholds import Settings, thresholds
+    from inspector.tokens.thresholds import Settings, other_api_host, thresholds
 
     try:
-        return thresholds(Settings(model=model), peak or None, version).model_window
+        return thresholds(Settings(model=model, other_api_host=other_api_host()), peak or None, version).model_window
     except (ValueError, TypeError):
         return 1_000_000 if (peak or 0) > 200_000 else 200_000
 
