@@ -141,14 +141,14 @@ TABLE: tuple[WhatIf, ...] = (
     ),
     WhatIf(
         "other_host", "other_api_host", "switch",
-        "Another API host than Anthropic's (ANTHROPIC_BASE_URL, a proxy)",
+        "Another API host (ANTHROPIC_BASE_URL: a proxy, a gateway)",
         "another API host", "--other-api-host",
         "ANTHROPIC_BASE_URL names another host than api.anthropic.com (2.1.144-2.1.284 give a native 1M window only "
         "on Anthropic's)",
     ),
     WhatIf(
         "output_cap", "output_slot_cap", "switch",
-        "8k output-slot cap (a server-side flag, unknown: off by default)", "output-slot cap",
+        "8k output-slot cap (a server-side flag; off by default)", "output-slot cap",
         "--output-cap", "assume the 8k output-slot cap (GrowthBook tengu_otk_slot_v1; off by default)",
     ),
 )  # fmt: skip
