@@ -344,8 +344,14 @@ def _measured(data: dict[str, Any], version: tuple[int, int, int] | None) -> boo
 
 @cache
 def _section(key: str) -> dict[str, Any]:
-    """A section of models.json beside the models (`run_as`, `deferred_tools`, `lean_prompt_size`, `skill_listing`)."""
-    return dict(orjson.loads(DATA.read_bytes())[key])
+    """A section of models.json beside the models (`run_as`, `deferred_tools`, `lean_prompt_size`, `skill_listing`,
+    `native_1m`...): the file is read once a process (the browser sizes every session's window with `native_1m`)."""
+    return dict(_sections()[key])
+
+
+@cache
+def _sections() -> dict[str, Any]:
+    return dict(orjson.loads(DATA.read_bytes()))
 
 
 def _canonical(name: str) -> str:
