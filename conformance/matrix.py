@@ -593,8 +593,9 @@ def _inspector_words(c: dict[str, Any]) -> tuple[str, str, str]:
     """(inspector's answer now, the era formula's alone, match) for one cell."""
     from inspector.tokens.thresholds import Settings, thresholds
 
-    final = thresholds(Settings(model=c["model"]), version=c["version"])
-    formula = thresholds(Settings(model=c["model"]), version=c["version"], measured=False)
+    ran = Settings(model=c["model"], other_api_host=True)  # (through the fake API's host, as the binary ran)
+    final = thresholds(ran, version=c["version"])
+    formula = thresholds(ran, version=c["version"], measured=False)
 
     def words(th: Any) -> str:
         auto = f"{th.auto_compact:,}" if th.auto_compact is not None else "not enforced"
@@ -633,7 +634,10 @@ def write_doc() -> None:
         '400 "prompt is too long" below the threshold; *summarizer failing* what followed when every summarize request',
         "failed. *inspector* is what `thresholds()` answers for that release and model (auto-compact / blocking of window),",
         "*formula* what the era table's arithmetic alone gives; *match*: yes when both agree with the binary, *binary",
-        "wins* when the formula does not and inspector uses the measurement.",
+        "wins* when the formula does not and inspector uses the measurement. The fake API is another host than",
+        "Anthropic's, and inspector is asked as for such a host: on Anthropic's own, 2.1.144-2.1.284 give a model its",
+        "native 1M window where these rows show 200,000 (`models.json`'s `native_1m`, read in the code and measured with",
+        "the binaries told the host is Anthropic's).",
         "",
         "| release | model | compacts at | blocks at (auto-compact off) | a refusal | summarizer failing | inspector | formula "
         "| match |",
