@@ -767,6 +767,8 @@ def _native_1m_differs(s: Settings, version: str | None, measured: tuple[int, in
     there = native_1m(s.model, measured, False)
     if here == there:
         return None
+    if here and not native_1m(s.model, measured, True):
+        return f"this release gives {s.model} a native 1M window, which {show_version(measured)} gives it on no host"
     if here:
         return (
             f"this release gives {s.model} a native 1M window, which the measurement on {show_version(measured)}, made "

@@ -508,6 +508,8 @@ def test_the_releases_that_give_a_model_its_native_1m_window():
         assert t.context_window == window, (version, env, t.window_source, t.measured)
         if enforced is not None:
             assert t.enforced is enforced, (version, env, t.measured)
+        if window == 1_000_000 and version == "2.1.120":  # the cell below is of 2.1.111, which did not know the model
+            assert "which 2.1.111 gives it on no host" in t.measured
         if window == 1_000_000 and version in ("2.1.152", "2.1.219"):
             assert "on Anthropic's own API host" in t.window_source
             assert "made through another API host, did not have" in t.measured  # the cell is not used, and says why
