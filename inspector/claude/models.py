@@ -345,13 +345,8 @@ def _measured(data: dict[str, Any], version: tuple[int, int, int] | None) -> boo
 @cache
 def _section(key: str) -> dict[str, Any]:
     """A section of models.json beside the models (`run_as`, `deferred_tools`, `lean_prompt_size`, `skill_listing`,
-    `native_1m`...): the file is read once a process (the browser sizes every session's window with `native_1m`)."""
-    return dict(_sections()[key])
-
-
-@cache
-def _sections() -> dict[str, Any]:
-    return dict(orjson.loads(DATA.read_bytes()))
+    `native_1m`)."""
+    return dict(orjson.loads(DATA.read_bytes())[key])
 
 
 def _canonical(name: str) -> str:
@@ -465,7 +460,7 @@ def native_1m(model_name: str | None, version: tuple[int, int, int] | None, anth
     lists = [(_version(since), names) for since, names in data["lists"]]
     if version < lists[0][0]:
         return False
-    if _version(data["host_from"]) <= version < _version(data["any_host_from"]) and not anthropic_host:
+    if not anthropic_host and native_1m_host_dependent(version):
         return False
     if version >= _version(data["catalog_from"]):
         if name in data["also"]:
