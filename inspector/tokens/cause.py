@@ -50,11 +50,14 @@ def refuted_by(series: Series, e: Explanation, threshold: int, s: Session | None
     return [t for t in _above_before(series, e, threshold, s) if not (s is not None and _nothing_to_summarize(s, series, t))]
 
 
+def _reply_before(series: Series, e: Explanation) -> int:
+    """How many of the series' responses come before a compaction (the last of them is `series.turns[k - 1]`)."""
+    return bisect.bisect_left(turn_positions(series), e.pos) if e.pos is not None else 0
+
+
 def _above_before(series: Series, e: Explanation, threshold: int, s: Session | None) -> list[Turn]:
     """The responses at or above `threshold` in the stretch before an auto compaction, but its last one, in order."""
-    if e.kind != "auto" or e.pos is None:
-        return []
-    k = bisect.bisect_left(turn_positions(series), e.pos)
+    k = _reply_before(series, e) if e.kind == "auto" else 0
     if k == 0:
         return []
     seg = series.turns[k - 1].segment
@@ -403,9 +406,9 @@ def _assumed_model(s: Session, e: Explanation, series: Series | None) -> str | N
     known: in a session that does not announce its models, no reply of the compacting process follows the boundary
     (`made_for_model`), and the last reply before it was written by an earlier process (a process exit between them),
     whose model is then the one assumed (a resumed process runs the model it is started with, not the session's)."""
-    if series is None or e.pos is None or s.announces_models or made_for_model(s, e.index) is not None:
+    if series is None or s.announces_models or made_for_model(s, e.index) is not None:
         return None
-    k = bisect.bisect_left(turn_positions(series), e.pos)
+    k = _reply_before(series, e)
     if k == 0:
         return None
     last = series.turns[k - 1].index
@@ -432,9 +435,9 @@ def _larger_window(
     from inspector.claude.release import parse_version
 
     version = s.records[e.index].version or s.version
-    if series is None or settings is None or e.pos is None or answer_at("blocking-another-window", version) is not True:
+    if series is None or settings is None or answer_at("blocking-another-window", version) is not True:
         return None
-    k = bisect.bisect_left(turn_positions(series), e.pos)
+    k = _reply_before(series, e)
     if k == 0:
         return None
     asked = s.body(series.turns[k - 1].index).get("requestedModel")
