@@ -47,11 +47,9 @@ from inspector.compact.base import (
 from inspector.compact.hooks import (
     as_compact_hook,
     compact_stdout,
-    held_note,
-    held_progress,
-    hook_twins,
     hooks_note,
     session_start_hooks,
+    summarized_count,
     trailing_records,
 )
 from inspector.compact.reattach import (
@@ -714,12 +712,10 @@ def engine_compact(
     boundary_uuid, summary_uuid = factory.new_id(), factory.new_id()
     anchor = boundary_uuid if params.mode == "partial" and params.direction == "from" else summary_uuid
     meta: dict[str, Any] = {}
-    counted = len(split.summarize) + hook_twins(s, split.summarize) if params.mode == "partial" else 0
+    counted = 0
     if params.mode == "partial":
-        in_memory, unseen = held_progress(s, split.summarize, form, _compacting_end(sl), sl.boundary)
-        counted += in_memory
-        if unseen:
-            notes.append(held_note(unseen))
+        counted, unknown = summarized_count(sl, split.summarize, form)
+        notes += unknown
         meta["messagesSummarized"] = counted
         if params.instructions:
             meta["userContext"] = params.instructions

@@ -167,6 +167,16 @@ def held_progress(s: Any, summarized: Sequence[int], version: str | None, end: i
     return extra, unknown
 
 
+def summarized_count(sl: Slice, summarized: Sequence[int], version: str | None) -> tuple[int, list[str]]:
+    """A partial compaction's messagesSummarized: the records summarized, with what the REPL holds beside them
+    (`hook_twins`, `held_progress`), and the note of a count not known in full."""
+    from inspector.compact.reattach import _compacting_end
+
+    s = sl.session
+    held, unseen = held_progress(s, summarized, version, _compacting_end(sl), sl.boundary)
+    return len(summarized) + hook_twins(s, summarized) + held, [held_note(unseen)] if unseen else []
+
+
 def held_note(unseen: int) -> str:
     """What a partial compaction's count leaves out when a subagent's transcript is not there (`held_progress`)."""
     return (

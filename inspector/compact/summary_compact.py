@@ -18,6 +18,7 @@ from inspector.compact.base import (
     format_compact_summary,
     wrap_summary,
 )
+from inspector.compact.hooks import session_start_hook, summarized_count, trailing_records
 from inspector.compact.summarize.base import Cancel, Progress, Summarizer, SummaryRequest
 from inspector.tokens.context import restored_context
 from inspector.transcript.records import MENU_HIDDEN_TAGS, REJECT_PREFIX, SYNTHETIC_TEXTS
@@ -179,9 +180,6 @@ def partial_compact(
     recs = s.records
     if params.direction not in ("from", "up_to"):
         raise CompactError(f"direction must be 'from' or 'up_to', not {params.direction!r}")
-    from inspector.compact.hooks import held_note, held_progress, hook_twins, session_start_hook, trailing_records
-    from inspector.compact.reattach import _compacting_end
-
     # the REPL's messages end with the turn_duration below the last reply, which it holds as a message: a "from"
     # counts it among those summarized, an "up to" keeps it (2.1.124 and 2.1.150, REPL seed 202; 2.1.150's "up to"
     # compactions name it as the kept segment's tail, REPL seeds 1003, 1005, 203 and 17 more)
@@ -230,10 +228,9 @@ def partial_compact(
         before_pivot = [i for i in msgs[:k] if recs[i].type != "progress"]
         logical = recs[before_pivot[-1]].uuid if before_pivot else None
         anchor = summary_uuid
-    held, unseen = held_progress(s, summarize, s.version, _compacting_end(sl), sl.boundary)
+    counted, unknown = summarized_count(sl, summarize, s.version)
     # the REPL's messages start at the last compaction's boundary, which an "up to" counts among those it summarizes
-    leading = 1 if params.direction == "up_to" and sl.boundary is not None else 0
-    counted = len(summarize) + hook_twins(s, summarize) + held + leading
+    counted += 1 if params.direction == "up_to" and sl.boundary is not None else 0
     meta: dict[str, Any] = {"messagesSummarized": counted}
     if params.user_context:
         meta["userContext"] = params.user_context
@@ -256,7 +253,7 @@ def partial_compact(
     summary = factory.user(tmpl, boundary_uuid, wrapped, **extra)
     summary["uuid"] = summary_uuid
     sv = ViewMessage(summary_uuid, "user", summary, "summary")
-    notes = _hooks_notes(sl) + list(out.notes) + ([held_note(unseen)] if unseen else [])
+    notes = _hooks_notes(sl) + list(out.notes) + unknown
     if keep and not relinks_kept(s.version):
         # the release puts no kept message back when it loads the file: a resume sends the summary alone
         notes.append(kept_not_relinked(s.version, len(keep), "before the pivot"))
