@@ -418,6 +418,7 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
     suffix = "[1m]" in model
     default_out, upper_out = (cm.max_output, cm.max_output_upper) if cm else max_output_limits(s.model)
     one_m = False
+    reactive = False  # a native 1M window whose release does not enforce its threshold (before 2.1.260)
     if s.window is not None:
         window, why = s.window, "user"
         one_m = s.window > MODEL_CONTEXT_WINDOW_DEFAULT
@@ -429,7 +430,7 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
             why += f" (Claude Code {version} does not know {s.model}: its code first names it in {first})"
     elif cm.native_1m and (native := native_1m_words(s, version)) is not None:
         window, why = ONE_MILLION, native
-        one_m = not native_1m_enforced(s.model, parse_version(version) if version else None)  # ("auto" before 2.1.260)
+        reactive = not native_1m_enforced(s.model, parse_version(version) if version else None)
     elif cm.native_1m and not (suffix or s.one_m is True) or (cm.native_1m and s.disable_1m):
         # a model today's catalog gives a native 1M that this release does not (its list, its host: `native_1m`)
         window, why = (
@@ -462,8 +463,9 @@ def _catalog_window(s: Settings, peak_usage: int | None, version: str | None = N
         source = "model-default"  # (or "auto": see UNKNOWN_MODEL_SOURCE_FROM; and no variable read)
     elif cm is None:
         source = "auto" if s.unknown_model_unenforced else "unknown-model"
-    elif one_m and (not cm.native_1m or window == ONE_MILLION):
-        source = "auto"  # a [1m] 4.x model, or a native 1M one before 2.1.260: reactive only
+    elif reactive or (one_m and (not cm.native_1m or window == ONE_MILLION)):
+        source = "auto"  # a [1m] 4.x model (or a model whose native 1M this release does not give), or a native 1M
+        # one before 2.1.260: reactive only
     elif cm.native_1m or cm.default_source == "model-default":
         source = "model-default"
     else:
