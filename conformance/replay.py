@@ -175,26 +175,24 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                     shutil.copytree(t.with_suffix(""), cut.with_suffix(""))
                 s = Session.load(cut)
                 meta = boundary.get("compactMetadata") or {}
+                moved = {x["uuid"] for x in late}
+                # what it wrote (not a record the file has above the boundary, written again below the summary: the
+                # prompt 2.1.174's REPL compacted before, REPL seeds 73007 and 190000)
+                after = [r for r in recs[k:] if r.get("uuid") not in moved and r.get("uuid") not in written]
+                partial = next(((rec.get("summarizeMetadata") or {}) for rec in after if rec.get("isCompactSummary")), {})
                 if TAIL not in rules_for(s.version).era.strategies:
                     # before 2.1.159 only a partial compaction is checked, by what its boundary records: the messages
                     # it counts and the ends of the segment it kept (a release before the engine: the harness does not
                     # rebuild its other compactions)
                     if "messagesSummarized" in meta:
-                        after = [r for r in recs[k:] if r.get("uuid") not in written]
-                        partial = next(((r.get("summarizeMetadata") or {}) for r in after if r.get("isCompactSummary")), {})
-                        out.append(_partial_before_engine(s, boundary, partial, serve_of.get((t, k)), log, run, t.name, b_no))
+                        out.append(_partial_before_engine(s, boundary, partial, n, log, run, t.name, b_no))
                     continue
-                moved = {x["uuid"] for x in late}
-                # what it wrote (not a record the file has above the boundary, written again below the summary: the
-                # prompt 2.1.174's REPL compacted before, REPL seeds 73007 and 190000)
-                after = [r for r in recs[k:] if r.get("uuid") not in moved and r.get("uuid") not in written]
                 kw: dict[str, Any] = {"strategy": "compact", "trigger": str(meta.get("trigger") or "auto")}
                 at = next((j for j in range(n - 1, -1, -1) if log[j]["kind"] == "turn"), None) if n is not None else None
                 # the request the compaction answered: the last turn request before its summary, in the same run (a
                 # refusal that ended an earlier run was answered there, or not at all: a new process that compacts
                 # as it starts does so at its threshold)
                 before = log[at] if at is not None and log[at].get("step") == log[n].get("step") else None
-                partial = next(((rec.get("summarizeMetadata") or {}) for rec in after if rec.get("isCompactSummary")), {})
                 if "messagesSummarized" in meta:
                     kw, what = _partial(s, boundary, partial, n, log, run)
                     if kw is None:
