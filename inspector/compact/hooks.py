@@ -167,14 +167,75 @@ def held_progress(s: Any, summarized: Sequence[int], version: str | None, end: i
     return extra, unknown
 
 
+# attachments are written from 2.1.97: up to 2.1.96 the transcript writer drops every `attachment` record (bisected on
+# its filter; docs/binary-findings.md), which the REPL holds among its messages all the same
+ATTACHMENTS_WRITTEN_FROM = (2, 1, 97)
+TASK_TOOLS = ("TaskCreate", "TaskUpdate")
+# TURNS_SINCE_WRITE and TURNS_BETWEEN_REMINDERS of the task reminder, 2.1.20-2.1.96 (read in 2.1.20, 2.1.36, 2.1.53,
+# 2.1.72, 2.1.88 and 2.1.96; 2.0.76 had 7 and 3, but no partial compaction)
+REMINDER_TURNS = 10
+
+
+def held_reminders(sl: Slice, summarized: Sequence[int], version: str | None, end: int) -> int:
+    """How many task reminders Claude Code's REPL held among the summarized messages without writing them (releases
+    before `ATTACHMENTS_WRITTEN_FROM`). Before each request (after a typed prompt, and after the tool results a reply
+    continues from) the REPL adds a `task_reminder` attachment when its messages since the last compaction hold ten
+    replies (records of a reply, thinking-only ones not counted) since the last TaskCreate or TaskUpdate call and ten
+    since the last such reminder (the 2.1.36-2.1.96 code). Measured on 2.1.88 by logging the messages a partial
+    compaction summarized (REPL seeds 172000 and 91000: one and two reminders, one right after the prompt picked).
+    Only the compacting process's (up to `end`) are held: a resumed process loads none (they were never written), and
+    counts its replies afresh."""
+    from inspector.claude.release import at_or_after
+    from inspector.compact.reattach import _is_prompt
+    from inspector.tokens.context import same_process
+    from inspector.transcript.records import F_THINKING_ONLY
+
+    if not summarized or version is None or at_or_after(version, ATTACHMENTS_WRITTEN_FROM):
+        return 0
+    recs, chain, inside = sl.session.records, sl.chain, set(summarized)
+    since_task = since_reminder = held = 0
+    for k, i in enumerate(chain):
+        r = recs[i]
+        if r.type == "assistant":
+            if r.flags & F_THINKING_ONLY:
+                continue
+            since_reminder += 1
+            since_task = 0 if any(name in TASK_TOOLS for _, name in r.tool_uses) else since_task + 1
+            continue
+        nxt = recs[chain[k + 1]] if k + 1 < len(chain) else None
+        if nxt is None or nxt.type != "assistant" or not (_is_prompt(r) or r.tool_results):
+            continue  # no request follows here (a tool result before the round's last, a command, the end)
+        if since_task >= REMINDER_TURNS and since_reminder >= REMINDER_TURNS and same_process(sl.session, i, end):
+            since_reminder = 0
+            held += i in inside  # the reminder follows this record: summarized with it
+    return held
+
+
 def summarized_count(sl: Slice, summarized: Sequence[int], version: str | None) -> tuple[int, list[str]]:
     """A partial compaction's messagesSummarized: the records summarized, with what the REPL holds beside them
-    (`hook_twins`, `held_progress`), and the note of a count not known in full."""
+    (`hook_twins`, `held_progress`, `held_reminders`), and the note of a count not known in full."""
+    from inspector.claude.release import at_or_after
     from inspector.compact.reattach import _compacting_end
 
     s = sl.session
-    held, unseen = held_progress(s, summarized, version, _compacting_end(sl), sl.boundary)
-    return len(summarized) + hook_twins(s, summarized) + held, [held_note(unseen)] if unseen else []
+    end = _compacting_end(sl)
+    held, unseen = held_progress(s, summarized, version, end, sl.boundary)
+    held += held_reminders(sl, summarized, version, end)
+    notes = [held_note(unseen)] if unseen else []
+    if version is not None and not at_or_after(version, ATTACHMENTS_WRITTEN_FROM):
+        notes.append(UNWRITTEN_NOTE)
+    return len(summarized) + hook_twins(s, summarized) + held, notes
+
+
+# 2.1.88 REPL seeds 75026 and 181001: "summarize from" a /compact command counted the file it re-attached (75026: the
+# messages summarized logged from its code) and three more (181001: its summary request shows a SessionStart:compact
+# hook's output and a UserPromptSubmit hook's among them); /compact puts its breadcrumbs before the compaction's
+# attachments (`[boundary, summary, caveat, command, output, ...attachments, ...hook output]`, the 2.1.88 code)
+UNWRITTEN_NOTE = (
+    "this release wrote no attachments: messagesSummarized also counts those its REPL held among the summarized "
+    "messages (a hook's output after a prompt, what a /compact re-attached after its output), which no record shows; "
+    "inspector counts its task reminders only, by their rule"
+)
 
 
 def held_note(unseen: int) -> str:

@@ -51,6 +51,33 @@ def test_a_partial_compaction_before_the_engine_counts_what_the_repl_holds(tmp_p
         assert any(r.what.startswith("partial") for r in got), name
 
 
+def test_a_partial_compaction_before_2_1_97_counts_the_task_reminders_the_repl_held(tmp_path):
+    """2.1.88's REPL (kept scenarios found_repl_172000 and found_repl_91000) adds a task reminder before a request once
+    ten replies went by without a task tool and since the last reminder, and writes no attachment: "summarize from"
+    counted 17 and 26 messages where the file has 16 and 24 (the messages it summarized, logged from 2.1.88's code:
+    one reminder after a tool result, two, one of them right after the prompt picked). 2.1.97 writes its reminders."""
+    from inspector.compact import make_slice
+    from inspector.compact.hooks import UNWRITTEN_NOTE, held_reminders, summarized_count
+    from inspector.transcript.session import Session
+
+    for name, held in (("found_repl_172000_2.1.88", 1), ("found_repl_91000_2.1.88", 2)):
+        got = _replayed(tmp_path / name, name)
+        assert [r.what.split(" ")[0] for r in got] == ["partial"], name
+        folder = tmp_path / name / name.rsplit("_", 1)[0]
+        s = Session.load(next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts))
+        b = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
+        pivot = s.records[b].get("compact")["preservedSegment"]["tailUuid"]
+        last = max(i for i in range(b) if s.records[i].type in ("user", "assistant"))
+        sl = make_slice(s, at=s.records[last].uuid)
+        kept_to = next(k for k, i in enumerate(sl.chain) if s.records[i].uuid == pivot)
+        summarized = [i for i in sl.messages if sl.chain.index(i) > kept_to]
+        assert held_reminders(sl, summarized, "2.1.88", len(s.records)) == held, name
+        assert held_reminders(sl, summarized, "2.1.97", len(s.records)) == 0, name
+        # what else it held is not known, and said: hook output, what a /compact re-attached
+        assert UNWRITTEN_NOTE in summarized_count(sl, summarized, "2.1.88")[1]
+        assert UNWRITTEN_NOTE not in summarized_count(sl, summarized, "2.1.97")[1]
+
+
 def test_claude_opus_4_7_has_its_native_1m_window_through_any_host_on_2_1_120(tmp_path):
     """2.1.120 (generated run gen_192021, through the fake API's host): `--model claude-opus-4-0` ran as claude-opus-4-7
     (its legacy remap), whose window 2.1.117-2.1.143 make 1M whatever the host; the run went to 430,004 and Claude Code
