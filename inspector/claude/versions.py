@@ -118,7 +118,7 @@ ERAS: tuple[Era, ...] = (
         "capped",
         "fixed",
         "always",
-        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT),
+        (FULL, PARTIAL_FROM, PARTIAL_UP_TO, SESSION_MEMORY, MICROCOMPACT),
         "measured",
         "from 2.1.75 the blocking limit is the effective window − 3,000 (177,000; bisected on the binaries: 2.1.74 "
         "refuses at 197,000, 2.1.75 at 177,000); 2.1.88's code is the format reference (§4); measured on the 2.1.75, "
@@ -132,7 +132,7 @@ ERAS: tuple[Era, ...] = (
         "capped",
         "fixed",
         "none",
-        (FULL, PARTIAL_FROM, SESSION_MEMORY, MICROCOMPACT),
+        (FULL, PARTIAL_FROM, PARTIAL_UP_TO, SESSION_MEMORY, MICROCOMPACT),
         "measured",
         "from 2.1.153 no model compacts at its threshold with the defaults: Claude Code compacts when the API refuses "
         "a request as too long (bisected on the binaries: 2.1.152 compacts claude-sonnet-4-5 at 167,000, 2.1.153 does "
@@ -196,8 +196,10 @@ STRATEGY_WORDS = {
 
 
 # A strategy that began inside an era: its first release. "Summarize from here" first appears in 2.1.32's code (the
-# menu item and messagesSummarized; 2.1.31's has neither: bisected over the releases npm has).
-STRATEGY_FIRST: dict[str, Version] = {PARTIAL_FROM: (2, 1, 32)}
+# menu item and messagesSummarized; 2.1.31's has neither: bisected over the releases npm has); "Summarize up to here"
+# in 2.1.141's rewind menu, for every user (no release npm has before it holds the item: 2.1.140's menu has none, and
+# the 2.1.88 reference, §8.7, reads it as offered to Anthropic's own builds only).
+STRATEGY_FIRST: dict[str, Version] = {PARTIAL_FROM: (2, 1, 32), PARTIAL_UP_TO: (2, 1, 141)}
 
 
 def releases_with(strategy: str) -> str:

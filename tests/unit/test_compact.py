@@ -640,6 +640,21 @@ def test_growth_that_comes_from_counting_differently_is_not_blamed_on_the_summar
     assert f"{-dropped:,} longer" in res.change_words and f"other {d + dropped:,}" in res.change_words
 
 
+def test_summarize_up_to_here_is_a_what_if_before_2_1_141():
+    """ "Summarize up to here" is in the rewind menu of every release from 2.1.141 (2.1.140's binary has no such item,
+    2.1.150's REPL summarized up to a prompt; the 2.1.36 REPL offered "Summarize from here" only, generated seed 193003),
+    so before it the workbench's "up to" is a what-if, and after it is not, in the 2.1.75 era as in the engine's."""
+    from inspector.claude.versions import releases_with, rules_for, what_if
+
+    assert releases_with("partial-up-to") == "2.1.141 and later"
+    for v, who in (("2.1.36", "2.1.21 – 2.1.74"), ("2.1.88", "2.1.88"), ("2.1.140", "2.1.140")):
+        r = rules_for(v)
+        assert f"Claude Code {who} does not do" in (what_if("partial-up-to", r.era, r.version) or ""), v
+    for v in ("2.1.141", "2.1.150", "2.1.155", "2.1.174", "2.1.332"):
+        r = rules_for(v)
+        assert what_if("partial-up-to", r.era, r.version) is None, v
+
+
 def test_summarize_from_here_is_a_what_if_before_2_1_32():
     """ "Summarize from here" first appears in 2.1.32's code (its menu item and messagesSummarized; 2.1.31's and
     2.1.20's have neither): the workbench offers it on an older session as a what-if, and says which releases had it."""
