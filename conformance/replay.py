@@ -568,6 +568,7 @@ def _partial_before_engine(
     from conformance.fake_api import SUMMARY
     from inspector.compact import CompactRequest, compact
     from inspector.compact.base import CompactError
+    from inspector.transcript.tree import relinks_kept
 
     kw, what = _partial(s, boundary, partial, n, log, run)
     if kw is None:
@@ -589,6 +590,10 @@ def _partial_before_engine(
     ends = [
         (x.get("headUuid"), x.get("tailUuid")) for x in (ours.get("preservedSegment") or {}, theirs.get("preservedSegment") or {})
     ]
+    if not relinks_kept(s.version) and "preservedSegment" not in theirs:
+        # a release before 2.1.76 writes no kept segment; inspector writes one for the later release that resumes
+        # its saved session (summary_compact.partial_compact): the kept messages are checked by the last one it keeps
+        ends = [(None, (ours.get("preservedSegment") or {}).get("tailUuid")), (None, boundary.get("logicalParentUuid"))]
     if ends[0] != ends[1]:
         return Replayed(name, b_no, what, False, f"kept segment {ends[0]}, Claude Code {ends[1]}")
     return Replayed(name, b_no, what, True, f"summarized {ours.get('messagesSummarized')} messages as Claude Code")

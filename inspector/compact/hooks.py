@@ -211,16 +211,49 @@ def held_reminders(sl: Slice, summarized: Sequence[int], version: str | None, en
     return held
 
 
+def written_progress(sl: Slice, summarized: Sequence[int], version: str | None, end: int) -> int:
+    """How many more messages than the summarized records Claude Code up to 2.1.84 counts for the progress it wrote:
+    each `progress` record hanging below a summarized record (the REPL appends it there, and a resume loads it: it is
+    on the chain), and, for each hook's progress, the hook's result, an attachment the compacting process held without
+    writing it (before `ATTACHMENTS_WRITTEN_FROM`). Logged from 2.1.36's code (REPL seed 193002, "from" the first
+    prompt: 58 messages, its 45 records, 6 hook_progress records of an internal PostToolUse:Read hook, a hook_success
+    after each, one task reminder). From 2.1.85 no progress is written (`held_progress` counts a subagent's)."""
+    from inspector.claude.release import at_or_after
+    from inspector.tokens.context import same_process
+
+    if not summarized or version is None or at_or_after(version, PROGRESS_HELD_FROM):
+        return 0
+    s = sl.session
+    recs, by_uuid, inside = s.records, s.conversation.by_uuid, set(summarized)
+    results_held = not at_or_after(version, ATTACHMENTS_WRITTEN_FROM)
+    n = 0
+    for i in range(sl.boundary or 0, len(recs)):
+        r = recs[i]
+        if r.type != "progress":
+            continue
+        up = r.parent
+        k = by_uuid.get(up) if up is not None else None
+        while k is not None and recs[k].type == "progress":  # a progress below another: the record they hang from
+            up = recs[k].parent
+            k = by_uuid.get(up) if up is not None else None
+        if k is None or k not in inside:
+            continue
+        n += 1
+        if results_held and r.get("progress_type") == "hook_progress" and same_process(s, i, end):
+            n += 1
+    return n
+
+
 def summarized_count(sl: Slice, summarized: Sequence[int], version: str | None) -> tuple[int, list[str]]:
     """A partial compaction's messagesSummarized: the records summarized, with what the REPL holds beside them
-    (`hook_twins`, `held_progress`, `held_reminders`), and the note of a count not known in full."""
+    (`hook_twins`, `held_progress`, `held_reminders`, `written_progress`), and the note of a count not known in full."""
     from inspector.claude.release import at_or_after
     from inspector.compact.reattach import _compacting_end
 
     s = sl.session
     end = _compacting_end(sl)
     held, unseen = held_progress(s, summarized, version, end, sl.boundary)
-    held += held_reminders(sl, summarized, version, end)
+    held += held_reminders(sl, summarized, version, end) + written_progress(sl, summarized, version, end)
     notes = [held_note(unseen)] if unseen else []
     if version is not None and not at_or_after(version, ATTACHMENTS_WRITTEN_FROM):
         notes.append(UNWRITTEN_NOTE)

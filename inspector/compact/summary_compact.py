@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.claude.release import at_or_after
 from inspector.compact.base import (
     CAVEAT_BEFORE_2_1_285,
     CompactError,
@@ -25,6 +26,14 @@ from inspector.transcript.records import MENU_HIDDEN_TAGS, REJECT_PREFIX, SYNTHE
 from inspector.transcript.tree import is_sent, kept_not_relinked, relinks_kept
 
 API_TYPES = ("user", "assistant", "attachment")
+
+
+# the first release whose summary of a partial compaction says its direction (summarizeMetadata.direction: 2.1.87's
+# code writes messagesSummarized and userContext only)
+DIRECTION_WRITTEN_FROM = (2, 1, 88)
+# the first release whose rewind menu leaves out a compaction's summary and a message shown in the transcript only
+# (2.1.81's selector filter has neither test, 2.1.83's both; npm has no 2.1.82)
+SUMMARY_NOT_OFFERED_FROM = (2, 1, 83)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +151,16 @@ def is_pivot_candidate(sl: Slice, i: int) -> bool:
     that is not synthetic ("[Request interrupted…]", a cancel or a rejection), meta, a summary or shown in the
     transcript only, and whose text (a string, or its last block's) holds no command output, shell output, task
     notification, tick or teammate message. So a slash command's own record (`/compact`) is offered, its output
-    is not (as in 2.1.3xx's menu, compact/engine.py: _offered_328)."""
+    is not (as in 2.1.3xx's menu, compact/engine.py: _offered_328). Before 2.1.83 the filter has no test of a summary
+    or a message shown in the transcript only: the menu offers a compaction's summary (2.1.36 REPL seed 193001 picked
+    one; read in the filters of 2.1.36-2.1.81, and 2.1.83's and 2.1.88's, which test both)."""
     r = sl.session.records[i]
-    if r.type != "user" or r.is_meta or r.is_compact_summary:
+    if r.type != "user" or r.is_meta:
         return False
     body = sl.session.body(i)
-    if body.get("isVisibleInTranscriptOnly") is True:
+    if at_or_after(sl.session.version, SUMMARY_NOT_OFFERED_FROM) and (
+        r.is_compact_summary or body.get("isVisibleInTranscriptOnly") is True
+    ):
         return False
     msg = body.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
@@ -236,18 +249,22 @@ def partial_compact(
         meta["userContext"] = params.user_context
     if keep:
         # a "from" keeps the REPL's messages before the pivot, the last compaction's boundary first (2.1.150 REPL seeds
-        # 1004, 1011, 1019, 75026, 96015 and 9700 name it the kept segment's head)
+        # 1004, 1011, 1019, 75026, 96015 and 9700 name it the kept segment's head); written for a release before 2.1.76
+        # too, which names none (its code has none: 2.1.36 REPL seeds 202, 9700, 91000) and reads none, so that a
+        # later release that resumes the saved session puts the kept messages back
         head = sl.boundary if params.direction == "from" and sl.boundary is not None else keep[0]
         meta["preservedSegment"] = {"headUuid": recs[head].uuid, "anchorUuid": anchor, "tailUuid": recs[keep[-1]].uuid}
     boundary = factory.boundary(tmpl, trigger="manual", pre_tokens=before, logical_parent=logical, extra_meta=meta)
     boundary["uuid"] = boundary_uuid
     extra: dict[str, Any] = {"isCompactSummary": True}
     if keep:
-        extra["summarizeMetadata"] = {
-            "messagesSummarized": counted,
-            "userContext": params.user_context,
-            "direction": params.direction,
-        }
+        # (the userContext of a pick without context is undefined in Claude Code's object: not written; the direction
+        # is written from 2.1.88, which first offers "up to" in its code: 2.1.87's summarizeMetadata has none)
+        extra["summarizeMetadata"] = {"messagesSummarized": counted}
+        if params.user_context:
+            extra["summarizeMetadata"]["userContext"] = params.user_context
+        if at_or_after(s.version, DIRECTION_WRITTEN_FROM):
+            extra["summarizeMetadata"]["direction"] = params.direction
     else:
         extra["isVisibleInTranscriptOnly"] = True
     summary = factory.user(tmpl, boundary_uuid, wrapped, **extra)

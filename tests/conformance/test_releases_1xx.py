@@ -93,3 +93,58 @@ def test_claude_opus_4_7_has_its_native_1m_window_through_any_host_on_2_1_120(tm
     other = _settings(folder).with_(model="claude-opus-4-7")
     assert other.other_api_host and thresholds(other, version="2.1.152").context_window == 200_000
     assert thresholds(other.with_(other_api_host=False), version="2.1.152").context_window == 1_000_000
+
+
+def _cut_before_partial(folder):
+    """The session's transcript up to its partial compaction's boundary, written beside it (a release before 2.1.76
+    does not put the kept messages back on load: the chain before the boundary is read from a file that ends there),
+    loaded; and the boundary's record from the whole file."""
+    from inspector.transcript.session import Session
+
+    main = next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+    whole = Session.load(main)
+    b = next(i for i, r in enumerate(whole.records) if r.is_compact_boundary and "messagesSummarized" in r.get("compact"))
+    lines = main.read_bytes().splitlines(keepends=True)
+    cut = main.with_name("cut.jsonl")
+    cut.write_bytes(b"".join(lines[: whole.records[b].line - 1]))
+    return Session.load(cut), whole, b
+
+
+def test_a_partial_compaction_up_to_2_1_84_counts_the_progress_it_wrote_and_each_hook_s_result(tmp_path):
+    """2.1.36's REPL (generated run gen_repl_193002, "from" the first prompt) summarized 58 messages: its 45 records, the
+    6 progress records of an internal PostToolUse:Read hook, a hook_success after each (never written) and one task
+    reminder (logged from 2.1.36's code). From 2.1.85 no progress is written (held_progress counts a subagent's)."""
+    from inspector.compact import make_slice
+    from inspector.compact.hooks import written_progress
+
+    got = _replayed(tmp_path, "gen_repl_193002_2.1.36")
+    assert [r.what.split(" ")[0] for r in got] == ["partial"]
+    s, _, _ = _cut_before_partial(tmp_path / "gen_repl_193002")
+    sl = make_slice(s)
+    assert written_progress(sl, sl.messages, "2.1.36", len(s.records)) == 12  # 6 progress records, 6 hook results
+    assert written_progress(sl, sl.messages, "2.1.97", len(s.records)) == 0  # (no release writes progress and not these)
+    assert written_progress(sl, sl.messages, "2.1.85", len(s.records)) == 0
+
+
+def test_a_partial_compaction_before_2_1_88_writes_the_summary_s_metadata_as_its_release_did(tmp_path):
+    """2.1.36 (kept scenario found_repl_91000, "from" a prompt with context): summarizeMetadata holds messagesSummarized
+    and userContext, no direction (2.1.87's code writes none, 2.1.88's does); a pick without context writes no
+    userContext at all (2.1.88 REPL seed 172000: {"messagesSummarized": 17, "direction": "from"})."""
+    from conformance.replay import _FakeText
+    from inspector.compact import CompactRequest, compact
+
+    _replayed(tmp_path / "36", "found_repl_91000_2.1.36")
+    for name, context, want in (
+        ("found_repl_91000_2.1.36", "keep the file names", {"userContext": "keep the file names"}),
+        ("found_repl_172000_2.1.88", None, {"direction": "from"}),
+    ):
+        s, whole, b = _cut_before_partial(saved_run(tmp_path / name, name))
+        theirs = whole.body(b + 1)["summarizeMetadata"]
+        tail = whole.records[b].logical_parent
+        after = next(i for i, r in enumerate(s.records) if r.uuid == tail) + 1
+        pivot = next(r.uuid for r in s.records[after:] if r.type == "user" and not r.tool_results)
+        res = compact(
+            s, CompactRequest("partial", pivot=pivot, direction="from", instructions=context), summarizer=_FakeText("x")
+        )
+        ours = res.new_records[1]["summarizeMetadata"]
+        assert ours == {"messagesSummarized": theirs["messagesSummarized"], **want} == theirs, name

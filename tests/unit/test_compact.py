@@ -549,10 +549,16 @@ def test_a_record_is_named_as_show_prints_it_and_a_bad_pivot_says_why():
         resolve_reference(s, "zzzzzzzz")
 
 
-def test_a_session_whose_prompts_are_all_before_its_last_compaction_has_no_pivot_and_says_so():
+def test_a_session_whose_prompts_are_all_before_its_last_compaction_has_no_pivot_and_says_so(tmp_path):
+    """From 2.1.83 the rewind menu leaves out a compaction's summary: a session whose prompts are all before its last
+    compaction has nothing to pick. 2.1.39, as every release before 2.1.83, offers the summary itself (its selector
+    filter has no test of it; 2.1.36's REPL summarized from one, kept scenario found_repl_193001)."""
     from inspector.compact import CompactError, pivot_candidates, resolve_reference
 
-    s = Session.load(sample_session("Fix forecast"))
+    old = Session.load(sample_session("Fix forecast"))
+    assert old.version == "2.1.39"
+    assert [old.records[i].is_compact_summary for i in pivot_candidates(old)] == [True]
+    s = Session.load(sample_as_release("Fix forecast", tmp_path, "2.1.83"))
     assert pivot_candidates(s) == []
     first_prompt = next(k for k, r in enumerate(s.records) if r.type == "user" and not r.tool_results)
     with pytest.raises(CompactError, match=r"is before the last compaction \(line \d+\).*has no pivot at all"):
