@@ -101,7 +101,8 @@ def _partial(r: Run) -> CompactionResult:
     q = r.request
     if q.pivot is None:
         what = "a prompt you typed" if r.tail_era else "a user message"
-        raise CompactError(f"partial compaction needs a pivot: the uuid of {what} (--at)")
+        cands = pivot_candidates(r.slice.session, series=r.slice.series)
+        raise CompactError(f"partial compaction needs a pivot: the uuid of {what} (--at); {pivot_words(r.slice.session, cands)}")
     if r.tail_era:
         params = EngineParams(
             "partial", "manual", q.instructions, None, None, q.pivot, q.direction, q.resume_model, q.asked_at, q.file_times
@@ -227,7 +228,8 @@ def estimate_caveat(est: Estimator) -> str | None:
 
 def pivot_candidates(s: Session, settings: Settings | None = None, series: Series | None = None) -> list[int]:
     """The records a partial compaction can pivot on, by the rules of the session's release: the prompts you typed
-    since the last compaction (what the rewind menu offers), not tool results, replies, meta messages or summaries."""
+    since the last compaction (what the rewind menu offers), not tool results, replies or meta messages (nor, from
+    2.1.83, summaries)."""
     from inspector.claude.versions import TAIL
 
     try:
@@ -247,9 +249,14 @@ def pivot_words(s: Session, cands: list[int]) -> str:
     """Which records can be pivots, in words: none, or the last few with their line and first words."""
     if not cands:
         return "this session has no prompt you typed after its last compaction, so it has no pivot at all"
-    listed = ", ".join(
-        f"line {s.records[k].line} ({' '.join(str(s.records[k].get('prompt') or '').split())[:30]!r})" for k in cands[-5:]
-    )
+
+    def words(k: int) -> str:
+        r = s.records[k]
+        if r.is_compact_summary:  # (offered before 2.1.83)
+            return "the last compaction's summary"
+        return repr(" ".join(str(r.get("prompt") or "").split())[:30])
+
+    listed = ", ".join(f"line {s.records[k].line} ({words(k)})" for k in cands[-5:])
     return f"the pivots here are the prompts you typed since the last compaction: {listed}" + (
         f" and {len(cands) - 5} earlier" if len(cands) > 5 else ""
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 from builders import assistant, user
-from helpers import REAL_PROJECTS, SAMPLES, sample_session, sha256, write_jsonl
+from helpers import REAL_PROJECTS, SAMPLES, sample_as_release, sample_session, sha256, write_jsonl
 
 from inspector.statefiles import state_file
 from inspector.transcript.discovery import Target, resolve_target
@@ -1277,13 +1277,14 @@ def test_the_timeline_always_says_what_it_hides_and_its_scope():
 # -- pivots (issue 15.16) ------------------------------------------------------------------------------------
 
 
-def test_the_timeline_marks_pivots_and_the_workbench_says_when_there_are_none():
+def test_the_timeline_marks_pivots_and_the_workbench_says_when_there_are_none(tmp_path):
     from textual.widgets import Select, Static
 
     from inspector.compact import pivot_candidates
 
     short = sample_session("Add a changelog", SAMPLES)
-    compacted = sample_session("Fix forecast", SAMPLES)
+    # all its prompts before its last compaction, and a release whose menu leaves out the summary (2.1.83 and later)
+    compacted = sample_as_release("Fix forecast", tmp_path, "2.1.88")
 
     async def go():
         async with session_app(short) as (app, pilot):

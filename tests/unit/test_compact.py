@@ -840,3 +840,12 @@ def test_the_tail_a_refusal_keeps_is_sized_as_the_release_sized_it(tmp_path, ver
     else:
         assert kept == rounds, res.notes
     assert any(("summarize prompt" in n) is (rounds is None) for n in res.notes if "refused" in n)
+
+
+def test_a_partial_compaction_without_a_pivot_says_which_records_can_be_one(tmp_path):
+    """`inspector compact --strategy partial` without --at names the pivots the rewind menu offers (a 2.1.39 session:
+    the last compaction's summary among them, as its menu offered it), not only that one is needed."""
+    path = sample_session("Fix forecast")
+    code, out, err = run("compact", str(path), "--strategy", "partial")
+    assert code != 0 and "needs a pivot" in err
+    assert "the last compaction's summary" in err and "line " in err
