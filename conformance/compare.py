@@ -539,6 +539,7 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     from inspector.transcript.tree import Conversation
 
     n, out = 0, []
+    repl = False
     unrecorded = not records_requests(folder)
     log = load_requests(folder) if unrecorded else []
     answered: set[str] = set()  # replies already checked (a fork's copy holds its session's: checked there)
@@ -551,10 +552,11 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
             a[a.index("--resume") + 1] for st in run.get("steps") or () if "--resume" in (a := list(st.get("argv") or ()))[:-1]
         }
         mains.sort(key=lambda t: t.stem not in resumed)
+        repl = any(str(a).startswith("(REPL") for st in run.get("steps") or () for a in (st.get("argv") or ())[1:2])
     for t in mains:
         s = Session.load(t)
         if unrecorded:
-            checked, diffs = _wire_by_replies(s, log, answered)
+            checked, diffs = _wire_by_replies(s, log, answered, repl)
             n += checked
             out += [f"{t.name[:8]} {d}" for d in diffs]
             continue
@@ -672,7 +674,7 @@ def _message_difference(mine: list[Any], sent: list[Any]) -> str:
     return f"message {m}: {what}"
 
 
-def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> tuple[int, list[str]]:
+def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str], repl: bool = False) -> tuple[int, list[str]]:
     """`wire_differences` for a release that writes no api-request row (before 2.1.3xx): each main-thread request the
     fake answered whose reply is in this transcript (its records carry the reply's message id, which the fake logged)
     against the wire form of the chain that reply hangs from. A request refused or never answered is not checked.
@@ -690,6 +692,13 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
             first[r.message_id] = i
     keep = foreign_keep(s, [])
     index = s.conversation.by_uuid
+    # where each step's process began, by its first reply in this file: a step is one process (`claude -p`, a resume),
+    # but a REPL's steps are its prompts to one process
+    began: dict[int, int] = {}
+    for q in log:
+        mid = q.get("reply_id")
+        if mid in first and isinstance(q.get("step"), int):
+            began[q["step"]] = min(began.get(q["step"], first[mid]), first[mid])
     n, out = 0, []
     for q in log:
         mid = q.get("reply_id")
@@ -706,6 +715,8 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str]) -> t
             u = s.records[index[u]].parent
         conv = Conversation(s.records[:end])
         upto = conv._repair(conv._walk(reply, logical=False))
+        if not repl and q.get("step") in began:  # (2.1.20-2.1.79 do not repair what the process loaded)
+            upto = conv.held_after_resume(upto, began[q["step"]] - 1, s.records[reply].version)
         n += 1
         if reply not in upto:
             out.append(f"request answered by line {s.records[reply].line}: its reply is not on the chain")

@@ -49,8 +49,13 @@ LEAF_BY_FILE_ORDER = (2, 1, 101)
 # named): files of 2.1.327 and 2.1.332 cut at their requests and resumed continued from the last-written leaf so.
 LAST_PROMPT_NAMES_LEAF = (2, 1, 120)
 
-# 2.1.20-2.1.79 put none of a reply's off-chain results back on a resume (the repair probe: 2.1.80 is the first that
-# does); not followed: the chain is also the live process's, which held every result.
+# 2.1.20-2.1.79 put none of a reply's off-chain fragments or results back on a resume (the repair probe: 2.1.80 is the
+# first that does; 2.0.x chained each result after the one before, so nothing was off the chain): a resumed process of
+# those releases holds and sends the walked chain of what it loaded (a fresh 2.1.53 batch, seed 191000, and a 2.1.36
+# one, seed 193000: a reply of parallel calls sent with the one call on the walked chain and its result only). The
+# chain stays the repaired one, which is also the live process's (it held every result): `held_after_resume` is what a
+# later process of such a release held of it.
+REPAIRED_ON_RESUME_FROM = (2, 1, 80)
 
 # The first release that puts a reply's fragments and results that are off the walked chain back in the order they
 # were written (bisected with the repair-order probe: three parallel calls, the first result re-stamped after the
@@ -103,6 +108,14 @@ def names_last_prompt(version: str | None) -> bool:
 def leaf_by_file_order(version: str | None) -> bool:
     """Whether the release chooses among leaves by the order they were written (see LEAF_BY_FILE_ORDER)."""
     return _from(version, LEAF_BY_FILE_ORDER)
+
+
+def repairs_on_resume(version: str | None) -> bool:
+    """Whether the release puts a reply's off-chain fragments and results back when it resumes a session (see
+    REPAIRED_ON_RESUME_FROM); a record without a version is taken as today's."""
+    from inspector.claude.release import at_or_after
+
+    return at_or_after(version, REPAIRED_ON_RESUME_FROM)
 
 
 def repair_in_file_order(version: str | None) -> bool:
@@ -776,6 +789,20 @@ class Conversation:
         if b < 0 or any(recs[k].is_compact_summary for k in range(b + 1, len(recs))):
             return None
         return b
+
+    def held_after_resume(self, chain: list[int], since: int, version: str | None) -> list[int]:
+        """What a process that began after record `since` (a file index) held of this chain, which ends at a record of
+        the walked line: the whole of it when its release repairs parallel calls on a resume, else the chain without
+        the fragments and results the repair put back that an earlier process wrote (`REPAIRED_ON_RESUME_FROM`)."""
+        if not chain or repairs_on_resume(version):
+            return chain
+        walked = set(self._walk(chain[-1], logical=False))
+        held = [i for i in chain if i in walked or i > since]
+        # a call of what it loaded whose result it did not is left out too (2.1.36 seed 193028: a reply of two calls
+        # sent with the one whose result is on the walked line)
+        recs = self.records
+        answered = {t for i in held for t in recs[i].tool_results}
+        return [i for i in held if i > since or not recs[i].tool_uses or any(t in answered for t, _ in recs[i].tool_uses)]
 
     def left_out_on_resume(self, version: str | None) -> list[int]:
         """The records at the end of the chain a resume by `version` leaves out: `thinking_end` from 2.1.7."""

@@ -148,3 +148,27 @@ def test_a_partial_compaction_before_2_1_88_writes_the_summary_s_metadata_as_its
         )
         ours = res.new_records[1]["summarizeMetadata"]
         assert ours == {"messagesSummarized": theirs["messagesSummarized"], **want} == theirs, name
+
+
+def test_a_release_before_2_1_80_sends_what_it_loaded_without_repairing_parallel_calls(tmp_path):
+    """2.1.36 (generated run gen_193028): resumed (`claude -p continue --resume`) after replies of two parallel calls,
+    it sent each such reply of the loaded session with the call whose result is on the walked line and that result
+    only (2.1.20-2.1.79 do not repair parallel calls on a resume; 2.1.80 does). The harness's wire check now compares
+    the requests of a resumed process with what it held, and every request of the run is equal."""
+    from conformance.compare import wire_differences
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "gen_193028_2.1.36")
+    n, diffs = wire_differences(folder)
+    assert n == 15 and diffs == []
+    from inspector.transcript.tree import Conversation
+
+    s = Session.load(next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts))
+    resumed_at = next(i for i, r in enumerate(s.records) if r.type == "user" and r.get("prompt") == "continue")
+    conv = Conversation(s.records[: resumed_at + 2])  # the file as the resumed process's first reply found it
+    held = conv.held_after_resume(list(conv.chain), resumed_at - 1, "2.1.36")
+    left = [i for i in conv.chain if i not in held]
+    assert left and all(i < resumed_at for i in left)  # only what it loaded
+    assert {s.records[i].type for i in left} == {"assistant", "user"}  # the calls and the results off the walked line
+    assert all(t not in {r for i in held for r in s.records[i].tool_results} for i in left for t, _ in s.records[i].tool_uses)
+    assert conv.held_after_resume(list(conv.chain), resumed_at - 1, "2.1.80") == list(conv.chain)
