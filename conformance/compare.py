@@ -681,7 +681,7 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str], repl
     (requests checked, one line per request that differs)."""
     from inspector.claude.wire import foreign_keep, style_of_request
     from inspector.tokens.context import fork_copy_end
-    from inspector.transcript.tree import Conversation
+    from inspector.transcript.tree import SIDE_REACH, Conversation
 
     copied = fork_copy_end(s)
     first: dict[str, int] = {}
@@ -713,8 +713,25 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str], repl
             seen.add(index[u])
             end = max(end, index[u] + 1)
             u = s.records[index[u]].parent
+        # a compaction made between the turn's requests writes its summary after the reply's first fragment: the file
+        # as the reply found it holds them (Conversation._relink_side_boundaries)
+        b = next((k for k in range(reply - 1, max(-1, reply - SIDE_REACH), -1) if s.records[k].is_compact_boundary), None)
+        if b is not None:
+            for k in range(b + 1, min(len(s.records), b + SIDE_REACH)):
+                r = s.records[k]
+                if r.is_compact_summary and index.get(r.parent or "") == b:
+                    if k >= end:
+                        end = k + 1
+                        while end < len(s.records) and s.records[end].type == "attachment":
+                            end += 1
+                    break
         conv = Conversation(s.records[:end])
-        upto = conv._repair(conv._walk(reply, logical=False))
+        walked = conv._walk(reply, logical=False)
+        if any(i in conv.side_relinked for i in walked):
+            # a compaction between the turn's requests that the file's chain walks past: the process sent what it
+            # compacted (Conversation._relink_side_boundaries)
+            walked = conv._walk(reply, logical=True)
+        upto = conv._repair(walked)
         if not repl and q.get("step") in began:  # (2.1.20-2.1.79 do not repair what the process loaded)
             upto = conv.held_after_resume(upto, began[q["step"]] - 1, s.records[reply].version)
         n += 1

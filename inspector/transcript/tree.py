@@ -57,6 +57,10 @@ LAST_PROMPT_NAMES_LEAF = (2, 1, 120)
 # later process of such a release held of it.
 REPAIRED_ON_RESUME_FROM = (2, 1, 80)
 
+# How far after a compaction's boundary its summary and the reply written past it are looked for (records): a
+# compaction writes its boundary, summary and re-attachments (a few, up to 5 files and the rest) together
+SIDE_REACH = 64
+
 # The first release that puts a reply's fragments and results that are off the walked chain back in the order they
 # were written (bisected with the repair-order probe: three parallel calls, the first result re-stamped after the
 # second; 2.1.260 sent them by timestamp, 2.1.261 as written). Before it, §2.7's order: the fragments by timestamp,
@@ -220,6 +224,7 @@ class Conversation:
         self.history_parent: dict[int, int | None] = self.parent
         self._bridge_progress()
         self._apply_preserved_segment()
+        self._relink_side_boundaries()
         self._leaf_line: tuple[int | None, list[int]] = (None, [])
         self.leaf: int | None = self._choose_leaf()
         self.logical_chain: list[int] = []
@@ -295,7 +300,7 @@ class Conversation:
         compaction's relink, applied in file order to `history_parent` (the loader's `parent` relinks the last
         only)."""
         recs = self.records
-        boundaries = [i for i, r in enumerate(recs) if r.is_compact_boundary]
+        boundaries = self._boundaries = [i for i, r in enumerate(recs) if r.is_compact_boundary]
         self.last_boundary = -1  # the last compaction's boundary (-1: none)
         self.relinks = {}
         self.history_parent = self.parent
@@ -334,6 +339,49 @@ class Conversation:
             self.relink is not None or (not _keeps(recs[last]) and any(_keeps(recs[b]) for b in boundaries[:-1]))
         ):
             self.loaded_from = last
+
+    def _relink_side_boundaries(self) -> None:
+        """The history of a compaction made between a turn's requests that the file's chain walks past. The REPLs of
+        2.1.88, 2.1.113, 2.1.150 and 2.1.219 (and their print modes' kept-nothing compactions: harness seeds of those
+        releases) write the reply after such a compaction with the record before the boundary as its parent, and its
+        summary and re-attachments below the boundary, off the reply's line: `[boundary, reply's first fragment,
+        summary, attachments...]`. The process sent the compacted conversation (the reply's usage is the summary's
+        size), so the history (`history_parent`, the logical chain the token story reads) goes from the record before
+        the boundary through the boundary, the summary and what it wrote below it to the reply; the loader's walk
+        (`parent`, what a resume sends) still passes the boundary by, as Claude Code's does (2.1.113 generated REPL
+        seed 194003: the next compaction's stretch had taken in the replies before this one, and read a threshold
+        compaction as a refusal)."""
+        recs, parent, by_uuid = self.records, self.parent, self.by_uuid
+        self.side_relinked: dict[int, int] = {}  # such a reply -> the boundary its history now passes
+        for b in self._boundaries:
+            if b in self.relinks or recs[b].is_sidechain:
+                continue  # (a compaction that keeps messages relinks its own)
+            up = recs[b].logical_parent
+            x = by_uuid.get(up) if up is not None else None
+            if x is None or x > b:
+                continue
+            reply = summary = None
+            for j in range(b + 1, min(len(recs), b + SIDE_REACH)):
+                r = recs[j]
+                if r.is_compact_boundary:
+                    break
+                p = parent.get(j)
+                if summary is None and p == b and r.is_compact_summary:
+                    summary = j
+                elif reply is None and p == x and r.type == "assistant" and not r.is_sidechain:
+                    reply = j
+                if reply is not None and summary is not None:
+                    break
+            if reply is None or summary is None:
+                continue
+            end = summary  # then what the compaction wrote below its summary, one after the other (re-attachments)
+            for j in range(summary + 1, min(len(recs), b + SIDE_REACH)):
+                if parent.get(j) == end and (recs[j].type in ("attachment", "system") or recs[j].is_meta):
+                    end = j
+            if self.history_parent is self.parent:
+                self.history_parent = dict(self.parent)
+            self.history_parent[reply] = end
+            self.side_relinked[reply] = b
 
     def _relink(self, last: int, parent: dict[int, int | None], apply: bool = True) -> Relink | None:
         """Apply the kept messages of the compaction at `last` to `parent` (unless not `apply`); its Relink, or None

@@ -172,3 +172,32 @@ def test_a_release_before_2_1_80_sends_what_it_loaded_without_repairing_parallel
     assert {s.records[i].type for i in left} == {"assistant", "user"}  # the calls and the results off the walked line
     assert all(t not in {r for i in held for r in s.records[i].tool_results} for i in left for t, _ in s.records[i].tool_uses)
     assert conv.held_after_resume(list(conv.chain), resumed_at - 1, "2.1.80") == list(conv.chain)
+
+
+def test_a_compaction_between_a_turn_s_requests_is_in_the_history_though_the_file_s_chain_walks_past_it(tmp_path):
+    """2.1.113's REPL (generated run gen_repl_194003) compacted between two requests of a turn and wrote the next reply
+    with the record before the boundary as its parent, its summary below the boundary, off the reply's line (as 2.1.88's,
+    2.1.150's and 2.1.219's do). The process sent the summary: the token story breaks there, the next compaction's
+    stretch starts there (it was read as a refusal: 'earlier responses above the threshold'), and every request the
+    harness rebuilds is what was sent; a resume of the file still walks past the boundary, as Claude Code's does."""
+    from conformance.compare import wire_differences
+    from inspector.tokens.explain import analyze
+    from inspector.tokens.series import context_series
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "gen_repl_194003_2.1.113")
+    main = next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts)
+    s = Session.load(main)
+    first = next(i for i, r in enumerate(s.records) if r.is_compact_boundary)
+    from inspector.transcript.tree import Conversation
+
+    conv = s.conversation
+    assert first in conv.logical_chain and first in conv.side_relinked.values()
+    second = next(i for i, r in enumerate(s.records) if r.is_compact_boundary and i > first)
+    cut = Conversation(s.records[:second])  # the file before the next compaction, as a resume would load it
+    assert first in cut.logical_chain and first not in cut.chain and any(i < first for i in cut.chain)
+    series = context_series(s)
+    assert len(series.boundaries) == 2 and max(t.segment for t in series.turns) == 2
+    assert [c.cause for c in analyze(s).compactions] == ["threshold", "threshold"]
+    n, diffs = wire_differences(folder)
+    assert n == 14 and diffs == []
