@@ -514,6 +514,16 @@ def _unserved_rewinds(folder: Path, run: dict[str, Any]) -> list[Replayed]:
             rows = f"{len(menu)} row(s)" if menu else "none either"
             out.append(Replayed(mains[0].name, -1, what, not menu, f"inspector's menu lists {rows}"))
             continue
+        if "menu has no" in str(st.get("stdout")):
+            # the release has no such item (conformance.repl: "Summarize up to here" from 2.1.141): inspector must say
+            # its "up to" is a what-if there
+            from inspector.claude.versions import rules_for, what_if
+
+            r = rules_for(s.version)
+            said = what_if("partial-up-to" if direction == "up_to" else "partial-from", r.era, r.version)
+            what = f"partial {direction} (not in Claude Code {s.version}'s menu)"
+            out.append(Replayed(mains[0].name, -1, what, said is not None, said or "inspector offers it as this release's own"))
+            continue
         picked = str(st.get("stdout")).split("picked ", 1)[1].split(", Summarize", 1)[0].strip("'\"")
         # the REPL's menu lists the prompts of the whole history it shows, from before a compaction too (picking
         # one says "That message is no longer in the active context"): the pivot is the last prompt of that text
