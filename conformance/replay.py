@@ -335,7 +335,7 @@ def replay(folder: Path, summary_text: str | None = None) -> list[Replayed]:
                         )
                     )
                     continue
-                cc_types = [_kind(r) for r in after if r.get("uuid")][: len(ours_types)]
+                cc_types = [_kind(r) for r in _without_side_reply(after) if r.get("uuid")][: len(ours_types)]
                 if ours_types != cc_types:
                     j = next(
                         (n for n, (x, y) in enumerate(zip(ours_types, cc_types)) if x != y), min(len(ours_types), len(cc_types))
@@ -656,6 +656,20 @@ PER_REQUEST = frozenset(
 )
 
 
+def _without_side_reply(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records from a boundary on without the reply written among the compaction's own whose parent is the record
+    the boundary follows (a REPL of 2.1.88-2.1.219 after a compaction between a turn's requests; a kept tail's last
+    record on 2.1.2xx) and that reply's further fragments: the turn's records, not the compaction's."""
+    side = {after[0].get("logicalParentUuid")} if after and after[0].get("logicalParentUuid") else set()
+    out = []
+    for r in after:
+        if r.get("type") == "assistant" and r.get("parentUuid") in side and r.get("uuid"):
+            side.add(r["uuid"])
+            continue
+        out.append(r)
+    return out
+
+
 def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records Claude Code wrote for a compaction: the boundary and what follows it up to the next message of
     the conversation (a prompt, a tool result, a reply or a command's breadcrumb), or the reminder record of the
@@ -663,7 +677,7 @@ def _compaction_records(after: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from inspector.claude.wire import SENT_SUFFIXES
 
     out: list[dict[str, Any]] = []
-    for r in after:
+    for r in _without_side_reply(after):
         if not r.get("uuid"):
             continue
         if out and (
