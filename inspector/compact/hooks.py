@@ -224,19 +224,20 @@ def written_progress(sl: Slice, summarized: Sequence[int], version: str | None, 
     if not summarized or version is None or at_or_after(version, PROGRESS_HELD_FROM):
         return 0
     s = sl.session
-    recs, by_uuid, inside = s.records, s.conversation.by_uuid, set(summarized)
+    recs, parent, inside = s.records, s.conversation.parent, set(summarized)
     results_held = not at_or_after(version, ATTACHMENTS_WRITTEN_FROM)
     n = 0
     for i in range(sl.boundary or 0, len(recs)):
         r = recs[i]
         if r.type != "progress":
             continue
-        up = r.parent
-        k = by_uuid.get(up) if up is not None else None
-        while k is not None and recs[k].type == "progress":  # a progress below another: the record they hang from
-            up = recs[k].parent
-            k = by_uuid.get(up) if up is not None else None
-        if k is None or k not in inside:
+        # the record it hangs from, past any progress above it (the tree bridges progress for every other record, not
+        # for a progress record itself); a loop of progress records, in a damaged file, hangs from nothing
+        k, seen = parent.get(i), {i}
+        while k is not None and recs[k].type == "progress" and k not in seen:
+            seen.add(k)
+            k = parent.get(k)
+        if k is None or k in seen or k not in inside:
             continue
         n += 1
         if results_held and r.get("progress_type") == "hook_progress" and same_process(s, i, end):

@@ -201,3 +201,34 @@ def test_a_compaction_between_a_turn_s_requests_is_in_the_history_though_the_fil
     assert [c.cause for c in analyze(s).compactions] == ["threshold", "threshold"]
     n, diffs = wire_differences(folder)
     assert n == 14 and diffs == []
+
+
+def test_progress_records_in_a_loop_count_nothing_and_end(tmp_path):
+    """A damaged file whose progress records name each other as parents (untrusted input): written_progress counts
+    neither and returns (it walked up from one to the other for ever before)."""
+    import json
+
+    from inspector.compact import make_slice
+    from inspector.compact.hooks import written_progress
+    from inspector.transcript.session import Session
+
+    base = {"sessionId": "s", "version": "2.1.36", "cwd": "/w", "timestamp": "2026-01-01T00:00:00.000Z"}
+    recs = [
+        {**base, "type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": "go"}},
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        },
+        {**base, "type": "progress", "uuid": "p1", "parentUuid": "p2", "data": {"type": "hook_progress"}},
+        {**base, "type": "progress", "uuid": "p2", "parentUuid": "p1", "data": {"type": "hook_progress"}},
+        {**base, "type": "progress", "uuid": "p3", "parentUuid": "a1", "data": {"type": "hook_progress"}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    s = Session.load(path)
+    sl = make_slice(s)
+    # p3 hangs from the reply: itself and its hook's result; the loop of p1 and p2 nothing
+    assert written_progress(sl, sl.messages, "2.1.36", len(s.records)) == 2
