@@ -631,7 +631,9 @@ def wire_differences(folder: Path) -> tuple[int, list[str]]:
     return n, out
 
 
-def _inspector_messages(s: Any, chain: list[int], model: str | None, style: str | None, keep: str, upto: int) -> list[Any]:
+def _inspector_messages(
+    s: Any, chain: list[int], model: str | None, style: str | None, keep: str, upto: int, repl: bool = False
+) -> list[Any]:
     """The messages inspector says a request on `model` sends for these chain records (canonical): in the reminder
     style the request shows (else the model's on the session's release), with what it keeps of other models'
     reasoning (`keep`) and the effort of the replies before `upto`."""
@@ -639,7 +641,7 @@ def _inspector_messages(s: Any, chain: list[int], model: str | None, style: str 
 
     thinking = ForeignThinking(model, keep) if model else None
     style = style or style_for_model(model, s.version)
-    return canonical(api_messages(sent_bodies(s, _live_order(s, chain)), style, thinking, wire_effort(s, model, upto)))
+    return canonical(api_messages(sent_bodies(s, _live_order(s, chain, repl)), style, thinking, wire_effort(s, model, upto)))
 
 
 def _held_output(s: Any, chain: list[int]) -> list[int]:
@@ -741,7 +743,7 @@ def _wire_by_replies(s: Any, log: list[dict[str, Any]], answered: set[str], repl
         sent = canonical(q["messages"])
         model = (q.get("params") or {}).get("model")
         before = upto[: upto.index(reply)]  # (the reply's other fragments the repair put back follow it)
-        mine = _inspector_messages(s, _held_output(s, before), model, style_of_request(q["messages"]), keep, reply + 1)
+        mine = _inspector_messages(s, _held_output(s, before), model, style_of_request(q["messages"]), keep, reply + 1, repl)
         sent = _without_unrecorded(sent, mine, s.version)
         if mine != sent:
             out.append(f"request answered by line {s.records[reply].line}: {_message_difference(mine, sent)}")
@@ -771,7 +773,12 @@ def _without_unrecorded(sent: list[Any], mine: list[Any], version: str | None) -
         if not isinstance(theirs, str) or not isinstance(ours, str) or theirs == ours:
             return theirs
         for base in (ours, ours.rstrip(), ours.strip()):  # (a tool result a reminder is folded into is trimmed)
-            if theirs.startswith(base) and _ONLY_REMINDERS.fullmatch(theirs[len(base) :]):
+            rest = theirs[len(base) :]
+            # (folded into an empty result, the reminder is the whole text: nothing to join it to with a blank line;
+            # 2.1.20's todo reminder in a Bash call's empty output, kept seed 191053)
+            if theirs.startswith(base) and (
+                _ONLY_REMINDERS.fullmatch(rest) or (not base and _ONLY_REMINDERS.fullmatch("\n\n" + rest))
+            ):
                 return ours
         return theirs
 
@@ -822,11 +829,15 @@ def _without_unrecorded(sent: list[Any], mine: list[Any], version: str | None) -
     return out
 
 
-def _live_order(s: Any, chain: list[int]) -> list[int]:
+def _live_order(s: Any, chain: list[int], repl: bool = False) -> list[int]:
     """The chain in the order the process that wrote it held its records: the results of one reply's calls in the
-    order they were written (by their times before 2.1.261). A result hangs from the fragment with its call, so the
-    chain (and Claude Code's repair of parallel calls on a resume, §2.7) can put a later result before an earlier
-    one; the process that made the calls sent them as they finished (2.1.328 REPL seed 79200, three calls a reply)."""
+    order they were written, but by their times in a REPL before 2.1.261. A result hangs from the fragment with its
+    call, so the chain (and Claude Code's repair of parallel calls on a resume, §2.7) can put a later result before an
+    earlier one; the process that made the calls sent them as it held them (2.1.328 REPL seed 79200, three calls a
+    reply). `claude -p` writes each message as its loop yields it, the order it holds them in (2.1.20 seed 196026:
+    three Grep results written in the order of their calls, the third stamped before the second, sent as written); a
+    REPL of 2.1.88 wrote a subagent's result before a Glob's that ended first, and sent it after it (REPL seed
+    181001)."""
     groups: dict[str, list[int]] = {}  # a reply's message id -> positions in the chain of its results
     for k, i in enumerate(chain):
         r = s.records[i]
@@ -839,9 +850,7 @@ def _live_order(s: Any, chain: list[int]) -> list[int]:
     from inspector.claude.release import at_or_after
     from inspector.transcript.tree import REPAIR_IN_FILE_ORDER
 
-    # before 2.1.261 by their times (2.1.88 REPL seed 181001: a subagent's result written before a Glob's that ended
-    # first, and sent after it), as that era's resume repairs them
-    stamped = not at_or_after(s.version, REPAIR_IN_FILE_ORDER)
+    stamped = repl and not at_or_after(s.version, REPAIR_IN_FILE_ORDER)
     out = list(chain)
     for at in groups.values():
         held = sorted((chain[k] for k in at), key=(lambda i: (s.records[i].timestamp or "", i)) if stamped else None)

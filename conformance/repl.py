@@ -81,6 +81,7 @@ def _wait(name: str, ok: Any, timeout: float, what: str = "") -> str:
 
 
 NOTHING_TO_REWIND = "Nothing to rewind to yet"
+RESTORE_ONLY = "Restore conversation"  # the rewind options of a release before 2.1.32: no summary offered
 
 
 def _selected(screen: str) -> str:
@@ -247,10 +248,14 @@ class ReplSession:
             time.sleep(0.3)
         picked = _selected(_screen(self.name))
         self.keys("Enter")
-        options = _wait(self.name, lambda s: label in s or "Summarize from here" in s, 30, "the rewind options")
+        options = _wait(
+            self.name, lambda s: label in s or "Summarize from here" in s or RESTORE_ONLY in s, 30, "the rewind options"
+        )
         if label not in options:
-            # "Summarize up to here" is offered from 2.1.141 (2.1.140's menu has none; versions.STRATEGY_FIRST): the
-            # step summarizes nothing on an older release (2.1.36 REPL seeds 193003, 193005, 193006 waited for it)
+            # "Summarize up to here" is offered from 2.1.141 (2.1.140's menu has none; versions.STRATEGY_FIRST), and
+            # "Summarize from here" from 2.1.32 (2.1.20 asks only whether to restore the conversation): the step
+            # summarizes nothing on an older release (2.1.36 REPL seeds 193003, 193005, 193006 and 2.1.20 REPL seeds
+            # 196000-196003 waited for it)
             for _ in range(2):
                 self.keys("Escape")
                 time.sleep(0.5)

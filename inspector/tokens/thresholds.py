@@ -569,8 +569,11 @@ def _refuted_1m(
 ) -> Thresholds:
     """The thresholds without the 1M window inferred from usage when the session met a limit (compacted on its own,
     or found a prompt too long) far below what that window would have waited for (`got` as it is otherwise)."""
-    if s.auto_compact_window is not None or s.pct_override is not None or s.model_windows:
+    if s.auto_compact_window is not None or s.model_windows:
         return got  # a setting lowers the threshold: a compaction below the 1M window's says nothing of the window
+    # (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE lowers it to a share of the window, which `got` has: a compaction far below even
+    # that share is not one of a 1M window; 2.1.20, claude-fable-5 at 70%: compacted at 206,452, the 1M window's
+    # threshold 677,600; kept seed 193003)
     count, how = limit
     at = got.auto_compact if got.auto_compact is not None else got.blocking
     if count >= at - TOLERANCE_BELOW:

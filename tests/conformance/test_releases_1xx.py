@@ -232,3 +232,66 @@ def test_progress_records_in_a_loop_count_nothing_and_end(tmp_path):
     sl = make_slice(s)
     # p3 hangs from the reply: itself and its hook's result; the loop of p1 and p2 nothing
     assert written_progress(sl, sl.messages, "2.1.36", len(s.records)) == 2
+
+
+def test_claude_p_sends_parallel_results_in_the_order_it_wrote_them_whatever_their_times(tmp_path):
+    """2.1.20 (generated run gen_196056): `claude -p` ran a Read, a Grep and a Glob in parallel and wrote their results
+    in the order of the calls, the Glob's stamped before the Grep's (it finished first); the next request sent them as
+    written. The wire check had held them by their times (as a REPL of 2.1.88 held them) and found the request
+    different; the process's held order for `claude -p` is the order written."""
+    from conformance.compare import _live_order, wire_differences
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "gen_196056_2.1.20")
+    n, diffs = wire_differences(folder)
+    assert n == 2 and diffs == []
+    s = Session.load(next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts))
+    results = [i for i, r in enumerate(s.records) if r.type == "user" and r.tool_results][:3]
+    assert sorted(results, key=lambda i: s.records[i].timestamp) != results  # stamped out of the order written
+    chain = list(s.conversation.chain)
+    written = [i for i in _live_order(s, chain) if i in results]
+    assert written == results
+    assert [i for i in _live_order(s, chain, repl=True) if i in results] == sorted(results, key=lambda i: s.records[i].timestamp)
+
+
+def test_a_reminder_folded_into_an_empty_tool_result_is_the_whole_text_sent(tmp_path):
+    """2.1.20 (kept seed 191053): a Bash call's output was empty in the file and sent as the todo reminder alone, with
+    no blank line before it (nothing to join it to). A reminder's text is in no record before 2.1.268: the wire check
+    leaves it out, and every request of the run is what inspector rebuilds."""
+    import json
+
+    from conformance.compare import wire_differences
+
+    folder = saved_run(tmp_path, "found_191053_2.1.20")
+    assert wire_differences(folder) == (16, [])
+    log = json.loads((folder / "requests.json").read_text())
+    messages = log["messages"].values() if isinstance(log["messages"], dict) else log["messages"]
+    sent = [
+        b.get("content")
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    assert any(isinstance(c, str) and c.startswith("<system-reminder>") for c in sent)  # the case the check met
+
+
+def test_a_1m_window_read_from_usage_is_refuted_under_a_percentage_override_too(tmp_path):
+    """2.1.20 (kept seed 193003) with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=70: the fake let a reply of claude-fable-5 (no
+    [1m]) reach 205,991 tokens, which alone reads as a 1M window, and Claude Code compacted at 206,452, at its 200,000
+    window's threshold. A 1M window's threshold at 70% is 677,600: a compaction that far below it refutes that window,
+    as it does without the override (the override was taken as a setting that could explain any compaction, and the
+    three compactions were told as 'unknown')."""
+    from conformance.compare import compare
+    from inspector.tokens.explain import analyze
+    from inspector.tokens.thresholds import Settings
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, "found_193003_2.1.20")
+    row = compare(folder)
+    assert row.claude.compactions == row.inspector.compactions
+    assert [c.split(" at ")[0] for c in row.inspector.compactions] == ["threshold"] * 3
+    s = Session.load(next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts))
+    for env in ({}, {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}):
+        th = analyze(s, Settings.from_environment(env=env, config_dir=tmp_path)).thresholds
+        assert th.context_window == 200_000 and "far below" in th.window_source, env
