@@ -813,7 +813,7 @@ def _without_unrecorded(sent: list[Any], mine: list[Any], version: str | None) -
             elif b.get("type") == "text" and (system or str(b.get("text", "")).startswith(REMINDER)):
                 # in no record; the newline a user turn joined after it puts the text inspector has before it
                 # instead (a summary followed by unrecorded reminders, then a task's notification: seed 179005)
-                last = ours[j - 1] if j > 0 and kept else None
+                last = ours[j - 1] if 0 < j <= len(ours) and kept else None  # (past inspector's blocks: none)
                 if (
                     isinstance(last, dict)
                     and kept[-1].get("type") == "text"

@@ -1111,6 +1111,47 @@ def _settings_auto_compact_off(claude: Claude) -> bool:
     return True
 
 
+def _env_auto_compact_off(claude: Claude) -> bool:
+    """DISABLE_AUTO_COMPACT=1 on claude-opus-4-5 (a 32,000 max output: the threshold 155,000 before 2.1.21, 167,000
+    after): True when Claude Code does not compact where it does without the variable (it is read: the requests go on,
+    or it refuses one at its blocking limit), False when it compacts all the same (the era matrix's cells: 1.0.128,
+    2.0.0 and 2.0.76 compact, 2.1.20 refuses at its blocking limit)."""
+    go = _runner(claude)
+    sizes = [30_000, 150_000, 170_000, 180_000, 190_000]
+    pts, _ = probe(go, "claude-opus-4-5", sizes, {"DISABLE_AUTO_COMPACT": "1"})
+    if any(p.outcome == "compact" for p in pts):
+        return False
+    control, _ = probe(go, "claude-opus-4-5", sizes)
+    if not any(p.outcome == "compact" for p in control):
+        raise RuntimeError(f"the probe ended without a verdict: no compaction without the variable either ({control})")
+    return True
+
+
+def _env_pct(claude: Claude) -> bool:
+    """CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50 on claude-opus-4-5 (its threshold half the effective window: 84,000 before
+    2.1.21, 90,000 after, where the variable is read): True when Claude Code compacts at 100,000 (it is read), False
+    when the requests go on to 120,000 (its own threshold, 155,000 or more: 1.0.128 compacted claude-sonnet-5 at 183,000
+    with 85 set, generated seed 197017)."""
+    pts, _ = probe(_runner(claude), "claude-opus-4-5", [30_000, 100_000, 120_000], {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"})
+    if any(p.outcome == "compact" and p.usage == 100_000 for p in pts):
+        return True
+    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
+        raise RuntimeError(f"the probe ended without a verdict ({pts})")
+    return False
+
+
+def _one_m_suffix(claude: Claude) -> bool:
+    """claude-sonnet-4-5[1m]: True when Claude Code gives it a 1M window (the requests go on past 190,000), False when
+    it compacts at its 200,000 window's threshold (the era matrix's cells: 1.0.128 and 2.0.0 compacted it at 155,000,
+    2.0.76 at 955,000; 1.0.128 compacted claude-opus-5[1m] at 164,000, generated seed 197033)."""
+    pts, _ = probe(_runner(claude), "claude-sonnet-4-5[1m]", [30_000, 160_000, 190_000])
+    if any(p.outcome == "compact" and p.usage == 160_000 for p in pts):
+        return False
+    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
+        raise RuntimeError(f"the probe ended without a verdict ({pts})")
+    return True
+
+
 def _window_read(
     claude: Claude,
     env: dict[str, str] | None,
@@ -1330,6 +1371,22 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
         _settings_auto_compact_off,
         "autoCompactEnabled false in ~/.claude/settings.json turns auto-compact off (before: only ~/.claude.json's "
         "autoCompactEnabled, a global config key, does)",
+        "release",
+    ),
+    "env-auto-compact": (
+        _env_auto_compact_off,
+        "DISABLE_AUTO_COMPACT turns auto-compact off (before: the variable is not read, it compacts all the same)",
+        "release",
+    ),
+    "env-pct": (
+        _env_pct,
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE sets the auto-compact threshold to a share of the effective window (before: the "
+        "variable is not read)",
+        "release",
+    ),
+    "one-m-suffix": (
+        _one_m_suffix,
+        "a model named with [1m] gets a 1M window (before: the suffix is not read, the model's 200,000 window)",
         "release",
     ),
     "env-window": (

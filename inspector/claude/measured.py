@@ -149,6 +149,12 @@ def lookup(version: str | None, model: str | None) -> Lookup:
         return Lookup(None, None, "")
     seg = segment(v)
     below = [r for r in rel if r <= v and segment(r) == seg]  # never across a boundary where the rules changed
+    one_m = parse_version(first_answering("one-m-suffix", True)) if "[1m]" in name else None
+    if one_m is not None and v >= one_m and seg < one_m:
+        # a [1m] model is measured only on releases that read the suffix (2.0.0 ran claude-sonnet-4-5[1m] on a 200,000
+        # window, 2.0.15 and later on 1M: the one-m-suffix probe)
+        seg = one_m
+        below = [r for r in below if r >= one_m]
     if not below:
         return Lookup(
             None,

@@ -143,19 +143,19 @@ class Settings:
         block = settings.get("env")
         if isinstance(block, dict):  # settings.json's env block is applied over the environment (2.1.3xx, measured)
             env = {**env, **{k: str(v) for k, v in block.items() if isinstance(k, str) and isinstance(v, (str, int, float))}}
+        # every place that turns auto-compact off, the first listed the one that decides today (a release that does
+        # not read one of them still reads the others: read_by_release)
         if truthy(env.get("DISABLE_COMPACT")):
             kw["compact_disabled"] = True
-            kw["auto_compact_enabled"] = False
             src.append(("auto_compact", "DISABLE_COMPACT"))
-        elif truthy(env.get("DISABLE_AUTO_COMPACT")):
-            kw["auto_compact_enabled"] = False
+        if truthy(env.get("DISABLE_AUTO_COMPACT")):
             src.append(("auto_compact", "DISABLE_AUTO_COMPACT"))
-        elif cfg.get("autoCompactEnabled") is False:
-            kw["auto_compact_enabled"] = False
+        if cfg.get("autoCompactEnabled") is False:
             src.append(("auto_compact", "autoCompactEnabled in .claude.json"))
-        elif settings.get("autoCompactEnabled") is False:
-            kw["auto_compact_enabled"] = False
+        if settings.get("autoCompactEnabled") is False:
             src.append(("auto_compact", "autoCompactEnabled in settings.json"))
+        if src:
+            kw["auto_compact_enabled"] = False
         w = window_value(env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW"))
         if w:
             kw["auto_compact_window"] = w
@@ -351,12 +351,29 @@ def native_1m_words(s: Settings, version: str | None) -> str | None:
     return f"native 1M model{host}"
 
 
+def reads_one_m_suffix(version: str | None) -> bool:
+    """Whether the release gives a model named with [1m] a 1M window (the era matrix's one-m-suffix probe, bisected:
+    2.0.14 and earlier take the model's own 200,000 window, 2.0.15 and later 1M; a release the bisection does not place
+    as today's)."""
+    from inspector.claude.measured import answer_at
+
+    return answer_at("one-m-suffix", version) is not False
+
+
+def one_m_unread(version: str | None) -> str:
+    from inspector.claude.measured import first_answering
+
+    return f"[1m] is not read by Claude Code {version} (a 1M window from {first_answering('one-m-suffix', True)}, measured)"
+
+
 def resolve_window(s: Settings, peak_usage: int | None = None, version: str | None = None) -> tuple[int, str]:
     """The model's context window (§4.1) and why, as releases before 2.1.159 resolve it (from 2.1.117, a model the
     release gives a native 1M window: `models.native_1m`)."""
     if s.window is not None:
         return s.window, "user"
     model = (s.model or "").lower()
+    if ("[1m]" in model or s.one_m is True) and not s.disable_1m and not reads_one_m_suffix(version):
+        return MODEL_CONTEXT_WINDOW_DEFAULT, f"default: {one_m_unread(version)}"
     if "[1m]" in model and not s.disable_1m:
         return ONE_MILLION, "[1m] model setting"
     native = native_1m_words(s, version)
@@ -482,7 +499,14 @@ RELEASE_READ_SETTINGS = (
         "autoCompactEnabled in settings.json",
         "settings-auto-compact",
         "autoCompactEnabled false in settings.json is not read (Claude Code {v} reads it from ~/.claude.json only; "
-        "settings.json's from {first}, measured): auto-compact is on",
+        "settings.json's from {first}, measured)",
+    ),
+    (
+        "auto_compact_enabled",
+        "DISABLE_AUTO_COMPACT",
+        "env-auto-compact",
+        "DISABLE_AUTO_COMPACT is not read (Claude Code {v} has no such variable and compacts all the same; read from "
+        "{first}, measured)",
     ),
     (
         "auto_compact_window",
@@ -503,6 +527,12 @@ RELEASE_READ_SETTINGS = (
         "modelSettings' autoCompactWindow is not read (Claude Code {v} has no modelSettings; read from {first}, measured)",
     ),
     (
+        "pct_override",
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE",
+        "env-pct",
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE is not read (Claude Code {v} has no such variable; read from {first}, measured)",
+    ),
+    (
         "max_context_tokens",
         "CLAUDE_CODE_MAX_CONTEXT_TOKENS",
         "max-context-tokens",
@@ -513,6 +543,7 @@ RELEASE_READ_SETTINGS = (
 # the source key a setting's place is listed under (`Settings.sources`), and what the setting is when it is not read
 _READ_KEY = {"auto_compact_enabled": "auto_compact", "model_windows": "auto_compact_window", "max_context_tokens": "window"}
 _UNREAD: dict[str, Any] = {"auto_compact_enabled": True, "model_windows": ()}
+_ANY_PLACE = frozenset({"model_windows", "auto_compact_enabled"})
 
 
 def read_by_release(s: Settings, version: str | None) -> tuple[Settings, tuple[str, ...]]:
@@ -529,17 +560,21 @@ def read_by_release(s: Settings, version: str | None) -> tuple[Settings, tuple[s
     per_model = {o for n, o, _p, _w in RELEASE_READ_SETTINGS if n == "model_windows"}
     for name, origin, probe, words in RELEASE_READ_SETTINGS:
         key = _READ_KEY.get(name, name)
-        if name == "model_windows":  # a field of its own: dropped whatever else sets a window
+        if name in _ANY_PLACE:  # a field of its own, or a switch any listed place turns: each place is dropped alone
             given = any(k == key and v == origin for k, v in sources)
         else:  # the place in force (the last one listed) is the one a release may not read
             given = next((v for k, v in reversed(sources) if k == key and v not in per_model), None) == origin
         if not given or answer_at(probe, version) is not False:
             continue
-        changes[name] = _UNREAD.get(name)
         sources = [(k, v) for k, v in sources if not (k == key and v == origin)]
         v = parse_version(version)
-        notes.append(words.format(v=show_version(v) if v else version, first=first_answering(probe, True) or "a later release"))
-    if not changes:
+        note = words.format(v=show_version(v) if v else version, first=first_answering(probe, True) or "a later release")
+        if name == "auto_compact_enabled" and any(k == key for k, _ in sources):
+            notes.append(f"{note}; another place turns auto-compact off")  # (still off: a place this release reads)
+            continue
+        changes[name] = _UNREAD.get(name)
+        notes.append(f"{note}: auto-compact is on" if name == "auto_compact_enabled" else note)
+    if not notes:
         return s, ()
     return s.with_(sources=tuple(sources), **changes), tuple(notes)
 

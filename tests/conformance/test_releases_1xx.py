@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import saved_run
 
 from conformance.replay import replay
@@ -295,3 +296,42 @@ def test_a_1m_window_read_from_usage_is_refuted_under_a_percentage_override_too(
     for env in ({}, {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}):
         th = analyze(s, Settings.from_environment(env=env, config_dir=tmp_path)).thresholds
         assert th.context_window == 200_000 and "far below" in th.window_source, env
+
+
+@pytest.mark.parametrize(
+    "name, unread",
+    [
+        ("gen_197033_1.0.128", ("[1m] is not read", "DISABLE_AUTO_COMPACT is not read")),
+        ("gen_197017_1.0.128", ("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE is not read", "CLAUDE_CODE_AUTO_COMPACT_WINDOW is not read")),
+    ],
+)
+def test_what_1_0_128_did_not_read_is_not_applied_to_its_sessions(tmp_path, name, unread):
+    """1.0.128 (generated runs): claude-opus-5[1m] with DISABLE_AUTO_COMPACT set compacted at 164,000, its 200,000
+    window's threshold (seed 197033); claude-sonnet-5 with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=85 and a 100,000 window from
+    the environment compacted at 183,000, past a reply at 152,000 (seed 197017). The release reads none of them (the
+    one-m-suffix, env-auto-compact and env-pct probes, bisected: 2.0.15, 2.0.77 and 2.0.20 are the first that do);
+    inspector told each compaction 'unknown' or 'other threshold'. Now each is the threshold's, and the report names
+    what the release did not read."""
+    from conformance.compare import compare, inspector_facts
+
+    folder = saved_run(tmp_path, name)
+    row = compare(folder)
+    assert row.claude.compactions == row.inspector.compactions
+    assert all(c.startswith("threshold at ") for c in row.inspector.compactions)
+    f = inspector_facts(folder)
+    assert f.effective_window is not None and f.effective_window < 200_000
+    import json
+
+    from conformance.compare import fake_env
+    from inspector.tokens.explain import analyze
+    from inspector.tokens.thresholds import Settings
+    from inspector.transcript.session import Session
+
+    run = json.loads((folder / "run.json").read_text())
+    s = Session.load(max((p for p in (folder / "projects").rglob("*.jsonl")), key=lambda p: p.stat().st_size))
+    settings = Settings.from_environment(env=fake_env(run), config_dir=tmp_path)
+    if "[1m]" in run["model"]:
+        settings = settings.with_(one_m=True)
+    th = analyze(s, settings).thresholds
+    said = th.rules + " " + th.window_source
+    assert all(u in said for u in unread), said

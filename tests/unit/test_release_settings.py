@@ -66,7 +66,7 @@ def test_auto_compact_off_in_settings_json_is_read_only_by_the_releases_that_rea
 
 
 @pytest.mark.parametrize("where", ["env", "config"])
-def test_auto_compact_off_elsewhere_is_read_by_every_release(tmp_path: Path, where: str) -> None:
+def test_auto_compact_off_elsewhere_is_read_by_the_releases_that_do_not_read_settings_json(tmp_path: Path, where: str) -> None:
     s = (
         _settings(tmp_path, {"autoCompactEnabled": False}, env={"DISABLE_AUTO_COMPACT": "1"})
         if where == "env"
@@ -75,7 +75,27 @@ def test_auto_compact_off_elsewhere_is_read_by_every_release(tmp_path: Path, whe
     before, _ = _around("settings-auto-compact")
     got = thresholds(s, version=before)
     assert not got.auto_compact_enabled and got.auto_compact is None
-    assert "not read" not in got.rules
+    # settings.json's is named as not read, and what keeps auto-compact off said
+    assert "another place turns auto-compact off" in got.rules and "auto-compact is on" not in got.rules
+
+
+def test_disable_auto_compact_is_read_from_2_0_77(tmp_path: Path) -> None:
+    """1.0.128 to 2.0.76 compact with DISABLE_AUTO_COMPACT set (the era matrix's cells, bisected with the
+    env-auto-compact probe: 2.0.77 is the first that turns auto-compact off for it; a 1.0.128 run with the variable set
+    compacted at 173,000 and was told 'unknown', generated seed 197004). ~/.claude.json's autoCompactEnabled, read by
+    every release, keeps it off."""
+    before, first = _around("env-auto-compact")
+    assert (before, first) == ("2.0.76", "2.0.77")
+    s = _settings(tmp_path, env={"DISABLE_AUTO_COMPACT": "1"})
+    old = thresholds(s, version="1.0.128")
+    assert old.auto_compact_enabled and old.auto_compact is not None
+    assert "DISABLE_AUTO_COMPACT is not read" in old.rules and "auto-compact is on" in old.rules
+    assert thresholds(s, version=before).auto_compact_enabled
+    new = thresholds(s, version=first)
+    assert not new.auto_compact_enabled and new.auto_compact is None and "not read" not in new.rules
+    both = _settings(tmp_path, config={"autoCompactEnabled": False}, env={"DISABLE_AUTO_COMPACT": "1"})
+    kept = thresholds(both, version=before)
+    assert not kept.auto_compact_enabled and "DISABLE_AUTO_COMPACT is not read" in kept.rules
 
 
 def test_the_window_setting_is_read_only_by_the_releases_that_have_it(tmp_path: Path) -> None:
@@ -170,3 +190,33 @@ def test_an_unknown_model_s_window_source_is_named_as_its_release_names_it(tmp_p
     off = off.with_(model="claude-opus-5-5")
     assert thresholds(off, version="2.1.222").compact_source == "model-default"  # not read before 2.1.223
     assert thresholds(off, version="2.1.223").compact_source == "auto"
+
+
+def test_the_percentage_override_is_read_from_2_0_20(tmp_path: Path) -> None:
+    """CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, bisected with the env-pct probe: 2.0.19 and earlier compact at their own
+    threshold (1.0.128 compacted claude-sonnet-5 at 183,000 with 85 set, generated seed 197017), 2.0.20 takes the share."""
+    before, first = _around("env-pct")
+    assert (before, first) == ("2.0.19", "2.0.20")
+    s = _settings(tmp_path, env={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"})
+    plain = thresholds(_settings(tmp_path), version=before)
+    old = thresholds(s, version=before)
+    assert old.auto_compact == plain.auto_compact and old.auto_pct is None
+    assert "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE is not read" in old.rules and "2.0.20" in old.rules
+    new = thresholds(s, version=first)
+    assert new.auto_pct == 50 and new.auto_compact is not None and new.auto_compact < plain.auto_compact
+    assert "not read" not in new.rules
+
+
+@pytest.mark.parametrize("how", ["suffix", "told"])
+def test_a_1m_model_setting_is_read_from_2_0_15(tmp_path: Path, how: str) -> None:
+    """A model named with [1m] (or a user's --one-m) gets a 1M window from 2.0.15 (the one-m-suffix probe, bisected;
+    the era matrix's cells: 1.0.128 and 2.0.0 compacted claude-sonnet-4-5[1m] at 155,000, 2.0.76 at 955,000). Before,
+    the model's own 200,000 window, and the source says why (1.0.128 on claude-opus-5[1m], generated seed 197033)."""
+    before, first = _around("one-m-suffix")
+    assert (before, first) == ("2.0.14", "2.0.15")
+    s = Settings(model="claude-sonnet-4-5[1m]") if how == "suffix" else Settings(model=MODEL, one_m=True)
+    old = thresholds(s, version="1.0.128")
+    assert old.context_window == 200_000 and "[1m] is not read by Claude Code 1.0.128" in old.window_source
+    assert thresholds(s, version=before).context_window == 200_000
+    assert thresholds(s, version=first).context_window == 1_000_000
+    assert thresholds(s, version=None).context_window == 1_000_000  # a session that does not say its release

@@ -148,7 +148,8 @@ def test_settings_from_environment_and_config(tmp_path):
         s.disable_1m,
         s.compact_disabled,
     ) == (100_000, 50.0, 8_000, 90_000, True, True)
-    assert dict(s.sources)["auto_compact"] == "DISABLE_COMPACT"
+    # every place that turns auto-compact off, the one that decides today first
+    assert [v for k, v in s.sources if k == "auto_compact"] == ["DISABLE_COMPACT", "autoCompactEnabled in .claude.json"]
     bad = Settings.from_environment(
         {"CLAUDE_CONFIG_DIR": str(cfg / "nope"), "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "abc", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "-5"}
     )
