@@ -768,6 +768,9 @@ def _without_unrecorded(sent: list[Any], mine: list[Any], version: str | None) -
 
     if at_or_after(version, USER_CONTEXT_RECORDED_FROM):
         return sent
+    from inspector.compact.hooks import ATTACHMENTS_WRITTEN_FROM
+
+    unwritten = not at_or_after(version, ATTACHMENTS_WRITTEN_FROM)  # no attachment record at all, images included
 
     def settle(theirs: Any, ours: Any) -> Any:
         if not isinstance(theirs, str) or not isinstance(ours, str) or theirs == ours:
@@ -820,6 +823,10 @@ def _without_unrecorded(sent: list[Any], mine: list[Any], version: str | None) -
                     and last.get("text") == kept[-1].get("text", "") + "\n"
                 ):
                     kept[-1] = last
+                continue
+            elif unwritten and b.get("type") == "image" and not (isinstance(o, dict) and o.get("type") == "image"):
+                # an image inspector does not have here: an attachment's (an image file re-attached after a compaction,
+                # 2.0.50 seed 198007, 1.0.128 seeds 197012 and 197046), in no record of a release before 2.1.97
                 continue
             else:
                 kept.append(block(b, o))

@@ -335,3 +335,20 @@ def test_what_1_0_128_did_not_read_is_not_applied_to_its_sessions(tmp_path, name
     th = analyze(s, settings).thresholds
     said = th.rules + " " + th.window_source
     assert all(u in said for u in unread), said
+
+
+def test_an_image_a_compaction_re_attached_is_in_no_record_before_2_1_97(tmp_path):
+    """2.0.50 (generated run gen_198007): a Read of an image before an automatic compaction; the requests after it begin
+    with the image, re-attached, which no record holds (the transcript writer drops every attachment before 2.1.97).
+    The wire check leaves it out as it leaves out an unrecorded reminder's text, and every request is equal."""
+    import json
+
+    from conformance.compare import wire_differences
+
+    folder = saved_run(tmp_path, "gen_198007_2.0.50")
+    n, diffs = wire_differences(folder)
+    assert n > 20 and diffs == []
+    log = json.loads((folder / "requests.json").read_text())
+    messages = log["messages"].values() if isinstance(log["messages"], dict) else log["messages"]
+    blocks = [b for m in messages if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)]
+    assert any(b.get("type") == "image" for b in blocks)  # the case the check met
