@@ -569,7 +569,8 @@ def read_by_release(s: Settings, version: str | None) -> tuple[Settings, tuple[s
         sources = [(k, v) for k, v in sources if not (k == key and v == origin)]
         v = parse_version(version)
         note = words.format(v=show_version(v) if v else version, first=first_answering(probe, True) or "a later release")
-        if name == "auto_compact_enabled" and any(k == key for k, _ in sources):
+        unread = {o for n, o, p, _w in RELEASE_READ_SETTINGS if n == name and answer_at(p, version) is False}
+        if name == "auto_compact_enabled" and any(k == key and v not in unread for k, v in sources):
             notes.append(f"{note}; another place turns auto-compact off")  # (still off: a place this release reads)
             continue
         changes[name] = _UNREAD.get(name)

@@ -220,3 +220,12 @@ def test_a_1m_model_setting_is_read_from_2_0_15(tmp_path: Path, how: str) -> Non
     assert thresholds(s, version=before).context_window == 200_000
     assert thresholds(s, version=first).context_window == 1_000_000
     assert thresholds(s, version=None).context_window == 1_000_000  # a session that does not say its release
+
+
+def test_auto_compact_is_on_when_no_place_that_turns_it_off_is_read(tmp_path: Path) -> None:
+    """1.0.128 reads neither autoCompactEnabled in settings.json nor DISABLE_AUTO_COMPACT: with both set, auto-compact
+    is on, and neither note says another place keeps it off."""
+    s = _settings(tmp_path, {"autoCompactEnabled": False}, env={"DISABLE_AUTO_COMPACT": "1"})
+    got = thresholds(s, version="1.0.128")
+    assert got.auto_compact_enabled and got.auto_compact is not None
+    assert "another place" not in got.rules and "auto-compact is on" in got.rules
