@@ -1239,6 +1239,36 @@ def _blocks_another_window(claude: Claude) -> bool:
         r.close()
 
 
+def _api_error_left_out(claude: Claude) -> bool:
+    """A request refused as too long (the reply written as an API error, "Prompt is too long"), then the session resumed:
+    True when the resumed process's requests leave the error reply out, False when they send it as an assistant
+    message (1.0.128's did: generated seed 197000)."""
+    first = Script(turns=3, start=20_000, step=15_000, ptl_at=45_000)
+    then = Script(turns=0, start=20_000, step=1_000)
+    sc = Scenario("matrix", "claude-sonnet-4-5", (Step(PROMPT, first), Step("continue", then, resume="resume")))
+    r = run(sc, claude, timeout=300)
+    try:
+        if not any(q.answer == "prompt_too_long" for q in r.steps[0].requests):
+            raise RuntimeError("the probe ended without a verdict: no request was refused")
+        seen: list[bool] = []  # for each request of the resumed process: whether it sends the error reply
+        for q in r.steps[1].requests:
+            if q.kind != "turn":
+                continue
+            texts = [
+                str(b.get("text", ""))
+                for msg in q.body.get("messages") or ()
+                if msg.get("role") == "assistant" and isinstance(msg.get("content"), list)
+                for b in msg["content"]
+                if isinstance(b, dict) and b.get("type") == "text"
+            ]
+            seen.append(any(t.startswith("Prompt is too long") for t in texts))
+        if not seen:
+            raise RuntimeError("the probe ended without a verdict: the resumed process sent nothing")
+        return not any(seen)
+    finally:
+        r.close()
+
+
 def _foreign_thinking_left_out(claude: Claude) -> bool:
     """Replies on claude-sonnet-4-0 that think and call a tool, then the session resumed on claude-haiku-4-5: True
     when its requests leave out the other model's reasoning (the first reply's thinking block), False when they send
@@ -1413,6 +1443,12 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
     "max-context-tokens": (
         _max_context_tokens,
         "CLAUDE_CODE_MAX_CONTEXT_TOKENS sizes the window of a model no catalog has (before: the variable is not read)",
+        "release",
+    ),
+    "api-error-left-out": (
+        _api_error_left_out,
+        'a resumed session\'s requests leave out a reply written as an API error ("Prompt is too long") (before: sent '
+        "as an assistant message)",
         "release",
     ),
     "foreign-thinking": (

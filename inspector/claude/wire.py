@@ -10,8 +10,8 @@ rules, read from the binary and checked against every request of the conformance
   `rendered` are not sent;
 * attachments move up, past user messages, until they meet an assistant message or a user message that starts
   with a tool result (reorderAttachmentsForAPI); an API error message (`isApiErrorMessage`: "Prompt is too long",
-  "Autocompact is thrashing") is not sent, but the reorder runs before it is dropped, so it stops them too (a
-  /compact of a session that ended in one sends the summary first);
+  "Autocompact is thrashing") is not sent (from 2.0.47; before, it is sent as written), but the reorder runs
+  before it is dropped, so it stops them too (a /compact of a session that ended in one sends the summary first);
 * a user record joins the user turn before it (a newline where text meets text, tool results first), else
   starts one;
 * an attachment's entries join the user turn before it: folded into the tool result they follow (each part
@@ -34,6 +34,16 @@ from typing import Any
 from inspector.claude.release import at_or_after
 from inspector.textutil import as_dict
 from inspector.transcript.records import json_copy
+
+# The first release whose requests leave out a reply written as an API error ("Prompt is too long"): up to 2.0.46 it is
+# sent as the assistant message it was written as (bisected with the api-error-left-out probe; 1.0.128's resumed
+# requests sent it, generated seed 197000)
+API_ERROR_LEFT_OUT_FROM = (2, 0, 47)
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
 
 WIRE_TYPES = ("user", "assistant", "attachment", "system")  # system: only a command's local output is sent
 # a turn a background agent's completion started (a user record with origin.kind "task-notification") is sent in
@@ -188,8 +198,8 @@ def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None
     for b in bodies:
         t = b.get("type")
         if t == "assistant":
-            if b.get("isApiErrorMessage"):  # not sent, but attachments stop climbing at it (the reorder comes first)
-                out.append(_Item("error"))
+            if b.get("isApiErrorMessage") and at_or_after(_str_or_none(b.get("version")), API_ERROR_LEFT_OUT_FROM):
+                out.append(_Item("error"))  # not sent, but attachments stop climbing at it (the reorder comes first)
                 continue
             msg = as_dict(b.get("message"))
             mid = msg.get("id") if isinstance(msg.get("id"), str) else None

@@ -352,3 +352,14 @@ def test_an_image_a_compaction_re_attached_is_in_no_record_before_2_1_97(tmp_pat
     messages = log["messages"].values() if isinstance(log["messages"], dict) else log["messages"]
     blocks = [b for m in messages if isinstance(m.get("content"), list) for b in m["content"] if isinstance(b, dict)]
     assert any(b.get("type") == "image" for b in blocks)  # the case the check met
+
+
+def test_1_0_128_sends_a_reply_written_as_an_api_error(tmp_path):
+    """1.0.128 (generated run gen_197000): a request refused as too long, then `--resume`: the resumed process's
+    requests send the "Prompt is too long" reply as an assistant message (releases from 2.0.47 leave it out), and
+    every request of the run is what inspector rebuilds."""
+    from conformance.compare import wire_differences
+
+    folder = saved_run(tmp_path, "gen_197000_1.0.128")
+    n, diffs = wire_differences(folder)
+    assert n > 5 and diffs == []

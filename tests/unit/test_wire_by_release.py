@@ -282,3 +282,26 @@ def test_a_background_agent_s_turn_is_sent_as_its_release_words_it(version, form
         sent = sent if isinstance(sent, str) else sent[0]["text"]
         want = {"text": text, "prefix": NOTIFICATION_WORDS + text, "wrap": NOTIFICATION_OPEN + text + "\n</system-reminder>"}
         assert sent == want[form], (version, content)
+
+
+@pytest.mark.parametrize(
+    "version, sent", [("1.0.128", True), ("2.0.46", True), ("2.0.47", False), ("2.1.88", False), (None, False)]
+)
+def test_a_reply_written_as_an_api_error_is_sent_up_to_2_0_46(version, sent):
+    """A request refused as too long writes its reply as an API error ("Prompt is too long"): up to 2.0.46 the requests
+    after it send it as the assistant message it was written as (the api-error-left-out probe, bisected; 1.0.128's
+    resumed requests sent it, generated seed 197000), from 2.0.47 they leave it out."""
+    extra = {"version": version} if version else {}
+    bodies = [
+        {"type": "user", "message": {"role": "user", "content": "run the checks"}, **extra},
+        {
+            "type": "assistant",
+            "isApiErrorMessage": True,
+            "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Prompt is too long"}]},
+            **extra,
+        },
+        {"type": "user", "message": {"role": "user", "content": "continue"}, **extra},
+    ]
+    got = api_messages(bodies)
+    assert [m["role"] for m in got] == (["user", "assistant", "user"] if sent else ["user"])
+    assert any(m["role"] == "assistant" and m["content"][0]["text"] == "Prompt is too long" for m in got) is sent
