@@ -41,10 +41,6 @@ from inspector.transcript.records import json_copy
 API_ERROR_LEFT_OUT_FROM = (2, 0, 47)
 
 
-def _str_or_none(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
 WIRE_TYPES = ("user", "assistant", "attachment", "system")  # system: only a command's local output is sent
 # a turn a background agent's completion started (a user record with origin.kind "task-notification") is sent in
 # this wrapper, as 2.1.328 does (the queued_command attachment's rendering of the same notice); from 2.1.234: generated
@@ -190,15 +186,20 @@ def _as_notice(content: Any, form: str) -> Any:
     return content
 
 
-def _items(bodies: Iterable[Mapping[str, Any]], thinking: ForeignThinking | None = None, notices: str = "wrap") -> list[_Item]:
+def _items(
+    bodies: Iterable[Mapping[str, Any]],
+    thinking: ForeignThinking | None = None,
+    notices: str = "wrap",
+    errors_sent: bool = False,
+) -> list[_Item]:
     """The records as the items a request is made of; `notices`: how a background agent's turn is sent
-    (`notice_form`)."""
+    (`notice_form`); `errors_sent`: a reply written as an API error is sent as written (API_ERROR_LEFT_OUT_FROM)."""
     out: list[_Item] = []
     by_id: dict[str, int] = {}  # assistant message id -> its item, while only tool results follow it
     for b in bodies:
         t = b.get("type")
         if t == "assistant":
-            if b.get("isApiErrorMessage") and at_or_after(_str_or_none(b.get("version")), API_ERROR_LEFT_OUT_FROM):
+            if b.get("isApiErrorMessage") and not errors_sent:
                 out.append(_Item("error"))  # not sent, but attachments stop climbing at it (the reorder comes first)
                 continue
             msg = as_dict(b.get("message"))
@@ -558,7 +559,7 @@ def api_messages(
     ordered: list[_Item] = []
     suffix: list[dict[str, Any]] = []  # the reminders of the request's own tool round (`SENT_SUFFIXES`)
     for it in _reorder(
-        _items(bodies, thinking, notice_form(sender))
+        _items(bodies, thinking, notice_form(sender), not at_or_after(sender, API_ERROR_LEFT_OUT_FROM))
     ):  # a summary's earlier messages are put back before it once attachments moved
         ordered += it.earlier + [it]
     for it in ordered:
