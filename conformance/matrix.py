@@ -1099,15 +1099,35 @@ def _settings_auto_compact_off(claude: Claude) -> bool:
     2.1.88's `autoCompactEnabled` is a global config key). A 100,000 window from the environment puts the threshold at
     67,000 where the variable is read; the sizes go on past the default window's threshold for the releases that do
     not read it (2.1.21)."""
+    return _turns_auto_compact_off(
+        claude,
+        "claude-sonnet-4-5",
+        [30_000, 80_000, 85_000, 172_000, 176_000],
+        base={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"},
+        settings={"autoCompactEnabled": False},
+        what="setting",
+    )
+
+
+def _turns_auto_compact_off(
+    claude: Claude,
+    model: str,
+    sizes: list[int],
+    *,
+    base: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    what: str,
+) -> bool:
+    """Whether a place that turns auto-compact off (`env` over the environment `base`, or `settings`) is read: False
+    when Claude Code compacts at one of `sizes` with it, True when it does not and compacts without it (in `base`)."""
     go = _runner(claude)
-    sizes = [30_000, 80_000, 85_000, 172_000, 176_000]
-    env = {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}
-    pts, _ = probe(go, "claude-sonnet-4-5", sizes, env, {"autoCompactEnabled": False})
+    pts, _ = probe(go, model, sizes, {**(base or {}), **(env or {})} or None, settings)
     if any(p.outcome == "compact" for p in pts):
         return False
-    control, _ = probe(go, "claude-sonnet-4-5", sizes, env)
+    control, _ = probe(go, model, sizes, base)
     if not any(p.outcome == "compact" for p in control):
-        raise RuntimeError(f"the probe ended without a verdict: no compaction without the setting either ({control})")
+        raise RuntimeError(f"the probe ended without a verdict: no compaction without the {what} either ({control})")
     return True
 
 
@@ -1116,15 +1136,13 @@ def _env_auto_compact_off(claude: Claude) -> bool:
     after): True when Claude Code does not compact where it does without the variable (it is read: the requests go on,
     or it refuses one at its blocking limit), False when it compacts all the same (the era matrix's cells: 1.0.128,
     2.0.0 and 2.0.76 compact, 2.1.20 refuses at its blocking limit)."""
-    go = _runner(claude)
-    sizes = [30_000, 150_000, 170_000, 180_000, 190_000]
-    pts, _ = probe(go, "claude-opus-4-5", sizes, {"DISABLE_AUTO_COMPACT": "1"})
-    if any(p.outcome == "compact" for p in pts):
-        return False
-    control, _ = probe(go, "claude-opus-4-5", sizes)
-    if not any(p.outcome == "compact" for p in control):
-        raise RuntimeError(f"the probe ended without a verdict: no compaction without the variable either ({control})")
-    return True
+    return _turns_auto_compact_off(
+        claude,
+        "claude-opus-4-5",
+        [30_000, 150_000, 170_000, 180_000, 190_000],
+        env={"DISABLE_AUTO_COMPACT": "1"},
+        what="variable",
+    )
 
 
 def _env_pct(claude: Claude) -> bool:
@@ -1132,24 +1150,15 @@ def _env_pct(claude: Claude) -> bool:
     2.1.21, 90,000 after, where the variable is read): True when Claude Code compacts at 100,000 (it is read), False
     when the requests go on to 120,000 (its own threshold, 155,000 or more: 1.0.128 compacted claude-sonnet-5 at 183,000
     with 85 set, generated seed 197017)."""
-    pts, _ = probe(_runner(claude), "claude-opus-4-5", [30_000, 100_000, 120_000], {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"})
-    if any(p.outcome == "compact" and p.usage == 100_000 for p in pts):
-        return True
-    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
-        raise RuntimeError(f"the probe ended without a verdict ({pts})")
-    return False
+    env = {"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}
+    return _window_read(claude, env, None, "claude-opus-4-5", (30_000, 100_000, 120_000), at=100_000)
 
 
 def _one_m_suffix(claude: Claude) -> bool:
     """claude-sonnet-4-5[1m]: True when Claude Code gives it a 1M window (the requests go on past 190,000), False when
     it compacts at its 200,000 window's threshold (the era matrix's cells: 1.0.128 and 2.0.0 compacted it at 155,000,
     2.0.76 at 955,000; 1.0.128 compacted claude-opus-5[1m] at 164,000, generated seed 197033)."""
-    pts, _ = probe(_runner(claude), "claude-sonnet-4-5[1m]", [30_000, 160_000, 190_000])
-    if any(p.outcome == "compact" and p.usage == 160_000 for p in pts):
-        return False
-    if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
-        raise RuntimeError(f"the probe ended without a verdict ({pts})")
-    return True
+    return not _window_read(claude, None, None, "claude-sonnet-4-5[1m]", (30_000, 160_000, 190_000), at=160_000)
 
 
 def _window_read(
@@ -1158,12 +1167,13 @@ def _window_read(
     settings: dict[str, Any] | None,
     model: str = "claude-sonnet-4-5",
     sizes: tuple[int, ...] = (30_000, 80_000, 85_000),
+    at: int | None = None,
 ) -> bool:
     """A window asked for by `env` or `settings` (by default a 100,000 auto-compact window on claude-sonnet-4-5, its
-    threshold 67,000): True when Claude Code compacts at one of `sizes` (it is read), False when every request goes on
-    (the model's own window)."""
+    threshold 67,000): True when Claude Code compacts at one of `sizes` (at `at`, when given: it is read), False when
+    every request goes on (the model's own window)."""
     pts, _ = probe(_runner(claude), model, list(sizes), env, settings)
-    if any(p.outcome == "compact" for p in pts):
+    if any(p.outcome == "compact" and at in (None, p.usage) for p in pts):
         return True
     if len(pts) < 3 or any(p.outcome != "pass" for p in pts):
         raise RuntimeError(f"the probe ended without a verdict ({pts})")
