@@ -39,6 +39,10 @@ DOC = ROOT.parent / "docs" / "era-matrix.md"
 # one release on each side of every boundary of inspector's version table (2.1.74 | 2.1.75: the blocking limit,
 # found by bisecting the binaries; 2.1.330 | 2.1.331: the summary's <analysis>), a few between, and the newest on npm
 RELEASES = (
+    "1.0.15",
+    "1.0.16",
+    "1.0.70",
+    "1.0.71",
     "1.0.128",
     "2.0.0",
     "2.0.76",
@@ -61,6 +65,8 @@ RELEASES = (
 # releases measured only for the per-release probes: each side of a change of the summary's <analysis> and of the
 # leaf rule (bisected)
 PROBE_RELEASES = (
+    "1.0.84",
+    "1.0.85",
     "2.1.6",
     "2.1.7",
     "2.1.68",
@@ -99,6 +105,7 @@ CATALOG_ERA = show_version(next(e.first for e in ERAS if e.windows == "catalog" 
 NEWER_MODELS = tuple(m for m in CATALOG[CATALOG.index("claude-opus-4-8") :] if m not in MODELS)
 CAP = 2_100_000  # the largest context probed: above every window any release gives
 POINTS = 24  # sizes tested in one run
+WARM_UP = (1_000, 2_000)  # small replies before a run's sizes (find_edge)
 PROMPT = "run the checks"
 
 
@@ -115,8 +122,14 @@ def _script(sizes: list[int], **kw: Any) -> Script:
     return Script(turns=len(sizes), sizes=tuple(sizes), stop_after_summary=True, **kw)
 
 
-def _scenario(model: str, script: Script, env: dict[str, str] | None = None, settings: dict[str, Any] | None = None) -> Scenario:
-    return Scenario("matrix", model, (Step(PROMPT, script),), env=env or {}, settings=settings)
+def _scenario(
+    model: str,
+    script: Script,
+    env: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+) -> Scenario:
+    return Scenario("matrix", model, (Step(PROMPT, script),), env=env or {}, settings=settings, config=config)
 
 
 def _boundaries(r: Run) -> list[dict[str, Any]]:
@@ -169,9 +182,10 @@ def probe(
     sizes: list[int],
     env: dict[str, str] | None = None,
     settings: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
     **kw: Any,
 ) -> tuple[list[Point], Run]:
-    r = go(_scenario(model, _script(sizes, **kw), env, settings))
+    r = go(_scenario(model, _script(sizes, **kw), env, settings, config))
     try:
         return points_of(r.requests, _boundaries(r)), r
     finally:
@@ -198,7 +212,12 @@ def find_edge(go: Runner, model: str, env: dict[str, str] | None = None, lo: int
     while hi - lo > 1:
         step = max(1, (hi - lo) // POINTS)
         sizes = list(range(lo + step, hi, step))[: POINTS - 1] + [hi]
-        pts, r = probe(go, model, sizes, env)
+        # two small replies first: 1.0.16 let a run's first replies above its threshold pass (claude-haiku-4-5, threshold
+        # 176,464: a run that began at 178,645 passed it and 182,290 and compacted at 185,935; after 1,000 and 2,000 it
+        # compacted at 178,645), which set the edge thousands of tokens high where no preTokens corrects it
+        warm = [w for w in WARM_UP if w < sizes[0]]
+        pts, r = probe(go, model, warm + sizes, env)
+        pts = pts[len(warm) :] if len(pts) >= len(warm) and all(p.outcome == "pass" for p in pts[: len(warm)]) else pts
         edge.runs += 1
         stopped = next((p for p in pts if p.outcome != "pass"), None)
         passed = [p.usage for p in pts if p.outcome == "pass"]
@@ -603,12 +622,10 @@ def _inspector_words(c: dict[str, Any]) -> tuple[str, str, str]:
 
     a = c.get("auto") or {}
     enforced = a.get("outcome") == "compact"
-    ok = (final.auto_compact is not None) == enforced and (
-        not enforced or abs((final.auto_compact or 0) - (a.get("count") or 0)) <= 400
-    )
-    agree = (formula.auto_compact is not None) == enforced and (
-        not enforced or abs((formula.auto_compact or 0) - (a.get("count") or 0)) <= 400
-    )
+    # the count Claude Code recorded (preTokens), or where a release records none (up to 1.0.70) the usage it compacted at
+    count = a.get("count") if a.get("count") is not None else (a.get("usage") or 0) + (a.get("estimate") or 0)
+    ok = (final.auto_compact is not None) == enforced and (not enforced or abs((final.auto_compact or 0) - count) <= 400)
+    agree = (formula.auto_compact is not None) == enforced and (not enforced or abs((formula.auto_compact or 0) - count) <= 400)
     return words(final), words(formula), ("yes" if agree else "binary wins") if ok else "**no**"
 
 
@@ -651,7 +668,13 @@ def write_doc() -> None:
         auto = (
             f"{a['count']:,}"
             if a.get("outcome") == "compact" and a.get("count")
-            else ("never (up to 2.1M)" if a.get("outcome") == "none" else f"{a.get('outcome')} at usage {a.get('usage') or 0:,}")
+            else (
+                "never (up to 2.1M)"
+                if a.get("outcome") == "none"
+                else f"{a.get('usage') or 0:,} (usage: no preTokens recorded)"
+                if a.get("outcome") == "compact"
+                else f"{a.get('outcome')} at usage {a.get('usage') or 0:,}"
+            )
         )
         blk = (
             f"{b['usage']:,} (usage)"
@@ -1161,6 +1184,57 @@ def _one_m_suffix(claude: Claude) -> bool:
     return not _window_read(claude, None, None, "claude-sonnet-4-5[1m]", (30_000, 160_000, 190_000), at=160_000)
 
 
+def _reserve_share(claude: Claude) -> bool:
+    """claude-sonnet-4-0 with the defaults: True when Claude Code compacts at 154,700 (a share of the window: 0.92 of
+    200,000 less the model's 32,000 of output, 154,560, read in 1.0.51's code), False when the requests go on to
+    154,900 (the window less the output and a 13,000 buffer, 155,000: the era matrix's 1.0.128 cells)."""
+    return _window_read(claude, None, None, "claude-sonnet-4-0", (30_000, 154_700, 154_900), at=154_700)
+
+
+def _window_less_output(claude: Claude) -> bool:
+    """claude-sonnet-4-0 with the defaults: True when Claude Code compacts at 160,000 (its threshold a share of the
+    200,000 window less the model's 32,000 of output: 154,560 in 1.0.17's code, 155,000 from 1.0.71), False when the
+    request at 160,000 goes on and the one at 166,000 compacts (0.92 of a fixed 180,000, 165,600: 1.0.0's code)."""
+    pts, _ = probe(_runner(claude), "claude-sonnet-4-0", [30_000, 160_000, 166_000])
+    stop = next((p for p in pts if p.outcome != "pass"), None)
+    if stop is None or stop.outcome != "compact" or stop.usage not in (160_000, 166_000):
+        raise RuntimeError(f"the probe ended without a verdict ({pts})")
+    return stop.usage == 160_000
+
+
+def _blocks_at_all(claude: Claude) -> bool:
+    """claude-sonnet-4-0 with autoCompactEnabled false in ~/.claude.json (the global config, read by every release):
+    True when Claude Code refuses to send a request itself above its blocking limit (197,000 up to 2.1.74), False when
+    it sends every one, to 1,010,000. The releases up to 2.0.76 have no blocking limit in their code (`isAtBlockingLimit`
+    first appears in 2.0.77's, checked where a query starts); in print mode 2.0.77-2.1.2 send every request too (with
+    DISABLE_AUTO_COMPACT as well), 2.1.3 is the first that refuses (bisected): not recorded as a change of the rules,
+    as what the REPL of 2.0.77-2.1.2 does at a new prompt was not measured."""
+    pts, _ = probe(
+        _runner(claude),
+        "claude-sonnet-4-0",
+        [30_000, 150_000, 170_000, 190_000, 198_000, 205_000, 460_000, 1_010_000],
+        config={"autoCompactEnabled": False},
+    )
+    if any(p.outcome == "compact" for p in pts):
+        raise RuntimeError(f"the probe ended without a verdict: it compacted with auto-compact off ({pts})")
+    if any(p.outcome == "blocked" for p in pts):
+        return True
+    if len(pts) < 8:
+        raise RuntimeError(f"the probe ended without a verdict ({pts})")
+    return False
+
+
+def _big_file_named(claude: Claude) -> bool:
+    """`reattach_probe` on claude-sonnet-4-0 compacted past 155,000: True when the compaction re-attaches the newest file
+    read, of 400 lines (about 7,600 tokens), by its name only (over the 5,000 tokens a re-attached file may have), False
+    when it re-attaches it whole (1.0.70 and 1.0.71 did)."""
+    got = reattach_probe(claude, "claude-sonnet-4-0", 155_000)
+    lines = got.get("lines") or {}
+    if "f8.txt" not in lines:
+        raise RuntimeError(f"the probe ended without a verdict ({got})")
+    return lines["f8.txt"] == 0
+
+
 def _window_read(
     claude: Claude,
     env: dict[str, str] | None,
@@ -1428,6 +1502,29 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
         _one_m_suffix,
         "a model named with [1m] gets a 1M window (before: the suffix is not read, the model's 200,000 window)",
         "release",
+    ),
+    "window-less-output": (
+        _window_less_output,
+        "the auto-compact threshold is worked out from the 200,000 window less the model's output (before: 0.92 of a "
+        "fixed 180,000 for every model)",
+        "cells",
+    ),
+    "big-file-named": (
+        _big_file_named,
+        "a compaction re-attaches a file over 5,000 tokens by its name only (before: whole)",
+        "release",
+    ),
+    "blocks-at-all": (
+        _blocks_at_all,
+        "with auto-compact off, Claude Code refuses to send a request above its blocking limit (before: it has none, "
+        "and sends every request for the API to refuse)",
+        "release",
+    ),
+    "reserve-share": (
+        _reserve_share,
+        "the auto-compact threshold is the window less the model's output less 13,000 (before: 0.92 of the window less the "
+        "output)",
+        "cells",
     ),
     "env-window": (
         _env_window,

@@ -232,6 +232,8 @@ def run(
     home, work = sb.home, sb.work
     if sc.settings is not None:
         (home / ".claude" / "settings.json").write_text(json.dumps(sc.settings, indent=2))
+    if sc.config is not None:
+        (home / ".claude.json").write_text(json.dumps(sc.config, indent=2))
     now = time.time()
     times = {}
     for n, (name, text) in enumerate(sc.files.items()):

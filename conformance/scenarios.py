@@ -38,6 +38,7 @@ class Scenario:
     steps: tuple[Step, ...]
     env: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] | None = None  # ~/.claude/settings.json
+    config: dict[str, Any] | None = None  # ~/.claude.json (the global config: its autoCompactEnabled is read by every release)
     files: dict[str, str] = field(default_factory=dict)  # files in the working folder before the run
     tool: str = "Bash"
     doc: str = ""  # what the 2.1.328 binary was observed to do (docs/format-2.1.3xx.md, Appendix A)

@@ -7,11 +7,13 @@ evidence: measured on real sessions, read in a release's code, or carried over f
 that was (an assumption, said as such). An unknown, newer release gets the newest known rules and says so.
 
 The eras (first release of each, inclusive; the blocking limit is the window − 3,000 up to 2.1.74, the effective
-window − 3,000 from 2.1.75, the model's own window − reserve − 3,000 from 2.1.159):
+window − 3,000 from 2.1.75, the model's own window − reserve − 3,000 from 2.1.159; up to 1.0.70 the threshold is
+0.92 of the window less the reserve, from 1.0.71 the window less the reserve less 13,000):
 
 | era      | releases          | summary reserve          | windows                       | threshold enforced       |
 |----------|-------------------|--------------------------|-------------------------------|--------------------------|
-| 1.0      | before 2.0.0      | model's max output       | 200k; 1M for `[1m]`           | always (assumed)         |
+| 1.0      | up to 1.0.70      | model's max output       | 200k (180k up to 1.0.15)      | always                   |
+| 1.0.71   | 1.0.71 – 1.x      | model's max output       | 200k                          | always                   |
 | 2.0      | 2.0.0 – 2.1.20    | model's max output       | 200k; 1M for `[1m]`           | always                   |
 | 2.1.21   | 2.1.21 – 2.1.74   | min(max output, 20,000)  | 200k; 1M for `[1m]`           | always                   |
 | 2.1.75   | 2.1.75 – 2.1.152  | min(max output, 20,000)  | 200k; 1M for `[1m]`           | always                   |
@@ -52,6 +54,9 @@ class Era:
     # what the blocking limit (a request not sent) is measured on: "window" (window − 3,000), "effective" (window −
     # reserve − 3,000) or "model" (the model's own window − reserve − 3,000, whatever the auto-compact window)
     blocking: str = "effective"
+    # how the threshold is worked out of the effective window: "buffer" (less 13,000; the warning and error levels
+    # 20,000 below the threshold) or "share" (0.92 of it; the levels a share of the threshold: up to 1.0.70)
+    threshold: str = "buffer"
 
     @property
     def label(self) -> str:
@@ -72,15 +77,32 @@ ERAS: tuple[Era, ...] = (
     Era(
         "1.0",
         None,
+        (1, 0, 70),
+        "max-output",
+        "fixed",
+        "always",
+        (FULL,),
+        "measured",
+        "up to 1.0.70 the threshold is 0.92 of the window less the model's whole max output (154,560 for a 32,000 max "
+        "output), up to 1.0.15 0.92 of a fixed 180,000 for every model (165,600), the warning at 0.6 of the threshold "
+        "up to 1.0.48 and 0.8 from 1.0.50: read in the 1.0.0, 1.0.17, 1.0.51 and 1.0.70 code and bisected on the "
+        "binaries (the era matrix's window-less-output and reserve-share probes: 1.0.16 and 1.0.71 the first of each)",
+        "window",
+        "share",
+    ),
+    Era(
+        "1.0.71",
+        (1, 0, 71),
         (1, 99, 999),
         "max-output",
         "fixed",
         "always",
         (FULL,),
         "measured",
-        "measured on the 1.0.128 binary (the era matrix): the summary reserve is the model's whole max output "
-        "(threshold 155,000 for a 32,000 max output), as in 2.0; DISABLE_AUTO_COMPACT is not read (it compacts "
-        "anyway), so its blocking limit is not measured and the 2.0 rule is assumed",
+        "from 1.0.71 the threshold is the window less the model's whole max output less 13,000 (155,000 for a 32,000 "
+        "max output), as in 2.0: bisected and measured on the 1.0.71 and 1.0.128 binaries (the era matrix); "
+        "DISABLE_AUTO_COMPACT is not read (it compacts anyway), so its blocking limit is not measured and the 2.0 rule "
+        "is assumed",
         "window",
     ),
     Era(
@@ -237,7 +259,7 @@ def what_if(strategy: str, era: Era, version: Version | None = None) -> str | No
     return f"a what-if: Claude Code {who} does not do {STRATEGY_WORDS[strategy]}; it is what {releases_with(strategy)} did"
 
 
-REFERENCE = ERAS[3]  # the 2.1.88 format reference
+REFERENCE = next(e for e in ERAS if e.key == "2.1.75")  # the 2.1.88 format reference
 
 
 @dataclass(frozen=True, slots=True)

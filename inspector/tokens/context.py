@@ -447,10 +447,19 @@ def _numbered_count(text: str) -> int:
     return count(numbered(text))
 
 
+def _names_big_files(version: str | None) -> bool:
+    """Whether the release that compacted re-attaches a file over 5,000 tokens by its name only: from 1.0.85 (the era
+    matrix's big-file-named probe, bisected: 1.0.70, 1.0.71 and 1.0.84 re-attached a file of 400 lines, about 7,600
+    tokens, whole); a release the bisection does not place does as today's."""
+    from inspector.claude.measured import answer_at
+
+    return answer_at("big-file-named", version) is not False
+
+
 def restored_files(s: Session, chain: list[int], ratio: float) -> list[RestoredFile]:
     """The files a full compaction re-attaches (§8.5): 5 of the files read, edited or written, excluding
     CLAUDE.md and plan files, each re-read whole: a file over 5,000 tokens becomes a reference (its name
-    only), and files are kept while their rough size fits the 50,000-token budget.
+    only, from 1.0.85), and files are kept while their rough size fits the 50,000-token budget.
 
     Which 5: Claude Code sorts its read-file state by the timestamp it stored, which is the file's
     modification time when it was read or written (not the time of the read). A file Claude Code edited
@@ -460,6 +469,7 @@ def restored_files(s: Session, chain: list[int], ratio: float) -> list[RestoredF
     states = sorted(file_states(s, chain).values(), key=lambda f: (f.modified, f.touched), reverse=True)
     out: list[RestoredFile] = []
     budget = 0
+    named_over_cap = _names_big_files(next((s.records[i].version for i in reversed(chain) if s.records[i].version), s.version))
     for st in states:
         path = st.path
         name = path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -467,7 +477,7 @@ def restored_files(s: Session, chain: list[int], ratio: float) -> list[RestoredF
             continue
         raw = _file_count(st.content) * st.scale
         kind = "file"
-        if ratio * raw > POST_COMPACT_MAX_TOKENS_PER_FILE:
+        if named_over_cap and ratio * raw > POST_COMPACT_MAX_TOKENS_PER_FILE:
             kind = "reference"
             counted = count(js_stringify({"type": "compact_file_reference", "filename": path})) + 10
             cost = counted

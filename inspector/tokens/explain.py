@@ -44,7 +44,7 @@ from inspector.tokens.series import (
     summary_index,
     token_count_with_estimation,
 )
-from inspector.tokens.thresholds import Settings, Thresholds, percent_left
+from inspector.tokens.thresholds import FIXED_COUNTED_WINDOW, Settings, Thresholds, percent_left
 from inspector.tokens.whatif import describe_changes
 from inspector.transcript.records import context_tokens, opt_count
 from inspector.transcript.session import Session
@@ -480,8 +480,15 @@ def _window_words(th: Thresholds) -> str:
         return f"as the {th.measured_on} binary compacted, measured by the era matrix; the formula gives another number"
     if th.auto_pct is not None:
         return f"{th.auto_pct:g}% of the {fmt(th.effective_window)} effective window, set by CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
+    if th.level_shares is not None:  # up to 1.0.70
+        if th.effective_window == FIXED_COUNTED_WINDOW and th.reserved != th.max_output_tokens:
+            return f"0.92 × a fixed {fmt(FIXED_COUNTED_WINDOW)} (up to 1.0.15 Claude Code counted every model against it)"
+        return (
+            f"0.92 × ({fmt(th.context_window)} window − {fmt(th.reserved)} max output); up to 1.0.70 the threshold was "
+            "a share of the window, not 13,000 below it"
+        )
     words = f"{fmt(th.context_window)} window − {fmt(th.reserved)} summary reserve − 13,000 buffer"
-    if th.era in ("1.0", "2.0"):
+    if th.era in ("1.0.71", "2.0"):
         words += "; before 2.1.21 the reserve was the model's whole max output"
     return words
 

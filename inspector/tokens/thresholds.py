@@ -22,6 +22,14 @@ ONE_MILLION = 1_000_000
 MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20_000
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
 WARNING_THRESHOLD_BUFFER_TOKENS = 20_000
+# up to 1.0.70 (the "share" eras): the threshold is 0.92 of the effective window, which up to 1.0.15 is a fixed 180,000
+# for every model (read in the 1.0.0, 1.0.17, 1.0.51 and 1.0.70 code; bisected on the binaries: the era matrix's
+# window-less-output and reserve-share probes); the warning is 0.6 of the threshold up to 1.0.48, 0.8 from 1.0.50 (read
+# in the 1.0.45, 1.0.48, 1.0.50 and 1.0.51 code: no binary shows a warning in print mode), the error level 0.8
+AUTOCOMPACT_SHARE = 0.92
+FIXED_COUNTED_WINDOW = 180_000
+ERROR_SHARE = 0.8
+WARNING_SHARE_RAISED = ((1, 0, 50), 0.6, 0.8)  # (the first release with the second share, before, from then on)
 ERROR_THRESHOLD_BUFFER_TOKENS = 20_000
 MANUAL_COMPACT_BUFFER_TOKENS = 3_000
 CAPPED_DEFAULT_MAX_TOKENS = 8_000
@@ -281,6 +289,9 @@ class Thresholds:
     # a 1M window inferred from usage, refuted by a limit met far below it: Claude Code counted this window, and the
     # API served more than it (so the API did not refuse at it either)
     served_past: bool = False
+    # up to 1.0.70 the warning and error levels are shares of the threshold (of the effective window with auto-compact
+    # off), not 20,000 below it: (warning share, error share), None for the buffer rule (`levels`)
+    level_shares: tuple[float, float] | None = None
 
     @property
     def base(self) -> int:
@@ -680,7 +691,18 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
     reserved = max_out if era.reserve == "max-output" else min(max_out, MAX_OUTPUT_TOKENS_FOR_SUMMARY)
     effective = window - reserved
     enabled = s.auto_compact_enabled and not s.compact_disabled
-    auto: int = effective - AUTOCOMPACT_BUFFER_TOKENS
+    shares = _level_shares(version) if era.threshold == "share" else None
+    if shares is not None:
+        if _fixed_counted_window(version):
+            effective = FIXED_COUNTED_WINDOW
+            reserved = window - effective
+            why += f"; Claude Code counts against a fixed {FIXED_COUNTED_WINDOW:,} for every model"
+        share_at = effective * AUTOCOMPACT_SHARE  # (compared as JavaScript does: a count at or above this float)
+        auto: int = math.ceil(share_at)
+        share_base = share_at if enabled else float(effective)
+        warning, error = math.ceil(share_base * shares[0]), math.ceil(share_base * shares[1])
+    else:
+        auto = effective - AUTOCOMPACT_BUFFER_TOKENS
     if auto < 0:  # a window smaller than the reserve and the buffer: Claude Code would compact before every request
         why += f"; a {window:,} window leaves no room for the {reserved:,} reserve and the 13,000 buffer: the threshold is 0"
         auto = 0
@@ -693,6 +715,8 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
     if s.enforce is not None:  # a what-if
         enforced = s.enforce
     base = auto if enabled else effective
+    if shares is None:
+        warning, error = base - WARNING_THRESHOLD_BUFFER_TOKENS, base - ERROR_THRESHOLD_BUFFER_TOKENS
     if s.blocking_override is not None:
         blocking = s.blocking_override
     elif era.blocking == "model":
@@ -712,8 +736,8 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
         reserved=reserved,
         effective_window=effective,
         auto_compact=auto if enabled and enforced else None,
-        warning=max(0, base - WARNING_THRESHOLD_BUFFER_TOKENS),  # below 0 means "always": shown as 0
-        error=max(0, base - ERROR_THRESHOLD_BUFFER_TOKENS),
+        warning=max(0, warning),  # below 0 means "always": shown as 0
+        error=max(0, error),
         blocking=max(0, blocking),
         auto_compact_enabled=enabled,
         window_source=why,
@@ -725,8 +749,34 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
         era=era.key,
         era_label=era.label,
         blocks_before_sending=era.windows == "fixed",
+        level_shares=shares,
     )
     return with_measured(result, s, version, peak_usage) if measured else result
+
+
+def _level_shares(version: str | None) -> tuple[float, float]:
+    """(warning, error) shares of the threshold of a release of the "share" eras (up to 1.0.70)."""
+    from inspector.claude.release import parse_version
+
+    v = parse_version(version)
+    first, before, after = WARNING_SHARE_RAISED
+    return (after if v is not None and v >= first else before), ERROR_SHARE
+
+
+def _fixed_counted_window(version: str | None) -> bool:
+    """Whether the release counts against a fixed 180,000 whatever the model (up to 1.0.15: the era matrix's
+    window-less-output probe, bisected; 1.0.16 counts against the window less the model's output)."""
+    from inspector.claude.measured import answer_at
+
+    return answer_at("window-less-output", version) is False
+
+
+def levels(t: Thresholds, base: int) -> tuple[int, int]:
+    """The warning and error levels of a threshold (or, auto-compact off, an effective window) `base` by the rule of
+    `t`'s release: 20,000 below it, or up to 1.0.70 a share of it."""
+    if t.level_shares is None:
+        return max(0, base - WARNING_THRESHOLD_BUFFER_TOKENS), max(0, base - ERROR_THRESHOLD_BUFFER_TOKENS)
+    return math.ceil(base * t.level_shares[0]), math.ceil(base * t.level_shares[1])
 
 
 def _measured_defaults(s: Settings, t: Thresholds) -> bool:
@@ -774,6 +824,8 @@ def _round_limit(n: int) -> int:
 def _implied_window(t: Thresholds, auto: int | None, blocking: int | None) -> int | None:
     """The window a measured threshold or blocking limit implies by the era's own arithmetic (auto = window −
     reserve − 13,000; blocking = window − reserve − 3,000, or window − 3,000 before 2.1.21)."""
+    if t.level_shares is not None:  # up to 1.0.70 every window is 200,000: a threshold that differs sized the output
+        return None
     if auto is not None:
         return auto + t.reserved + AUTOCOMPACT_BUFFER_TOKENS
     if blocking is not None:
@@ -866,6 +918,12 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
     ch: dict[str, Any] = {"measured_on": c.label}
     said: list[str] = []
     formula_auto = t.auto_compact if t.auto_compact is not None else t.unenforced_threshold
+    if formula_auto is None and not t.auto_compact_enabled:  # what the formula gives with auto-compact on (the cell's)
+        formula_auto = (
+            math.ceil(t.effective_window * AUTOCOMPACT_SHARE)
+            if t.level_shares is not None
+            else t.effective_window - AUTOCOMPACT_BUFFER_TOKENS
+        )
     m_auto = None
     if c.enforced and c.threshold is not None:
         m_auto = formula_auto if _near(formula_auto, c.threshold) else _round_limit(c.threshold)
@@ -915,13 +973,20 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
                     f"it compacted at {c.threshold:,}, not at the formula's "
                     f"{'no threshold' if formula_auto is None else f'{formula_auto:,}'}: {m_auto:,} is used"
                 )
-            ch.update(
-                enforced=True,
-                auto_compact=m_auto,
-                unenforced_threshold=None,
-                warning=max(0, m_auto - WARNING_THRESHOLD_BUFFER_TOKENS),
-                error=max(0, m_auto - ERROR_THRESHOLD_BUFFER_TOKENS),
-            )
+            ch.update(enforced=True, auto_compact=m_auto, unenforced_threshold=None)
+            if m_auto != formula_auto or t.level_shares is None:
+                ch["warning"], ch["error"] = levels(t, m_auto)
+            if m_auto != formula_auto and t.level_shares is not None:  # (the output it reserved: 0.92 of what is left)
+                near = int(m_auto / AUTOCOMPACT_SHARE)
+                effective = max(e for e in (near - 1, near, near + 1) if math.ceil(e * AUTOCOMPACT_SHARE) <= m_auto)
+                at = effective * AUTOCOMPACT_SHARE
+                w, e = t.level_shares
+                ch.update(
+                    effective_window=effective,
+                    reserved=t.context_window - effective,
+                    warning=math.ceil(at * w),
+                    error=math.ceil(at * e),
+                )
         else:
             unenforced = formula_auto
             if window is not None and window != t.model_window:
@@ -929,10 +994,7 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
             # (Claude Code enforces a threshold exactly when its window's source is not "auto": 2.1.219's code)
             ch.update(enforced=False, auto_compact=None, unenforced_threshold=unenforced, compact_source="auto")
             if unenforced is not None and unenforced != formula_auto:  # the warning follows the threshold (base)
-                ch.update(
-                    warning=max(0, unenforced - WARNING_THRESHOLD_BUFFER_TOKENS),
-                    error=max(0, unenforced - ERROR_THRESHOLD_BUFFER_TOKENS),
-                )
+                ch["warning"], ch["error"] = levels(t, unenforced)
             if c.blocks_with_defaults and c.threshold_usage is None:
                 said.append("it never compacted on its own: it refused to send the request itself first")
             else:
@@ -987,8 +1049,8 @@ def _percent_of_measured(t: Thresholds, s: Settings, version: str | None, peak_u
         auto_compact=auto if d.auto_compact_enabled and d.enforced else None,
         unenforced_threshold=auto if d.auto_compact_enabled and not d.enforced else None,
         auto_pct=auto_pct,
-        warning=max(0, base - WARNING_THRESHOLD_BUFFER_TOKENS),
-        error=max(0, base - ERROR_THRESHOLD_BUFFER_TOKENS),
+        warning=levels(d, base)[0],
+        error=levels(d, base)[1],
         from_binary=True,
         measured=f"{d.measured}; CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={s.pct_override:g} takes {s.pct_override:g}% of its "
         f"{effective:,} effective window" + ("" if d.enforced else " (still not enforced: a percentage enforces nothing)"),

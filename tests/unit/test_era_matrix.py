@@ -31,7 +31,7 @@ def test_the_matrix_covers_every_era_boundary_of_the_version_table():
     have = {parse_version(c["version"]) for c in CELLS}
     for era in ERAS[1:]:
         assert era.first in have, f"era {era.key} starts at {show_version(era.first)}, which the matrix did not measure"
-        if era.last is not None:
+        if era.last is not None and era.last[1:] != (99, 999):  # (1.99.999: "before 2.0.0", no release of its own)
             assert era.last in have, f"era {era.key} ends at {show_version(era.last)}, which the matrix did not measure"
     data = orjson.loads(measured.DATA.read_bytes())
     bounds = data.get("boundaries", [])
@@ -78,8 +78,9 @@ def test_the_leaf_and_repair_rules_agree_with_what_each_release_did(release):
         ),
     }
     # what no rule of the tree is about: 2.0.x chained each result after the one before (nothing off the chain);
-    # 2.1.20-2.1.79 put no off-chain result back on a resume (not followed: docs/binary-findings.md)
-    unruled = {"on the chain", "not sent"}
+    # 2.1.20-2.1.79 put no off-chain result back on a resume (not followed: docs/binary-findings.md); 1.0.15-1.0.71
+    # wrote a resumed session into another file (a copy of the records it continued), so no leaf of the file it read
+    unruled = {"on the chain", "not sent", "the resumed session was written to another file"}
     probed = [k for k in answers if release.get(k)]
     if not probed:
         pytest.skip(f"{v} was measured before these probes existed")
@@ -546,3 +547,30 @@ def test_the_conformance_page_names_every_probe():
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text()
     assert [name for name in PROBES if f"`{name}`" not in page] == []
+
+
+def test_the_edge_search_finds_a_threshold_that_a_runs_first_replies_pass(monkeypatch):
+    """1.0.16 let a run's first two replies pass above its threshold (claude-haiku-4-5, threshold 176,464: a run that
+    began at 178,645 passed it and 182,290): a search whose runs began above the threshold set the edge at 182,607. Each
+    run of `find_edge` begins with small replies, and finds the threshold to the token."""
+    from conformance import matrix
+
+    threshold = 176_464
+
+    def like_1_0_16(go, model, sizes, env=None, settings=None, config=None, **kw):
+        pts = []
+        for n, size in enumerate(sizes):
+            stop = n >= 2 and size >= threshold  # (the first two replies of a run pass whatever their size)
+            pts.append(matrix.Point(size, "compact" if stop else "pass"))
+            if stop:
+                break
+
+        class Done:
+            steps = [type("S", (), {"stdout": "", "stderr": ""})()]
+
+        return pts, Done()
+
+    monkeypatch.setattr(matrix, "probe", like_1_0_16)
+    assert like_1_0_16(None, "m", [178_645, 182_290, 185_935])[0][-1].usage == 185_935  # the trap, without a warm-up
+    edge = matrix.find_edge(lambda sc: None, "claude-haiku-4-5")
+    assert (edge.outcome, edge.usage, edge.below, edge.precision) == ("compact", threshold, threshold - 1, 1)

@@ -162,7 +162,9 @@ ENV_WINDOW = ("auto_compact_window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW")
 SETTING_WINDOW = ("auto_compact_window", "autoCompactWindow setting")
 ERA_ROWS = [
     # (case, version, settings, auto-compact threshold (None: none in force), enforced)
-    ("1.0.x: assumed as 2.0", "1.0.51", Settings(model="claude-sonnet-4-20250514"), 155_000, True),
+    ("1.0.51: 0.92 of the window less the output", "1.0.51", Settings(model="claude-sonnet-4-20250514"), 154_560, True),
+    ("1.0.15: 0.92 of a fixed 180,000", "1.0.15", Settings(model="claude-sonnet-4-20250514"), 165_600, True),
+    ("1.0.71: 13,000 below the window less the output", "1.0.71", Settings(model="claude-sonnet-4-20250514"), 155_000, True),
     ("2.0.76 opus 4.5: whole max output reserved", "2.0.76", Settings(model="claude-opus-4-5-20251101"), 155_000, True),
     ("2.1.20 sonnet 4.5", "2.1.20", Settings(model="claude-sonnet-4-5-20250929"), 155_000, True),
     ("2.1.20 opus 4.1", "2.1.20", Settings(model="claude-opus-4-1-20250805"), 155_000, True),
@@ -245,6 +247,53 @@ def test_each_release_by_its_own_rules(case, version, s, auto, enforced):
     assert t.rules and version in t.rules
 
 
+SHARE_ROWS = [
+    # (version, model, auto-compact on, threshold, warning, error, effective window), as each release's code works them
+    # out: 0.92 of a fixed 180,000 up to 1.0.15, of the window less the model's output up to 1.0.70 (the warning at 0.6
+    # of it up to 1.0.48, 0.8 from 1.0.50, the error at 0.8), 13,000 below that from 1.0.71 (the levels 20,000 below)
+    ("1.0.0", "claude-sonnet-4-20250514", True, 165_600, 99_360, 132_480, 180_000),
+    ("1.0.15", "claude-3-5-haiku-20241022", True, 165_600, 99_360, 132_480, 180_000),
+    ("1.0.15", "claude-sonnet-4-20250514", False, None, 108_000, 144_000, 180_000),
+    ("1.0.16", "claude-sonnet-4-20250514", True, 154_560, 92_736, 123_648, 168_000),
+    ("1.0.48", "claude-3-5-haiku-20241022", True, 176_464, 105_879, 141_171, 191_808),
+    ("1.0.50", "claude-sonnet-4-20250514", True, 154_560, 123_648, 123_648, 168_000),
+    ("1.0.70", "claude-sonnet-4-20250514", False, None, 134_400, 134_400, 168_000),
+    ("1.0.71", "claude-sonnet-4-20250514", True, 155_000, 135_000, 135_000, 168_000),
+]
+
+
+@pytest.mark.parametrize("version, model, on, auto, warning, error, effective", SHARE_ROWS)
+def test_up_to_1_0_70_the_threshold_and_levels_are_shares(version, model, on, auto, warning, error, effective):
+    for measured in (False, True):  # the era matrix's cells (1.0.15, 1.0.16, 1.0.51, 1.0.70, 1.0.71) agree
+        t = thresholds(Settings(model=model, auto_compact_enabled=on), version=version, measured=measured)
+        assert (t.auto_compact, t.warning, t.error, t.effective_window) == (auto, warning, error, effective), measured
+        assert not t.from_binary
+    if on:
+        assert warning_state(auto - 1, t) == "warning" and warning_state(auto, t) == "auto_compact"
+
+
+def test_a_share_era_threshold_the_binary_moved_moves_the_reserve_not_the_window():
+    """1.0.16 sized claude-haiku-4-5 with a "haiku" model's 8,192 of output (176,464) where the model registry gives it
+    32,000 (154,560): the binary wins, and as every window of 1.0.x is 200,000 the difference is the reserve."""
+    t = thresholds(Settings(model="claude-haiku-4-5"), version="1.0.30")
+    assert t.from_binary and "1.0.16" in t.measured
+    assert (t.auto_compact, t.context_window, t.effective_window, t.reserved) == (176_464, 200_000, 191_808, 8_192)
+    assert (t.warning, t.error) == (105_879, 141_171)  # as claude-3-5-haiku's own formula gives them
+    three_five = thresholds(Settings(model="claude-3-5-haiku-20241022"), version="1.0.30")
+    assert (three_five.warning, three_five.error) == (t.warning, t.error) and not three_five.from_binary
+
+
+def test_the_threshold_words_say_which_rule_applied():
+    from inspector.tokens.explain import _window_words
+
+    def words(v: str) -> str:
+        return _window_words(thresholds(Settings(model="claude-sonnet-4-20250514"), version=v))
+
+    assert words("1.0.15").startswith("0.92 × a fixed 180,000")
+    assert words("1.0.51").startswith("0.92 × (200,000 window − 32,000 max output)")
+    assert words("1.0.71").startswith("200,000 window − 32,000 summary reserve − 13,000 buffer")
+
+
 def test_a_threshold_not_enforced_is_still_shown_and_sets_no_state():
     t = thresholds(Settings(model="claude-sonnet-4-5"), version="2.1.328")
     assert t.compact_source == "auto" and t.unenforced_threshold == 167_000
@@ -260,7 +309,7 @@ def test_every_era_is_reachable_and_says_how_it_is_known():
 
     seen = {
         rules_for(v).era.key
-        for v in ("1.0.17", "2.0.0", "2.1.20", "2.1.21", "2.1.75", "2.1.155", "2.1.159", "2.1.327", "2.1.328", "3.0.0")
+        for v in ("1.0.17", "1.0.128", "2.0.0", "2.1.20", "2.1.21", "2.1.75", "2.1.155", "2.1.159", "2.1.327", "2.1.328", "3.0.0")
     }
     assert seen == {e.key for e in ERAS}
     for e in ERAS:
