@@ -67,6 +67,8 @@ RELEASES = (
 PROBE_RELEASES = (
     "1.0.84",
     "1.0.85",
+    "1.0.108",
+    "1.0.109",
     "2.1.6",
     "2.1.7",
     "2.1.68",
@@ -1235,6 +1237,29 @@ def _big_file_named(claude: Claude) -> bool:
     return lines["f8.txt"] == 0
 
 
+def _compaction_written(claude: Claude) -> bool:
+    """claude-sonnet-4-0 compacted past its threshold in print mode: True when the transcript records the compaction
+    (a compact boundary or a summary record), False when the records after it continue the chain as if nothing happened
+    (1.0.70 and 1.0.71 wrote neither: their cells have no preTokens)."""
+    go = _runner(claude)
+    r = go(_scenario("claude-sonnet-4-0", _script([30_000, 160_000, 40_000])))
+    try:
+        pts = points_of(r.requests, _boundaries(r))
+        if not any(p.outcome == "compact" for p in pts):
+            raise RuntimeError(f"the probe ended without a verdict: no compaction ({pts})")
+        for t in r.transcripts():
+            for line in t.read_text(errors="replace").splitlines():
+                try:
+                    o = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(o, dict) and (o.get("subtype") == "compact_boundary" or o.get("isCompactSummary") is True):
+                    return True
+        return False
+    finally:
+        r.close()
+
+
 def _window_read(
     claude: Claude,
     env: dict[str, str] | None,
@@ -1508,6 +1533,11 @@ PROBES: dict[str, tuple[Callable[[Claude], bool], str, str]] = {
         "the auto-compact threshold is worked out from the 200,000 window less the model's output (before: 0.92 of a "
         "fixed 180,000 for every model)",
         "cells",
+    ),
+    "compaction-written": (
+        _compaction_written,
+        "a compaction in print mode is written to the transcript (a boundary or a summary record; before: nothing)",
+        "release",
     ),
     "big-file-named": (
         _big_file_named,

@@ -126,9 +126,12 @@ class ReplSession:
                 **(config or {}),
             }
         )
-        cfg.setdefault("projects", {}).setdefault(str(sb.work), {}).update(
-            hasTrustDialogAccepted=True, hasCompletedProjectOnboarding=True
-        )
+        project = cfg.setdefault("projects", {}).setdefault(str(sb.work), {})
+        project.update(hasTrustDialogAccepted=True, hasCompletedProjectOnboarding=True)
+        # the project entry's lists, as Claude Code writes them: 1.0.x reads them without a default (1.0.51's REPL
+        # stopped at start with a TypeError where `allowedTools` was missing)
+        for key, empty in (("allowedTools", []), ("history", []), ("mcpServers", {}), ("ignorePatterns", [])):
+            project.setdefault(key, empty)
         cfg_path.write_text(json.dumps(cfg))
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
         env.update(

@@ -213,10 +213,8 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
             nonlocal shown
             while shown < min(upto, len(comps)):
                 cx = comps[shown]
-                lines.append(
-                    f"    ── {cx['strategy']} compaction at {cx['pre_tokens'] if cx['pre_tokens'] is not None else '?':,} "
-                    f"tokens ──"
-                )
+                at = f"{cx['pre_tokens']:,} tokens" if cx["pre_tokens"] is not None else "a count not recorded"
+                lines.append(f"    ── {cx['strategy']} compaction at {at} ──")
                 shown += 1
 
         for seg, ts in segs.items():

@@ -46,7 +46,7 @@ from inspector.tokens.series import (
 )
 from inspector.tokens.thresholds import FIXED_COUNTED_WINDOW, Settings, Thresholds, percent_left
 from inspector.tokens.whatif import describe_changes
-from inspector.transcript.records import context_tokens, opt_count
+from inspector.transcript.records import F_COMPACT_SUMMARY, context_tokens, opt_count
 from inspector.transcript.session import Session
 
 _ANALYSIS = re.compile(r"<analysis>(.*?)</analysis>", re.S)
@@ -265,6 +265,9 @@ def explain_boundary(
     cal_all = cal_all or calibrator(s, series, counts)
     kind = compaction_kind(s, index)
     meta = (r.get("microcompact") if kind == "microcompact" else r.get("compact")) or {}
+    unmarked = r.is_unmarked_compaction  # (up to 1.0.108: no boundary, no metadata)
+    if unmarked:
+        meta = {"trigger": s.unmarked_trigger(index)}
     pre = opt_count(meta.get("preTokens"))
     post_meta = opt_count(meta.get("postTokens"))
     before, after = _around(series, pos)
@@ -283,6 +286,8 @@ def explain_boundary(
         kept_usage = [u for i, u in s.main_responses() if i < index and kept_at.get(s.records[i].uuid) == index]  # type: ignore[arg-type]
         if kept_usage:
             last_before = context_tokens(kept_usage[-1])
+    if unmarked and pre is None:
+        pre = last_before  # (what these releases counted when they compacted: the last usage, no estimate added)
     first_after = after[0].tokens if after else None
     th = boundary_thresholds(s, series, index, th, settings, before)
     # the auto-compact threshold says nothing about a microcompaction (it has its own trigger): no margin against it
@@ -848,7 +853,8 @@ def analyze(
     bounds = [  # (the type first: a system record's subtype is all the two properties read)
         i
         for i, r in enumerate(s.records)
-        if r.type == "system" and (r.subtype == "compact_boundary" or r.subtype == "microcompact_boundary")
+        if (r.type == "system" and (r.subtype == "compact_boundary" or r.subtype == "microcompact_boundary"))
+        or (r.type == "user" and r.flags & F_COMPACT_SUMMARY and r.is_unmarked_compaction)  # (up to 1.0.108)
     ]
     from inspector.claude.requests import rebuild_requests
 

@@ -16,7 +16,15 @@ from typing import Any
 from inspector.textutil import timestamp_key
 from inspector.tokens.estimate import record_estimator
 from inspector.tokens.thresholds import Settings, Thresholds, percent_left, thresholds, warning_state
-from inspector.transcript.records import F_SIDECHAIN, F_SYNTHETIC, F_TOO_LONG, Record, context_tokens, opt_count
+from inspector.transcript.records import (
+    F_COMPACT_SUMMARY,
+    F_SIDECHAIN,
+    F_SYNTHETIC,
+    F_TOO_LONG,
+    Record,
+    context_tokens,
+    opt_count,
+)
 from inspector.transcript.session import Session, same_model
 from inspector.transcript.tree import is_sent
 
@@ -318,6 +326,9 @@ def _context_series(s: Session, settings: Settings, th: Thresholds) -> Series:
                 boundaries.append(pos)
             elif r.subtype == "microcompact_boundary":
                 micro.append(pos)
+        elif rt == "user" and r.flags & F_COMPACT_SUMMARY and r.is_unmarked_compaction:
+            seg += 1  # (up to 1.0.108 a compaction's summary is its only record: its own boundary)
+            boundaries.append(pos)
         seg_at.append(seg)
         # r.has_real_usage and r.is_sidechain, inlined: this runs on every chain record
         if (
@@ -422,11 +433,16 @@ def compaction_kind(s: Session, index: int) -> str:
     has_segment = isinstance(meta.get("preservedSegment"), dict) or isinstance(meta.get("preservedMessages"), dict)
     if has_segment and summary is not None and SM_MARKER in s.record_text(summary):
         return "session-memory"
+    if r.is_unmarked_compaction:
+        return s.unmarked_trigger(index)
     return "manual" if meta.get("trigger") == "manual" else "auto"
 
 
 def summary_index(s: Session, boundary: int) -> int | None:
-    """The compact summary written right after a boundary (file order)."""
+    """The compact summary written right after a boundary (file order); a summary that is its own boundary (up to
+    1.0.108) itself."""
+    if s.records[boundary].is_unmarked_compaction:
+        return boundary
     for j in range(boundary + 1, min(boundary + 40, len(s.records))):
         r = s.records[j]
         if r.is_compact_summary:

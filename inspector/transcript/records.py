@@ -94,6 +94,7 @@ REQUEST_COPY_TYPES = frozenset({"api-request-blob", "api-request-resumed"})
 
 # Record.flags bits
 F_COMPACT_SUMMARY = 1 << 0  # user record with isCompactSummary (or the legacy text prefix)
+UNMARKED_COMPACTIONS_UNTIL = (1, 0, 109)  # the first release that writes a compact boundary (is_unmarked_compaction)
 F_VISIBLE_ONLY = 1 << 1  # isVisibleInTranscriptOnly
 F_SYNTHETIC = 1 << 2  # synthetic assistant (model <synthetic> or a synthetic text)
 F_THINKING = 1 << 3
@@ -131,6 +132,8 @@ class _Facts:
     flags: int
     usage: tuple[int, int, int, int] | None
     extra: dict[str, Any] | None
+    parent: str | None
+    version: str | None
 
     @property
     def is_message(self) -> bool:
@@ -155,6 +158,17 @@ class _Facts:
     @property
     def is_compact_summary(self) -> bool:
         return bool(self.flags & F_COMPACT_SUMMARY)
+
+    @property
+    def is_unmarked_compaction(self) -> bool:
+        """A compaction written as its summary alone: up to 1.0.108 Claude Code wrote no compact boundary, and the REPL
+        started the conversation again from the summary, a record with no parent (measured: 1.0.51's REPL; the era
+        matrix's compaction-written probe, 1.0.109 the first that writes a boundary). The summary is its own boundary."""
+        if not (self.flags & F_COMPACT_SUMMARY) or self.parent is not None or self.type != "user" or self.flags & F_SIDECHAIN:
+            return False
+        from inspector.claude.release import at_or_after
+
+        return not at_or_after(self.version, UNMARKED_COMPACTIONS_UNTIL, unknown=True)
 
     @property
     def has_real_usage(self) -> bool:

@@ -21,6 +21,7 @@ import orjson
 from inspector.textutil import timestamp_key
 from inspector.transcript.index import Transcript
 from inspector.transcript.records import (
+    F_COMPACT_SUMMARY,
     F_IMAGE,
     TITLE_SOURCES,
     PersistedMarker,
@@ -459,6 +460,22 @@ class Session:
                         "line": r.line,
                     }
                 )
+            elif (
+                r.flags & F_COMPACT_SUMMARY and r.is_unmarked_compaction
+            ):  # up to 1.0.108: the summary alone (no boundary, no metadata)
+                out.append(
+                    {
+                        "index": i,
+                        "uuid": r.uuid,
+                        "kind": "compact",
+                        "trigger": self.unmarked_trigger(i),
+                        "pre_tokens": None,
+                        "post_tokens": None,
+                        "tokens_saved": None,
+                        "timestamp": r.timestamp,
+                        "line": r.line,
+                    }
+                )
             elif r.is_microcompact_boundary:
                 m = r.get("microcompact") or {}
                 pre, saved = opt_count(m.get("preTokens")), opt_count(m.get("tokensSaved"))
@@ -716,6 +733,20 @@ class Session:
             f"{len(hits)} records have a uuid starting with {ref!r} (lines {lines}{' …' if len(hits) > 6 else ''}): give more "
             f"of it"
         )
+
+    def unmarked_trigger(self, index: int) -> str:
+        """What started a compaction written as its summary alone (up to 1.0.108, `Record.is_unmarked_compaction`):
+        "manual" when the `/compact` command's records follow the summary (the REPLs of 1.0.17 and 1.0.51 write them right
+        after it), else "auto"."""
+        recs = self.records
+        for j in range(index + 1, min(index + 6, len(recs))):
+            r = recs[j]
+            if r.type != "user" or r.parent is None or r.is_sidechain:
+                break
+            text = self.record_text(j)
+            if "<command-name>/compact</command-name>" in text or "<command-name>compact</command-name>" in text:
+                return "manual"  # (1.0.17 names the command without its slash)
+        return "auto"
 
     def record_text(self, index: int) -> str:
         body = self.body(index)

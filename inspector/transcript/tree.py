@@ -646,6 +646,8 @@ class Conversation:
                     nxt, crossed = self._before_in_file(i), None
                 else:
                     nxt = self.logical_predecessor(i)
+            elif nxt is None and logical and recs[i].is_unmarked_compaction:
+                nxt = self._before_in_file(i)  # (up to 1.0.108: the summary, a new root, was the compaction's only record)
             if crossed is not None and nxt is not None and nxt in seen and recs[nxt].uuid in crossed.preserved:
                 # the history before the compaction reaches a kept record (its logical parent, or a record written
                 # after the kept ones that it summarized), already walked after the summary: it goes on from the

@@ -363,3 +363,28 @@ def test_1_0_128_sends_a_reply_written_as_an_api_error(tmp_path):
     folder = saved_run(tmp_path, "gen_197000_1.0.128")
     n, diffs = wire_differences(folder)
     assert n > 5 and diffs == []
+
+
+@pytest.mark.parametrize(
+    "name, facts",
+    [
+        ("repl_unmarked_auto_1.0.51", ["threshold at 160,000, kept 0"]),
+        ("repl_unmarked_manual_1.0.17", ["manual at 40,000, kept 0"]),
+    ],
+)
+def test_a_compaction_written_as_its_summary_alone_is_read_as_one(tmp_path, name, facts):
+    """The REPLs of 1.0.17 and 1.0.51 (harness runs): a compaction wrote no boundary, only its summary, a record with no
+    parent from which the conversation went on (1.0.17's without isCompactSummary: its text says it; a /compact's
+    command records right after it). inspector read no compaction there and its token story began at the summary; now
+    the summary is the compaction, the history runs through it, and every request after it is what inspector
+    rebuilds."""
+    from conformance.compare import compare, wire_differences
+    from inspector.transcript.session import Session
+
+    folder = saved_run(tmp_path, name)
+    row = compare(folder)
+    assert row.claude.compactions == row.inspector.compactions == facts
+    n, diffs = wire_differences(folder)
+    assert n >= 4 and diffs == []
+    s = Session.load(next(p for p in (folder / "projects").rglob("*.jsonl") if "subagents" not in p.parts))
+    assert s.conversation.logical_chain[0] != s.conversation.chain[0]  # the history before the summary is on it

@@ -788,7 +788,7 @@ class SessionScreen(Screen):
     def action_next_compaction(self) -> None:
         if self.session is None:
             return
-        b = [i for i, r in enumerate(self.session.records) if r.is_compact_boundary or r.is_microcompact_boundary]
+        b = [c["index"] for c in self.session.compactions()]  # (up to 1.0.108 a compaction is its summary alone)
         if not self._jump(b):
             self.notify("this session has no compaction", severity="information")
 
