@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -134,17 +134,24 @@ def _scenario(
     return Scenario("matrix", model, (Step(PROMPT, script),), env=env or {}, settings=settings, config=config)
 
 
-def _boundaries(r: Run) -> list[dict[str, Any]]:
-    out = []
+def _records(r: Run) -> Iterator[dict[str, Any]]:
+    """Every record of a run's transcripts (a line that is not a JSON object left out)."""
     for t in r.transcripts():
         for line in t.read_text(errors="replace").splitlines():
             try:
                 o = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(o, dict) and o.get("type") == "system" and o.get("subtype") == "compact_boundary":
-                out.append(o.get("compactMetadata") or {})
-    return out
+            if isinstance(o, dict):
+                yield o
+
+
+def _boundaries(r: Run) -> list[dict[str, Any]]:
+    return [
+        o.get("compactMetadata") or {}
+        for o in _records(r)
+        if o.get("type") == "system" and o.get("subtype") == "compact_boundary"
+    ]
 
 
 def points_of(log: list[Logged], boundaries: list[dict[str, Any]]) -> list[Point]:
@@ -1247,15 +1254,7 @@ def _compaction_written(claude: Claude) -> bool:
         pts = points_of(r.requests, _boundaries(r))
         if not any(p.outcome == "compact" for p in pts):
             raise RuntimeError(f"the probe ended without a verdict: no compaction ({pts})")
-        for t in r.transcripts():
-            for line in t.read_text(errors="replace").splitlines():
-                try:
-                    o = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(o, dict) and (o.get("subtype") == "compact_boundary" or o.get("isCompactSummary") is True):
-                    return True
-        return False
+        return any(o.get("subtype") == "compact_boundary" or o.get("isCompactSummary") is True for o in _records(r))
     finally:
         r.close()
 

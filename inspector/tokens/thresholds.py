@@ -974,9 +974,9 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
                     f"{'no threshold' if formula_auto is None else f'{formula_auto:,}'}: {m_auto:,} is used"
                 )
             ch.update(enforced=True, auto_compact=m_auto, unenforced_threshold=None)
-            if m_auto != formula_auto or t.level_shares is None:
+            if t.level_shares is None:
                 ch["warning"], ch["error"] = levels(t, m_auto)
-            if m_auto != formula_auto and t.level_shares is not None:  # (the output it reserved: 0.92 of what is left)
+            elif m_auto != formula_auto:  # (up to 1.0.70: the output it reserved, the threshold 0.92 of what is left)
                 near = int(m_auto / AUTOCOMPACT_SHARE)
                 effective = max(e for e in (near - 1, near, near + 1) if math.ceil(e * AUTOCOMPACT_SHARE) <= m_auto)
                 at = effective * AUTOCOMPACT_SHARE

@@ -460,9 +460,8 @@ class Session:
                         "line": r.line,
                     }
                 )
-            elif (
-                r.flags & F_COMPACT_SUMMARY and r.is_unmarked_compaction
-            ):  # up to 1.0.108: the summary alone (no boundary, no metadata)
+            elif r.flags & F_COMPACT_SUMMARY and r.is_unmarked_compaction:
+                # up to 1.0.108: the summary alone (no boundary, no metadata)
                 out.append(
                     {
                         "index": i,
