@@ -77,7 +77,8 @@ def chart_svg(report: Any, width: int = 1040, height: int = 280) -> str:
     left, right, top, bottom = 56, 150, 12, 24
     w, h = width - left - right, height - top - bottom
     lines = [("warning", th.warning, "var(--warn)"), ("auto-compact", th.auto_compact, "var(--auto)")]
-    lines.append(("blocking", th.blocking, "var(--block)"))
+    if th.has_blocking_limit:  # (up to 2.0.76 Claude Code has none)
+        lines.append(("blocking", th.blocking, "var(--block)"))
     peak = max(t.tokens for t in turns)
     ymax = max([peak, *(v for _n, v, _c in lines if v)]) * 1.05 or 1
     n = len(turns)
@@ -333,7 +334,7 @@ def _one_page(
                         ("context window", th.context_window),
                         ("warning", th.warning),
                         ("auto-compact", th.auto_compact),
-                        ("blocking", th.blocking),
+                        ("blocking", th.blocking if th.has_blocking_limit else 0),
                     )
                     if v
                 )

@@ -6,7 +6,7 @@ the rules of the release that wrote it, and every answer says which rules were a
 evidence: measured on real sessions, read in a release's code, or carried over from the nearest release
 that was (an assumption, said as such). An unknown, newer release gets the newest known rules and says so.
 
-The eras (first release of each, inclusive; the blocking limit is the window − 3,000 up to 2.1.74, the effective
+The eras (first release of each, inclusive; no blocking limit before 2.0.77; it is the window − 3,000 up to 2.1.74, the effective
 window − 3,000 from 2.1.75, the model's own window − reserve − 3,000 from 2.1.159; up to 1.0.70 the threshold is
 0.92 of the window less the reserve, from 1.0.71 the window less the reserve less 13,000):
 
@@ -100,9 +100,8 @@ ERAS: tuple[Era, ...] = (
         (FULL,),
         "measured",
         "from 1.0.71 the threshold is the window less the model's whole max output less 13,000 (155,000 for a 32,000 "
-        "max output), as in 2.0: bisected and measured on the 1.0.71 and 1.0.128 binaries (the era matrix); "
-        "DISABLE_AUTO_COMPACT is not read (it compacts anyway), so its blocking limit is not measured and the 2.0 rule "
-        "is assumed",
+        "max output), as in 2.0: bisected and measured on the 1.0.71 and 1.0.128 binaries (the era matrix); no 1.x "
+        "release has a blocking limit (none in their code; 1.0.51 sent every request with auto-compact off)",
         "window",
     ),
     Era(
@@ -114,9 +113,11 @@ ERAS: tuple[Era, ...] = (
         "always",
         (FULL, MICROCOMPACT),
         "measured",
-        "the summary reserve was the model's whole max output (32,000 for Opus 4.5: threshold 155,000) and the blocking "
-        "limit the window − 3,000: measured on the 2.0.0, 2.0.76 and 2.1.20 binaries (the era matrix), as real sessions of "
-        "2.0.76–2.1.20 compacted at 155,301–157,692; Claude Code's 2.1.21 changelog fixed the reserve",
+        "the summary reserve was the model's whole max output (32,000 for Opus 4.5: threshold 155,000): measured on the "
+        "2.0.0, 2.0.76 and 2.1.20 binaries (the era matrix), as real sessions of 2.0.76–2.1.20 compacted at "
+        "155,301–157,692; Claude Code's 2.1.21 changelog fixed the reserve. The blocking limit, the window − 3,000, "
+        "is there from 2.0.77 (none before: 2.0.76's REPL sent a prompt at 210,000 with auto-compact off, 2.1.0's "
+        "refused it), checked when a prompt starts up to 2.1.2 and before every request from 2.1.3",
         "window",
     ),
     Era(

@@ -282,7 +282,8 @@ def format_compaction(res: Any, saved: Any = None) -> str:
     lines.append(
         f"  Thresholds: warning {th['warning']:,}, "
         + auto_words
-        + f"blocking {th['blocking']:,}, window {th['context_window']:,}"
+        + (f"blocking {th['blocking']:,}" if th["blocking"] is not None else "no blocking limit")
+        + f", window {th['context_window']:,}"
     )
     width = 50
     top = max(th["context_window"], res.tokens_before)

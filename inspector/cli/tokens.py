@@ -158,7 +158,9 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
         auto_words = "auto-compact off, "
     lines.append(
         f"  Thresholds: window {th['context_window']:,} ({th['window_source']}), effective {th['effective_window']:,}, "
-        f"warning {th['warning']:,}, " + auto_words + f"blocking {th['blocking']:,}"
+        f"warning {th['warning']:,}, "
+        + auto_words
+        + (f"blocking {th['blocking']:,}" if th["blocking"] is not None else "no blocking limit (before 2.0.77)")
     )
     if th.get("rules"):
         lines.append(f"  Rules: {th['rules']}")
@@ -187,10 +189,12 @@ def format_token_report(rep: Any, d: dict[str, Any], width: int = 48, max_rows: 
         top = max(th["context_window"], max(t["context_tokens"] for t in turns))
         scale = width / top
         if th.get("enforced", True):
-            marks = {int(th["warning"] * scale): "│", int(th["blocking"] * scale): "┃"}
+            marks = {int(th["warning"] * scale): "│"}
+            if th["blocking"] is not None:
+                marks[int(th["blocking"] * scale)] = "┃"
             if auto is not None:
                 marks[int(auto * scale)] = "╏"
-            legend = "█ = context, │ warning, ╏ auto-compact, ┃ blocking"
+            legend = "█ = context, │ warning, ╏ auto-compact" + (", ┃ blocking" if th["blocking"] is not None else "")
         else:  # Claude Code acts on no threshold here: only the one it computes, for reference
             marks = {int(th["unenforced_threshold"] * scale): "┆"} if th.get("unenforced_threshold") else {}
             legend = "█ = context, ┆ the auto-compact threshold, not enforced"

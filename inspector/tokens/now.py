@@ -62,7 +62,7 @@ class ContextNow:
             "enforced": t.enforced,
             "refused_at": self.refused_at,
             "warning": t.warning,
-            "blocking": t.blocking,
+            "blocking": t.blocking if t.has_blocking_limit else None,
             "percent_left": self.percent_left,
             "rules": t.rules,
         }

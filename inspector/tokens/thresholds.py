@@ -292,6 +292,13 @@ class Thresholds:
     # up to 1.0.70 the warning and error levels are shares of the threshold (of the effective window with auto-compact
     # off), not 20,000 below it: (warning share, error share), None for the buffer rule (`levels`)
     level_shares: tuple[float, float] | None = None
+    # up to 2.0.76 Claude Code has no blocking limit at all (`blocking` is then the window, where the API refuses)
+    has_blocking_limit: bool = True
+
+    @property
+    def blocking_words(self) -> str:
+        """The blocking limit in words: "blocking 197,000", or that the release has none."""
+        return f"blocking {self.blocking:,}" if self.has_blocking_limit else "no blocking limit"
 
     @property
     def base(self) -> int:
@@ -312,7 +319,7 @@ class Thresholds:
             "auto_compact_pct": self.auto_pct,
             "warning": self.warning,
             "error": self.error,
-            "blocking": self.blocking,
+            "blocking": self.blocking if self.has_blocking_limit else None,
             "enforced": self.enforced,
             "source": self.compact_source,  # the auto-compact window's source (2.1.159+), None before
             "compact_source": self.compact_source,
@@ -728,6 +735,9 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
         blocking = window - MANUAL_COMPACT_BUFFER_TOKENS
     else:
         blocking = effective - MANUAL_COMPACT_BUFFER_TOKENS
+    limited = has_blocking_limit(version)
+    if not limited:  # (nothing refuses a request before the API does: the window is where it stops)
+        blocking = window
     result = Thresholds(
         model=s.model,
         context_window=window,
@@ -748,10 +758,25 @@ def _thresholds(s: Settings, peak_usage: int | None, version: str | None, measur
         rules=rules.note,
         era=era.key,
         era_label=era.label,
-        blocks_before_sending=era.windows == "fixed",
+        blocks_before_sending=era.windows == "fixed" and limited,
         level_shares=shares,
+        has_blocking_limit=limited,
     )
     return with_measured(result, s, version, peak_usage) if measured else result
+
+
+BLOCKING_LIMIT_FROM = (2, 0, 77)
+
+
+def has_blocking_limit(version: str | None) -> bool:
+    """Whether the release refuses to send a request at a blocking limit: from 2.0.77, whose code first has one
+    (`isAtBlockingLimit`), checked when a prompt starts up to 2.1.2 and before every request from 2.1.3 (the era matrix's
+    blocks-at-all probe). Measured: with auto-compact off in ~/.claude.json, the REPL of 2.0.76 sent a prompt at 210,000
+    where 2.1.0's refused it ("Context limit reached"), and 1.0.51 and 2.0.76 sent every request up to 1,010,000 in print
+    mode. A session that names no release is taken as today's."""
+    from inspector.claude.release import at_or_after
+
+    return at_or_after(version, BLOCKING_LIMIT_FROM, unknown=True)
 
 
 def _level_shares(version: str | None) -> tuple[float, float]:
@@ -1019,8 +1044,12 @@ def with_measured(t: Thresholds, s: Settings, version: str | None, peak_usage: i
         ch["blocks_before_sending"] = True
     elif c.auto_off_compacts:
         said.append(
-            "DISABLE_AUTO_COMPACT set, it compacted all the same (this release does not read it): its blocking "
-            "limit could not be measured"
+            "DISABLE_AUTO_COMPACT set, it compacted all the same (this release does not read it): "
+            + (
+                "its blocking limit could not be measured"
+                if t.has_blocking_limit
+                else "it has no blocking limit (with auto-compact off in ~/.claude.json it sent every request)"
+            )
         )
     else:
         ch["blocks_before_sending"] = False
@@ -1069,7 +1098,7 @@ def warning_state(tokens: int, t: Thresholds) -> str:
     enforce the threshold (2.1.159+, window source "auto"), it shows no level at all: "ok"."""
     if not t.enforced:
         return "ok"
-    if tokens >= t.blocking and (t.auto_compact_enabled or t.blocks_before_sending):
+    if t.has_blocking_limit and tokens >= t.blocking and (t.auto_compact_enabled or t.blocks_before_sending):
         return "blocking"
     if t.auto_compact is not None and tokens >= t.auto_compact:
         return "auto_compact"

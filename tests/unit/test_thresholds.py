@@ -563,3 +563,19 @@ def test_the_releases_that_give_a_model_its_native_1m_window():
         if window == 1_000_000 and version in ("2.1.152", "2.1.219"):
             assert "on Anthropic's own API host" in t.window_source
             assert "made through another API host, did not have" in t.measured  # the cell is not used, and says why
+
+
+@pytest.mark.parametrize(
+    "version, limited", [("1.0.51", False), ("2.0.76", False), ("2.0.77", True), ("2.1.0", True), (None, True)]
+)
+def test_a_release_before_2_0_77_has_no_blocking_limit(version, limited):
+    """Nothing refused a request before the API did up to 2.0.76 (none in their code; 2.0.76's REPL sent a prompt at
+    210,000 with auto-compact off, 2.1.0's refused it; 1.0.51 and 2.0.76 sent every request up to 1,010,000 in print
+    mode): no blocking limit in words, in JSON or as a state."""
+    for on in (True, False):
+        t = thresholds(Settings(model="claude-sonnet-4-20250514", auto_compact_enabled=on), version=version)
+        assert t.has_blocking_limit is limited
+        assert (t.as_dict()["blocking"] is None) is not limited
+        assert t.blocking_words == (f"blocking {t.blocking:,}" if limited else "no blocking limit")
+        assert t.blocking == (177_000 if version is None else 197_000 if limited else 200_000)  # (none: the window)
+        assert (warning_state(199_000, t) == "blocking") is limited

@@ -188,7 +188,7 @@ class SessionScreen(Screen):
         th = session_thresholds(s, self.settings)
         if announce:
             auto = fmt(th.auto_compact) if th.auto_compact else "off"
-            self.app.call_from_thread(self.app.notify, f"thresholds: auto-compact {auto}, blocking {fmt(th.blocking)}", timeout=3)
+            self.app.call_from_thread(self.app.notify, f"thresholds: auto-compact {auto}, {th.blocking_words}", timeout=3)
         series = context_series(s, self.settings, th)  # the same key as analyze's: computed once
         from inspector.compact import pivot_candidates
 
@@ -442,8 +442,7 @@ class SessionScreen(Screen):
             line = f"window {fmt(th.context_window)} ({th.window_source}) · {auto}; no warning or blocking limit"
         else:
             line = (
-                f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · blocking "
-                f"{fmt(th.blocking)}"
+                f"window {fmt(th.context_window)} ({th.window_source}) · warning {fmt(th.warning)} · {auto} · {th.blocking_words}"
             )
         line += f" · rules of Claude Code {th.era_label}"
         what_if = describe_what_if(self.settings, self.configured)

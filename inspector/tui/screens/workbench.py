@@ -403,7 +403,7 @@ class WorkbenchScreen(Screen):
         )
         t.add_row(
             "",
-            Text(f"warning {th.warning:,} · {auto} · blocking {th.blocking:,} · window {th.context_window:,}", style="dim"),
+            Text(f"warning {th.warning:,} · {auto} · {th.blocking_words} · window {th.context_window:,}", style="dim"),
             "",
         )
         if res.strategy_label:

@@ -137,7 +137,9 @@ class TokenChart(Widget):
             lines = [(th.unenforced_threshold, "unenforced")] if th.unenforced_threshold is not None else []
             return lines + [(th.context_window, "window")]
         lines = [(th.auto_compact, "auto")] if th.auto_compact is not None else []
-        return lines + [(th.blocking, "blocking"), (th.warning, "warning"), (th.context_window, "window")]
+        if th.has_blocking_limit:  # (up to 2.0.76 Claude Code has none)
+            lines.append((th.blocking, "blocking"))
+        return lines + [(th.warning, "warning"), (th.context_window, "window")]
 
     SHORT = {"auto": "auto", "blocking": "block", "warning": "warn", "window": "window", "unenforced": "not enf."}
     LONG = {
