@@ -389,6 +389,7 @@ def explain_boundary(
         cumulative_dropped_tokens=opt_count(meta.get("cumulativeDroppedTokens")) if kind != "microcompact" else None,
     )
     e.rules = th.rules
+    e.pre_tokens_inferred = unmarked and pre is not None
     e.rules_of = th.era_label
     if kind != "microcompact":  # (what it kept is evidence of its cause: a refusal's tail is sized by its gap)
         e.kept_uuids = kept_uuids(s, index, meta)
@@ -557,7 +558,12 @@ def sentence(e: Explanation, th: Thresholds) -> str:
         )
     if e.kind == "auto":
         usage = (
-            f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
+            (
+                f"the last API usage, {fmt(e.last_usage_before)}: up to 1.0.108 Claude Code added no estimate and "
+                "recorded no count"
+                if e.pre_tokens_inferred
+                else f"last API usage {fmt(e.last_usage_before)} plus the estimate of what followed"
+            )
             if e.last_usage_before is not None
             else "no API usage recorded since the start or the compaction before it"
         )

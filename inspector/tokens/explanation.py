@@ -60,6 +60,9 @@ class Explanation:
     # compactMetadata.cumulativeDroppedTokens: Claude Code's own count of what this and the session's earlier
     # compactions dropped (each one's preTokens less its postTokens, added up; 2.1.19x and later)
     cumulative_dropped_tokens: int | None = None
+    # pre_tokens is the last usage before it, not a count Claude Code recorded: up to 1.0.108 a compaction was its
+    # summary alone, and those releases compared the last usage with the threshold, no estimate added
+    pre_tokens_inferred: bool = False
 
     def as_dict(self, *, full: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -69,6 +72,7 @@ class Explanation:
             "strategy": self.kind,
             "trigger": self.trigger,
             "pre_tokens": self.pre_tokens,
+            "pre_tokens_inferred": self.pre_tokens_inferred,
             "threshold": self.threshold,
             "margin": self.margin,
             "last_usage_before": self.last_usage_before,

@@ -64,6 +64,8 @@ def test_it_is_explained_by_the_last_usage_before_it(tmp_path):
     (e,) = rep.compactions
     assert (e.kind, e.pre_tokens, e.threshold, e.cause) == ("auto", 160_010, 154_560, "threshold")
     assert e.first_usage_after == 20_010 and e.summary_text.startswith("This session is being continued")
+    assert e.pre_tokens_inferred and e.as_dict()["pre_tokens_inferred"] is True  # (no count recorded)
+    assert "added no estimate" in e.explanation
 
 
 def test_a_manual_compact_is_told_by_its_command_records(tmp_path):
