@@ -504,8 +504,9 @@ class SessionScreen(Screen):
                             "rules_of",
                         )
                         and v is not None
+                        and v is not False  # (a flag shown only when it is set)
                     ):
-                        text.append(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}")
+                        text.append("{}: {}".format(k, "yes" if v is True else f"{v:,}" if isinstance(v, int) else v))
                 if e.threshold_source:
                     text.append(f"threshold: {e.threshold_source}")
                 if e.rules:
