@@ -23,7 +23,7 @@ from inspector.transcript.discovery import Target, project_name, session_files
 if TYPE_CHECKING:  # the session and the prices are imported where stats are computed, not by `search` for a title
     from inspector.transcript.session import Session
 
-STATS_SCHEMA = 7  # bumped when the stats of a session gain or change a field: older cache entries are computed again
+STATS_SCHEMA = 8  # bumped when the stats of a session gain or change a field: older cache entries are computed again
 
 MAX_PROBLEMS_LISTED = 50
 
