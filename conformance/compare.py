@@ -107,28 +107,24 @@ def _segment_length(recs: list[dict[str, Any]], meta: dict[str, Any]) -> int:
     return 0
 
 
-SUMMARY_START = "This session is being continued from a previous conversation"
-
-
 def _unmarked(transcripts: list[Path], requests: list[dict[str, Any]]) -> list[tuple[str, str, int, int]]:
     """The compactions of a release that wrote no boundary (up to 1.0.108): each a summary record with no parent,
     matched in order with the summaries the fake served; what it counted is the last usage before its summarize request
     (these releases added no estimate), and a /compact typed (the REPL writes its command's records after the summary)
     is a manual one. A compaction whose summary was not written (print mode) is in no transcript: not one of them."""
+    from inspector.claude.release import at_or_after
+    from inspector.transcript.records import COMPACT_COMMANDS, COMPACT_SUMMARY_PREFIX, UNMARKED_COMPACTIONS_UNTIL
+
     summaries: list[tuple[dict[str, Any], bool]] = []  # (the summary, whether a /compact command follows it)
     for t in transcripts:
         recs = [json.loads(line) for line in t.read_text().splitlines() if line.strip()]
         for i, r in enumerate(recs):
             content = r["message"].get("content") if isinstance(r.get("message"), dict) else None
-            said = r.get("isCompactSummary") is True or (isinstance(content, str) and content.startswith(SUMMARY_START))
+            said = r.get("isCompactSummary") is True or (isinstance(content, str) and content.startswith(COMPACT_SUMMARY_PREFIX))
             if r.get("type") == "user" and said and r.get("parentUuid") is None:  # (1.0.17 has no isCompactSummary)
-                typed = any(
-                    c in json.dumps(x.get("message"))
-                    for x in recs[i + 1 : i + 6]
-                    for c in ("<command-name>/compact</command-name>", "<command-name>compact</command-name>")
-                )
+                typed = any(c in json.dumps(x.get("message")) for x in recs[i + 1 : i + 6] for c in COMPACT_COMMANDS)
                 summaries.append((r, typed))
-    if not summaries or not all(_vkey(r.get("version")) < (1, 0, 109) for r, _ in summaries):
+    if not summaries or any(at_or_after(r.get("version"), UNMARKED_COMPACTIONS_UNTIL) for r, _ in summaries):
         return []
     exchange = [q for q in requests if q["kind"] in ("turn", "summary")]
     served = [n for n, q in enumerate(exchange) if q["kind"] == "summary" and q["answer"] == "summary"]
@@ -138,13 +134,6 @@ def _unmarked(transcripts: list[Path], requests: list[dict[str, Any]]) -> list[t
         before = next((exchange[j] for j in range(n - 1, -1, -1) if exchange[j]["kind"] == "turn"), None)
         out.append((str(r.get("timestamp") or ""), "manual" if typed else "auto", int((before or {}).get("tokens") or 0), 0))
     return out
-
-
-def _vkey(v: Any) -> tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in str(v).split(".")[:3])
-    except ValueError:
-        return (99,)
 
 
 def claude_facts(folder: Path) -> Facts:

@@ -285,9 +285,7 @@ def resolve_reference(s: Session, ref: str, *, pivot: bool = False, settings: Se
     if i not in chain:
         why = "is not on the conversation's chain (an abandoned branch, a sidechain or metadata)"
     else:
-        last_boundary = max(
-            (k for k in chain if s.records[k].is_compact_boundary or s.records[k].is_unmarked_compaction), default=None
-        )
+        last_boundary = max((k for k in chain if s.records[k].starts_compaction), default=None)
         if last_boundary is not None and chain.index(i) <= chain.index(last_boundary):
             why = (
                 f"is before the last compaction (line {s.records[last_boundary].line}): only what came after it can be "

@@ -97,8 +97,7 @@ def make_slice(s: Session, at: str | None = None, settings: Settings | None = No
         end = chain.index(i)
     start = 0
     for p in range(end, -1, -1):
-        r = s.records[chain[p]]
-        if r.is_compact_boundary or r.is_unmarked_compaction:  # (up to 1.0.108 the summary is its own boundary)
+        if s.records[chain[p]].starts_compaction:
             start = p
             break
     return Slice(s, tuple(chain[start : end + 1]), tuple(chain[: end + 1]), chain[end], series)

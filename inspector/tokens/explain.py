@@ -267,7 +267,7 @@ def explain_boundary(
     meta = (r.get("microcompact") if kind == "microcompact" else r.get("compact")) or {}
     unmarked = r.is_unmarked_compaction  # (up to 1.0.108: no boundary, no metadata)
     if unmarked:
-        meta = {"trigger": s.unmarked_trigger(index)}
+        meta = {"trigger": kind}  # ("auto" or "manual": compaction_kind read the command's records)
     pre = opt_count(meta.get("preTokens"))
     post_meta = opt_count(meta.get("postTokens"))
     before, after = _around(series, pos)

@@ -94,7 +94,6 @@ REQUEST_COPY_TYPES = frozenset({"api-request-blob", "api-request-resumed"})
 
 # Record.flags bits
 F_COMPACT_SUMMARY = 1 << 0  # user record with isCompactSummary (or the legacy text prefix)
-UNMARKED_COMPACTIONS_UNTIL = (1, 0, 109)  # the first release that writes a compact boundary (is_unmarked_compaction)
 F_VISIBLE_ONLY = 1 << 1  # isVisibleInTranscriptOnly
 F_SYNTHETIC = 1 << 2  # synthetic assistant (model <synthetic> or a synthetic text)
 F_THINKING = 1 << 3
@@ -109,6 +108,11 @@ F_DOCUMENT = 1 << 11
 F_INTERRUPT = 1 << 12
 F_THINKING_ONLY = 1 << 13  # an assistant record whose content is thinking blocks only (a reply cut off while thinking)
 F_TOO_LONG = 1 << 14  # an API error message that says the prompt is too long (the API's refusal, or Claude Code's block)
+
+# up to 1.0.108 a compaction was its summary alone (`_Facts.is_unmarked_compaction`); 1.0.109 first writes a boundary
+UNMARKED_COMPACTIONS_UNTIL = (1, 0, 109)
+# what a /compact typed writes right after such a summary (1.0.17 names the command without its slash)
+COMPACT_COMMANDS = ("<command-name>/compact</command-name>", "<command-name>compact</command-name>")
 
 PROMPT_TOO_LONG = "Prompt is too long"  # how such a message starts (2.1.3xx adds " · automatic compaction failed" ...)
 
@@ -169,6 +173,11 @@ class _Facts:
         from inspector.claude.release import at_or_after
 
         return not at_or_after(self.version, UNMARKED_COMPACTIONS_UNTIL, unknown=True)
+
+    @property
+    def starts_compaction(self) -> bool:
+        """Where what a compaction left begins: its boundary, or (up to 1.0.108) its summary."""
+        return self.is_compact_boundary or self.is_unmarked_compaction
 
     @property
     def has_real_usage(self) -> bool:

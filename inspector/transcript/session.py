@@ -21,6 +21,7 @@ import orjson
 from inspector.textutil import timestamp_key
 from inspector.transcript.index import Transcript
 from inspector.transcript.records import (
+    COMPACT_COMMANDS,
     F_COMPACT_SUMMARY,
     F_IMAGE,
     TITLE_SOURCES,
@@ -743,8 +744,8 @@ class Session:
             if r.type != "user" or r.parent is None or r.is_sidechain:
                 break
             text = self.record_text(j)
-            if "<command-name>/compact</command-name>" in text or "<command-name>compact</command-name>" in text:
-                return "manual"  # (1.0.17 names the command without its slash)
+            if any(c in text for c in COMPACT_COMMANDS):
+                return "manual"
         return "auto"
 
     def record_text(self, index: int) -> str:
